@@ -1,0 +1,19 @@
+"""One module per Kafka API, named by API key; importing them fills the registry."""
+
+from . import (  # noqa: F401  (registration side effects)
+    k00_produce,
+    k01_fetch,
+    k02_list_offsets,
+    k03_metadata,
+    k18_api_versions,
+    k19_create_topics,
+    k20_delete_topics,
+    k21_delete_records,
+    k22_init_producer_id,
+    k23_offset_for_leader_epoch,
+    k32_describe_configs,
+    k60_describe_cluster,
+)
+from .registry import REGISTRY
+
+__all__ = ["REGISTRY"]

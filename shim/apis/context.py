@@ -1,0 +1,35 @@
+"""What a handler gets: the node, the request header and helpers to build its response."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.messages import RequestHeader, make, response_class, response_module
+
+if TYPE_CHECKING:
+    from ..node import Node
+
+
+@dataclass(slots=True)
+class RequestContext:
+    node: "Node"
+    header: RequestHeader
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def m(self) -> ModuleType:
+        """The kio response module of this API and version: ``ctx.m.PartitionData(...)``."""
+        return response_module(self.header.api_key, self.header.api_version)
+
+    def make(self, entity: str, /, **fields: Any) -> Any:
+        """Build entity ``entity`` of this version's response, keeping only the fields it has."""
+        return make(getattr(self.m, entity), **fields)
+
+    def response(self, **fields: Any) -> Any:
+        fields.setdefault("throttle_time", 0)
+        return make(response_class(self.header.api_key, self.header.api_version), **fields)

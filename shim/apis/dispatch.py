@@ -1,0 +1,45 @@
+"""Turn one request frame into one response (or none, for acks=0 produces)."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+
+from ..errors import ErrorCode
+from ..protocol.framing import FrameError
+from ..protocol.messages import decode_request, encode_response, make, peek, response_class
+from .context import RequestContext
+from .registry import REGISTRY
+
+log = logging.getLogger(__name__)
+
+API_VERSIONS = 18
+
+
+async def dispatch(node, frame: bytes) -> bytes | None:
+    key, version, correlation_id = peek(frame)
+    spec = REGISTRY.get(key)
+    if spec is None:
+        raise FrameError(f"unknown API key {key}")
+    if not spec.min_version <= version <= spec.max_version:
+        if key == API_VERSIONS:
+            return _unsupported_api_versions(correlation_id)
+        raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
+    header, request = decode_request(frame, key, version)
+    result = spec.handler(RequestContext(node, header), request)
+    if inspect.isawaitable(result):
+        result = await result
+    return None if result is None else encode_response(correlation_id, result)
+
+
+def _unsupported_api_versions(correlation_id: int) -> bytes:
+    """KIP-511: a v0 body with UNSUPPORTED_VERSION and our ApiVersions range; the client retries."""
+    spec = REGISTRY[API_VERSIONS]
+    cls = response_class(API_VERSIONS, 0)
+    m = __import__(cls.__module__, fromlist=["ApiVersion"])
+    body = make(
+        cls,
+        error_code=ErrorCode.unsupported_version,
+        api_keys=(m.ApiVersion(api_key=API_VERSIONS, min_version=spec.min_version, max_version=spec.max_version),),
+    )
+    return encode_response(correlation_id, body)

@@ -1,0 +1,52 @@
+"""Produce (0), v3-10.
+
+One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
+with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
+batches succeed with the original base offset. acks=0 gets no response at all.
+fsync="always" flushes before answering acks=1/all.
+"""
+
+from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
+from ..storage.validation import validate_client_batch
+from .registry import api
+
+ZSTD_MIN_VERSION = 7
+
+
+@api(0, "Produce", 3, 10)
+def handle(ctx, request):
+    node = ctx.node
+    now = now_ms()
+    topics = []
+    for t in request.topic_data:
+        parts = tuple(_partition(ctx, request, t.name, p, now) for p in t.partition_data)
+        topics.append(ctx.make("TopicProduceResponse", name=t.name, partition_responses=parts))
+    if request.acks == 0:
+        return None
+    if node.config.fsync == "always":
+        for t in request.topic_data:
+            for p in t.partition_data:
+                if (t.name, p.index) in node.logs.logs:
+                    node.logs.logs[(t.name, p.index)].flush()
+    return ctx.response(responses=tuple(topics), node_endpoints=())
+
+
+def _partition(ctx, request, topic, p, now):
+    try:
+        if request.acks not in (-1, 0, 1):
+            raise KafkaError(ErrorCode.invalid_required_acks, f"acks must be -1, 0 or 1, not {request.acks}")
+        plog = ctx.node.logs.get(topic, p.index)
+        if p.records is None:
+            raise KafkaError(ErrorCode.invalid_record, "no records")
+        batch = bytearray(p.records)
+        h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
+        if h.is_transactional and request.transactional_id is None:
+            raise KafkaError(ErrorCode.transactional_id_authorization_failed, "transactional batch without a transactional id")
+        result = plog.append_client_batch(batch, h, now)
+    except KafkaError as e:
+        return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
+                        log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
+    return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
+                    base_offset=result.base_offset, log_append_time=result.log_append_time,
+                    log_start_offset=result.log_start_offset, record_errors=(), error_message=None)

@@ -1,0 +1,78 @@
+"""Fetch (1), v4-16.
+
+Sessionless: every answer has SessionId 0 (Kafka's own answer when it declines a session), so
+clients keep sending full requests. Topics by name before v13, by topic id from v13.
+read_committed reads up to the last stable offset and lists every aborted transaction that overlaps
+the returned range (never null); read_uncommitted reads to the high watermark with a null list.
+The first partition with data returns at least one whole batch even above the limits (KIP-74).
+A request that has less than min_bytes parks until a log changes (append or marker, so LSO moves
+wake it too) or max_wait passes.
+"""
+
+import time
+
+from ..errors import ErrorCode, KafkaError
+from ..storage.partition_log import LEADER_EPOCH
+from .registry import api
+
+READ_COMMITTED = 1
+TOPIC_ID_VERSION = 13
+
+
+@api(1, "Fetch", 4, 16)
+async def handle(ctx, request):
+    deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
+    while True:
+        topics, total, errors = _collect(ctx, request)
+        remaining = deadline - time.monotonic()
+        if total >= request.min_bytes or errors or remaining <= 0:
+            return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics, node_endpoints=())
+        await ctx.node.changes.wait(remaining)
+
+
+def _collect(ctx, request):
+    committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
+    budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+    total, errors, topics = 0, False, []
+    for t in request.topics:
+        name = _topic_name(ctx, t)
+        parts = []
+        for p in t.partitions:
+            data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)), total == 0)
+            errors |= data.error_code != ErrorCode.none
+            total += len(data.records)
+            parts.append(data)
+        key = {"topic_id": t.topic_id} if ctx.version >= TOPIC_ID_VERSION else {"topic": t.topic}
+        topics.append(ctx.make("FetchableTopicResponse", partitions=tuple(parts), **key))
+    return tuple(topics), total, errors
+
+
+def _topic_name(ctx, t):
+    if ctx.version < TOPIC_ID_VERSION:
+        return t.topic
+    info = ctx.node.logs.topic_by_id(t.topic_id)
+    return info.name if info else None
+
+
+def _partition(ctx, name, p, committed, max_bytes, min_one):
+    try:
+        if name is None:
+            raise KafkaError(ErrorCode.unknown_topic_id)
+        if getattr(p, "current_leader_epoch", -1) > LEADER_EPOCH:
+            raise KafkaError(ErrorCode.unknown_leader_epoch)
+        plog = ctx.node.logs.get(name, p.partition)
+        r = plog.read(p.fetch_offset, max_bytes, committed, min_one)
+    except KafkaError as e:
+        plog = ctx.node.logs.logs.get((name, p.partition))
+        hw, lso, start = (plog.high_watermark, plog.last_stable_offset, plog.log_start_offset) if plog else (-1, -1, -1)
+        return _data(ctx, p.partition, e.code, hw, lso, start, None, b"")
+    aborted = None
+    if r.aborted is not None:
+        aborted = tuple(ctx.make("AbortedTransaction", producer_id=a.producer_id, first_offset=a.first_offset) for a in r.aborted)
+    return _data(ctx, p.partition, ErrorCode.none, r.high_watermark, r.last_stable_offset, r.log_start_offset, aborted, r.records)
+
+
+def _data(ctx, index, code, hw, lso, start, aborted, records):
+    return ctx.make("PartitionData", partition_index=index, error_code=code, high_watermark=hw,
+                    last_stable_offset=lso, log_start_offset=start, aborted_transactions=aborted,
+                    preferred_read_replica=-1, records=records)

@@ -1,0 +1,58 @@
+"""ListOffsets (2), v1-8.
+
+LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
+and EARLIEST_LOCAL (-4, v8) the log start offset; MAX_TIMESTAMP (-3, v7) the record with the
+largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
+offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
+"""
+
+from ..errors import ErrorCode, KafkaError
+from ..storage.partition_log import LEADER_EPOCH
+from .registry import api
+
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
+MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8}
+
+
+@api(2, "ListOffsets", 1, 8)
+def handle(ctx, request):
+    committed = getattr(request, "isolation_level", 0) == 1
+    topics = []
+    for t in request.topics:
+        seen = set()
+        parts = []
+        for p in t.partitions:
+            duplicate = p.partition_index in seen
+            seen.add(p.partition_index)
+            parts.append(_partition(ctx, t.name, p, committed, duplicate))
+        topics.append(ctx.make("ListOffsetsTopicResponse", name=t.name, partitions=tuple(parts)))
+    return ctx.response(topics=tuple(topics))
+
+
+def _partition(ctx, topic, p, committed, duplicate):
+    try:
+        if duplicate:
+            raise KafkaError(ErrorCode.invalid_request, "partition listed twice")
+        if getattr(p, "current_leader_epoch", -1) > LEADER_EPOCH:
+            raise KafkaError(ErrorCode.unknown_leader_epoch)
+        plog = ctx.node.logs.get(topic, p.partition_index)
+        offset, ts = _lookup(ctx, plog, p.timestamp, committed)
+    except KafkaError as e:
+        return ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=e.code,
+                        timestamp=-1, offset=-1, leader_epoch=-1)
+    return ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=ErrorCode.none,
+                    timestamp=ts, offset=offset, leader_epoch=LEADER_EPOCH if offset >= 0 else -1)
+
+
+def _lookup(ctx, plog, ts, committed):
+    if ts in MIN_VERSION and ctx.version < MIN_VERSION[ts] or ts < EARLIEST_LOCAL:
+        raise KafkaError(ErrorCode.unsupported_version, f"timestamp {ts} is not supported by ListOffsets v{ctx.version}")
+    if ts == LATEST:
+        return (plog.last_stable_offset if committed else plog.high_watermark), -1
+    if ts in (EARLIEST, EARLIEST_LOCAL):
+        return plog.log_start_offset, -1
+    if ts == MAX_TIMESTAMP:
+        found = plog.max_timestamp_offset()
+    else:
+        found = plog.offset_for_timestamp(ts, committed)
+    return found if found else (-1, -1)

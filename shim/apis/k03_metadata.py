@@ -1,0 +1,64 @@
+"""Metadata (3), v0-12.
+
+One broker leads every partition with leader epoch 0. Topic ids (v10+) are real, so clients use
+Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
+v4) and the broker's auto_create_topics is on; otherwise UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+import uuid
+
+from ..errors import ErrorCode, KafkaError
+from ..storage.log_manager import validate_topic_name
+from ..storage.partition_log import LEADER_EPOCH
+from .registry import api
+
+NO_OPERATIONS = -(2**31)  # authorized operations not requested
+ZERO_UUID = uuid.UUID(int=0)
+
+
+@api(3, "Metadata", 0, 12)
+def handle(ctx, request):
+    node = ctx.node
+    wanted = request.topics
+    if wanted is None or (ctx.version == 0 and not wanted):
+        names = sorted(node.logs.topics)
+    else:
+        names = [_name_of(ctx, t) for t in wanted]
+    allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
+    topics = tuple(_topic(ctx, name, allow_create) for name in names)
+    broker = ctx.make("MetadataResponseBroker", node_id=node.config.node_id, host=node.host, port=node.port, rack=None)
+    return ctx.response(
+        brokers=(broker,), cluster_id=node.config.cluster_id, controller_id=node.config.node_id, topics=topics,
+        cluster_authorized_operations=NO_OPERATIONS,
+    )
+
+
+def _name_of(ctx, t) -> str | None:
+    if t.name is None and getattr(t, "topic_id", None):
+        info = ctx.node.logs.topic_by_id(t.topic_id)
+        return info.name if info else None
+    return t.name
+
+
+def _topic(ctx, name, allow_create):
+    logs = ctx.node.logs
+    try:
+        if name is None:
+            raise KafkaError(ErrorCode.unknown_topic_id)
+        if name not in logs.topics:
+            validate_topic_name(name)
+            if not allow_create:
+                raise KafkaError(ErrorCode.unknown_topic_or_partition)
+            logs.create_topic(name, ctx.node.config.num_partitions)
+    except KafkaError as e:
+        return ctx.make("MetadataResponseTopic", error_code=e.code, name=name, topic_id=ZERO_UUID,
+                        is_internal=False, partitions=(), topic_authorized_operations=NO_OPERATIONS)
+    info = logs.topics[name]
+    me = ctx.node.config.node_id
+    partitions = tuple(
+        ctx.make("MetadataResponsePartition", error_code=ErrorCode.none, partition_index=p, leader_id=me,
+                 leader_epoch=LEADER_EPOCH, replica_nodes=(me,), isr_nodes=(me,), offline_replicas=())
+        for p in range(info.partitions)
+    )
+    return ctx.make("MetadataResponseTopic", error_code=ErrorCode.none, name=name, topic_id=info.topic_id,
+                    is_internal=info.internal, partitions=partitions, topic_authorized_operations=NO_OPERATIONS)

@@ -1,0 +1,21 @@
+"""ApiVersions (18), v0-4.
+
+Built from the handler registry, so what is advertised is exactly what is served. No features are
+advertised and FinalizedFeaturesEpoch is -1: no transaction-version-2 behaviour (KIP-890 part 2).
+An unsupported request version gets a v0 body with UNSUPPORTED_VERSION (KIP-511, see dispatch).
+"""
+
+from ..errors import ErrorCode
+from .registry import REGISTRY, api
+
+
+@api(18, "ApiVersions", 0, 4)
+def handle(ctx, request):
+    keys = tuple(
+        ctx.make("ApiVersion", api_key=s.key, min_version=s.min_version, max_version=s.max_version)
+        for s in sorted(REGISTRY.values(), key=lambda s: s.key)
+    )
+    return ctx.response(
+        error_code=ErrorCode.none, api_keys=keys, supported_features=(),
+        finalized_features_epoch=-1, finalized_features=(), zk_migration_ready=False,
+    )

@@ -1,0 +1,22 @@
+"""DeleteRecords (21), v0-2: advance the log start offset; -1 means the high watermark."""
+
+from ..errors import ErrorCode, KafkaError
+from .registry import api
+
+
+@api(21, "DeleteRecords", 0, 2)
+def handle(ctx, request):
+    topics = []
+    for t in request.topics:
+        parts = tuple(_partition(ctx, t.name, p) for p in t.partitions)
+        topics.append(ctx.make("DeleteRecordsTopicResult", name=t.name, partitions=parts))
+    return ctx.response(topics=tuple(topics))
+
+
+def _partition(ctx, topic, p):
+    try:
+        low = ctx.node.logs.get(topic, p.partition_index).delete_records(p.offset)
+    except KafkaError as e:
+        return ctx.make("DeleteRecordsPartitionResult", partition_index=p.partition_index, low_watermark=-1, error_code=e.code)
+    return ctx.make("DeleteRecordsPartitionResult", partition_index=p.partition_index, low_watermark=low,
+                    error_code=ErrorCode.none)

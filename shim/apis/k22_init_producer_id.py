@@ -1,0 +1,31 @@
+"""InitProducerId (22), v0-4.
+
+Without a transactional id (idempotent producer): always a new producer id with epoch 0, as Kafka
+does; the Java client bumps idempotent epochs locally. With a transactional id the transaction
+coordinator decides (shim.coordinators.txn).
+"""
+
+from ..errors import ErrorCode, KafkaError
+from .registry import api
+
+FENCED_AS_EPOCH_VERSION = 4  # below v4, PRODUCER_FENCED is reported as INVALID_PRODUCER_EPOCH
+
+
+@api(22, "InitProducerId", 0, 4)
+def handle(ctx, request):
+    try:
+        if (request.producer_id == -1) != (getattr(request, "producer_epoch", -1) == -1):
+            raise KafkaError(ErrorCode.invalid_request, "producer id and epoch must both be set or both be -1")
+        if request.transactional_id is None:
+            pid, epoch = ctx.node.producer_ids.next_id(), 0
+        else:
+            pid, epoch = ctx.node.txn.init_producer_id(
+                request.transactional_id, request.transaction_timeout.total_seconds() * 1000,
+                request.producer_id, getattr(request, "producer_epoch", -1),
+            )
+    except KafkaError as e:
+        code = e.code
+        if code == ErrorCode.producer_fenced and ctx.version < FENCED_AS_EPOCH_VERSION:
+            code = ErrorCode.invalid_producer_epoch
+        return ctx.response(error_code=code, producer_id=-1, producer_epoch=-1)
+    return ctx.response(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch)

@@ -1,0 +1,69 @@
+"""``kafka-shim serve``: run a broker until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from .config import BrokerConfig
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafka-shim", description="A Kafka-compatible broker over a durable local log.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the broker")
+    s.add_argument("--listen", default="127.0.0.1:9092", help="host:port to bind (default 127.0.0.1:9092; port 0 = any)")
+    s.add_argument("--data-dir", default="./.kafka-shim", type=Path, help="log directory (default ./.kafka-shim)")
+    s.add_argument("--advertised-host", default=None, help="host name given to clients (default: the bound host)")
+    s.add_argument("--num-partitions", type=int, default=1, help="partitions of auto-created topics (default 1)")
+    s.add_argument("--no-auto-create-topics", action="store_true", help="do not create topics on Metadata")
+    s.add_argument("--fsync", choices=("never", "always"), default="never",
+                   help="'always' fsyncs before acknowledging (default 'never': written, not synced)")
+    s.add_argument("--segment-bytes", type=int, default=64 * 1024 * 1024)
+    s.add_argument("--max-message-bytes", type=int, default=1_048_588)
+    s.add_argument("--max-request-bytes", type=int, default=100 * 1024 * 1024)
+    s.add_argument("--retention-ms", type=int, default=7 * 24 * 3600 * 1000)
+    s.add_argument("--retention-bytes", type=int, default=-1)
+    s.add_argument("--log-level", default="INFO")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> BrokerConfig:
+    return BrokerConfig(
+        listen=args.listen, data_dir=args.data_dir, advertised_host=args.advertised_host,
+        num_partitions=args.num_partitions, auto_create_topics=not args.no_auto_create_topics, fsync=args.fsync,
+        segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
+        max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
+    )
+
+
+async def serve(config: BrokerConfig) -> None:
+    from .broker import Broker
+
+    broker = Broker(config)
+    await broker.start()
+    print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await broker.stop()
+    logging.getLogger("shim").info("stopped cleanly")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = config_from_args(args)
+    except ValueError as e:
+        print(f"kafka-shim: {e}", file=sys.stderr)
+        return 2
+    asyncio.run(serve(config))
+    return 0

@@ -1,0 +1,74 @@
+"""Broker configuration: one frozen dataclass, every field with its unit."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerConfig:
+    data_dir: Path = Path(".kafka-shim")
+    """Directory of the durable log, created if missing."""
+    listen: str = "127.0.0.1:9092"
+    """host:port to bind; port 0 picks a free port."""
+    advertised_host: str | None = None
+    """Host name given to clients in Metadata; defaults to the bound host."""
+    node_id: int = 0
+    cluster_id: str = "kafka-shim-cluster"
+
+    auto_create_topics: bool = True
+    """Create unknown topics on Metadata when the client allows it (auto.create.topics.enable)."""
+    num_partitions: int = 1
+    """Partition count of auto-created topics and of CreateTopics with num_partitions=-1."""
+
+    max_request_bytes: int = 100 * 1024 * 1024
+    """Largest request frame accepted (socket.request.max.bytes); larger closes the connection."""
+    max_message_bytes: int = 1_048_588
+    """Largest record batch accepted (max.message.bytes); larger gets MESSAGE_TOO_LARGE."""
+    segment_bytes: int = 64 * 1024 * 1024
+    """Roll a new segment when the active one would exceed this size (segment.bytes)."""
+    index_interval_bytes: int = 4096
+    """Bytes of log between two entries of the sparse offset index (index.interval.bytes)."""
+    retention_bytes: int = -1
+    """Per-partition size limit, -1 for none (retention.bytes)."""
+    retention_ms: int = 7 * 24 * 3600 * 1000
+    """Delete segments whose newest record is older than this, -1 for never (retention.ms)."""
+    retention_check_interval_ms: int = 300_000
+    """How often retention runs (log.retention.check.interval.ms)."""
+
+    fsync: str = "never"
+    """'always': fsync before acknowledging acks=all/1; 'never': leave it to the OS. Either way every
+    acknowledged batch is written to the file before the response, so it survives kill -9 of the broker;
+    only 'always' also survives a power loss."""
+
+    transaction_max_timeout_ms: int = 900_000
+    """Largest transaction.timeout.ms a producer may ask for (transaction.max.timeout.ms)."""
+    transaction_abort_check_interval_ms: int = 10_000
+    """How often open transactions are checked against their timeout
+    (transaction.abort.timed.out.transaction.cleanup.interval.ms)."""
+
+    group_initial_rebalance_delay_ms: int = 0
+    """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms)."""
+    group_min_session_timeout_ms: int = 6_000
+    group_max_session_timeout_ms: int = 1_800_000
+    offsets_topic_num_partitions: int = 50
+    transaction_state_num_partitions: int = 50
+
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data_dir", Path(self.data_dir))
+        if self.fsync not in ("always", "never"):
+            raise ValueError(f"fsync must be 'always' or 'never', not {self.fsync!r}")
+        self.host_port()
+
+    def host_port(self) -> tuple[str, int]:
+        host, sep, port = self.listen.rpartition(":")
+        if not sep or not port.isdigit():
+            raise ValueError(f"listen must be host:port, not {self.listen!r}")
+        return host.strip("[]"), int(port)
+
+    def replace(self, **changes) -> "BrokerConfig":
+        return dataclasses.replace(self, **changes)

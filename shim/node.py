@@ -1,0 +1,45 @@
+"""Everything a broker is except its sockets: logs, producer ids, coordinators, config."""
+
+from __future__ import annotations
+
+import time
+
+from .config import BrokerConfig
+from .coordinators.producer_ids import ProducerIdManager
+from .notify import ChangeNotifier
+from .storage.log_manager import LogManager
+from .storage.partition_log import LogConfig
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Node:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_config = LogConfig(
+            segment_bytes=config.segment_bytes,
+            index_interval_bytes=config.index_interval_bytes,
+            max_message_bytes=config.max_message_bytes,
+            retention_bytes=config.retention_bytes,
+            retention_ms=config.retention_ms,
+        )
+        self.logs = LogManager(config.data_dir, self.log_config)
+        self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
+        self.changes = ChangeNotifier()
+        self.logs.set_on_append(self.changes.changed)
+        self.host = config.advertised_host or config.host_port()[0]
+        self.port = config.host_port()[1]
+        self._next_retention = 0
+
+    def tick(self, now: int) -> int:
+        """Run what is due at ``now``; return the next deadline in ms."""
+        if now >= self._next_retention:
+            self.logs.enforce_retention(now)
+            self._next_retention = now + self.config.retention_check_interval_ms
+        return self._next_retention
+
+    def close(self) -> None:
+        self.logs.close()

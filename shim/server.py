@@ -1,0 +1,71 @@
+"""The asyncio shell: accept connections, frame, dispatch in order, run timers, shut down.
+
+Like Kafka's SocketServer, a connection has one request in flight at a time: responses go back in
+request order, and a parked Fetch holds its connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from .apis import dispatch as _dispatch
+from .node import Node, now_ms
+from .protocol.framing import FrameDecoder, FrameError, frame
+
+log = logging.getLogger(__name__)
+
+
+class Server:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self._server: asyncio.base_events.Server | None = None
+        self._timer: asyncio.Task | None = None
+        self._connections: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        host, port = self.node.config.host_port()
+        self._server = await asyncio.start_server(self._serve, host, port, limit=1 << 20)
+        self.node.port = self._server.sockets[0].getsockname()[1]
+        self._timer = asyncio.create_task(self._run_timers())
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    async def _run_timers(self) -> None:
+        while True:
+            now = now_ms()
+            deadline = self.node.tick(now)
+            await asyncio.sleep(max(0.01, min(deadline - now, 1000) / 1000))
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        decoder = FrameDecoder(self.node.config.max_request_bytes)
+        try:
+            while data := await reader.read(1 << 16):
+                for request in decoder.feed(data):
+                    response = await _dispatch.dispatch(self.node, request)
+                    if response is not None:
+                        writer.write(frame(response))
+                        await writer.drain()
+        except FrameError as exc:
+            log.warning("closing connection from %s: %s", peer, exc)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("closing connection from %s after an internal error", peer)
+        finally:
+            self._connections.discard(task)
+            writer.close()

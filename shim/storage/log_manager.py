@@ -1,0 +1,181 @@
+"""Topics and their partition logs under one data directory.
+
+Layout (as Kafka's): ``<data_dir>/<topic>-<partition>/`` per partition; topic names, ids and
+configs in ``<data_dir>/__cluster_metadata/topics.json`` (written atomically); a clean-shutdown
+marker ``.kafka_cleanshutdown`` tells the next start whether tails need CRC recovery.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ErrorCode, KafkaError
+from .partition_log import LogConfig, PartitionLog
+
+log = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+# topic config name -> (LogConfig field, parser)
+TOPIC_CONFIGS = {
+    "segment.bytes": ("segment_bytes", int),
+    "index.interval.bytes": ("index_interval_bytes", int),
+    "max.message.bytes": ("max_message_bytes", int),
+    "retention.bytes": ("retention_bytes", int),
+    "retention.ms": ("retention_ms", int),
+    "message.timestamp.type": ("log_append_time", lambda v: {"CreateTime": False, "LogAppendTime": True}[v]),
+}
+ACCEPTED_ONLY = {"cleanup.policy": {"delete"}, "min.insync.replicas": None, "compression.type": {"producer"}}
+
+
+@dataclass(slots=True)
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+def validate_topic_name(name: str) -> None:
+    if name in (".", "..") or not _LEGAL_NAME.match(name or ""):
+        raise KafkaError(ErrorCode.invalid_topic_exception, f"illegal topic name {name!r}")
+
+
+def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
+    changes = {}
+    for key, value in configs.items():
+        if key in TOPIC_CONFIGS:
+            attr, parse = TOPIC_CONFIGS[key]
+            try:
+                changes[attr] = parse(value)
+            except (ValueError, KeyError):
+                raise KafkaError(ErrorCode.invalid_config, f"invalid value {value!r} for {key}") from None
+        elif key in ACCEPTED_ONLY:
+            allowed = ACCEPTED_ONLY[key]
+            if allowed is not None and value not in allowed:
+                raise KafkaError(ErrorCode.invalid_config, f"{key}={value} is not supported (supported: {sorted(allowed)})")
+        else:
+            raise KafkaError(ErrorCode.invalid_config, f"unknown or unsupported topic config {key}")
+    return dataclasses.replace(defaults, **changes)
+
+
+class LogManager:
+    def __init__(self, data_dir: Path, defaults: LogConfig) -> None:
+        self.data_dir = data_dir
+        self.defaults = defaults
+        self.meta_dir = data_dir / "__cluster_metadata"
+        self.meta_dir.mkdir(parents=True, exist_ok=True)
+        marker = data_dir / CLEAN_SHUTDOWN
+        self.clean_start = marker.exists()
+        self.topics: dict[str, TopicInfo] = {}
+        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self._load_topics()
+        marker.unlink(missing_ok=True)
+
+    # -- topics -----------------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str] | None = None,
+                     validate_only: bool = False) -> TopicInfo:
+        validate_topic_name(name)
+        if name in self.topics:
+            raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
+        if partitions <= 0:
+            raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
+        configs = dict(configs or {})
+        config = log_config_for(self.defaults, configs)
+        info = TopicInfo(name, uuid.uuid4(), partitions, configs)
+        if validate_only:
+            return info
+        self.topics[name] = info
+        for p in range(partitions):
+            self._open(info, p, config, clean=True)
+        self._save_topics()
+        log.info("created topic %s with %d partitions", name, partitions)
+        return info
+
+    def delete_topic(self, name: str) -> None:
+        info = self.topic(name)
+        for p in range(info.partitions):
+            self.logs.pop((name, p)).delete()
+        del self.topics[name]
+        self._save_topics()
+        log.info("deleted topic %s", name)
+
+    def topic(self, name: str) -> TopicInfo:
+        info = self.topics.get(name)
+        if info is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"unknown topic {name!r}")
+        return info
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+
+    def get(self, topic: str, partition: int) -> PartitionLog:
+        plog = self.logs.get((topic, partition))
+        if plog is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"unknown partition {topic}-{partition}")
+        return plog
+
+    def set_on_append(self, callback) -> None:
+        self._on_append = callback
+        for plog in self.logs.values():
+            plog.on_append = callback
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def _open(self, info: TopicInfo, partition: int, config: LogConfig, clean: bool) -> PartitionLog:
+        plog = PartitionLog(self.data_dir / f"{info.name}-{partition}", info.name, partition, config, clean=clean)
+        plog.on_append = getattr(self, "_on_append", None)
+        self.logs[(info.name, partition)] = plog
+        return plog
+
+    def _load_topics(self) -> None:
+        path = self.meta_dir / "topics.json"
+        if not path.exists():
+            return
+        for t in json.loads(path.read_text())["topics"]:
+            info = TopicInfo(t["name"], uuid.UUID(t["id"]), t["partitions"], t.get("configs", {}))
+            self.topics[info.name] = info
+            config = log_config_for(self.defaults, info.configs)
+            for p in range(info.partitions):
+                self._open(info, p, config, clean=self.clean_start)
+        for d in self.data_dir.iterdir():  # partitions of topics deleted before a crash
+            topic, _, part = d.name.rpartition("-")
+            if d.is_dir() and part.isdigit() and topic and (topic, int(part)) not in self.logs:
+                shutil.rmtree(d, ignore_errors=True)
+
+    def _save_topics(self) -> None:
+        data = {"topics": [
+            {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
+            for t in self.topics.values()
+        ]}
+        path = self.meta_dir / "topics.json"
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(data, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def enforce_retention(self, now_ms: int) -> None:
+        for plog in self.logs.values():
+            plog.enforce_retention(now_ms)
+
+    def close(self) -> None:
+        for plog in self.logs.values():
+            plog.close()
+        (self.data_dir / CLEAN_SHUTDOWN).touch()

@@ -1,0 +1,354 @@
+"""One partition's log (Kafka: UnifiedLog + LocalLog): segments, offsets, producer state.
+
+A single replica, so the high watermark is the log end offset after every append; the last stable
+offset is the first offset of the oldest open transaction, else the high watermark.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from kafka_codecs.batch import BatchHeader, iter_batches, parse_header, set_max_timestamp, stamp
+from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
+from kafka_codecs.records import decode_batch
+
+from ..errors import ErrorCode, KafkaError
+from . import snapshot, txn_index
+from .producer_state import AbortedTxn, Origin, ProducerStateManager
+from .segment import LogSegment, file_name
+
+log = logging.getLogger(__name__)
+
+LEADER_EPOCH = 0  # one broker, one constant leader epoch
+LOG_START_FILE = "log-start-offset"
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    segment_bytes: int = 64 * 1024 * 1024
+    index_interval_bytes: int = 4096
+    max_message_bytes: int = 1_048_588
+    retention_bytes: int = -1
+    retention_ms: int = 7 * 24 * 3600 * 1000
+    log_append_time: bool = False  # message.timestamp.type=LogAppendTime
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    base_offset: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    records: bytes
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    aborted: list[AbortedTxn] | None  # None unless read_committed
+
+
+class PartitionLog:
+    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self.producer_state = ProducerStateManager()
+        self.aborted: list[AbortedTxn] = []  # sorted by last_offset (marker offset)
+        self.on_append: Callable[[], None] | None = None
+        directory.mkdir(parents=True, exist_ok=True)
+        self.segments: list[LogSegment] = []
+        self.log_start_offset = 0
+        self._load(clean)
+
+    # -- offsets ----------------------------------------------------------------------------
+
+    @property
+    def active(self) -> LogSegment:
+        return self.segments[-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.active.next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        first_unstable = self.producer_state.first_unstable_offset()
+        hw = self.high_watermark
+        return hw if first_unstable is None else min(max(first_unstable, self.log_start_offset), hw)
+
+    def size_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    # -- appends ----------------------------------------------------------------------------
+
+    def append_client_batch(self, batch: bytearray, h: BatchHeader, now_ms: int) -> AppendResult:
+        """Append a validated client batch; duplicates of a recent batch return its original offset."""
+        append = None
+        if h.producer_id >= 0:
+            dup = self.producer_state.find_duplicate(h)
+            if dup is not None:
+                return AppendResult(dup.first_offset, -1, self.log_start_offset, duplicate=True)
+            append = self.producer_state.validate_data(h, Origin.CLIENT)
+        base = self.log_end_offset
+        stamp(batch, base, LEADER_EPOCH)
+        append_time = -1
+        if self.config.log_append_time:
+            set_max_timestamp(batch, now_ms)
+            append_time = now_ms
+        self._write(batch, parse_header(batch))
+        if append is not None:
+            self.producer_state.apply_data(append, base, base + h.last_offset_delta)
+        self._appended()
+        return AppendResult(base, append_time, self.log_start_offset)
+
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, now_ms: int,
+        origin: Origin = Origin.COORDINATOR,
+    ) -> int:
+        """Write a COMMIT/ABORT control batch (Kafka: MemoryRecords.writeEndTransactionalMarker)."""
+        self.producer_state.validate_marker(producer_id, producer_epoch, coordinator_epoch, origin)
+        offset = self.log_end_offset
+        batch = bytearray(encode_end_txn_marker(
+            producer_id=producer_id, producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
+            commit=commit, timestamp=now_ms, base_offset=offset, partition_leader_epoch=LEADER_EPOCH,
+        ))
+        self._write(batch, parse_header(batch))
+        self._complete_marker(producer_id, producer_epoch, coordinator_epoch, not commit, offset, now_ms, self.active)
+        self._appended()
+        return offset
+
+    def _complete_marker(
+        self, pid: int, epoch: int, coord_epoch: int, is_abort: bool, offset: int, ts: int, seg: LogSegment,
+    ) -> None:
+        """Close the producer's transaction; an aborted one goes to the marker segment's txn index."""
+        completed = self.producer_state.apply_marker(pid, epoch, coord_epoch, is_abort, offset, ts)
+        if completed is not None and completed.is_aborted:
+            entry = AbortedTxn(pid, completed.first_offset, offset, self.producer_state.last_stable_offset_for(completed))
+            self.aborted.append(entry)
+            txn_index.append(seg.log_path.with_suffix(".txnindex"), entry)
+
+    def _write(self, batch: bytearray, h: BatchHeader) -> None:
+        if self.active.size and self.active.size + h.size > self.config.segment_bytes:
+            self.roll()
+        self.active.append(batch, h)
+
+    def _appended(self) -> None:
+        if self.on_append is not None:
+            self.on_append()
+
+    def roll(self) -> None:
+        """Seal the active segment and start a new one at the log end offset."""
+        old = self.active
+        old.flush()
+        old.write_index_files()
+        self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes))
+        self.active.next_offset = old.next_offset
+        snapshot.write(self.directory, old.next_offset, self.producer_state)
+        self._prune_snapshots(keep=2)
+
+    def flush(self) -> None:
+        self.active.flush()
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def read(self, offset: int, max_bytes: int, read_committed: bool, min_one: bool = True) -> ReadResult:
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"offset {offset} is outside [{self.log_start_offset}, {self.log_end_offset}]",
+            )
+        hw, lso = self.high_watermark, self.last_stable_offset
+        upper = lso if read_committed else hw
+        data = self._read_bytes(offset, upper, max_bytes, min_one) if offset < upper else b""
+        aborted = None
+        if read_committed:
+            end = offset
+            for _, h in iter_batches(data):
+                end = h.next_offset
+            aborted = [a for a in self._aborted_from(offset) if a.first_offset < end]
+        return ReadResult(data, hw, lso, self.log_start_offset, aborted)
+
+    def _segment_index(self, offset: int) -> int:
+        return max(bisect.bisect_right([s.base_offset for s in self.segments], offset) - 1, 0)
+
+    def _read_bytes(self, offset: int, upper: int, max_bytes: int, min_one: bool) -> bytes:
+        for seg in self.segments[self._segment_index(offset):]:
+            found = seg.find(offset)
+            if found is None:
+                continue
+            start, first = found
+            if first.base_offset >= upper:
+                return b""
+            end_found = seg.find(upper) if upper < seg.next_offset else None
+            end = end_found[0] if end_found else seg.size
+            size = min(end - start, max_bytes)
+            if size < first.size:
+                return seg.read(start, first.size) if min_one else b""
+            return _whole_batches(seg.read(start, size))
+        return b""
+
+    def _aborted_from(self, offset: int) -> list[AbortedTxn]:
+        i = bisect.bisect_left([a.last_offset for a in self.aborted], offset)
+        return self.aborted[i:]
+
+    def offset_for_timestamp(self, ts: int, read_committed: bool) -> tuple[int, int] | None:
+        """First (offset, timestamp) with timestamp >= ``ts`` below the fetchable end."""
+        upper = self.last_stable_offset if read_committed else self.high_watermark
+        for seg in self.segments:
+            start = seg.find_by_timestamp(ts)
+            if start is None:
+                continue
+            for position, h in seg.iter_headers(start):
+                if h.base_offset >= upper:
+                    return None
+                if h.max_timestamp < ts or h.is_control:
+                    continue
+                _, records = decode_batch(seg.read(position, h.size))
+                for r in records:
+                    if r.timestamp >= ts and r.offset >= self.log_start_offset:
+                        return (r.offset, r.timestamp) if r.offset < upper else None
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        best = max(self.segments, key=lambda s: s.max_timestamp)
+        if best.max_timestamp < 0:
+            return None
+        return best._offset_of_max_ts, best.max_timestamp
+
+    # -- deletion and retention --------------------------------------------------------------
+
+    def delete_records(self, offset: int) -> int:
+        """Advance the log start offset (DeleteRecords); -1 means the high watermark."""
+        if offset == -1:
+            offset = self.high_watermark
+        if offset < 0 or offset > self.high_watermark:
+            raise KafkaError(ErrorCode.offset_out_of_range, f"offset {offset} is beyond the high watermark")
+        if offset > self.log_start_offset:
+            self._set_log_start(offset)
+            while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+                self.segments.pop(0).delete()
+        return self.log_start_offset
+
+    def enforce_retention(self, now_ms: int) -> int:
+        """Delete whole sealed segments past retention.ms or retention.bytes; returns how many."""
+        deleted = 0
+        c = self.config
+        while len(self.segments) > 1:
+            oldest = self.segments[0]
+            expired = c.retention_ms >= 0 and 0 <= oldest.max_timestamp < now_ms - c.retention_ms
+            too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
+            if not (expired or too_big):
+                break
+            self.segments.pop(0).delete()
+            self._set_log_start(self.segments[0].base_offset)
+            deleted += 1
+        return deleted
+
+    def _set_log_start(self, offset: int) -> None:
+        self.log_start_offset = max(self.log_start_offset, offset)
+        self.aborted = [a for a in self.aborted if a.last_offset >= self.log_start_offset]
+        path = self.directory / LOG_START_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(str(self.log_start_offset))
+        os.replace(tmp, path)
+
+    # -- load, recovery and close ------------------------------------------------------------
+
+    def _load(self, clean: bool) -> None:
+        start_file = self.directory / LOG_START_FILE
+        self.log_start_offset = int(start_file.read_text()) if start_file.exists() else 0
+        bases = sorted(int(p.stem) for p in self.directory.glob("*.log") if p.stem.isdigit())
+        if not bases:
+            bases = [self.log_start_offset]
+        for i, base in enumerate(bases):
+            seg = LogSegment(self.directory, base, self.config.index_interval_bytes)
+            last = i == len(bases) - 1
+            seg.load(recover=last and not clean, max_batch=max(self.config.max_message_bytes, 1 << 24))
+            if not last:
+                seg.next_offset = bases[i + 1]
+            self.segments.append(seg)
+        self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+        self._rebuild_producer_state()
+
+    def _rebuild_producer_state(self) -> None:
+        """Latest snapshot at or below the log end, then replay (Kafka: UnifiedLog.rebuildProducerState)."""
+        leo = self.log_end_offset
+        replay_from = self.log_start_offset
+        for off in reversed(snapshot.offsets(self.directory)):
+            if off <= leo and off >= self.log_start_offset and snapshot.read(snapshot.path_for(self.directory, off), self.producer_state):
+                replay_from = off
+                break
+            self.producer_state.truncate()
+        for off in snapshot.offsets(self.directory):
+            if off > leo:
+                snapshot.path_for(self.directory, off).unlink()
+        # Aborted entries below the replay point come from the index files; replay re-adds the rest.
+        for seg in self.segments:
+            path = seg.log_path.with_suffix(".txnindex")
+            entries = txn_index.load(path)
+            kept = [a for a in entries if a.last_offset < replay_from]
+            if len(kept) != len(entries):
+                txn_index.rewrite(path, kept)
+            self.aborted.extend(a for a in kept if a.last_offset >= self.log_start_offset)
+        self._replay(replay_from)
+
+    def _replay(self, offset: int) -> None:
+        for seg in self.segments[self._segment_index(offset):]:
+            found = seg.find(offset) if seg.base_offset < offset else (0, None)
+            if found is None:
+                continue
+            for position, h in seg.iter_headers(found[0]):
+                if h.producer_id < 0 or h.last_offset < offset:
+                    continue
+                if h.is_control:
+                    self._replay_marker(seg, position, h)
+                else:
+                    append = self.producer_state.validate_data(h, Origin.REPLAY)
+                    self.producer_state.apply_data(append, h.base_offset, h.last_offset)
+
+    def _replay_marker(self, seg: LogSegment, position: int, h: BatchHeader) -> None:
+        kind, coordinator_epoch = read_end_txn_marker(seg.read(position, h.size))
+        if kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            self._complete_marker(h.producer_id, h.producer_epoch, coordinator_epoch,
+                                  kind == ControlRecordType.ABORT, h.base_offset, h.max_timestamp, seg)
+
+    def _prune_snapshots(self, keep: int) -> None:
+        for off in snapshot.offsets(self.directory)[:-keep]:
+            snapshot.path_for(self.directory, off).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Clean close: index files and a producer snapshot at the log end."""
+        self.active.flush()
+        self.active.write_index_files()
+        snapshot.write(self.directory, self.log_end_offset, self.producer_state)
+        self._prune_snapshots(keep=2)
+        for seg in self.segments:
+            seg.close()
+
+    def delete(self) -> None:
+        for seg in self.segments:
+            seg.delete()
+        for p in self.directory.iterdir():
+            p.unlink()
+        self.directory.rmdir()
+
+
+def _whole_batches(data: bytes) -> bytes:
+    """Cut a trailing partial batch, so a reply never ends mid-batch."""
+    end = 0
+    for position, h in iter_batches(data):
+        end = position + h.size
+    return data[:end] if end != len(data) else data

@@ -1,0 +1,206 @@
+"""One log segment: ``<base>.log`` of record batches as received, plus its sparse indexes.
+
+Kafka: storage/internals/log/LogSegment. The offset index maps a batch's base offset to its file
+position every ``index_interval`` bytes; the time index maps the largest timestamp so far to the
+offset that carries it. Both live in memory and are written to ``.index``/``.timeindex`` (Kafka's
+layouts) when the segment is sealed or the broker shuts down cleanly.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import struct
+from array import array
+from pathlib import Path
+from typing import Iterator
+
+from kafka_codecs.batch import HEADER_SIZE, MAGIC, BatchHeader, crc_ok, parse_header
+
+log = logging.getLogger(__name__)
+
+_INDEX_ENTRY = struct.Struct(">ii")  # relative offset, position
+_TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+
+
+def file_name(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+class LogSegment:
+    def __init__(self, directory: Path, base_offset: int, index_interval: int) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval = index_interval
+        self.log_path = directory / file_name(base_offset, ".log")
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self._offsets = array("q")
+        self._positions = array("q")
+        self._time_ts = array("q")
+        self._time_offsets = array("q")
+        self._since_index = 0
+        self._offset_of_max_ts = base_offset
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def append(self, batch: bytes | bytearray, h: BatchHeader) -> int:
+        """Write one stamped batch; returns its file position."""
+        position = self.size
+        view = memoryview(batch)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        self.size += len(batch)
+        self._track(h, position)
+        return position
+
+    def _track(self, h: BatchHeader, position: int) -> None:
+        if h.max_timestamp > self.max_timestamp:
+            self.max_timestamp = h.max_timestamp
+            self._offset_of_max_ts = h.last_offset
+        if not self._offsets or self._since_index >= self.index_interval:
+            self._offsets.append(h.base_offset)
+            self._positions.append(position)
+            if not self._time_ts or self.max_timestamp > self._time_ts[-1]:
+                self._time_ts.append(self.max_timestamp)
+                self._time_offsets.append(self._offset_of_max_ts)
+            self._since_index = 0
+        self._since_index += h.size
+        self.next_offset = h.next_offset
+
+    def flush(self) -> None:
+        os.fsync(self._fd)
+
+    def truncate_to_position(self, position: int) -> None:
+        os.ftruncate(self._fd, position)
+        self.size = position
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def read(self, position: int, size: int) -> bytes:
+        return os.pread(self._fd, size, position)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def header_at(self, position: int) -> BatchHeader | None:
+        data = os.pread(self._fd, HEADER_SIZE, position)
+        return parse_header(data) if len(data) == HEADER_SIZE else None
+
+    def iter_headers(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+        while position < self.size:
+            h = self.header_at(position)
+            if h is None:
+                return
+            yield position, h
+            position += h.size
+
+    def find(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """The first batch whose last offset is >= ``offset``."""
+        i = bisect.bisect_right(self._offsets, offset) - 1
+        start = self._positions[i] if i >= 0 else 0
+        for position, h in self.iter_headers(start):
+            if h.last_offset >= offset:
+                return position, h
+        return None
+
+    def find_by_timestamp(self, ts: int) -> int | None:
+        """Position to start scanning for the first record with timestamp >= ``ts``."""
+        if self.max_timestamp < ts:
+            return None
+        i = bisect.bisect_left(self._time_ts, ts) - 1
+        if i < 0:
+            return 0
+        found = self.find(self._time_offsets[i])
+        return found[0] if found else 0
+
+    # -- load and recovery ------------------------------------------------------------------
+
+    def load(self, recover: bool, max_batch: int) -> int:
+        """Rebuild the indexes by scanning the file; with ``recover``, also check every CRC.
+
+        Stops at the first batch that is torn or corrupt and truncates the file there; returns the
+        number of bytes cut. Without ``recover`` the indexes are read from their files when present.
+        """
+        if not recover and self._load_index_files():
+            return 0
+        self._offsets, self._positions = array("q"), array("q")
+        self._time_ts, self._time_offsets = array("q"), array("q")
+        self.max_timestamp, self._since_index = -1, 0
+        position = 0
+        while position < self.size:
+            head = os.pread(self._fd, HEADER_SIZE, position)
+            if len(head) < HEADER_SIZE:
+                break
+            h = parse_header(head)
+            if h.magic != MAGIC or h.batch_length < HEADER_SIZE - 12 or h.size > max_batch + HEADER_SIZE:
+                break
+            if position + h.size > self.size:
+                break
+            if recover and not crc_ok(os.pread(self._fd, h.size, position)):
+                break
+            self._track(h, position)
+            position += h.size
+        cut = self.size - position
+        if cut:
+            log.warning("%s: truncating %d bytes of torn or corrupt data at position %d", self.log_path, cut, position)
+            self.truncate_to_position(position)
+        return cut
+
+    def _load_index_files(self) -> bool:
+        idx = self.log_path.with_suffix(".index")
+        tidx = self.log_path.with_suffix(".timeindex")
+        if not idx.exists() or not tidx.exists():
+            return False
+        raw, traw = idx.read_bytes(), tidx.read_bytes()
+        if len(raw) % _INDEX_ENTRY.size or len(traw) % _TIME_ENTRY.size:
+            return False
+        offsets, positions = array("q"), array("q")
+        for rel, pos in _INDEX_ENTRY.iter_unpack(raw):
+            offsets.append(self.base_offset + rel)
+            positions.append(pos)
+        if positions and positions[-1] >= self.size and self.size:
+            return False
+        self._offsets, self._positions = offsets, positions
+        self._time_ts, self._time_offsets = array("q"), array("q")
+        for ts, rel in _TIME_ENTRY.iter_unpack(traw):
+            self._time_ts.append(ts)
+            self._time_offsets.append(self.base_offset + rel)
+        # Walk the tail after the last index entry for next_offset, max timestamp and the byte count.
+        start = positions[-1] if positions else 0
+        self._since_index = 0
+        self.max_timestamp = self._time_ts[-1] if self._time_ts else -1
+        for position, h in self.iter_headers(start):
+            if position + h.size > self.size:
+                return False
+            self.next_offset = h.next_offset
+            if h.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self._offset_of_max_ts = h.max_timestamp, h.last_offset
+            self._since_index += h.size
+        return True
+
+    def write_index_files(self) -> None:
+        idx = b"".join(_INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions))
+        tidx = b"".join(_TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._time_ts, self._time_offsets))
+        for path, data in ((self.log_path.with_suffix(".index"), idx), (self.log_path.with_suffix(".timeindex"), tidx)):
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+
+    def remove_index_files(self) -> None:
+        for suffix in (".index", ".timeindex"):
+            self.log_path.with_suffix(suffix).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def delete(self) -> None:
+        self.close()
+        for suffix in (".log", ".index", ".timeindex", ".txnindex"):
+            self.log_path.with_suffix(suffix).unlink(missing_ok=True)
