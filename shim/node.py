@@ -6,6 +6,7 @@ import time
 
 from .config import BrokerConfig
 from .coordinators.producer_ids import ProducerIdManager
+from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
@@ -33,13 +34,19 @@ class Node:
         self.host = config.advertised_host or config.host_port()[0]
         self.port = config.host_port()[1]
         self._next_retention = 0
+        self.txn = TransactionCoordinator(
+            self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
+            offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
+            abort_check_interval_ms=config.transaction_abort_check_interval_ms,
+        )
+        self.txn.load(now_ms())
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""
         if now >= self._next_retention:
             self.logs.enforce_retention(now)
             self._next_retention = now + self.config.retention_check_interval_ms
-        return self._next_retention
+        return min(self._next_retention, self.txn.tick(now))
 
     def close(self) -> None:
         self.logs.close()

@@ -5,14 +5,22 @@ from . import (  # noqa: F401  (registration side effects)
     k01_fetch,
     k02_list_offsets,
     k03_metadata,
+    k10_find_coordinator,
     k18_api_versions,
     k19_create_topics,
     k20_delete_topics,
     k21_delete_records,
     k22_init_producer_id,
     k23_offset_for_leader_epoch,
+    k24_add_partitions_to_txn,
+    k25_add_offsets_to_txn,
+    k26_end_txn,
+    k27_write_txn_markers,
     k32_describe_configs,
     k60_describe_cluster,
+    k61_describe_producers,
+    k65_describe_transactions,
+    k66_list_transactions,
 )
 from .registry import REGISTRY
 

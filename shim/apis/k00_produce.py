@@ -32,6 +32,14 @@ def handle(ctx, request):
     return ctx.response(responses=tuple(topics), node_endpoints=())
 
 
+def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
+    if txn_id is None:
+        raise KafkaError(ErrorCode.transactional_id_authorization_failed, "transactional batch without a transactional id")
+    if h.producer_id not in plog.producer_state.ongoing_txns:
+        # The first batch of a transaction in this partition: the coordinator must know it (KIP-890 part 1).
+        ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
+
+
 def _partition(ctx, request, topic, p, now):
     try:
         if request.acks not in (-1, 0, 1):
@@ -41,8 +49,8 @@ def _partition(ctx, request, topic, p, now):
             raise KafkaError(ErrorCode.invalid_record, "no records")
         batch = bytearray(p.records)
         h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
-        if h.is_transactional and request.transactional_id is None:
-            raise KafkaError(ErrorCode.transactional_id_authorization_failed, "transactional batch without a transactional id")
+        if h.is_transactional:
+            _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)
         result = plog.append_client_batch(batch, h, now)
     except KafkaError as e:
         return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,

@@ -6,6 +6,7 @@ coordinator decides (shim.coordinators.txn).
 """
 
 from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
 from .registry import api
 
 FENCED_AS_EPOCH_VERSION = 4  # below v4, PRODUCER_FENCED is reported as INVALID_PRODUCER_EPOCH
@@ -21,7 +22,7 @@ def handle(ctx, request):
         else:
             pid, epoch = ctx.node.txn.init_producer_id(
                 request.transactional_id, request.transaction_timeout.total_seconds() * 1000,
-                request.producer_id, getattr(request, "producer_epoch", -1),
+                request.producer_id, getattr(request, "producer_epoch", -1), now_ms(),
             )
     except KafkaError as e:
         code = e.code

@@ -107,6 +107,10 @@ class LogManager:
         log.info("created topic %s with %d partitions", name, partitions)
         return info
 
+    def ensure_topic(self, name: str, partitions: int) -> TopicInfo:
+        """The topic, created first if missing (internal topics are created on first use)."""
+        return self.topics.get(name) or self.create_topic(name, partitions)
+
     def delete_topic(self, name: str) -> None:
         info = self.topic(name)
         for p in range(info.partitions):

@@ -11,7 +11,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from kafka_codecs.batch import BatchHeader, iter_batches, parse_header, set_max_timestamp, stamp
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
@@ -203,6 +203,13 @@ class PartitionLog:
     def _aborted_from(self, offset: int) -> list[AbortedTxn]:
         i = bisect.bisect_left([a.last_offset for a in self.aborted], offset)
         return self.aborted[i:]
+
+    def iter_batches(self) -> Iterator[bytes]:
+        """Every batch from the log start, as stored (used to load internal topics)."""
+        for seg in self.segments:
+            for position, h in seg.iter_headers():
+                if h.next_offset > self.log_start_offset:
+                    yield seg.read(position, h.size)
 
     def offset_for_timestamp(self, ts: int, read_committed: bool) -> tuple[int, int] | None:
         """First (offset, timestamp) with timestamp >= ``ts`` below the fetchable end."""

@@ -1,0 +1,16 @@
+"""AddOffsetsToTxn (25), v0-3: adds the group's __consumer_offsets partition to the transaction."""
+
+from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
+from ._txn_errors import for_version
+from .registry import api
+
+
+@api(25, "AddOffsetsToTxn", 0, 3)
+def handle(ctx, request):
+    try:
+        ctx.node.txn.add_offsets(request.transactional_id, request.producer_id, request.producer_epoch,
+                                 request.group_id, now_ms())
+    except KafkaError as e:
+        return ctx.response(error_code=for_version(e.code, ctx.version))
+    return ctx.response(error_code=ErrorCode.none)

@@ -1,0 +1,29 @@
+"""WriteTxnMarkers (27), v1 (kio, like Kafka 4, has no v0).
+
+Writes COMMIT/ABORT control batches for any producer id and epoch, as the coordinator does and as
+Admin.abortTransaction asks (kafka-transactions.sh --abort). Same code path as the built-in
+coordinator (shim.coordinators.txn.markers).
+"""
+
+from ..coordinators.txn.markers import write_markers
+from ..node import now_ms
+from .registry import api
+
+
+@api(27, "WriteTxnMarkers", 1, 1)
+def handle(ctx, request):
+    node = ctx.node
+    results = []
+    for marker in request.markers:
+        wanted = [(t.name, p) for t in marker.topics for p in t.partition_indexes]
+        codes = write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
+                              marker.coordinator_epoch, marker.transaction_result, wanted, now_ms())
+        topics = {}
+        for (topic, p), code in codes.items():
+            topics.setdefault(topic, []).append(
+                ctx.make("WritableTxnMarkerPartitionResult", partition_index=p, error_code=code))
+        results.append(ctx.make(
+            "WritableTxnMarkerResult", producer_id=marker.producer_id,
+            topics=tuple(ctx.make("WritableTxnMarkerTopicResult", name=t, partitions=tuple(ps)) for t, ps in topics.items()),
+        ))
+    return ctx.response(markers=tuple(results))

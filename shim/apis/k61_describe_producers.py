@@ -1,0 +1,29 @@
+"""DescribeProducers (61), v0 (KIP-664): the active producers of each partition."""
+
+from ..errors import ErrorCode, KafkaError
+from .registry import api
+
+
+@api(61, "DescribeProducers", 0, 0)
+def handle(ctx, request):
+    topics = []
+    for t in request.topics:
+        parts = tuple(_partition(ctx, t.name, p) for p in t.partition_indexes)
+        topics.append(ctx.make("TopicResponse", name=t.name, partitions=parts))
+    return ctx.response(topics=tuple(topics))
+
+
+def _partition(ctx, topic, index):
+    try:
+        plog = ctx.node.logs.get(topic, index)
+    except KafkaError as e:
+        return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=e.message,
+                        active_producers=())
+    producers = tuple(
+        ctx.make("ProducerState", producer_id=e.producer_id, producer_epoch=e.producer_epoch, last_sequence=e.last_seq,
+                 last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,
+                 current_txn_start_offset=-1 if e.current_txn_first_offset is None else e.current_txn_first_offset)
+        for e in plog.producer_state.active_producers()
+    )
+    return ctx.make("PartitionResponse", partition_index=index, error_code=ErrorCode.none, error_message=None,
+                    active_producers=producers)

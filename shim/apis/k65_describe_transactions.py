@@ -1,0 +1,26 @@
+"""DescribeTransactions (65), v0 (KIP-664). Unknown or Dead ids: TRANSACTIONAL_ID_NOT_FOUND."""
+
+from ..coordinators.txn import TxnState
+from ..errors import ErrorCode
+from .registry import api
+
+
+@api(65, "DescribeTransactions", 0, 0)
+def handle(ctx, request):
+    return ctx.response(transaction_states=tuple(_describe(ctx, t) for t in request.transactional_ids))
+
+
+def _describe(ctx, txn_id):
+    m = ctx.node.txn.txns.get(txn_id)
+    if m is None or m.state is TxnState.DEAD:
+        return ctx.make("TransactionState", error_code=ErrorCode.transactional_id_not_found, transactional_id=txn_id,
+                        transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
+                        producer_epoch=-1, topics=())
+    by_topic = {}
+    for topic, p in sorted(m.partitions):
+        by_topic.setdefault(topic, []).append(p)
+    topics = tuple(ctx.make("TopicData", topic=t, partitions=tuple(ps)) for t, ps in by_topic.items())
+    return ctx.make("TransactionState", error_code=ErrorCode.none, transactional_id=txn_id,
+                    transaction_state=m.state.kafka_name, transaction_timeout=m.timeout_ms,
+                    transaction_start_time=m.txn_start_ms, producer_id=m.producer_id,
+                    producer_epoch=m.producer_epoch, topics=topics)

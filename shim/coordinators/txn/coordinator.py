@@ -1,0 +1,232 @@
+"""The transaction coordinator (Kafka: TransactionCoordinator, TransactionStateManager).
+
+Synchronous and clock-free: every method takes ``now_ms``. State is persisted to
+``__transaction_state`` before it is applied, and markers are written synchronously before EndTxn
+answers (a stronger guarantee than Kafka's asynchronous markers, with the same outcome).
+One coordinator, coordinator epoch 0.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kafka_codecs.batch import parse_header
+from kafka_codecs.records import decode_batch, encode_batch
+
+from ...errors import ErrorCode, KafkaError
+from ...storage.log_manager import LogManager
+from ..partitioning import partition_for
+from ..producer_ids import ProducerIdManager
+from .markers import MarkerListener, write_markers
+from .state import NO_EPOCH, TxnMetadata, TxnState
+from .txn_log import decode_key, decode_value, encode_key, encode_value
+
+log = logging.getLogger(__name__)
+
+TXN_TOPIC = "__transaction_state"
+OFFSETS_TOPIC = "__consumer_offsets"
+COORDINATOR_EPOCH = 0
+S = TxnState
+
+
+class TransactionCoordinator:
+    def __init__(self, logs: LogManager, producer_ids: ProducerIdManager, *, num_partitions: int,
+                 offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int) -> None:
+        self.logs = logs
+        self.producer_ids = producer_ids
+        self.num_partitions = num_partitions
+        self.offsets_partitions = offsets_partitions
+        self.max_timeout_ms = max_timeout_ms
+        self.abort_check_interval_ms = abort_check_interval_ms
+        self.txns: dict[str, TxnMetadata] = {}
+        self.marker_listeners: list[MarkerListener] = []
+        self._next_check = 0
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def _persist(self, m: TxnMetadata) -> None:
+        self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
+        plog = self.logs.get(TXN_TOPIC, partition_for(m.transactional_id, self.num_partitions))
+        batch = encode_batch([(encode_key(m.transactional_id), encode_value(m), (), max(m.last_update_ms, 0))])
+        plog.append_client_batch(bytearray(batch), parse_header(batch), m.last_update_ms)
+
+    def _move(self, m: TxnMetadata, state: TxnState, now_ms: int) -> None:
+        """Compute the next state, persist it, then keep it (Kafka: prepareTransitionTo/complete)."""
+        nxt = m.copy()
+        nxt.transition(state, now_ms)
+        self._persist(nxt)
+        self.txns[m.transactional_id] = nxt
+
+    def load(self, now_ms: int) -> None:
+        """Replay ``__transaction_state``, then finish what was being prepared when the broker stopped."""
+        if TXN_TOPIC not in self.logs.topics:
+            return
+        info = self.logs.topics[TXN_TOPIC]
+        for p in range(info.partitions):
+            for raw in self.logs.get(TXN_TOPIC, p).iter_batches():
+                for r in decode_batch(raw)[1]:
+                    txn_id = decode_key(r.key)
+                    if r.value is None:
+                        self.txns.pop(txn_id, None)
+                    else:
+                        self.txns[txn_id] = decode_value(txn_id, r.value)
+        for m in list(self.txns.values()):
+            if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                log.info("completing %s of %s after restart", m.state.kafka_name, m.transactional_id)
+                self._complete(self.txns[m.transactional_id], m.state is S.PREPARE_COMMIT, now_ms)
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def _existing(self, txn_id: str, producer_id: int) -> TxnMetadata:
+        if not txn_id:
+            raise KafkaError(ErrorCode.invalid_request, "transactional id must not be empty")
+        m = self.txns.get(txn_id)
+        if m is None or m.state is S.DEAD or m.producer_id != producer_id:
+            raise KafkaError(ErrorCode.invalid_producer_id_mapping,
+                             f"producer id {producer_id} does not belong to transactional id {txn_id!r}")
+        return m
+
+    def by_producer_id(self, producer_id: int) -> TxnMetadata | None:
+        return next((m for m in self.txns.values() if m.producer_id == producer_id), None)
+
+    # -- InitProducerId ---------------------------------------------------------------------
+
+    def init_producer_id(self, txn_id: str, timeout_ms: float, expected_pid: int, expected_epoch: int,
+                         now_ms: int) -> tuple[int, int]:
+        """Kafka: TransactionCoordinator.handleInitProducerId."""
+        if txn_id == "":
+            raise KafkaError(ErrorCode.invalid_request, "transactional id must not be empty")
+        timeout_ms = int(timeout_ms)
+        if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
+            raise KafkaError(ErrorCode.invalid_transaction_timeout,
+                             f"transaction timeout {timeout_ms} ms is outside (0, {self.max_timeout_ms}]")
+        m = self.txns.get(txn_id)
+        if m is None or m.state is S.DEAD:
+            m = TxnMetadata(txn_id, self.producer_ids.next_id(), NO_EPOCH, timeout_ms, last_update_ms=now_ms)
+            self.txns[txn_id] = m
+        expected = expected_pid != -1
+        if expected and not (m.producer_epoch == NO_EPOCH or expected_pid == m.producer_id
+                             or (expected_pid == m.last_producer_id and m.epoch_exhausted)):
+            raise KafkaError(ErrorCode.producer_fenced, f"producer {expected_pid} was fenced")
+        if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            raise KafkaError(ErrorCode.concurrent_transactions)
+        if m.state is S.ONGOING:
+            # Kafka: prepareFenceProducerEpoch, then abort; the client retries after CONCURRENT_TRANSACTIONS.
+            self._fence_and_abort(m, now_ms)
+            raise KafkaError(ErrorCode.concurrent_transactions, "the ongoing transaction was aborted; retry")
+        return self._next_producer_identity(self.txns[txn_id], timeout_ms, expected, expected_epoch, now_ms)
+
+    def _next_producer_identity(self, m: TxnMetadata, timeout_ms: int, expected: bool, expected_epoch: int,
+                                now_ms: int) -> tuple[int, int]:
+        nxt = m.copy()
+        if m.epoch_exhausted and (not expected or expected_epoch == m.producer_epoch):
+            # Kafka: prepareProducerIdRotation
+            nxt.last_producer_id, nxt.producer_id = m.producer_id, self.producer_ids.next_id()
+            nxt.producer_epoch, nxt.last_producer_epoch = 0, NO_EPOCH
+        elif not expected:
+            nxt.producer_epoch, nxt.last_producer_epoch = m.producer_epoch + 1, NO_EPOCH
+        elif expected_epoch in (NO_EPOCH, m.producer_epoch):
+            nxt.producer_epoch, nxt.last_producer_epoch = m.producer_epoch + 1, m.producer_epoch
+        elif expected_epoch == m.last_producer_epoch:
+            pass  # a retry of the bump that already happened: answer with the current epoch
+        else:
+            raise KafkaError(ErrorCode.producer_fenced, f"epoch {expected_epoch} is not current")
+        nxt.timeout_ms = timeout_ms
+        nxt.transition(S.EMPTY, now_ms)
+        self._persist(nxt)
+        self.txns[m.transactional_id] = nxt
+        return nxt.producer_id, nxt.producer_epoch
+
+    # -- AddPartitionsToTxn / AddOffsetsToTxn -----------------------------------------------
+
+    def _check_current(self, m: TxnMetadata, producer_epoch: int) -> None:
+        if producer_epoch != m.producer_epoch:
+            raise KafkaError(ErrorCode.producer_fenced,
+                             f"epoch {producer_epoch} is not the current epoch {m.producer_epoch}")
+
+    def add_partitions(self, txn_id: str, producer_id: int, producer_epoch: int,
+                       partitions: set[tuple[str, int]], now_ms: int) -> None:
+        m = self._existing(txn_id, producer_id)
+        self._check_current(m, producer_epoch)
+        if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            raise KafkaError(ErrorCode.concurrent_transactions)
+        if m.state is S.ONGOING and partitions <= m.partitions:
+            return
+        nxt = m.copy()
+        nxt.transition(S.ONGOING, now_ms)
+        nxt.partitions = set(m.partitions if m.state is S.ONGOING else ()) | partitions
+        self._persist(nxt)
+        self.txns[txn_id] = nxt
+
+    def offsets_partition(self, group_id: str) -> tuple[str, int]:
+        return OFFSETS_TOPIC, partition_for(group_id, self.offsets_partitions)
+
+    def add_offsets(self, txn_id: str, producer_id: int, producer_epoch: int, group_id: str, now_ms: int) -> None:
+        self.logs.ensure_topic(OFFSETS_TOPIC, self.offsets_partitions)
+        self.add_partitions(txn_id, producer_id, producer_epoch, {self.offsets_partition(group_id)}, now_ms)
+
+    # -- EndTxn -----------------------------------------------------------------------------
+
+    def end_txn(self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool, now_ms: int) -> None:
+        """Kafka: TransactionCoordinator.endTransaction (transaction version 1)."""
+        m = self._existing(txn_id, producer_id)
+        if producer_epoch != m.producer_epoch:
+            raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} is not current ({m.producer_epoch})")
+        if m.state is S.ONGOING:
+            self._move(m, S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
+            self._complete(self.txns[txn_id], commit, now_ms)
+        elif (m.state, commit) in ((S.COMPLETE_COMMIT, True), (S.COMPLETE_ABORT, False)):
+            return  # a retry of an EndTxn that already completed
+        elif (m.state, commit) in ((S.PREPARE_COMMIT, True), (S.PREPARE_ABORT, False)):
+            raise KafkaError(ErrorCode.concurrent_transactions)
+        else:
+            raise KafkaError(ErrorCode.invalid_txn_state,
+                             f"cannot {'commit' if commit else 'abort'} in state {m.state.kafka_name}")
+
+    def _complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+        """Markers to every partition, then CompleteCommit/CompleteAbort."""
+        write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
+                      commit, sorted(m.partitions), now_ms)
+        self._move(m, S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
+
+    def _fence_and_abort(self, m: TxnMetadata, now_ms: int) -> None:
+        """Bump the epoch (fencing the producer), then abort with the bumped epoch (Kafka:
+        prepareFenceProducerEpoch + endTransaction(ABORT, isFromClient=false))."""
+        fenced = m.copy()
+        fenced.transition(S.PREPARE_EPOCH_FENCE, now_ms)  # transient, never persisted (as in Kafka)
+        fenced.producer_epoch = m.producer_epoch + 1
+        fenced.last_producer_epoch = NO_EPOCH
+        self._move(fenced, S.PREPARE_ABORT, now_ms)
+        self._complete(self.txns[m.transactional_id], False, now_ms)
+
+    # -- timeouts ---------------------------------------------------------------------------
+
+    def abort_timed_out(self, now_ms: int) -> list[str]:
+        """Abort every Ongoing transaction older than its timeout; returns their ids."""
+        expired = [m for m in self.txns.values()
+                   if m.state is S.ONGOING and m.txn_start_ms + m.timeout_ms < now_ms]
+        for m in expired:
+            log.info("aborting transaction %s: open for more than %d ms", m.transactional_id, m.timeout_ms)
+            self._fence_and_abort(m, now_ms)
+        return [m.transactional_id for m in expired]
+
+    def tick(self, now_ms: int) -> int:
+        if now_ms >= self._next_check:
+            self.abort_timed_out(now_ms)
+            self._next_check = now_ms + self.abort_check_interval_ms
+        return self._next_check
+
+    # -- produce-time verification (KIP-890 part 1, done synchronously) ---------------------
+
+    def verify_partition(self, txn_id: str | None, producer_id: int, producer_epoch: int,
+                         topic: str, partition: int) -> None:
+        """A transactional batch that starts a transaction in a partition must belong to an ongoing
+        transaction that added it (Kafka: AddPartitionsToTxn VerifyOnly before the first append)."""
+        m = self.txns.get(txn_id) if txn_id else None
+        if m is None or m.producer_id != producer_id:
+            raise KafkaError(ErrorCode.invalid_txn_state, f"producer {producer_id} has no transaction here")
+        if producer_epoch < m.producer_epoch:
+            raise KafkaError(ErrorCode.invalid_producer_epoch, f"epoch {producer_epoch} was fenced")
+        if m.state is not S.ONGOING or (topic, partition) not in m.partitions:
+            raise KafkaError(ErrorCode.invalid_txn_state,
+                             f"{topic}-{partition} was not added to the transaction of {txn_id!r}")
