@@ -14,15 +14,16 @@ FENCED_AS_EPOCH_VERSION = 4  # below v4, PRODUCER_FENCED is reported as INVALID_
 
 @api(22, "InitProducerId", 0, 4)
 def handle(ctx, request):
+    pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)  # v3+
     try:
-        if (request.producer_id == -1) != (getattr(request, "producer_epoch", -1) == -1):
+        if (pid == -1) != (epoch == -1):
             raise KafkaError(ErrorCode.invalid_request, "producer id and epoch must both be set or both be -1")
         if request.transactional_id is None:
             pid, epoch = ctx.node.producer_ids.next_id(), 0
         else:
             pid, epoch = ctx.node.txn.init_producer_id(
                 request.transactional_id, request.transaction_timeout.total_seconds() * 1000,
-                request.producer_id, getattr(request, "producer_epoch", -1), now_ms(),
+                pid, epoch, now_ms(),
             )
     except KafkaError as e:
         code = e.code
