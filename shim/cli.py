@@ -28,7 +28,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--max-request-bytes", type=int, default=100 * 1024 * 1024)
     s.add_argument("--retention-ms", type=int, default=7 * 24 * 3600 * 1000)
     s.add_argument("--retention-bytes", type=int, default=-1)
+    s.add_argument("--transaction-abort-check-interval-ms", type=int, default=10_000,
+                   help="how often open transactions are checked against their timeout (default 10000)")
     s.add_argument("--log-level", default="INFO")
+    i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
+    i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
+    i.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    i.add_argument("--internal", action="store_true", help="include __transaction_state and __consumer_offsets")
     return p
 
 
@@ -38,6 +44,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         num_partitions=args.num_partitions, auto_create_topics=not args.no_auto_create_topics, fsync=args.fsync,
         segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
         max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
+        transaction_abort_check_interval_ms=args.transaction_abort_check_interval_ms,
     )
 
 
@@ -56,8 +63,23 @@ async def serve(config: BrokerConfig) -> None:
     logging.getLogger("shim").info("stopped cleanly")
 
 
+def _inspect(args: argparse.Namespace) -> int:
+    import time
+
+    from .inspect import inspect_data_dir, render, to_json
+
+    if not (args.data_dir / "__cluster_metadata" / "topics.json").exists():
+        print(f"kafka-shim: {args.data_dir} is not a kafka-shim data directory", file=sys.stderr)
+        return 2
+    report = inspect_data_dir(args.data_dir, int(time.time() * 1000), args.internal)
+    print(to_json(report) if args.json else render(report))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "inspect":
+        return _inspect(args)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -74,17 +74,20 @@ def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
 
 
 class LogManager:
-    def __init__(self, data_dir: Path, defaults: LogConfig) -> None:
+    def __init__(self, data_dir: Path, defaults: LogConfig, read_only: bool = False) -> None:
         self.data_dir = data_dir
         self.defaults = defaults
+        self.read_only = read_only
         self.meta_dir = data_dir / "__cluster_metadata"
-        self.meta_dir.mkdir(parents=True, exist_ok=True)
+        if not read_only:
+            self.meta_dir.mkdir(parents=True, exist_ok=True)
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
         self.topics: dict[str, TopicInfo] = {}
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._load_topics()
-        marker.unlink(missing_ok=True)
+        if not read_only:
+            marker.unlink(missing_ok=True)
 
     # -- topics -----------------------------------------------------------------------------
 
@@ -142,7 +145,8 @@ class LogManager:
     # -- persistence ------------------------------------------------------------------------
 
     def _open(self, info: TopicInfo, partition: int, config: LogConfig, clean: bool) -> PartitionLog:
-        plog = PartitionLog(self.data_dir / f"{info.name}-{partition}", info.name, partition, config, clean=clean)
+        plog = PartitionLog(self.data_dir / f"{info.name}-{partition}", info.name, partition, config, clean=clean,
+                            read_only=self.read_only)
         plog.on_append = getattr(self, "_on_append", None)
         self.logs[(info.name, partition)] = plog
         return plog
@@ -157,7 +161,7 @@ class LogManager:
             config = log_config_for(self.defaults, info.configs)
             for p in range(info.partitions):
                 self._open(info, p, config, clean=self.clean_start)
-        for d in self.data_dir.iterdir():  # partitions of topics deleted before a crash
+        for d in [] if self.read_only else self.data_dir.iterdir():  # partitions of topics deleted before a crash
             topic, _, part = d.name.rpartition("-")
             if d.is_dir() and part.isdigit() and topic and (topic, int(part)) not in self.logs:
                 shutil.rmtree(d, ignore_errors=True)

@@ -56,15 +56,18 @@ class ReadResult:
 
 
 class PartitionLog:
-    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool) -> None:
+    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool,
+                 read_only: bool = False) -> None:
         self.directory = directory
+        self.read_only = read_only  # inspect a data directory without changing a byte of it
         self.topic = topic
         self.partition = partition
         self.config = config
         self.producer_state = ProducerStateManager()
         self.aborted: list[AbortedTxn] = []  # sorted by last_offset (marker offset)
         self.on_append: Callable[[], None] | None = None
-        directory.mkdir(parents=True, exist_ok=True)
+        if not read_only:
+            directory.mkdir(parents=True, exist_ok=True)
         self.segments: list[LogSegment] = []
         self.log_start_offset = 0
         self._load(clean)
@@ -138,7 +141,8 @@ class PartitionLog:
         if completed is not None and completed.is_aborted:
             entry = AbortedTxn(pid, completed.first_offset, offset, self.producer_state.last_stable_offset_for(completed))
             self.aborted.append(entry)
-            txn_index.append(seg.log_path.with_suffix(".txnindex"), entry)
+            if not self.read_only:
+                txn_index.append(seg.log_path.with_suffix(".txnindex"), entry)
 
     def _write(self, batch: bytearray, h: BatchHeader) -> None:
         if self.active.size and self.active.size + h.size > self.config.segment_bytes:
@@ -281,9 +285,9 @@ class PartitionLog:
         if not bases:
             bases = [self.log_start_offset]
         for i, base in enumerate(bases):
-            seg = LogSegment(self.directory, base, self.config.index_interval_bytes)
+            seg = LogSegment(self.directory, base, self.config.index_interval_bytes, self.read_only)
             last = i == len(bases) - 1
-            seg.load(recover=last and not clean, max_batch=max(self.config.max_message_bytes, 1 << 24))
+            seg.load(recover=last and not clean and not self.read_only, max_batch=max(self.config.max_message_bytes, 1 << 24))
             if not last:
                 seg.next_offset = bases[i + 1]
             self.segments.append(seg)
@@ -300,14 +304,14 @@ class PartitionLog:
                 break
             self.producer_state.truncate()
         for off in snapshot.offsets(self.directory):
-            if off > leo:
+            if off > leo and not self.read_only:
                 snapshot.path_for(self.directory, off).unlink()
         # Aborted entries below the replay point come from the index files; replay re-adds the rest.
         for seg in self.segments:
             path = seg.log_path.with_suffix(".txnindex")
             entries = txn_index.load(path)
             kept = [a for a in entries if a.last_offset < replay_from]
-            if len(kept) != len(entries):
+            if len(kept) != len(entries) and not self.read_only:
                 txn_index.rewrite(path, kept)
             self.aborted.extend(a for a in kept if a.last_offset >= self.log_start_offset)
         self._replay(replay_from)

@@ -29,12 +29,14 @@ def file_name(base_offset: int, suffix: str) -> str:
 
 
 class LogSegment:
-    def __init__(self, directory: Path, base_offset: int, index_interval: int) -> None:
+    def __init__(self, directory: Path, base_offset: int, index_interval: int, read_only: bool = False) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval = index_interval
         self.log_path = directory / file_name(base_offset, ".log")
-        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.read_only = read_only
+        flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT | os.O_APPEND
+        self._fd = os.open(self.log_path, flags, 0o644)
         self.size = os.fstat(self._fd).st_size
         self.next_offset = base_offset
         self.max_timestamp = -1
@@ -146,7 +148,9 @@ class LogSegment:
             self._track(h, position)
             position += h.size
         cut = self.size - position
-        if cut:
+        if cut and self.read_only:
+            self.size = position  # ignore the tail a running broker may still be writing
+        elif cut:
             log.warning("%s: truncating %d bytes of torn or corrupt data at position %d", self.log_path, cut, position)
             self.truncate_to_position(position)
         return cut

@@ -29,6 +29,21 @@ COORDINATOR_EPOCH = 0
 S = TxnState
 
 
+def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
+    """The latest state of every transactional id in ``__transaction_state`` (tombstones drop it)."""
+    txns: dict[str, TxnMetadata] = {}
+    info = logs.topics.get(TXN_TOPIC)
+    for p in range(info.partitions if info else 0):
+        for raw in logs.get(TXN_TOPIC, p).iter_batches():
+            for r in decode_batch(raw)[1]:
+                txn_id = decode_key(r.key)
+                if r.value is None:
+                    txns.pop(txn_id, None)
+                else:
+                    txns[txn_id] = decode_value(txn_id, r.value)
+    return txns
+
+
 class TransactionCoordinator:
     def __init__(self, logs: LogManager, producer_ids: ProducerIdManager, *, num_partitions: int,
                  offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int) -> None:
@@ -59,17 +74,7 @@ class TransactionCoordinator:
 
     def load(self, now_ms: int) -> None:
         """Replay ``__transaction_state``, then finish what was being prepared when the broker stopped."""
-        if TXN_TOPIC not in self.logs.topics:
-            return
-        info = self.logs.topics[TXN_TOPIC]
-        for p in range(info.partitions):
-            for raw in self.logs.get(TXN_TOPIC, p).iter_batches():
-                for r in decode_batch(raw)[1]:
-                    txn_id = decode_key(r.key)
-                    if r.value is None:
-                        self.txns.pop(txn_id, None)
-                    else:
-                        self.txns[txn_id] = decode_value(txn_id, r.value)
+        self.txns = read_transactions(self.logs)
         for m in list(self.txns.values()):
             if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 log.info("completing %s of %s after restart", m.state.kafka_name, m.transactional_id)
