@@ -1,9 +1,15 @@
-"""Produce (0), v3-10.
+"""Produce (0), v3-11.
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
 batches succeed with the original base offset. acks=0 gets no response at all.
 fsync="always" flushes before answering acks=1/all.
+
+The first transactional batch of a producer in a partition is verified against the transaction
+coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
+(AddPartitionsToTxnManager / ReplicaManager): PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH,
+TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS
+(retriable), INVALID_PRODUCER_ID_MAPPING -> INVALID_TXN_STATE.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -12,9 +18,20 @@ from ..storage.validation import validate_client_batch
 from .registry import api
 
 ZSTD_MIN_VERSION = 7
+TRANSACTION_ABORTABLE_VERSION = 11
 
 
-@api(0, "Produce", 3, 10)
+def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
+    if code == ErrorCode.producer_fenced:
+        return ErrorCode.invalid_producer_epoch
+    if code == ErrorCode.concurrent_transactions:
+        return ErrorCode.not_enough_replicas
+    if code == ErrorCode.transaction_abortable and version >= TRANSACTION_ABORTABLE_VERSION:
+        return code
+    return ErrorCode.invalid_txn_state
+
+
+@api(0, "Produce", 3, 11)
 def handle(ctx, request):
     node = ctx.node
     now = now_ms()
@@ -37,7 +54,10 @@ def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
         raise KafkaError(ErrorCode.transactional_id_authorization_failed, "transactional batch without a transactional id")
     if h.producer_id not in plog.producer_state.ongoing_txns:
         # The first batch of a transaction in this partition: the coordinator must know it (KIP-890 part 1).
-        ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
+        try:
+            ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
+        except KafkaError as e:
+            raise KafkaError(_verification_error(e.code, ctx.version), e.message) from None
 
 
 def _partition(ctx, request, topic, p, now):

@@ -1,4 +1,4 @@
-"""InitProducerId (22), v0-4.
+"""InitProducerId (22), v0-5 (v5: KIP-890 part 1, TRANSACTION_ABORTABLE known to the client).
 
 Without a transactional id (idempotent producer): always a new producer id with epoch 0, as Kafka
 does; the Java client bumps idempotent epochs locally. With a transactional id the transaction
@@ -12,7 +12,7 @@ from .registry import api
 FENCED_AS_EPOCH_VERSION = 4  # below v4, PRODUCER_FENCED is reported as INVALID_PRODUCER_EPOCH
 
 
-@api(22, "InitProducerId", 0, 4)
+@api(22, "InitProducerId", 0, 5)
 def handle(ctx, request):
     pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)  # v3+
     try:

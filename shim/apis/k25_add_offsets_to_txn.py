@@ -1,4 +1,4 @@
-"""AddOffsetsToTxn (25), v0-3: adds the group's __consumer_offsets partition to the transaction."""
+"""AddOffsetsToTxn (25), v0-4: adds the group's __consumer_offsets partition to the transaction."""
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
@@ -6,7 +6,7 @@ from ._txn_errors import for_version
 from .registry import api
 
 
-@api(25, "AddOffsetsToTxn", 0, 3)
+@api(25, "AddOffsetsToTxn", 0, 4)
 def handle(ctx, request):
     try:
         ctx.node.txn.add_offsets(request.transactional_id, request.producer_id, request.producer_epoch,

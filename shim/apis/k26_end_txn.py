@@ -1,4 +1,4 @@
-"""EndTxn (26), v0-3: commit or abort; markers are written before the answer.
+"""EndTxn (26), v0-4 (never v5: no transaction version 2): commit or abort; markers are written before the answer.
 
 Retries of a completed EndTxn succeed; a commit after an abort (or any EndTxn with no transaction)
 is INVALID_TXN_STATE; a stale epoch is PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2).
@@ -10,7 +10,7 @@ from ._txn_errors import for_version
 from .registry import api
 
 
-@api(26, "EndTxn", 0, 3)
+@api(26, "EndTxn", 0, 4)
 def handle(ctx, request):
     try:
         ctx.node.txn.end_txn(request.transactional_id, request.producer_id, request.producer_epoch,

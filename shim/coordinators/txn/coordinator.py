@@ -227,11 +227,15 @@ class TransactionCoordinator:
                          topic: str, partition: int) -> None:
         """A transactional batch that starts a transaction in a partition must belong to an ongoing
         transaction that added it (Kafka: AddPartitionsToTxn VerifyOnly before the first append)."""
+        # The coordinator's answers, as Kafka's handleVerifyPartitionsInTransaction gives them; the
+        # Produce handler maps them for the request version (AddPartitionsToTxnManager).
         m = self.txns.get(txn_id) if txn_id else None
         if m is None or m.producer_id != producer_id:
-            raise KafkaError(ErrorCode.invalid_txn_state, f"producer {producer_id} has no transaction here")
-        if producer_epoch < m.producer_epoch:
-            raise KafkaError(ErrorCode.invalid_producer_epoch, f"epoch {producer_epoch} was fenced")
+            raise KafkaError(ErrorCode.invalid_producer_id_mapping, f"producer {producer_id} has no transaction here")
+        if producer_epoch != m.producer_epoch:
+            raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} is not current ({m.producer_epoch})")
+        if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            raise KafkaError(ErrorCode.concurrent_transactions)
         if m.state is not S.ONGOING or (topic, partition) not in m.partitions:
-            raise KafkaError(ErrorCode.invalid_txn_state,
+            raise KafkaError(ErrorCode.transaction_abortable,
                              f"{topic}-{partition} was not added to the transaction of {txn_id!r}")
