@@ -1,0 +1,109 @@
+"""Sans-IO tests of the length-prefixed frame decoder (shim.protocol.framing)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shim.protocol.framing import FrameDecoder, FrameError, frame
+
+
+def test_frame_prefixes_big_endian_int32_size():
+    assert frame(b"abc") == b"\x00\x00\x00\x03abc"
+    assert frame(b"") == b"\x00\x00\x00\x00"
+
+
+def test_one_frame_in_one_feed():
+    d = FrameDecoder(1024)
+    assert d.feed(frame(b"hello")) == [b"hello"]
+    assert d.pending == 0
+
+
+def test_frame_split_at_every_byte_boundary():
+    payload = bytes(range(40))
+    data = frame(payload)
+    for cut in range(len(data) + 1):
+        d = FrameDecoder(1024)
+        first = d.feed(data[:cut])
+        assert first == ([payload] if cut == len(data) else [])
+        assert d.pending == (0 if cut == len(data) else cut)
+        assert first + d.feed(data[cut:]) == [payload]
+        assert d.pending == 0
+
+
+def test_frame_fed_one_byte_at_a_time():
+    payloads = [b"a" * 5, b"", b"xyz" * 100]
+    d = FrameDecoder(1024)
+    out = []
+    for byte in b"".join(frame(p) for p in payloads):
+        out += d.feed(bytes([byte]))
+    assert out == payloads
+    assert d.pending == 0
+
+
+def test_many_frames_in_one_feed_keep_order_and_partial_tail():
+    payloads = [f"request-{i}".encode() * (i % 7) for i in range(200)]
+    tail = frame(b"incomplete-tail")
+    d = FrameDecoder(1 << 20)
+    assert d.feed(b"".join(frame(p) for p in payloads) + tail[:9]) == payloads
+    assert d.pending == 9
+    assert d.feed(tail[9:]) == [b"incomplete-tail"]
+    assert d.pending == 0
+
+
+def test_zero_length_frame_is_a_frame():
+    d = FrameDecoder(16)
+    assert d.feed(frame(b"") + frame(b"x")) == [b"", b"x"]
+
+
+@pytest.mark.parametrize("size", [-1, -(2**31), -100])
+def test_negative_size_is_refused_from_the_prefix_alone(size):
+    d = FrameDecoder(1024)
+    with pytest.raises(FrameError, match="negative"):
+        d.feed(struct.pack(">i", size))
+
+
+def test_negative_size_after_valid_frames_in_the_same_feed():
+    d = FrameDecoder(1024)
+    with pytest.raises(FrameError):
+        d.feed(frame(b"ok") + struct.pack(">i", -5))
+
+
+def test_oversize_is_refused_before_the_body_arrives():
+    d = FrameDecoder(100)
+    # Only the four size bytes: the decoder must not wait for 101 bytes of body.
+    with pytest.raises(FrameError, match="exceeds"):
+        d.feed(struct.pack(">i", 101))
+
+
+def test_size_split_across_feeds_is_checked_once_complete():
+    d = FrameDecoder(100)
+    assert d.feed(b"\x00\x00") == []
+    with pytest.raises(FrameError):
+        d.feed(b"\x01\x00")  # 256 > 100
+
+
+def test_frame_of_exactly_the_limit_is_accepted():
+    d = FrameDecoder(100)
+    assert d.feed(frame(b"z" * 100)) == [b"z" * 100]
+    with pytest.raises(FrameError):
+        FrameDecoder(99).feed(frame(b"z" * 100))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    payloads=st.lists(st.binary(max_size=300), max_size=20),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=10),
+)
+def test_any_split_of_any_frame_sequence_decodes_to_the_same_payloads(payloads, cuts):
+    data = b"".join(frame(p) for p in payloads)
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    d = FrameDecoder(300)
+    out = []
+    for a, b in zip(points, points[1:]):
+        out += d.feed(data[a:b])
+    assert out == payloads
+    assert d.pending == 0
