@@ -234,10 +234,15 @@ class PartitionLog:
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with the largest timestamp (KAFKA-16310)."""
         best = max(self.segments, key=lambda s: s.max_timestamp)
-        if best.max_timestamp < 0:
+        found = best.find(best.offset_of_max_timestamp) if best.max_timestamp >= 0 else None
+        if found is None:
             return None
-        return best._offset_of_max_ts, best.max_timestamp
+        position, h = found
+        _, records = decode_batch(best.read(position, h.size))
+        top = max(records, key=lambda r: r.timestamp)
+        return top.offset, top.timestamp
 
     # -- deletion and retention --------------------------------------------------------------
 
@@ -290,6 +295,8 @@ class PartitionLog:
             seg.load(recover=last and not clean and not self.read_only, max_batch=max(self.config.max_message_bytes, 1 << 24))
             if not last:
                 seg.next_offset = bases[i + 1]
+                if not self.read_only and not seg.log_path.with_suffix(".index").exists():
+                    seg.write_index_files()  # rebuilt by the scan: keep it for the next start
             self.segments.append(seg)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         self._rebuild_producer_state()

@@ -45,7 +45,7 @@ class LogSegment:
         self._time_ts = array("q")
         self._time_offsets = array("q")
         self._since_index = 0
-        self._offset_of_max_ts = base_offset
+        self.offset_of_max_timestamp = base_offset  # last offset of the batch holding max_timestamp
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -63,13 +63,13 @@ class LogSegment:
     def _track(self, h: BatchHeader, position: int) -> None:
         if h.max_timestamp > self.max_timestamp:
             self.max_timestamp = h.max_timestamp
-            self._offset_of_max_ts = h.last_offset
+            self.offset_of_max_timestamp = h.last_offset
         if not self._offsets or self._since_index >= self.index_interval:
             self._offsets.append(h.base_offset)
             self._positions.append(position)
             if not self._time_ts or self.max_timestamp > self._time_ts[-1]:
                 self._time_ts.append(self.max_timestamp)
-                self._time_offsets.append(self._offset_of_max_ts)
+                self._time_offsets.append(self.offset_of_max_timestamp)
             self._since_index = 0
         self._since_index += h.size
         self.next_offset = h.next_offset
@@ -177,13 +177,14 @@ class LogSegment:
         # Walk the tail after the last index entry for next_offset, max timestamp and the byte count.
         start = positions[-1] if positions else 0
         self._since_index = 0
-        self.max_timestamp = self._time_ts[-1] if self._time_ts else -1
+        if self._time_ts:
+            self.max_timestamp, self.offset_of_max_timestamp = self._time_ts[-1], self._time_offsets[-1]
         for position, h in self.iter_headers(start):
             if position + h.size > self.size:
                 return False
             self.next_offset = h.next_offset
             if h.max_timestamp > self.max_timestamp:
-                self.max_timestamp, self._offset_of_max_ts = h.max_timestamp, h.last_offset
+                self.max_timestamp, self.offset_of_max_timestamp = h.max_timestamp, h.last_offset
             self._since_index += h.size
         return True
 
