@@ -1,0 +1,313 @@
+"""Helpers for the real-client tests: a broker subprocess, a fault-injecting TCP proxy,
+a raw Kafka-protocol connection, and polling with a deadline.
+
+They are exposed as fixtures (``shim_process``, ``dropping_proxy``, ``free_port``) so that the
+test modules need not import this file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+READY_PREFIX = "kafka-shim ready: bootstrap.servers="
+
+
+def wait_for(condition, timeout: float, interval: float = 0.02, message: str = "condition"):
+    """Poll ``condition()`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+        time.sleep(interval)
+
+
+def pick_free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- a broker in a subprocess ------------------------------------------------------------------
+
+
+class ShimProcess:
+    """``kafka-shim serve`` (or ``python -m shim serve``) as a child process."""
+
+    def __init__(self, data_dir: Path, port: int = 0, *, console_script: bool = False, args=()) -> None:
+        if console_script:
+            cmd = [str(Path(sys.executable).parent / "kafka-shim")]
+        else:
+            cmd = [sys.executable, "-m", "shim"]
+        cmd += ["serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir), *args]
+        self.data_dir = data_dir
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, text=True)
+        self.ready_line: str | None = None
+        self.ready_after: float | None = None
+        self._stderr: list[str] = []
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
+
+    def _drain_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self._stderr)
+
+    def wait_ready(self, timeout: float = 15.0) -> str:
+        """Read stdout until the ready line; returns bootstrap.servers."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        try:
+            while self.ready_line is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not sel.select(remaining):
+                    raise AssertionError(f"no ready line within {timeout}s; stderr:\n{self.stderr}")
+                line = self.proc.stdout.readline()
+                if not line:
+                    raise AssertionError(f"broker exited ({self.proc.wait()}) before it was ready:\n{self.stderr}")
+                if line.startswith(READY_PREFIX):
+                    self.ready_line = line.rstrip("\n")
+                    self.ready_after = time.monotonic() - self.started
+        finally:
+            sel.close()
+        return self.bootstrap_servers
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.ready_line[len(READY_PREFIX):].split()[0]
+
+    def send_signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout: float = 15.0) -> int:
+        return self.proc.wait(timeout)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def cleanup(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self._stderr_thread.join(5)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+@pytest.fixture
+def shim_process():
+    """Factory: ``shim_process(data_dir, port=0, console_script=False, args=())`` -> ShimProcess.
+
+    Every process it started is killed at teardown if still running.
+    """
+    started: list[ShimProcess] = []
+
+    def start(data_dir, port=0, **kw) -> ShimProcess:
+        p = ShimProcess(Path(data_dir), port, **kw)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.cleanup()
+
+
+@pytest.fixture
+def free_port():
+    return pick_free_port
+
+
+# -- a proxy that loses Produce responses ----------------------------------------------------
+
+
+class _Cut(Exception):
+    pass
+
+
+class DroppingProxy:
+    """A TCP proxy on 127.0.0.1 in front of one broker.
+
+    It forwards requests and responses unchanged, except: for the Produce requests whose ordinal
+    number (1-based, counted across all connections) is in ``drop``, it waits for the broker's
+    response, then swallows it and closes both sides of that connection. The client saw its request
+    go out and no answer come back, so it must retry the same batch with the same sequence numbers,
+    and the broker, which did append it, must recognise the retry as a duplicate.
+    """
+
+    def __init__(self, upstream_port: int, drop) -> None:
+        self.upstream_port = upstream_port
+        self.drop = set(drop)
+        self.produce_requests = 0
+        self.dropped = 0
+        self.connections = 0
+        self.port: int | None = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="dropping-proxy", daemon=True)
+        self._tasks: set[asyncio.Task] = set()
+
+    def start(self) -> "DroppingProxy":
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        async def shutdown():
+            self._server.close()
+            for t in list(self._tasks):
+                t.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    async def _handle(self, client_r, client_w) -> None:
+        self._tasks.add(asyncio.current_task())
+        self.connections += 1
+        try:
+            broker_r, broker_w = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            client_w.close()
+            return
+        doomed: set[int] = set()  # correlation ids whose response is to be swallowed
+
+        async def requests():
+            while True:
+                size = await client_r.readexactly(4)
+                body = await client_r.readexactly(struct.unpack(">i", size)[0])
+                api_key, _, correlation_id = struct.unpack_from(">hhi", body)
+                if api_key == 0:
+                    self.produce_requests += 1
+                    if self.produce_requests in self.drop:
+                        doomed.add(correlation_id)
+                broker_w.write(size + body)
+                await broker_w.drain()
+
+        async def responses():
+            while True:
+                size = await broker_r.readexactly(4)
+                body = await broker_r.readexactly(struct.unpack(">i", size)[0])
+                if struct.unpack_from(">i", body)[0] in doomed:
+                    self.dropped += 1
+                    raise _Cut
+                client_w.write(size + body)
+                await client_w.drain()
+
+        tasks = [asyncio.create_task(requests()), asyncio.create_task(responses())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for w in (client_w, broker_w):
+                w.close()
+            self._tasks.discard(asyncio.current_task())
+
+
+@pytest.fixture
+def dropping_proxy():
+    """Factory: ``dropping_proxy(broker_port, drop={3, 7})`` -> started DroppingProxy."""
+    proxies: list[DroppingProxy] = []
+
+    def start(upstream_port: int, drop) -> DroppingProxy:
+        p = DroppingProxy(upstream_port, drop).start()
+        proxies.append(p)
+        return p
+
+    yield start
+    for p in proxies:
+        p.stop()
+
+
+# -- the raw protocol ------------------------------------------------------------------------
+
+
+class RawConnection:
+    """A blocking socket that speaks Kafka framing, for requests no client library would send."""
+
+    def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def send_frame(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def _recv_exactly(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed by the broker")
+            buf += chunk
+        return buf
+
+    def recv_frame(self) -> bytes:
+        (size,) = struct.unpack(">i", self._recv_exactly(4))
+        return self._recv_exactly(size)
+
+    def closed_by_peer(self, timeout: float = 10.0) -> bool:
+        """True once the broker has closed its side (EOF or reset), without sending anything."""
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(1 << 16)
+        except ConnectionResetError:
+            return True
+        except socket.timeout:
+            return False
+        if data:
+            raise AssertionError(f"expected the connection to be closed, got {data[:40]!r}")
+        return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def raw_connection():
+    """Factory: ``raw_connection("host:port")`` -> RawConnection, closed at teardown."""
+    conns: list[RawConnection] = []
+
+    def connect(bootstrap: str) -> RawConnection:
+        c = RawConnection(bootstrap)
+        conns.append(c)
+        return c
+
+    yield connect
+    for c in conns:
+        c.close()
+
+
+@pytest.fixture
+def poll():
+    """``poll(condition, timeout, message=...)``: wait for a condition with a deadline."""
+    return wait_for
+
