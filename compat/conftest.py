@@ -158,6 +158,7 @@ class DroppingProxy:
         self.upstream_port = upstream_port
         self.drop = set(drop)
         self.produce_requests = 0
+        self.produced_batches: list[tuple[int, int, int, int]] = []  # (producer id, epoch, base seq, count)
         self.dropped = 0
         self.connections = 0
         self.port: int | None = None
@@ -203,6 +204,7 @@ class DroppingProxy:
                 api_key, _, correlation_id = struct.unpack_from(">hhi", body)
                 if api_key == 0:
                     self.produce_requests += 1
+                    self.produced_batches += _batches_of_produce(body)
                     if self.produce_requests in self.drop:
                         doomed.add(correlation_id)
                 broker_w.write(size + body)
@@ -228,6 +230,20 @@ class DroppingProxy:
             for w in (client_w, broker_w):
                 w.close()
             self._tasks.discard(asyncio.current_task())
+
+
+def _batches_of_produce(frame: bytes) -> list[tuple[int, int, int, int]]:
+    from kafka_codecs import iter_batches
+    from shim.protocol.messages import decode_request, peek
+
+    api_key, version, _ = peek(frame)
+    _, request = decode_request(frame, api_key, version)
+    out = []
+    for t in request.topic_data:
+        for p in t.partition_data:
+            for _, h in iter_batches(p.records or b""):
+                out.append((h.producer_id, h.producer_epoch, h.base_sequence, h.records_count))
+    return out
 
 
 @pytest.fixture
