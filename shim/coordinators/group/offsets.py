@@ -1,0 +1,229 @@
+"""Committed offsets of a group coordinator (Kafka 3.9: GroupCoordinator.handleCommitOffsets,
+handleTxnCommitOffsets, handleFetchOffsets, handleDeleteGroups, handleDeleteOffsets and
+GroupMetadataManager.storeOffsets/getOffsets/handleTxnCompletion).
+
+Mixed into :class:`~shim.coordinators.group.coordinator.GroupCoordinator`. Plain commits are
+appended and applied at once. A transactional commit (TxnOffsetCommit) is appended as a
+transactional batch of the producer and held as pending per producer id until the producer's
+COMMIT or ABORT marker reaches the group's offsets partition (:meth:`OffsetOperations.on_marker`):
+COMMIT makes them the committed offsets unless a plain commit was written after them, ABORT drops
+them. While any is pending for a partition, OffsetFetch with RequireStable answers
+UNSTABLE_OFFSET_COMMIT for it (KIP-447).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...errors import ErrorCode, KafkaError
+from ..txn.coordinator import OFFSETS_TOPIC
+from .records import OffsetAndMetadata
+from .state import CommittedOffset, GroupMetadata, GroupState, check_group_id
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+
+S = GroupState
+E = ErrorCode
+TP = tuple[str, int]
+OFFSET_METADATA_MAX_BYTES = 4096  # Kafka: offset.metadata.max.bytes
+
+
+def verification_error(code: ErrorCode) -> ErrorCode:
+    """The leader's mapping of the coordinator's answer for TxnOffsetCommit v0-3 (Kafka 3.9:
+    AddPartitionsToTxnManager with defaultError, then maybeConvertOffsetCommitError)."""
+    if code == E.producer_fenced:
+        return E.invalid_producer_epoch
+    if code == E.transaction_abortable:
+        return E.invalid_txn_state
+    return code
+
+
+class OffsetOperations:
+    groups: dict[str, GroupMetadata]
+    producer_groups: dict[int, set[str]]
+
+    # -- OffsetCommit (8) -------------------------------------------------------------------
+
+    def commit_offsets(self: "GroupCoordinator", group_id: str, member_id: str, group_instance_id: str | None,
+                       generation_id: int, offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> dict[TP, ErrorCode]:
+        """Kafka: handleCommitOffsets. Generation -1 is a consumer without group management."""
+        group = self.groups.get(group_id)
+        try:
+            check_group_id(group_id, allow_empty=True)
+            if group is None:
+                if generation_id >= 0:
+                    raise KafkaError(E.illegal_generation, f"group {group_id!r} has no generation {generation_id}")
+                group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=now_ms)
+            _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, False))
+            if group.is_(S.COMPLETING_REBALANCE):
+                raise KafkaError(E.rebalance_in_progress)
+            if group.state in (S.STABLE, S.PREPARING_REBALANCE):
+                self._schedule_heartbeat(group.members[member_id], now_ms)
+        except KafkaError as e:
+            return {tp: e.code for tp in offsets}
+        return self._store(group, offsets, now_ms)
+
+    def _store(self: "GroupCoordinator", group: GroupMetadata, offsets: dict[TP, OffsetAndMetadata], now_ms: int,
+               producer: tuple[int, int] | None = None) -> dict[TP, ErrorCode]:
+        """Kafka: storeOffsets -- too-long metadata is refused per partition, the rest written in one batch."""
+        ok = {tp: o for tp, o in offsets.items() if len(o.metadata.encode()) <= OFFSET_METADATA_MAX_BYTES}
+        results = {tp: E.offset_metadata_too_large for tp in offsets if tp not in ok}
+        if not ok:
+            return results
+        try:
+            if producer is None:
+                position = self.store.store_offsets(group.group_id, ok, now_ms)
+            else:
+                position = self.store.store_txn_offsets(group.group_id, *producer, ok, now_ms)
+        except KafkaError as e:
+            return results | {tp: e.code for tp in ok}
+        target = group.offsets if producer is None else group.pending_txn_offsets.setdefault(producer[0], {})
+        for tp, o in ok.items():
+            target[tp] = CommittedOffset(o, position)
+        if producer is not None:
+            self.producer_groups.setdefault(producer[0], set()).add(group.group_id)
+        return results | {tp: E.none for tp in ok}
+
+    def _validate_offset_commit(self: "GroupCoordinator", group: GroupMetadata, generation_id: int, member_id: str,
+                                group_instance_id: str | None, transactional: bool) -> ErrorCode | None:
+        """Kafka: validateOffsetCommit."""
+        if generation_id < 0 and group.is_(S.EMPTY):
+            return None  # the admin client, or a consumer without group management
+        if generation_id >= 0 or member_id != "" or group_instance_id is not None:
+            error = self._validate_current_member(group, member_id, group_instance_id)
+            if error is None and generation_id != group.generation_id:
+                error = E.illegal_generation
+            return error
+        if not transactional and not group.is_(S.EMPTY):
+            return E.unknown_member_id  # only members commit to a non-empty group
+        return None
+
+    # -- TxnOffsetCommit (28) ---------------------------------------------------------------
+
+    def commit_txn_offsets(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
+                           producer_epoch: int, member_id: str, group_instance_id: str | None, generation_id: int,
+                           offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> dict[TP, ErrorCode]:
+        """Kafka: handleTxnCommitOffsets. The group's offsets partition must be in the producer's
+        ongoing transaction (AddOffsetsToTxn); KIP-447 member checks apply when the request names
+        a member or generation."""
+        try:
+            check_group_id(group_id)
+        except KafkaError as e:
+            return {tp: e.code for tp in offsets}
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=now_ms)
+        try:
+            self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch)
+            _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
+        except KafkaError as e:
+            return {tp: e.code for tp in offsets}
+        return self._store(group, offsets, now_ms, producer=(producer_id, producer_epoch))
+
+    def _verify_in_transaction(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
+                               producer_epoch: int) -> None:
+        """KIP-890 part 1, synchronously: the first write of a transaction to the partition asks the
+        transaction coordinator; later ones are checked by the log (producer epoch)."""
+        if self.store.in_ongoing_txn(group_id, producer_id):
+            return
+        topic, partition = self.txn.offsets_partition(group_id)
+        try:
+            self.txn.verify_partition(transactional_id, producer_id, producer_epoch, topic, partition)
+        except KafkaError as e:
+            raise KafkaError(verification_error(e.code), e.message) from None
+
+    def on_marker(self: "GroupCoordinator", producer_id: int, topic: str, partition: int, commit: bool) -> None:
+        """A COMMIT/ABORT marker was written (Kafka: handleTxnCompletion): settle the producer's
+        pending offsets of the groups in that offsets partition."""
+        if topic != OFFSETS_TOPIC:
+            return
+        for group_id in list(self.producer_groups.get(producer_id, ())):
+            if self.store.partition_for(group_id) != partition:
+                continue
+            group = self.groups.get(group_id)
+            if group is not None:
+                group.complete_txn_offsets(producer_id, commit)
+            self._forget_producer_group(producer_id, group_id)
+
+    def _forget_producer_group(self, producer_id: int, group_id: str) -> None:
+        groups = self.producer_groups.get(producer_id)
+        if groups is not None:
+            groups.discard(group_id)
+            if not groups:
+                del self.producer_groups[producer_id]
+
+    # -- OffsetFetch (9) --------------------------------------------------------------------
+
+    def fetch_offsets(self, group_id: str, require_stable: bool,
+                      partitions: list[TP] | None) -> list[tuple[TP, OffsetAndMetadata | None, ErrorCode]]:
+        """Kafka: getOffsets. ``partitions`` None means every partition with a committed offset."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return [(tp, None, E.none) for tp in partitions or ()]
+        out = []
+        for tp in group.offsets if partitions is None else partitions:
+            if require_stable and group.has_pending_offsets(tp):
+                out.append((tp, None, E.unstable_offset_commit))
+            else:
+                committed = group.offsets.get(tp)
+                out.append((tp, committed.value if committed else None, E.none))
+        return out
+
+    # -- DeleteGroups (42), OffsetDelete (47) -----------------------------------------------
+
+    def delete_groups(self, group_ids: list[str], now_ms: int) -> dict[str, ErrorCode]:
+        """Kafka: handleDeleteGroups -- only empty groups; their offsets go with them."""
+        results = {}
+        for group_id in dict.fromkeys(group_ids):
+            group = self.groups.get(group_id)
+            if group is None:
+                results[group_id] = E.group_id_not_found
+            elif not group.is_(S.EMPTY):
+                results[group_id] = E.non_empty_group
+            else:
+                group.transition(S.DEAD, now_ms)
+                self._cleanup(group, list(group.offsets), now_ms)
+                results[group_id] = E.none
+        return results
+
+    def delete_offsets(self: "GroupCoordinator", group_id: str, partitions: list[TP],
+                       now_ms: int) -> tuple[ErrorCode, dict[TP, ErrorCode]]:
+        """Kafka: handleDeleteOffsets -- not for topics an active consumer group subscribes to."""
+        try:
+            check_group_id(group_id)
+        except KafkaError as e:
+            return e.code, {}
+        group = self.groups.get(group_id)
+        if group is None:
+            return E.group_id_not_found, {}
+        results: dict[TP, ErrorCode] = {}
+        if group.is_(S.EMPTY):
+            eligible = list(partitions)
+        elif group.protocol_type == "consumer":
+            subscribed = group.subscribed_topics()
+            eligible = [tp for tp in partitions if subscribed is not None and tp[0] not in subscribed]
+            results = {tp: E.group_subscribed_to_topic for tp in partitions if tp not in eligible}
+        else:
+            return E.non_empty_group, {}
+        if eligible:
+            self._cleanup(group, eligible, now_ms)
+        return E.none, results | {tp: E.none for tp in eligible}
+
+    def _cleanup(self, group: GroupMetadata, partitions: list[TP], now_ms: int) -> None:
+        """Kafka: cleanupGroupMetadata -- drop offsets, write their tombstones; an empty group without
+        offsets is dead and goes too (its metadata tombstone only if it ever had a generation)."""
+        removed = group.remove_offsets(partitions)
+        if group.is_(S.EMPTY) and not group.has_offsets():
+            group.transition(S.DEAD, now_ms)
+        dead = group.is_(S.DEAD)
+        if dead:
+            self.groups.pop(group.group_id, None)
+            for pid in list(self.producer_groups):
+                self._forget_producer_group(pid, group.group_id)
+        self.store.write_tombstones(group.group_id, removed, dead and group.generation_id > 0, now_ms)
+
+
+def _raise(error: ErrorCode | None) -> None:
+    if error is not None:
+        raise KafkaError(error)

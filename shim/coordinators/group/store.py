@@ -1,0 +1,201 @@
+"""Group state in ``__consumer_offsets`` (Kafka: GroupMetadataManager storeGroup/storeOffsets and
+doLoadGroupsAndOffsets).
+
+Writes go through :meth:`PartitionLog.append_client_batch`, synchronously, before the caller
+changes anything in memory. Loading replays every offsets partition from its log start: the last
+record per key wins, transactional offset records wait for their producer's COMMIT/ABORT marker,
+and those still open at the end are the pending transactional offsets of an ongoing transaction
+(which the partition's producer state confirms).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from kafka_codecs.batch import parse_header
+from kafka_codecs.control import ControlRecordType, read_end_txn_marker
+from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
+
+from ...errors import ErrorCode, KafkaError
+from ...storage.log_manager import LogManager
+from ...storage.producer_state import INT32_MAX
+from ..txn.coordinator import OFFSETS_TOPIC, TransactionCoordinator
+from . import records as rec
+from .records import GroupRecord, MemberRecord, OffsetAndMetadata
+from .state import CommittedOffset, GroupMetadata
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+def group_store_error(code: ErrorCode) -> ErrorCode:
+    """Kafka: the storeGroup callback's mapping of append errors."""
+    if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
+        return ErrorCode.unknown_server_error
+    return code
+
+
+def offset_commit_error(code: ErrorCode) -> ErrorCode:
+    """Kafka: GroupMetadataManager.maybeConvertOffsetCommitError."""
+    if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
+        return ErrorCode.invalid_commit_offset_size
+    return code
+
+
+@dataclass(slots=True)
+class LoadedPartition:
+    """What one offsets partition holds after replay."""
+
+    groups: dict[str, tuple[GroupRecord, int]] = field(default_factory=dict)  # group -> (record, offset)
+    offsets: dict[str, dict[TP, CommittedOffset]] = field(default_factory=dict)
+    pending: dict[int, dict[str, dict[TP, CommittedOffset]]] = field(default_factory=dict)  # pid -> group -> tp
+
+
+class GroupStore:
+    def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, fsync: bool = False) -> None:
+        self.logs = logs
+        self.txn = txn
+        self.fsync = fsync
+
+    def partition_for(self, group_id: str) -> int:
+        return self.txn.offsets_partition(group_id)[1]
+
+    def _log(self, group_id: str):
+        self.logs.ensure_topic(OFFSETS_TOPIC, self.txn.offsets_partitions)
+        return self.logs.get(OFFSETS_TOPIC, self.partition_for(group_id))
+
+    def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
+        """Append one batch to the group's offsets partition; returns its base offset."""
+        plog = self._log(group_id)
+        batch = bytearray(encode_batch([(k, v, (), now_ms) for k, v in records], **producer))
+        result = plog.append_client_batch(batch, parse_header(batch), now_ms)
+        if self.fsync:
+            plog.flush()
+        return result.base_offset
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def store_group(self, group: GroupMetadata, assignment: dict[str, bytes], now_ms: int) -> None:
+        """Write the group's metadata with ``assignment``; raises KafkaError with Kafka's storeGroup code."""
+        members = tuple(
+            MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                         m.session_timeout_ms, m.metadata(group.protocol_name), assignment[m.member_id])
+            for m in group.members.values()
+        )
+        value = rec.group_value(GroupRecord(group.protocol_type or "", group.generation_id, group.protocol_name,
+                                            group.leader_id, group.state_timestamp, members))
+        try:
+            self._append(group.group_id, [(rec.group_key(group.group_id), value)], now_ms)
+        except KafkaError as e:
+            raise KafkaError(group_store_error(e.code), e.message) from None
+
+    def store_offsets(self, group_id: str, offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> int:
+        return self._store_offsets(group_id, offsets, now_ms)
+
+    def store_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
+                          offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> int:
+        """Offsets as a transactional batch of the producer (Kafka: generateOffsetRecords with a pid)."""
+        plog = self._log(group_id)
+        entry = plog.producer_state.producers.get(producer_id)
+        # The log checks sequences of every client batch: continue the producer's sequence here.
+        sequence = 0
+        if entry is not None and entry.producer_epoch == producer_epoch and entry.batches:
+            sequence = 0 if entry.last_seq == INT32_MAX else entry.last_seq + 1
+        return self._store_offsets(group_id, offsets, now_ms, producer_id=producer_id, producer_epoch=producer_epoch,
+                                   base_sequence=sequence, is_transactional=True)
+
+    def _store_offsets(self, group_id: str, offsets: dict[TP, OffsetAndMetadata], now_ms: int, **producer) -> int:
+        records = [(rec.offset_key(group_id, t, p), rec.offset_value(o)) for (t, p), o in offsets.items()]
+        try:
+            return self._append(group_id, records, now_ms, **producer)
+        except KafkaError as e:
+            raise KafkaError(offset_commit_error(e.code), e.message) from None
+
+    def write_tombstones(self, group_id: str, tps: list[TP], group_too: bool, now_ms: int) -> None:
+        records = [(rec.offset_key(group_id, t, p), None) for t, p in tps]
+        if group_too:
+            records.append((rec.group_key(group_id), None))
+        if records:
+            self._append(group_id, records, now_ms)
+
+    def in_ongoing_txn(self, group_id: str, producer_id: int) -> bool:
+        return producer_id in self._log(group_id).producer_state.ongoing_txns
+
+    # -- load -------------------------------------------------------------------------------
+
+    def load(self) -> list[LoadedPartition]:
+        if OFFSETS_TOPIC not in self.logs.topics:
+            return []
+        return [self._load_partition(p) for p in range(self.logs.topics[OFFSETS_TOPIC].partitions)]
+
+    def _load_partition(self, partition: int) -> LoadedPartition:
+        plog = self.logs.get(OFFSETS_TOPIC, partition)
+        out = LoadedPartition()
+        for raw in plog.iter_batches():
+            h, records = decode_batch(raw)
+            if h.is_control:
+                _replay_marker(out, raw, h.producer_id)
+                continue
+            for r in records:
+                _replay_record(out, r, h)
+        for pid in [pid for pid in out.pending if pid not in plog.producer_state.ongoing_txns]:
+            log.warning("dropping transactional offsets of producer %d in %s-%d: no open transaction",
+                        pid, OFFSETS_TOPIC, partition)
+            del out.pending[pid]
+        return out
+
+
+def _replay_marker(out: LoadedPartition, raw: bytes, producer_id: int) -> None:
+    try:
+        kind, _ = read_end_txn_marker(raw)
+    except InvalidBatch:
+        return  # other control records are not transaction markers
+    for group_id, pending in out.pending.pop(producer_id, {}).items():
+        if kind is not ControlRecordType.COMMIT:
+            continue
+        committed = out.offsets.setdefault(group_id, {})
+        for tp, c in pending.items():
+            if tp not in committed or committed[tp].record_offset < c.record_offset:
+                committed[tp] = c
+
+
+def _replay_record(out: LoadedPartition, r, h) -> None:
+    try:
+        key = rec.read_key(r.key)
+        if isinstance(key, rec.GroupKey):
+            if r.value is None:
+                out.groups.pop(key.group_id, None)
+                _forget_group(out, key.group_id)
+            else:
+                out.groups[key.group_id] = (rec.read_group_value(r.value), h.base_offset)
+            return
+        value = None if r.value is None else CommittedOffset(rec.read_offset_value(r.value), h.base_offset)
+    except rec.UnknownRecord as e:
+        log.warning("skipping a record of %s: %s", OFFSETS_TOPIC, e)
+        return
+    tp = (key.topic, key.partition)
+    if h.is_transactional:
+        target = out.pending.setdefault(h.producer_id, {}).setdefault(key.group_id, {})
+    else:
+        target = out.offsets.setdefault(key.group_id, {})
+    if value is None:
+        target.pop(tp, None)
+        if not h.is_transactional:
+            # A deleted offset also drops pending transactional ones, as deletion does live.
+            for groups in out.pending.values():
+                groups.get(key.group_id, {}).pop(tp, None)
+    else:
+        target[tp] = value
+
+
+def _forget_group(out: LoadedPartition, group_id: str) -> None:
+    """A deleted group loses its offsets and its pending transactional offsets, as live."""
+    out.offsets.pop(group_id, None)
+    for groups in out.pending.values():
+        groups.pop(group_id, None)
