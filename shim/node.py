@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from .config import BrokerConfig
+from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
@@ -40,13 +41,19 @@ class Node:
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
         )
         self.txn.load(now_ms())
+        self.groups = GroupCoordinator(
+            self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
+            max_session_timeout_ms=config.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, fsync=config.fsync == "always",
+        )
+        self.groups.load(now_ms())
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""
         if now >= self._next_retention:
             self.logs.enforce_retention(now)
             self._next_retention = now + self.config.retention_check_interval_ms
-        return min(self._next_retention, self.txn.tick(now))
+        return min(self._next_retention, self.txn.tick(now), self.groups.tick(now))
 
     def close(self) -> None:
         self.logs.close()

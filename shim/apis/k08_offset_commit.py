@@ -1,0 +1,34 @@
+"""OffsetCommit (8), v2-9.
+
+Committed offsets are written to __consumer_offsets before the answer and survive restarts.
+Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION. A consumer without group management
+commits with generation -1 to an empty (or new) group; a member must name its current generation
+(ILLEGAL_GENERATION), member id (UNKNOWN_MEMBER_ID) and, if static, instance id
+(FENCED_INSTANCE_ID); during CompletingRebalance a member gets REBALANCE_IN_PROGRESS. Metadata
+over 4096 bytes: OFFSET_METADATA_TOO_LARGE. The retention time of v2-4 is accepted and ignored:
+offsets do not expire. v9's generation field also carries a KIP-848 member epoch, which classic
+groups read as a generation.
+"""
+
+from ..coordinators.group import OffsetAndMetadata
+from ..node import now_ms
+from ._groups import by_topic, split_unknown
+from .registry import api
+
+
+@api(8, "OffsetCommit", 2, 9)
+def handle(ctx, request):
+    now = now_ms()
+    known, unknown = split_unknown(ctx, request.topics)
+    offsets = {}
+    for t in request.topics:
+        for p in t.partitions:
+            if (t.name, p.partition_index) in known:
+                offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
+    results = ctx.node.groups.commit_offsets(
+        request.group_id, request.member_id, getattr(request, "group_instance_id", None),
+        request.generation_id_or_member_epoch, offsets, now) if offsets else {}
+    ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
+    codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
+    return ctx.response(topics=by_topic(ctx, codes, "OffsetCommitResponseTopic", "OffsetCommitResponsePartition"))

@@ -1,0 +1,15 @@
+"""Heartbeat (12), v0-4 (classic protocol).
+
+Keeps a member's session alive. REBALANCE_IN_PROGRESS tells it to rejoin; UNKNOWN_MEMBER_ID,
+ILLEGAL_GENERATION and FENCED_INSTANCE_ID (v3+ static members) as Kafka's handleHeartbeat.
+"""
+
+from ..node import now_ms
+from .registry import api
+
+
+@api(12, "Heartbeat", 0, 4)
+def handle(ctx, request):
+    code = ctx.node.groups.heartbeat(request.group_id, request.member_id, getattr(request, "group_instance_id", None),
+                                     request.generation_id, now_ms())
+    return ctx.response(error_code=code)

@@ -1,0 +1,27 @@
+"""LeaveGroup (13), v0-5 (classic protocol).
+
+v0-2 remove one member by member id and answer with one error code; v3+ (KIP-345) remove a batch
+of members, each by member id or, with an empty member id, by group instance id (administrative
+removal of static members), with an error per member. A departure rebalances the group.
+"""
+
+from ..errors import ErrorCode
+from ..node import now_ms
+from .registry import api
+
+BATCH_VERSION = 3
+
+
+@api(13, "LeaveGroup", 0, 5)
+def handle(ctx, request):
+    if ctx.version < BATCH_VERSION:
+        leaving = [(request.member_id, None)]
+    else:
+        leaving = [(m.member_id, m.group_instance_id) for m in request.members]
+    top, codes = ctx.node.groups.leave_group(request.group_id, leaving, now_ms())
+    if ctx.version < BATCH_VERSION:
+        # Kafka: LeaveGroupResponse puts the member's error at the top level for old versions.
+        return ctx.response(error_code=top if top != ErrorCode.none else codes[0])
+    members = tuple(ctx.make("MemberResponse", member_id=m, group_instance_id=i, error_code=c)
+                    for (m, i), c in zip(leaving, codes))
+    return ctx.response(error_code=top, members=members)

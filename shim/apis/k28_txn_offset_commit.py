@@ -1,0 +1,37 @@
+"""TxnOffsetCommit (28), v0-3 (sent to the group coordinator by a transactional producer).
+
+The offsets are written to the group's __consumer_offsets partition as a transactional batch of
+the producer and stay pending until the producer's transaction ends: the COMMIT marker makes them
+the group's committed offsets, ABORT drops them (see shim.coordinators.group.offsets). The
+partition must already be in the producer's ongoing transaction (AddOffsetsToTxn), verified with
+the transaction coordinator as Kafka 3.9 does (KIP-890 part 1), with the leader's mapping for
+v0-3: not in the transaction -> INVALID_TXN_STATE, stale epoch -> INVALID_PRODUCER_EPOCH,
+producer id not of that transactional id -> INVALID_PRODUCER_ID_MAPPING. v3 (KIP-447) carries
+the consumer's generation, member id and instance id, checked as OffsetCommit checks them when
+given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Not served: v4+
+(TRANSACTION_ABORTABLE) and v5 (transaction version 2's implicit AddOffsetsToTxn).
+"""
+
+from ..coordinators.group import OffsetAndMetadata
+from ..node import now_ms
+from ._groups import by_topic, split_unknown
+from .registry import api
+
+
+@api(28, "TxnOffsetCommit", 0, 3)
+def handle(ctx, request):
+    now = now_ms()
+    known, unknown = split_unknown(ctx, request.topics)
+    offsets = {}
+    for t in request.topics:
+        for p in t.partitions:
+            if (t.name, p.partition_index) in known:
+                offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
+    results = ctx.node.groups.commit_txn_offsets(
+        request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
+        getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
+        getattr(request, "generation_id", -1), offsets, now) if offsets else {}
+    ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
+    codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
+    return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))
