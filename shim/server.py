@@ -15,6 +15,10 @@ from .protocol.framing import FrameDecoder, FrameError, frame
 
 log = logging.getLogger(__name__)
 
+# Requests set new deadlines (a rebalance, a member's session) without waking the timer loop,
+# so it looks at least this often: session and rebalance timeouts fire within this much.
+MAX_TIMER_SLEEP_MS = 200
+
 
 class Server:
     def __init__(self, node: Node) -> None:
@@ -43,18 +47,23 @@ class Server:
     async def _run_timers(self) -> None:
         while True:
             now = now_ms()
-            deadline = self.node.tick(now)
-            await asyncio.sleep(max(0.01, min(deadline - now, 1000) / 1000))
+            try:
+                deadline = self.node.tick(now)
+            except Exception:
+                log.exception("a timer failed; retrying on the next tick")
+                deadline = now + MAX_TIMER_SLEEP_MS
+            await asyncio.sleep(max(0.01, min(deadline - now, MAX_TIMER_SLEEP_MS) / 1000))
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         decoder = FrameDecoder(self.node.config.max_request_bytes)
+        client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""
         try:
             while data := await reader.read(1 << 16):
                 for request in decoder.feed(data):
-                    response = await _dispatch.dispatch(self.node, request)
+                    response = await _dispatch.dispatch(self.node, request, client_host)
                     if response is not None:
                         writer.write(frame(response))
                         await writer.drain()

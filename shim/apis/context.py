@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 class RequestContext:
     node: "Node"
     header: RequestHeader
+    client_host: str = ""  # as Kafka's RequestContext.clientAddress prints it: "/127.0.0.1"
 
     @property
     def version(self) -> int:

@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 API_VERSIONS = 18
 
 
-async def dispatch(node, frame: bytes) -> bytes | None:
+async def dispatch(node, frame: bytes, client_host: str = "") -> bytes | None:
     key, version, correlation_id = peek(frame)
     spec = REGISTRY.get(key)
     if spec is None:
@@ -26,7 +26,7 @@ async def dispatch(node, frame: bytes) -> bytes | None:
             return _unsupported_api_versions(correlation_id)
         raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
     header, request = decode_request(frame, key, version)
-    result = spec.handler(RequestContext(node, header), request)
+    result = spec.handler(RequestContext(node, header, client_host), request)
     if inspect.isawaitable(result):
         result = await result
     return None if result is None else encode_response(correlation_id, result)
