@@ -191,16 +191,12 @@ def test_max_timestamp_offset_finds_the_segment_and_batch_with_the_largest_times
     assert offset in (1, 2)  # see the strict test below for which one Kafka answers
 
 
-@pytest.mark.xfail(strict=True, reason="deviation: MAX_TIMESTAMP answers the batch's last offset, Kafka >= 3.7.1 "
-                   "(KAFKA-16310) the offset of the record that has the largest timestamp")
 def test_max_timestamp_offset_is_the_offset_of_that_record(open_log):
     plog = open_log()
     append(plog, batch(0, 3, ts=[TS + 5, TS + 10, TS + 7]))
     assert plog.max_timestamp_offset() == (1, TS + 10)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: LogSegment._load_index_files does not restore _offset_of_max_ts, "
-                   "so after a clean restart MAX_TIMESTAMP answers the segment's base offset")
 def test_max_timestamp_offset_survives_a_clean_restart(open_log):
     # Default index.interval.bytes (4096) with batches above it: every batch is indexed.
     plog = open_log()
@@ -442,8 +438,6 @@ def test_missing_index_files_are_rebuilt(open_log, clean):
         assert plog.offset_for_timestamp(target, False) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="deviation: indexes rebuilt for sealed segments stay in memory; only the "
-                   "active segment's are written at close, so every later start scans the sealed segments again")
 def test_rebuilt_index_files_are_written_back(open_log):
     config = LogConfig(segment_bytes=1000, index_interval_bytes=250)
     plog = open_log(config)
