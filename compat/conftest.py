@@ -8,6 +8,7 @@ test modules need not import this file.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import selectors
 import signal
 import socket
@@ -19,6 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from kafka_codecs import iter_batches
+from shim.protocol.messages import decode_request, decode_response, encode_response, peek
 
 REPO = Path(__file__).resolve().parent.parent
 READY_PREFIX = "kafka-shim ready: bootstrap.servers="
@@ -152,11 +156,17 @@ class DroppingProxy:
     response, then swallows it and closes both sides of that connection. The client saw its request
     go out and no answer come back, so it must retry the same batch with the same sequence numbers,
     and the broker, which did append it, must recognise the retry as a duplicate.
+
+    ``on_drop()`` runs (on the proxy's thread) just before a dropped connection is closed.
+    With ``advertise``, Metadata responses are rewritten to name the proxy's port, for brokers
+    whose advertised port cannot be changed (a subprocess).
     """
 
-    def __init__(self, upstream_port: int, drop) -> None:
+    def __init__(self, upstream_port: int, drop, *, advertise: bool = False, on_drop=None) -> None:
         self.upstream_port = upstream_port
         self.drop = set(drop)
+        self.advertise = advertise
+        self.on_drop = on_drop
         self.produce_requests = 0
         self.produced_batches: list[tuple[int, int, int, int]] = []  # (producer id, epoch, base seq, count)
         self.dropped = 0
@@ -187,6 +197,11 @@ class DroppingProxy:
         self._thread.join(10)
         self._loop.close()
 
+    def _rewrite_metadata(self, body: bytes, version: int) -> bytes:
+        correlation_id, response = decode_response(body, 3, version)
+        brokers = tuple(dataclasses.replace(b, port=self.port) for b in response.brokers)
+        return encode_response(correlation_id, dataclasses.replace(response, brokers=brokers))
+
     async def _handle(self, client_r, client_w) -> None:
         self._tasks.add(asyncio.current_task())
         self.connections += 1
@@ -196,12 +211,14 @@ class DroppingProxy:
             client_w.close()
             return
         doomed: set[int] = set()  # correlation ids whose response is to be swallowed
+        versions: dict[int, tuple[int, int]] = {}  # correlation id -> (api key, version)
 
         async def requests():
             while True:
                 size = await client_r.readexactly(4)
                 body = await client_r.readexactly(struct.unpack(">i", size)[0])
-                api_key, _, correlation_id = struct.unpack_from(">hhi", body)
+                api_key, version, correlation_id = struct.unpack_from(">hhi", body)
+                versions[correlation_id] = (api_key, version)
                 if api_key == 0:
                     self.produce_requests += 1
                     self.produced_batches += _batches_of_produce(body)
@@ -214,9 +231,16 @@ class DroppingProxy:
             while True:
                 size = await broker_r.readexactly(4)
                 body = await broker_r.readexactly(struct.unpack(">i", size)[0])
-                if struct.unpack_from(">i", body)[0] in doomed:
+                correlation_id = struct.unpack_from(">i", body)[0]
+                api_key, version = versions.pop(correlation_id, (None, None))
+                if correlation_id in doomed:
                     self.dropped += 1
+                    if self.on_drop is not None:
+                        self.on_drop()
                     raise _Cut
+                if self.advertise and api_key == 3:
+                    body = self._rewrite_metadata(body, version)
+                    size = struct.pack(">i", len(body))
                 client_w.write(size + body)
                 await client_w.drain()
 
@@ -233,9 +257,6 @@ class DroppingProxy:
 
 
 def _batches_of_produce(frame: bytes) -> list[tuple[int, int, int, int]]:
-    from kafka_codecs import iter_batches
-    from shim.protocol.messages import decode_request, peek
-
     api_key, version, _ = peek(frame)
     _, request = decode_request(frame, api_key, version)
     out = []
@@ -248,11 +269,11 @@ def _batches_of_produce(frame: bytes) -> list[tuple[int, int, int, int]]:
 
 @pytest.fixture
 def dropping_proxy():
-    """Factory: ``dropping_proxy(broker_port, drop={3, 7})`` -> started DroppingProxy."""
+    """Factory: ``dropping_proxy(broker_port, drop={3, 7}, advertise=False, on_drop=None)`` -> started proxy."""
     proxies: list[DroppingProxy] = []
 
-    def start(upstream_port: int, drop) -> DroppingProxy:
-        p = DroppingProxy(upstream_port, drop).start()
+    def start(upstream_port: int, drop, **kw) -> DroppingProxy:
+        p = DroppingProxy(upstream_port, drop, **kw).start()
         proxies.append(p)
         return p
 

@@ -1,0 +1,199 @@
+"""SIGKILL the broker under a steady acks=all idempotent produce, restart it on the same data
+directory and port, and check that nothing acknowledged moved or vanished and that the same
+producer carries on without sequence errors or duplicates."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import confluent_kafka as ck
+from kafka_codecs import iter_batches
+
+TOPIC = "kill9"
+TOTAL = 8_000
+KILL_AFTER_ACKS = 2_000
+
+
+def value(i: int) -> bytes:
+    return b"record-%06d" % i
+
+
+class Tracker:
+    """Delivery reports: exactly which record was acknowledged at which offset."""
+
+    def __init__(self) -> None:
+        self.acked: dict[int, int] = {}
+        self.failed: list[tuple[int, ck.KafkaError]] = []
+        self.client_errors: list[ck.KafkaError] = []
+
+    def on_delivery(self, err, msg) -> None:
+        i = int(msg.key())
+        if err is not None:
+            self.failed.append((i, err))
+        else:
+            assert i not in self.acked, f"record {i} acknowledged twice"
+            self.acked[i] = msg.offset()
+
+    def on_error(self, err) -> None:
+        self.client_errors.append(err)
+
+
+def batches_on_disk(data_dir):
+    raw = b"".join(p.read_bytes() for p in sorted((data_dir / f"{TOPIC}-0").glob("*.log")))
+    return [h for _, h in iter_batches(raw)]
+
+
+def records_on_disk(data_dir) -> int:
+    return sum(h.records_count for h in batches_on_disk(data_dir))
+
+
+def read_partition(bootstrap: str, end: int) -> list[tuple[int, bytes, bytes]]:
+    consumer = ck.Consumer({
+        "bootstrap.servers": bootstrap, "group.id": "kill9-check", "enable.auto.commit": False,
+        "isolation.level": "read_uncommitted", "auto.offset.reset": "earliest",
+    })  # fmt: skip
+    got = []
+    try:
+        consumer.assign([ck.TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING)])
+        deadline = time.monotonic() + 60
+        while len(got) < end and time.monotonic() < deadline:
+            for m in consumer.consume(1000, 0.5):
+                assert m.error() is None, m.error()
+                got.append((m.offset(), m.key(), m.value()))
+    finally:
+        consumer.close()
+    return got
+
+
+def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, free_port, poll):
+    data_dir = tmp_path / "data"
+    port = free_port()
+    broker = shim_process(data_dir, port)
+    bootstrap = broker.wait_ready()
+    assert bootstrap == f"127.0.0.1:{port}"
+
+    t = Tracker()
+    producer = ck.Producer({
+        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+        "linger.ms": 2, "batch.num.messages": 50, "max.in.flight.requests.per.connection": 5,
+        "message.timeout.ms": 120_000, "retry.backoff.ms": 50, "reconnect.backoff.ms": 20,
+        "reconnect.backoff.max.ms": 200, "error_cb": t.on_error,
+    })  # fmt: skip
+
+    # A steady stream from its own thread: 20 records every 3 ms until TOTAL, whatever the broker does.
+    # Delivery reports are served by this thread's poll() calls, until ``stop``.
+    produced = [0]
+    stop = threading.Event()
+
+    def stream() -> None:
+        for i in range(TOTAL):
+            producer.produce(TOPIC, key=b"%d" % i, value=value(i), partition=0, on_delivery=t.on_delivery)
+            produced[0] = i + 1
+            if i % 20 == 19:
+                producer.poll(0)
+                time.sleep(0.003)
+        while not stop.is_set():
+            producer.poll(0.01)
+
+    thread = threading.Thread(target=stream, name="steady-producer")
+    thread.start()
+    try:
+        poll(lambda: len(t.acked) >= KILL_AFTER_ACKS, 30, message="acknowledgements before the kill")
+        broker.kill9()
+        acked_at_kill, produced_at_kill = dict(t.acked), produced[0]
+        assert produced_at_kill > len(acked_at_kill), "nothing was in flight or queued at the kill"
+        poll(lambda: produced[0] >= produced_at_kill + 200 or produced[0] == TOTAL, 30, message="records queued while down")
+        broker = shim_process(data_dir, port)
+        assert broker.wait_ready() == bootstrap
+        poll(lambda: produced[0] == TOTAL, 30, message="the whole stream handed to the producer")
+    finally:
+        stop.set()
+        thread.join(60)
+    remaining = producer.flush(90)
+
+    assert remaining == 0, f"{remaining} records never delivered"
+    assert t.failed == [], t.failed[:5]
+    assert [e for e in t.client_errors if e.fatal()] == []
+    assert not any(e.code() == ck.KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER for e in t.client_errors)
+    assert len(t.acked) == TOTAL
+    assert len(t.acked) > len(acked_at_kill)
+    assert sorted(t.acked.values()) == list(range(TOTAL)), "acknowledged offsets repeat or leave gaps"
+
+    # Every record acknowledged before the kill kept its offset; all offsets are contiguous
+    # and every record is in the log exactly once, at the offset it was acknowledged with.
+    log = read_partition(bootstrap, TOTAL)
+    assert [o for o, _, _ in log] == list(range(TOTAL))
+    by_offset = {o: (k, v) for o, k, v in log}
+    for i, offset in acked_at_kill.items():
+        assert t.acked[i] == offset
+    for i, offset in t.acked.items():
+        assert by_offset[offset] == (b"%d" % i, value(i)), f"record {i} acknowledged at {offset}"
+    # Per-producer ordering holds across the restart.
+    assert [int(k) for _, k, _ in log] == list(range(TOTAL))
+
+    # On disk: sequences contiguous from 0 within each producer id and epoch.
+    batches = batches_on_disk(data_dir)
+    assert sum(h.records_count for h in batches) == TOTAL
+    expected = {}
+    for h in batches:
+        key = (h.producer_id, h.producer_epoch)
+        assert h.base_sequence == expected.get(key, 0), f"sequence gap or repeat in {key}"
+        expected[key] = h.base_sequence + h.records_count
+
+    broker.send_signal(signal.SIGTERM)
+    assert broker.wait() == 0
+
+
+def test_kill9_between_append_and_acknowledgement(tmp_path, shim_process, free_port, dropping_proxy, poll):
+    """The batch is in the log but its acknowledgement never left: after the restart the producer
+    retries it and the broker, with producer state rebuilt from the log, answers with the original
+    offset instead of appending it again."""
+    data_dir = tmp_path / "data"
+    port = free_port()
+    first = shim_process(data_dir, port)
+    first.wait_ready()
+    killed = []
+
+    def kill_broker():  # on the proxy's thread, with the response in hand and not yet forwarded
+        first.proc.send_signal(signal.SIGKILL)
+        killed.append(True)
+
+    proxy = dropping_proxy(port, {6}, advertise=True, on_drop=kill_broker)
+    bootstrap = f"127.0.0.1:{proxy.port}"
+
+    t = Tracker()
+    producer = ck.Producer({
+        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+        "batch.num.messages": 100, "max.in.flight.requests.per.connection": 1, "message.timeout.ms": 120_000,
+        "retry.backoff.ms": 50, "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 200,
+        "error_cb": t.on_error,
+    })  # fmt: skip
+    total = 2_000
+    for i in range(total):
+        producer.produce(TOPIC, key=b"%d" % i, value=value(i), partition=0, on_delivery=t.on_delivery)
+        if i % 100 == 99:
+            producer.poll(0.01)
+
+    poll(lambda: killed, 30, message="the sixth Produce request")
+    assert first.wait(10) == -signal.SIGKILL
+    on_disk = records_on_disk(data_dir)
+    acked = dict(t.acked)
+    producer.poll(0.1)
+    assert on_disk > len(t.acked), "the killed request's batch is not in the log"
+
+    broker = shim_process(data_dir, port)
+    broker.wait_ready()
+    assert producer.flush(60) == 0
+    assert t.failed == [] and [e for e in t.client_errors if e.fatal()] == []
+    assert len(t.acked) == total
+    assert all(t.acked[i] == o for i, o in acked.items())
+
+    # The batch sent before the kill was sent again after the restart, and stored once.
+    resent = len(proxy.produced_batches) - len(set(proxy.produced_batches))
+    assert resent >= 1
+    assert records_on_disk(data_dir) == total
+    log = read_partition(bootstrap, total)
+    assert [(o, int(k)) for o, k, _ in log] == [(i, i) for i in range(total)]
+    assert all(t.acked[i] == i for i in range(total))
