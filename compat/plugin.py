@@ -1,0 +1,98 @@
+"""The compat-matrix machinery, loaded by compat/conftest.py: options, markers, fixtures.
+
+* ``--kafka-bootstrap`` / ``KAFKA_SHIM_TARGET``: the broker under test (see compat/targets.py);
+* ``compat_target`` (module scope): that broker, with a fresh random topic prefix;
+* ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1, or a skip;
+* ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
+* marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
+  from compat/scenarios.py); module-level and test-level markers merge;
+* marker ``needs_group_coordinator``: expected to fail (non-strict) while the shim under test
+  lacks the group APIs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compat import javarun, scenarios, targets
+
+# compat/conftest.py does `from compat.plugin import *`
+__all__ = [
+    "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems",
+    "_external_target", "compat_target", "java_drivers", "apache_kafka",
+]
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("kafka-shim compat")
+    group.addoption("--kafka-bootstrap", dest="kafka_bootstrap", default=None, metavar="HOST:PORT|testcontainers",
+                    help=f"run the compat scenarios against this broker instead of an in-process kafka-shim "
+                         f"(also ${targets.ENV})")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "compat(client, scenario): the compatibility-matrix cell this test fills")
+    config.addinivalue_line("markers", "needs_group_coordinator: uses consumer groups / sendOffsetsToTransaction")
+
+
+def compat_marks(item) -> dict:
+    merged: dict = {}
+    for mark in reversed(list(item.iter_markers("compat"))):  # module first, then class, then test
+        merged.update(mark.kwargs)
+    return merged
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = targets.requested(config)
+    missing = targets.missing_group_apis() if wanted == "shim" else []
+    for item in items:
+        marks = compat_marks(item)
+        if marks:
+            scenarios.validate(marks.get("client"), marks.get("scenario"), item.nodeid)
+        if missing and item.get_closest_marker("needs_group_coordinator"):
+            item.add_marker(pytest.mark.xfail(
+                strict=False, reason=f"needs group coordinator (kafka-shim lacks {', '.join(missing)})"))
+
+
+@pytest.fixture(scope="session")
+def _external_target(request):
+    wanted = targets.requested(request.config)
+    if wanted == "shim":
+        yield None
+    elif wanted == "testcontainers":
+        try:
+            with targets.apache_kafka_container() as target:
+                yield target
+        except targets.NoDockerEngine as exc:
+            pytest.skip(f"{targets.ENV}=testcontainers: {exc}")
+    else:
+        yield targets.Target("external", wanted, f"external broker {wanted}")
+
+
+@pytest.fixture(scope="module")
+def compat_target(_external_target, tmp_path_factory):
+    """The broker under test; a fresh in-process kafka-shim per module unless told otherwise."""
+    if _external_target is not None:
+        yield targets.Target(_external_target.kind, _external_target.bootstrap_servers,
+                             _external_target.description)
+        return
+    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim")) as target:
+        yield target
+
+
+@pytest.fixture(scope="session")
+def java_drivers(request) -> javarun.JavaDrivers:
+    try:
+        return javarun.JavaDrivers.prepare(request.config.cache.mkdir("kafka-shim-java"))
+    except javarun.JavaUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def apache_kafka():
+    """Apache Kafka (apache/kafka:3.9.1, KRaft) via testcontainers; skips without a Docker engine."""
+    try:
+        with targets.apache_kafka_container() as target:
+            yield target
+    except targets.NoDockerEngine as exc:
+        pytest.skip(f"testcontainers cannot start {targets.KAFKA_IMAGE}: {exc}")

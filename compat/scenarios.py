@@ -1,0 +1,189 @@
+"""The catalogue of compatibility scenarios: what a client does and what it must observe.
+
+Every scenario also holds on Apache Kafka 3.9: run the suites with ``--kafka-bootstrap`` (or
+``KAFKA_SHIM_TARGET``) pointing at one to check that a scenario is not testing a shim quirk.
+
+How a test fills a cell of the matrix (``python -m compat.matrix``):
+
+* mark it ``@pytest.mark.compat(client="java", scenario="txn.seed")`` (a module-level
+  ``pytestmark = pytest.mark.compat(client=...)`` merges with a test-level ``scenario=``), or
+* for tests written without the marker, add a pattern to ``NODE_IDS`` below.
+
+Several tests may fill one cell (e.g. one per isolation level); the cell passes only if all do.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+CLIENTS: dict[str, str] = {
+    "java": "Java kafka-clients 3.9.1 (producer, consumer, Admin)",
+    "spark-pattern": "Spark 4.0 Kafka connector's calls, replayed in Java with kafka-clients 3.9.1",
+    "spark": "PySpark 4.0 with spark-sql-kafka-0-10",
+    "kcat": "kcat 1.7 (librdkafka)",
+    "confluent-kafka": "confluent-kafka-python (librdkafka 2.x)",
+    "kafka-python": "kafka-python 3.0",
+    "aiokafka": "aiokafka 0.14",
+}
+
+PY = ("confluent-kafka", "kafka-python", "aiokafka")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    title: str
+    spec: str
+    applies_to: tuple[str, ...]
+
+
+def _codec(codec: str) -> Scenario:
+    return Scenario(
+        f"produce_consume.{codec}", f"produce/consume, compression {codec}",
+        f"Produce records with compression.type={codec}, keys (one null), headers (repeated keys, null or "
+        "empty values) and explicit CreateTime timestamps; an assign() consumer reads them back identical, "
+        "in order, at contiguous offsets from 0, and its position ends at the log end.",
+        ("java", "kcat", *PY))
+
+
+SCENARIOS: list[Scenario] = [
+    *(_codec(c) for c in ("none", "gzip", "snappy", "lz4", "zstd")),
+    Scenario("producer.idempotent_default", "default idempotent producer",
+             "The client's default producer (Java: idempotent, acks=all) writes 10 records to each of 2 partitions: "
+             "offsets 0..9 on each, read back once each; DescribeProducers shows one producer id per partition "
+             "with epoch 0, last sequence 9 and no open transaction.",
+             ("java", *PY)),
+    Scenario("producer.idempotent_retries", "lost produce responses retried without duplicates",
+             "A proxy drops chosen Produce responses after the broker appended the batch; the idempotent producer "
+             "retries with the same sequence numbers and the partition ends with exactly N records, each "
+             "acknowledged once at its own offset.",
+             ("java", *PY)),
+    Scenario("broker.kill9_recovery", "kill -9 under an idempotent produce stream",
+             "SIGKILL the broker mid-stream, restart it on the same data directory: nothing acknowledged moves "
+             "or vanishes and the same producer carries on without duplicates.",
+             ("confluent-kafka",)),
+    Scenario("txn.seed", "aborted + plain + committed",
+             "Txn A writes a-1, a-2 and aborts; a plain producer writes plain-1; txn B writes b-1, b-2 and commits "
+             "(offsets a 0-1, ABORT 2, plain 3, b 4-5, COMMIT 6). read_committed sees exactly plain-1, b-1, b-2 "
+             "at 3, 4, 5; read_uncommitted sees a-1, a-2, plain-1, b-1, b-2 at 0, 1, 3, 4, 5; both positions "
+             "end at 7 and the end offset is 7 under both isolation levels.",
+             ("java", "kcat", *PY)),
+    Scenario("txn.open_lso_commit", "open txn holds the LSO, then commits",
+             "p-0 (0), an open txn's t-1 (1), plain p-2, p-3 (2, 3): read_uncommitted reads all four while "
+             "read_committed stops at p-0 with position and end offset 1 (the LSO; ListOffsets latest under "
+             "READ_COMMITTED = 1, READ_UNCOMMITTED = 4). After the commit (marker 4) read_committed continues "
+             "with t-1, p-2, p-3 and reaches 5.",
+             ("java", "kcat", *PY)),
+    Scenario("txn.open_lso_abort", "open txn holds the LSO, then aborts",
+             "As txn.open_lso_commit, but the transaction aborts: read_committed then skips t-1 and reads p-2, "
+             "p-3, reaching position 5.",
+             ("java", "kcat", *PY)),
+    Scenario("txn.zombie_fencing", "zombie fencing",
+             "Producer 1 (transactional.id Z) writes zombie-1 in an open txn; producer 2 with the same id "
+             "initialises (aborting it), writes fencer-1 and commits. Producer 1's next send and its commit fail "
+             "with ProducerFencedException or InvalidProducerEpochException; read_committed sees only fencer-1, "
+             "read_uncommitted zombie-1 and fencer-1, never zombie-2.",
+             ("java", *PY)),
+    Scenario("txn.timeout", "transaction timeout",
+             "transaction.timeout.ms=2000, one record sent and left open: the broker aborts the transaction "
+             "(ABORT marker at 1, LSO 2, DescribeTransactions CompleteAbort) and fences the producer, whose next "
+             "send and commit fail with ProducerFencedException or InvalidProducerEpochException; "
+             "read_committed sees nothing and reaches 2.",
+             ("java", *PY)),
+    Scenario("consumer.position_past_markers", "position advances past markers",
+             "A partition holding only two aborted transactions (records 0, 1, 3, markers 2, 4): a read_committed "
+             "consumer's polls return no records yet its position reaches 5, also after seeking onto a marker; "
+             "read_uncommitted returns 0, 1, 3 and reaches 5.",
+             ("java", "kcat", *PY)),
+    Scenario("consumer.group_commit", "consumer group commit and resume",
+             "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
+             "a new member of the group reads only the 2 records written afterwards.",
+             ("java", *PY)),
+    Scenario("eos.send_offsets", "exactly-once pipeline (subscribe)",
+             "consume (read_committed, group member) → transform → produce in a txn with "
+             "sendOffsetsToTransaction(offsets, consumer.groupMetadata()): a committed round of 3 records "
+             "moves the group offset to 3 and publishes out-in-0..2; an aborted round of 2 leaves the offset at 3 "
+             "and nothing visible to read_committed.",
+             ("java", *PY)),
+    Scenario("eos.send_offsets_assign", "exactly-once pipeline (assign, no membership)",
+             "As eos.send_offsets with an assign()ed consumer carrying a group.id (generation -1, no "
+             "JoinGroup): TxnOffsetCommit for a group with no members.",
+             ("java",)),
+    Scenario("admin.topics", "create/describe/delete topics",
+             "createTopics(3 partitions) succeeds, again fails with TopicExistsException; describeTopics gives 3 "
+             "partitions led by the one node, 1 replica, 1 ISR and a topic id; listTopics lists it; "
+             "deleteTopics removes another topic.",
+             ("java", "confluent-kafka", "kafka-python")),
+    Scenario("admin.list_offsets_isolation", "ListOffsets with isolation levels",
+             "Offsets 0-1 plain, 2 committed txn, 3 COMMIT, 4 open txn, 5 plain: earliest 0; latest 6 "
+             "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); forTimestamp finds 1 under both and the record "
+             "at 5 only under READ_UNCOMMITTED (-1 under READ_COMMITTED). After the commit latest is 7 under both.",
+             ("java", "confluent-kafka")),
+    Scenario("admin.transactions", "DescribeTransactions / ListTransactions / DescribeProducers",
+             "An open txn over 2 partitions is listed Ongoing and described with its producer id, epoch, timeout "
+             "and both partitions; DescribeProducers gives each partition's first offset of the txn. After the "
+             "commit: CompleteCommit, no partitions, no open txn start offset, coordinator epoch known.",
+             ("java",)),
+    Scenario("admin.abort_hanging", "abortTransaction of a hanging txn",
+             "p-0, an open txn's hang-1, p-2 (LSO 1): an AbortTransactionSpec built from DescribeProducers "
+             "(producer id, epoch, coordinator epoch) makes the Admin send WriteTxnMarkers; the LSO moves to 4 "
+             "and read_committed sees p-0 and p-2 only.",
+             ("java",)),
+    Scenario("metadata.list", "metadata listing",
+             "The client lists brokers and topics: one broker at the advertised address, the topic with its "
+             "partitions and that broker as leader.",
+             ("kcat",)),
+    Scenario("spark.batch_read", "Spark batch read, both isolation levels",
+             "A 3-partition topic holds plain records, an aborted txn (over all partitions), a committed txn and "
+             "an open txn followed by a plain record. The driver's describeTopics + listOffsets(earliest, "
+             "latest, isolation) and the executors' late binding agree; reading each [earliest, latest) record "
+             "by record with invisible gaps skipped and failOnDataLoss=true yields exactly the committed/plain "
+             "records before the LSO (read_committed) or every non-marker record (read_uncommitted).",
+             ("spark-pattern", "spark")),
+    Scenario("spark.offset_probes", "Spark executor fetch at every offset",
+             "InternalKafkaConsumer.fetch(offset) (seek, poll, position, seekToBeginning/seekToEnd) at every "
+             "offset in [earliest, latest) returns the next visible record or, on a marker/aborted tail, no "
+             "record with the position moved past it — never a timeout or out-of-range.",
+             ("spark-pattern",)),
+    Scenario("spark.micro_batches", "Spark micro-batches across a commit",
+             "A first micro-batch reads up to the latest offset (the LSO under read_committed); after the open "
+             "transaction commits the next one reads [previous latest, new latest): the txn's record and the "
+             "plain record behind it under read_committed, nothing but the marker under read_uncommitted.",
+             ("spark-pattern", "spark")),
+    Scenario("spark.write", "Spark df.write to Kafka",
+             "df.write.format('kafka') appends rows (idempotent producer) behind an open transaction; "
+             "read_uncommitted sees them at once, read_committed only after that transaction commits.",
+             ("spark",)),
+]
+
+BY_ID = {s.id: s for s in SCENARIOS}
+
+# Tests written without the compat marker, by node id: (regex, client or None, scenario template).
+# Named groups fill the template and, when client is None, the group "client" names the client.
+NODE_IDS: list[tuple[str, str | None, str]] = [
+    (r"compat/test_client_roundtrip\.py::test_client_roundtrip\[(?P<client>kafka-python|aiokafka|confluent-kafka)"
+     r"-(?P<codec>none|gzip|snappy|lz4|zstd)\]", None, "produce_consume.{codec}"),
+    (r"compat/test_idempotent_retries\.py::test_lost_produce_responses_are_retried_without_duplicates"
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "producer.idempotent_retries"),
+    (r"compat/test_kill9_recovery\.py::test_kill9_mid_stream_loses_nothing_acknowledged", "confluent-kafka",
+     "broker.kill9_recovery"),
+]
+
+
+def validate(client: str | None, scenario: str | None, where: str) -> None:
+    """Refuses a compat marker naming an unknown client or scenario (a typo would hide a cell)."""
+    if client not in CLIENTS:
+        raise ValueError(f"{where}: compat marker names unknown client {client!r} (known: {', '.join(CLIENTS)})")
+    if scenario not in BY_ID:
+        raise ValueError(f"{where}: compat marker names unknown scenario {scenario!r} (see compat/scenarios.py)")
+
+
+def cell_of_nodeid(nodeid: str) -> tuple[str, str] | None:
+    """(client, scenario) for an unmarked test listed in NODE_IDS, else None."""
+    for pattern, client, template in NODE_IDS:
+        m = re.fullmatch(pattern, nodeid)
+        if m:
+            groups = m.groupdict()
+            return (client or groups["client"]), template.format(**groups)
+    return None
