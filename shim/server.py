@@ -11,7 +11,7 @@ import logging
 
 from .apis import dispatch as _dispatch
 from .node import Node, now_ms
-from .protocol.framing import FrameDecoder, FrameError, frame
+from .protocol.framing import FrameDecoder, FrameError, frame_size
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +63,9 @@ class Server:
         try:
             while data := await reader.read(1 << 16):
                 for request in decoder.feed(data):
-                    response = await _dispatch.dispatch(self.node, request, client_host)
-                    if response is not None:
-                        writer.write(frame(response))
-                        await writer.drain()
+                    parts = await _dispatch.dispatch_parts(self.node, request, client_host)
+                    if parts is not None:
+                        await _send(writer, parts)
         except FrameError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -78,3 +77,17 @@ class Server:
         finally:
             self._connections.discard(task)
             writer.close()
+
+
+async def _send(writer: asyncio.StreamWriter, parts: list) -> None:
+    """One response frame: bytes are written, file regions go from the file to the socket (sendfile)."""
+    writer.write(frame_size(sum(len(p) for p in parts)))
+    loop = asyncio.get_running_loop()
+    for part in parts:
+        if isinstance(part, bytes):
+            writer.write(part)
+            continue
+        await writer.drain()
+        with part.dup_file() as f:
+            await loop.sendfile(writer.transport, f, part.position, part.size)
+    await writer.drain()

@@ -177,7 +177,7 @@ async def test_stored_batch_is_the_client_batch_with_offset_stamped(node, topic)
     data = batch(0, 4, compression=Compression.LZ4)
     r = await produce_one(node, data)
     assert r.base_offset == 1
-    stored = topic.read(1, 1 << 20, False).records
+    stored = topic.read(1, 1 << 20, False).data
     assert len(stored) == len(data)
     h = parse_header(stored)
     assert (h.base_offset, h.crc, h.records_count) == (1, parse_header(data).crc, 4)

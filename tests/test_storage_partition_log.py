@@ -42,7 +42,7 @@ def read_all(plog, start: int | None = None):
     offset = plog.log_start_offset if start is None else start
     out = []
     while offset < plog.high_watermark:
-        data = plog.read(offset, 1 << 20, False).records
+        data = plog.read(offset, 1 << 20, False).data
         assert data, f"no data at {offset} below the high watermark {plog.high_watermark}"
         for pos, h in iter_batches(data):
             _, records = decode_batch(data[pos : pos + h.size])
@@ -98,11 +98,11 @@ def test_read_at_every_offset_finds_the_batch_holding_it(open_log, interval):
     plog = open_log(LogConfig(segment_bytes=3000, index_interval_bytes=interval))
     fill(plog, 50, n=3)
     for offset in range(plog.log_end_offset):
-        data = plog.read(offset, 1, False).records  # max_bytes=1: exactly the first batch (KIP-74)
+        data = plog.read(offset, 1, False).data  # max_bytes=1: exactly the first batch (KIP-74)
         h = parse_header(data)
         assert len(data) == h.size
         assert h.base_offset <= offset <= h.last_offset
-    assert plog.read(plog.log_end_offset, 1 << 20, False).records == b""
+    assert plog.read(plog.log_end_offset, 1 << 20, False).data == b""
     with pytest.raises(KafkaError) as e:
         plog.read(plog.log_end_offset + 1, 1 << 20, False)
     assert e.value.code == ErrorCode.offset_out_of_range
@@ -247,7 +247,7 @@ def test_delete_records_minus_one_means_the_high_watermark(open_log):
     fill(plog, 20, n=2)
     assert plog.delete_records(-1) == 40
     assert len(plog.segments) == 1
-    assert plog.read(40, 1 << 20, False).records == b""
+    assert plog.read(40, 1 << 20, False).data == b""
     fill(plog, 1, n=2)
     assert_records_are_offsets(read_all(plog), 40, 42)
 
@@ -431,7 +431,7 @@ def test_missing_index_files_are_rebuilt(open_log, clean):
     assert plog.log_end_offset == 80
     assert_records_are_offsets(read_all(plog), 0, 80)
     for offset in range(80):
-        h = parse_header(plog.read(offset, 1, False).records)
+        h = parse_header(plog.read(offset, 1, False).data)
         assert h.base_offset <= offset <= h.last_offset
     for target in range(TS, TS + 82):
         expected = (target - TS, target) if target < TS + 80 else None

@@ -7,7 +7,15 @@ import logging
 
 from ..errors import ErrorCode
 from ..protocol.framing import FrameError
-from ..protocol.messages import decode_request, encode_response, make, peek, response_class
+from ..protocol.messages import (
+    decode_request,
+    encode_response,
+    encode_response_parts,
+    join_parts,
+    make,
+    peek,
+    response_class,
+)
 from .context import RequestContext
 from .registry import REGISTRY
 
@@ -17,19 +25,26 @@ API_VERSIONS = 18
 
 
 async def dispatch(node, frame: bytes, client_host: str = "") -> bytes | None:
+    """The response as bytes (file regions read into memory), or None when none is due."""
+    parts = await dispatch_parts(node, frame, client_host)
+    return None if parts is None else join_parts(parts)
+
+
+async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | None:
+    """The response as bytes and file regions to send in order, or None when none is due."""
     key, version, correlation_id = peek(frame)
     spec = REGISTRY.get(key)
     if spec is None:
         raise FrameError(f"unknown API key {key}")
     if not spec.min_version <= version <= spec.max_version:
         if key == API_VERSIONS:
-            return _unsupported_api_versions(correlation_id)
+            return [_unsupported_api_versions(correlation_id)]
         raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
     header, request = decode_request(frame, key, version)
     result = spec.handler(RequestContext(node, header, client_host), request)
     if inspect.isawaitable(result):
         result = await result
-    return None if result is None else encode_response(correlation_id, result)
+    return None if result is None else encode_response_parts(correlation_id, result)
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:

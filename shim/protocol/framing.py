@@ -40,3 +40,7 @@ class FrameDecoder:
 
 def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
+
+
+def frame_size(size: int) -> bytes:
+    return _SIZE.pack(size)

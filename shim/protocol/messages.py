@@ -89,13 +89,56 @@ def decode_request(frame: bytes, api_key: int, version: int) -> tuple[RequestHea
     )
 
 
-def encode_response(correlation_id: int, response: Any) -> bytes:
-    """Header and body, without the size prefix."""
-    buf = io.BytesIO()
+SENDFILE_MIN_BYTES = 128 * 1024
+
+
+class _Parts:
+    """A kio output buffer that leaves large file regions (records read for Fetch) in their files.
+
+    kio writes a records field as its length then ``buffer.write(value)``: a region object
+    (``__len__``, ``read()``, ``dup_file()``) lands here as its own part, sent later with sendfile;
+    a small one is read in place, where a copy costs less than a sendfile call.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list = []
+        self._buf = bytearray()
+
+    def write(self, data) -> None:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            self._buf += data
+        elif len(data) < SENDFILE_MIN_BYTES:
+            self._buf += data.read()
+        else:
+            self._flush()
+            self.parts.append(data)
+
+    def _flush(self) -> None:
+        if self._buf:
+            self.parts.append(bytes(self._buf))
+            self._buf = bytearray()
+
+    def done(self) -> list:
+        self._flush()
+        return self.parts
+
+
+def encode_response_parts(correlation_id: int, response: Any) -> list:
+    """Header and body, without the size prefix: bytes and file regions, in order."""
+    out = _Parts()
     header_cls = type(response).__header_schema__
-    _writer(header_cls)(buf, header_cls(correlation_id=correlation_id))
-    _writer(type(response))(buf, response)
-    return buf.getvalue()
+    _writer(header_cls)(out, header_cls(correlation_id=correlation_id))
+    _writer(type(response))(out, response)
+    return out.done()
+
+
+def encode_response(correlation_id: int, response: Any) -> bytes:
+    """Header and body, without the size prefix, all in memory."""
+    return join_parts(encode_response_parts(correlation_id, response))
+
+
+def join_parts(parts: list) -> bytes:
+    return b"".join(p if isinstance(p, bytes) else p.read() for p in parts)
 
 
 def encode_request(header: RequestHeader, request: Any) -> bytes:

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from kafka_codecs.batch import BatchHeader, iter_batches, parse_header, set_max_timestamp, stamp
+from kafka_codecs.batch import BatchHeader, parse_header, set_max_timestamp, stamp
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
 from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
 from . import snapshot, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
-from .segment import LogSegment, file_name
+from .segment import FileRecords, LogSegment, file_name
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +48,16 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class ReadResult:
-    records: bytes
+    records: FileRecords | bytes
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
     aborted: list[AbortedTxn] | None  # None unless read_committed
+
+    @property
+    def data(self) -> bytes:
+        """The records read into memory (the wire layer sends large ones from the file instead)."""
+        return self.records if isinstance(self.records, bytes) else self.records.read()
 
 
 class PartitionLog:
@@ -176,33 +181,35 @@ class PartitionLog:
             )
         hw, lso = self.high_watermark, self.last_stable_offset
         upper = lso if read_committed else hw
-        data = self._read_bytes(offset, upper, max_bytes, min_one) if offset < upper else b""
+        records, end = self._read_records(offset, upper, max_bytes, min_one) if offset < upper else (b"", offset)
         aborted = None
         if read_committed:
-            end = offset
-            for _, h in iter_batches(data):
-                end = h.next_offset
             aborted = [a for a in self._aborted_from(offset) if a.first_offset < end]
-        return ReadResult(data, hw, lso, self.log_start_offset, aborted)
+        return ReadResult(records, hw, lso, self.log_start_offset, aborted)
 
     def _segment_index(self, offset: int) -> int:
         return max(bisect.bisect_right([s.base_offset for s in self.segments], offset) - 1, 0)
 
-    def _read_bytes(self, offset: int, upper: int, max_bytes: int, min_one: bool) -> bytes:
+    def _read_records(self, offset: int, upper: int, max_bytes: int, min_one: bool) -> tuple[FileRecords | bytes, int]:
+        """Whole batches from the one containing ``offset``, below ``upper`` and within ``max_bytes``
+        (at least one batch when ``min_one``: KIP-74); returns them and the offset after them."""
         for seg in self.segments[self._segment_index(offset):]:
             found = seg.find(offset)
             if found is None:
                 continue
             start, first = found
             if first.base_offset >= upper:
-                return b""
+                break
             end_found = seg.find(upper) if upper < seg.next_offset else None
-            end = end_found[0] if end_found else seg.size
-            size = min(end - start, max_bytes)
-            if size < first.size:
-                return seg.read(start, first.size) if min_one else b""
-            return _whole_batches(seg.read(start, size))
-        return b""
+            limit = min(end_found[0] if end_found else seg.size, start + max_bytes)
+            if limit - start >= first.size:
+                end, end_offset = seg.batch_boundary(start, limit)
+            elif min_one:
+                end, end_offset = start + first.size, first.next_offset
+            else:
+                break
+            return FileRecords(seg, start, end - start), end_offset
+        return b"", offset
 
     def _aborted_from(self, offset: int) -> list[AbortedTxn]:
         i = bisect.bisect_left([a.last_offset for a in self.aborted], offset)
@@ -362,11 +369,3 @@ class PartitionLog:
         for p in self.directory.iterdir():
             p.unlink()
         self.directory.rmdir()
-
-
-def _whole_batches(data: bytes) -> bytes:
-    """Cut a trailing partial batch, so a reply never ends mid-batch."""
-    end = 0
-    for position, h in iter_batches(data):
-        end = position + h.size
-    return data[:end] if end != len(data) else data

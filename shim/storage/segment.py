@@ -28,6 +28,28 @@ def file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
+class FileRecords:
+    """Whole record batches at ``position`` of a segment file, not yet read into memory.
+
+    The wire layer sends large ones straight from the file (sendfile); ``dup_file`` gives the
+    sender its own handle, so retention may delete the segment while the bytes are on their way.
+    """
+
+    __slots__ = ("_segment", "position", "size")
+
+    def __init__(self, segment: "LogSegment", position: int, size: int) -> None:
+        self._segment, self.position, self.size = segment, position, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self) -> bytes:
+        return self._segment.read(self.position, self.size)
+
+    def dup_file(self):
+        return os.fdopen(os.dup(self._segment.fileno()), "rb", buffering=0)
+
+
 class LogSegment:
     def __init__(self, directory: Path, base_offset: int, index_interval: int, read_only: bool = False) -> None:
         self.directory = directory
@@ -100,6 +122,16 @@ class LogSegment:
                 return
             yield position, h
             position += h.size
+
+    def batch_boundary(self, start: int, limit: int) -> tuple[int, int]:
+        """Where a read of whole batches from ``start`` must end to stay within ``limit``:
+        (position, offset) of the first batch that does not fit, or the segment's end."""
+        i = bisect.bisect_right(self._positions, limit) - 1
+        walk_from = max(start, self._positions[i]) if i >= 0 else start
+        for position, h in self.iter_headers(walk_from):
+            if position + h.size > limit:
+                return position, h.base_offset
+        return self.size, self.next_offset
 
     def find(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The first batch whose last offset is >= ``offset``."""
