@@ -7,6 +7,9 @@ import java.util.ListIterator;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -58,7 +61,11 @@ public final class SparkPatternDriver {
         }
         KafkaProducer<byte[], byte[]> c = s.txnProducer(s.name("spark-C"));
         try {
+            long t0 = System.currentTimeMillis();
+            Map<String, Object> timing = new LinkedHashMap<>();
+            obs.put("timing_ms", timing);
             obs.put("layout", writeLayout(s, topic, c));
+            timing.put("layout", System.currentTimeMillis() - t0);
             Map<String, Object> first = new LinkedHashMap<>();
             Map<String, Map<Integer, Long>> latest = new LinkedHashMap<>();
             for (String iso : List.of("read_committed", "read_uncommitted")) {
@@ -69,6 +76,7 @@ public final class SparkPatternDriver {
                 for (Map.Entry<Integer, long[]> e : ranges.entrySet()) l.put(e.getKey(), e.getValue()[1]);
                 latest.put(iso, l);
                 first.put(iso, r);
+                timing.put("batch1_" + iso, System.currentTimeMillis() - t0);
             }
             obs.put("batch1", first);
             c.commitTransaction();                                   // p0: 11 COMMIT
@@ -83,6 +91,7 @@ public final class SparkPatternDriver {
                 r.put("ranges", rangesJson(ranges));
                 executorRead(s, topic, iso, ranges, false, r);
                 second.put(iso, r);
+                timing.put("batch2_" + iso, System.currentTimeMillis() - t0);
             }
             obs.put("batch2", second);
         } finally {
@@ -164,44 +173,78 @@ public final class SparkPatternDriver {
      */
     static void executorRead(Support s, String topic, String iso, Map<Integer, long[]> ranges, boolean lateBinding,
                              Map<String, Object> r) throws Exception {
-        Map<String, Object> rows = new LinkedHashMap<>();
-        Map<String, Object> late = new LinkedHashMap<>();
-        Map<String, Object> probes = new LinkedHashMap<>();
-        Map<String, Object> gaps = new LinkedHashMap<>();
         String groupId = "spark-kafka-source-" + UUID.randomUUID() + "-executor";
-        for (Map.Entry<Integer, long[]> e : ranges.entrySet()) {
-            TopicPartition tp = new TopicPartition(topic, e.getKey());
-            String key = String.valueOf(e.getKey());
-            try (InternalKafkaConsumer ic = new InternalKafkaConsumer(tp, executorParams(s, iso, groupId))) {
-                DataConsumer dc = new DataConsumer(ic);
-                if (lateBinding) {
-                    long[] avail = ic.getAvailableOffsetRange();
-                    late.put(key, List.of(avail[0], avail[1]));
-                }
-                List<Object> out = new ArrayList<>();
-                long next = e.getValue()[0];
+        // One task per partition, run concurrently as Spark's executors would.
+        ExecutorService tasks = Executors.newFixedThreadPool(ranges.size());
+        Map<String, Future<Map<String, Object>>> futures = new LinkedHashMap<>();
+        try {
+            for (Map.Entry<Integer, long[]> e : ranges.entrySet()) {
+                TopicPartition tp = new TopicPartition(topic, e.getKey());
+                long from = e.getValue()[0];
                 long until = e.getValue()[1];
-                while (next < until) {
-                    ConsumerRecord<byte[], byte[]> rec = dc.get(next, until, POLL_TIMEOUT_MS, true);
-                    if (rec == null) break;
-                    out.add(List.of(rec.offset(), new String(rec.value())));
-                    next = rec.offset() + 1;
+                futures.put(String.valueOf(e.getKey()),
+                        tasks.submit(() -> partitionTask(s, tp, iso, groupId, from, until, lateBinding)));
+            }
+            Map<String, Object> rows = new LinkedHashMap<>();
+            Map<String, Object> late = new LinkedHashMap<>();
+            Map<String, Object> probes = new LinkedHashMap<>();
+            Map<String, Object> gaps = new LinkedHashMap<>();
+            for (Map.Entry<String, Future<Map<String, Object>>> f : futures.entrySet()) {
+                Map<String, Object> t;
+                try {
+                    t = f.getValue().get(120, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException ex) {
+                    throw ex.getCause() instanceof Exception cause ? cause : ex;
                 }
-                rows.put(key, out);
-                gaps.put(key, dc.skipped);
-                if (lateBinding) {
-                    List<Object> ps = new ArrayList<>();
-                    for (long o = e.getValue()[0]; o < until; o++) ps.add(probe(ic, o));
-                    probes.put(key, ps);
-                }
+                rows.put(f.getKey(), t.get("rows"));
+                gaps.put(f.getKey(), t.get("gaps"));
+                late.put(f.getKey(), t.get("late"));
+                probes.put(f.getKey(), t.get("probes"));
+            }
+            r.put("rows", rows);
+            r.put("invisible_gaps", gaps);
+            if (lateBinding) {
+                r.put("late_binding", late);
+                r.put("probes", probes);
+            }
+        } finally {
+            tasks.shutdownNow();
+        }
+    }
+
+    /** KafkaBatchPartitionReader over [from, until) of one partition (plus the probes). */
+    static Map<String, Object> partitionTask(Support s, TopicPartition tp, String iso, String groupId, long from,
+                                             long until, boolean lateBinding) throws Exception {
+        Map<String, Object> t = new LinkedHashMap<>();
+        try (InternalKafkaConsumer ic = new InternalKafkaConsumer(tp, executorParams(s, iso, groupId))) {
+            DataConsumer dc = new DataConsumer(ic);
+            if (lateBinding) {
+                long[] avail = ic.getAvailableOffsetRange();
+                t.put("late", List.of(avail[0], avail[1]));
+            }
+            List<Object> out = new ArrayList<>();
+            long next = from;
+            while (next < until) {
+                ConsumerRecord<byte[], byte[]> rec = dc.get(next, until, POLL_TIMEOUT_MS, true);
+                if (rec == null) break;
+                out.add(List.of(rec.offset(), new String(rec.value())));
+                next = rec.offset() + 1;
+            }
+            t.put("rows", out);
+            t.put("gaps", dc.skipped);
+        }
+        if (lateBinding) {
+            // Same calls, but fetch.max.wait.ms=100: after each poll the Java consumer leaves a
+            // fetch parked at the end of the log, which the next seek+poll waits out (500 ms default).
+            Properties quick = executorParams(s, iso, groupId);
+            quick.put("fetch.max.wait.ms", "100");
+            try (InternalKafkaConsumer ic = new InternalKafkaConsumer(tp, quick)) {
+                List<Object> ps = new ArrayList<>();
+                for (long o = from; o < until; o++) ps.add(probe(ic, o));
+                t.put("probes", ps);
             }
         }
-        r.put("rows", rows);
-        r.put("invisible_gaps", gaps);
-        if (lateBinding) {
-            r.put("late_binding", late);
-            r.put("probes", probes);
-        }
+        return t;
     }
 
     /** InternalKafkaConsumer.fetch at one offset: what came back, where the position went, or the error. */
