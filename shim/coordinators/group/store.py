@@ -74,6 +74,9 @@ class GroupStore:
         """Append one batch to the group's offsets partition; returns its base offset."""
         plog = self._log(group_id)
         batch = bytearray(encode_batch([(k, v, (), now_ms) for k, v in records], **producer))
+        if len(batch) > plog.config.max_message_bytes:  # Kafka's log checks coordinator appends too
+            raise KafkaError(ErrorCode.message_too_large,
+                             f"batch of {len(batch)} bytes exceeds max.message.bytes {plog.config.max_message_bytes}")
         result = plog.append_client_batch(batch, parse_header(batch), now_ms)
         if self.fsync:
             plog.flush()
