@@ -9,7 +9,7 @@ The first transactional batch of a producer in a partition is verified against t
 coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
 (AddPartitionsToTxnManager / ReplicaManager): PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH,
 TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS
-(retriable), INVALID_PRODUCER_ID_MAPPING -> INVALID_TXN_STATE.
+(retriable); INVALID_PRODUCER_ID_MAPPING is passed through.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -26,9 +26,9 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
         return ErrorCode.invalid_producer_epoch
     if code == ErrorCode.concurrent_transactions:
         return ErrorCode.not_enough_replicas
-    if code == ErrorCode.transaction_abortable and version >= TRANSACTION_ABORTABLE_VERSION:
-        return code
-    return ErrorCode.invalid_txn_state
+    if code == ErrorCode.transaction_abortable and version < TRANSACTION_ABORTABLE_VERSION:
+        return ErrorCode.invalid_txn_state
+    return code
 
 
 @api(0, "Produce", 3, 11)

@@ -1,4 +1,4 @@
-"""DescribeTransactions (65), v0 (KIP-664). Unknown or Dead ids: TRANSACTIONAL_ID_NOT_FOUND."""
+"""DescribeTransactions (65), v0 (KIP-664). Unknown or Dead ids: TRANSACTIONAL_ID_NOT_FOUND; empty: INVALID_REQUEST."""
 
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
@@ -12,8 +12,9 @@ def handle(ctx, request):
 
 def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
-    if m is None or m.state is TxnState.DEAD:
-        return ctx.make("TransactionState", error_code=ErrorCode.transactional_id_not_found, transactional_id=txn_id,
+    if not txn_id or m is None or m.state is TxnState.DEAD:
+        code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
+        return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,
                         transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
                         producer_epoch=-1, topics=())
     by_topic = {}

@@ -22,6 +22,6 @@ def handle(ctx, request):
         if m.state is not TxnState.DEAD
         and (not request.state_filters or m.state in states)
         and (not pids or m.producer_id in pids)
-        and (duration < 0 or (m.txn_start_ms >= 0 and now - m.txn_start_ms > duration))
+        and (duration < 0 or now - m.txn_start_ms > duration)  # Kafka keeps Empty ones (start -1)
     )
     return ctx.response(error_code=ErrorCode.none, unknown_state_filters=unknown, transaction_states=listed)

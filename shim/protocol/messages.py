@@ -16,6 +16,7 @@ from typing import Any
 
 from kio.index import load_payload_module
 from kio.serial import entity_reader, entity_writer
+from kio.serial._introspect import is_optional
 from kio.static.constants import EntityType
 
 from .framing import FrameError
@@ -167,8 +168,12 @@ def decode_response(data: bytes, api_key: int, version: int) -> tuple[int, Any]:
 
 def _ms_to_datetime(ms: Any) -> Any:
     if isinstance(ms, int):
-        return None if ms < 0 else datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+        return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
     return ms
+
+
+def _ms_to_nullable_datetime(ms: Any) -> Any:
+    return None if isinstance(ms, int) and ms < 0 else _ms_to_datetime(ms)
 
 
 def _ms_to_timedelta(ms: Any) -> Any:
@@ -184,11 +189,18 @@ _CONVERTERS = {
 
 @functools.cache
 def _fields(cls: type) -> dict[str, Any]:
-    """Field name -> converter from Kafka's integer milliseconds to kio's typed value (or None)."""
-    return {
-        name: _CONVERTERS.get(f.metadata.get("kafka_type"))
-        for name, f in cls.__dataclass_fields__.items()
-    }
+    """Field name -> converter from Kafka's integer milliseconds to kio's typed value (or None).
+
+    -1 becomes null only where the field is nullable; elsewhere it is written back as -1.
+    """
+    out = {}
+    for name, f in cls.__dataclass_fields__.items():
+        kind = f.metadata.get("kafka_type")
+        if kind == "datetime_i64" and is_optional(f):
+            out[name] = _ms_to_nullable_datetime
+        else:
+            out[name] = _CONVERTERS.get(kind)
+    return out
 
 
 def make(cls: type, **fields: Any) -> Any:

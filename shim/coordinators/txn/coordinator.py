@@ -18,7 +18,7 @@ from ...storage.log_manager import LogManager
 from ..partitioning import partition_for
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
-from .state import NO_EPOCH, TxnMetadata, TxnState
+from .state import EPOCH_EXHAUSTED, NO_EPOCH, TxnMetadata, TxnState
 from .txn_log import decode_key, decode_value, encode_key, encode_value
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,9 @@ class TransactionCoordinator:
             m = TxnMetadata(txn_id, self.producer_ids.next_id(), NO_EPOCH, timeout_ms, last_update_ms=now_ms)
             self.txns[txn_id] = m
         expected = expected_pid != -1
+        # Kafka: isValidProducerId. A retry after a rotation names the previous id with its exhausted epoch.
         if expected and not (m.producer_epoch == NO_EPOCH or expected_pid == m.producer_id
-                             or (expected_pid == m.last_producer_id and m.epoch_exhausted)):
+                             or (expected_pid == m.last_producer_id and expected_epoch >= EPOCH_EXHAUSTED)):
             raise KafkaError(ErrorCode.producer_fenced, f"producer {expected_pid} was fenced")
         if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             raise KafkaError(ErrorCode.concurrent_transactions)
@@ -125,12 +126,13 @@ class TransactionCoordinator:
                                 now_ms: int) -> tuple[int, int]:
         nxt = m.copy()
         if m.epoch_exhausted and (not expected or expected_epoch == m.producer_epoch):
-            # Kafka: prepareProducerIdRotation
+            # Kafka: prepareProducerIdRotation(recordLastEpoch = an expectation was given)
             nxt.last_producer_id, nxt.producer_id = m.producer_id, self.producer_ids.next_id()
-            nxt.producer_epoch, nxt.last_producer_epoch = 0, NO_EPOCH
+            nxt.producer_epoch, nxt.last_producer_epoch = 0, m.producer_epoch if expected else NO_EPOCH
         elif not expected:
             nxt.producer_epoch, nxt.last_producer_epoch = m.producer_epoch + 1, NO_EPOCH
-        elif expected_epoch in (NO_EPOCH, m.producer_epoch):
+        elif m.producer_epoch == NO_EPOCH or expected_epoch == m.producer_epoch:
+            # Kafka: prepareIncrementProducerEpoch
             nxt.producer_epoch, nxt.last_producer_epoch = m.producer_epoch + 1, m.producer_epoch
         elif expected_epoch == m.last_producer_epoch:
             pass  # a retry of the bump that already happened: answer with the current epoch
