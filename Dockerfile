@@ -1,0 +1,18 @@
+# kafka-shim as a container image (docker-compose.yml builds it as the `kafka-shim` service).
+#   docker build -t kafka-shim .
+#   docker run -p 9092:9092 kafka-shim serve --listen 0.0.0.0:9092 --advertised-host localhost --data-dir /data
+# The broker tells clients to connect to --advertised-host: it must resolve where the clients run.
+FROM python:3.11-slim
+
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY shim ./shim
+COPY codecs ./codecs
+RUN pip install --no-cache-dir . && rm -rf /src
+
+WORKDIR /
+VOLUME ["/data"]
+EXPOSE 9092
+# SIGTERM (docker stop) shuts the broker down cleanly.
+ENTRYPOINT ["kafka-shim"]
+CMD ["serve", "--listen", "0.0.0.0:9092", "--data-dir", "/data"]
