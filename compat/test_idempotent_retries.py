@@ -23,10 +23,9 @@ DEADLINE = 60.0
 def kafka_python_produce(bootstrap, topic):
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(
-        bootstrap_servers=bootstrap, enable_idempotence=True, acks="all", linger_ms=2, batch_size=2048,
-        retry_backoff_ms=20, reconnect_backoff_ms=20, max_in_flight_requests_per_connection=5,
-    )  # fmt: skip
+    # kafka-python 3 is idempotent by default (acks=all, retries, at most 5 in flight).
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=2, batch_size=2048, retry_backoff_ms=20,
+                             reconnect_backoff_ms=20)  # fmt: skip
     assert producer.config["enable_idempotence"]
     futures = []
     for i in range(N):
