@@ -203,12 +203,6 @@ def test_fencing_an_ongoing_transaction_at_the_last_epoch_uses_32767_then_rotate
     assert new_pid != pid and epoch == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: TransactionCoordinator.init_producer_id checks m.epoch_exhausted (the current epoch, 0 after "
-    "the rotation) where Kafka's isValidProducerId checks isEpochExhausted(expected epoch), and "
-    "_next_producer_identity's rotation does not record last_producer_epoch when an expectation was "
-    "given (Kafka: prepareProducerIdRotation(recordLastEpoch=true)); so the retry of a rotation is "
-    "PRODUCER_FENCED instead of answered with the new producer id"))
 def test_the_retry_of_a_rotation_gets_the_same_new_producer_id(coord):
     pid, _ = coord.init_producer_id("tx", 60_000, -1, -1, T0)
     set_epoch(coord, "tx", 32766)
@@ -216,12 +210,6 @@ def test_the_retry_of_a_rotation_gets_the_same_new_producer_id(coord):
     assert coord.init_producer_id("tx", 60_000, pid, 32766, T0) == rotated
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: TransactionCoordinator._next_producer_identity tests `expected_epoch in (NO_EPOCH, "
-    "m.producer_epoch)`; Kafka's prepareIncrementProducerEpoch tests `producerEpoch == NO_PRODUCER_EPOCH "
-    "|| expectedEpoch == producerEpoch`, so a producer whose transactional id is unknown to the "
-    "coordinator (fresh metadata, epoch -1) and that sends its old pid/epoch gets PRODUCER_FENCED instead "
-    "of a new producer id with epoch 0"))
 def test_an_unknown_transactional_id_with_an_expected_identity_gets_a_fresh_producer_id(coord):
     pid, epoch = coord.init_producer_id("lost", 60_000, 999, 5, T0)
     assert epoch == 0 and pid != 999

@@ -13,7 +13,7 @@ from kafka_codecs import ControlRecordType
 from shim.errors import ErrorCode
 from txn_helpers import (
     READ_COMMITTED, READ_UNCOMMITTED, TOPIC, Producer, add_partitions, committed_view, data_values, end_txn, fetch,
-    init_producer_id, list_offset, markers, plain_batch, produce,
+    init_producer_id, list_offset, markers, plain_batch, produce, write_marker,
 )
 
 
@@ -183,7 +183,10 @@ async def test_last_stable_offset_of_an_abort_while_another_transaction_is_open(
     assert (await fetch(node, 0, 0)).last_stable_offset == 1
 
 
-async def test_a_parked_read_committed_fetch_wakes_when_a_marker_moves_the_lso(txn_node):
+@pytest.mark.parametrize("by", ["EndTxn", "WriteTxnMarkers"])
+async def test_a_parked_read_committed_fetch_wakes_when_a_marker_moves_the_lso(txn_node, by):
+    """WriteTxnMarkers writes only the marker (no __transaction_state record follows): the marker
+    itself must wake the fetch."""
     node = txn_node
     t = await Txn(node, "T").begin()
     await t.send(b"held")
@@ -193,7 +196,10 @@ async def test_a_parked_read_committed_fetch_wakes_when_a_marker_moves_the_lso(t
     for _ in range(20):
         await asyncio.sleep(0.01)
     assert not parked.done()
-    await t.end(True)
+    if by == "EndTxn":
+        await t.end(True)
+    else:
+        assert await write_marker(node, t.p.pid, t.p.epoch, True, [(TOPIC, 0)]) == {(TOPIC, 0): ErrorCode.none}
     p = await asyncio.wait_for(parked, 5)
     assert time.monotonic() - started < 5
     assert data_values(p.records) == [(0, b"held"), (1, b"after")]

@@ -7,12 +7,14 @@ import datetime
 
 import pytest
 
+from kafka.protocol.admin.transactions import DescribeTransactionsResponse
+from shim.apis.dispatch import dispatch
 from shim.coordinators.txn.state import TxnState
 from shim.errors import ErrorCode
-from shim.protocol.messages import request_module
+from shim.protocol.messages import RequestHeader, encode_request, make, request_class, request_module
 from txn_helpers import (
-    DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, INIT_PRODUCER_ID, LIST_TRANSACTIONS, TOPIC, WRITE_TXN_MARKERS,
-    Producer, add_offsets, add_partitions, call, end_txn, init_producer_id, produce, wall_ms,
+    DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, INIT_PRODUCER_ID, LIST_TRANSACTIONS, TOPIC, Producer, add_offsets,
+    add_partitions, call, end_txn, init_producer_id, produce, wall_ms, write_marker,
 )
 
 TP0, TP1 = (TOPIC, 0), (TOPIC, 1)
@@ -223,13 +225,9 @@ async def test_verification_while_the_transaction_completes_is_retriable(txn_nod
     assert r.error_code == ErrorCode.not_enough_replicas
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deviation: shim/apis/k00_produce.py _verification_error maps every code it does not know, "
-    "INVALID_PRODUCER_ID_MAPPING included, to INVALID_TXN_STATE; Kafka 3.9 (AddPartitionsToTxnManager, "
-    "ReplicaManager.appendRecords postVerificationCallback) passes INVALID_PRODUCER_ID_MAPPING through "
-    "unchanged. Fix: return the code itself for invalid_producer_id_mapping"))
 @pytest.mark.parametrize("case", ["unknown transactional id", "another producer id"])
 async def test_a_transactional_batch_whose_producer_id_the_coordinator_does_not_map(txn_node, case):
+    """Kafka 3.9 passes the coordinator's INVALID_PRODUCER_ID_MAPPING through to the producer."""
     pid, epoch = await begin(txn_node)
     if case == "unknown transactional id":
         r = await produce(txn_node, 0, Producer(pid, epoch).batch(0), transactional_id="unknown")
@@ -265,30 +263,25 @@ async def test_describe_transactions_field_values(txn_node):
     assert ms(c.transaction_start_time) == ms(o.transaction_start_time)  # Kafka keeps txnStartTimestamp
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: DescribeTransactions cannot encode TransactionStartTimeMs -1 (an Empty transaction, or the "
-    "error entry of an unknown id): shim.protocol.messages.make turns -1 into None, and kio's "
-    "TransactionState.transaction_start_time is a non-nullable datetime_i64, so encode_response raises "
-    "AttributeError and the server closes the connection. Fix: in make(), map -1 to None only for "
-    "nullable fields (type admits None) and to datetime.fromtimestamp(-0.001, timezone.utc) otherwise"))
-@pytest.mark.parametrize("txn_id", ["empty", "unknown"])
-async def test_describe_transactions_without_a_start_time(txn_node, txn_id):
-    await begin(txn_node, "empty", partitions=(), timeout_ms=30_000)
-    d = (await describe(txn_node, txn_id))[txn_id]
-    assert ms(d.transaction_start_time) == -1
-    if txn_id == "empty":
-        assert (d.error_code, d.transaction_state, d.topics) == (0, "Empty", ())
-        assert d.transaction_timeout == datetime.timedelta(milliseconds=30_000)
-    else:
-        assert d.error_code == ErrorCode.transactional_id_not_found
+async def describe_raw(node, *ids):
+    """DescribeTransactions decoded by kafka-python's protocol classes: kio refuses to read the -1
+    (no start time) that Kafka sends for an Empty transaction and for error entries."""
+    request = make(request_class(DESCRIBE_TRANSACTIONS, 0), transactional_ids=tuple(ids))
+    raw = await dispatch(node, encode_request(RequestHeader(DESCRIBE_TRANSACTIONS, 0, 1, "txn-tests"), request))
+    r = DescribeTransactionsResponse.decode(raw, version=0, header=True)
+    return {s.transactional_id: s for s in r.transaction_states}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deviation: shim/apis/k65_describe_transactions.py answers TRANSACTIONAL_ID_NOT_FOUND for an empty "
-    "transactional id; Kafka (TransactionCoordinator.handleDescribeTransactions) answers INVALID_REQUEST. "
-    "Fix: check `if not txn_id` first"))
-async def test_describe_transactions_with_an_empty_id_is_invalid_request(txn_node):
-    assert (await describe(txn_node, ""))[""].error_code == ErrorCode.invalid_request
+async def test_describe_transactions_without_a_start_time(txn_node):
+    """Empty (no transaction yet): TransactionStartTimeMs -1; unknown id: TRANSACTIONAL_ID_NOT_FOUND;
+    empty id: INVALID_REQUEST (Kafka: TransactionCoordinator.handleDescribeTransactions)."""
+    pid, epoch = await begin(txn_node, "empty", partitions=(), timeout_ms=30_000)
+    d = await describe_raw(txn_node, "empty", "unknown", "")
+    e = d["empty"]
+    assert (e.error_code, e.transaction_state, e.transaction_start_time_ms, e.topics) == (0, "Empty", -1, [])
+    assert (e.transaction_timeout_ms, e.producer_id, e.producer_epoch) == (30_000, pid, epoch)
+    assert d["unknown"].error_code == ErrorCode.transactional_id_not_found
+    assert d[""].error_code == ErrorCode.invalid_request
 
 
 async def list_txns(node, *, states=(), pids=(), duration=-1, version=1):
@@ -341,12 +334,8 @@ async def test_list_transactions_duration_filter(txn_node, five_transactions):
     assert len((await list_txns(txn_node, version=0))[0]) == 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deviation: shim/apis/k66_list_transactions.py requires txn_start_ms >= 0 under a duration filter, "
-    "so Empty transactions are never listed; Kafka 3.9 TransactionStateManager.listTransactionStates "
-    "keeps a transaction unless `now - txnStartTimestamp <= filterDurationMs`, and an Empty one has "
-    "txnStartTimestamp -1, so Kafka lists it"))
 async def test_list_transactions_duration_filter_keeps_empty_ones_as_kafka_does(txn_node, five_transactions):
+    """Kafka keeps a transaction unless now - txnStartTimestamp <= filter; an Empty one has -1."""
     listed, _ = await list_txns(txn_node, duration=5_000)
     assert set(listed) == {"old", "empty"}
 
@@ -388,21 +377,6 @@ async def test_describe_producers_unknown_partition(txn_node):
 
 
 # -- WriteTxnMarkers ------------------------------------------------------------------------
-
-
-async def write_marker(node, pid, epoch, commit, partitions, coordinator_epoch=0):
-    m = request_module(WRITE_TXN_MARKERS, 1)
-    by_topic: dict[str, list[int]] = {}
-    for topic, p in partitions:
-        by_topic.setdefault(topic, []).append(p)
-    marker = m.WritableTxnMarker(producer_id=pid, producer_epoch=epoch, transaction_result=commit,
-                                 topics=tuple(m.WritableTxnMarkerTopic(name=t, partition_indexes=tuple(ps))
-                                              for t, ps in by_topic.items()),
-                                 coordinator_epoch=coordinator_epoch)
-    r = await call(node, WRITE_TXN_MARKERS, 1, markers=(marker,))
-    (res,) = r.markers
-    assert res.producer_id == pid
-    return {(t.name, p.partition_index): p.error_code for t in res.topics for p in t.partitions}
 
 
 async def test_write_txn_markers_aborts_an_open_transaction(txn_node):

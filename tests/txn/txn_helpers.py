@@ -123,6 +123,22 @@ async def list_offset(node, partition, timestamp=-1, *, isolation=READ_COMMITTED
     return p.offset
 
 
+async def write_marker(node, pid, epoch, commit, partitions, coordinator_epoch=0):
+    """WriteTxnMarkers v1 with one marker; returns {(topic, partition): error code}."""
+    m = request_module(WRITE_TXN_MARKERS, 1)
+    by_topic: dict[str, list[int]] = {}
+    for topic, p in partitions:
+        by_topic.setdefault(topic, []).append(p)
+    marker = m.WritableTxnMarker(producer_id=pid, producer_epoch=epoch, transaction_result=commit,
+                                 topics=tuple(m.WritableTxnMarkerTopic(name=t, partition_indexes=tuple(ps))
+                                              for t, ps in by_topic.items()),
+                                 coordinator_epoch=coordinator_epoch)
+    r = await call(node, WRITE_TXN_MARKERS, 1, markers=(marker,))
+    (res,) = r.markers
+    assert res.producer_id == pid
+    return {(t.name, p.partition_index): p.error_code for t in res.topics for p in t.partitions}
+
+
 # -- batches ----------------------------------------------------------------------------------
 
 
