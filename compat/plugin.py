@@ -81,9 +81,11 @@ def compat_target(_external_target, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def java_drivers(request) -> javarun.JavaDrivers:
+def java_drivers(request, tmp_path_factory) -> javarun.JavaDrivers:
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    build_root = cache.mkdir("kafka-shim-java") if cache else tmp_path_factory.mktemp("kafka-shim-java")
     try:
-        return javarun.JavaDrivers.prepare(request.config.cache.mkdir("kafka-shim-java"))
+        return javarun.JavaDrivers.prepare(build_root)
     except javarun.JavaUnavailable as exc:
         pytest.skip(str(exc))
 
