@@ -198,11 +198,6 @@ def test_api_versions_with_unsupported_version_gets_kip511_answer(broker, raw_co
 
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deviation: FrameDecoder.feed (shim/protocol/framing.py) raises on an oversize or negative size before "
-    "returning the complete frames it already split off in the same read, so a request pipelined just before "
-    "the bad frame is never answered; Kafka reads one request at a time and answers it before it reads the "
-    "next size. Fix: return the frames decoded so far and raise on the next feed (or keep the error pending)."))
 def test_request_pipelined_before_an_oversize_frame_is_still_answered(broker, raw_connection):
     conn = raw_connection(broker.bootstrap_servers)
     conn.send_raw(api_versions_request(0, 77) + struct.pack(">i", MAX_REQUEST + 1))

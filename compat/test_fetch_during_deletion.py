@@ -58,10 +58,6 @@ def recv_exactly(sock, n) -> bytes:
     return bytes(buf)
 
 
-@pytest.mark.xfail(strict=True, raises=ConnectionError, reason=(
-    "bug: FileRecords.dup_file (shim/storage/segment.py) dups the segment's fd only when shim/server.py _send "
-    "reaches that part, after awaiting drain; a segment deleted meanwhile has _fd == -1, os.dup fails with EBADF "
-    "and the connection is closed mid-response. Dup the fd when the response is encoded (before any await)."))
 @pytest.mark.parametrize("deletion", ["delete-records", "retention"])
 def test_slow_fetch_response_survives_segment_deletion(kafka_shim, deletion):
     node = kafka_shim.node

@@ -66,6 +66,7 @@ class Server:
                     parts = await _dispatch.dispatch_parts(self.node, request, client_host)
                     if parts is not None:
                         await _send(writer, parts)
+                decoder.raise_pending()
         except FrameError as exc:
             log.warning("closing connection from %s: %s", peer, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -83,11 +84,15 @@ async def _send(writer: asyncio.StreamWriter, parts: list) -> None:
     """One response frame: bytes are written, file regions go from the file to the socket (sendfile)."""
     writer.write(frame_size(sum(len(p) for p in parts)))
     loop = asyncio.get_running_loop()
-    for part in parts:
-        if isinstance(part, bytes):
-            writer.write(part)
-            continue
+    try:
+        for part in parts:
+            if isinstance(part, bytes):
+                writer.write(part)
+                continue
+            await writer.drain()
+            await loop.sendfile(writer.transport, part.file, part.position, part.size)
         await writer.drain()
-        with part.dup_file() as f:
-            await loop.sendfile(writer.transport, f, part.position, part.size)
-    await writer.drain()
+    finally:
+        for part in parts:
+            if not isinstance(part, bytes):
+                part.close()

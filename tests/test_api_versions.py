@@ -46,10 +46,6 @@ async def test_unknown_version_gets_a_v0_answer_with_the_api_versions_range(node
         (API_VERSIONS, REGISTRY[API_VERSIONS].min_version, REGISTRY[API_VERSIONS].max_version)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deviation: shim/apis/k18_api_versions.py accepts any ClientSoftwareName/Version; Kafka "
-    "(ApiVersionsRequest.isValid, KafkaApis.handleApiVersionsRequest) answers INVALID_REQUEST unless both "
-    "match [a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?"))
 @pytest.mark.parametrize("name,version", [("bad name!", "1.0"), ("ok", "-1"), ("", "1.0")])
 async def test_invalid_client_software_is_invalid_request(node, name, version):
     response = await api_versions(node, 3, client_software_name=name, client_software_version=version)

@@ -68,11 +68,6 @@ async def test_create_time_topic_answers_no_log_append_time(node):
     assert (r.error_code, ms(r.log_append_time)) == (ErrorCode.none, -1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deviation: PartitionLog.append_client_batch answers a duplicate with log_append_time -1; Kafka "
-    "(UnifiedLog.append: appendInfo.setLogAppendTime(duplicate.timestamp)) answers the original batch's "
-    "timestamp, which on a LogAppendTime topic is its append time, so a retried record's metadata keeps it. "
-    "The producer state also records the client's MaxTimestamp rather than the stamped one."))
 async def test_duplicate_is_answered_with_the_original_append_time(node, topic):
     first = await produce(node, "lat", idempotent_batch(0))
     retry = await produce(node, "lat", idempotent_batch(0))

@@ -96,9 +96,11 @@ SENDFILE_MIN_BYTES = 128 * 1024
 class _Parts:
     """A kio output buffer that leaves large file regions (records read for Fetch) in their files.
 
-    kio writes a records field as its length then ``buffer.write(value)``: a region object
-    (``__len__``, ``read()``, ``dup_file()``) lands here as its own part, sent later with sendfile;
-    a small one is read in place, where a copy costs less than a sendfile call.
+    kio writes a records field as its length then ``buffer.write(value)``: a large records object
+    (``__len__``, ``read()``, ``open()``) is opened here, while the response is encoded and before
+    anything can delete its segment, and becomes a part of its own (``file``, ``position``,
+    ``size``, ``close()``) sent later with sendfile; a small one is read in place, where a copy
+    costs less than a sendfile call.
     """
 
     def __init__(self) -> None:
@@ -112,7 +114,7 @@ class _Parts:
             self._buf += data.read()
         else:
             self._flush()
-            self.parts.append(data)
+            self.parts.append(data.open())
 
     def _flush(self) -> None:
         if self._buf:
@@ -139,7 +141,14 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
 
 
 def join_parts(parts: list) -> bytes:
-    return b"".join(p if isinstance(p, bytes) else p.read() for p in parts)
+    out = []
+    for p in parts:
+        if isinstance(p, bytes):
+            out.append(p)
+        else:
+            out.append(p.read())
+            p.close()
+    return b"".join(out)
 
 
 def encode_request(header: RequestHeader, request: Any) -> bytes:

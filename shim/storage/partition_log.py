@@ -108,7 +108,9 @@ class PartitionLog:
         if h.producer_id >= 0:
             dup = self.producer_state.find_duplicate(h)
             if dup is not None:
-                return AppendResult(dup.first_offset, -1, self.log_start_offset, duplicate=True)
+                # Kafka: appendInfo.setLogAppendTime(duplicate.timestamp) -- the stored batch's time
+                append_time = dup.timestamp if self.config.log_append_time else -1
+                return AppendResult(dup.first_offset, append_time, self.log_start_offset, duplicate=True)
             append = self.producer_state.validate_data(h, Origin.CLIENT)
         base = self.log_end_offset
         stamp(batch, base, LEADER_EPOCH)
@@ -116,9 +118,10 @@ class PartitionLog:
         if self.config.log_append_time:
             set_max_timestamp(batch, now_ms)
             append_time = now_ms
-        self._write(batch, parse_header(batch))
+        stored = parse_header(batch)
+        self._write(batch, stored)
         if append is not None:
-            self.producer_state.apply_data(append, base, base + h.last_offset_delta)
+            self.producer_state.apply_data(append, base, base + h.last_offset_delta, stored.max_timestamp)
         self._appended()
         return AppendResult(base, append_time, self.log_start_offset)
 

@@ -184,13 +184,16 @@ class ProducerStateManager:
 
     # -- application (after the append) ------------------------------------------------------
 
-    def apply_data(self, a: ProducerAppend, first_offset: int, last_offset: int) -> None:
+    def apply_data(self, a: ProducerAppend, first_offset: int, last_offset: int, timestamp: int | None = None) -> None:
+        """Record an appended batch; ``timestamp`` is its stored MaxTimestamp when the log rewrote it
+        (LogAppendTime topics)."""
         entry = self.producers.get(a.producer_id)
         if entry is None:
             entry = self.producers[a.producer_id] = ProducerStateEntry(a.producer_id)
+        ts = a.last_timestamp if timestamp is None else timestamp
         entry.update_epoch(a.epoch)
-        entry.batches.append(BatchMetadata(a.last_seq, last_offset, a.offset_delta, a.last_timestamp))
-        entry.last_timestamp = a.last_timestamp
+        entry.batches.append(BatchMetadata(a.last_seq, last_offset, a.offset_delta, ts))
+        entry.last_timestamp = ts
         if a.is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = first_offset
             self.ongoing_txns[a.producer_id] = first_offset

@@ -29,11 +29,7 @@ def file_name(base_offset: int, suffix: str) -> str:
 
 
 class FileRecords:
-    """Whole record batches at ``position`` of a segment file, not yet read into memory.
-
-    The wire layer sends large ones straight from the file (sendfile); ``dup_file`` gives the
-    sender its own handle, so retention may delete the segment while the bytes are on their way.
-    """
+    """Whole record batches at ``position`` of a segment file, not yet read into memory."""
 
     __slots__ = ("_segment", "position", "size")
 
@@ -46,8 +42,27 @@ class FileRecords:
     def read(self) -> bytes:
         return self._segment.read(self.position, self.size)
 
-    def dup_file(self):
-        return os.fdopen(os.dup(self._segment.fileno()), "rb", buffering=0)
+    def open(self) -> "FileRegion":
+        """A handle of its own on these bytes: retention may delete the segment while they are sent."""
+        return FileRegion(os.fdopen(os.dup(self._segment.fileno()), "rb", buffering=0), self.position, self.size)
+
+
+class FileRegion:
+    """Bytes of an open file, for the wire layer to send with sendfile; close it once sent."""
+
+    __slots__ = ("file", "position", "size")
+
+    def __init__(self, file, position: int, size: int) -> None:
+        self.file, self.position, self.size = file, position, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self) -> bytes:
+        return os.pread(self.file.fileno(), self.size, self.position)
+
+    def close(self) -> None:
+        self.file.close()
 
 
 class LogSegment:
