@@ -164,7 +164,7 @@ def client_versions() -> dict[str, str]:
         except ImportError:
             continue
         if client == "confluent-kafka":
-            out[client] = f"{mod.version()[0]}, librdkafka {mod.libversion()[0]}"
+            out[client] = f"{mod.__version__}, librdkafka {mod.libversion()[0]}"
         else:
             out[client] = getattr(mod, "__version__", "")
     return out

@@ -79,6 +79,12 @@ SCENARIOS: list[Scenario] = [
              "As txn.open_lso_commit, but the transaction aborts: read_committed then skips t-1 and reads p-2, "
              "p-3, reaching position 5.",
              ("java", "kcat", *PY)),
+    Scenario("txn.interleaved", "interleaved transactions, small fetches",
+             "Two transactions write one record at a time in turn on one partition (30 each, a plain record "
+             "after every 10 pairs); one aborts, then the other commits (markers 63, 64). Consumers with "
+             "max.partition.fetch.bytes=256, so fetches end inside the transactions: read_committed sees the "
+             "committed and plain records in order, read_uncommitted all 63, both reach 65.",
+             ("java", *PY)),
     Scenario("txn.zombie_fencing", "zombie fencing",
              "Producer 1 (transactional.id Z) writes zombie-1 in an open txn; producer 2 with the same id "
              "initialises (aborting it), writes fencer-1 and commits. Producer 1's next send and its commit fail "

@@ -98,6 +98,16 @@ def test_open_transaction_holds_lso(observed, outcome):
     assert obs["admin_latest_rc_after"] == 5
 
 
+@pytest.mark.compat(scenario="txn.interleaved")
+def test_interleaved_transactions_small_fetches(observed):
+    obs = observed("txn.interleaved")
+    written = obs["written"]
+    assert len(written) == 63
+    assert obs["read_committed"] == [v for v in written if not v.startswith("drop-")]
+    assert obs["read_uncommitted"] == written
+    assert obs["read_committed_position"] == obs["read_uncommitted_position"] == 65
+
+
 @pytest.mark.compat(scenario="txn.zombie_fencing")
 def test_zombie_fencing(observed):
     obs = observed("txn.zombie_fencing")

@@ -47,6 +47,7 @@ public final class KafkaDriver {
         all.put("txn.seed", KafkaDriver::txnSeed);
         all.put("txn.open_lso_commit", (s, obs) -> openLso(s, obs, true));
         all.put("txn.open_lso_abort", (s, obs) -> openLso(s, obs, false));
+        all.put("txn.interleaved", KafkaDriver::interleaved);
         all.put("txn.zombie_fencing", KafkaDriver::zombieFencing);
         all.put("txn.timeout", KafkaDriver::txnTimeout);
         all.put("consumer.position_past_markers", KafkaDriver::positionPastMarkers);
@@ -193,6 +194,45 @@ public final class KafkaDriver {
             obs.put("rc_after", Support.readOn(rc, tp, 5, 15_000));
             obs.put("rc_position_after", rc.position(tp));
             obs.put("admin_latest_rc_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+        }
+    }
+
+    /**
+     * Two transactions interleaved record by record on one partition with plain records between them;
+     * one aborts, one commits. Small fetches (max.partition.fetch.bytes=256) end inside the
+     * transactions, so each Fetch must list the aborted transaction that overlaps its range.
+     */
+    static void interleaved(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("interleaved");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+        }
+        List<String> written = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> keep = s.txnProducer(s.name("interleaved-keep"));
+             KafkaProducer<byte[], byte[]> drop = s.txnProducer(s.name("interleaved-drop"));
+             KafkaProducer<byte[], byte[]> plain = s.producer()) {
+            keep.beginTransaction();
+            drop.beginTransaction();
+            for (int i = 0; i < 30; i++) {
+                keep.send(Support.rec(topic, 0, null, "keep-" + i)).get();
+                drop.send(Support.rec(topic, 0, null, "drop-" + i)).get();
+                written.add("keep-" + i);
+                written.add("drop-" + i);
+                if (i % 10 == 9) {
+                    plain.send(Support.rec(topic, 0, null, "plain-" + i)).get();
+                    written.add("plain-" + i);
+                }
+            }
+            drop.abortTransaction();                                    // ABORT at 63
+            keep.commitTransaction();                                   // COMMIT at 64
+        }
+        obs.put("written", written);
+        for (String iso : List.of(RC, RU)) {
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso, "max.partition.fetch.bytes", "256")) {
+                obs.put(iso, values(Support.readFromStart(c, tp, 65, 20_000)));
+                obs.put(iso + "_position", c.position(tp));
+            }
         }
     }
 
