@@ -144,7 +144,6 @@ class GroupCoordinator(OffsetOperations):
 
     def _rejoin(self, group: GroupMetadata, member: MemberMetadata, joining: MemberMetadata, pending: Pending,
                 now_ms: int) -> None:
-        log.info("DBG rejoin %s state=%s leader=%s matches=%s", member.member_id[-6:], group.state, group.is_leader(member.member_id), member.matches(joining.protocols))
         if group.is_(S.PREPARING_REBALANCE):
             self._update_member_and_rebalance(group, member, joining, pending, now_ms)
         elif group.is_(S.COMPLETING_REBALANCE):
