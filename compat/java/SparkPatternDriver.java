@@ -59,7 +59,7 @@ public final class SparkPatternDriver {
         try (Admin admin = s.admin()) {
             Support.createTopic(admin, topic, 3);
         }
-        KafkaProducer<byte[], byte[]> c = s.txnProducer(s.name("spark-C"));
+        KafkaProducer<byte[], byte[]> c = s.txnProducer(s.name("spark-C"), "compression.type", "zstd");
         try {
             long t0 = System.currentTimeMillis();
             Map<String, Object> timing = new LinkedHashMap<>();
@@ -102,9 +102,10 @@ public final class SparkPatternDriver {
     /** Writes the layout of the class comment; leaves transaction C open on {@code c}. */
     static Map<String, Object> writeLayout(Support s, String topic, KafkaProducer<byte[], byte[]> c) throws Exception {
         Map<String, Object> written = new LinkedHashMap<>();
-        try (KafkaProducer<byte[], byte[]> plain = s.producer();
-             KafkaProducer<byte[], byte[]> a = s.txnProducer(s.name("spark-A"));
-             KafkaProducer<byte[], byte[]> b = s.txnProducer(s.name("spark-B"))) {
+        // Compressed transactional batches too: aborted ones must still be recognised as such.
+        try (KafkaProducer<byte[], byte[]> plain = s.producer("compression.type", "lz4");
+             KafkaProducer<byte[], byte[]> a = s.txnProducer(s.name("spark-A"), "compression.type", "gzip");
+             KafkaProducer<byte[], byte[]> b = s.txnProducer(s.name("spark-B"), "compression.type", "snappy")) {
             put(written, plain.send(Support.rec(topic, 0, "p", "p-0")).get(), "p-0");
             a.beginTransaction();
             put(written, a.send(Support.rec(topic, 0, "a", "a-1")).get(), "a-1");
