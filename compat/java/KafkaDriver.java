@@ -182,9 +182,10 @@ public final class KafkaDriver {
             plain.send(Support.rec(topic, 0, null, "p-3")).get();      // 3
             obs.put("ru", Support.readFromStart(ru, tp, 4, 15_000));
             obs.put("ru_position", ru.position(tp));
-            rc.assign(List.of(tp));
-            rc.seekToBeginning(List.of(tp));
-            obs.put("rc_before", Support.pollFor(rc, tp, 1500));
+            // Read up to the LSO, then keep polling a while: the position must stay there.
+            List<Map<String, Object>> before = Support.readFromStart(rc, tp, 1, 15_000);
+            before.addAll(Support.pollFor(rc, tp, 1000));
+            obs.put("rc_before", before);
             obs.put("rc_position_before", rc.position(tp));
             obs.put("rc_end_offsets_before", rc.endOffsets(List.of(tp)).get(tp));
             obs.put("ru_end_offsets_before", ru.endOffsets(List.of(tp)).get(tp));
