@@ -116,6 +116,27 @@ SCENARIOS: list[Scenario] = [
              "As eos.send_offsets with an assign()ed consumer carrying a group.id (generation -1, no "
              "JoinGroup): TxnOffsetCommit for a group with no members.",
              ("java",)),
+    Scenario("consumer.group_rebalance", "three members share six partitions, one leaves, all restart",
+             "Three subscribe()d members of one group (kafka-python range, aiokafka roundrobin, confluent-kafka "
+             "cooperative-sticky) split a 6-partition topic 2/2/2 and each record reaches the owner of its "
+             "partition once; one member leaves and the other two take its partitions (3/3); after all commit "
+             "and close, new members resume at the committed offsets and see only later records.",
+             PY),
+    Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
+             "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
+             "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
+             "transaction's offset once it commits.",
+             ("confluent-kafka", "kafka-python")),
+    Scenario("eos.kill_restart", "exactly-once pipeline under SIGKILL",
+             "A consume → transform → produce processor (read_committed, transactional producer, offsets sent "
+             "to the transaction) is SIGKILLed at random points and restarted, and the broker is SIGKILLed and "
+             "restarted on the same port: read_committed, the output holds each input record exactly once.",
+             PY),
+    Scenario("broker.restart_groups", "group state and offsets survive a broker restart",
+             "Members of a stable group keep running while the broker is stopped (cleanly, or with SIGKILL) and "
+             "restarted on the same data directory: the group comes back Stable with the same members and "
+             "generation, no rebalance happens, committed offsets are unchanged, and consumption continues.",
+             ("kafka-python",)),
     Scenario("admin.topics", "create/describe/delete topics",
              "createTopics(3 partitions) succeeds, again fails with TopicExistsException; describeTopics gives 3 "
              "partitions led by the one node, 1 replica, 1 ISR and a topic id; listTopics lists it; "

@@ -1,0 +1,303 @@
+"""Helpers for the consumer-group compat tests (compat/test_groups_*.py): one uniform, synchronous
+consumer-group member per client library, topic set-up, and a raw OffsetFetch that keeps working
+while the broker restarts.
+
+A member wraps a subscribe()d consumer with manual commits and polls it continuously from its own
+thread, as applications do (:class:`Polling`); aiokafka's consumers run on an event loop in another
+background thread. One thread per consumer matters for kafka-python 3.0: a JoinGroup/SyncGroup round
+trip that completes while no poll() of that consumer is waiting is dropped and started again
+(``join_group_async`` replaces a finished join task), so polling several kafka-python consumers in
+turn from one thread with short timeouts can make a group leader rebalance forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import socket
+import struct
+import threading
+import time
+
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
+
+FAST_GROUP = dict(session_timeout_ms=6_000, heartbeat_interval_ms=200)
+
+
+def wait_for(condition, timeout: float, message: str, interval: float = 0.02):
+    """Poll ``condition()`` until it is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+        time.sleep(interval)
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+    finally:
+        admin.close()
+
+
+def produce(bootstrap: str, topic: str, values_by_partition: dict[int, list[bytes]]) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    for p, values in values_by_partition.items():
+        for v in values:
+            producer.send(topic, value=v, partition=p)
+    producer.flush(30)
+    producer.close()
+
+
+# -- one group member per library -----------------------------------------------------------------
+
+
+class KafkaPythonMember:
+    def __init__(self, bootstrap, topic, group, *, strategy="range", read_committed=False, **extra):
+        from kafka import KafkaConsumer
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+        assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}[strategy]
+        self.consumer = KafkaConsumer(
+            topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+            auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
+            isolation_level="read_committed" if read_committed else "read_uncommitted",
+            **FAST_GROUP, **extra)
+
+    def poll(self):
+        got = self.consumer.poll(timeout_ms=100)
+        return [(r.partition, r.offset, r.value) for records in got.values() for r in records]
+
+    def assignment(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def commit(self) -> None:
+        self.consumer.commit()
+
+    def generation(self) -> tuple[int, str]:
+        m = self.consumer.group_metadata()
+        return m.generation_id, m.member_id
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class _Loop:
+    """An asyncio loop in a thread, shared by the aiokafka members of a test."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro, timeout=60):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+class AiokafkaMember:
+    loop: _Loop | None = None
+
+    def __init__(self, bootstrap, topic, group, *, strategy="roundrobin", read_committed=False, **extra):
+        from aiokafka import AIOKafkaConsumer
+        from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+        from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+        if AiokafkaMember.loop is None:
+            AiokafkaMember.loop = _Loop()
+        assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}[strategy]
+
+        async def start():
+            c = AIOKafkaConsumer(
+                topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                auto_offset_reset="earliest", partition_assignment_strategy=(assignor,),
+                isolation_level="read_committed" if read_committed else "read_uncommitted", **FAST_GROUP, **extra)
+            await c.start()
+            return c
+
+        self.consumer = self.loop.run(start())
+
+    def poll(self):
+        got = self.loop.run(self.consumer.getmany(timeout_ms=100))
+        return [(r.partition, r.offset, r.value) for records in got.values() for r in records]
+
+    def assignment(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def commit(self) -> None:
+        self.loop.run(self.consumer.commit())
+
+    def close(self) -> None:
+        self.loop.run(self.consumer.stop())
+
+
+class ConfluentMember:
+    def __init__(self, bootstrap, topic, group, *, strategy="cooperative-sticky", read_committed=False, **extra):
+        import confluent_kafka as ck
+
+        conf = {
+            "bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+            "auto.offset.reset": "earliest", "partition.assignment.strategy": strategy,
+            "session.timeout.ms": FAST_GROUP["session_timeout_ms"],
+            "heartbeat.interval.ms": FAST_GROUP["heartbeat_interval_ms"],
+            "isolation.level": "read_committed" if read_committed else "read_uncommitted",
+        }
+        conf.update(extra)
+        self.consumer = ck.Consumer(conf)
+        self.consumer.subscribe([topic])
+
+    def poll(self):
+        out = []
+        for m in self.consumer.consume(num_messages=500, timeout=0.1):
+            if m.error() is None:
+                out.append((m.partition(), m.offset(), m.value()))
+        return out
+
+    def assignment(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def commit(self) -> None:
+        self.consumer.commit(asynchronous=False)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+MEMBERS = {"kafka-python": KafkaPythonMember, "aiokafka": AiokafkaMember, "confluent-kafka": ConfluentMember}
+
+
+class Polling:
+    """A member built and polled in its own thread; other threads read what it received and its
+    assignment, and have it commit or close between two polls."""
+
+    def __init__(self, factory) -> None:
+        self._calls: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._records: list[tuple[int, int, bytes]] = []
+        self._owned: set[int] = set()
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(factory,), daemon=True)
+        self._thread.start()
+        self._started.wait(60)
+        if self._error is not None:
+            raise self._error
+
+    def _run(self, factory) -> None:
+        try:
+            member = factory()
+        except BaseException as exc:  # reported to the constructor's caller
+            self._error = exc
+            self._started.set()
+            return
+        self._started.set()
+        while True:
+            try:
+                fn, done = self._calls.get_nowait()
+            except queue.Empty:
+                fn = None
+            if fn is not None:
+                try:
+                    done.put((True, fn(member)))
+                except BaseException as exc:  # handed to the waiting caller
+                    done.put((False, exc))
+                if fn is _close:
+                    return
+                continue
+            got = member.poll()
+            owned = member.assignment()
+            with self._lock:
+                self._records += got
+                self._owned = owned
+
+    def call(self, fn, timeout: float = 60):
+        done: queue.Queue = queue.Queue()
+        self._calls.put((fn, done))
+        ok, value = done.get(timeout=timeout)
+        if not ok:
+            raise value
+        return value
+
+    def take(self) -> list[tuple[int, int, bytes]]:
+        """Records received since the last take: (partition, offset, value)."""
+        with self._lock:
+            out, self._records = self._records, []
+        return out
+
+    def assignment(self) -> set[int]:
+        with self._lock:
+            return set(self._owned)
+
+    def commit(self) -> None:
+        self.call(lambda m: m.commit())
+
+    def close(self) -> None:
+        self.call(_close)
+        self._thread.join(30)
+
+
+def _close(member) -> None:
+    member.close()
+
+
+def start_member(client: str, *args, **kw) -> Polling:
+    return Polling(lambda: MEMBERS[client](*args, **kw))
+
+
+# -- raw OffsetFetch ------------------------------------------------------------------------------
+
+
+def offset_fetch(bootstrap: str, group: str, topic: str, partitions, timeout: float = 5.0) -> dict[int, int] | None:
+    """Committed offsets through one OffsetFetch v7 (RequireStable off) on a fresh socket; None
+    while the broker does not answer (e.g. it is restarting)."""
+    host, port = bootstrap.rsplit(":", 1)
+    m = request_module(9, 7)
+    request = make(request_class(9, 7), group_id=group, require_stable=False,
+                   topics=(m.OffsetFetchRequestTopic(name=topic, partition_indexes=tuple(partitions)),))
+    payload = encode_request(RequestHeader(9, 7, 1, "groups-compat"), request)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as s:
+            s.sendall(struct.pack(">i", len(payload)) + payload)
+            size = struct.unpack(">i", _recv(s, 4))[0]
+            _, response = decode_response(_recv(s, size), 9, 7)
+    except OSError:
+        return None
+    return {p.partition_index: p.committed_offset for t in response.topics for p in t.partitions}
+
+
+def _recv(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    return buf
+
+
+def describe_group(bootstrap: str, group: str) -> tuple[str, list[str]] | None:
+    """(state, member ids) through DescribeGroups v5 on a fresh socket; None if unreachable."""
+    host, port = bootstrap.rsplit(":", 1)
+    payload = encode_request(RequestHeader(15, 5, 1, "groups-compat"),
+                             make(request_class(15, 5), groups=(group,), include_authorized_operations=False))
+    try:
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(struct.pack(">i", len(payload)) + payload)
+            size = struct.unpack(">i", _recv(s, 4))[0]
+            _, response = decode_response(_recv(s, size), 15, 5)
+    except OSError:
+        return None
+    (g,) = response.groups
+    return g.group_state, sorted(m.member_id for m in g.members)
