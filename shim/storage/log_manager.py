@@ -50,6 +50,14 @@ class TopicInfo:
         return self.name in INTERNAL_TOPICS
 
 
+_LOG_FILE = re.compile(r"^(\d{20}\.(log|index|timeindex|txnindex|snapshot)(\.tmp)?|log-start-offset(\.tmp)?)$")
+
+
+def _only_log_files(directory: Path) -> bool:
+    """Only what a partition directory holds: never remove anything else found in the data directory."""
+    return all(_LOG_FILE.match(p.name) for p in directory.iterdir())
+
+
 def validate_topic_name(name: str) -> None:
     if name in (".", "..") or not _LEGAL_NAME.match(name or ""):
         raise KafkaError(ErrorCode.invalid_topic_exception, f"illegal topic name {name!r}")
@@ -116,10 +124,10 @@ class LogManager:
 
     def delete_topic(self, name: str) -> None:
         info = self.topic(name)
+        del self.topics[name]
+        self._save_topics()  # first: a crash now leaves directories that the next start removes
         for p in range(info.partitions):
             self.logs.pop((name, p)).delete()
-        del self.topics[name]
-        self._save_topics()
         log.info("deleted topic %s", name)
 
     def topic(self, name: str) -> TopicInfo:
@@ -163,7 +171,8 @@ class LogManager:
                 self._open(info, p, config, clean=self.clean_start)
         for d in [] if self.read_only else self.data_dir.iterdir():  # partitions of topics deleted before a crash
             topic, _, part = d.name.rpartition("-")
-            if d.is_dir() and part.isdigit() and topic and (topic, int(part)) not in self.logs:
+            if d.is_dir() and part.isdigit() and topic and (topic, int(part)) not in self.logs and _only_log_files(d):
+                log.info("removing %s: its topic was deleted", d)
                 shutil.rmtree(d, ignore_errors=True)
 
     def _save_topics(self) -> None:

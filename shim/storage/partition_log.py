@@ -269,15 +269,21 @@ class PartitionLog:
         return self.log_start_offset
 
     def enforce_retention(self, now_ms: int) -> int:
-        """Delete whole sealed segments past retention.ms or retention.bytes; returns how many."""
+        """Delete whole segments past retention.ms or retention.bytes; returns how many.
+
+        As Kafka (UnifiedLog.deleteOldSegments), the active segment goes too once it qualifies: a new
+        empty one is rolled first, so a quiet partition still expires.
+        """
         deleted = 0
         c = self.config
-        while len(self.segments) > 1:
+        while self.segments[0].size:
             oldest = self.segments[0]
             expired = c.retention_ms >= 0 and 0 <= oldest.max_timestamp < now_ms - c.retention_ms
             too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
             if not (expired or too_big):
                 break
+            if len(self.segments) == 1:
+                self.roll()
             self.segments.pop(0).delete()
             self._set_log_start(self.segments[0].base_offset)
             deleted += 1
