@@ -30,3 +30,16 @@ kcat:
 	  else \
 	    echo "kcat is missing and cannot be installed here (needs root and apt-get): the kcat compat tests will be skipped"; \
 	  fi; }
+
+# `make bench` runs the benchmark harness (bench/README.md); BENCH_ARGS are passed through,
+# e.g. make bench BENCH_ARGS=--smoke
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+.PHONY: bench
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -1,0 +1,102 @@
+"""``python -m bench``: start each system, drive it with librdkafka, print one table, write JSON."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import sys
+from pathlib import Path
+
+from . import report, suite
+from .machine import loadavg, machine_info
+from .systems import ALL
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results.json"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--systems", default=",".join(ALL), help="comma-separated, from: " + ", ".join(ALL))
+    p.add_argument("--groups", default=",".join(suite.GROUPS), help="phase groups to run: " + ", ".join(suite.GROUPS))
+    p.add_argument("--records", type=int, default=100_000, help="records per produce phase (1 KiB each)")
+    p.add_argument("--queue-messages", type=int, default=20_000,
+                   help="producer queue bound (queue.buffering.max.messages)")
+    p.add_argument("--commit-interval-ms", type=int, default=100, help="transactional produce commit interval")
+    p.add_argument("--latency-rate", type=int, default=2_000, help="records/s for the end-to-end latency phase")
+    p.add_argument("--latency-seconds", type=float, default=5.0, help="duration of the end-to-end latency phase")
+    p.add_argument("--txns", type=int, default=200, help="transactions timed in the EndTxn latency phase")
+    p.add_argument("--records-per-txn", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=5,
+                   help="runs of the throughput group per system (fresh start each); the table shows medians")
+    p.add_argument("--smoke", action="store_true",
+                   help="quick check: 2,000 records, kafka-shim only, 1 s of latency, 20 transactions")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
+    p.add_argument("--tmp-dir", type=Path, default=None, help="where data directories go (default: system temp)")
+    p.add_argument("--py-spy", type=Path, default=None, metavar="DIR",
+                   help="attach py-spy to kafka-shim for every phase; raw stacks to DIR/<phase>.txt")
+    p.add_argument("--py-spy-rate", type=int, default=100)
+    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                   help="before each group, wait up to this long for other work to leave the CPUs "
+                        "less than --quiet-threshold busy (the share measured is recorded either way)")
+    p.add_argument("--quiet-threshold", type=float, default=0.25, help="share of all CPUs, 0..1")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    if args.smoke:
+        args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 2_000, 1_000, 1.0, 20, 1
+        args.systems = "kafka-shim"
+    keys = [k.strip() for k in args.systems.split(",") if k.strip()]
+    groups = [g.strip() for g in args.groups.split(",") if g.strip()]
+    bad = [k for k in keys if k not in ALL] + [g for g in groups if g not in suite.GROUPS]
+    if bad:
+        print(f"unknown system or group: {', '.join(bad)}", file=sys.stderr)
+        return 2
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    settings = suite.Settings(
+        records=args.records, queue_messages=args.queue_messages, commit_interval_s=args.commit_interval_ms / 1000,
+        latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, txns=args.txns,
+        txn_warmup=min(10, max(1, args.txns // 10)), records_per_txn=args.records_per_txn, tmp_root=args.tmp_dir,
+        py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate, quiet_threshold=args.quiet_threshold,
+        quiet_wait_s=args.wait_quiet)
+    results = {
+        "schema": 1,
+        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "loadavg_start": loadavg(),
+        "settings": {"records": args.records, "record_bytes": 1024, "queue_messages": args.queue_messages,
+                     "commit_interval_ms": args.commit_interval_ms, "latency_rate": args.latency_rate,
+                     "latency_seconds": args.latency_seconds, "txns": args.txns,
+                     "records_per_txn": args.records_per_txn, "repeat": args.repeat, "groups": groups, "smoke": args.smoke,
+                     "py_spy": args.py_spy is not None},
+        "systems": {},
+    }
+    for k in keys:
+        s = ALL[k]
+        results["systems"][k] = {"label": s.label, "version": s.missing() or s.version(),
+                                 "persistent": s.persistent, "launches": [], "phases": {}}
+    # group-major order: the systems are compared on the same workload close together in time
+    for g in groups:
+        for rep in range(args.repeat if g == "throughput" else 1):
+            for k in keys:
+                suite.GROUPS[g](ALL[k], settings, results["systems"][k], rep)
+    for k in keys:
+        results["systems"][k]["summary"] = report.summary(results["systems"][k])
+    results["ratios"] = report.ratios(results)
+    results["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    results["loadavg_end"] = loadavg()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(report.render(results))
+    print(f"\nwritten to {args.out}")
+    shim = results["systems"].get("kafka-shim")
+    failed = shim and any(p.get("status") != "ok" for recs in shim["phases"].values() for p in recs)
+    return 1 if failed else 0

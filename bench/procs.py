@@ -1,0 +1,137 @@
+"""RSS and CPU time of a process and all its descendants, from /proc."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and every live descendant."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return out
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def rss_bytes(pid: int) -> int:
+    """VmRSS of ``pid`` plus its descendants."""
+    return sum(_rss(p) for p in tree(pid))
+
+
+def cpu_seconds(pid: int) -> float:
+    """user+system CPU time consumed so far by ``pid`` and its live descendants."""
+    total = 0
+    for p in tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / _TICK
+
+
+def runqueue_wait_seconds(pid: int) -> float:
+    """Time the threads of ``pid`` and its descendants spent runnable but waiting for a CPU
+    (/proc/<tid>/schedstat): how much other load on the machine held the process back."""
+    total = 0
+    for p in tree(pid):
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return total / 1e9
+
+
+class RssSampler:
+    """Samples rss_bytes(pid) every ``interval`` seconds in a thread; ``peak()`` since the last reset."""
+
+    def __init__(self, pid: int, interval: float = 0.1) -> None:
+        self.pid = pid
+        self.interval = interval
+        self._peak = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def __enter__(self) -> "RssSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval)
+
+    def sample(self) -> int:
+        value = rss_bytes(self.pid)
+        with self._lock:
+            self._peak = max(self._peak, value)
+        return value
+
+    def reset(self) -> None:
+        with self._lock:
+            self._peak = 0
+        self.sample()
+
+    def peak(self) -> int:
+        self.sample()
+        with self._lock:
+            return self._peak
+
+
+def _cpu_totals() -> tuple[int, int]:
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields[:8]), idle
+
+
+def machine_busy(interval: float = 0.5) -> float:
+    """Share of all CPUs busy over ``interval`` seconds (0..1), whoever is using them."""
+    t0, i0 = _cpu_totals()
+    time.sleep(interval)
+    t1, i1 = _cpu_totals()
+    return 0.0 if t1 == t0 else 1 - (i1 - i0) / (t1 - t0)
+
+
+def wait_until_quiet(threshold: float, timeout: float) -> tuple[float, float]:
+    """Wait until the machine is less than ``threshold`` busy (or ``timeout`` passes); returns the
+    last busy share measured and the seconds waited."""
+    start = time.monotonic()
+    busy = machine_busy()
+    while busy >= threshold and time.monotonic() - start < timeout:
+        busy = machine_busy()
+    return busy, time.monotonic() - start

@@ -1,0 +1,226 @@
+"""Summaries, the results table, the ratios against the targets."""
+
+from __future__ import annotations
+
+import statistics
+
+from .machine import describe
+from .workloads import RECORD_SIZE
+
+MB = 1e6
+
+
+PRODUCE = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
+CONSUME = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
+
+
+def _oks(res: dict, phase: str) -> list[dict]:
+    return [p for p in res["phases"].get(phase, []) if p.get("status") == "ok"]
+
+
+def _median(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summary(res: dict) -> dict:
+    """The numbers the table and the ratios are made of: medians over the repetitions that
+    succeeded (None where every repetition of a phase failed)."""
+    launches = [l for l in res["launches"] if "ready_s" in l]
+    out: dict = {
+        "ready_s": _median(l["ready_s"] for l in launches),
+        "listen_s": _median(l["listen_s"] for l in launches),
+        "ready_s_all": [round(l["ready_s"], 4) for l in launches],
+        "idle_rss_mb": _median(l["idle_rss_bytes"] / MB for l in launches if "idle_rss_bytes" in l),
+        "machine_busy_before": _median(l.get("machine_busy_before") for l in res["launches"]),
+    }
+    per_rep: dict[int, int] = {}
+    for n in PRODUCE:
+        for p in res["phases"].get(n, []):
+            if "rss_peak_bytes" in p:
+                per_rep[p["rep"]] = max(per_rep.get(p["rep"], 0), p["rss_peak_bytes"])
+    out["rss_load_mb"] = _median(v / MB for v in per_rep.values())
+    for n in ("growth_1x", "growth_2x"):
+        out[f"rss_{n}_mb"] = _median(p["rss_after_bytes"] / MB for p in _oks(res, n))
+    for n in PRODUCE + CONSUME + ("growth_1x", "growth_2x"):
+        rates = [p["records"] / p["seconds"] for p in _oks(res, n)]
+        out[n] = _median(rates)
+        out[f"{n}_samples"] = [round(r) for r in rates]
+    for n in ("produce_1p", "produce_8p", "consume_plain_ru"):
+        out[f"{n}_broker_cores"] = _median(p["broker_cpu_s"] / p["seconds"] for p in _oks(res, n))
+        out[f"{n}_client_cores"] = _median(p["client_cpu_s"] / p["seconds"] for p in _oks(res, n)
+                                           if "client_cpu_s" in p)
+        out[f"{n}_broker_wait"] = _median(p["broker_runqueue_wait_s"] / p["seconds"] for p in _oks(res, n)
+                                          if "broker_runqueue_wait_s" in p)
+    for n in ("e2e_latency", "endtxn_latency"):
+        out[f"{n}_p50_ms"] = _median(p["p50_ms"] for p in _oks(res, n))
+        out[f"{n}_p99_ms"] = _median(p["p99_ms"] for p in _oks(res, n))
+    out["txn_count"] = _median(p["transactions"] for p in _oks(res, "produce_1p_txn"))
+    return out
+
+
+def _rate(v):
+    return f"{v:,.0f}/s ({v * RECORD_SIZE / 2**20:.1f} MiB/s)"
+
+
+def _note(notes: list[str], text: str) -> int:
+    if text not in notes:
+        notes.append(text)
+    return notes.index(text) + 1
+
+
+def _cell(res: dict, sm: dict, key, fmt, phases: tuple[str, ...], notes: list[str]) -> str:
+    keys = key if isinstance(key, tuple) else (key,)
+    failed = [p for ph in phases for p in res["phases"].get(ph, []) if p.get("status") != "ok"]
+    total = sum(len(res["phases"].get(ph, [])) for ph in phases)
+    refs = sorted({_note(notes, f"{res['label']} {ph}: {p.get('error')}")
+                   for ph in phases for p in res["phases"].get(ph, []) if p.get("status") != "ok"})
+    if not phases:
+        refs = sorted({_note(notes, f"{res['label']} did not start: {l['error']}")
+                       for l in res["launches"] if "error" in l})
+    marks = "".join(f"[{r}]" for r in refs)
+    if all(sm.get(k) is not None for k in keys):
+        text = fmt(*(sm[k] for k in keys))
+        if refs:
+            text += f" ({len(failed) or len(refs)} of {total or len(res['launches'])} failed {marks})"
+        return text
+    return f"FAILED {marks}" if refs else "n/a"
+
+
+def _cores(a, b, w):
+    return f"{a:.2f} / {b:.2f}, wait {100 * w:.0f}%"
+
+
+def _ms(a, b):
+    return f"{a:.2f} / {b:.2f} ms"
+
+
+def rows(settings: dict) -> list[tuple]:
+    n = settings["records"]
+    return [
+        ("ready: launch to first list_topics (median of launches)", "ready_s", lambda v: f"{v:.3f} s", ()),
+        ("listening: launch to first TCP accept (median)", "listen_s", lambda v: f"{v:.3f} s", ()),
+        ("idle RSS, 1 s after ready (median of launches)", "idle_rss_mb", lambda v: f"{v:.1f} MB", ()),
+        (f"RSS peak during the 4 produce phases ({4 * n:,} records stored by the end)", "rss_load_mb",
+         lambda v: f"{v:.1f} MB", ()),
+        (f"RSS after {n:,} records", "rss_growth_1x_mb", lambda v: f"{v:.1f} MB", ("growth_1x",)),
+        (f"RSS after {2 * n:,} records", "rss_growth_2x_mb", lambda v: f"{v:.1f} MB", ("growth_2x", "growth_1x")),
+        ("produce, 1 partition", "produce_1p", _rate, ("produce_1p",)),
+        ("produce, 8 partitions", "produce_8p", _rate, ("produce_8p",)),
+        ("produce, 1 partition, idempotent", "produce_1p_idempotent", _rate, ("produce_1p_idempotent",)),
+        (f"produce, 1 partition, transactional (commit every {settings['commit_interval_ms']} ms)",
+         "produce_1p_txn", _rate, ("produce_1p_txn",)),
+        ("consume plain topic, read_uncommitted", "consume_plain_ru", _rate, ("consume_plain_ru",)),
+        ("consume plain topic, read_committed", "consume_plain_rc", _rate, ("consume_plain_rc",)),
+        ("consume transactional topic, read_uncommitted", "consume_txn_ru", _rate, ("consume_txn_ru",)),
+        ("consume transactional topic, read_committed", "consume_txn_rc", _rate, ("consume_txn_rc",)),
+        (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s",
+         ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
+        (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",
+         ("endtxn_latency_p50_ms", "endtxn_latency_p99_ms"), _ms, ("endtxn_latency",)),
+        ("CPU cores, broker / client, broker run-queue wait: produce 1p", ("produce_1p_broker_cores", "produce_1p_client_cores", "produce_1p_broker_wait"),
+         _cores, ("produce_1p",)),
+        ("... produce 8p", ("produce_8p_broker_cores", "produce_8p_client_cores", "produce_8p_broker_wait"),
+         _cores, ("produce_8p",)),
+        ("... consume plain ru",
+         ("consume_plain_ru_broker_cores", "consume_plain_ru_client_cores", "consume_plain_ru_broker_wait"), _cores,
+         ("consume_plain_ru",)),
+        ("other work on the machine before each start (share of all CPUs busy, median)", "machine_busy_before",
+         lambda v: f"{100 * v:.0f}%", ()),
+    ]
+
+
+def table(results: dict) -> tuple[str, list[str]]:
+    systems = results["systems"]
+    names = list(systems)
+    notes: list[str] = []
+    lines = ["| metric | " + " | ".join(systems[k]["label"] for k in names) + " |",
+             "|---|" + "---:|" * len(names)]
+    for title, key, fmt, phases in rows(results["settings"]):
+        cells = [_cell(systems[k], systems[k]["summary"], key, fmt, phases, notes) for k in names]
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    return "\n".join(lines), notes
+
+
+TARGETS = [
+    # (label, numerator system, numerator metric, denominator system, denominator metric, op, target)
+    ("produce 1p: kafka-shim / Tansu", "kafka-shim", "produce_1p", "tansu", "produce_1p", ">=", 1.5),
+    ("produce 8p: kafka-shim / Tansu", "kafka-shim", "produce_8p", "tansu", "produce_8p", ">=", 1.5),
+    ("produce 1p: kafka-shim / noida-db", "kafka-shim", "produce_1p", "noida-db", "produce_1p", ">=", 1.0),
+    ("produce 8p: kafka-shim / noida-db", "kafka-shim", "produce_8p", "noida-db", "produce_8p", ">=", 1.0),
+    ("consume plain ru: kafka-shim / Tansu", "kafka-shim", "consume_plain_ru", "tansu", "consume_plain_ru", ">=", 2.0),
+    ("consume plain rc: kafka-shim / Tansu", "kafka-shim", "consume_plain_rc", "tansu", "consume_plain_rc", ">=", 2.0),
+    ("consume txn ru: kafka-shim / Tansu", "kafka-shim", "consume_txn_ru", "tansu", "consume_txn_ru", ">=", 2.0),
+    ("consume txn rc: kafka-shim / Tansu", "kafka-shim", "consume_txn_rc", "tansu", "consume_txn_rc", ">=", 2.0),
+    ("consume plain ru: kafka-shim / noida-db", "kafka-shim", "consume_plain_ru", "noida-db", "consume_plain_ru", None, None),
+    ("consume plain rc: kafka-shim / noida-db", "kafka-shim", "consume_plain_rc", "noida-db", "consume_plain_rc", None, None),
+    ("consume txn ru: kafka-shim / noida-db", "kafka-shim", "consume_txn_ru", "noida-db", "consume_txn_ru", None, None),
+    ("consume txn rc: kafka-shim / noida-db", "kafka-shim", "consume_txn_rc", "noida-db", "consume_txn_rc", None, None),
+    ("kafka-shim transactional / plain produce 1p", "kafka-shim", "produce_1p_txn", "kafka-shim", "produce_1p", ">=", 0.97),
+    ("kafka-shim transactional / idempotent produce 1p", "kafka-shim", "produce_1p_txn", "kafka-shim",
+     "produce_1p_idempotent", None, None),
+    ("kafka-shim read_committed / read_uncommitted, plain topic", "kafka-shim", "consume_plain_rc", "kafka-shim",
+     "consume_plain_ru", ">=", 0.95),
+    ("kafka-shim read_committed / read_uncommitted, txn topic", "kafka-shim", "consume_txn_rc", "kafka-shim",
+     "consume_txn_ru", ">=", 0.95),
+]
+ABSOLUTE = [
+    ("kafka-shim ready (s)", "kafka-shim", "ready_s", "<", 0.3),
+    ("kafka-shim idle RSS (MB)", "kafka-shim", "idle_rss_mb", "<", 60.0),
+]
+
+
+def ratios(results: dict) -> list[dict]:
+    systems = results["systems"]
+    out = []
+
+    def val(sys_key, metric):
+        s = systems.get(sys_key)
+        return None if s is None else s["summary"].get(metric)
+
+    for label, a, am, b, bm, op, target in TARGETS:
+        if a not in systems or b not in systems:
+            continue
+        x, y = val(a, am), val(b, bm)
+        v = x / y if x is not None and y else None
+        out.append({"ratio": label, "value": v, "op": op, "target": target, "unit": "x",
+                    "met": None if v is None or target is None else v >= target})
+    for label, a, am, op, target in ABSOLUTE:
+        if a not in systems:
+            continue
+        v = val(a, am)
+        out.append({"ratio": label, "value": v, "op": op, "target": target, "unit": "",
+                    "met": None if v is None else v < target})
+    return out
+
+
+def ratio_table(rs: list[dict]) -> str:
+    lines = ["| ratio | value | target | met |", "|---|---:|---:|---|"]
+    for r in rs:
+        u = r["unit"]
+        value = "n/a (a phase failed)" if r["value"] is None else f"{r['value']:.2f}{u}"
+        target = "—" if r["target"] is None else f"{r['op']} {r['target']:g}{u}"
+        met = "—" if r["met"] is None else ("yes" if r["met"] else "**no**")
+        lines.append(f"| {r['ratio']} | {value} | {target} | {met} |")
+    return "\n".join(lines)
+
+
+def render(results: dict) -> str:
+    s = results["settings"]
+    head = [f"Machine: {describe(results['machine'])}"]
+    if results.get("loadavg_start"):
+        head[0] += (f"; load average at start {results['loadavg_start'][0]:.2f}"
+                    + (f", at end {results['loadavg_end'][0]:.2f}" if results.get("loadavg_end") else ""))
+    for k, v in results["systems"].items():
+        head.append(f"{v['label']}: {v['version']}")
+    head.append(f"Records: {s['records']:,} x {RECORD_SIZE} B per phase, acks=all, no compression; "
+                f"throughput phases: median of {s.get('repeat', 1)} fresh start(s); run {results['started_at']}{' (SMOKE)' if s.get('smoke') else ''}"
+                f"{' (under py-spy)' if s.get('py_spy') else ''}")
+    tbl, notes = table(results)
+    parts = ["\n".join(head), "", tbl]
+    if notes:
+        parts += ["", "Failures:"] + [f"[{i + 1}] {n}" for i, n in enumerate(notes)]
+    rs = results.get("ratios") or []
+    if rs:
+        parts += ["", ratio_table(rs)]
+    return "\n".join(parts)

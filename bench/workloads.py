@@ -1,0 +1,311 @@
+"""Client workloads. Each runs in its own spawned process (see runner.py) so that librdkafka's
+threads and the Python loop driving it share nothing with the harness or with each other.
+
+All producers use acks=all, no compression and 1 KiB values of random bytes; the local queue is
+bounded (``queue_messages``) so a producer keeps a steady backlog in front of the broker instead of
+buffering the whole run, which is also what makes "commit every 100 ms" mean 100 ms of traffic.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+import uuid
+
+RECORD_SIZE = 1024
+
+
+def _broker_cpu(pid: int | None) -> float:
+    """CPU seconds the broker (and its children) have used so far; read around the timed window."""
+    from .procs import cpu_seconds
+
+    return cpu_seconds(pid) if pid else 0.0
+
+
+def _broker_wait(pid: int | None) -> float:
+    from .procs import runqueue_wait_seconds
+
+    return runqueue_wait_seconds(pid) if pid else 0.0
+
+
+def _own_cpu() -> float:
+    """CPU seconds of this client process, all threads (librdkafka's included)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def producer_config(bootstrap: str, queue_messages: int, **extra) -> dict:
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "acks": "all",
+        "compression.type": "none",
+        "linger.ms": 5,
+        "batch.size": 1_000_000,
+        "batch.num.messages": 10_000,
+        "queue.buffering.max.messages": queue_messages,
+        "queue.buffering.max.kbytes": 1_048_576,
+        "message.timeout.ms": 60_000,  # <= transaction.timeout.ms (60 s default)
+        "delivery.report.only.error": True,
+        "log_level": 3,
+    }
+    conf.update(extra)
+    return conf
+
+
+def consumer_config(bootstrap: str, isolation: str, **extra) -> dict:
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"bench-{uuid.uuid4().hex}",  # required by the client; only assign() is used
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "isolation.level": isolation,
+        "fetch.max.bytes": 64 * 2**20,
+        "max.partition.fetch.bytes": 16 * 2**20,
+        # Above fetch.max.bytes: a broker that ignores the fetch limits (noida-db answers a whole
+        # partition, ~100 MB for 100,000 records) is then measured rather than refused.
+        "receive.message.max.bytes": 1_000_000_000,
+        "queued.max.messages.kbytes": 512 * 1024,
+        "queued.min.messages": 1_000_000,
+        "log_level": 3,
+    }
+    conf.update(extra)
+    return conf
+
+
+def _payloads(n: int = 64) -> list[bytes]:
+    return [os.urandom(RECORD_SIZE) for _ in range(n)]
+
+
+class _Errors:
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = None
+
+    def __call__(self, err, msg) -> None:
+        if err is not None:
+            self.count += 1
+            self.first = self.first or str(err)
+
+
+def _ready(producer, topic: str, warmup_topic: str | None = None) -> None:
+    """Connection and metadata in place before the clock starts; with ``warmup_topic``, one record
+    delivered there too, so an idempotent producer has its producer id before the clock starts."""
+    producer.list_topics(topic, timeout=30)
+    if warmup_topic:
+        producer.produce(warmup_topic, b"warm-up", partition=0)
+        if producer.flush(30):
+            raise RuntimeError(f"warm-up record to {warmup_topic} not delivered within 30 s")
+
+
+def _send(producer, topic, value, partition) -> None:
+    while True:
+        try:
+            producer.produce(topic, value, partition=partition)
+            return
+        except BufferError:
+            producer.poll(0.001)
+
+
+def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int,
+            idempotent: bool = False, warmup_topic: str | None = None, broker_pid: int | None = None) -> dict:
+    from confluent_kafka import Producer
+
+    errors = _Errors()
+    p = Producer(producer_config(bootstrap, queue_messages, on_delivery=errors,
+                                 **({"enable.idempotence": True} if idempotent else {})))
+    _ready(p, topic, warmup_topic)
+    values = _payloads()
+    nv = len(values)
+    cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
+    t0 = time.perf_counter()
+    for i in range(records):
+        _send(p, topic, values[i % nv], i % partitions)
+    left = p.flush(120)
+    dt = time.perf_counter() - t0
+    cpu, own, wait = _broker_cpu(broker_pid) - cpu0, _own_cpu() - own0, _broker_wait(broker_pid) - wait0
+    if left or errors.count:
+        raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first}), {left} undelivered")
+    return {"records": records, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own, "broker_runqueue_wait_s": wait}
+
+
+def produce_transactional(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int,
+                          commit_interval_s: float, broker_pid: int | None = None) -> dict:
+    from confluent_kafka import Producer
+
+    errors = _Errors()
+    p = Producer(producer_config(bootstrap, queue_messages, on_delivery=errors,
+                                 **{"transactional.id": f"bench-{uuid.uuid4().hex}"}))
+    _ready(p, topic)
+    p.init_transactions(30)
+    values = _payloads()
+    nv = len(values)
+    commits, commit_time = 0, 0.0
+    cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
+    t0 = time.perf_counter()
+    p.begin_transaction()
+    next_commit = t0 + commit_interval_s
+    for i in range(records):
+        _send(p, topic, values[i % nv], i % partitions)
+        if not i & 63 and time.perf_counter() >= next_commit:
+            c0 = time.perf_counter()
+            p.commit_transaction(120)
+            now = time.perf_counter()
+            commits, commit_time = commits + 1, commit_time + now - c0
+            p.begin_transaction()
+            next_commit = now + commit_interval_s
+    c0 = time.perf_counter()
+    p.commit_transaction(120)
+    dt = time.perf_counter() - t0
+    cpu, own, wait = _broker_cpu(broker_pid) - cpu0, _own_cpu() - own0, _broker_wait(broker_pid) - wait0
+    commits, commit_time = commits + 1, commit_time + time.perf_counter() - c0
+    if errors.count:
+        raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first})")
+    return {"records": records, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own,
+            "broker_runqueue_wait_s": wait, "transactions": commits,
+            "commit_seconds": commit_time}
+
+
+def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,
+            stall_s: float = 20.0, broker_pid: int | None = None) -> dict:
+    """A fresh consumer assigned every partition from offset 0; timed from assign() (once the
+    client has its bootstrap connection and metadata) until ``records`` records have been returned."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    c = Consumer(consumer_config(bootstrap, isolation))
+    try:
+        c.list_topics(topic, timeout=30)  # bootstrap connection and metadata before the clock starts
+        got, first, errors, first_error = 0, None, 0, None
+        cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
+        t0 = time.perf_counter()
+        c.assign([TopicPartition(topic, i, 0) for i in range(partitions)])
+        last_progress = t0
+        while got < records:
+            msgs = c.consume(10_000, 0.01)
+            n = 0
+            for m in msgs:
+                e = m.error()
+                if e is None:
+                    n += 1
+                elif e.code() != KafkaError._PARTITION_EOF:
+                    if e.fatal():
+                        raise RuntimeError(f"fatal consumer error after {got} records: {e}")
+                    errors, first_error = errors + 1, first_error or str(e)
+            now = time.perf_counter()
+            if n:
+                got += n
+                last_progress = now
+                first = first or now - t0
+            elif now - last_progress > stall_s:
+                raise RuntimeError(f"stalled: {got} of {records} records read, nothing new for {stall_s:.0f} s"
+                                   + (f"; {errors} consumer errors, first: {first_error}" if errors else ""))
+        dt = time.perf_counter() - t0
+        cpu, own, wait = _broker_cpu(broker_pid) - cpu0, _own_cpu() - own0, _broker_wait(broker_pid) - wait0
+    finally:
+        c.close()
+    return {"records": got, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own, "broker_runqueue_wait_s": wait,
+            "first_record_s": first,
+            "consumer_errors": errors, "first_consumer_error": first_error}
+
+
+# End-to-end latency: values carry (kind, sequence, send time on CLOCK_MONOTONIC, which is
+# system-wide on Linux); the consumer runs in another process.
+_LAT = struct.Struct(">BIq")
+WARMUP, MEASURED, END = 0, 1, 2
+
+
+def _lat_value(kind: int, seq: int, pad: bytes) -> bytes:
+    return _LAT.pack(kind, seq, time.monotonic_ns()) + pad
+
+
+def latency_producer(bootstrap: str, topic: str, rate: int, seconds: float, consumer_ready) -> dict:
+    from confluent_kafka import Producer
+
+    errors = _Errors()
+    p = Producer(producer_config(bootstrap, 100_000, on_delivery=errors, **{"linger.ms": 0}))
+    _ready(p, topic)
+    pad = os.urandom(RECORD_SIZE - _LAT.size)
+    deadline = time.monotonic() + 30
+    seq = 0
+    while not consumer_ready.is_set():  # warm-up records until the consumer has seen one
+        if time.monotonic() > deadline:
+            raise RuntimeError("the consumer saw none of the warm-up records within 30 s")
+        p.produce(topic, _lat_value(WARMUP, seq, pad), partition=0)
+        seq += 1
+        p.poll(0.02)
+    for _ in range(20):
+        p.produce(topic, _lat_value(WARMUP, seq, pad), partition=0)
+        p.poll(0.01)
+    total = int(rate * seconds)
+    interval = 1.0 / rate
+    t0 = time.monotonic()
+    for i in range(total):
+        wait = t0 + i * interval - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        p.produce(topic, _lat_value(MEASURED, i, pad), partition=0)
+        p.poll(0)
+    elapsed = time.monotonic() - t0
+    p.produce(topic, _lat_value(END, total, pad), partition=0)
+    left = p.flush(60)
+    if left or errors.count:
+        raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first}), {left} undelivered")
+    return {"sent": total, "send_rate": total / elapsed}
+
+
+def latency_consumer(bootstrap: str, topic: str, expected: int, timeout_s: float, consumer_ready) -> dict:
+    from confluent_kafka import Consumer, TopicPartition
+
+    # librdkafka's default fetch.wait.max.ms (500) is kept: a broker that answers a parked Fetch
+    # when data arrives shows it; one that waits out max_wait shows that too.
+    c = Consumer(consumer_config(bootstrap, "read_uncommitted"))
+    lat = []
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            m = c.poll(0.1)
+            if m is None or m.error() is not None:
+                continue
+            now = time.monotonic_ns()
+            kind, seq, sent = _LAT.unpack_from(m.value())
+            if kind == MEASURED:
+                lat.append((now - sent) / 1e6)
+            elif kind == WARMUP:
+                consumer_ready.set()
+            elif kind == END:
+                break
+        else:
+            raise RuntimeError(f"timed out: {len(lat)} of {expected} records received")
+    finally:
+        c.close()
+    return {"received": len(lat), "expected": expected, "latencies_ms": lat}
+
+
+def end_txn_latency(bootstrap: str, topic: str, transactions: int, warmup: int, per_txn: int) -> dict:
+    """Time commit_transaction() alone: each transaction's records are flushed (delivered) first,
+    so what is timed is EndTxn and the markers behind it."""
+    from confluent_kafka import Producer
+
+    errors = _Errors()
+    p = Producer(producer_config(bootstrap, 100_000, on_delivery=errors,
+                                 **{"transactional.id": f"bench-{uuid.uuid4().hex}", "linger.ms": 0}))
+    _ready(p, topic)
+    p.init_transactions(30)
+    value = os.urandom(RECORD_SIZE)
+    times = []
+    for i in range(warmup + transactions):
+        p.begin_transaction()
+        for _ in range(per_txn):
+            p.produce(topic, value, partition=0)
+        if p.flush(30):
+            raise RuntimeError(f"transaction {i}: records not delivered within 30 s")
+        t = time.perf_counter()
+        p.commit_transaction(30)
+        if i >= warmup:
+            times.append((time.perf_counter() - t) * 1000)
+    if errors.count:
+        raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first})")
+    return {"transactions": transactions, "latencies_ms": times}
