@@ -200,3 +200,31 @@ async def test_aborted_index_across_segments_survives_restarts(nodes, shutdown):
         seen += [(o, v) for o, v in committed_view(p.records, p.aborted_transactions) if o >= offset]
         offset = [h.next_offset for _, h in iter_batches(p.records)][-1]
     assert seen == [(1, b"keep0"), (3, b"x" * 60), (4, b"keep1"), (7, b"keep2"), (9, b"x" * 60), (10, b"keep3")]
+
+
+async def test_kill9_after_a_clean_restart_keeps_the_older_entries_and_replays_the_newer(nodes):
+    """The clean close leaves a producer snapshot at the log end; after kill -9 the log is replayed
+    from that snapshot, so the active segment's .txnindex keeps the entries below it and gets the
+    later ones again from the replay: each aborted transaction exactly once."""
+    node = nodes()
+    node.logs.create_topic(TOPIC, 1)
+
+    async def aborted_txn(txn_id, value):
+        pid, epoch = node.txn.init_producer_id(txn_id, 60_000, -1, -1, wall_ms())
+        node.txn.add_partitions(txn_id, pid, epoch, {TP0}, wall_ms())
+        r = await produce(node, 0, Producer(pid, epoch).batch(0, value), transactional_id=txn_id)
+        assert r.error_code == ErrorCode.none
+        node.txn.end_txn(txn_id, pid, epoch, False, wall_ms())
+        return pid
+
+    first = await aborted_txn("one", b"x")  # 0, ABORT at 1
+    nodes.close(node)  # snapshot at 2
+    node = nodes()
+    second = await aborted_txn("two", b"y")  # 2, ABORT at 3
+    assert txnindex_entries(node, TP0) == [(first, 0, 1, 2), (second, 2, 3, 4)]
+    nodes.crash(node)
+
+    node = nodes()
+    assert aborted(node, TP0) == txnindex_entries(node, TP0) == [(first, 0, 1, 2), (second, 2, 3, 4)]
+    rc, ru, lso, hw = await views(node)
+    assert (rc, ru, lso, hw) == ([], [(0, b"x"), (2, b"y")], 4, 4)
