@@ -75,6 +75,7 @@ class LogSegment:
         flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT | os.O_APPEND
         self._fd = os.open(self.log_path, flags, 0o644)
         self.size = os.fstat(self._fd).st_size
+        self._dirty = False
         self.next_offset = base_offset
         self.max_timestamp = -1
         self._offsets = array("q")
@@ -94,6 +95,7 @@ class LogSegment:
             written = os.write(self._fd, view)
             view = view[written:]
         self.size += len(batch)
+        self._dirty = True
         self._track(h, position)
         return position
 
@@ -112,11 +114,15 @@ class LogSegment:
         self.next_offset = h.next_offset
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        """fsync, if anything was written since the last one (idle partitions cost nothing)."""
+        if self._dirty:
+            os.fsync(self._fd)
+            self._dirty = False
 
     def truncate_to_position(self, position: int) -> None:
         os.ftruncate(self._fd, position)
         self.size = position
+        self._dirty = True
 
     # -- reading ----------------------------------------------------------------------------
 
