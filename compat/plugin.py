@@ -5,9 +5,7 @@
 * ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1, or a skip;
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
 * marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
-  from compat/scenarios.py); module-level and test-level markers merge;
-* marker ``needs_group_coordinator``: expected to fail (non-strict) while the shim under test
-  lacks the group APIs.
+  from compat/scenarios.py); module-level and test-level markers merge.
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "compat(client, scenario): the compatibility-matrix cell this test fills")
-    config.addinivalue_line("markers", "needs_group_coordinator: uses consumer groups / sendOffsetsToTransaction")
 
 
 def compat_marks(item) -> dict:
@@ -43,15 +40,10 @@ def compat_marks(item) -> dict:
 
 
 def pytest_collection_modifyitems(config, items):
-    wanted = targets.requested(config)
-    missing = targets.missing_group_apis() if wanted == "shim" else []
     for item in items:
         marks = compat_marks(item)
         if marks:
             scenarios.validate(marks.get("client"), marks.get("scenario"), item.nodeid)
-        if missing and item.get_closest_marker("needs_group_coordinator"):
-            item.add_marker(pytest.mark.xfail(
-                strict=False, reason=f"needs group coordinator (kafka-shim lacks {', '.join(missing)})"))
 
 
 @pytest.fixture(scope="session")

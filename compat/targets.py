@@ -23,9 +23,6 @@ from pathlib import Path
 
 KAFKA_IMAGE = "apache/kafka:3.9.1"
 ENV = "KAFKA_SHIM_TARGET"
-# The shim's APIs that the group-coordinator scenarios need.
-GROUP_APIS = {8: "OffsetCommit", 9: "OffsetFetch", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup",
-              14: "SyncGroup", 28: "TxnOffsetCommit"}
 
 
 @dataclass
@@ -45,14 +42,6 @@ def requested(config) -> str:
     """'shim', 'testcontainers' or a bootstrap address, from the pytest option or the env var."""
     value = config.getoption("kafka_bootstrap", default=None) or os.environ.get(ENV) or "shim"
     return value.strip()
-
-
-def missing_group_apis() -> list[str]:
-    """The group-coordinator APIs this kafka-shim does not register (empty once they all exist)."""
-    import shim.apis  # noqa: F401  (registers the handlers)
-    from shim.apis.registry import REGISTRY
-
-    return [name for key, name in sorted(GROUP_APIS.items()) if key not in REGISTRY]
 
 
 @contextlib.contextmanager

@@ -148,7 +148,6 @@ def test_position_advances_past_markers(observed):
     assert obs["ru_position"] == 5
 
 
-@pytest.mark.needs_group_coordinator
 @pytest.mark.compat(scenario="consumer.group_commit")
 def test_group_commit_and_resume(observed):
     obs = observed("consumer.group_commit")
@@ -158,7 +157,6 @@ def test_group_commit_and_resume(observed):
     assert obs["admin_group_offset"] == 3
 
 
-@pytest.mark.needs_group_coordinator
 @pytest.mark.parametrize("scenario", each(["eos.send_offsets", "eos.send_offsets_assign"], "{}"))
 def test_send_offsets_to_transaction(observed, scenario):
     obs = observed(scenario)
