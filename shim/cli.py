@@ -80,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "inspect":
         return _inspect(args)
+    # kio registers hypothesis strategies for its types at import time when hypothesis is installed
+    # (a test dependency): a quarter of a second of start-up the broker process never needs.
+    if "hypothesis" not in sys.modules:
+        sys.modules["hypothesis"] = None
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
