@@ -256,6 +256,30 @@ def start_member(client: str, *args, **kw) -> Polling:
     return Polling(lambda: MEMBERS[client](*args, **kw))
 
 
+def read_all(bootstrap: str, topic: str, partitions: int, read_committed: bool = True) -> list[bytes]:
+    """Every value of ``topic`` visible at the chosen isolation level, read until each partition's
+    position reaches its end offset (the last stable offset under read_committed)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                             isolation_level="read_committed" if read_committed else "read_uncommitted")
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        end = consumer.end_offsets(tps)
+        values: list[bytes] = []
+
+        def done():
+            for records in consumer.poll(timeout_ms=100).values():
+                values.extend(r.value for r in records)
+            return all(consumer.position(tp) >= end[tp] for tp in tps)
+        wait_for(done, 60, f"the end of {topic}")
+        return values
+    finally:
+        consumer.close()
+
+
 # -- raw OffsetFetch ------------------------------------------------------------------------------
 
 

@@ -1,0 +1,96 @@
+"""Exactly-once read-process-write under SIGKILL, for each Python client library.
+
+A processor subprocess (compat/groups_eos_processor.py) reads an input topic as a read_committed
+group member, writes a transformed copy of each record to an output topic and sends the input
+offsets to the same transaction. The test SIGKILLs the processor at random points (it restarts it
+whenever it is gone) and SIGKILLs the broker subprocess, restarting it on the same port and data
+directory. When every input offset is committed, the output read with read_committed holds each
+input record exactly once. The kill schedule comes from a random seed printed with any failure.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat.groups_support import create_topic, offset_fetch, produce, read_all, wait_for
+
+REPO = Path(__file__).resolve().parent.parent
+PARTITIONS = 3
+PER_PARTITION = 100
+N = PARTITIONS * PER_PARTITION
+KILLS = ["processor", "broker", "processor", "broker", "processor"]
+
+pytestmark = pytest.mark.compat(scenario="eos.kill_restart")
+
+
+class Supervisor:
+    """Keeps one processor running: starts another whenever the last one is gone."""
+
+    def __init__(self, client: str, bootstrap: str, log: Path) -> None:
+        self.args = [sys.executable, "-m", "compat.groups_eos_processor", client, bootstrap, "in", "out",
+                     f"eos-{client}", f"eos-{client}"]
+        self.log = log
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    def ensure_running(self) -> bool:
+        if self.proc is None or self.proc.poll() is not None:
+            with open(self.log, "a") as f:
+                self.proc = subprocess.Popen(self.args, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
+            self.starts += 1
+        return True
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+
+def committed_total(bootstrap: str, group: str) -> int:
+    offsets = offset_fetch(bootstrap, group, "in", range(PARTITIONS)) or {}
+    return sum(max(o, 0) for o in offsets.values())
+
+
+@pytest.mark.parametrize("client", [pytest.param(c, marks=pytest.mark.compat(client=c))
+                                    for c in ("kafka-python", "aiokafka", "confluent-kafka")])
+def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process, free_port, tmp_path, client):
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    port, data_dir = free_port(), tmp_path / "broker"
+    broker = shim_process(data_dir, port=port)
+    bootstrap = broker.wait_ready()
+    create_topic(bootstrap, "in", PARTITIONS)
+    create_topic(bootstrap, "out", PARTITIONS)
+    inputs = {p: [b"in-%d-%03d" % (p, i) for i in range(PER_PARTITION)] for p in range(PARTITIONS)}
+    produce(bootstrap, "in", inputs)
+
+    processor = Supervisor(client, bootstrap, tmp_path / "processor.log")
+    group = f"eos-{client}"
+    thresholds = sorted(rng.sample(range(N // 10, N * 9 // 10), len(KILLS)))
+    try:
+        for kind, threshold in zip(KILLS, thresholds):
+            wait_for(lambda: processor.ensure_running() and committed_total(bootstrap, group) >= threshold, 120,
+                     f"{threshold} committed input records (seed {seed})")
+            if kind == "processor":
+                processor.kill()
+            else:
+                broker.kill9()
+                broker = shim_process(data_dir, port=port)
+                broker.wait_ready()
+        wait_for(lambda: processor.ensure_running() and committed_total(bootstrap, group) >= N, 120,
+                 f"all {N} input records committed (seed {seed})")
+    finally:
+        processor.kill()
+
+    expected = sorted(b"out-" + v for values in inputs.values() for v in values)
+    aborted = len(read_all(bootstrap, "out", PARTITIONS, read_committed=False)) - N
+    print(f"seed {seed}: {processor.starts} processor starts, {aborted} output records in aborted transactions")
+    assert sorted(read_all(bootstrap, "out", PARTITIONS)) == expected, f"seed {seed}"
+    assert offset_fetch(bootstrap, group, "in", range(PARTITIONS)) == {p: PER_PARTITION for p in range(PARTITIONS)}
+    assert processor.starts >= 1 + KILLS.count("processor")
