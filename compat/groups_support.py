@@ -139,6 +139,10 @@ class AiokafkaMember:
     def commit(self) -> None:
         self.loop.run(self.consumer.commit())
 
+    def generation(self) -> tuple[int, str]:
+        coordinator = self.consumer._coordinator  # aiokafka has no public accessor for these
+        return coordinator.generation, coordinator.member_id
+
     def close(self) -> None:
         self.loop.run(self.consumer.stop())
 

@@ -136,7 +136,7 @@ SCENARIOS: list[Scenario] = [
              "Members of a stable group keep running while the broker is stopped (cleanly, or with SIGKILL) and "
              "restarted on the same data directory: the group comes back Stable with the same members and "
              "generation, no rebalance happens, committed offsets are unchanged, and consumption continues.",
-             ("kafka-python",)),
+             ("aiokafka",)),
     Scenario("admin.topics", "create/describe/delete topics",
              "createTopics(3 partitions) succeeds, again fails with TopicExistsException; describeTopics gives 3 "
              "partitions led by the one node, 1 replica, 1 ISR and a topic id; listTopics lists it; "
