@@ -352,25 +352,12 @@ def test_list_offsets_isolation(side):
     }
 
 
-MARKER_LOOKUP = (
-    "kafka-shim skips control batches when it looks an offset up by timestamp "
-    "(shim/storage/partition_log.py offset_for_timestamp), so a lookup whose first batch at or after "
-    "the timestamp is a transaction marker answers the next data record (5 read_uncommitted, -1 "
-    "read_committed) where Kafka answers the marker's offset 3 and timestamp under both isolation "
-    "levels (FileRecords.searchForTimestamp, reached through UnifiedLog.fetchOffsetByTimestamp and "
-    "Partition.fetchOffsetForTimestamp, takes the first record of any batch with timestamp >= target)"
-)
-
-
 @pytest.mark.compat(scenario="admin.list_offsets_isolation")
 @each_admin_client()
-def test_list_offsets_for_timestamp_meets_a_marker(side, compat_target, request):
-    """The same layout with record timestamps a minute behind the clocks, as the Java driver
-    writes it: the COMMIT marker at 3 carries the broker's current time, so it is the first
-    batch at or after t0 + 5000. Apache Kafka does not skip control batches there: the lookup
+def test_list_offsets_for_timestamp_meets_a_marker(side):
+    """The same layout with record timestamps a minute behind the clocks: the COMMIT marker at 3
+    carries the broker's current time, so it is the first batch at or after t0 + 5000. Apache Kafka does not skip control batches there: the lookup
     answers offset 3 with the marker's timestamp, under both isolation levels (3 < LSO 4)."""
-    if compat_target.is_shim:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=MARKER_LOOKUP))
     topic = side.topic
     t0 = int(time.time() * 1000) - 60_000
     write_layout(side, t0)

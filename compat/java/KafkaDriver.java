@@ -523,7 +523,10 @@ public final class KafkaDriver {
     static void listOffsetsIsolation(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("list-offsets");
         TopicPartition tp = new TopicPartition(topic, 0);
-        long t0 = System.currentTimeMillis() - 60_000;
+        // Records a minute in the future: the COMMIT marker carries the broker's clock, and Kafka's
+        // timestamp lookup counts markers too (FileRecords.searchForTimestamp), so records stamped
+        // before it would make the lookups below answer the marker's offset.
+        long t0 = System.currentTimeMillis() + 60_000;
         obs.put("base_ts", t0);
         try (Admin admin = s.admin();
              KafkaProducer<byte[], byte[]> plain = s.producer();

@@ -235,7 +235,7 @@ class PartitionLog:
             for position, h in seg.iter_headers(start):
                 if h.base_offset >= upper:
                     return None
-                if h.max_timestamp < ts or h.is_control:
+                if h.max_timestamp < ts:  # markers count too (Kafka: FileRecords.searchForTimestamp)
                     continue
                 _, records = decode_batch(seg.read(position, h.size))
                 for r in records:
