@@ -145,8 +145,10 @@ SCENARIOS: list[Scenario] = [
              ("java", *PY)),
     Scenario("admin.list_offsets_isolation", "ListOffsets with isolation levels",
              "Offsets 0-1 plain, 2 committed txn, 3 COMMIT, 4 open txn, 5 plain: earliest 0; latest 6 "
-             "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); forTimestamp finds 1 under both and the record "
-             "at 5 only under READ_UNCOMMITTED (-1 under READ_COMMITTED). After the commit latest is 7 under both.",
+             "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); with record timestamps after the marker's, forTimestamp "
+             "finds 1 under both and the record at 5 only under READ_UNCOMMITTED (-1 under READ_COMMITTED); with "
+             "records stamped before it, a lookup past record 2 finds the COMMIT marker at 3 under both (markers "
+             "count). After the commit latest is 7 under both.",
              # Not aiokafka: AIOKafkaAdminClient has no ListOffsets call (only its consumer looks offsets up,
              # always with the consumer's own isolation level).
              ("java", "confluent-kafka", "kafka-python")),
