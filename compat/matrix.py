@@ -2,6 +2,7 @@
 compat suites through pytest.
 
     .venv/bin/python -m compat.matrix                      # run, print, write compat/MATRIX.md + matrix.json
+                                                           # (and the table in README.md)
     .venv/bin/python -m compat.matrix --kafka-bootstrap localhost:19092 --no-write   # against Apache Kafka
     .venv/bin/python -m compat.matrix --no-run             # print the last written matrix.json again
     .venv/bin/python -m compat.matrix -- -k kcat           # extra pytest arguments after --
@@ -234,6 +235,22 @@ def table(matrix: dict) -> str:
     return "\n".join(md[start:end])
 
 
+README_START, README_END = "<!-- compat-matrix:start -->", "<!-- compat-matrix:end -->"
+
+
+def update_readme(matrix: dict, readme: Path) -> bool:
+    """Replace the table between the README's matrix markers; False when the markers are missing."""
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        return False
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    block = (f"\n_{matrix['generated']}, commit `{matrix['commit']}`, against {matrix['target']}; "
+             f"details and reasons in [compat/MATRIX.md](compat/MATRIX.md)._\n\n{table(matrix)}\n")
+    readme.write_text(head + README_START + block + README_END + tail)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -274,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         json_path.write_text(json.dumps(matrix, indent=1) + "\n")
         md_path.write_text(markdown(matrix))
+        if args.out == HERE and target in ("", "shim") and update_readme(matrix, ROOT / "README.md"):
+            print("updated the matrix in README.md")
         print(f"\nwrote {md_path.relative_to(ROOT) if md_path.is_relative_to(ROOT) else md_path} and {json_path.name}")
     return 0
 
