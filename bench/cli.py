@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--txns", type=int, default=200, help="transactions timed in the EndTxn latency phase")
     p.add_argument("--records-per-txn", type=int, default=5)
     p.add_argument("--repeat", type=int, default=5,
-                   help="runs of the throughput group per system (fresh start each); the table shows medians")
+                   help="runs of the throughput and latency groups per system (fresh start each); "
+                        "the table shows medians")
     p.add_argument("--smoke", action="store_true",
                    help="quick check: 2,000 records, kafka-shim only, 1 s of latency, 20 transactions")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
@@ -42,12 +43,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="before each group, wait up to this long for other work to leave the CPUs "
                         "less than --quiet-threshold busy (the share measured is recorded either way)")
     p.add_argument("--quiet-threshold", type=float, default=0.25, help="share of all CPUs, 0..1")
+    p.add_argument("--render", type=Path, default=None, metavar="JSON",
+                   help="print the table of an earlier results file (summaries recomputed) and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.render is not None:
+        results = json.loads(args.render.read_text())
+        for res in results["systems"].values():
+            res["summary"] = report.summary(res)
+        results["ratios"] = report.ratios(results)
+        print(report.render(results))
+        return 0
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     if args.smoke:
@@ -85,11 +95,14 @@ def main(argv: list[str] | None = None) -> int:
                                  "persistent": s.persistent, "launches": [], "phases": {}}
     # group-major order: the systems are compared on the same workload close together in time
     for g in groups:
-        for rep in range(args.repeat if g == "throughput" else 1):
+        for rep in range(args.repeat if g in ("throughput", "latency") else 1):
             for k in keys:
                 suite.GROUPS[g](ALL[k], settings, results["systems"][k], rep)
     for k in keys:
         results["systems"][k]["summary"] = report.summary(results["systems"][k])
+        version_end = ALL[k].missing() or ALL[k].version()
+        if version_end != results["systems"][k]["version"]:  # e.g. a commit landed during the run
+            results["systems"][k]["version_at_end"] = version_end
     results["ratios"] = report.ratios(results)
     results["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     results["loadavg_end"] = loadavg()

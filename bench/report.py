@@ -52,6 +52,9 @@ def summary(res: dict) -> dict:
                                            if "client_cpu_s" in p)
         out[f"{n}_broker_wait"] = _median(p["broker_runqueue_wait_s"] / p["seconds"] for p in _oks(res, n)
                                           if "broker_runqueue_wait_s" in p)
+    for n in PRODUCE + CONSUME:
+        out[f"{n}_broker_us_per_record"] = _median(1e6 * p["broker_cpu_s"] / p["records"] for p in _oks(res, n)
+                                                   if "broker_cpu_s" in p)
     for n in ("e2e_latency", "endtxn_latency"):
         out[f"{n}_p50_ms"] = _median(p["p50_ms"] for p in _oks(res, n))
         out[f"{n}_p99_ms"] = _median(p["p99_ms"] for p in _oks(res, n))
@@ -91,6 +94,10 @@ def _cores(a, b, w):
     return f"{a:.2f} / {b:.2f}, wait {100 * w:.0f}%"
 
 
+def _us(a, b):
+    return f"{a:.1f} / {b:.1f}"
+
+
 def _ms(a, b):
     return f"{a:.2f} / {b:.2f} ms"
 
@@ -114,7 +121,7 @@ def rows(settings: dict) -> list[tuple]:
         ("consume plain topic, read_committed", "consume_plain_rc", _rate, ("consume_plain_rc",)),
         ("consume transactional topic, read_uncommitted", "consume_txn_ru", _rate, ("consume_txn_ru",)),
         ("consume transactional topic, read_committed", "consume_txn_rc", _rate, ("consume_txn_rc",)),
-        (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s",
+        (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s for {settings['latency_seconds']:g} s",
          ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
         (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",
          ("endtxn_latency_p50_ms", "endtxn_latency_p99_ms"), _ms, ("endtxn_latency",)),
@@ -125,6 +132,14 @@ def rows(settings: dict) -> list[tuple]:
         ("... consume plain ru",
          ("consume_plain_ru_broker_cores", "consume_plain_ru_client_cores", "consume_plain_ru_broker_wait"), _cores,
          ("consume_plain_ru",)),
+        ("broker CPU per record, produce 1p / 8p (µs)",
+         ("produce_1p_broker_us_per_record", "produce_8p_broker_us_per_record"), _us, ("produce_1p", "produce_8p")),
+        ("broker CPU per record, produce idempotent / transactional (µs)",
+         ("produce_1p_idempotent_broker_us_per_record", "produce_1p_txn_broker_us_per_record"), _us,
+         ("produce_1p_idempotent", "produce_1p_txn")),
+        ("broker CPU per record, consume plain ru / txn rc (µs)",
+         ("consume_plain_ru_broker_us_per_record", "consume_txn_rc_broker_us_per_record"), _us,
+         ("consume_plain_ru", "consume_txn_rc")),
         ("other work on the machine before each start (share of all CPUs busy, median)", "machine_busy_before",
          lambda v: f"{100 * v:.0f}%", ()),
     ]
@@ -164,13 +179,32 @@ TARGETS = [
     ("kafka-shim read_committed / read_uncommitted, txn topic", "kafka-shim", "consume_txn_rc", "kafka-shim",
      "consume_txn_ru", ">=", 0.95),
 ]
+# Broker CPU per record, peer over kafka-shim: how much more CPU the peer spends on the same work.
+# Unlike throughput it hardly depends on who else wants the CPUs or on the client's own limits.
+EFFICIENCY = [
+    ("broker CPU per record produce 1p: Tansu / kafka-shim", "tansu", "produce_1p"),
+    ("broker CPU per record produce 8p: Tansu / kafka-shim", "tansu", "produce_8p"),
+    ("broker CPU per record consume plain ru: Tansu / kafka-shim", "tansu", "consume_plain_ru"),
+    ("broker CPU per record consume txn rc: Tansu / kafka-shim", "tansu", "consume_txn_rc"),
+    ("broker CPU per record produce 1p: noida-db / kafka-shim", "noida-db", "produce_1p"),
+    ("broker CPU per record produce 8p: noida-db / kafka-shim", "noida-db", "produce_8p"),
+    ("broker CPU per record consume plain ru: noida-db / kafka-shim", "noida-db", "consume_plain_ru"),
+    ("broker CPU per record consume txn rc: noida-db / kafka-shim", "noida-db", "consume_txn_rc"),
+]
 ABSOLUTE = [
     ("kafka-shim ready (s)", "kafka-shim", "ready_s", "<", 0.3),
     ("kafka-shim idle RSS (MB)", "kafka-shim", "idle_rss_mb", "<", 60.0),
 ]
 
 
+def _rates_by_rep(res: dict, phase: str) -> dict[int, float]:
+    return {p["rep"]: p["records"] / p["seconds"] for p in _oks(res, phase)}
+
+
 def ratios(results: dict) -> list[dict]:
+    """Throughput ratios are paired: repetition k of one side against repetition k of the other
+    (run back to back), and the median of those per-repetition ratios is the value; their range
+    shows how much the machine moved during the run."""
     systems = results["systems"]
     out = []
 
@@ -181,10 +215,21 @@ def ratios(results: dict) -> list[dict]:
     for label, a, am, b, bm, op, target in TARGETS:
         if a not in systems or b not in systems:
             continue
-        x, y = val(a, am), val(b, bm)
-        v = x / y if x is not None and y else None
-        out.append({"ratio": label, "value": v, "op": op, "target": target, "unit": "x",
-                    "met": None if v is None or target is None else v >= target})
+        ra, rb = _rates_by_rep(systems[a], am), _rates_by_rep(systems[b], bm)
+        pairs = sorted(ra[k] / rb[k] for k in ra.keys() & rb.keys() if rb[k])
+        if pairs:
+            v, lo, hi = statistics.median(pairs), pairs[0], pairs[-1]
+        else:
+            x, y = val(a, am), val(b, bm)
+            v, lo, hi = (x / y if x is not None and y else None), None, None
+        out.append({"ratio": label, "value": v, "min": lo, "max": hi, "pairs": len(pairs), "op": op,
+                    "target": target, "unit": "x", "met": None if v is None or target is None else v >= target})
+    for label, peer, metric in EFFICIENCY:
+        if peer not in systems or "kafka-shim" not in systems:
+            continue
+        x, y = val(peer, f"{metric}_broker_us_per_record"), val("kafka-shim", f"{metric}_broker_us_per_record")
+        out.append({"ratio": label, "value": x / y if x is not None and y else None, "op": None, "target": None,
+                    "unit": "x", "met": None})
     for label, a, am, op, target in ABSOLUTE:
         if a not in systems:
             continue
@@ -195,13 +240,14 @@ def ratios(results: dict) -> list[dict]:
 
 
 def ratio_table(rs: list[dict]) -> str:
-    lines = ["| ratio | value | target | met |", "|---|---:|---:|---|"]
+    lines = ["| ratio (median of paired repetitions) | value | range | target | met |", "|---|---:|---:|---:|---|"]
     for r in rs:
         u = r["unit"]
         value = "n/a (a phase failed)" if r["value"] is None else f"{r['value']:.2f}{u}"
+        spread = f"{r['min']:.2f}–{r['max']:.2f}" if r.get("min") is not None and r.get("pairs", 0) > 1 else ""
         target = "—" if r["target"] is None else f"{r['op']} {r['target']:g}{u}"
         met = "—" if r["met"] is None else ("yes" if r["met"] else "**no**")
-        lines.append(f"| {r['ratio']} | {value} | {target} | {met} |")
+        lines.append(f"| {r['ratio']} | {value} | {spread} | {target} | {met} |")
     return "\n".join(lines)
 
 
@@ -212,9 +258,10 @@ def render(results: dict) -> str:
         head[0] += (f"; load average at start {results['loadavg_start'][0]:.2f}"
                     + (f", at end {results['loadavg_end'][0]:.2f}" if results.get("loadavg_end") else ""))
     for k, v in results["systems"].items():
-        head.append(f"{v['label']}: {v['version']}")
+        head.append(f"{v['label']}: {v['version']}"
+                    + (f" (at the end of the run: {v['version_at_end']})" if v.get("version_at_end") else ""))
     head.append(f"Records: {s['records']:,} x {RECORD_SIZE} B per phase, acks=all, no compression; "
-                f"throughput phases: median of {s.get('repeat', 1)} fresh start(s); run {results['started_at']}{' (SMOKE)' if s.get('smoke') else ''}"
+                f"throughput and latency phases: median of {s.get('repeat', 1)} fresh start(s); run {results['started_at']}{' (SMOKE)' if s.get('smoke') else ''}"
                 f"{' (under py-spy)' if s.get('py_spy') else ''}")
     tbl, notes = table(results)
     parts = ["\n".join(head), "", tbl]

@@ -95,11 +95,14 @@ class KafkaShim(System):
         return None
 
     def version(self):
+        # The broker's own code: the last commit that touched shim/ or codecs/, not HEAD, which
+        # moves with every commit elsewhere in the repository.
         v = _pkg_version("kafka-shim") or "?"
-        head = _run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "shim"],
+        paths = ["--", "shim", "codecs"]
+        last = _run(["git", "-C", str(REPO), "log", "-1", "--format=%h", *paths])
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", *paths],
                                capture_output=True, text=True).stdout.strip()
-        return f"{v} (git {head}{', shim/ modified' if dirty else ''})"
+        return f"{v} (shim/ and codecs/ as of git {last}{', with uncommitted changes' if dirty else ''})"
 
 
 class Tansu(System):
