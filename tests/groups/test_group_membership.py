@@ -435,3 +435,39 @@ def test_list_groups_filters_by_state_in_any_case(gc):
     assert sorted(g for g, _, _ in gc.list_groups()) == ["completing", "stable"]
     assert gc.list_groups(["STABLE"]) == [("stable", "consumer", "Stable")]
     assert gc.list_groups(["empty"]) == []
+
+
+def test_a_static_rejoin_that_cannot_be_stored_is_refused_and_the_old_member_stays(nodes):
+    node = nodes(max_message_bytes=4_096)
+    gc = node.groups
+    (i0, i1), gen, leader = static_group(gc)
+    r = join(gc, instance_id="i1", now=T0 + 7_000, protocols=[("range", b"x" * 5_000)]).result
+    # Kafka: storeGroup maps MESSAGE_TOO_LARGE to UNKNOWN_SERVER_ERROR; the replacement is undone.
+    assert (r.error, r.member_id, r.generation_id) == (E.unknown_server_error, "", gen)
+    g = gc.groups["g"]
+    assert g.static_members["i1"] == i1 and set(g.members) == {i0, i1}
+    assert g.members[i1].protocols == PROTOCOLS
+    assert gc.heartbeat("g", i1, "i1", gen, T0 + 7_000) == E.none
+
+
+def test_a_second_sync_for_the_same_member_answers_the_first(gc):
+    gc.initial_rebalance_delay_ms = 3_000
+    a, b = join(gc), join(gc)
+    gc.tick(T0 + 3_000)
+    gc.tick(T0 + 6_000)
+    follower, gen = b.result.member_id, b.result.generation_id
+    first = sync(gc, follower, gen, now=T0 + 6_000)
+    second = sync(gc, follower, gen, now=T0 + 6_001)
+    assert first.result.error == E.rebalance_in_progress and not second.done
+
+
+def test_a_member_removed_while_awaiting_its_assignment_is_answered(gc):
+    (i0, i1), gen, leader = static_group(gc)
+    p = join(gc, member_id=leader, instance_id="i0", now=T0 + 7_000)
+    join(gc, member_id=i1, instance_id="i1", now=T0 + 7_000)
+    new_gen = p.result.generation_id
+    waiting = sync(gc, i1, new_gen, now=T0 + 7_000, instance_id="i1")
+    assert not waiting.done
+    assert gc.leave_group("g", [("", "i1")], T0 + 7_001) == (E.none, [E.none])
+    # Kafka leaves this request unanswered; here it learns it is no longer a member.
+    assert waiting.result.error == E.unknown_member_id
