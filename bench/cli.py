@@ -24,6 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--records", type=int, default=100_000, help="records per produce phase (1 KiB each)")
     p.add_argument("--queue-messages", type=int, default=20_000,
                    help="producer queue bound (queue.buffering.max.messages)")
+    p.add_argument("--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd"),
+                   help="compression.type of the throughput and growth producers (values become compressible text)")
     p.add_argument("--commit-interval-ms", type=int, default=100, help="transactional produce commit interval")
     p.add_argument("--latency-rate", type=int, default=2_000, help="records/s for the end-to-end latency phase")
     p.add_argument("--latency-seconds", type=float, default=5.0, help="duration of the end-to-end latency phase")
@@ -76,13 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, txns=args.txns,
         txn_warmup=min(10, max(1, args.txns // 10)), records_per_txn=args.records_per_txn, tmp_root=args.tmp_dir,
         py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate, quiet_threshold=args.quiet_threshold,
-        quiet_wait_s=args.wait_quiet)
+        quiet_wait_s=args.wait_quiet, compression=args.compression)
     results = {
         "schema": 1,
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_info(),
         "loadavg_start": loadavg(),
-        "settings": {"records": args.records, "record_bytes": 1024, "queue_messages": args.queue_messages,
+        "settings": {"records": args.records, "record_bytes": 1024, "compression": args.compression, "queue_messages": args.queue_messages,
                      "commit_interval_ms": args.commit_interval_ms, "latency_rate": args.latency_rate,
                      "latency_seconds": args.latency_seconds, "txns": args.txns,
                      "records_per_txn": args.records_per_txn, "repeat": args.repeat, "groups": groups, "smoke": args.smoke,

@@ -260,7 +260,9 @@ def render(results: dict) -> str:
     for k, v in results["systems"].items():
         head.append(f"{v['label']}: {v['version']}"
                     + (f" (at the end of the run: {v['version_at_end']})" if v.get("version_at_end") else ""))
-    head.append(f"Records: {s['records']:,} x {RECORD_SIZE} B per phase, acks=all, no compression; "
+    codec = s.get("compression", "none")
+    head.append(f"Records: {s['records']:,} x {RECORD_SIZE} B per phase, acks=all, "
+                f"{'no compression' if codec == 'none' else codec + ' compression (text values)'}; "
                 f"throughput and latency phases: median of {s.get('repeat', 1)} fresh start(s); run {results['started_at']}{' (SMOKE)' if s.get('smoke') else ''}"
                 f"{' (under py-spy)' if s.get('py_spy') else ''}")
     tbl, notes = table(results)

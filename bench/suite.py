@@ -35,6 +35,7 @@ class Settings:
     tmp_root: Path | None = None
     py_spy_dir: Path | None = None
     py_spy_rate: int = 100
+    compression: str = "none"
     quiet_threshold: float = 0.25
     quiet_wait_s: float = 0.0
 
@@ -195,7 +196,7 @@ class Group:
         if kind != "txn" and create:
             create_topic(self.run.bootstrap, warmup, 1)
         common = dict(bootstrap=self.run.bootstrap, topic=topic, partitions=partitions, records=self.s.records,
-                      queue_messages=self.s.queue_messages, broker_pid=self.run.pid)
+                      queue_messages=self.s.queue_messages, broker_pid=self.run.pid, compression=self.s.compression)
         timeout = self.s.phase_timeout()
         if kind == "txn":
             return runner.run("produce_transactional", timeout, commit_interval_s=self.s.commit_interval_s, **common)

@@ -1,7 +1,8 @@
 """Client workloads. Each runs in its own spawned process (see runner.py) so that librdkafka's
 threads and the Python loop driving it share nothing with the harness or with each other.
 
-All producers use acks=all, no compression and 1 KiB values of random bytes; the local queue is
+All producers use acks=all and 1 KiB values (random bytes; words when the throughput producers
+compress, ``--compression``); the local queue is
 bounded (``queue_messages``) so a producer keeps a steady backlog in front of the broker instead of
 buffering the whole run, which is also what makes "commit every 100 ms" mean 100 ms of traffic.
 """
@@ -75,8 +76,19 @@ def consumer_config(bootstrap: str, isolation: str, **extra) -> dict:
     return conf
 
 
-def _payloads(n: int = 64) -> list[bytes]:
-    return [os.urandom(RECORD_SIZE) for _ in range(n)]
+def _payloads(n: int = 64, compressible: bool = False) -> list[bytes]:
+    """Random bytes, or (for runs with compression) text of random words, which compresses a few times."""
+    if not compressible:
+        return [os.urandom(RECORD_SIZE) for _ in range(n)]
+    import random
+
+    rnd = random.Random(8)
+    words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 9))) for _ in range(500)]
+    out = []
+    for _ in range(n):
+        text = " ".join(rnd.choice(words) for _ in range(RECORD_SIZE // 4)).encode()
+        out.append(text[:RECORD_SIZE])
+    return out
 
 
 class _Errors:
@@ -110,14 +122,15 @@ def _send(producer, topic, value, partition) -> None:
 
 
 def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int,
-            idempotent: bool = False, warmup_topic: str | None = None, broker_pid: int | None = None) -> dict:
+            idempotent: bool = False, warmup_topic: str | None = None, broker_pid: int | None = None,
+            compression: str = "none") -> dict:
     from confluent_kafka import Producer
 
     errors = _Errors()
-    p = Producer(producer_config(bootstrap, queue_messages, on_delivery=errors,
+    p = Producer(producer_config(bootstrap, queue_messages, on_delivery=errors, **{"compression.type": compression},
                                  **({"enable.idempotence": True} if idempotent else {})))
     _ready(p, topic, warmup_topic)
-    values = _payloads()
+    values = _payloads(compressible=compression != "none")
     nv = len(values)
     cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
     t0 = time.perf_counter()
@@ -132,15 +145,15 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_mes
 
 
 def produce_transactional(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int,
-                          commit_interval_s: float, broker_pid: int | None = None) -> dict:
+                          commit_interval_s: float, broker_pid: int | None = None, compression: str = "none") -> dict:
     from confluent_kafka import Producer
 
     errors = _Errors()
     p = Producer(producer_config(bootstrap, queue_messages, on_delivery=errors,
-                                 **{"transactional.id": f"bench-{uuid.uuid4().hex}"}))
+                                 **{"transactional.id": f"bench-{uuid.uuid4().hex}", "compression.type": compression}))
     _ready(p, topic)
     p.init_transactions(30)
-    values = _payloads()
+    values = _payloads(compressible=compression != "none")
     nv = len(values)
     commits, commit_time = 0, 0.0
     cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
