@@ -11,42 +11,103 @@ class FrameError(Exception):
     """The peer sent bytes that are not a valid frame: the connection is closed."""
 
 
+SCRATCH_BYTES = 64 * 1024
+DIRECT_BYTES = 16 * 1024  # frames this large are received straight into a buffer of their own
+
+
 class FrameDecoder:
-    """Accumulates bytes and hands out complete frames; refuses frames above ``max_frame``."""
+    """Splits a byte stream into frames, refusing sizes above ``max_frame``.
+
+    Built for ``asyncio.BufferedProtocol``: :meth:`buffer` is where the next bytes should land and
+    :meth:`received` reports how many did. Small frames share one scratch buffer (many per read);
+    a large frame gets a buffer of its own, filled by the socket directly, and is handed out
+    without another copy. :meth:`feed` does the same for bytes that are already in memory.
+    """
 
     def __init__(self, max_frame: int) -> None:
         self._max = max_frame
-        self._buf = bytearray()
+        self._scratch = bytearray(SCRATCH_BYTES)
+        self._start = self._end = 0
+        self._body: bytearray | None = None
+        self._filled = 0
         self._pending: FrameError | None = None
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def buffer(self) -> memoryview:
+        if self._body is not None:
+            return memoryview(self._body)[self._filled:]
+        if self._end == len(self._scratch):
+            kept = self._end - self._start
+            self._scratch[:kept] = self._scratch[self._start : self._end]
+            self._start, self._end = 0, kept
+        return memoryview(self._scratch)[self._end:]
+
+    def received(self, nbytes: int) -> list[bytes | memoryview]:
         """Complete frames in order. A bad size after complete frames is kept for
         :meth:`raise_pending`, so the requests before it are answered first, as Kafka, which
         reads one request at a time, answers them."""
         self.raise_pending()
-        self._buf += data
-        frames = []
-        while len(self._buf) >= 4:
-            (size,) = _SIZE.unpack_from(self._buf)
+        if self._body is not None:
+            self._filled += nbytes
+            if self._filled < len(self._body):
+                return []
+            body, self._body = self._body, None
+            return [memoryview(body).toreadonly()]  # kio parses read-only buffers only
+        self._end += nbytes
+        return self._split()
+
+    def _split(self) -> list[bytes | memoryview]:
+        frames: list[bytes | memoryview] = []
+        view = memoryview(self._scratch)
+        while self._end - self._start >= 4:
+            (size,) = _SIZE.unpack_from(self._scratch, self._start)
             error = _check_size(size, self._max)
             if error is not None:
                 if not frames:
                     raise error
                 self._pending = error
                 break
-            if len(self._buf) < 4 + size:
+            begin, available = self._start + 4, self._end - self._start - 4
+            if available >= size:
+                frames.append(bytes(view[begin : begin + size]))
+                self._start = begin + size
+            else:
+                if size >= DIRECT_BYTES:
+                    self._body = bytearray(size)
+                    self._body[:available] = view[begin : self._end]
+                    self._filled = available
+                    self._start = self._end
                 break
-            frames.append(bytes(self._buf[4 : 4 + size]))
-            del self._buf[: 4 + size]
+        if self._start == self._end:
+            self._start = self._end = 0
         return frames
+
+    def feed(self, data: bytes) -> list[bytes | memoryview]:
+        """Frames completed by ``data`` (bytes already in memory)."""
+        self.raise_pending()
+        frames: list[bytes | memoryview] = []
+        view = memoryview(data)
+        while view:
+            target = self.buffer()
+            n = min(len(target), len(view))
+            target[:n] = view[:n]
+            view = view[n:]
+            try:
+                frames += self.received(n)
+            except FrameError as error:
+                if not frames:
+                    raise
+                self._pending = error
+                break
+        return frames
+
+    @property
+    def pending(self) -> int:
+        """Bytes received that are not yet part of a complete frame."""
+        return self._filled if self._body is not None else self._end - self._start
 
     def raise_pending(self) -> None:
         if self._pending is not None:
             raise self._pending
-
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
 
 
 def _check_size(size: int, limit: int) -> FrameError | None:
