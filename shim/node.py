@@ -27,6 +27,7 @@ class Node:
             max_message_bytes=config.max_message_bytes,
             retention_bytes=config.retention_bytes,
             retention_ms=config.retention_ms,
+            fsync=config.fsync == "always",
         )
         self.logs = LogManager(config.data_dir, self.log_config)
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")

@@ -67,7 +67,7 @@ def _partition(ctx, request, topic, p, now):
         plog = ctx.node.logs.get(topic, p.index)
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")
-        batch = bytearray(p.records)
+        batch = p.records
         h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
         if h.is_transactional:
             _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)

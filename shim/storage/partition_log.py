@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from kafka_codecs.batch import BatchHeader, parse_header, set_max_timestamp, stamp
+from kafka_codecs.batch import HEADER_SIZE, BatchHeader, parse_header, set_max_timestamp, stamp
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
 from kafka_codecs.records import decode_batch
 
@@ -36,6 +36,7 @@ class LogConfig:
     retention_bytes: int = -1
     retention_ms: int = 7 * 24 * 3600 * 1000
     log_append_time: bool = False  # message.timestamp.type=LogAppendTime
+    fsync: bool = False  # the broker's fsync="always": also sync a segment when it is sealed
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,7 @@ class PartitionLog:
 
     # -- appends ----------------------------------------------------------------------------
 
-    def append_client_batch(self, batch: bytearray, h: BatchHeader, now_ms: int) -> AppendResult:
+    def append_client_batch(self, batch: bytes | bytearray, h: BatchHeader, now_ms: int) -> AppendResult:
         """Append a validated client batch; duplicates of a recent batch return its original offset."""
         append = None
         if h.producer_id >= 0:
@@ -113,13 +114,18 @@ class PartitionLog:
                 return AppendResult(dup.first_offset, append_time, self.log_start_offset, duplicate=True)
             append = self.producer_state.validate_data(h, Origin.CLIENT)
         base = self.log_end_offset
-        stamp(batch, base, LEADER_EPOCH)
         append_time = -1
-        if self.config.log_append_time:
-            set_max_timestamp(batch, now_ms)
-            append_time = now_ms
-        stored = parse_header(batch)
-        self._write(batch, stored)
+        if self.config.log_append_time:  # the CRC covers MaxTimestamp: rewrite the whole batch
+            whole = bytearray(batch)
+            stamp(whole, base, LEADER_EPOCH)
+            set_max_timestamp(whole, now_ms)
+            append_time, chunks = now_ms, (whole,)
+        else:  # base offset and leader epoch are outside the CRC: a new header, the rest as received
+            head = bytearray(memoryview(batch)[:HEADER_SIZE])
+            stamp(head, base, LEADER_EPOCH)
+            chunks = (head, memoryview(batch)[HEADER_SIZE:])
+        stored = parse_header(chunks[0])
+        self._write(chunks, stored)
         if append is not None:
             self.producer_state.apply_data(append, base, base + h.last_offset_delta, stored.max_timestamp)
         self._appended()
@@ -136,7 +142,7 @@ class PartitionLog:
             producer_id=producer_id, producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
             commit=commit, timestamp=now_ms, base_offset=offset, partition_leader_epoch=LEADER_EPOCH,
         ))
-        self._write(batch, parse_header(batch))
+        self._write((batch,), parse_header(batch))
         self._complete_marker(producer_id, producer_epoch, coordinator_epoch, not commit, offset, now_ms, self.active)
         self._appended()
         return offset
@@ -152,10 +158,10 @@ class PartitionLog:
             if not self.read_only:
                 txn_index.append(seg.log_path.with_suffix(".txnindex"), entry)
 
-    def _write(self, batch: bytearray, h: BatchHeader) -> None:
+    def _write(self, chunks: tuple, h: BatchHeader) -> None:
         if self.active.size and self.active.size + h.size > self.config.segment_bytes:
             self.roll()
-        self.active.append(batch, h)
+        self.active.append(chunks, h)
 
     def _appended(self) -> None:
         if self.on_append is not None:
@@ -164,7 +170,8 @@ class PartitionLog:
     def roll(self) -> None:
         """Seal the active segment and start a new one at the log end offset."""
         old = self.active
-        old.flush()
+        if self.config.fsync:  # otherwise sealed segments are left to the OS, like the active one
+            old.flush()
         old.write_index_files()
         self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes))
         self.active.next_offset = old.next_offset

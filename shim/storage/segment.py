@@ -87,14 +87,16 @@ class LogSegment:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def append(self, batch: bytes | bytearray, h: BatchHeader) -> int:
-        """Write one stamped batch; returns its file position."""
+    def append(self, chunks: tuple, h: BatchHeader) -> int:
+        """Write one stamped batch, given as consecutive buffers; returns its file position."""
         position = self.size
-        view = memoryview(batch)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        self.size += len(batch)
+        total = sum(len(c) for c in chunks)
+        written = os.writev(self._fd, chunks)
+        if written < total:  # a short write: finish it from where it stopped
+            rest = memoryview(b"".join(chunks))[written:]
+            while rest:
+                rest = rest[os.write(self._fd, rest):]
+        self.size += total
         self._dirty = True
         self._track(h, position)
         return position

@@ -4,7 +4,7 @@ UnifiedLog.analyzeAndValidateRecords, LogValidator.validateBatch)."""
 from __future__ import annotations
 
 from kafka_codecs.batch import HEADER_SIZE, MAGIC, BatchHeader, Compression, crc_ok, parse_header
-from kafka_codecs.records import InvalidBatch, decode_batch
+from kafka_codecs.records import InvalidBatch, validate_batch
 
 from ..errors import ErrorCode, KafkaError
 
@@ -45,7 +45,7 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     if h.compression != Compression.NONE:
         # Kafka decompresses to validate; the batch is stored as it came.
         try:
-            decode_batch(batch)
+            validate_batch(batch)
         except InvalidBatch as exc:
             raise KafkaError(ErrorCode.corrupt_message, f"invalid compressed batch: {exc}") from exc
     return h

@@ -63,7 +63,7 @@ class TransactionCoordinator:
         self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
         plog = self.logs.get(TXN_TOPIC, partition_for(m.transactional_id, self.num_partitions))
         batch = encode_batch([(encode_key(m.transactional_id), encode_value(m), (), max(m.last_update_ms, 0))])
-        plog.append_client_batch(bytearray(batch), parse_header(batch), m.last_update_ms)
+        plog.append_client_batch(batch, parse_header(batch), m.last_update_ms)
 
     def _move(self, m: TxnMetadata, state: TxnState, now_ms: int) -> None:
         """Compute the next state, persist it, then keep it (Kafka: prepareTransitionTo/complete)."""
