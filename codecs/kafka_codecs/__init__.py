@@ -20,7 +20,7 @@ from .batch import (
 )
 from .compression import compress, decompress
 from .control import ControlRecordType, encode_end_txn_marker, read_control_type, read_end_txn_marker
-from .records import Header, InvalidBatch, Record, decode_batch, encode_batch
+from .records import Header, InvalidBatch, Record, decode_batch, encode_batch, validate_batch
 
 __all__ = [
     "COMPRESSION_MASK",
@@ -50,4 +50,5 @@ __all__ = [
     "read_end_txn_marker",
     "set_max_timestamp",
     "stamp",
+    "validate_batch",
 ]

@@ -127,6 +127,149 @@ def _read_record(buf: bytes, pos: int, header: BatchHeader, log_append_time: int
     return Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers)), pos
 
 
+def validate_batch(batch) -> None:
+    """Accept or reject one whole batch exactly as decode_batch does, without decoding it.
+
+    Raises InvalidBatch in the same cases as decode_batch (bad frame,
+    corrupt payload, record count, record lengths, malformed varints, field
+    lengths, null or non-utf-8 header keys, trailing bytes) but builds no
+    Record or Header objects: field bodies are skipped by their lengths.
+    The CRC is not checked here either.
+    """
+    try:
+        header = parse_header(batch)
+    except ValueError as exc:
+        raise InvalidBatch(str(exc)) from None
+    _check_frame(header, len(batch))
+    body = memoryview(batch)[HEADER_SIZE : header.size]
+    try:
+        body = decompress(header.compression, body)
+    except ValueError as exc:
+        raise InvalidBatch(str(exc)) from None
+    try:
+        _walk_records(body, header.records_count)
+    except InvalidBatch:
+        raise
+    except IndexError:  # a varint ran off the end of the payload
+        raise InvalidBatch("malformed record: truncated varint") from None
+    except ValueError as exc:  # bad utf-8 header keys
+        raise InvalidBatch(f"malformed record: {exc}") from None
+
+
+def _walk_records(buf: bytes, count: int) -> None:
+    # The hot loop of validate_batch, so varints are read inline: a zig-zag
+    # value is negative exactly when its raw low bit is set, so lengths need
+    # no full decode, and only varints of 3 bytes or more (2 for the
+    # timestamp delta) leave the loop for _skip_uvarint.  Reads past the end
+    # raise IndexError; a field skipped past the end is caught by the read
+    # after it or by the record length check, as in _read_record.
+    pos, end = 0, len(buf)
+    for n in range(count):
+        if pos >= end:
+            raise InvalidBatch(f"batch declares {count} records, found {n}")
+        # Length varint
+        raw = buf[pos]
+        if raw < 0x80:
+            pos += 1
+        else:
+            b = buf[pos + 1]
+            if b < 0x80:
+                raw = (raw & 0x7F) | (b << 7)
+                pos += 2
+            else:
+                raw, pos = _uvarint(buf, pos, 32)
+        if raw & 1 or pos + (raw >> 1) > end:
+            raise InvalidBatch(f"record length {(raw >> 1) ^ -(raw & 1)} exceeds the batch")
+        length = raw >> 1
+        record_end = pos + length
+        pos += 1  # Attributes
+        # TimestampDelta varlong, OffsetDelta varint: values unused
+        if buf[pos] < 0x80:
+            pos += 1
+        elif buf[pos + 1] < 0x80:
+            pos += 2
+        else:
+            pos = _uvarint(buf, pos, 64)[1]
+        if buf[pos] < 0x80:
+            pos += 1
+        else:
+            pos = _uvarint(buf, pos, 32)[1]
+        # KeyLength, Key, ValueLength, Value: negative is null
+        raw = buf[pos]
+        if raw < 0x80:
+            pos += 1
+        else:
+            b = buf[pos + 1]
+            if b < 0x80:
+                raw = (raw & 0x7F) | (b << 7)
+                pos += 2
+            else:
+                raw, pos = _uvarint(buf, pos, 32)
+        if not raw & 1:
+            pos += raw >> 1
+        raw = buf[pos]
+        if raw < 0x80:
+            pos += 1
+        else:
+            b = buf[pos + 1]
+            if b < 0x80:
+                raw = (raw & 0x7F) | (b << 7)
+                pos += 2
+            else:
+                raw, pos = _uvarint(buf, pos, 32)
+        if not raw & 1:
+            pos += raw >> 1
+        # HeaderCount, then the headers
+        raw = buf[pos]
+        if raw < 0x80:
+            pos += 1
+        else:
+            raw, pos = _uvarint(buf, pos, 32)
+        if raw & 1:
+            raise InvalidBatch(f"negative header count {(raw >> 1) ^ -1}")
+        for _ in range(raw >> 1):
+            raw = buf[pos]
+            if raw < 0x80:
+                pos += 1
+            else:
+                raw, pos = _uvarint(buf, pos, 32)
+            if raw & 1:
+                raise InvalidBatch("null header key")
+            if raw:
+                # decode_batch decodes header keys, so a key that is not
+                # utf-8 is corrupt for both.
+                buf[pos : pos + (raw >> 1)].decode()
+                pos += raw >> 1
+            raw = buf[pos]
+            if raw < 0x80:
+                pos += 1
+            else:
+                raw, pos = _uvarint(buf, pos, 32)
+            if not raw & 1:
+                pos += raw >> 1
+        if pos != record_end:
+            raise InvalidBatch(f"record declares {length} bytes but holds {pos - (record_end - length)}")
+    if pos != end:
+        raise InvalidBatch(f"{end - pos} bytes left after {count} records")
+
+
+def _uvarint(buf: bytes, pos: int, bits: int) -> tuple[int, int]:
+    """The raw (unzig-zagged) varint at pos, as strict as varint._decode_unsigned."""
+    value, shift = 0, 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            break
+        shift += 7
+        if shift >= bits:
+            raise InvalidBatch("malformed record: varint is too long")
+    if value >> bits:
+        raise InvalidBatch("malformed record: varint overflows its type")
+    return value, pos
+
+
 def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
     size, pos = decode_varint(buf, pos)
     if size < 0:
