@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from group_helpers import TOPIC, crash, make_node
-from shim.node import Node
-
-
-class NodeFactory:
-    def __init__(self, data_dir) -> None:
-        self.data_dir = data_dir
-        self.open: list[Node] = []
-
-    def __call__(self, **overrides) -> Node:
-        node = make_node(self.data_dir, **overrides)
-        self.open.append(node)
-        return node
-
-    def crash(self, node: Node) -> None:
-        self.open.remove(node)
-        crash(node)
-
-    def close(self, node: Node) -> None:
-        self.open.remove(node)
-        node.close()
+from group_helpers import TOPIC
+from node_support import NodeFactory
 
 
 @pytest.fixture
 def nodes(tmp_path):
     """Factory of nodes over one data directory: ``nodes()``, ``nodes.crash(n)``, ``nodes.close(n)``."""
-    factory = NodeFactory(tmp_path / "data")
+    factory = NodeFactory(tmp_path / "data", offsets_topic_num_partitions=4, transaction_state_num_partitions=4)
     yield factory
-    for node in list(factory.open):
-        factory.crash(node)
+    factory.crash_all()  # releases the files; a clean close is not needed
 
 
 @pytest.fixture

@@ -9,10 +9,8 @@ import itertools
 import struct
 
 from shim.apis.dispatch import dispatch
-from shim.config import BrokerConfig
 from shim.coordinators.group import GroupCoordinator, OffsetAndMetadata, Pending
 from shim.errors import ErrorCode
-from shim.node import Node
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class
 
 T0 = 1_700_000_000_000  # the fake clock's start
@@ -21,19 +19,6 @@ SESSION = 10_000
 REBALANCE = 30_000
 E = ErrorCode
 _correlation = itertools.count(1)
-
-
-def make_node(data_dir, **overrides) -> Node:
-    overrides.setdefault("offsets_topic_num_partitions", 4)
-    overrides.setdefault("transaction_state_num_partitions", 4)
-    return Node(BrokerConfig(data_dir=data_dir, **overrides))
-
-
-def crash(node: Node) -> None:
-    """Drop a node as kill -9 would: descriptors released, nothing flushed, no clean-shutdown marker."""
-    for plog in node.logs.logs.values():
-        for seg in plog.segments:
-            seg.close()
 
 
 def subscription(*topics: str, user_data: bytes = b"") -> bytes:

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 
 from kafka_codecs import ControlRecordType, decode_batch, encode_batch, iter_batches, read_control_type
 from shim.apis.dispatch import dispatch
-from shim.config import BrokerConfig
 from shim.errors import ErrorCode
-from shim.node import Node
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
 
 TOPIC = "t"
@@ -30,18 +28,6 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 def wall_ms() -> int:
     return int(time.time() * 1000)
-
-
-def make_node(data_dir, **overrides) -> Node:
-    return Node(BrokerConfig(data_dir=data_dir, **overrides))
-
-
-def crash(node: Node) -> None:
-    """Drop a node as kill -9 would: file descriptors released, nothing flushed or snapshotted,
-    no clean-shutdown marker."""
-    for plog in node.logs.logs.values():
-        for seg in plog.segments:
-            seg.close()
 
 
 # -- requests -------------------------------------------------------------------------------
