@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 
+from ..coordinators.group import OffsetAndMetadata
 from ..errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
@@ -45,3 +46,16 @@ def by_topic(ctx, results: dict, topic_entity: str, partition_entity: str, **par
         topics.setdefault(topic, []).append(
             ctx.make(partition_entity, partition_index=partition, error_code=code, **partition_fields))
     return tuple(ctx.make(topic_entity, name=t, partitions=tuple(ps)) for t, ps in topics.items())
+
+
+def requested_offsets(ctx, topics, now: int) -> tuple[dict, dict]:
+    """The offsets an OffsetCommit or TxnOffsetCommit asks for, of known partitions only, and the
+    unknown partitions' errors."""
+    known, unknown = split_unknown(ctx, topics)
+    offsets = {}
+    for t in topics:
+        for p in t.partitions:
+            if (t.name, p.partition_index) in known:
+                offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
+    return offsets, unknown

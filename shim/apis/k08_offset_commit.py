@@ -10,22 +10,15 @@ offsets do not expire. v9's generation field also carries a KIP-848 member epoch
 groups read as a generation.
 """
 
-from ..coordinators.group import OffsetAndMetadata
 from ..node import now_ms
-from ._groups import by_topic, split_unknown
+from ._groups import by_topic, requested_offsets
 from .registry import api
 
 
 @api(8, "OffsetCommit", 2, 9)
 def handle(ctx, request):
     now = now_ms()
-    known, unknown = split_unknown(ctx, request.topics)
-    offsets = {}
-    for t in request.topics:
-        for p in t.partitions:
-            if (t.name, p.partition_index) in known:
-                offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
-                    p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
+    offsets, unknown = requested_offsets(ctx, request.topics, now)
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now) if offsets else {}

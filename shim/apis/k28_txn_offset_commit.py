@@ -12,22 +12,15 @@ given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Not served: v
 (TRANSACTION_ABORTABLE) and v5 (transaction version 2's implicit AddOffsetsToTxn).
 """
 
-from ..coordinators.group import OffsetAndMetadata
 from ..node import now_ms
-from ._groups import by_topic, split_unknown
+from ._groups import by_topic, requested_offsets
 from .registry import api
 
 
 @api(28, "TxnOffsetCommit", 0, 3)
 def handle(ctx, request):
     now = now_ms()
-    known, unknown = split_unknown(ctx, request.topics)
-    offsets = {}
-    for t in request.topics:
-        for p in t.partitions:
-            if (t.name, p.partition_index) in known:
-                offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
-                    p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
+    offsets, unknown = requested_offsets(ctx, request.topics, now)
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
