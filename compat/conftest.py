@@ -22,22 +22,11 @@ from pathlib import Path
 import pytest
 
 from kafka_codecs import iter_batches
+from compat.support import recv_frame, wait_for
 from shim.protocol.messages import decode_request, decode_response, encode_response, peek
 
 REPO = Path(__file__).resolve().parent.parent
 READY_PREFIX = "kafka-shim ready: bootstrap.servers="
-
-
-def wait_for(condition, timeout: float, interval: float = 0.02, message: str = "condition"):
-    """Poll ``condition()`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(interval)
 
 
 def pick_free_port() -> int:
@@ -298,18 +287,8 @@ class RawConnection:
     def send_frame(self, payload: bytes) -> None:
         self.sock.sendall(struct.pack(">i", len(payload)) + payload)
 
-    def _recv_exactly(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the broker")
-            buf += chunk
-        return buf
-
     def recv_frame(self) -> bytes:
-        (size,) = struct.unpack(">i", self._recv_exactly(4))
-        return self._recv_exactly(size)
+        return recv_frame(self.sock)
 
     def closed_by_peer(self, timeout: float = 10.0) -> bool:
         """True once the broker has closed its side (EOF or reset), without sending anything."""

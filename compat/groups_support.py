@@ -17,23 +17,16 @@ import queue
 import socket
 import struct
 import threading
-import time
 
+from compat import support
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
 
 FAST_GROUP = dict(session_timeout_ms=6_000, heartbeat_interval_ms=200)
 
 
 def wait_for(condition, timeout: float, message: str, interval: float = 0.02):
-    """Poll ``condition()`` until it is truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(interval)
+    """:func:`compat.support.wait_for` with the message third, as the group tests call it."""
+    return support.wait_for(condition, timeout, interval, message)
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
@@ -298,21 +291,10 @@ def offset_fetch(bootstrap: str, group: str, topic: str, partitions, timeout: fl
     try:
         with socket.create_connection((host, int(port)), timeout=timeout) as s:
             s.sendall(struct.pack(">i", len(payload)) + payload)
-            size = struct.unpack(">i", _recv(s, 4))[0]
-            _, response = decode_response(_recv(s, size), 9, 7)
+            _, response = decode_response(support.recv_frame(s), 9, 7)
     except OSError:
         return None
     return {p.partition_index: p.committed_offset for t in response.topics for p in t.partitions}
-
-
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
 
 
 def describe_group(bootstrap: str, group: str) -> tuple[str, list[str]] | None:
@@ -323,8 +305,7 @@ def describe_group(bootstrap: str, group: str) -> tuple[str, list[str]] | None:
     try:
         with socket.create_connection((host, int(port)), timeout=5) as s:
             s.sendall(struct.pack(">i", len(payload)) + payload)
-            size = struct.unpack(">i", _recv(s, 4))[0]
-            _, response = decode_response(_recv(s, size), 15, 5)
+            _, response = decode_response(support.recv_frame(s), 15, 5)
     except OSError:
         return None
     (g,) = response.groups

@@ -23,20 +23,10 @@ import time
 
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
 
+from compat.support import recv_frame, wait_for  # noqa: F401  (wait_for is re-exported to the tests)
+
 CLIENT_NAMES = ("kafka-python", "aiokafka", "confluent-kafka")
 _group_ids = itertools.count()
-
-
-def wait_for(condition, timeout: float = 20.0, interval: float = 0.02, message: str = "condition"):
-    """Poll ``condition()`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(interval)
 
 
 # -- kafka-python ----------------------------------------------------------------------------
@@ -483,19 +473,9 @@ class Wire:
         corr = next(_correlation)
         payload = encode_request(RequestHeader(api_key, version, corr, "txn-compat"), request)
         self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-        (size,) = struct.unpack(">i", self._recv(4))
-        got_corr, response = decode_response(self._recv(size), api_key, version)
+        got_corr, response = decode_response(recv_frame(self.sock), api_key, version)
         assert got_corr == corr
         return response
-
-    def _recv(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the broker")
-            buf += chunk
-        return buf
 
     def close(self) -> None:
         self.sock.close()
