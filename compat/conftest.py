@@ -323,6 +323,26 @@ def raw_connection():
 
 
 @pytest.fixture
+def wire(compat_target):
+    """A raw kio connection to the broker under test (compat.txn_clients.Wire)."""
+    from compat.txn_clients import Wire
+
+    w = Wire(compat_target.bootstrap_servers)
+    yield w
+    w.close()
+
+
+@pytest.fixture
+def clients(client_name, compat_target):
+    """Producers and consumers of the client library ``client_name`` (a test parameter)."""
+    from compat.txn_clients import Clients
+
+    c = Clients(client_name, compat_target.bootstrap_servers)
+    yield c
+    c.close_all()
+
+
+@pytest.fixture
 def poll():
     """``poll(condition, timeout, message=...)``: wait for a condition with a deadline."""
     return wait_for

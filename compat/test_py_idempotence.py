@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from compat.txn_clients import CLIENT_NAMES, Clients, Wire, settle
+from compat.txn_clients import CLIENT_NAMES, Clients, settle
 
 PARTITIONS = 2
 N = 10
@@ -79,13 +79,6 @@ def produce_aiokafka(bootstrap: str, topic: str) -> list[tuple[int, int]]:
 
 
 PRODUCE = {"kafka-python": produce_kafka_python, "confluent-kafka": produce_confluent, "aiokafka": produce_aiokafka}
-
-
-@pytest.fixture
-def wire(compat_target):
-    w = Wire(compat_target.bootstrap_servers)
-    yield w
-    w.close()
 
 
 @pytest.mark.compat(scenario="producer.idempotent_default")

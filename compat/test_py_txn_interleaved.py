@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 
 from compat.txn_clients import (
-    CLIENT_NAMES, AiokafkaConsumer, Clients, ConfluentConsumer, KafkaPythonConsumer, Wire, _Loop, settle, wait_for,
+    CLIENT_NAMES, AiokafkaConsumer, ConfluentConsumer, KafkaPythonConsumer, _Loop, settle, wait_for,
 )
 
 FETCH_BYTES = 256  # a one-record batch here is ~75 bytes: 3 batches and a partial one per fetch
@@ -74,20 +74,6 @@ class SmallFetchConfluent(ConfluentConsumer):
 
 SMALL_FETCH = {"kafka-python": SmallFetchKafkaPython, "aiokafka": SmallFetchAiokafka,
                "confluent-kafka": SmallFetchConfluent}
-
-
-@pytest.fixture
-def wire(compat_target):
-    w = Wire(compat_target.bootstrap_servers)
-    yield w
-    w.close()
-
-
-@pytest.fixture
-def clients(client_name, compat_target):
-    c = Clients(client_name, compat_target.bootstrap_servers)
-    yield c
-    c.close_all()
 
 
 def wait_for_end(wire, topic, offset, isolation=0):

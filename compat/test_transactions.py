@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from compat.txn_clients import CLIENT_NAMES, Clients, Wire, expect_failure, settle, wait_for
+from compat.txn_clients import CLIENT_NAMES, expect_failure, settle, wait_for
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 RC, RU = "read_committed", "read_uncommitted"
@@ -26,20 +26,6 @@ def each_client(*, cell: bool = True):
     (the scenario comes from the test's own compat marker)."""
     return pytest.mark.parametrize("client_name", [
         pytest.param(n, id=n, marks=[pytest.mark.compat(client=n)] if cell else []) for n in CLIENT_NAMES])
-
-
-@pytest.fixture
-def clients(client_name, compat_target):
-    c = Clients(client_name, compat_target.bootstrap_servers)
-    yield c
-    c.close_all()
-
-
-@pytest.fixture
-def wire(compat_target):
-    w = Wire(compat_target.bootstrap_servers)
-    yield w
-    w.close()
 
 
 @pytest.fixture
