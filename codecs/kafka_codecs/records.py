@@ -194,31 +194,20 @@ def _walk_records(buf: bytes, count: int) -> None:
             pos += 1
         else:
             pos = _uvarint(buf, pos, 32)[1]
-        # KeyLength, Key, ValueLength, Value: negative is null
-        raw = buf[pos]
-        if raw < 0x80:
-            pos += 1
-        else:
-            b = buf[pos + 1]
-            if b < 0x80:
-                raw = (raw & 0x7F) | (b << 7)
-                pos += 2
+        # KeyLength, Key, then ValueLength, Value: negative is null
+        for _ in (0, 1):
+            raw = buf[pos]
+            if raw < 0x80:
+                pos += 1
             else:
-                raw, pos = _uvarint(buf, pos, 32)
-        if not raw & 1:
-            pos += raw >> 1
-        raw = buf[pos]
-        if raw < 0x80:
-            pos += 1
-        else:
-            b = buf[pos + 1]
-            if b < 0x80:
-                raw = (raw & 0x7F) | (b << 7)
-                pos += 2
-            else:
-                raw, pos = _uvarint(buf, pos, 32)
-        if not raw & 1:
-            pos += raw >> 1
+                b = buf[pos + 1]
+                if b < 0x80:
+                    raw = (raw & 0x7F) | (b << 7)
+                    pos += 2
+                else:
+                    raw, pos = _uvarint(buf, pos, 32)
+            if not raw & 1:
+                pos += raw >> 1
         # HeaderCount, then the headers
         raw = buf[pos]
         if raw < 0x80:
