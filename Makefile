@@ -19,6 +19,8 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 
 .PHONY: serve test
 serve: $(STAMP)
+	@# bytecode, as a regular install has it (an editable one does not): a faster start
+	@$(BIN)/python -m compileall -q shim codecs/kafka_codecs >/dev/null
 	$(BIN)/kafka-shim serve
 
 test: $(TEST_STAMP) kcat docker-compose

@@ -93,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     for k in keys:
         s = ALL[k]
-        results["systems"][k] = {"label": s.label, "version": s.missing() or s.version(),
+        why = s.missing()
+        results["systems"][k] = {"label": s.label, "version": why or s.version(),
                                  "persistent": s.persistent, "launches": [], "phases": {}}
+        if why is None and (prepared := s.prepare()):
+            results["systems"][k]["prepared"] = prepared
     # group-major order: the systems are compared on the same workload close together in time
     for g in groups:
         for rep in range(args.repeat if g in ("throughput", "latency") else 1):

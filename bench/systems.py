@@ -76,6 +76,11 @@ class System:
         """Why this system cannot run here, or None."""
         return None
 
+    def prepare(self) -> str | None:
+        """One-off work before the first launch, so that every launch starts the system as installed;
+        returns what was done, for the results file."""
+        return None
+
     def version(self) -> str:
         raise NotImplementedError
 
@@ -93,6 +98,19 @@ class KafkaShim(System):
         except ImportError as e:
             return f"cannot import shim: {e}"
         return None
+
+    def prepare(self):
+        # A regular install (`pip install kafka-shim`) compiles every module to bytecode; an editable
+        # checkout does not, and with PYTHONDONTWRITEBYTECODE set (or a read-only tree) every launch
+        # would compile ~75 modules again (~80 ms). Compile once, as the installer would.
+        import compileall
+
+        import kafka_codecs
+        import shim
+
+        dirs = [Path(shim.__file__).parent, Path(kafka_codecs.__file__).parent]
+        ok = all(compileall.compile_dir(str(d), quiet=1) for d in dirs)
+        return f"bytecode compiled for {', '.join(str(d) for d in dirs)}" + ("" if ok else " (with errors)")
 
     def version(self):
         # The broker's own code: the last commit that touched shim/ or codecs/, not HEAD, which
