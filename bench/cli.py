@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import logging
 import sys
+import tempfile
 from pathlib import Path
 
 from . import report, suite
@@ -36,7 +37,9 @@ def _parser() -> argparse.ArgumentParser:
                         "the table shows medians")
     p.add_argument("--smoke", action="store_true",
                    help="quick check: 2,000 records, kafka-shim only, 1 s of latency, 20 transactions")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"JSON results file (default {DEFAULT_OUT.name}, or a temporary file with --smoke, "
+                        "so a smoke run never replaces the published results)")
     p.add_argument("--tmp-dir", type=Path, default=None, help="where data directories go (default: system temp)")
     p.add_argument("--py-spy", type=Path, default=None, metavar="DIR",
                    help="attach py-spy to kafka-shim for every phase; raw stacks to DIR/<phase>.txt")
@@ -65,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 2_000, 1_000, 1.0, 20, 1
         args.systems = "kafka-shim"
+        if args.out is None:
+            args.out = Path(tempfile.gettempdir()) / "kafka-shim-bench-smoke.json"
+    if args.out is None:
+        args.out = DEFAULT_OUT
     keys = [k.strip() for k in args.systems.split(",") if k.strip()]
     groups = [g.strip() for g in args.groups.split(",") if g.strip()]
     bad = [k for k in keys if k not in ALL] + [g for g in groups if g not in suite.GROUPS]
