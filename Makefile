@@ -17,16 +17,28 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,java]'
 	touch $(TEST_STAMP)
 
+# PySpark (~300 MB) for compat/test_spark.py, only when its connector jars are given:
+# KAFKA_SHIM_SPARK_JARS=<dir> or KAFKA_SHIM_SPARK_PACKAGES=<maven coordinates> (compat/README.md)
+SPARK_STAMP := $(VENV)/.installed-spark
+TEST_DEPS := $(TEST_STAMP)
+ifneq ($(strip $(KAFKA_SHIM_SPARK_JARS)$(KAFKA_SHIM_SPARK_PACKAGES)),)
+TEST_DEPS += $(SPARK_STAMP)
+endif
+
+$(SPARK_STAMP): $(TEST_STAMP) pyproject.toml
+	$(BIN)/pip install --quiet -e '.[test,java,spark]'
+	touch $(SPARK_STAMP)
+
 .PHONY: serve test
 serve: $(STAMP)
 	@# bytecode, as a regular install has it (an editable one does not): a faster start
 	@$(BIN)/python -m compileall -q shim codecs/kafka_codecs >/dev/null
 	$(BIN)/kafka-shim serve
 
-test: $(TEST_STAMP) kcat docker-compose
+test: $(TEST_DEPS) kcat docker-compose
 	$(BIN)/python -m pytest -q
 
-# kcat for compat/test_kcat_cli.py: installed with apt when missing and running as root;
+# kcat for compat/test_kcat_cli.py and the benchmark's C-client consume phases: installed with apt when missing and running as root;
 # otherwise those tests are skipped and say why.
 .PHONY: kcat
 kcat:
@@ -61,5 +73,5 @@ $(BENCH_STAMP): pyproject.toml
 	touch $(BENCH_STAMP)
 
 .PHONY: bench
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) kcat
 	$(BIN)/python -m bench $(BENCH_ARGS)

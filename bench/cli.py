@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs of the throughput and latency groups per system (fresh start each); "
                         "the table shows medians")
     p.add_argument("--smoke", action="store_true",
-                   help="quick check: 2,000 records, kafka-shim only, 1 s of latency, 20 transactions")
+                   help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions")
     p.add_argument("--out", type=Path, default=None,
                    help=f"JSON results file (default {DEFAULT_OUT.name}, or a temporary file with --smoke, "
                         "so a smoke run never replaces the published results)")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     if args.smoke:
-        args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 2_000, 1_000, 1.0, 20, 1
+        args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 20_000, 1_000, 1.0, 20, 1
         args.systems = "kafka-shim"
         if args.out is None:
             args.out = Path(tempfile.gettempdir()) / "kafka-shim-bench-smoke.json"

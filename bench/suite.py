@@ -202,10 +202,10 @@ class Group:
             return runner.run("produce_transactional", timeout, commit_interval_s=self.s.commit_interval_s, **common)
         return runner.run("produce", timeout, idempotent=kind == "idempotent", warmup_topic=warmup, **common)
 
-    def consume(self, topic: str, partitions: int, isolation: str) -> dict:
-        r = runner.run("consume", self.s.phase_timeout(), bootstrap=self.run.bootstrap, topic=topic,
+    def consume(self, topic: str, partitions: int, isolation: str, workload: str = "consume") -> dict:
+        r = runner.run(workload, self.s.phase_timeout(), bootstrap=self.run.bootstrap, topic=topic,
                        partitions=partitions, records=self.s.records, isolation=isolation, broker_pid=self.run.pid)
-        if r["records"] != self.s.records:
+        if r.get("records_total", r["records"]) != self.s.records:
             raise RuntimeError(f"read {r['records']} records, {self.s.records} were produced")
         return r
 
@@ -237,6 +237,7 @@ class Group:
 
 PRODUCE_PHASES = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
 CONSUME_PHASES = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
+KCAT_PHASES = tuple(f"{p}_kcat" for p in CONSUME_PHASES)
 
 
 def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
@@ -248,6 +249,11 @@ def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) ->
         for name, topic, source in (("plain", "plain-1p", "produce_1p"), ("txn", "txn-1p", "produce_1p_txn")):
             for iso, short in (("read_uncommitted", "ru"), ("read_committed", "rc")):
                 g.phase(f"consume_{name}_{short}", lambda t=topic, i=iso: g.consume(t, 1, i), needs=(source,))
+        # The same four reads with kcat (librdkafka in C): the broker's speed, not the Python client's
+        for name, topic, source in (("plain", "plain-1p", "produce_1p"), ("txn", "txn-1p", "produce_1p_txn")):
+            for iso, short in (("read_uncommitted", "ru"), ("read_committed", "rc")):
+                g.phase(f"consume_{name}_{short}_kcat", lambda t=topic, i=iso: g.consume(t, 1, i, "consume_kcat"),
+                        needs=(source,))
 
 
 def latency_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:

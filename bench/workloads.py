@@ -223,6 +223,58 @@ def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation
             "consumer_errors": errors, "first_consumer_error": first_error}
 
 
+def _kcat_run(cmd: list[str], count: int, stall_s: float, broker_pid: int | None) -> dict:
+    """Run kcat until it has printed ``count`` lines; its wall time, CPU and the broker's."""
+    import select
+    import subprocess
+
+    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([*cmd, "-c", str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    fd, lines, last_progress = proc.stdout.fileno(), 0, t0
+    while True:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            if time.perf_counter() - last_progress > stall_s:
+                proc.kill()
+                raise RuntimeError(f"stalled: {lines} of {count} records read, nothing new for {stall_s:.0f} s")
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        lines += chunk.count(b"\n")
+        last_progress = time.perf_counter()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    err = proc.stderr.read().decode(errors="replace").strip()
+    if code != 0 or lines != count:
+        raise RuntimeError(f"kcat exited with {code} after {lines} of {count} records: {err[-500:]}")
+    return {"seconds": seconds, "client_cpu_s": usage.ru_utime + usage.ru_stime,
+            "broker_cpu_s": _broker_cpu(broker_pid) - cpu0, "broker_runqueue_wait_s": _broker_wait(broker_pid) - wait0}
+
+
+def consume_kcat(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,
+                 stall_s: float = 20.0, broker_pid: int | None = None) -> dict:
+    """The same read as ``consume`` with kcat, librdkafka's C command-line client, with the same
+    consumer settings: no Python object per record, so the client costs a fraction of a core and
+    the broker's own speed shows. kcat prints one line per record (``%o``). Timed from kcat's
+    launch to its exit, so its start, metadata and ListOffsets (a few tens of milliseconds) are
+    inside the window: the rate is a conservative one, the same way for every system."""
+    import shutil
+
+    exe = shutil.which("kcat") or shutil.which("kafkacat")
+    if exe is None:
+        raise RuntimeError("kcat is not on PATH (Debian: apt-get install kcat; `make bench` installs it as root)")
+    conf = consumer_config(bootstrap, isolation)
+    for k in ("bootstrap.servers", "group.id", "enable.auto.commit", "enable.auto.offset.store", "log_level"):
+        conf.pop(k)
+    cmd = [exe, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%o\n",
+           *(a for k, v in conf.items() for a in ("-X", f"{k}={v}"))]
+    return {"records": records, **_kcat_run(cmd, records, stall_s, broker_pid)}
+
+
 # End-to-end latency: values carry (kind, sequence, send time on CLOCK_MONOTONIC, which is
 # system-wide on Linux); the consumer runs in another process.
 _LAT = struct.Struct(">BIq")
