@@ -3,12 +3,12 @@ streaming read with trigger(availableNow=True) into a parquet sink, and df.write
 kafka.isolation.level read_committed and read_uncommitted, over topics holding aborted, committed
 and open transactions (written with confluent-kafka) and plain records.
 
-Not run by default (PySpark is ~300 MB): ``pip install -e '.[spark]'`` and give the connector jars
-either as a directory, ``KAFKA_SHIM_SPARK_JARS=/path`` holding
-spark-sql-kafka-0-10_2.13-<spark version>.jar, spark-token-provider-kafka-0-10_2.13-<spark version>.jar,
-commons-pool2-*.jar and optionally kafka-clients-*.jar (else the java extra's kafka-clients 3.9.1
-is used), or as Maven coordinates Spark resolves itself,
-``KAFKA_SHIM_SPARK_PACKAGES=org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>``.
+Not run by default (PySpark is ~300 MB). Give the connector jars either as a directory,
+``KAFKA_SHIM_SPARK_JARS=/path`` holding spark-sql-kafka-0-10_2.13-<spark version>.jar,
+spark-token-provider-kafka-0-10_2.13-<spark version>.jar, commons-pool2-*.jar and optionally
+kafka-clients-*.jar (else the java extra's kafka-clients 3.9.1 is used), or as Maven coordinates
+Spark resolves itself, ``KAFKA_SHIM_SPARK_PACKAGES=org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>``;
+with either set, ``make test`` installs the ``spark`` extra (else ``pip install -e '.[spark]'``).
 compat/test_java_spark_pattern.py replays the same connector's calls without Spark and always runs.
 """
 
@@ -45,7 +45,9 @@ def each_iso(scenario: str):
 
 def spark_version_or_skip() -> str:
     pyspark = pytest.importorskip(
-        "pyspark", reason="PySpark is not installed: pip install -e '.[spark]' (PySpark 4.0.x, ~300 MB)")
+        "pyspark", reason=f"PySpark is not installed: set {JARS_ENV}=<directory of the Spark Kafka connector jars> "
+                          f"(or {PACKAGES_ENV}=<their Maven coordinates>) and `make test` installs it, or "
+                          "pip install -e '.[spark]' (PySpark 4.0.x, ~300 MB); compat/README.md says which jars")
     version = pyspark.__version__
     if not version.startswith("4."):
         pytest.skip(f"PySpark {version} found; these tests target Spark 4.0: pip install -e '.[spark]'")
@@ -130,8 +132,10 @@ def ck(compat_target):
 
         def txn(self, name: str):
             Writer.count += 1
+            # an open transaction must outlive the Spark jobs that read past it (the default is 60 s)
             p = confluent_kafka.Producer({"bootstrap.servers": self.bootstrap,
-                                          "transactional.id": f"{compat_target.prefix}-spark-{name}-{Writer.count}"})
+                                          "transactional.id": f"{compat_target.prefix}-spark-{name}-{Writer.count}",
+                                          "transaction.timeout.ms": 600_000})
             p.init_transactions(20)
             return p
 
