@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from compat.support import wait_for
+
 KCAT = shutil.which("kcat") or shutil.which("kafkacat")
 pytestmark = [
     pytest.mark.compat(client="kcat"),
@@ -67,6 +69,17 @@ def ck(compat_target):
             p.init_transactions(20)
             return p
 
+        def wait_for_end(self, topic: str, offset: int) -> None:
+            """Until partition 0's high watermark is ``offset``: Kafka answers EndTxn once the
+            transaction is prepared and writes the markers after, so the marker may not be there yet."""
+            c = confluent_kafka.Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"{topic}-hw"})
+            try:
+                tp = confluent_kafka.TopicPartition(topic, 0)
+                wait_for(lambda: c.get_watermark_offsets(tp, timeout=5, cached=False)[1] == offset, 20, 0.05,
+                         f"{topic} high watermark {offset}")
+            finally:
+                c.close()
+
     return Writer()
 
 
@@ -120,10 +133,12 @@ def seed_topic(ck):
     a.begin_transaction()
     send(a, topic, "a-1", "a-2")
     a.abort_transaction(20)
+    ck.wait_for_end(topic, 3)  # the ABORT marker at 2, before plain-1
     send(plain, topic, "plain-1")
     b.begin_transaction()
     send(b, topic, "b-1", "b-2")
     b.commit_transaction(20)
+    ck.wait_for_end(topic, 7)  # the COMMIT marker at 6
     return topic
 
 
@@ -157,6 +172,7 @@ def test_open_transaction_holds_lso(compat_target, ck, outcome):
     else:
         t.abort_transaction(20)
         expected = [(0, "p-0"), (2, "p-2"), (3, "p-3")]
+    ck.wait_for_end(topic, 5)  # the marker at 4
     assert offsets_payloads(consume(bootstrap, topic, "read_committed")) == expected
 
 

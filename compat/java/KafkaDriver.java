@@ -144,11 +144,14 @@ public final class KafkaDriver {
                 a.send(Support.rec(topic, 0, "a", "a-1"));
                 a.send(Support.rec(topic, 0, "a", "a-2")).get();
                 a.abortTransaction();                                   // a-1 0, a-2 1, ABORT 2
+                // Kafka answers EndTxn before it writes the markers: plain-1 goes after the ABORT.
+                Support.awaitEnd(admin, tp, 3);
                 plain.send(Support.rec(topic, 0, "p", "plain-1")).get(); // 3
                 bb.beginTransaction();
                 bb.send(Support.rec(topic, 0, "b", "b-1"));
                 bb.send(Support.rec(topic, 0, "b", "b-2")).get();
                 bb.commitTransaction();                                 // b-1 4, b-2 5, COMMIT 6
+                Support.awaitEnd(admin, tp, 7);
             }
             obs.put("end_rc", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
             obs.put("end_ru", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));

@@ -19,6 +19,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -101,6 +102,38 @@ final class Support {
 
     static void createTopic(Admin admin, String topic, int partitions) throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(20, TimeUnit.SECONDS);
+        awaitTopic(admin, topic, partitions);
+    }
+
+    /**
+     * Until the broker describes the topic with a leader for each partition: Kafka answers
+     * CreateTopics once the controller has committed the topic, and the broker's metadata
+     * catches up a moment later (until then Metadata says UNKNOWN_TOPIC_OR_PARTITION).
+     */
+    static void awaitTopic(Admin admin, String topic, int partitions) throws Exception {
+        boolean known = await(() -> {
+            try {
+                TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
+                        .get(5, TimeUnit.SECONDS).get(topic);
+                return d.partitions().size() == partitions
+                        && d.partitions().stream().allMatch(p -> p.leader() != null);
+            } catch (Exception e) {
+                return false;
+            }
+        }, 20_000);
+        if (!known) throw new TimeoutException("topic " + topic + " not described with leaders after 20 s");
+    }
+
+    /** Until ListOffsets latest (read_uncommitted: the high watermark) of {@code tp} is {@code offset}. */
+    static void awaitEnd(Admin admin, TopicPartition tp, long offset) throws Exception {
+        boolean reached = await(() -> {
+            try {
+                return listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED) == offset;
+            } catch (Exception e) {
+                return false;
+            }
+        }, 20_000);
+        if (!reached) throw new TimeoutException(tp + " did not reach end offset " + offset + " in 20 s");
     }
 
     static long listOffset(Admin admin, TopicPartition tp, OffsetSpec spec, IsolationLevel iso) throws Exception {
