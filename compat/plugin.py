@@ -5,7 +5,10 @@
 * ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1, or a skip;
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
 * marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
-  from compat/scenarios.py); module-level and test-level markers merge.
+  from compat/scenarios.py); module-level and test-level markers merge;
+* marker ``shim_only(reason)``: the test needs a kafka-shim of its own (it kills or restarts the
+  broker, puts a proxy in front of it or reads its internals); with an external target it is
+  skipped with that reason instead of quietly running against kafka-shim again.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "compat(client, scenario): the compatibility-matrix cell this test fills")
+    config.addinivalue_line("markers", "shim_only(reason): needs a kafka-shim of its own; skipped for an external target")
 
 
 def compat_marks(item) -> dict:
@@ -40,10 +44,15 @@ def compat_marks(item) -> dict:
 
 
 def pytest_collection_modifyitems(config, items):
+    wanted = targets.requested(config)
     for item in items:
         marks = compat_marks(item)
         if marks:
             scenarios.validate(marks.get("client"), marks.get("scenario"), item.nodeid)
+        only = item.get_closest_marker("shim_only")
+        if only is not None and wanted != "shim":
+            reason = only.args[0] if only.args else "needs a kafka-shim of its own"
+            item.add_marker(pytest.mark.skip(reason=f"not run against {wanted}: {reason}"))
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,8 @@ import shim
 from shim.errors import ErrorCode
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 
+pytestmark = pytest.mark.shim_only("checks kafka-shim's own answers to malformed input")
+
 MAX_REQUEST = 1 << 20
 TOPIC = "steady"
 API_VERSIONS = 18

@@ -16,6 +16,8 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 from shim.storage.log_manager import CLEAN_SHUTDOWN, LogManager
 from shim.storage.partition_log import LogConfig
 
+pytestmark = pytest.mark.shim_only("starts the kafka-shim command itself")
+
 READY = re.compile(r"^kafka-shim ready: bootstrap\.servers=127\.0\.0\.1:(\d+) data-dir=(.+)$")
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kafka-shim"
 

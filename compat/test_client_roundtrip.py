@@ -11,6 +11,8 @@ import pytest
 
 from kafka_codecs import Compression, iter_batches
 
+pytestmark = pytest.mark.shim_only("reads the stored batches from kafka-shim's data directory")
+
 N = 10_000
 BASE_TS = 1_700_000_000_000
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]

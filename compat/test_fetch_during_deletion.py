@@ -19,6 +19,8 @@ from shim.errors import ErrorCode
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
 from shim.storage.validation import validate_client_batch
 
+pytestmark = pytest.mark.shim_only("drives retention inside kafka-shim")
+
 FETCH_VERSION = 12
 BIG = 12 * 1024 * 1024  # more than the socket buffers on both sides hold
 

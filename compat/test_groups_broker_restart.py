@@ -24,7 +24,7 @@ PARTITIONS = 4
 PER_PARTITION = 10
 TOPIC, GROUP = "restart", "restart-group"
 
-pytestmark = [pytest.mark.compat(client="aiokafka", scenario="broker.restart_groups")]
+pytestmark = [pytest.mark.compat(client="aiokafka", scenario="broker.restart_groups"), pytest.mark.shim_only("restarts the broker")]
 
 
 def batch(tag):

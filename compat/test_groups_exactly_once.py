@@ -26,7 +26,7 @@ PER_PARTITION = 100
 N = PARTITIONS * PER_PARTITION
 KILLS = ["processor", "broker", "processor", "broker", "processor"]
 
-pytestmark = pytest.mark.compat(scenario="eos.kill_restart")
+pytestmark = [pytest.mark.compat(scenario="eos.kill_restart"), pytest.mark.shim_only("kills and restarts the broker")]
 
 
 class Supervisor:

@@ -16,7 +16,7 @@ import pytest
 from compat.groups_support import create_topic, wait_for
 from shim.errors import ErrorCode
 
-pytestmark = pytest.mark.compat(scenario="consumer.unstable_offsets")
+pytestmark = [pytest.mark.compat(scenario="consumer.unstable_offsets"), pytest.mark.shim_only("counts the UNSTABLE_OFFSET_COMMIT answers inside kafka-shim")]
 OFFSET = 7
 
 

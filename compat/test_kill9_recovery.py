@@ -9,7 +9,10 @@ import threading
 import time
 
 import confluent_kafka as ck
+import pytest
 from kafka_codecs import iter_batches
+
+pytestmark = pytest.mark.shim_only("kills the broker with SIGKILL and restarts it")
 
 TOPIC = "kill9"
 TOTAL = 8_000

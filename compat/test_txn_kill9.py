@@ -16,6 +16,8 @@ import pytest
 
 from compat.txn_clients import CLIENT_NAMES, Clients, Wire, expect_failure, settle, wait_for
 
+pytestmark = pytest.mark.shim_only("kills the broker with SIGKILL and restarts it")
+
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 RC, RU = "read_committed", "read_uncommitted"
 TOPIC = "t"
