@@ -65,6 +65,12 @@ class KafkaPythonMember:
             auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
             isolation_level="read_committed" if read_committed else "read_uncommitted",
             **FAST_GROUP, **extra)
+        # kafka-python 3.0 can lose an assignment for good when its first JoinGroup goes out before it
+        # knows the topic's partitions: it joins with nothing to assign, joins again once the metadata
+        # arrives, and when that second join outlasts the poll() that started it, no later poll() takes
+        # up its result (need_rejoin() is False by then) and the member stays without partitions.
+        # Knowing the partitions before the first poll() avoids that second join.
+        wait_for(lambda: self.consumer.partitions_for_topic(topic), 30, f"the partitions of {topic}")
 
     def poll(self):
         got = self.consumer.poll(timeout_ms=100)
