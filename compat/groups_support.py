@@ -1,13 +1,16 @@
-"""Helpers for the consumer-group compat tests (compat/test_groups_*.py): one uniform, synchronous
-consumer-group member per client library, topic set-up, and a raw OffsetFetch that keeps working
-while the broker restarts.
+"""Helpers for the consumer-group compat tests (compat/test_groups_*.py, test_py_group_offsets.py):
+one uniform, synchronous consumer-group member per client library, topic set-up, the group's
+offsets through each library's admin client, and a raw OffsetFetch that keeps working while the
+broker restarts.
 
-A member wraps a subscribe()d consumer with manual commits and polls it continuously from its own
-thread, as applications do (:class:`Polling`); aiokafka's consumers run on an event loop in another
-background thread. One thread per consumer matters for kafka-python 3.0: a JoinGroup/SyncGroup round
-trip that completes while no poll() of that consumer is waiting is dropped and started again
-(``join_group_async`` replaces a finished join task), so polling several kafka-python consumers in
-turn from one thread with short timeouts can make a group leader rebalance forever.
+A member wraps a subscribe()d consumer with manual commits: ``poll() assignment() commit()
+committed(partition) group_metadata() close()``. It is polled continuously from its own thread, as
+applications do (:class:`Polling`), or directly by a test that drives a single consumer; aiokafka's
+consumers run on an event loop in another background thread. One thread per consumer matters for
+kafka-python 3.0: a JoinGroup/SyncGroup round trip that completes while no poll() of that consumer
+is waiting is dropped and started again (``join_group_async`` replaces a finished join task), so
+polling several kafka-python consumers in turn from one thread with short timeouts can make a group
+leader rebalance forever.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class KafkaPythonMember:
         from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
         assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}[strategy]
+        self.topic = topic
         self.consumer = KafkaConsumer(
             topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
             auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
@@ -81,6 +85,15 @@ class KafkaPythonMember:
 
     def commit(self) -> None:
         self.consumer.commit()
+
+    def committed(self, partition: int) -> int | None:
+        from kafka import TopicPartition
+
+        return self.consumer.committed(TopicPartition(self.topic, partition), timeout_ms=20_000)
+
+    def group_metadata(self):
+        """What sendOffsetsToTransaction takes: generation and member id included (KIP-447)."""
+        return self.consumer.group_metadata()
 
     def generation(self) -> tuple[int, str]:
         m = self.consumer.group_metadata()
@@ -117,6 +130,7 @@ class AiokafkaMember:
         if AiokafkaMember.loop is None:
             AiokafkaMember.loop = _Loop()
         assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}[strategy]
+        self.topic, self.group = topic, group
 
         async def start():
             c = AIOKafkaConsumer(
@@ -138,6 +152,15 @@ class AiokafkaMember:
     def commit(self) -> None:
         self.loop.run(self.consumer.commit())
 
+    def committed(self, partition: int) -> int | None:
+        from aiokafka import TopicPartition
+
+        return self.loop.run(self.consumer.committed(TopicPartition(self.topic, partition)))
+
+    def group_metadata(self) -> str:
+        """aiokafka's send_offsets_to_transaction takes the group id alone."""
+        return self.group
+
     def generation(self) -> tuple[int, str]:
         coordinator = self.consumer._coordinator  # aiokafka has no public accessor for these
         return coordinator.generation, coordinator.member_id
@@ -158,6 +181,7 @@ class ConfluentMember:
             "isolation.level": "read_committed" if read_committed else "read_uncommitted",
         }
         conf.update(extra)
+        self.topic = topic
         self.consumer = ck.Consumer(conf)
         self.consumer.subscribe([topic])
 
@@ -173,6 +197,15 @@ class ConfluentMember:
 
     def commit(self) -> None:
         self.consumer.commit(asynchronous=False)
+
+    def committed(self, partition: int) -> int | None:
+        import confluent_kafka as ck
+
+        (tp,) = self.consumer.committed([ck.TopicPartition(self.topic, partition)], timeout=20)
+        return None if tp.offset < 0 else tp.offset
+
+    def group_metadata(self):
+        return self.consumer.consumer_group_metadata()
 
     def close(self) -> None:
         self.consumer.close()
@@ -281,6 +314,36 @@ def read_all(bootstrap: str, topic: str, partitions: int, read_committed: bool =
         return values
     finally:
         consumer.close()
+
+
+def admin_group_offsets(client: str, bootstrap: str, group: str) -> dict[tuple[str, int], int]:
+    """The group's committed offsets as ``client``'s admin API lists them: {(topic, partition): offset}."""
+    if client == "kafka-python":
+        from kafka import KafkaAdminClient
+
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15_000)
+        try:
+            found = admin.list_group_offsets({group: None})[group]
+        finally:
+            admin.close()
+        return {(tp.topic, tp.partition): m.offset for tp, m in found.items()}
+    if client == "aiokafka":
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        async def listed():
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15_000)
+            await admin.start()
+            try:
+                return await admin.list_consumer_group_offsets(group)
+            finally:
+                await admin.close()
+        return {(tp.topic, tp.partition): m.offset for tp, m in asyncio.run(listed()).items()}
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
+    found = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(20)
+    return {(tp.topic, tp.partition): tp.offset for tp in found.topic_partitions}
 
 
 # -- raw OffsetFetch ------------------------------------------------------------------------------

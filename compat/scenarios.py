@@ -200,6 +200,10 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "producer.idempotent_retries"),
     (r"compat/test_kill9_recovery\.py::test_kill9_mid_stream_loses_nothing_acknowledged", "confluent-kafka",
      "broker.kill9_recovery"),
+    (r"compat/test_py_group_offsets\.py::test_group_commit_and_resume"
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "consumer.group_commit"),
+    (r"compat/test_py_group_offsets\.py::test_send_offsets_to_transaction"
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "eos.send_offsets"),
 ]
 
 

@@ -4,11 +4,15 @@ protocol connection for the admin requests no client library sends (ListOffsets,
 DescribeTransactions, WriteTxnMarkers, CreateTopics).
 
 Producers: ``init() begin() send(topic, value, partition) -> offset commit() abort() close()``;
-``send`` waits for the acknowledgement and raises the client's own exception.
+``send`` waits for the acknowledgement and raises the client's own exception; transactional ones
+also ``send_offsets(offsets, group_metadata)`` (sendOffsetsToTransaction, offsets as
+``{(topic, partition): next offset}``, group metadata as a compat.groups_support member gives it).
 Consumers (``assign()``ed, no group): ``seek(offset)``, ``seek_to_beginning()``, ``pump(timeout)``
 (one poll; the records are kept in ``.records``), ``position()``, ``end_offset()`` (ListOffsets
 latest with the consumer's isolation level), and what the client reports from the last fetch
 response where it exposes it: ``highwater()`` and ``lso()`` (None where it does not).
+Group members (subscribe()d, manual commits) are compat.groups_support's, through
+``Clients.group_member(topic, group)``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import time
 
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
 
+from compat.groups_support import MEMBERS
 from compat.support import recv_frame, wait_for  # noqa: F401  (wait_for is re-exported to the tests)
 
 CLIENT_NAMES = ("kafka-python", "aiokafka", "confluent-kafka")
@@ -65,6 +70,13 @@ class KafkaPythonTxnProducer:
 
     def abort(self) -> None:
         self.p.abort_transaction()
+
+    def send_offsets(self, offsets: dict[tuple[str, int], int], group_metadata) -> None:
+        from kafka import TopicPartition
+        from kafka.structs import OffsetAndMetadata
+
+        self.p.send_offsets_to_transaction(
+            {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}, group_metadata)
 
     def close(self) -> None:
         self.p.close(timeout=2)
@@ -178,6 +190,13 @@ class AiokafkaTxnProducer:
 
     def abort(self) -> None:
         self.L.run(self.p.abort_transaction())
+
+    def send_offsets(self, offsets: dict[tuple[str, int], int], group_metadata) -> None:
+        from aiokafka import TopicPartition
+
+        # aiokafka takes the group id only (no generation or member id: TxnOffsetCommit without them)
+        self.L.run(self.p.send_offsets_to_transaction({TopicPartition(t, p): o for (t, p), o in offsets.items()},
+                                                      group_metadata))
 
     def close(self) -> None:
         try:
@@ -295,6 +314,12 @@ class ConfluentTxnProducer:
 
     def abort(self) -> None:
         self.p.abort_transaction(20)
+
+    def send_offsets(self, offsets: dict[tuple[str, int], int], group_metadata) -> None:
+        import confluent_kafka as ck
+
+        self.p.send_offsets_to_transaction([ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                                           group_metadata, 20)
 
     def close(self) -> None:
         self.p.flush(0)
@@ -420,6 +445,10 @@ class Clients:
 
     def consumer(self, isolation: str, topic: str, partition: int = 0):
         return self._keep(self._consumer(self.bootstrap, isolation, topic, partition))
+
+    def group_member(self, topic: str, group: str, **kw):
+        """A subscribe()d member of ``group`` (compat.groups_support), polled by the caller."""
+        return self._keep(MEMBERS[self.name](self.bootstrap, topic, group, **kw))
 
     def fenced(self, exc: BaseException) -> bool:
         return self._txn.fenced(exc)
