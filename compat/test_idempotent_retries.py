@@ -5,10 +5,14 @@ answer (so the batch is in the log), then drops the answer and the connection. T
 the same batch with the same producer id, epoch and sequence; the broker must recognise it as a
 duplicate and answer with the original offset. The partition must end with exactly N records at
 offsets 0..N-1, each acknowledged at its own offset, even though some batches were sent twice.
+
+The clients: kafka-python, aiokafka, confluent-kafka, and the Java kafka-clients producer
+(compat/java/KafkaDriver.java's producer.idempotent_retries, run through the same proxy).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 
 import pytest
@@ -17,6 +21,10 @@ from kafka_codecs import iter_batches
 
 N = 3_000
 DROP = {3, 8, 15, 16, 22}  # ordinals of the Produce requests whose responses are lost
+# The Java producer pipelines up to 5 Produce requests on its connection: those sent behind a lost
+# response die with the connection the proxy cuts, before their own responses could be dropped.
+# Its lost responses are 6 requests apart, so that each falls on a connection of its own.
+DROP_FOR = {"java": {3, 9, 15, 21, 27}}
 DEADLINE = 60.0
 
 
@@ -89,7 +97,20 @@ def aiokafka_produce(bootstrap, topic):
     return asyncio.run(run())
 
 
-PRODUCE = {"kafka-python": kafka_python_produce, "confluent-kafka": confluent_produce, "aiokafka": aiokafka_produce}
+def java_produce(bootstrap, topic, java_drivers):
+    # The Java default producer: idempotent, acks=all, at most 5 requests in flight.
+    scenario = "producer.idempotent_retries"
+    out = java_drivers.run("KafkaDriver", scenario, bootstrap, timeout=DEADLINE * 4,
+                           timeout_s=int(DEADLINE * 3), topic=topic, records=N)
+    result = out["results"][scenario]
+    if not result["ok"]:
+        pytest.fail(f"{scenario}: {result['error']}\n{result['trace']}")
+    assert result["observed"]["callbacks_per_record"] == {"1": N}, "a record was acknowledged more than once"
+    return result["observed"]["offsets"]
+
+
+PRODUCE = {"kafka-python": kafka_python_produce, "confluent-kafka": confluent_produce, "aiokafka": aiokafka_produce,
+           "java": java_produce}
 
 
 def read_back(bootstrap, topic):
@@ -111,23 +132,27 @@ def read_back(bootstrap, topic):
 
 
 @pytest.mark.parametrize("client", sorted(PRODUCE))
-def test_lost_produce_responses_are_retried_without_duplicates(kafka_shim, dropping_proxy, client):
+def test_lost_produce_responses_are_retried_without_duplicates(kafka_shim, dropping_proxy, client, request):
     topic = f"idempotent-{client}"
+    produce = PRODUCE[client]
+    if client == "java":  # skips here when there is no JDK or no client jars
+        produce = functools.partial(produce, java_drivers=request.getfixturevalue("java_drivers"))
     broker_port = kafka_shim.node.port
-    proxy = dropping_proxy(broker_port, DROP)
+    drop = DROP_FOR.get(client, DROP)
+    proxy = dropping_proxy(broker_port, drop)
     # Metadata advertises node.host:node.port; point it at the proxy so every connection,
     # not only the bootstrap one, goes through it.
     kafka_shim.call(setattr, kafka_shim.node, "port", proxy.port)
     bootstrap = f"127.0.0.1:{proxy.port}"
 
-    offsets = PRODUCE[client](bootstrap, topic)
+    offsets = produce(bootstrap, topic)
 
-    assert proxy.dropped == len(DROP), "the proxy did not get to drop every planned response"
+    assert proxy.dropped == len(drop), "the proxy did not get to drop every planned response"
     assert proxy.connections > 1, "the client never reconnected"
     # The clients really sent some batches twice (same producer, epoch and sequence)...
     sent = proxy.produced_batches
     resent = len(sent) - len(set(sent))
-    assert resent >= len(DROP), f"{resent} batches were sent again, expected at least {len(DROP)}"
+    assert resent >= len(drop), f"{resent} batches were sent again, expected at least {len(drop)}"
     assert sum(count for *_, count in sent) > N
     assert offsets == list(range(N)), "acknowledged offsets are not one per record in order"
 

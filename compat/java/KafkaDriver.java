@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
@@ -44,6 +45,7 @@ public final class KafkaDriver {
             all.put("produce_consume." + codec, (s, obs) -> produceConsume(s, obs, codec));
         }
         all.put("producer.idempotent_default", KafkaDriver::idempotentDefault);
+        all.put("producer.idempotent_retries", KafkaDriver::idempotentRetries);
         all.put("txn.seed", KafkaDriver::txnSeed);
         all.put("txn.open_lso_commit", (s, obs) -> openLso(s, obs, true));
         all.put("txn.open_lso_abort", (s, obs) -> openLso(s, obs, false));
@@ -127,6 +129,39 @@ public final class KafkaDriver {
             }
             obs.put("values", read);
         }
+    }
+
+    /**
+     * The default (idempotent) producer writes {@code records} records (option, default 3000) to
+     * partition 0 of {@code topic} (option) over many small Produce requests. Meant to run through
+     * compat/test_idempotent_retries.py's proxy, which loses some Produce responses after the broker
+     * appended the batch: the producer must retry them with the same sequence numbers. Records what
+     * each record was acknowledged with and how many times its callback ran.
+     */
+    static void idempotentRetries(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.option("topic", s.name("idempotent-retries"));
+        int n = Integer.parseInt(s.option("records", "3000"));
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+        }
+        AtomicIntegerArray callbacks = new AtomicIntegerArray(n);
+        List<Long> offsets = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> p = s.producer("batch.size", "2048", "linger.ms", "2",
+                "retry.backoff.ms", "20", "reconnect.backoff.ms", "20", "delivery.timeout.ms", "60000")) {
+            List<Future<RecordMetadata>> fs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int index = i;
+                fs.add(p.send(new ProducerRecord<>(topic, 0, Support.b(String.valueOf(i)),
+                        Support.b(String.format("value-%06d", i))), (m, e) -> callbacks.incrementAndGet(index)));
+                if (i % 100 == 99) Thread.sleep(2);  // spread the records over many requests
+            }
+            p.flush();
+            for (Future<RecordMetadata> f : fs) offsets.add(f.get(60, TimeUnit.SECONDS).offset());
+        }
+        obs.put("offsets", offsets);
+        Map<String, Integer> byCount = new java.util.TreeMap<>();  // callbacks per record -> records
+        for (int i = 0; i < n; i++) byCount.merge(String.valueOf(callbacks.get(i)), 1, Integer::sum);
+        obs.put("callbacks_per_record", byCount);
     }
 
     // ------------------------------------------------------------------ transactions

@@ -38,7 +38,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *
  * Command line of every driver: {@code <scenario[,scenario...]|all> <bootstrap> [key=value...]}
  * with keys {@code prefix} (topic and transactional.id prefix, default "compat"), {@code parallel}
- * (threads, default 4) and {@code timeout_s} (per scenario, default 60).
+ * (threads, default 4) and {@code timeout_s} (per scenario, default 60); any other key is for the
+ * scenarios ({@link #option}).
  * Output (stdout, last line): {@code {"driver":..., "kafka_clients":..., "results": {name:
  * {"ok": bool, "elapsed_ms": n, "observed": {...}, "error": "...", "trace": "..."}}}}.
  */
@@ -50,14 +51,21 @@ final class Support {
 
     final String bootstrap;
     final String prefix;
+    final Map<String, String> options;
 
-    Support(String bootstrap, String prefix) {
+    Support(String bootstrap, String prefix, Map<String, String> options) {
         this.bootstrap = bootstrap;
         this.prefix = prefix;
+        this.options = options;
     }
 
     String name(String suffix) {
         return prefix + "-" + suffix;
+    }
+
+    /** A {@code key=value} of the command line, or {@code fallback}. */
+    String option(String key, String fallback) {
+        return options.getOrDefault(key, fallback);
     }
 
     // ---------------------------------------------------------------- clients
@@ -248,7 +256,7 @@ final class Support {
             System.err.println("unknown scenarios: " + unknown);
             System.exit(2);
         }
-        Support s = new Support(args[1], opts.getOrDefault("prefix", "compat"));
+        Support s = new Support(args[1], opts.getOrDefault("prefix", "compat"), opts);
         int parallel = Integer.parseInt(opts.getOrDefault("parallel", "4"));
         long timeoutS = Long.parseLong(opts.getOrDefault("timeout_s", "60"));
 
