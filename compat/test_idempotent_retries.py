@@ -7,7 +7,9 @@ duplicate and answer with the original offset. The partition must end with exact
 offsets 0..N-1, each acknowledged at its own offset, even though some batches were sent twice.
 
 The clients: kafka-python, aiokafka, confluent-kafka, and the Java kafka-clients producer
-(compat/java/KafkaDriver.java's producer.idempotent_retries, run through the same proxy).
+(compat/java/KafkaDriver.java's producer.idempotent_retries, run through the same proxy). Runs
+against ``compat_target`` (a broker on this machine): the proxy rewrites Metadata to name itself,
+and the log is read back over the wire.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import functools
 import time
 
 import pytest
-
-from kafka_codecs import iter_batches
 
 N = 3_000
 DROP = {3, 8, 15, 16, 22}  # ordinals of the Produce requests whose responses are lost
@@ -132,18 +132,20 @@ def read_back(bootstrap, topic):
 
 
 @pytest.mark.parametrize("client", sorted(PRODUCE))
-def test_lost_produce_responses_are_retried_without_duplicates(kafka_shim, dropping_proxy, client, request):
-    topic = f"idempotent-{client}"
+def test_lost_produce_responses_are_retried_without_duplicates(compat_target, wire, dropping_proxy, client, request):
+    topic = f"{compat_target.prefix}-idempotent-{client}"
     produce = PRODUCE[client]
     if client == "java":  # skips here when there is no JDK or no client jars
         produce = functools.partial(produce, java_drivers=request.getfixturevalue("java_drivers"))
-    broker_port = kafka_shim.node.port
+    host, port = compat_target.bootstrap_servers.rsplit(":", 1)
+    assert host in ("127.0.0.1", "localhost"), "the proxy forwards to a broker on this machine"
     drop = DROP_FOR.get(client, DROP)
-    proxy = dropping_proxy(broker_port, drop)
-    # Metadata advertises node.host:node.port; point it at the proxy so every connection,
-    # not only the bootstrap one, goes through it.
-    kafka_shim.call(setattr, kafka_shim.node, "port", proxy.port)
+    # Metadata answers are rewritten to name the proxy, so that every connection, not only the
+    # bootstrap one, goes through it.
+    proxy = dropping_proxy(int(port), drop, advertise=True)
     bootstrap = f"127.0.0.1:{proxy.port}"
+    if client != "java":  # the Java scenario creates its topic itself
+        wire.create_topic(topic)
 
     offsets = produce(bootstrap, topic)
 
@@ -155,13 +157,10 @@ def test_lost_produce_responses_are_retried_without_duplicates(kafka_shim, dropp
     assert resent >= len(drop), f"{resent} batches were sent again, expected at least {len(drop)}"
     assert sum(count for *_, count in sent) > N
     assert offsets == list(range(N)), "acknowledged offsets are not one per record in order"
+    assert wire.list_offset(topic, 0, 0) == N
 
-    plog = kafka_shim.call(kafka_shim.node.logs.get, topic, 0)
-    assert kafka_shim.call(lambda: plog.log_end_offset) == N
-
-    # Every batch in the log belongs to the one idempotent producer, in sequence without repeats.
-    raw = b"".join(p.read_bytes() for p in sorted(plog.directory.glob("*.log")))
-    headers = [h for _, h in iter_batches(raw)]
+    # Every batch in the log belongs to the one idempotent producer, in sequence without repeats...
+    headers = wire.fetch_batches(topic, 0, N)
     assert len({h.producer_id for h in headers}) == 1 and headers[0].producer_id >= 0
     expected_seq = 0
     for h in headers:

@@ -531,6 +531,27 @@ class Wire:
         assert p.error_code == 0, p
         return p.offset
 
+    def fetch_batches(self, topic: str, partition: int, end: int, max_bytes: int = 1 << 20) -> list:
+        """Every batch header of the partition from offset 0 up to ``end`` (read_uncommitted Fetch v12,
+        control batches included): what the log holds, as any broker serves it."""
+        from kafka_codecs import iter_batches
+
+        m = request_module(1, 12)
+        headers, offset = [], 0
+        while offset < end:
+            part = make(m.FetchPartition, partition=partition, current_leader_epoch=-1, fetch_offset=offset,
+                        last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=max_bytes)
+            r = self.call(1, 12, replica_id=-1, max_wait=500, min_bytes=1, max_bytes=max_bytes, isolation_level=0,
+                          session_id=0, session_epoch=-1, topics=(m.FetchTopic(topic=topic, partitions=(part,)),),
+                          forgotten_topics_data=(), rack_id="")
+            (p,) = r.responses[0].partitions
+            assert p.error_code == 0, p
+            got = [h for _, h in iter_batches(bytes(p.records or b""))]
+            assert got, f"no batch at offset {offset} of {topic}-{partition} (high watermark {p.high_watermark})"
+            headers += got
+            offset = got[-1].base_offset + got[-1].last_offset_delta + 1
+        return headers
+
     def describe_producers(self, topic: str, partition: int) -> list:
         m = request_module(61, 0)
         r = self.call(61, 0, topics=(m.TopicRequest(name=topic, partition_indexes=(partition,)),))
