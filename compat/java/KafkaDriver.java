@@ -575,6 +575,7 @@ public final class KafkaDriver {
             tx.beginTransaction();
             tx.send(new ProducerRecord<>(topic, 0, t0 + 2000, null, Support.b("c-2"))).get();      // 2
             tx.commitTransaction();                                                              // COMMIT 3
+            Support.awaitEnd(admin, tp, 4);  // Kafka writes the marker just after answering EndTxn
             tx.beginTransaction();
             tx.send(new ProducerRecord<>(topic, 0, t0 + 4000, null, Support.b("open-4"))).get();   // 4 (open)
             plain.send(new ProducerRecord<>(topic, 0, t0 + 5000, null, Support.b("p-5"))).get();   // 5
@@ -588,6 +589,7 @@ public final class KafkaDriver {
             }
             obs.put("open", before);
             tx.commitTransaction();                                                              // COMMIT 6
+            Support.awaitEnd(admin, tp, 7);
             Map<String, Object> after = new LinkedHashMap<>();
             for (IsolationLevel iso : IsolationLevel.values()) {
                 String k = iso.toString().toLowerCase();
