@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from compat.support import wait_for
+
 pytestmark = pytest.mark.compat(client="spark")
 
 ISOLATION = ["read_committed", "read_uncommitted"]
@@ -139,6 +141,18 @@ def ck(compat_target):
             p.init_transactions(20)
             return p
 
+        def wait_end(self, topic: str, ends: dict[int, int]) -> None:
+            """Until each partition's high watermark is at its end: Kafka answers EndTxn first and
+            writes the markers just after, so what is written next could otherwise go before them."""
+            consumer = confluent_kafka.Consumer({"bootstrap.servers": self.bootstrap, "group.id": "spark-wait"})
+            try:
+                def at_end():
+                    return all(consumer.get_watermark_offsets(confluent_kafka.TopicPartition(topic, p), 10)[1] == end
+                               for p, end in ends.items())
+                wait_for(at_end, 20, message=f"{topic} ends at {ends}")
+            finally:
+                consumer.close()
+
     return Writer()
 
 
@@ -157,12 +171,14 @@ def layout(ck):
     send(a, topic, 0, "a-1", "a-2")
     send(a, topic, 1, "a-3")
     a.abort_transaction(20)
+    ck.wait_end(topic, {0: 4, 1: 2})  # ABORT markers at 3 and 1
     send(plain, topic, 0, "p-1")
     send(plain, topic, 1, "p-4")
     b.begin_transaction()
     send(b, topic, 0, "b-1", "b-2")
     send(b, topic, 1, "b-3")
     b.commit_transaction(20)
+    ck.wait_end(topic, {0: 8, 1: 5})  # COMMIT markers at 7 and 4
     send(plain, topic, 0, "p-2")
     c.begin_transaction()
     send(c, topic, 0, "c-1")
@@ -223,6 +239,7 @@ def test_stream_available_now(spark, compat_target, ck, tmp_path, iso):
 
     assert run_once() == VISIBLE[iso]
     c.commit_transaction(20)
+    ck.wait_end(topic, {0: 12, 1: 5})  # COMMIT marker at 11
     assert run_once() == sorted(VISIBLE[iso] + AFTER_COMMIT[iso])
 
 
@@ -245,4 +262,5 @@ def test_write_behind_an_open_transaction(spark, compat_target, ck, iso):
     else:
         assert rows(batch(spark, bootstrap, topic, iso)) == []
     c.commit_transaction(20)
+    ck.wait_end(topic, {0: 5})  # COMMIT marker at 4
     assert rows(batch(spark, bootstrap, topic, iso)) == everything
