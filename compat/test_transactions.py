@@ -140,8 +140,10 @@ def test_transaction_timeout(clients, wire, name, topic):
     wait_for_end(wire, topic, 2, READ_COMMITTED)  # aborted by the broker: ABORT marker at 1
     assert time.monotonic() - started >= 1.9  # not before transaction.timeout.ms
 
-    described = wire.describe_transaction(txn_id)
-    assert (described.error_code, described.transaction_state, described.topics) == (0, "CompleteAbort", ())
+    # Kafka moves to CompleteAbort once the markers are written, so just after the one seen above.
+    described = wait_for(lambda: (d := wire.describe_transaction(txn_id)).transaction_state == "CompleteAbort" and d,
+                         10, message="the transaction described as CompleteAbort")
+    assert (described.error_code, described.topics) == (0, ())
     (state,) = wire.describe_producers(topic, 0)
     assert state.producer_id == described.producer_id
     assert state.producer_epoch == described.producer_epoch  # the marker carries the fencing epoch
