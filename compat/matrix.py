@@ -185,14 +185,16 @@ def _cell_text(cell: dict, limit: int = 70) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(matrix: dict) -> str:
+def markdown(matrix: dict, out: Path = HERE) -> str:
     clients = list(matrix["clients"])
+    rel = {name: os.path.relpath(HERE / name, out) for name in ("scenarios.py", "README.md")}
     lines = [
         "# Compatibility matrix",
         "",
         f"Generated {matrix['generated']} by `python -m compat.matrix` at commit `{matrix['commit']}` "
         f"against **{matrix['target']}**. Scenarios are specified in "
-        "[compat/scenarios.py](scenarios.py); how to run them is in [compat/README.md](README.md).",
+        f"[compat/scenarios.py]({rel['scenarios.py']}); how to run them is in [compat/README.md]({rel['README.md']}).",
+        *(f"\n{note}" for note in matrix.get("notes", [])),
         "",
         "| client | what | version |",
         "|---|---|---|",
@@ -263,8 +265,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-run", action="store_true", help="print the matrix from the last matrix.json")
     parser.add_argument("--no-write", action="store_true", help="do not write MATRIX.md / matrix.json")
     parser.add_argument("--out", type=Path, default=HERE, help="where to write MATRIX.md and matrix.json")
+    parser.add_argument("--target-name", metavar="TEXT",
+                        help="what the broker under test is, for the header (default: its address)")
+    parser.add_argument("--note", action="append", default=[], metavar="TEXT",
+                        help="a line for the header, e.g. where the Spark connector jars came from (repeatable)")
     args = parser.parse_args(argv)
 
+    args.out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = args.out / "matrix.json", args.out / "MATRIX.md"
     if args.no_run:
         matrix = json.loads(json_path.read_text())
@@ -285,12 +292,13 @@ def main(argv: list[str] | None = None) -> int:
     description = {"": "kafka-shim (in-process, a fresh broker per test module)",
                    "shim": "kafka-shim (in-process, a fresh broker per test module)",
                    "testcontainers": "apache/kafka:3.9.1 (testcontainers)"}.get(target, f"the broker at {target}")
-    matrix = build(collector, description, client_versions())
+    matrix = build(collector, args.target_name or description, client_versions())
+    matrix["notes"] = args.note
     print()
     print(table(matrix))
     if not args.no_write:
         json_path.write_text(json.dumps(matrix, indent=1) + "\n")
-        md_path.write_text(markdown(matrix))
+        md_path.write_text(markdown(matrix, args.out.resolve()))
         if args.out == HERE and target in ("", "shim") and update_readme(matrix, ROOT / "README.md"):
             print("updated the matrix in README.md")
         print(f"\nwrote {md_path.relative_to(ROOT) if md_path.is_relative_to(ROOT) else md_path} and {json_path.name}")
