@@ -20,8 +20,6 @@ import struct
 from enum import IntEnum
 from typing import Iterator, NamedTuple
 
-from crc32c import crc32c
-
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
 MAGIC = 2
@@ -129,8 +127,16 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     return BatchHeader._make(HEADER.unpack_from(buf, pos))
 
 
+_crc32c = None
+
+
 def compute_crc(batch) -> int:
-    return crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
+    global _crc32c
+    if _crc32c is None:
+        # Imported at the first CRC, not at start: the crc32c package looks its own version up
+        # with importlib.metadata when imported, a fifth of a broker's start-up work.
+        from crc32c import crc32c as _crc32c
+    return _crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
 
 
 def write_crc(batch) -> None:

@@ -13,8 +13,6 @@ import os
 import struct
 from pathlib import Path
 
-import crc32c
-
 from .producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager
 from .segment import file_name
 
@@ -24,6 +22,12 @@ _BATCH = struct.Struct(">iqiq")
 VERSION = 1
 
 
+def _crc32c(data) -> int:
+    from crc32c import crc32c  # imported when first needed (see kafka_codecs.batch.compute_crc)
+
+    return crc32c(data)
+
+
 def write(directory: Path, offset: int, state: ProducerStateManager) -> Path:
     parts = []
     for e in state.producers.values():
@@ -31,7 +35,7 @@ def write(directory: Path, offset: int, state: ProducerStateManager) -> Path:
         parts.append(_ENTRY.pack(e.producer_id, e.producer_epoch, e.coordinator_epoch, e.last_timestamp, first, len(e.batches)))
         parts.extend(_BATCH.pack(b.last_seq, b.last_offset, b.offset_delta, b.timestamp) for b in e.batches)
     body = struct.pack(">i", len(state.producers)) + b"".join(parts)
-    data = struct.pack(">hI", VERSION, crc32c.crc32c(body)) + body
+    data = struct.pack(">hI", VERSION, _crc32c(body)) + body
     path = directory / file_name(offset, ".snapshot")
     tmp = path.with_suffix(".snapshot.tmp")
     tmp.write_bytes(data)
@@ -45,7 +49,7 @@ def read(path: Path, state: ProducerStateManager) -> bool:
     if len(data) < _HEAD.size:
         return False
     version, crc, count = _HEAD.unpack_from(data)
-    if version != VERSION or crc32c.crc32c(data[6:]) != crc:
+    if version != VERSION or _crc32c(data[6:]) != crc:
         return False
     pos = _HEAD.size
     for _ in range(count):
