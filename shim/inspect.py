@@ -8,7 +8,6 @@ producer id/epoch, first offset, age) and its aborted-transaction index.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 from .coordinators.txn.coordinator import read_transactions
@@ -37,7 +36,7 @@ def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False
             partitions.append({
                 "topic": topic, "partition": partition, "log_start_offset": plog.log_start_offset,
                 "high_watermark": plog.high_watermark, "last_stable_offset": plog.last_stable_offset,
-                "open_transactions": open_txns, "aborted_transactions": [asdict(a) for a in plog.aborted],
+                "open_transactions": open_txns, "aborted_transactions": [a._asdict() for a in plog.aborted],
             })
         transactions = [
             {"transactional_id": m.transactional_id, "state": m.state.kafka_name, "producer_id": m.producer_id,

@@ -12,7 +12,7 @@ Record layout, all varints zig-zag encoded::
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .batch import (
     COMPRESSION_MASK,
@@ -36,14 +36,12 @@ class InvalidBatch(ValueError):
     """A batch that Kafka would reject as corrupt (InvalidRecordException)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+class Header(NamedTuple):
     key: str
     value: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     offset: int
     timestamp: int
     key: bytes | None
@@ -312,10 +310,10 @@ def encode_batch(
 
 
 def _record_fields(record) -> tuple:
-    if isinstance(record, tuple):
-        key, value, headers, timestamp = record
-    else:
+    if isinstance(record, Record):
         key, value, headers, timestamp = record.key, record.value, record.headers, record.timestamp
+    else:
+        key, value, headers, timestamp = record
     return key, value, headers or (), timestamp
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
 Handler = Callable[[Any, Any], Awaitable[Any] | Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ApiSpec:
+class ApiSpec(NamedTuple):
     key: int
     name: str
     min_version: int

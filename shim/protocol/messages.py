@@ -10,9 +10,8 @@ import datetime
 import functools
 import io
 import struct
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from kio.index import load_payload_module
 from kio.serial import entity_reader, entity_writer
@@ -24,8 +23,7 @@ from .framing import FrameError
 _PEEK = struct.Struct(">hhi")
 
 
-@dataclass(frozen=True, slots=True)
-class RequestHeader:
+class RequestHeader(NamedTuple):
     api_key: int
     api_version: int
     correlation_id: int

@@ -11,7 +11,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from kafka_codecs.batch import HEADER_SIZE, BatchHeader, parse_header, set_max_timestamp, stamp
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
@@ -39,16 +39,14 @@ class LogConfig:
     fsync: bool = False  # the broker's fsync="always": also sync a segment when it is sealed
 
 
-@dataclass(frozen=True, slots=True)
-class AppendResult:
+class AppendResult(NamedTuple):
     base_offset: int
     log_append_time: int  # -1 unless the topic uses LogAppendTime
     log_start_offset: int
     duplicate: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ReadResult:
+class ReadResult(NamedTuple):
     records: FileRecords | bytes
     high_watermark: int
     last_stable_offset: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kafka_codecs.batch import BatchHeader
 
@@ -27,8 +28,7 @@ class Origin(enum.Enum):
     REPLAY = "replay"  # Kafka's REPLICATION: rebuilding state from our own log, no checks
 
 
-@dataclass(frozen=True, slots=True)
-class BatchMetadata:
+class BatchMetadata(NamedTuple):
     last_seq: int
     last_offset: int
     offset_delta: int
@@ -84,24 +84,21 @@ class ProducerStateEntry:
             self.producer_epoch = epoch
 
 
-@dataclass(frozen=True, slots=True)
-class CompletedTxn:
+class CompletedTxn(NamedTuple):
     producer_id: int
     first_offset: int
     last_offset: int  # offset of the marker
     is_aborted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class AbortedTxn:
+class AbortedTxn(NamedTuple):
     producer_id: int
     first_offset: int
     last_offset: int
     last_stable_offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class ProducerAppend:
+class ProducerAppend(NamedTuple):
     """A validated data batch, to be applied once it is in the log."""
 
     producer_id: int

@@ -16,7 +16,7 @@ a rebalance leaves the group empty, as Kafka does; offsets are in :mod:`.offsets
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
@@ -41,8 +41,7 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # Kafka: GroupCoordinator.NewMemberJ
 IDLE_TICK_MS = 60_000
 
 
-@dataclass(frozen=True, slots=True)
-class MemberSummary:
+class MemberSummary(NamedTuple):
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -51,8 +50,7 @@ class MemberSummary:
     assignment: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class GroupSummary:
+class GroupSummary(NamedTuple):
     state: str
     protocol_type: str
     protocol: str

@@ -28,7 +28,7 @@ marker of that producer in the same partition decides, both live and on replay.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
@@ -38,16 +38,14 @@ GROUP_VALUE_VERSION = 3
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetAndMetadata:
+class OffsetAndMetadata(NamedTuple):
     offset: int
     leader_epoch: int = -1
     metadata: str = ""
     commit_timestamp: int = -1
 
 
-@dataclass(frozen=True, slots=True)
-class MemberRecord:
+class MemberRecord(NamedTuple):
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -58,8 +56,7 @@ class MemberRecord:
     assignment: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class GroupRecord:
+class GroupRecord(NamedTuple):
     protocol_type: str
     generation_id: int
     protocol_name: str | None
@@ -68,15 +65,13 @@ class GroupRecord:
     members: tuple[MemberRecord, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetKey:
+class OffsetKey(NamedTuple):
     group_id: str
     topic: str
     partition: int
 
 
-@dataclass(frozen=True, slots=True)
-class GroupKey:
+class GroupKey(NamedTuple):
     group_id: str
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ...errors import ErrorCode, KafkaError
 from .records import OffsetAndMetadata, subscribed_topics
@@ -76,15 +76,13 @@ class Pending:
             self._callbacks.append(cb)
 
 
-@dataclass(frozen=True, slots=True)
-class JoinMember:
+class JoinMember(NamedTuple):
     member_id: str
     group_instance_id: str | None
     metadata: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class JoinResult:
+class JoinResult(NamedTuple):
     error: ErrorCode
     member_id: str
     generation_id: int = -1
@@ -95,8 +93,7 @@ class JoinResult:
     members: tuple[JoinMember, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SyncResult:
+class SyncResult(NamedTuple):
     error: ErrorCode
     protocol_type: str | None = None
     protocol_name: str | None = None
