@@ -1,6 +1,6 @@
 # Two entry points: `make serve` starts a broker on 127.0.0.1:9092 over ./.kafka-shim,
 # `make test` runs the whole test suite. Both create .venv and install what they need:
-# serve only kafka-shim itself, test also the clients, the Java jars and the CLI tools.
+# serve only kafka-shim itself, test also the clients, the Java jars, Docker Compose and kcat.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -35,7 +35,7 @@ serve: $(STAMP)
 	@$(BIN)/python -m compileall -q shim codecs/kafka_codecs >/dev/null
 	$(BIN)/kafka-shim serve
 
-test: $(TEST_DEPS) kcat docker-compose
+test: $(TEST_DEPS) kcat
 	$(BIN)/python -m pytest -q
 
 # kcat for compat/test_kcat_cli.py and the benchmark's C-client consume phases: installed with apt when missing and running as root;
@@ -49,18 +49,6 @@ kcat:
 	      || echo "apt-get could not install kcat: the kcat compat tests will be skipped"; \
 	  else \
 	    echo "kcat is missing and cannot be installed here (needs root and apt-get): the kcat compat tests will be skipped"; \
-	  fi; }
-
-# docker-compose for compat/test_compose.py's `config -q` check, the same way.
-.PHONY: docker-compose
-docker-compose:
-	@command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing docker-compose with apt-get"; \
-	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose; } >/dev/null 2>&1 \
-	      || echo "apt-get could not install docker-compose: the compose validation test will be skipped"; \
-	  else \
-	    echo "docker-compose is missing and cannot be installed here: the compose validation test will be skipped"; \
 	  fi; }
 
 # `make bench` runs the benchmark harness (bench/README.md); BENCH_ARGS are passed through,

