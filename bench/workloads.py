@@ -9,6 +9,7 @@ buffering the whole run, which is also what makes "commit every 100 ms" mean 100
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import time
@@ -223,14 +224,14 @@ def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation
             "consumer_errors": errors, "first_consumer_error": first_error}
 
 
-def _kcat_run(cmd: list[str], count: int, stall_s: float, broker_pid: int | None) -> dict:
+def _kcat_run(cmd: list[str], count: int, stall_s: float, broker_pid: int | None, env: dict | None = None) -> dict:
     """Run kcat until it has printed ``count`` lines; its wall time, CPU and the broker's."""
     import select
     import subprocess
 
     cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*cmd, "-c", str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([*cmd, "-c", str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     fd, lines, last_progress = proc.stdout.fileno(), 0, t0
     while True:
         ready, _, _ = select.select([fd], [], [], 1.0)
@@ -262,7 +263,9 @@ def consume_kcat(bootstrap: str, topic: str, partitions: int, records: int, isol
     the broker's own speed shows. kcat prints one line per record (``%o``). Timed from kcat's
     launch to its exit, so its start, metadata and ListOffsets (a few tens of milliseconds) are
     inside the window: the rate is a conservative one, the same way for every system."""
+    import re
     import shutil
+    import subprocess
 
     exe = shutil.which("kcat") or shutil.which("kafkacat")
     if exe is None:
@@ -272,7 +275,31 @@ def consume_kcat(bootstrap: str, topic: str, partitions: int, records: int, isol
         conf.pop(k)
     cmd = [exe, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%o\n",
            *(a for k, v in conf.items() for a in ("-X", f"{k}={v}"))]
-    return {"records": records, **_kcat_run(cmd, records, stall_s, broker_pid)}
+    with _librdkafka_of_confluent_kafka() as env:
+        version = subprocess.run([exe, "-V"], capture_output=True, text=True, env=env).stdout
+        librdkafka = next(iter(re.findall(r"librdkafka ([0-9][^ )]*)", version)), "?")
+        return {"records": records, "kcat_librdkafka": librdkafka, **_kcat_run(cmd, records, stall_s, broker_pid, env)}
+
+
+@contextlib.contextmanager
+def _librdkafka_of_confluent_kafka():
+    """An environment in which kcat loads the librdkafka bundled with the confluent-kafka wheel, the
+    one every other phase uses, instead of the distribution's (Debian 12 has 2.0.2, which cannot
+    parse the tagged fields of some brokers' ApiVersions answers); None when there is none."""
+    import glob
+    import tempfile
+
+    import confluent_kafka
+
+    libs = glob.glob(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)),
+                                  "confluent_kafka.libs", "librdkafka*.so*"))
+    if not libs:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-rdkafka-") as d:
+        os.symlink(libs[0], os.path.join(d, "librdkafka.so.1"))
+        path = os.environ.get("LD_LIBRARY_PATH")
+        yield {**os.environ, "LD_LIBRARY_PATH": d + (os.pathsep + path if path else "")}
 
 
 # End-to-end latency: values carry (kind, sequence, send time on CLOCK_MONOTONIC, which is
