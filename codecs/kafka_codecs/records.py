@@ -49,12 +49,9 @@ class Record(NamedTuple):
     headers: tuple[Header, ...] = ()
 
 
-def decode_batch(batch) -> tuple[BatchHeader, list[Record]]:
-    """Validate and decode one whole batch (exactly one, nothing after it).
-
-    The CRC is not checked here: the broker runs crc_ok on every batch anyway,
-    and only needs this full decode for compressed ones.
-    """
+def _header_and_payload(batch):
+    """The batch's header and its records section, decompressed; InvalidBatch for a bad frame or
+    a payload that does not decompress."""
     try:
         header = parse_header(batch)
     except ValueError as exc:
@@ -62,9 +59,18 @@ def decode_batch(batch) -> tuple[BatchHeader, list[Record]]:
     _check_frame(header, len(batch))
     body = memoryview(batch)[HEADER_SIZE : header.size]
     try:
-        body = decompress(header.compression, body)
+        return header, decompress(header.compression, body)
     except ValueError as exc:
         raise InvalidBatch(str(exc)) from None
+
+
+def decode_batch(batch) -> tuple[BatchHeader, list[Record]]:
+    """Validate and decode one whole batch (exactly one, nothing after it).
+
+    The CRC is not checked here: the broker runs crc_ok on every batch anyway,
+    and only needs this full decode for compressed ones.
+    """
+    header, body = _header_and_payload(batch)
     # With LOG_APPEND_TIME every record carries the batch's MaxTimestamp
     # (DefaultRecordBatch: logAppendTime passed to DefaultRecord.readFrom).
     log_append_time = header.max_timestamp if header.timestamp_type else None
@@ -134,16 +140,7 @@ def validate_batch(batch) -> None:
     Record or Header objects: field bodies are skipped by their lengths.
     The CRC is not checked here either.
     """
-    try:
-        header = parse_header(batch)
-    except ValueError as exc:
-        raise InvalidBatch(str(exc)) from None
-    _check_frame(header, len(batch))
-    body = memoryview(batch)[HEADER_SIZE : header.size]
-    try:
-        body = decompress(header.compression, body)
-    except ValueError as exc:
-        raise InvalidBatch(str(exc)) from None
+    header, body = _header_and_payload(batch)
     try:
         _walk_records(body, header.records_count)
     except InvalidBatch:
