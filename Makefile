@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .
@@ -55,7 +55,7 @@ kcat:
 # e.g. make bench BENCH_ARGS=--smoke
 BENCH_STAMP := $(VENV)/.installed-bench
 
-$(BENCH_STAMP): pyproject.toml
+$(BENCH_STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	touch $(BENCH_STAMP)

@@ -54,6 +54,11 @@ async def serve(config: BrokerConfig) -> None:
     broker = Broker(config)
     await broker.start()
     print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}", flush=True)
+    from kafka_codecs.records import NATIVE_WALK
+
+    if not NATIVE_WALK:
+        print("kafka-shim: kafka_codecs._walk was not built (no C compiler at install time?); produced records "
+              "are validated in Python instead, correct but about 4 us a record slower", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -29,11 +29,15 @@ from .batch import (
     write_crc,
 )
 from .compression import compress, decompress
-from .varint import decode_varint, decode_varlong, encode_varint, encode_varlong
+from .varint import encode_varint, encode_varlong
 
 
 class InvalidBatch(ValueError):
     """A batch that Kafka would reject as corrupt (InvalidRecordException)."""
+
+
+class UndecodablePayload(InvalidBatch):
+    """A compressed batch whose payload does not decompress."""
 
 
 class Header(NamedTuple):
@@ -49,19 +53,22 @@ class Record(NamedTuple):
     headers: tuple[Header, ...] = ()
 
 
-def _header_and_payload(batch):
+def _header_and_payload(batch, copy: bool = True):
     """The batch's header and its records section, decompressed; InvalidBatch for a bad frame or
-    a payload that does not decompress."""
+    a payload that does not decompress. With ``copy=False`` an uncompressed section is a view
+    into ``batch`` rather than a copy of it."""
     try:
         header = parse_header(batch)
     except ValueError as exc:
         raise InvalidBatch(str(exc)) from None
     _check_frame(header, len(batch))
     body = memoryview(batch)[HEADER_SIZE : header.size]
+    if not copy and header.compression == Compression.NONE:
+        return header, body
     try:
         return header, decompress(header.compression, body)
     except ValueError as exc:
-        raise InvalidBatch(str(exc)) from None
+        raise (UndecodablePayload if header.compression else InvalidBatch)(str(exc)) from None
 
 
 def decode_batch(batch) -> tuple[BatchHeader, list[Record]]:
@@ -78,7 +85,7 @@ def decode_batch(batch) -> tuple[BatchHeader, list[Record]]:
         records = _read_records(body, header, log_append_time)
     except InvalidBatch:
         raise
-    except ValueError as exc:  # truncated varints, bad utf-8 header keys
+    except ValueError as exc:
         raise InvalidBatch(f"malformed record: {exc}") from None
     return header, records
 
@@ -106,161 +113,168 @@ def _read_records(body: bytes, header: BatchHeader, log_append_time: int | None)
 
 
 def _read_record(buf: bytes, pos: int, header: BatchHeader, log_append_time: int | None) -> tuple[Record, int]:
-    length, pos = decode_varint(buf, pos)
+    # Kafka's rules (DefaultRecord.readFrom), as validate_batch walks them.
+    length, pos = _varint(buf, pos)
     start = pos
-    if length < 0 or start + length > len(buf):
+    if length < 0 or length > len(buf) - pos:
         raise InvalidBatch(f"record length {length} exceeds the batch")
     pos += 1  # Attributes: unused since magic 2
-    ts_delta, pos = decode_varlong(buf, pos)
-    offset_delta, pos = decode_varint(buf, pos)
+    ts_delta, pos = _varlong(buf, pos)
+    offset_delta, pos = _varint(buf, pos)
     key, pos = _read_bytes(buf, pos)
     value, pos = _read_bytes(buf, pos)
-    count, pos = decode_varint(buf, pos)
+    count, pos = _varint(buf, pos)
     if count < 0:
         raise InvalidBatch(f"negative header count {count}")
     headers = []
     for _ in range(count):
-        h_key, pos = _read_bytes(buf, pos)
-        if h_key is None:
-            raise InvalidBatch("null header key")
+        size, pos = _varint(buf, pos)
+        if size < 0:
+            raise InvalidBatch(f"negative header key length {size}")
+        key_end = _skip(pos, size, len(buf))
+        h_key, pos = buf[pos:key_end], key_end
         h_value, pos = _read_bytes(buf, pos)
-        headers.append(Header(h_key.decode(), h_value))
+        # Java decodes header keys as new String(bytes, UTF_8): malformed bytes become U+FFFD.
+        headers.append(Header(bytes(h_key).decode("utf-8", "replace"), h_value))
     if pos - start != length:
         raise InvalidBatch(f"record declares {length} bytes but holds {pos - start}")
     timestamp = header.base_timestamp + ts_delta if log_append_time is None else log_append_time
     return Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers)), pos
 
 
-def validate_batch(batch) -> None:
+def validate_batch(batch) -> bool:
     """Accept or reject one whole batch exactly as decode_batch does, without decoding it.
 
-    Raises InvalidBatch in the same cases as decode_batch (bad frame,
-    corrupt payload, record count, record lengths, malformed varints, field
-    lengths, null or non-utf-8 header keys, trailing bytes) but builds no
-    Record or Header objects: field bodies are skipped by their lengths.
-    The CRC is not checked here either.
+    Raises InvalidBatch in the same cases as decode_batch (bad frame, corrupt payload, record
+    count, record lengths, malformed varints, field lengths, negative header counts or header key
+    lengths, trailing bytes; UndecodablePayload when a compressed payload does not decompress) but
+    builds no Record or Header objects: field bodies are skipped by their lengths. The CRC is not
+    checked here either. Returns whether the records' offset deltas run 0, 1, 2, ..., which Kafka
+    requires of a compressed batch it keeps as it came (LogValidator's in-place assignment).
     """
-    header, body = _header_and_payload(batch)
+    header, body = _header_and_payload(batch, copy=False)
     try:
-        _walk_records(body, header.records_count)
+        return _walk(body, header.records_count)
     except InvalidBatch:
         raise
-    except IndexError:  # a varint ran off the end of the payload
-        raise InvalidBatch("malformed record: truncated varint") from None
-    except ValueError as exc:  # bad utf-8 header keys
-        raise InvalidBatch(f"malformed record: {exc}") from None
+    except ValueError as exc:
+        raise InvalidBatch(str(exc)) from None
 
 
-def _walk_records(buf: bytes, count: int) -> None:
-    # The hot loop of validate_batch, so varints are read inline: a zig-zag
-    # value is negative exactly when its raw low bit is set, so lengths need
-    # no full decode, and only varints of 3 bytes or more (2 for the
-    # timestamp delta) leave the loop for _skip_uvarint.  Reads past the end
-    # raise IndexError; a field skipped past the end is caught by the read
-    # after it or by the record length check, as in _read_record.
+def _walk_records_py(buf, count: int) -> bool:
+    """The record walk of validate_batch in Python: the same checks and messages as _walk.c,
+    which replaces it when built (a few hundred times faster). Varints of one byte, by far the
+    most common, are read inline; a zig-zag value is negative exactly when its low bit is set."""
     pos, end = 0, len(buf)
+    in_order = True
     for n in range(count):
         if pos >= end:
             raise InvalidBatch(f"batch declares {count} records, found {n}")
-        # Length varint
         raw = buf[pos]
         if raw < 0x80:
-            pos += 1
+            length, pos = raw >> 1 ^ -(raw & 1), pos + 1
         else:
-            b = buf[pos + 1]
-            if b < 0x80:
-                raw = (raw & 0x7F) | (b << 7)
-                pos += 2
-            else:
-                raw, pos = _uvarint(buf, pos, 32)
-        if raw & 1 or pos + (raw >> 1) > end:
-            raise InvalidBatch(f"record length {(raw >> 1) ^ -(raw & 1)} exceeds the batch")
-        length = raw >> 1
-        record_end = pos + length
+            length, pos = _varint(buf, pos)
+        start = pos
+        if length < 0 or length > end - pos:
+            raise InvalidBatch(f"record length {length} exceeds the batch")
         pos += 1  # Attributes
-        # TimestampDelta varlong, OffsetDelta varint: values unused
-        if buf[pos] < 0x80:
-            pos += 1
-        elif buf[pos + 1] < 0x80:
-            pos += 2
-        else:
-            pos = _uvarint(buf, pos, 64)[1]
-        if buf[pos] < 0x80:
+        if pos < end and buf[pos] < 0x80:  # TimestampDelta
             pos += 1
         else:
-            pos = _uvarint(buf, pos, 32)[1]
-        # KeyLength, Key, then ValueLength, Value: negative is null
-        for _ in (0, 1):
-            raw = buf[pos]
-            if raw < 0x80:
-                pos += 1
-            else:
-                b = buf[pos + 1]
-                if b < 0x80:
-                    raw = (raw & 0x7F) | (b << 7)
-                    pos += 2
-                else:
-                    raw, pos = _uvarint(buf, pos, 32)
-            if not raw & 1:
-                pos += raw >> 1
-        # HeaderCount, then the headers
-        raw = buf[pos]
+            pos = _raw_varint(buf, pos, 10)[1]
+        raw = buf[pos] if pos < end else 0x80  # OffsetDelta
         if raw < 0x80:
+            in_order = in_order and raw == n << 1
             pos += 1
         else:
-            raw, pos = _uvarint(buf, pos, 32)
-        if raw & 1:
-            raise InvalidBatch(f"negative header count {(raw >> 1) ^ -1}")
-        for _ in range(raw >> 1):
-            raw = buf[pos]
+            delta, pos = _varint(buf, pos)
+            in_order = in_order and delta == n
+        for _ in (0, 1):  # KeyLength, Key, then ValueLength, Value
+            raw = buf[pos] if pos < end else 0x80
             if raw < 0x80:
                 pos += 1
+                if not raw & 1 and raw:
+                    pos = _skip(pos, raw >> 1, end)
             else:
-                raw, pos = _uvarint(buf, pos, 32)
-            if raw & 1:
-                raise InvalidBatch("null header key")
-            if raw:
-                # decode_batch decodes header keys, so a key that is not
-                # utf-8 is corrupt for both.
-                buf[pos : pos + (raw >> 1)].decode()
-                pos += raw >> 1
-            raw = buf[pos]
-            if raw < 0x80:
-                pos += 1
-            else:
-                raw, pos = _uvarint(buf, pos, 32)
-            if not raw & 1:
-                pos += raw >> 1
-        if pos != record_end:
-            raise InvalidBatch(f"record declares {length} bytes but holds {pos - (record_end - length)}")
+                size, pos = _varint(buf, pos)
+                pos = _skip(pos, size, end)
+        headers, pos = _varint(buf, pos)
+        if headers < 0:
+            raise InvalidBatch(f"negative header count {headers}")
+        for _ in range(headers):
+            size, pos = _varint(buf, pos)
+            if size < 0:
+                raise InvalidBatch(f"negative header key length {size}")
+            size, pos = _varint(buf, _skip(pos, size, end))
+            pos = _skip(pos, size, end)
+        if pos - start != length:
+            raise InvalidBatch(f"record declares {length} bytes but holds {pos - start}")
     if pos != end:
         raise InvalidBatch(f"{end - pos} bytes left after {count} records")
+    return in_order
 
 
-def _uvarint(buf: bytes, pos: int, bits: int) -> tuple[int, int]:
-    """The raw (unzig-zagged) varint at pos, as strict as varint._decode_unsigned."""
-    value, shift = 0, 0
-    while True:
+def _skip(pos: int, size: int, end: int) -> int:
+    if size > 0:
+        if size > end - pos:
+            raise InvalidBatch(f"field of {size} bytes runs past the batch")
+        pos += size
+    return pos
+
+
+def _raw_varint(buf, pos: int, max_bytes: int) -> tuple[int, int]:
+    """An unsigned varint of at most ``max_bytes`` bytes, as ByteUtils reads one for a record:
+    a longer one is an error, bits past the type's width are dropped by the caller."""
+    raw = shift = 0
+    end = len(buf)
+    for _ in range(max_bytes):
+        if pos >= end:
+            raise InvalidBatch("malformed record: truncated varint")
         byte = buf[pos]
         pos += 1
-        value |= (byte & 0x7F) << shift
+        raw |= (byte & 0x7F) << shift
         if byte < 0x80:
-            break
+            return raw, pos
         shift += 7
-        if shift >= bits:
-            raise InvalidBatch("malformed record: varint is too long")
-    if value >> bits:
-        raise InvalidBatch("malformed record: varint overflows its type")
-    return value, pos
+    raise InvalidBatch("malformed record: varint is too long")
+
+
+def _varint(buf, pos: int) -> tuple[int, int]:
+    """A zig-zag int32 as Kafka's ByteUtils.readVarint reads it (at most 5 bytes)."""
+    byte = buf[pos] if pos < len(buf) else 0x80
+    if byte < 0x80:
+        return (byte >> 1) ^ -(byte & 1), pos + 1
+    raw, pos = _raw_varint(buf, pos, 5)
+    raw &= 0xFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _varlong(buf, pos: int) -> tuple[int, int]:
+    """A zig-zag int64 as ByteUtils.readVarlong reads it (at most 10 bytes)."""
+    raw, pos = _raw_varint(buf, pos, 10)
+    raw &= 0xFFFFFFFFFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _skip_varlong(buf, pos: int) -> int:
+    return _raw_varint(buf, pos, 10)[1]
+
+
+try:
+    from ._walk import walk as _walk
+except ImportError:  # not built (no C compiler at install time): same checks, slower
+    _walk = _walk_records_py
+
+NATIVE_WALK = _walk is not _walk_records_py
 
 
 def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
-    size, pos = decode_varint(buf, pos)
+    size, pos = _varint(buf, pos)
     if size < 0:
         return None, pos
-    if pos + size > len(buf):
-        raise InvalidBatch(f"field of {size} bytes runs past the batch")
-    return buf[pos : pos + size], pos + size
+    end = _skip(pos, size, len(buf))
+    return buf[pos:end], end
 
 
 def encode_batch(

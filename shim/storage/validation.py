@@ -4,7 +4,7 @@ UnifiedLog.analyzeAndValidateRecords, LogValidator.validateBatch)."""
 from __future__ import annotations
 
 from kafka_codecs.batch import HEADER_SIZE, MAGIC, BatchHeader, Compression, crc_ok, parse_header
-from kafka_codecs.records import InvalidBatch, validate_batch
+from kafka_codecs.records import InvalidBatch, UndecodablePayload, validate_batch
 
 from ..errors import ErrorCode, KafkaError
 
@@ -42,10 +42,18 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
         raise KafkaError(ErrorCode.unsupported_compression_type, "zstd needs Produce v7 or later")
     if h.compression > Compression.ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {h.compression}")
-    if h.compression != Compression.NONE:
-        # Kafka decompresses to validate; the batch is stored as it came.
-        try:
-            validate_batch(batch)
-        except InvalidBatch as exc:
-            raise KafkaError(ErrorCode.corrupt_message, f"invalid compressed batch: {exc}") from exc
+    # Every record is read, as LogValidator does (the batch is then stored as it came).
+    try:
+        offsets_in_order = validate_batch(batch)
+    except UndecodablePayload as exc:
+        # Kafka fails the append with a KafkaException ("Failed to decompress record stream"),
+        # which reaches the client as UNKNOWN_SERVER_ERROR.
+        raise KafkaError(ErrorCode.unknown_server_error, f"the compressed payload does not decompress: {exc}") from exc
+    except InvalidBatch as exc:
+        raise KafkaError(ErrorCode.invalid_record, f"malformed record: {exc}") from exc
+    if not offsets_in_order and h.compression != Compression.NONE:
+        # Kafka cannot keep such a batch in place and would rebuild it; Apache Kafka 3.9 fails
+        # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.
+        raise KafkaError(ErrorCode.unknown_server_error,
+                         "the offset deltas of a compressed batch must run 0, 1, 2, ...")
     return h

@@ -137,7 +137,6 @@ def test_negative_records_count():
         _record(length_adjust=1000),  # beyond the batch
         _record(headers=b"\x01"),  # negative header count
         _record(headers=b"\x02\x01\x00"),  # null header key
-        _record(headers=b"\x02\x02\xff\x00"),  # header key not utf-8
         _record(headers=b"\x02\x02h"),  # header value missing
         _record(key=b"k" * 3)[:-4] + b"\x7f",  # key length past the end
         b"\x80\x80",  # truncated length varint
@@ -149,6 +148,25 @@ def test_negative_records_count():
 def test_malformed_records(body):
     with pytest.raises(InvalidBatch):
         decode_batch(_raw_batch(body, 1))
+
+
+def test_header_key_not_utf8_is_read_as_java_reads_it():
+    # Kafka stores header keys as bytes and Java decodes them with new String(bytes, UTF_8), which
+    # replaces malformed sequences: such a record is valid.
+    (record,) = decode_batch(_raw_batch(_record(headers=b"\x02\x04\xffk\x02v"), 1))[1]
+    assert record.headers == (Header("\ufffdk", b"v"),)
+
+
+def test_varints_as_kafka_reads_them():
+    # ByteUtils.readVarint takes at most 5 bytes and drops bits past 32; readVarlong 10 and 64.
+    five = b"\x90\x80\x80\x80\x10" + _record()[1:]  # 8, with bits above 32 set
+    assert decode_batch(_raw_batch(five, 1))[1][0].value == b"v"
+    with pytest.raises(InvalidBatch, match="too long"):
+        decode_batch(_raw_batch(b"\x90\x80\x80\x80\x80\x00" + _record()[1:], 1))
+    ts = bytes([0x22, 0]) + b"\xff" * 9 + b"\x03" + _record()[3:]  # zig-zag of all 64 bits set: -2**63
+    assert decode_batch(_raw_batch(ts, 1))[1][0].timestamp == -(1 << 63)
+    with pytest.raises(InvalidBatch, match="too long"):
+        decode_batch(_raw_batch(bytes([0x24, 0]) + b"\x80" * 10 + b"\x00" + _record()[3:], 1))
 
 
 @pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])

@@ -7,6 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_codecs import HEADER_SIZE, Compression, Header, InvalidBatch, decode_batch, encode_batch, validate_batch
+from kafka_codecs import records as records_module
+from kafka_codecs.records import UndecodablePayload
 from kafka_codecs.batch import HEADER, write_crc
 from kafka_codecs.compression import compress
 from kafka_codecs.varint import encode_varint, encode_varlong
@@ -48,9 +50,9 @@ def _assert_same_verdict(batch) -> bool:
 )
 def test_accepts_every_encoded_batch(records, codec, is_transactional, timestamp_type):
     batch = encode_batch(records, compression=codec, is_transactional=is_transactional, timestamp_type=timestamp_type)
-    assert validate_batch(batch) is None
-    validate_batch(bytearray(batch))
-    validate_batch(memoryview(b"pad" + batch)[3:])
+    assert validate_batch(batch) is True  # offset deltas 0, 1, 2, ...
+    assert validate_batch(bytearray(batch)) is True
+    assert validate_batch(memoryview(b"pad" + batch)[3:]) is True
 
 
 def _mutate(payload: bytearray, data) -> None:
@@ -162,11 +164,73 @@ def test_edge_cases_same_verdict_as_decode(codec, body, count):
     _assert_same_verdict(_raw_batch(compress(codec, body), count, codec))
 
 
-def test_edge_cases_include_both_verdicts():
+def test_edge_cases_follow_kafkas_varint_rules():
+    # ByteUtils: a varint of up to 5 bytes (a varlong of up to 10) is read, bits past the type's
+    # width dropped; one byte more is an error.
     assert _assert_same_verdict(_raw_batch(b"\x90\x80\x80\x80\x00" + _record()[1:], 1))
-    assert not _assert_same_verdict(_raw_batch(b"\x90\x80\x80\x80\x10" + _record()[1:], 1))
+    assert _assert_same_verdict(_raw_batch(b"\x90\x80\x80\x80\x10" + _record()[1:], 1))
+    assert not _assert_same_verdict(_raw_batch(b"\x90\x80\x80\x80\x80\x00" + _record()[1:], 1))
     assert _assert_same_verdict(_raw_batch(bytes([0x22, 0]) + b"\x80" * 9 + b"\x01" + _record()[3:], 1))
-    assert not _assert_same_verdict(_raw_batch(bytes([0x22, 0]) + b"\x80" * 9 + b"\x02" + _record()[3:], 1))
+    assert _assert_same_verdict(_raw_batch(bytes([0x22, 0]) + b"\x80" * 9 + b"\x02" + _record()[3:], 1))
+    assert not _assert_same_verdict(_raw_batch(bytes([0x24, 0]) + b"\x80" * 10 + b"\x00" + _record()[3:], 1))
+    # Kafka accepts a header key that is not UTF-8 (Java decodes it with replacement).
+    assert _assert_same_verdict(_raw_batch(_record(headers=b"\x02\x02\xff\x00"), 1))
+
+
+@pytest.mark.parametrize("codec", list(Compression))
+def test_offset_deltas_in_order_is_reported(codec):
+    def verdict(*deltas):
+        body = b"".join(_record(offset_delta=d) for d in deltas)
+        return validate_batch(_raw_batch(compress(codec, body), len(deltas), codec))
+
+    assert verdict(0) and verdict(0, 1, 2)
+    assert not verdict(1) and not verdict(0, 2, 1) and not verdict(0, 1, 5)
+
+
+@pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])
+def test_undecodable_payload_is_its_own_error(codec):
+    with pytest.raises(UndecodablePayload):
+        validate_batch(_raw_batch(b"\xde\xad\xbe\xef" * 8, 1, codec))
+    with pytest.raises(InvalidBatch) as info:  # decompresses, but a record is malformed
+        validate_batch(_raw_batch(compress(codec, _record(length_adjust=1)), 1, codec))
+    assert not isinstance(info.value, UndecodablePayload)
+
+
+def _walk_outcome(walk, payload: bytes, count: int):
+    try:
+        return walk(payload, count)
+    except ValueError as exc:  # the C walk raises ValueError, the Python one InvalidBatch (a ValueError)
+        return f"rejected: {exc}"
+
+
+needs_native = pytest.mark.skipif(not records_module.NATIVE_WALK, reason="kafka_codecs._walk was not built")
+
+
+@needs_native
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(record_tuples, min_size=1, max_size=5), mutations=st.integers(0, 3),
+       count_adjust=st.sampled_from([0, 0, 0, -1, 1, -100]), data=st.data())
+def test_native_walk_matches_the_python_walk(records, mutations, count_adjust, data):
+    # Same verdict, same message, same offset-order answer, on valid and corrupted payloads.
+    payload = bytearray(encode_batch(records)[HEADER_SIZE:])
+    for _ in range(mutations):
+        _mutate(payload, data)
+    count = len(records) + count_adjust
+    native = _walk_outcome(records_module._walk, bytes(payload), count)
+    assert native == _walk_outcome(records_module._walk_records_py, bytes(payload), count)
+    assert native == _walk_outcome(records_module._walk, memoryview(b"xx" + payload)[2:], count)
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "payload, count",
+    [(b"", 1), (b"", 0), (b"\x00", 0), (b"\x80" * 5 + b"\x00", 1), (b"\xff" * 12, 1),
+     (_record(headers=b"\x7f"), 1), (_record(headers=b"\x02\x03"), 1), (_record(headers=b"\x02\x00\x7f"), 1),
+     (_record(key=b"k" * 300), 1), (_record(offset_delta=-5), 1), (_record() * 3, 3)],
+)
+def test_native_walk_matches_the_python_walk_on_edges(payload, count):
+    assert _walk_outcome(records_module._walk, payload, count) == _walk_outcome(
+        records_module._walk_records_py, payload, count)
 
 
 @pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])
