@@ -160,9 +160,21 @@ INVALID = {
 }  # fmt: skip
 
 
+@pytest.fixture(params=["native", "python"])
+def record_walk(request, monkeypatch):
+    """The C record walk, and the Python one a broker falls back to where it was not built."""
+    from kafka_codecs import records
+
+    if request.param == "python":
+        monkeypatch.setattr(records, "_walk", records._walk_records_py)
+    elif not records.NATIVE_WALK:
+        pytest.skip("kafka_codecs._walk was not built")
+    return request.param
+
+
 @pytest.mark.parametrize("version", [3, 9])
 @pytest.mark.parametrize("case", sorted(INVALID))
-async def test_invalid_batches_get_kafkas_error_codes_and_append_nothing(node, version, case):
+async def test_invalid_batches_get_kafkas_error_codes_and_append_nothing(node, version, case, record_walk):
     node.logs.create_topic("t", 2, {"max.message.bytes": "1000"})
     make, code = INVALID[case]
     p0, p1 = node.logs.get("t", 0), node.logs.get("t", 1)
