@@ -55,18 +55,16 @@ class Record(NamedTuple):
 
 def _header_and_payload(batch, copy: bool = True):
     """The batch's header and its records section, decompressed; InvalidBatch for a bad frame or
-    a payload that does not decompress. With ``copy=False`` an uncompressed section is a view
-    into ``batch`` rather than a copy of it."""
+    a payload that does not decompress. With ``copy=False`` the section may be a view into
+    ``batch`` or the decompressor's own buffer rather than bytes."""
     try:
         header = parse_header(batch)
     except ValueError as exc:
         raise InvalidBatch(str(exc)) from None
     _check_frame(header, len(batch))
     body = memoryview(batch)[HEADER_SIZE : header.size]
-    if not copy and header.compression == Compression.NONE:
-        return header, body
     try:
-        return header, decompress(header.compression, body)
+        return header, decompress(header.compression, body, copy=copy)
     except ValueError as exc:
         raise (UndecodablePayload if header.compression else InvalidBatch)(str(exc)) from None
 
@@ -154,7 +152,7 @@ def validate_batch(batch) -> bool:
     """
     header, body = _header_and_payload(batch, copy=False)
     try:
-        return _walk(body, header.records_count)
+        return _walk(memoryview(body), header.records_count)
     except InvalidBatch:
         raise
     except ValueError as exc:

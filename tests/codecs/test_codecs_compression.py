@@ -98,3 +98,100 @@ def test_truncated_raises_value_error(codec):
 def test_truncated_xerial_raises_value_error(packed):
     with pytest.raises(ValueError):
         decompress(Compression.SNAPPY, packed)
+
+
+def _xxh32(data: bytes, seed: int = 0) -> int:
+    """XXH32, for the header checksum of an LZ4 frame descriptor (short inputs only)."""
+    p1, p2, p3, p4, p5, m = 2654435761, 2246822519, 3266489917, 668265263, 374761393, 0xFFFFFFFF
+    assert len(data) < 16
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (32 - r))) & m
+
+    h, pos = (seed + p5 + len(data)) & m, 0
+    while pos + 4 <= len(data):
+        h = (rotl((h + int.from_bytes(data[pos : pos + 4], "little") * p3) & m, 17) * p4) & m
+        pos += 4
+    for byte in data[pos:]:
+        h = (rotl((h + byte * p5) & m, 11) * p1) & m
+    h = ((h ^ (h >> 15)) * p2) & m
+    h = ((h ^ (h >> 13)) * p3) & m
+    return h ^ (h >> 16)
+
+
+def _lz4_with_content_size(data: bytes, declared: int | None = None) -> bytes:
+    """An LZ4 frame with the Content Size field, as librdkafka writes it; ``declared`` overrides
+    the size written there (with a matching header checksum, which decoders check)."""
+    import lz4.frame
+
+    frame = bytearray(lz4.frame.compress(data, store_size=True))
+    assert frame[4] & 0x08 and not frame[4] & 0x01  # content size; no dictionary id
+    assert frame[14] == (_xxh32(bytes(frame[4:14])) >> 8) & 0xFF
+    if declared is not None:
+        frame[6:14] = declared.to_bytes(8, "little")
+        frame[14] = (_xxh32(bytes(frame[4:14])) >> 8) & 0xFF
+    return bytes(frame)
+
+
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("declared", [None, 0, 1, "minus-one", "plus-one", 1 << 40])
+def test_lz4_content_size_is_only_a_hint(declared, copy):
+    # The decode sized by the frame's Content Size gives what the plain decode gives, whatever
+    # the field says: the same bytes, or the same refusal (liblz4 checks the field itself).
+    data = os.urandom(3000) + b"x" * 100_000
+    size = {"minus-one": len(data) - 1, "plus-one": len(data) + 1}.get(declared, declared)
+    frame = _lz4_with_content_size(data, size)
+    try:
+        expected = bytes(cramjam.lz4.decompress(frame))
+    except cramjam.DecompressionError:
+        with pytest.raises(ValueError, match="corrupt LZ4"):
+            decompress(Compression.LZ4, frame, copy=copy)
+        return
+    out = decompress(Compression.LZ4, frame, copy=copy)
+    assert bytes(out) == expected == data
+    assert isinstance(out, bytes) == copy
+
+
+def test_lz4_frame_of_librdkafka_has_its_content_size():
+    from kafka_codecs.compression import _lz4_content_size
+
+    assert _lz4_content_size(_lz4_with_content_size(b"abc" * 1000)) == 3000
+    assert _lz4_content_size(compress(Compression.LZ4, b"abc" * 1000)) is None  # as Java writes it
+
+
+def test_decompress_without_copy_reads_the_same(monkeypatch):
+    data = b"record bytes " * 5000
+    for codec in Compression:
+        assert bytes(decompress(codec, compress(codec, data), copy=False)) == data
+    view = memoryview(data)
+    assert decompress(Compression.NONE, view, copy=False) is view
+
+
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("data", [os.urandom(1 << 20), b"\0" * (1 << 22), b"abc" * 70_000, b""],
+                         ids=["incompressible", "ratio-200", "ratio-100", "empty"])
+def test_lz4_decode_into_a_guessed_buffer(data, copy):
+    # No Content Size (as Java and librdkafka write frames): the size is guessed, and a frame
+    # that does not fit is decoded again into a larger buffer.
+    frame = compress(Compression.LZ4, data)
+    assert bytes(decompress(Compression.LZ4, frame, copy=copy)) == data
+
+
+def test_lz4_scratch_buffer_is_per_thread():
+    import threading
+
+    frames = {i: compress(Compression.LZ4, bytes([i]) * 300_000) for i in range(4)}
+    seen, start = {}, threading.Barrier(4)
+
+    def decode(i):
+        start.wait()
+        for _ in range(20):
+            view = decompress(Compression.LZ4, frames[i], copy=False)
+            seen.setdefault(i, set()).add(bytes(view) == bytes([i]) * 300_000)
+
+    threads = [threading.Thread(target=decode, args=(i,)) for i in frames]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {i: {True} for i in frames}
