@@ -193,18 +193,21 @@ class Group:
         if create:
             create_topic(self.run.bootstrap, topic, partitions)
         warmup = f"{topic}-warmup"
-        if kind != "txn" and create:
+        if create:
             create_topic(self.run.bootstrap, warmup, 1)
         common = dict(bootstrap=self.run.bootstrap, topic=topic, partitions=partitions, records=self.s.records,
                       queue_messages=self.s.queue_messages, broker_pid=self.run.pid, compression=self.s.compression)
         timeout = self.s.phase_timeout()
         if kind == "txn":
-            return runner.run("produce_transactional", timeout, commit_interval_s=self.s.commit_interval_s, **common)
+            return runner.run("produce_transactional", timeout, commit_interval_s=self.s.commit_interval_s,
+                              warmup_topic=warmup, **common)
         return runner.run("produce", timeout, idempotent=kind == "idempotent", warmup_topic=warmup, **common)
 
     def consume(self, topic: str, partitions: int, isolation: str, workload: str = "consume") -> dict:
+        extra = {"warmup_topic": f"{topic}-warmup"} if workload == "consume" else {}
         r = runner.run(workload, self.s.phase_timeout(), bootstrap=self.run.bootstrap, topic=topic,
-                       partitions=partitions, records=self.s.records, isolation=isolation, broker_pid=self.run.pid)
+                       partitions=partitions, records=self.s.records, isolation=isolation, broker_pid=self.run.pid,
+                       **extra)
         if r.get("records_total", r["records"]) != self.s.records:
             raise RuntimeError(f"read {r['records']} records, {self.s.records} were produced")
         return r

@@ -146,7 +146,8 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_mes
 
 
 def produce_transactional(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int,
-                          commit_interval_s: float, broker_pid: int | None = None, compression: str = "none") -> dict:
+                          commit_interval_s: float, broker_pid: int | None = None, compression: str = "none",
+                          warmup_topic: str | None = None) -> dict:
     from confluent_kafka import Producer
 
     errors = _Errors()
@@ -154,6 +155,10 @@ def produce_transactional(bootstrap: str, topic: str, partitions: int, records: 
                                  **{"transactional.id": f"bench-{uuid.uuid4().hex}", "compression.type": compression}))
     _ready(p, topic)
     p.init_transactions(30)
+    if warmup_topic:  # one whole transaction before the clock, as the other producers deliver one record
+        p.begin_transaction()
+        p.produce(warmup_topic, b"warm-up", partition=0)
+        p.commit_transaction(30)
     values = _payloads(compressible=compression != "none")
     nv = len(values)
     commits, commit_time = 0, 0.0
@@ -183,11 +188,14 @@ def produce_transactional(bootstrap: str, topic: str, partitions: int, records: 
 
 
 def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,
-            stall_s: float = 20.0, broker_pid: int | None = None) -> dict:
+            stall_s: float = 20.0, broker_pid: int | None = None, warmup_topic: str | None = None) -> dict:
     """A fresh consumer assigned every partition from offset 0; timed from assign() (once the
-    client has its bootstrap connection and metadata) until ``records`` records have been returned."""
+    client has its bootstrap connection and metadata, and with ``warmup_topic`` has read that
+    topic's one record) until ``records`` records have been returned."""
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+    if warmup_topic:
+        _read_one(bootstrap, isolation, warmup_topic, stall_s)
     c = Consumer(consumer_config(bootstrap, isolation))
     try:
         c.list_topics(topic, timeout=30)  # bootstrap connection and metadata before the clock starts
@@ -222,6 +230,24 @@ def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation
     return {"records": got, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own, "broker_runqueue_wait_s": wait,
             "first_record_s": first,
             "consumer_errors": errors, "first_consumer_error": first_error}
+
+
+def _read_one(bootstrap: str, isolation: str, topic: str, stall_s: float) -> None:
+    """Read the first record of ``topic``-0 with a consumer of its own (the measured one must not
+    inherit its parked Fetch, which a broker may hold for fetch.wait.max.ms)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(consumer_config(bootstrap, isolation))
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.perf_counter() + stall_s
+        while time.perf_counter() < deadline:
+            m = consumer.poll(0.1)
+            if m is not None and m.error() is None:
+                return
+        raise RuntimeError(f"the warm-up record of {topic} was not read within {stall_s:.0f} s")
+    finally:
+        consumer.close()
 
 
 def _kcat_run(cmd: list[str], count: int, stall_s: float, broker_pid: int | None, env: dict | None = None) -> dict:
