@@ -18,6 +18,8 @@ from .node import Node, now_ms
 from .protocol.framing import FrameDecoder, FrameError, frame_size
 
 log = logging.getLogger(__name__)
+# Parts of a response shorter than this are joined into one write (Connection._send).
+_JOIN_LIMIT = 64 * 1024
 
 # Requests set new deadlines (a rebalance, a member's session) without waking the timer loop,
 # so it looks at least this often: session and rebalance timeouts fire within this much.
@@ -161,12 +163,23 @@ class Connection(asyncio.BufferedProtocol):
         """One response frame: bytes are written, file regions go from the file to the socket."""
         transport = self.transport
         try:
-            transport.write(frame_size(sum(len(p) for p in parts)))
+            # Bytes go out in as few writes as possible: on loopback each send also delivers the
+            # data to the reader, so a frame written in pieces costs a syscall and a wake-up per
+            # piece. Runs of bytes are joined with the size in front; file regions go by sendfile.
+            # A large bytes part is written on its own rather than copied into the join.
+            pending = [frame_size(sum(len(p) for p in parts))]
             for part in parts:
+                if isinstance(part, bytes) and len(part) < _JOIN_LIMIT:
+                    pending.append(part)
+                    continue
+                transport.write(b"".join(pending))
+                pending = []
                 if isinstance(part, bytes):
                     transport.write(part)
                 else:
                     await asyncio.get_running_loop().sendfile(transport, part.file, part.position, part.size)
+            if pending:
+                transport.write(b"".join(pending))
             if self._writable is not None:
                 await self._writable
             if transport.is_closing():
