@@ -73,13 +73,23 @@ def test_compose_command_matches_the_cli(compose):
 
 def test_dockerfile():
     text = DOCKERFILE.read_text()
-    assert re.search(r"^FROM python:3\.11-slim\s*$", text, re.M)
-    assert re.search(r"^RUN pip install --no-cache-dir \.", text, re.M)
-    assert re.search(r'^ENTRYPOINT \["kafka-shim"\]', text, re.M)
-    assert re.search(r"^EXPOSE 9092", text, re.M)
-    for path in re.findall(r"^COPY (.+) \./", text, re.M):
-        for p in path.split():
-            assert (ROOT / p).exists(), f"Dockerfile copies {p}, which does not exist"
+    # A build stage with a compiler makes the wheel (with the C record walk); the slim image
+    # installs it and runs kafka-shim.
+    build, final = re.split(r"^(?=FROM python:3\.11-slim\s*$)", text, flags=re.M)[-2:]
+    assert re.search(r"^FROM python:3\.11 AS build\s*$", build, re.M)
+    assert re.search(r"^RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels \.\s*$", build, re.M)
+    assert re.search(r"^COPY --from=build /wheels /wheels\s*$", final, re.M)
+    assert re.search(r"^RUN pip install --no-cache-dir /wheels/\*\.whl", final, re.M)
+    assert re.search(r'^ENTRYPOINT \["kafka-shim"\]', final, re.M)
+    assert re.search(r"^EXPOSE 9092", final, re.M)
+    copied = [p for paths in re.findall(r"^COPY ([^-].*) \./", build, re.M) for p in paths.split()]
+    for p in copied:
+        assert (ROOT / p).exists(), f"Dockerfile copies {p}, which does not exist"
+    # Everything the build needs is copied: the project files and each C source setup.py names.
+    sources = re.findall(r'"(codecs/[^"]+\.c)"', (ROOT / "setup.py").read_text())
+    assert sources
+    for needed in ["pyproject.toml", "setup.py", "shim", *sources]:
+        assert any(needed == p or needed.startswith(p.rstrip("/") + "/") for p in copied), f"{needed} is not copied"
 
 
 def test_kafka_is_single_node_kraft(compose, kafka_env):
