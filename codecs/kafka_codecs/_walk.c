@@ -30,7 +30,7 @@ read_raw(reader *r, int max_bytes, uint64_t *out)
     int shift = 0;
     for (int i = 0; i < max_bytes; i++) {
         if (r->pos >= r->end) {
-            PyErr_SetString(PyExc_ValueError, "malformed record: truncated varint");
+            PyErr_SetString(PyExc_ValueError, "truncated varint");
             return -1;
         }
         uint8_t b = r->buf[r->pos++];
@@ -41,7 +41,7 @@ read_raw(reader *r, int max_bytes, uint64_t *out)
         }
         shift += 7;
     }
-    PyErr_SetString(PyExc_ValueError, "malformed record: varint is too long");
+    PyErr_SetString(PyExc_ValueError, "varint is too long");
     return -1;
 }
 

@@ -29,7 +29,7 @@ from .batch import (
     write_crc,
 )
 from .compression import compress, decompress
-from .varint import encode_varint, encode_varlong
+from .varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 
 
 class InvalidBatch(ValueError):
@@ -112,21 +112,21 @@ def _read_records(body: bytes, header: BatchHeader, log_append_time: int | None)
 
 def _read_record(buf: bytes, pos: int, header: BatchHeader, log_append_time: int | None) -> tuple[Record, int]:
     # Kafka's rules (DefaultRecord.readFrom), as validate_batch walks them.
-    length, pos = _varint(buf, pos)
+    length, pos = decode_varint(buf, pos)
     start = pos
     if length < 0 or length > len(buf) - pos:
         raise InvalidBatch(f"record length {length} exceeds the batch")
     pos += 1  # Attributes: unused since magic 2
-    ts_delta, pos = _varlong(buf, pos)
-    offset_delta, pos = _varint(buf, pos)
+    ts_delta, pos = decode_varlong(buf, pos)
+    offset_delta, pos = decode_varint(buf, pos)
     key, pos = _read_bytes(buf, pos)
     value, pos = _read_bytes(buf, pos)
-    count, pos = _varint(buf, pos)
+    count, pos = decode_varint(buf, pos)
     if count < 0:
         raise InvalidBatch(f"negative header count {count}")
     headers = []
     for _ in range(count):
-        size, pos = _varint(buf, pos)
+        size, pos = decode_varint(buf, pos)
         if size < 0:
             raise InvalidBatch(f"negative header key length {size}")
         key_end = _skip(pos, size, len(buf))
@@ -157,15 +157,16 @@ def validate_batch(batch) -> bool:
         return _walk(payload, header.records_count)
     except InvalidBatch:
         raise
-    except ValueError as exc:
+    except ValueError as exc:  # from the C walk, or a varint of the Python one
         raise InvalidBatch(str(exc)) from None
 
 
 def _walk_records_py(buf, count: int) -> bool:
     """The record walk of validate_batch in Python: the same checks and messages as _walk.c,
     which replaces it when built (a few hundred times faster). Varints of one and two bytes, by
-    far the most common, are read inline (``_two`` gives -1 for anything else, then ``_varint``
-    or ``_raw_varint`` reads it); a zig-zag value is negative exactly when its low bit is set."""
+    far the most common, are read inline (``_two`` gives -1 for anything else, then
+    ``decode_varint`` or ``decode_varlong`` reads it); a zig-zag value is negative exactly when
+    its low bit is set."""
     pos, end = 0, len(buf)
     in_order = True
     for n in range(count):
@@ -173,7 +174,7 @@ def _walk_records_py(buf, count: int) -> bool:
             raise InvalidBatch(f"batch declares {count} records, found {n}")
         raw, pos = _two(buf, pos, end)
         if raw < 0:
-            length, pos = _varint(buf, pos)
+            length, pos = decode_varint(buf, pos)
         else:
             length = raw >> 1 ^ -(raw & 1)
         start = pos
@@ -181,28 +182,28 @@ def _walk_records_py(buf, count: int) -> bool:
             raise InvalidBatch(f"record length {length} exceeds the batch")
         raw, pos = _two(buf, pos + 1, end)  # Attributes, then TimestampDelta
         if raw < 0:
-            pos = _raw_varint(buf, pos, 10)[1]
+            pos = decode_varlong(buf, pos)[1]
         raw, pos = _two(buf, pos, end)  # OffsetDelta
         if raw < 0:
-            delta, pos = _varint(buf, pos)
+            delta, pos = decode_varint(buf, pos)
             in_order = in_order and delta == n
         else:
             in_order = in_order and raw == n << 1
         for _ in (0, 1):  # KeyLength, Key, then ValueLength, Value
             raw, pos = _two(buf, pos, end)
             if raw < 0:
-                size, pos = _varint(buf, pos)
+                size, pos = decode_varint(buf, pos)
                 pos = _skip(pos, size, end)
             elif raw and not raw & 1:
                 pos = _skip(pos, raw >> 1, end)
-        headers, pos = _varint(buf, pos)
+        headers, pos = decode_varint(buf, pos)
         if headers < 0:
             raise InvalidBatch(f"negative header count {headers}")
         for _ in range(headers):
-            size, pos = _varint(buf, pos)
+            size, pos = decode_varint(buf, pos)
             if size < 0:
                 raise InvalidBatch(f"negative header key length {size}")
-            size, pos = _varint(buf, _skip(pos, size, end))
+            size, pos = decode_varint(buf, _skip(pos, size, end))
             pos = _skip(pos, size, end)
         if pos - start != length:
             raise InvalidBatch(f"record declares {length} bytes but holds {pos - start}")
@@ -233,44 +234,6 @@ def _skip(pos: int, size: int, end: int) -> int:
     return pos
 
 
-def _raw_varint(buf, pos: int, max_bytes: int) -> tuple[int, int]:
-    """An unsigned varint of at most ``max_bytes`` bytes, as ByteUtils reads one for a record:
-    a longer one is an error, bits past the type's width are dropped by the caller."""
-    raw = shift = 0
-    end = len(buf)
-    for _ in range(max_bytes):
-        if pos >= end:
-            raise InvalidBatch("malformed record: truncated varint")
-        byte = buf[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return raw, pos
-        shift += 7
-    raise InvalidBatch("malformed record: varint is too long")
-
-
-def _varint(buf, pos: int) -> tuple[int, int]:
-    """A zig-zag int32 as Kafka's ByteUtils.readVarint reads it (at most 5 bytes)."""
-    byte = buf[pos] if pos < len(buf) else 0x80
-    if byte < 0x80:
-        return (byte >> 1) ^ -(byte & 1), pos + 1
-    raw, pos = _raw_varint(buf, pos, 5)
-    raw &= 0xFFFFFFFF
-    return (raw >> 1) ^ -(raw & 1), pos
-
-
-def _varlong(buf, pos: int) -> tuple[int, int]:
-    """A zig-zag int64 as ByteUtils.readVarlong reads it (at most 10 bytes)."""
-    raw, pos = _raw_varint(buf, pos, 10)
-    raw &= 0xFFFFFFFFFFFFFFFF
-    return (raw >> 1) ^ -(raw & 1), pos
-
-
-def _skip_varlong(buf, pos: int) -> int:
-    return _raw_varint(buf, pos, 10)[1]
-
-
 try:
     from ._walk import walk as _walk
 except ImportError:  # not built (no C compiler at install time): same checks, slower
@@ -280,7 +243,7 @@ NATIVE_WALK = _walk is not _walk_records_py
 
 
 def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
-    size, pos = _varint(buf, pos)
+    size, pos = decode_varint(buf, pos)
     if size < 0:
         return None, pos
     end = _skip(pos, size, len(buf))

@@ -3,7 +3,8 @@
 Record fields use zig-zag encoded varints (int32) and varlongs (int64);
 flexible protocol versions use plain unsigned varints.  Decoders take
 ``(buf, pos)`` and return ``(value, new_pos)`` so callers can walk a buffer
-without slicing it.  Malformed input raises ValueError.
+without slicing it, and read as ByteUtils does (see _decode_unsigned).
+Truncated or overlong input raises ValueError.
 """
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -58,24 +59,19 @@ def _encode_unsigned(value: int) -> bytes:
 
 
 def _decode_unsigned(buf, pos: int, bits: int) -> tuple[int, int]:
-    # Stricter than ByteUtils, which silently drops bits past 32/64: a value
-    # that does not fit is treated as corruption rather than truncated.
-    try:
+    # As ByteUtils reads them: at most 5 bytes for 32 bits and 10 for 64 (one more is an error),
+    # and bits past the type's width are dropped, not treated as corruption.
+    byte = buf[pos] if pos < len(buf) else 0x80
+    if byte < 0x80:
+        return byte, pos + 1
+    value = shift = 0
+    for _ in range((bits + 6) // 7):
+        if pos >= len(buf):
+            raise ValueError("truncated varint")
         byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
         if byte < 0x80:
-            return byte, pos + 1
-        value, shift = byte & 0x7F, 7
-        while True:
-            pos += 1
-            byte = buf[pos]
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-            if shift >= bits:
-                raise ValueError("varint is too long")
-    except IndexError:
-        raise ValueError("truncated varint") from None
-    if value >> bits:
-        raise ValueError("varint overflows its type")
-    return value, pos + 1
+            return value & ((1 << bits) - 1), pos
+        shift += 7
+    raise ValueError("varint is too long")

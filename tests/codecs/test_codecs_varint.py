@@ -81,8 +81,9 @@ def test_too_long_raises():
         decode_varlong(b"\x80" * 10 + b"\x00")
 
 
-def test_overflowing_last_byte_raises():
-    with pytest.raises(ValueError):
-        decode_varint(b"\xff\xff\xff\xff\x1f")
-    with pytest.raises(ValueError):
-        decode_varlong(b"\xff" * 9 + b"\x03")
+def test_overflowing_last_byte_is_dropped_as_byteutils_does():
+    # ByteUtils.readVarint / readVarlong keep the low 32 / 64 bits of a 5- / 10-byte varint.
+    assert decode_varint(b"\xff\xff\xff\xff\x1f") == (-(1 << 31), 5)
+    assert decode_varint(b"\x90\x80\x80\x80\x10") == (8, 5)
+    assert decode_varlong(b"\xff" * 9 + b"\x03") == (-(1 << 63), 10)
+    assert decode_uvarint(b"\xff\xff\xff\xff\x1f") == ((1 << 32) - 1, 5)
