@@ -13,6 +13,7 @@ MB = 1e6
 PRODUCE = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
 CONSUME = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
 KCAT = tuple(f"{p}_kcat" for p in CONSUME)
+RDC = tuple(f"{p}_c" for p in CONSUME)
 
 
 def _oks(res: dict, phase: str) -> list[dict]:
@@ -43,17 +44,17 @@ def summary(res: dict) -> dict:
     out["rss_load_mb"] = _median(v / MB for v in per_rep.values())
     for n in ("growth_1x", "growth_2x"):
         out[f"rss_{n}_mb"] = _median(p["rss_after_bytes"] / MB for p in _oks(res, n))
-    for n in PRODUCE + CONSUME + KCAT + ("growth_1x", "growth_2x"):
+    for n in PRODUCE + CONSUME + KCAT + RDC + ("growth_1x", "growth_2x"):
         rates = [p["records"] / p["seconds"] for p in _oks(res, n)]
         out[n] = _median(rates)
         out[f"{n}_samples"] = [round(r) for r in rates]
-    for n in ("produce_1p", "produce_8p", "consume_plain_ru", "consume_plain_ru_kcat"):
+    for n in ("produce_1p", "produce_8p", "consume_plain_ru", "consume_plain_ru_kcat", "consume_plain_ru_c"):
         out[f"{n}_broker_cores"] = _median(p["broker_cpu_s"] / p["seconds"] for p in _oks(res, n))
         out[f"{n}_client_cores"] = _median(p["client_cpu_s"] / p["seconds"] for p in _oks(res, n)
                                            if "client_cpu_s" in p)
         out[f"{n}_broker_wait"] = _median(p["broker_runqueue_wait_s"] / p["seconds"] for p in _oks(res, n)
                                           if "broker_runqueue_wait_s" in p)
-    for n in PRODUCE + CONSUME + KCAT:
+    for n in PRODUCE + CONSUME + KCAT + RDC:
         out[f"{n}_broker_us_per_record"] = _median(1e6 * p["broker_cpu_s"] / p["records"] for p in _oks(res, n)
                                                    if "broker_cpu_s" in p)
     for n in ("e2e_latency", "endtxn_latency"):
@@ -127,6 +128,11 @@ def rows(settings: dict) -> list[tuple]:
         ("... plain topic, read_committed", "consume_plain_rc_kcat", _rate, ("consume_plain_rc_kcat",)),
         ("... transactional topic, read_uncommitted", "consume_txn_ru_kcat", _rate, ("consume_txn_ru_kcat",)),
         ("... transactional topic, read_committed", "consume_txn_rc_kcat", _rate, ("consume_txn_rc_kcat",)),
+        ("consume with rdconsume (librdkafka from C, timed from assign): plain topic, read_uncommitted",
+         "consume_plain_ru_c", _rate, ("consume_plain_ru_c",)),
+        ("... plain topic, read_committed", "consume_plain_rc_c", _rate, ("consume_plain_rc_c",)),
+        ("... transactional topic, read_uncommitted", "consume_txn_ru_c", _rate, ("consume_txn_ru_c",)),
+        ("... transactional topic, read_committed", "consume_txn_rc_c", _rate, ("consume_txn_rc_c",)),
         (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s for {settings['latency_seconds']:g} s",
          ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
         (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",
@@ -141,6 +147,9 @@ def rows(settings: dict) -> list[tuple]:
         ("... consume plain ru with kcat",
          ("consume_plain_ru_kcat_broker_cores", "consume_plain_ru_kcat_client_cores",
           "consume_plain_ru_kcat_broker_wait"), _cores, ("consume_plain_ru_kcat",)),
+        ("... consume plain ru with rdconsume",
+         ("consume_plain_ru_c_broker_cores", "consume_plain_ru_c_client_cores",
+          "consume_plain_ru_c_broker_wait"), _cores, ("consume_plain_ru_c",)),
         ("broker CPU per record, produce 1p / 8p (µs)",
          ("produce_1p_broker_us_per_record", "produce_8p_broker_us_per_record"), _us, ("produce_1p", "produce_8p")),
         ("broker CPU per record, produce idempotent / transactional (µs)",
@@ -184,6 +193,14 @@ TARGETS = [
      "consume_txn_ru_kcat", ">=", 2.0),
     ("consume txn rc, kcat: kafka-shim / Tansu", "kafka-shim", "consume_txn_rc_kcat", "tansu",
      "consume_txn_rc_kcat", ">=", 2.0),
+    ("consume plain ru, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_plain_ru_c", "tansu",
+     "consume_plain_ru_c", ">=", 2.0),
+    ("consume plain rc, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_plain_rc_c", "tansu",
+     "consume_plain_rc_c", ">=", 2.0),
+    ("consume txn ru, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_txn_ru_c", "tansu",
+     "consume_txn_ru_c", ">=", 2.0),
+    ("consume txn rc, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_txn_rc_c", "tansu",
+     "consume_txn_rc_c", ">=", 2.0),
     ("consume plain ru: kafka-shim / noida-db", "kafka-shim", "consume_plain_ru", "noida-db", "consume_plain_ru", None, None),
     ("consume plain rc: kafka-shim / noida-db", "kafka-shim", "consume_plain_rc", "noida-db", "consume_plain_rc", None, None),
     ("consume txn ru: kafka-shim / noida-db", "kafka-shim", "consume_txn_ru", "noida-db", "consume_txn_ru", None, None),
@@ -197,6 +214,8 @@ TARGETS = [
      "consume_txn_ru", ">=", 0.95),
     ("kafka-shim read_committed / read_uncommitted, txn topic, kcat", "kafka-shim", "consume_txn_rc_kcat",
      "kafka-shim", "consume_txn_ru_kcat", ">=", 0.95),
+    ("kafka-shim read_committed / read_uncommitted, txn topic, rdconsume", "kafka-shim", "consume_txn_rc_c",
+     "kafka-shim", "consume_txn_ru_c", ">=", 0.95),
 ]
 # Broker CPU per record, peer over kafka-shim: how much more CPU the peer spends on the same work.
 # Unlike throughput it hardly depends on who else wants the CPUs or on the client's own limits.

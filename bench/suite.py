@@ -249,8 +249,8 @@ def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) ->
     # 155,000 records/s; a fresh directory brought it back), so the transactional produce starts
     # from an empty broker as the plain one does, rather than after 600 MB of other phases.
     def reads(g: Group, name: str, topic: str, source: str) -> None:
-        for workload, suffix in (("consume", ""), ("consume_kcat", "_kcat")):
-            # with kcat (librdkafka in C): the broker's speed, not the Python client's
+        for workload, suffix in (("consume", ""), ("consume_kcat", "_kcat"), ("consume_c", "_c")):
+            # with kcat and with rdconsume (librdkafka from C): the broker's speed, not the Python client's
             for iso, short in (("read_uncommitted", "ru"), ("read_committed", "rc")):
                 g.phase(f"consume_{name}_{short}{suffix}", lambda i=iso, w=workload: g.consume(topic, 1, i, w),
                         needs=(source,))

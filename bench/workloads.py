@@ -328,6 +328,67 @@ def _librdkafka_of_confluent_kafka():
         yield {**os.environ, "LD_LIBRARY_PATH": d + (os.pathsep + path if path else "")}
 
 
+def rdconsume_binary() -> str:
+    """bench/rdconsume.c built against the librdkafka inside the confluent-kafka wheel (the one
+    every other phase uses), once per source and library: a C compiler is all it needs."""
+    import glob
+    import hashlib
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import confluent_kafka
+
+    source = Path(__file__).with_name("rdconsume.c")
+    libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)),
+                                         "confluent_kafka.libs", "librdkafka*.so*")))
+    if not libs:
+        raise RuntimeError("no librdkafka inside the confluent-kafka package to build rdconsume against")
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError("no C compiler (cc or gcc) to build bench/rdconsume.c")
+    key = hashlib.sha256(source.read_bytes() + libs[0].encode()).hexdigest()[:16]
+    exe = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"rdconsume-{key}"
+    if not exe.exists():
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_name(f"{exe.name}.{os.getpid()}")
+        build = subprocess.run([cc, "-O2", "-o", str(tmp), str(source), libs[0],
+                                f"-Wl,-rpath,{os.path.dirname(libs[0])}"], capture_output=True, text=True)
+        if build.returncode != 0:
+            raise RuntimeError(f"building rdconsume failed: {build.stderr.strip()[-1000:]}")
+        os.replace(tmp, exe)
+    return str(exe)
+
+
+def consume_c(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,
+              stall_s: float = 20.0, broker_pid: int | None = None) -> dict:
+    """The same read as ``consume`` with bench/rdconsume.c: librdkafka called from C, records
+    taken from its queue in batches and counted, no object per record; timed like ``consume``,
+    from assign() to the last record (connection and metadata before the clock), so unlike the
+    kcat read its rate holds no process start. Same consumer settings as the other two reads."""
+    import json
+    import subprocess
+
+    conf = consumer_config(bootstrap, isolation)
+    for k in ("bootstrap.servers", "group.id", "enable.auto.commit", "enable.auto.offset.store"):
+        conf.pop(k)
+    cmd = [rdconsume_binary(), bootstrap, topic, str(partitions), str(records), str(stall_s),
+           *(a for k, v in conf.items() for a in ("-X", f"{k}={v}"))]
+    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + stall_s + records / 1000)
+    cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
+    if run.returncode != 0:
+        raise RuntimeError(f"rdconsume exited with {run.returncode}: {run.stderr.strip()[-500:]}")
+    r = json.loads(run.stdout)
+    if r["bytes"] != r["records"] * RECORD_SIZE:
+        raise RuntimeError(f"rdconsume read {r['records']} records of {r['bytes']} bytes in all, "
+                           f"not {RECORD_SIZE} bytes each")
+    # The broker's CPU is read around the whole process (its start and metadata included): an
+    # upper bound for the window, the same way for every system.
+    return {**r, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
+
+
 # End-to-end latency: values carry (kind, sequence, send time on CLOCK_MONOTONIC, which is
 # system-wide on Linux); the consumer runs in another process.
 _LAT = struct.Struct(">BIq")
