@@ -244,10 +244,12 @@ KCAT_PHASES = tuple(f"{p}_kcat" for p in CONSUME_PHASES)
 
 
 def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
-    # Two fresh instances: a persisting broker's buffered writes slow down as its page cache fills
-    # (on the reference machine, six 200 MB runs in a row on one broker fell from 430,000 to
-    # 155,000 records/s; a fresh directory brought it back), so the transactional produce starts
-    # from an empty broker as the plain one does, rather than after 600 MB of other phases.
+    # Every produce phase starts from a fresh instance: on the reference machine (a VM) writes
+    # into the page cache slow down several times over once a few hundred MB have been written
+    # and not yet freed (six 200 MB runs in a row on one kafka-shim fell from 430,000 to 155,000
+    # records/s; plain os.writev of 200 MB files in a row: 0.13 s for the first, 1.0 s for each
+    # after it), so a second or third produce phase on one instance measured the machine's memory
+    # rather than the broker. The reads follow the produce of the topic they read, on its instance.
     def reads(g: Group, name: str, topic: str, source: str) -> None:
         for workload, suffix in (("consume", ""), ("consume_kcat", "_kcat"), ("consume_c", "_c")):
             # with kcat and with rdconsume (librdkafka from C): the broker's speed, not the Python client's
@@ -257,9 +259,11 @@ def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) ->
 
     with Group("throughput", system, s, result, rep) as g:
         g.phase("produce_1p", lambda: g.produce("plain-1p", 1))
-        g.phase("produce_8p", lambda: g.produce("plain-8p", 8))
-        g.phase("produce_1p_idempotent", lambda: g.produce("idem-1p", 1, "idempotent"))
         reads(g, "plain", "plain-1p", "produce_1p")
+    with Group("throughput-8p", system, s, result, rep) as g:
+        g.phase("produce_8p", lambda: g.produce("plain-8p", 8))
+    with Group("throughput-idempotent", system, s, result, rep) as g:
+        g.phase("produce_1p_idempotent", lambda: g.produce("idem-1p", 1, "idempotent"))
     with Group("throughput-txn", system, s, result, rep) as g:
         g.phase("produce_1p_txn", lambda: g.produce("txn-1p", 1, "txn"))
         reads(g, "txn", "txn-1p", "produce_1p_txn")
