@@ -60,7 +60,13 @@ def summary(res: dict) -> dict:
     for n in ("e2e_latency", "endtxn_latency"):
         out[f"{n}_p50_ms"] = _median(p["p50_ms"] for p in _oks(res, n))
         out[f"{n}_p99_ms"] = _median(p["p99_ms"] for p in _oks(res, n))
+    txn = [p for p in _oks(res, "produce_1p_txn") if "commit_flush_seconds" in p]
     out["txn_count"] = _median(p["transactions"] for p in _oks(res, "produce_1p_txn"))
+    out["txn_pause_share"] = _median(p["commit_seconds"] / p["seconds"] for p in txn)
+    out["txn_flush_ms"] = _median(1000 * p["commit_flush_seconds"] / p["transactions"] for p in txn)
+    out["txn_endtxn_ms"] = _median(1000 * (p["commit_seconds"] - p["commit_flush_seconds"]) / p["transactions"]
+                                   for p in txn)
+    out["txn_queued"] = _median(p["commit_queued_records"] / p["transactions"] for p in txn)
     return out
 
 
@@ -133,6 +139,10 @@ def rows(settings: dict) -> list[tuple]:
         ("... plain topic, read_committed", "consume_plain_rc_c", _rate, ("consume_plain_rc_c",)),
         ("... transactional topic, read_uncommitted", "consume_txn_ru_c", _rate, ("consume_txn_ru_c",)),
         ("... transactional topic, read_committed", "consume_txn_rc_c", _rate, ("consume_txn_rc_c",)),
+        ("transactional produce: share of the time in commit_transaction(); a commit's flush of the "
+         "queued records / the rest (EndTxn); records queued at a commit (per commit, median of repetitions)",
+         ("txn_pause_share", "txn_flush_ms", "txn_endtxn_ms", "txn_queued"),
+         lambda a, b, c, d: f"{100 * a:.1f}%; {b:.1f} / {c:.1f} ms; {d:,.0f}", ("produce_1p_txn",)),
         (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s for {settings['latency_seconds']:g} s",
          ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
         (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",
