@@ -56,5 +56,9 @@ def test_bench_smoke_run(tmp_path):
         assert r["records"] == RECORDS and r["seconds"] > 0, (name, r)
     (txn,) = phases["produce_1p_txn"]
     assert txn["transactions"] >= 1
+    assert 0 < txn["commit_flush_seconds"] <= txn["commit_seconds"] < txn["seconds"]
+    # every produce phase on an instance of its own
+    assert {launch["group"] for launch in shim["launches"]} >= {
+        "throughput", "throughput-8p", "throughput-idempotent", "throughput-txn", "latency", "growth"}
     assert shim["launches"] and all(launch["ready_s"] > 0 for launch in shim["launches"])
     assert data["settings"]["smoke"] is True and data["settings"]["records"] == RECORDS
