@@ -14,6 +14,8 @@ PRODUCE = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn"
 CONSUME = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
 KCAT = tuple(f"{p}_kcat" for p in CONSUME)
 RDC = tuple(f"{p}_c" for p in CONSUME)
+# The three reads of each topic: phase-name suffix, consumer named in the ratios
+READERS = (("", ""), ("_kcat", "kcat"), ("_c", "rdconsume"))
 
 
 def _oks(res: dict, phase: str) -> list[dict]:
@@ -191,26 +193,9 @@ TARGETS = [
     ("produce 8p: kafka-shim / Tansu", "kafka-shim", "produce_8p", "tansu", "produce_8p", ">=", 1.5),
     ("produce 1p: kafka-shim / noida-db", "kafka-shim", "produce_1p", "noida-db", "produce_1p", ">=", 1.0),
     ("produce 8p: kafka-shim / noida-db", "kafka-shim", "produce_8p", "noida-db", "produce_8p", ">=", 1.0),
-    ("consume plain ru: kafka-shim / Tansu", "kafka-shim", "consume_plain_ru", "tansu", "consume_plain_ru", ">=", 2.0),
-    ("consume plain rc: kafka-shim / Tansu", "kafka-shim", "consume_plain_rc", "tansu", "consume_plain_rc", ">=", 2.0),
-    ("consume txn ru: kafka-shim / Tansu", "kafka-shim", "consume_txn_ru", "tansu", "consume_txn_ru", ">=", 2.0),
-    ("consume txn rc: kafka-shim / Tansu", "kafka-shim", "consume_txn_rc", "tansu", "consume_txn_rc", ">=", 2.0),
-    ("consume plain ru, kcat: kafka-shim / Tansu", "kafka-shim", "consume_plain_ru_kcat", "tansu",
-     "consume_plain_ru_kcat", ">=", 2.0),
-    ("consume plain rc, kcat: kafka-shim / Tansu", "kafka-shim", "consume_plain_rc_kcat", "tansu",
-     "consume_plain_rc_kcat", ">=", 2.0),
-    ("consume txn ru, kcat: kafka-shim / Tansu", "kafka-shim", "consume_txn_ru_kcat", "tansu",
-     "consume_txn_ru_kcat", ">=", 2.0),
-    ("consume txn rc, kcat: kafka-shim / Tansu", "kafka-shim", "consume_txn_rc_kcat", "tansu",
-     "consume_txn_rc_kcat", ">=", 2.0),
-    ("consume plain ru, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_plain_ru_c", "tansu",
-     "consume_plain_ru_c", ">=", 2.0),
-    ("consume plain rc, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_plain_rc_c", "tansu",
-     "consume_plain_rc_c", ">=", 2.0),
-    ("consume txn ru, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_txn_ru_c", "tansu",
-     "consume_txn_ru_c", ">=", 2.0),
-    ("consume txn rc, rdconsume: kafka-shim / Tansu", "kafka-shim", "consume_txn_rc_c", "tansu",
-     "consume_txn_rc_c", ">=", 2.0),
+    *((f"consume {c.removeprefix('consume_').replace('_', ' ')}{', ' + name if name else ''}: kafka-shim / Tansu",
+       "kafka-shim", c + suffix, "tansu", c + suffix, ">=", 2.0)
+      for suffix, name in READERS for c in CONSUME),
     ("consume plain ru: kafka-shim / noida-db", "kafka-shim", "consume_plain_ru", "noida-db", "consume_plain_ru", None, None),
     ("consume plain rc: kafka-shim / noida-db", "kafka-shim", "consume_plain_rc", "noida-db", "consume_plain_rc", None, None),
     ("consume txn ru: kafka-shim / noida-db", "kafka-shim", "consume_txn_ru", "noida-db", "consume_txn_ru", None, None),
@@ -222,10 +207,8 @@ TARGETS = [
      "consume_plain_ru", ">=", 0.95),
     ("kafka-shim read_committed / read_uncommitted, txn topic", "kafka-shim", "consume_txn_rc", "kafka-shim",
      "consume_txn_ru", ">=", 0.95),
-    ("kafka-shim read_committed / read_uncommitted, txn topic, kcat", "kafka-shim", "consume_txn_rc_kcat",
-     "kafka-shim", "consume_txn_ru_kcat", ">=", 0.95),
-    ("kafka-shim read_committed / read_uncommitted, txn topic, rdconsume", "kafka-shim", "consume_txn_rc_c",
-     "kafka-shim", "consume_txn_ru_c", ">=", 0.95),
+    *((f"kafka-shim read_committed / read_uncommitted, txn topic, {name}", "kafka-shim", f"consume_txn_rc{suffix}",
+       "kafka-shim", f"consume_txn_ru{suffix}", ">=", 0.95) for suffix, name in READERS if name),
 ]
 # Broker CPU per record, peer over kafka-shim: how much more CPU the peer spends on the same work.
 # Unlike throughput it hardly depends on who else wants the CPUs or on the client's own limits.
