@@ -14,6 +14,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,11 @@ PARTITIONS = 3
 PER_PARTITION = 100
 N = PARTITIONS * PER_PARTITION
 KILLS = ["processor", "broker", "processor", "broker", "processor"]
+# A processor whose group commits nothing new for this long is replaced, as a supervisor with a
+# health check would: a client stack can wedge without its loop stopping (seen once: a kafka-python
+# 3.0.12 member sent nothing to its coordinator after SyncGroup, its session expired after the 6 s
+# timeout, and its poll() returned nothing for the next 114 s).
+STALL_RESTART_S = 30.0
 
 pytestmark = [pytest.mark.compat(scenario="eos.kill_restart"), pytest.mark.shim_only("kills and restarts the broker")]
 
@@ -38,6 +44,8 @@ class Supervisor:
         self.log = log
         self.proc: subprocess.Popen | None = None
         self.starts = 0
+        self.stall_restarts = 0
+        self._committed, self._since = -1, time.monotonic()
 
     def ensure_running(self) -> bool:
         if self.proc is None or self.proc.poll() is not None:
@@ -45,6 +53,19 @@ class Supervisor:
                 self.proc = subprocess.Popen(self.args, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
             self.starts += 1
         return True
+
+    def committed(self, bootstrap: str, group: str) -> int:
+        """The group's committed input records; replaces the processor when they stop moving."""
+        self.ensure_running()
+        done = committed_total(bootstrap, group)
+        now = time.monotonic()
+        if done != self._committed:
+            self._committed, self._since = done, now
+        elif done < N and now - self._since > STALL_RESTART_S:
+            self.kill()
+            self.stall_restarts += 1
+            self._since = now
+        return done
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -75,7 +96,7 @@ def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process,
     thresholds = sorted(rng.sample(range(N // 10, N * 9 // 10), len(KILLS)))
     try:
         for kind, threshold in zip(KILLS, thresholds):
-            wait_for(lambda: processor.ensure_running() and committed_total(bootstrap, group) >= threshold, 120,
+            wait_for(lambda: processor.committed(bootstrap, group) >= threshold, 120,
                      f"{threshold} committed input records (seed {seed})")
             if kind == "processor":
                 processor.kill()
@@ -83,14 +104,15 @@ def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process,
                 broker.kill9()
                 broker = shim_process(data_dir, port=port)
                 broker.wait_ready()
-        wait_for(lambda: processor.ensure_running() and committed_total(bootstrap, group) >= N, 120,
+        wait_for(lambda: processor.committed(bootstrap, group) >= N, 120,
                  f"all {N} input records committed (seed {seed})")
     finally:
         processor.kill()
 
     expected = sorted(b"out-" + v for values in inputs.values() for v in values)
     aborted = len(read_all(bootstrap, "out", PARTITIONS, read_committed=False)) - N
-    print(f"seed {seed}: {processor.starts} processor starts, {aborted} output records in aborted transactions")
+    print(f"seed {seed}: {processor.starts} processor starts ({processor.stall_restarts} after a stall), "
+          f"{aborted} output records in aborted transactions")
     assert sorted(read_all(bootstrap, "out", PARTITIONS)) == expected, f"seed {seed}"
     assert offset_fetch(bootstrap, group, "in", range(PARTITIONS)) == {p: PER_PARTITION for p in range(PARTITIONS)}
     assert processor.starts >= 1 + KILLS.count("processor")
