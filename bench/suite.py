@@ -238,11 +238,6 @@ class Group:
         return {"records_per_txn": self.s.records_per_txn, **latency_stats(r["latencies_ms"])}
 
 
-PRODUCE_PHASES = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
-CONSUME_PHASES = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
-KCAT_PHASES = tuple(f"{p}_kcat" for p in CONSUME_PHASES)
-
-
 def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
     # Every produce phase starts from a fresh instance: on the reference machine (a VM) writes
     # into the page cache slow down several times over once a few hundred MB have been written

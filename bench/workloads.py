@@ -306,15 +306,30 @@ def consume_kcat(bootstrap: str, topic: str, partitions: int, records: int, isol
     exe = shutil.which("kcat") or shutil.which("kafkacat")
     if exe is None:
         raise RuntimeError("kcat is not on PATH (Debian: apt-get install kcat; `make bench` installs it as root)")
-    conf = consumer_config(bootstrap, isolation)
-    for k in ("bootstrap.servers", "group.id", "enable.auto.commit", "enable.auto.offset.store", "log_level"):
-        conf.pop(k)
     cmd = [exe, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%o\n",
-           *(a for k, v in conf.items() for a in ("-X", f"{k}={v}"))]
+           *_consumer_args(bootstrap, isolation, "bootstrap.servers", "group.id", "enable.auto.commit",
+                           "enable.auto.offset.store", "log_level")]
     with _librdkafka_of_confluent_kafka() as env:
         version = subprocess.run([exe, "-V"], capture_output=True, text=True, env=env).stdout
         librdkafka = next(iter(re.findall(r"librdkafka ([0-9][^ )]*)", version)), "?")
         return {"records": records, "kcat_librdkafka": librdkafka, **_kcat_run(cmd, records, stall_s, broker_pid, env)}
+
+
+def _wheel_librdkafka() -> str | None:
+    """The librdkafka shared library bundled with the confluent-kafka wheel, if there is one."""
+    import glob
+
+    import confluent_kafka
+
+    libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)),
+                                         "confluent_kafka.libs", "librdkafka*.so*")))
+    return libs[0] if libs else None
+
+
+def _consumer_args(bootstrap: str, isolation: str, *drop: str) -> list[str]:
+    """``consumer_config`` as ``-X key=value`` arguments, without the keys in ``drop``."""
+    conf = consumer_config(bootstrap, isolation)
+    return [a for k, v in conf.items() if k not in drop for a in ("-X", f"{k}={v}")]
 
 
 @contextlib.contextmanager
@@ -322,18 +337,14 @@ def _librdkafka_of_confluent_kafka():
     """An environment in which kcat loads the librdkafka bundled with the confluent-kafka wheel, the
     one every other phase uses, instead of the distribution's (Debian 12 has 2.0.2, which cannot
     parse the tagged fields of some brokers' ApiVersions answers); None when there is none."""
-    import glob
     import tempfile
 
-    import confluent_kafka
-
-    libs = glob.glob(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)),
-                                  "confluent_kafka.libs", "librdkafka*.so*"))
-    if not libs:
+    lib = _wheel_librdkafka()
+    if lib is None:
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="bench-rdkafka-") as d:
-        os.symlink(libs[0], os.path.join(d, "librdkafka.so.1"))
+        os.symlink(lib, os.path.join(d, "librdkafka.so.1"))
         path = os.environ.get("LD_LIBRARY_PATH")
         yield {**os.environ, "LD_LIBRARY_PATH": d + (os.pathsep + path if path else "")}
 
@@ -341,30 +352,26 @@ def _librdkafka_of_confluent_kafka():
 def rdconsume_binary() -> str:
     """bench/rdconsume.c built against the librdkafka inside the confluent-kafka wheel (the one
     every other phase uses), once per source and library: a C compiler is all it needs."""
-    import glob
     import hashlib
     import shutil
     import subprocess
     import tempfile
     from pathlib import Path
 
-    import confluent_kafka
-
     source = Path(__file__).with_name("rdconsume.c")
-    libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)),
-                                         "confluent_kafka.libs", "librdkafka*.so*")))
-    if not libs:
+    lib = _wheel_librdkafka()
+    if lib is None:
         raise RuntimeError("no librdkafka inside the confluent-kafka package to build rdconsume against")
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise RuntimeError("no C compiler (cc or gcc) to build bench/rdconsume.c")
-    key = hashlib.sha256(source.read_bytes() + libs[0].encode()).hexdigest()[:16]
+    key = hashlib.sha256(source.read_bytes() + lib.encode()).hexdigest()[:16]
     exe = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"rdconsume-{key}"
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_name(f"{exe.name}.{os.getpid()}")
-        build = subprocess.run([cc, "-O2", "-o", str(tmp), str(source), libs[0],
-                                f"-Wl,-rpath,{os.path.dirname(libs[0])}"], capture_output=True, text=True)
+        build = subprocess.run([cc, "-O2", "-o", str(tmp), str(source), lib, f"-Wl,-rpath,{os.path.dirname(lib)}"],
+                               capture_output=True, text=True)
         if build.returncode != 0:
             raise RuntimeError(f"building rdconsume failed: {build.stderr.strip()[-1000:]}")
         os.replace(tmp, exe)
@@ -380,11 +387,9 @@ def consume_c(bootstrap: str, topic: str, partitions: int, records: int, isolati
     import json
     import subprocess
 
-    conf = consumer_config(bootstrap, isolation)
-    for k in ("bootstrap.servers", "group.id", "enable.auto.commit", "enable.auto.offset.store"):
-        conf.pop(k)
     cmd = [rdconsume_binary(), bootstrap, topic, str(partitions), str(records), str(stall_s),
-           *(a for k, v in conf.items() for a in ("-X", f"{k}={v}"))]
+           *_consumer_args(bootstrap, isolation, "bootstrap.servers", "group.id", "enable.auto.commit",
+                           "enable.auto.offset.store")]
     cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + stall_s + records / 1000)
     cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
