@@ -141,7 +141,10 @@ int main(int argc, char **argv) {
     long long got = 0, bytes = 0, errors = 0;
     char first_error[512] = "";
     double first = -1, cpu0 = cpu_s(), t0 = now_s(), last = t0;
-    rd_kafka_assign(rk, parts);
+    if ((rc = rd_kafka_assign(rk, parts)) != 0) {
+        fprintf(stderr, "rdconsume: assign: %s\n", rd_kafka_err2str(rc));
+        return 2;
+    }
     while (got < count) {
         ssize_t n = rd_kafka_consume_batch_queue(queue, 100, batch, BATCH);
         double t = now_s();
