@@ -12,10 +12,9 @@ MB = 1e6
 
 PRODUCE = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
 CONSUME = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
-KCAT = tuple(f"{p}_kcat" for p in CONSUME)
-RDC = tuple(f"{p}_c" for p in CONSUME)
 # The three reads of each topic: phase-name suffix, consumer named in the ratios
 READERS = (("", ""), ("_kcat", "kcat"), ("_c", "rdconsume"))
+READS = tuple(c + suffix for suffix, _ in READERS for c in CONSUME)
 
 
 def _oks(res: dict, phase: str) -> list[dict]:
@@ -46,7 +45,7 @@ def summary(res: dict) -> dict:
     out["rss_load_mb"] = _median(v / MB for v in per_rep.values())
     for n in ("growth_1x", "growth_2x"):
         out[f"rss_{n}_mb"] = _median(p["rss_after_bytes"] / MB for p in _oks(res, n))
-    for n in PRODUCE + CONSUME + KCAT + RDC + ("growth_1x", "growth_2x"):
+    for n in PRODUCE + READS + ("growth_1x", "growth_2x"):
         rates = [p["records"] / p["seconds"] for p in _oks(res, n)]
         out[n] = _median(rates)
         out[f"{n}_samples"] = [round(r) for r in rates]
@@ -56,7 +55,7 @@ def summary(res: dict) -> dict:
                                            if "client_cpu_s" in p)
         out[f"{n}_broker_wait"] = _median(p["broker_runqueue_wait_s"] / p["seconds"] for p in _oks(res, n)
                                           if "broker_runqueue_wait_s" in p)
-    for n in PRODUCE + CONSUME + KCAT + RDC:
+    for n in PRODUCE + READS:
         out[f"{n}_broker_us_per_record"] = _median(1e6 * p["broker_cpu_s"] / p["records"] for p in _oks(res, n)
                                                    if "broker_cpu_s" in p)
     for n in ("e2e_latency", "endtxn_latency"):

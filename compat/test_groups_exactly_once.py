@@ -28,7 +28,7 @@ N = PARTITIONS * PER_PARTITION
 KILLS = ["processor", "broker", "processor", "broker", "processor"]
 # A processor whose group commits nothing new for this long is replaced, as a supervisor with a
 # health check would: a client stack can wedge without its loop stopping (seen once: a kafka-python
-# 3.0.12 member sent nothing to its coordinator after SyncGroup, its session expired after the 6 s
+# 3.0.12 member: nothing more reached its coordinator after SyncGroup, its session expired after the 6 s
 # timeout, and its poll() returned nothing for the next 114 s).
 STALL_RESTART_S = 30.0
 
