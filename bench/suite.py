@@ -245,23 +245,42 @@ def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) ->
     # records/s; plain os.writev of 200 MB files in a row: 0.13 s for the first, 1.0 s for each
     # after it), so a second or third produce phase on one instance measured the machine's memory
     # rather than the broker. The reads follow the produce of the topic they read, on its instance.
+    # The order changes from one repetition to the next (the four instances rotate, and
+    # read_committed goes first in every other one), so that no phase always has the same place in
+    # the sequence: a ratio between two phases then compares the phases, not their places.
+    isolations = (("read_uncommitted", "ru"), ("read_committed", "rc"))
+    if rep % 2:
+        isolations = isolations[::-1]
+
     def reads(g: Group, name: str, topic: str, source: str) -> None:
         for workload, suffix in (("consume", ""), ("consume_kcat", "_kcat"), ("consume_c", "_c")):
             # with kcat and with rdconsume (librdkafka from C): the broker's speed, not the Python client's
-            for iso, short in (("read_uncommitted", "ru"), ("read_committed", "rc")):
+            for iso, short in isolations:
                 g.phase(f"consume_{name}_{short}{suffix}", lambda i=iso, w=workload: g.consume(topic, 1, i, w),
                         needs=(source,))
 
-    with Group("throughput", system, s, result, rep) as g:
-        g.phase("produce_1p", lambda: g.produce("plain-1p", 1))
-        reads(g, "plain", "plain-1p", "produce_1p")
-    with Group("throughput-8p", system, s, result, rep) as g:
-        g.phase("produce_8p", lambda: g.produce("plain-8p", 8))
-    with Group("throughput-idempotent", system, s, result, rep) as g:
-        g.phase("produce_1p_idempotent", lambda: g.produce("idem-1p", 1, "idempotent"))
-    with Group("throughput-txn", system, s, result, rep) as g:
-        g.phase("produce_1p_txn", lambda: g.produce("txn-1p", 1, "txn"))
-        reads(g, "txn", "txn-1p", "produce_1p_txn")
+    def plain_1p() -> None:
+        with Group("throughput", system, s, result, rep) as g:
+            g.phase("produce_1p", lambda: g.produce("plain-1p", 1))
+            reads(g, "plain", "plain-1p", "produce_1p")
+
+    def plain_8p() -> None:
+        with Group("throughput-8p", system, s, result, rep) as g:
+            g.phase("produce_8p", lambda: g.produce("plain-8p", 8))
+
+    def idempotent() -> None:
+        with Group("throughput-idempotent", system, s, result, rep) as g:
+            g.phase("produce_1p_idempotent", lambda: g.produce("idem-1p", 1, "idempotent"))
+
+    def transactional() -> None:
+        with Group("throughput-txn", system, s, result, rep) as g:
+            g.phase("produce_1p_txn", lambda: g.produce("txn-1p", 1, "txn"))
+            reads(g, "txn", "txn-1p", "produce_1p_txn")
+
+    instances = [plain_1p, plain_8p, idempotent, transactional]
+    shift = rep % len(instances)
+    for run in instances[shift:] + instances[:shift]:
+        run()
 
 
 def latency_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:

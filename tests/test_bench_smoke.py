@@ -62,3 +62,39 @@ def test_bench_smoke_run(tmp_path):
         "throughput", "throughput-8p", "throughput-idempotent", "throughput-txn", "latency", "growth"}
     assert shim["launches"] and all(launch["ready_s"] > 0 for launch in shim["launches"])
     assert data["settings"]["smoke"] is True and data["settings"]["records"] == RECORDS
+
+
+class _RecordingGroup:
+    """Stands in for bench.suite.Group: notes each instance and phase instead of running it."""
+
+    order: list[str] = []
+
+    def __init__(self, name, system, settings, result, rep=0) -> None:
+        self.order.append(f"[{name}]")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def phase(self, name, fn, needs=()) -> None:
+        self.order.append(name)
+
+
+@pytest.mark.parametrize("rep", range(4))
+def test_throughput_order_rotates_with_the_repetition(monkeypatch, rep):
+    from bench import suite
+
+    _RecordingGroup.order = []
+    monkeypatch.setattr(suite, "Group", _RecordingGroup)
+    suite.throughput_group(None, None, {}, rep)
+    order = _RecordingGroup.order
+    instances = [o for o in order if o.startswith("[")]
+    base = ["[throughput]", "[throughput-8p]", "[throughput-idempotent]", "[throughput-txn]"]
+    assert instances == base[rep:] + base[:rep]
+    # every phase once, whatever the order
+    assert len(order) == len(set(order)) == 4 + 1 + 1 + 1 + 1 + 12
+    first, second = ("consume_txn_rc_c", "consume_txn_ru_c") if rep % 2 else ("consume_txn_ru_c", "consume_txn_rc_c")
+    assert order.index(first) < order.index(second)
+    assert order.index("produce_1p_txn") < order.index("consume_txn_ru")
