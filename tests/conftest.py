@@ -5,6 +5,8 @@ Nothing here opens a socket; the tests drive shim.storage and shim.apis directly
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from shim.config import BrokerConfig
@@ -35,7 +37,8 @@ class LogOpener:
     def crash(self, plog: PartitionLog) -> None:
         self._open.remove(plog)
         for seg in plog.segments:
-            seg.close()
+            os.close(seg.fileno())  # no clean-up of any kind: space reserved past the end stays too
+            seg._fd = -1
 
     def close_all(self) -> None:
         for plog in list(self._open):

@@ -170,8 +170,10 @@ class PartitionLog:
         old = self.active
         if self.config.fsync:  # otherwise sealed segments are left to the OS, like the active one
             old.flush()
+        old.release_reserved()
         old.write_index_files()
-        self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes))
+        self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes,
+                                        max_size=self.config.segment_bytes))
         self.active.next_offset = old.next_offset
         snapshot.write(self.directory, old.next_offset, self.producer_state)
         self._prune_snapshots(keep=2)
@@ -311,7 +313,8 @@ class PartitionLog:
         if not bases:
             bases = [self.log_start_offset]
         for i, base in enumerate(bases):
-            seg = LogSegment(self.directory, base, self.config.index_interval_bytes, self.read_only)
+            seg = LogSegment(self.directory, base, self.config.index_interval_bytes, self.read_only,
+                             max_size=self.config.segment_bytes)
             last = i == len(bases) - 1
             seg.load(recover=last and not clean and not self.read_only, max_batch=max(self.config.max_message_bytes, 1 << 24))
             if not last:

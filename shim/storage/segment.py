@@ -18,10 +18,20 @@ from typing import Iterator
 
 from kafka_codecs.batch import HEADER_SIZE, MAGIC, BatchHeader, crc_ok, parse_header
 
+from . import reserve
+
 log = logging.getLogger(__name__)
 
 _INDEX_ENTRY = struct.Struct(">ii")  # relative offset, position
 _TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+
+
+# A growing segment reserves disk space ahead of its end (shim.storage.reserve): nothing until it
+# holds RESERVE_AFTER bytes, then as much again as it holds, at most RESERVE_MAX at a time and never
+# past the segment's size limit. So a small partition reserves nothing, and a segment never has
+# more reserved and unwritten than it has written. Sealing or closing it gives the rest back.
+RESERVE_AFTER = 1 << 20
+RESERVE_MAX = 16 << 20
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -66,7 +76,8 @@ class FileRegion:
 
 
 class LogSegment:
-    def __init__(self, directory: Path, base_offset: int, index_interval: int, read_only: bool = False) -> None:
+    def __init__(self, directory: Path, base_offset: int, index_interval: int, read_only: bool = False,
+                 max_size: int | None = None) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval = index_interval
@@ -75,6 +86,11 @@ class LogSegment:
         flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT | os.O_APPEND
         self._fd = os.open(self.log_path, flags, 0o644)
         self.size = os.fstat(self._fd).st_size
+        self.max_size = max_size
+        self._reserved = self.size  # the file's blocks reach this far (at least)
+        self._reserving = not read_only  # until the filesystem refuses once
+        if not read_only and self.size and reserve.allocated_past_end(self._fd):
+            reserve.release(self._fd, self.size)  # left by a process that was killed: give it back
         self._dirty = False
         self.next_offset = base_offset
         self.max_timestamp = -1
@@ -91,6 +107,8 @@ class LogSegment:
         """Write one stamped batch, given as consecutive buffers; returns its file position."""
         position = self.size
         total = sum(len(c) for c in chunks)
+        if position + total > self._reserved and position >= RESERVE_AFTER and self._reserving:
+            self._reserve(position, total)
         written = os.writev(self._fd, chunks)
         if written < total:  # a short write: finish it from where it stopped
             rest = memoryview(b"".join(chunks))[written:]
@@ -100,6 +118,24 @@ class LogSegment:
         self._dirty = True
         self._track(h, position)
         return position
+
+    def _reserve(self, position: int, total: int) -> None:
+        length = min(RESERVE_MAX, position)
+        if self.max_size is not None:
+            length = min(length, self.max_size - position)
+        length = max(length, total)
+        # A refusal (no fallocate here, a full disk) is no error: the write goes ahead without, and
+        # this segment stops asking.
+        if reserve.reserve(self._fd, position, length):
+            self._reserved = position + length
+        else:
+            self._reserving = False
+
+    def release_reserved(self) -> None:
+        """Give back the space reserved past the end (a sealed or closed segment no longer grows)."""
+        if self._reserved > self.size:
+            reserve.release(self._fd, self.size)
+        self._reserved = self.size
 
     def _track(self, h: BatchHeader, position: int) -> None:
         if h.max_timestamp > self.max_timestamp:
@@ -122,8 +158,8 @@ class LogSegment:
             self._dirty = False
 
     def truncate_to_position(self, position: int) -> None:
-        os.ftruncate(self._fd, position)
-        self.size = position
+        os.ftruncate(self._fd, position)  # frees every block past it, reserved ones too
+        self.size = self._reserved = position
         self._dirty = True
 
     # -- reading ----------------------------------------------------------------------------
@@ -257,6 +293,8 @@ class LogSegment:
 
     def close(self) -> None:
         if self._fd >= 0:
+            if not self.read_only:
+                self.release_reserved()
             os.close(self._fd)
             self._fd = -1
 
