@@ -8,7 +8,7 @@ quota), which on ext4 makes a 1 MB buffered write about a third cheaper. ``relea
 what was not written: a truncate to the file's own size, which Linux filesystems take as the
 request to drop the blocks past the end (ext4 ignores a hole punched beyond the end).
 
-Where the call does not exist or the filesystem refuses it, every function answers False and
+Where the call does not exist or the filesystem refuses it, ``reserve`` answers False and
 nothing else happens: reserving is an optimisation, never a requirement.
 """
 
