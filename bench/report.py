@@ -11,6 +11,8 @@ MB = 1e6
 
 
 PRODUCE = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
+# The cproduce group: the 1-partition produces again with rdproduce (librdkafka from C)
+PRODUCE_C = ("produce_1p_c", "produce_1p_idempotent_c", "produce_1p_txn_c")
 CONSUME = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
 # The three reads of each topic: phase-name suffix, consumer named in the ratios
 READERS = (("", ""), ("_kcat", "kcat"), ("_c", "rdconsume"))
@@ -45,7 +47,7 @@ def summary(res: dict) -> dict:
     out["rss_load_mb"] = _median(v / MB for v in per_rep.values())
     for n in ("growth_1x", "growth_2x"):
         out[f"rss_{n}_mb"] = _median(p["rss_after_bytes"] / MB for p in _oks(res, n))
-    for n in PRODUCE + READS + ("growth_1x", "growth_2x"):
+    for n in PRODUCE + PRODUCE_C + READS + ("growth_1x", "growth_2x"):
         rates = [p["records"] / p["seconds"] for p in _oks(res, n)]
         out[n] = _median(rates)
         out[f"{n}_samples"] = [round(r) for r in rates]
@@ -55,19 +57,20 @@ def summary(res: dict) -> dict:
                                            if "client_cpu_s" in p)
         out[f"{n}_broker_wait"] = _median(p["broker_runqueue_wait_s"] / p["seconds"] for p in _oks(res, n)
                                           if "broker_runqueue_wait_s" in p)
-    for n in PRODUCE + READS:
+    for n in PRODUCE + PRODUCE_C + READS:
         out[f"{n}_broker_us_per_record"] = _median(1e6 * p["broker_cpu_s"] / p["records"] for p in _oks(res, n)
                                                    if "broker_cpu_s" in p)
     for n in ("e2e_latency", "endtxn_latency"):
         out[f"{n}_p50_ms"] = _median(p["p50_ms"] for p in _oks(res, n))
         out[f"{n}_p99_ms"] = _median(p["p99_ms"] for p in _oks(res, n))
-    txn = [p for p in _oks(res, "produce_1p_txn") if "commit_flush_seconds" in p]
-    out["txn_count"] = _median(p["transactions"] for p in _oks(res, "produce_1p_txn"))
-    out["txn_pause_share"] = _median(p["commit_seconds"] / p["seconds"] for p in txn)
-    out["txn_flush_ms"] = _median(1000 * p["commit_flush_seconds"] / p["transactions"] for p in txn)
-    out["txn_endtxn_ms"] = _median(1000 * (p["commit_seconds"] - p["commit_flush_seconds"]) / p["transactions"]
-                                   for p in txn)
-    out["txn_queued"] = _median(p["commit_queued_records"] / p["transactions"] for p in txn)
+    for phase, prefix in (("produce_1p_txn", "txn"), ("produce_1p_txn_c", "txn_c")):
+        txn = [p for p in _oks(res, phase) if "commit_flush_seconds" in p]
+        out[f"{prefix}_count"] = _median(p["transactions"] for p in _oks(res, phase))
+        out[f"{prefix}_pause_share"] = _median(p["commit_seconds"] / p["seconds"] for p in txn)
+        out[f"{prefix}_flush_ms"] = _median(1000 * p["commit_flush_seconds"] / p["transactions"] for p in txn)
+        out[f"{prefix}_endtxn_ms"] = _median(1000 * (p["commit_seconds"] - p["commit_flush_seconds"])
+                                             / p["transactions"] for p in txn)
+        out[f"{prefix}_queued"] = _median(p["commit_queued_records"] / p["transactions"] for p in txn)
     return out
 
 
@@ -111,6 +114,15 @@ def _ms(a, b):
     return f"{a:.2f} / {b:.2f} ms"
 
 
+def _commits(share, flush_ms, endtxn_ms, queued):
+    return f"{100 * share:.1f}%; {flush_ms:.1f} / {endtxn_ms:.1f} ms; {queued:,.0f}"
+
+
+def _ran(results: dict, phases: tuple[str, ...]) -> bool:
+    """Whether any system has a record of one of ``phases`` (false when their group was not run)."""
+    return not phases or any(ph in res["phases"] for res in results["systems"].values() for ph in phases)
+
+
 def rows(settings: dict) -> list[tuple]:
     n = settings["records"]
     return [
@@ -142,8 +154,17 @@ def rows(settings: dict) -> list[tuple]:
         ("... transactional topic, read_committed", "consume_txn_rc_c", _rate, ("consume_txn_rc_c",)),
         ("transactional produce: share of the time in commit_transaction(); a commit's flush of the "
          "queued records / the rest (EndTxn); records queued at a commit (per commit, median of repetitions)",
-         ("txn_pause_share", "txn_flush_ms", "txn_endtxn_ms", "txn_queued"),
-         lambda a, b, c, d: f"{100 * a:.1f}%; {b:.1f} / {c:.1f} ms; {d:,.0f}", ("produce_1p_txn",)),
+         ("txn_pause_share", "txn_flush_ms", "txn_endtxn_ms", "txn_queued"), _commits, ("produce_1p_txn",)),
+        ("produce with rdproduce (librdkafka from C): 1 partition", "produce_1p_c", _rate, ("produce_1p_c",)),
+        ("... 1 partition, idempotent", "produce_1p_idempotent_c", _rate, ("produce_1p_idempotent_c",)),
+        (f"... 1 partition, transactional (commit every {settings['commit_interval_ms']} ms)", "produce_1p_txn_c",
+         _rate, ("produce_1p_txn_c",)),
+        ("... transactional: share of the time in commits; flush / EndTxn per commit; records queued at a commit",
+         ("txn_c_pause_share", "txn_c_flush_ms", "txn_c_endtxn_ms", "txn_c_queued"), _commits,
+         ("produce_1p_txn_c",)),
+        ("... broker CPU per record, plain / transactional (µs)",
+         ("produce_1p_c_broker_us_per_record", "produce_1p_txn_c_broker_us_per_record"), _us,
+         ("produce_1p_c", "produce_1p_txn_c")),
         (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s for {settings['latency_seconds']:g} s",
          ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
         (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",
@@ -181,6 +202,8 @@ def table(results: dict) -> tuple[str, list[str]]:
     lines = ["| metric | " + " | ".join(systems[k]["label"] for k in names) + " |",
              "|---|" + "---:|" * len(names)]
     for title, key, fmt, phases in rows(results["settings"]):
+        if not _ran(results, phases):
+            continue
         cells = [_cell(systems[k], systems[k]["summary"], key, fmt, phases, notes) for k in names]
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     return "\n".join(lines), notes
@@ -202,6 +225,12 @@ TARGETS = [
     ("kafka-shim transactional / plain produce 1p", "kafka-shim", "produce_1p_txn", "kafka-shim", "produce_1p", ">=", 0.97),
     ("kafka-shim transactional / idempotent produce 1p", "kafka-shim", "produce_1p_txn", "kafka-shim",
      "produce_1p_idempotent", None, None),
+    ("produce 1p, rdproduce: kafka-shim / Tansu", "kafka-shim", "produce_1p_c", "tansu", "produce_1p_c", ">=", 1.5),
+    ("produce 1p, rdproduce: kafka-shim / noida-db", "kafka-shim", "produce_1p_c", "noida-db", "produce_1p_c", ">=", 1.0),
+    ("kafka-shim transactional / plain produce 1p, rdproduce", "kafka-shim", "produce_1p_txn_c", "kafka-shim",
+     "produce_1p_c", ">=", 0.97),
+    ("kafka-shim idempotent / plain produce 1p, rdproduce", "kafka-shim", "produce_1p_idempotent_c", "kafka-shim",
+     "produce_1p_c", None, None),
     ("kafka-shim read_committed / read_uncommitted, plain topic", "kafka-shim", "consume_plain_rc", "kafka-shim",
      "consume_plain_ru", ">=", 0.95),
     ("kafka-shim read_committed / read_uncommitted, txn topic", "kafka-shim", "consume_txn_rc", "kafka-shim",
@@ -243,7 +272,7 @@ def ratios(results: dict) -> list[dict]:
         return None if s is None else s["summary"].get(metric)
 
     for label, a, am, b, bm, op, target in TARGETS:
-        if a not in systems or b not in systems:
+        if a not in systems or b not in systems or not _ran(results, (am, bm)):
             continue
         ra, rb = _rates_by_rep(systems[a], am), _rates_by_rep(systems[b], bm)
         pairs = sorted(ra[k] / rb[k] for k in ra.keys() & rb.keys() if rb[k])

@@ -189,7 +189,7 @@ class Group:
 
     # workloads
 
-    def produce(self, topic: str, partitions: int, kind: str = "plain", create: bool = True) -> dict:
+    def produce(self, topic: str, partitions: int, kind: str = "plain", create: bool = True, c: bool = False) -> dict:
         if create:
             create_topic(self.run.bootstrap, topic, partitions)
         warmup = f"{topic}-warmup"
@@ -198,6 +198,9 @@ class Group:
         common = dict(bootstrap=self.run.bootstrap, topic=topic, partitions=partitions, records=self.s.records,
                       queue_messages=self.s.queue_messages, broker_pid=self.run.pid, compression=self.s.compression)
         timeout = self.s.phase_timeout()
+        if c:
+            return runner.run("produce_c", timeout, kind=kind, commit_interval_s=self.s.commit_interval_s,
+                              warmup_topic=warmup, **common)
         if kind == "txn":
             return runner.run("produce_transactional", timeout, commit_interval_s=self.s.commit_interval_s,
                               warmup_topic=warmup, **common)
@@ -283,6 +286,17 @@ def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) ->
         run()
 
 
+def cproduce_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
+    """The plain, idempotent and transactional produce to 1 partition again, with rdproduce
+    (librdkafka from C) instead of the Python producer: each from a fresh instance, in an order
+    that rotates with the repetition, as in the throughput group."""
+    kinds = [("produce_1p_c", "plain"), ("produce_1p_idempotent_c", "idempotent"), ("produce_1p_txn_c", "txn")]
+    shift = rep % len(kinds)
+    for name, kind in kinds[shift:] + kinds[:shift]:
+        with Group(f"cproduce-{kind}", system, s, result, rep) as g:
+            g.phase(name, lambda k=kind: g.produce(f"c-{k}-1p", 1, k, c=True))
+
+
 def latency_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
     with Group("latency", system, s, result, rep) as g:
         g.phase("e2e_latency", lambda: g.e2e_latency("latency"))
@@ -301,4 +315,6 @@ def growth_group(system: System, s: Settings, result: dict, rep: int = 0) -> Non
         g.phase("growth_2x", lambda: step(False), needs=("growth_1x",))
 
 
-GROUPS = {"throughput": throughput_group, "latency": latency_group, "growth": growth_group}
+GROUPS = {"throughput": throughput_group, "cproduce": cproduce_group, "latency": latency_group,
+          "growth": growth_group}
+REPEATED = ("throughput", "cproduce", "latency")  # run --repeat times; the others once

@@ -349,33 +349,70 @@ def _librdkafka_of_confluent_kafka():
         yield {**os.environ, "LD_LIBRARY_PATH": d + (os.pathsep + path if path else "")}
 
 
-def rdconsume_binary() -> str:
-    """bench/rdconsume.c built against the librdkafka inside the confluent-kafka wheel (the one
-    every other phase uses), once per source and library: a C compiler is all it needs."""
+def c_binary(name: str) -> str:
+    """bench/<name>.c (rdconsume, rdproduce) built against the librdkafka inside the confluent-kafka
+    wheel (the one every other phase uses), once per source and library: a C compiler is all it
+    needs."""
     import hashlib
     import shutil
     import subprocess
     import tempfile
     from pathlib import Path
 
-    source = Path(__file__).with_name("rdconsume.c")
+    source = Path(__file__).with_name(f"{name}.c")
     lib = _wheel_librdkafka()
     if lib is None:
-        raise RuntimeError("no librdkafka inside the confluent-kafka package to build rdconsume against")
+        raise RuntimeError(f"no librdkafka inside the confluent-kafka package to build {name} against")
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        raise RuntimeError("no C compiler (cc or gcc) to build bench/rdconsume.c")
+        raise RuntimeError(f"no C compiler (cc or gcc) to build bench/{name}.c")
     key = hashlib.sha256(source.read_bytes() + lib.encode()).hexdigest()[:16]
-    exe = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"rdconsume-{key}"
+    exe = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"{name}-{key}"
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_name(f"{exe.name}.{os.getpid()}")
         build = subprocess.run([cc, "-O2", "-o", str(tmp), str(source), lib, f"-Wl,-rpath,{os.path.dirname(lib)}"],
                                capture_output=True, text=True)
         if build.returncode != 0:
-            raise RuntimeError(f"building rdconsume failed: {build.stderr.strip()[-1000:]}")
+            raise RuntimeError(f"building {name} failed: {build.stderr.strip()[-1000:]}")
         os.replace(tmp, exe)
     return str(exe)
+
+
+def rdconsume_binary() -> str:
+    return c_binary("rdconsume")
+
+
+def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int, kind: str = "plain",
+              commit_interval_s: float = 0.1, warmup_topic: str = "", broker_pid: int | None = None,
+              compression: str = "none") -> dict:
+    """The produce phases with bench/rdproduce.c: librdkafka called from C, the same producer
+    settings and the same loop as ``produce`` / ``produce_transactional`` (1 KiB random values, a
+    1 ms poll when the queue is full, commits every ``commit_interval_s``), without Python's cost
+    per record, so the client leaves more of the machine to the broker."""
+    import json
+    import subprocess
+
+    if compression != "none":
+        raise RuntimeError("rdproduce sends random (incompressible) values only: run it without --compression")
+    extra = {"transactional.id": f"bench-{uuid.uuid4().hex}"} if kind == "txn" else (
+        {"enable.idempotence": True} if kind == "idempotent" else {})
+    conf = producer_config(bootstrap, queue_messages, **extra)
+    args = [a for k, v in conf.items() if k != "bootstrap.servers" for a in ("-X", f"{k}={str(v).lower() if isinstance(v, bool) else v}")]
+    commit_ms = round(commit_interval_s * 1000) if kind == "txn" else 0
+    cmd = [c_binary("rdproduce"), bootstrap, topic, str(partitions), str(records), str(commit_ms), warmup_topic, *args]
+    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + records / 1000)
+    cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
+    if run.returncode != 0:
+        raise RuntimeError(f"rdproduce exited with {run.returncode}: {run.stderr.strip()[-500:]}")
+    r = json.loads(run.stdout)
+    out = {k: r[k] for k in ("records", "seconds", "client_cpu_s")}
+    if kind == "txn":
+        out.update({k: r[k] for k in ("transactions", "commit_seconds", "commit_flush_seconds", "commit_queued_records")})
+    # The broker's CPU is read around the whole process (its start, metadata and warm-up included):
+    # an upper bound for the window, the same way for every system.
+    return {**out, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
 
 
 def consume_c(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,

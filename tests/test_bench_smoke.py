@@ -45,21 +45,28 @@ def test_bench_smoke_run(tmp_path):
     assert not failed, failed
     assert excused or run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
+    c_produce = ("produce_1p_c", "produce_1p_idempotent_c", "produce_1p_txn_c")
     assert {"produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn", "consume_plain_ru",
             "consume_plain_rc", "consume_txn_ru", "consume_txn_rc", "e2e_latency", "endtxn_latency",
-            "growth_1x", "growth_2x"} <= set(phases)
+            "growth_1x", "growth_2x", *c_produce} <= set(phases)
     reads = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
     ran = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn", *reads,
-           *(f"{name}{suffix}" for name in reads for suffix in ("_kcat", "_c") if suffix not in excused))
+           *(f"{name}{suffix}" for name in reads for suffix in ("_kcat", "_c") if suffix not in excused),
+           *(c_produce if "_c" not in excused else ()))
     for name in ran:
         (r,) = phases[name]
         assert r["records"] == RECORDS and r["seconds"] > 0, (name, r)
     (txn,) = phases["produce_1p_txn"]
     assert txn["transactions"] >= 1
     assert 0 < txn["commit_flush_seconds"] <= txn["commit_seconds"] < txn["seconds"]
+    if "_c" not in excused:
+        (ctxn,) = phases["produce_1p_txn_c"]
+        assert ctxn["transactions"] >= 1
+        assert 0 < ctxn["commit_flush_seconds"] <= ctxn["commit_seconds"] < ctxn["seconds"]
     # every produce phase on an instance of its own
     assert {launch["group"] for launch in shim["launches"]} >= {
-        "throughput", "throughput-8p", "throughput-idempotent", "throughput-txn", "latency", "growth"}
+        "throughput", "throughput-8p", "throughput-idempotent", "throughput-txn", "latency", "growth",
+        "cproduce-plain", "cproduce-idempotent", "cproduce-txn"}
     assert shim["launches"] and all(launch["ready_s"] > 0 for launch in shim["launches"])
     assert data["settings"]["smoke"] is True and data["settings"]["records"] == RECORDS
 
@@ -98,3 +105,40 @@ def test_throughput_order_rotates_with_the_repetition(monkeypatch, rep):
     first, second = ("consume_txn_rc_c", "consume_txn_ru_c") if rep % 2 else ("consume_txn_ru_c", "consume_txn_rc_c")
     assert order.index(first) < order.index(second)
     assert order.index("produce_1p_txn") < order.index("consume_txn_ru")
+
+
+@pytest.mark.parametrize("rep", range(3))
+def test_c_producer_instances_rotate_with_the_repetition(monkeypatch, rep):
+    from bench import suite
+
+    _RecordingGroup.order = []
+    monkeypatch.setattr(suite, "Group", _RecordingGroup)
+    suite.cproduce_group(None, None, {}, rep)
+    base = [["[cproduce-plain]", "produce_1p_c"], ["[cproduce-idempotent]", "produce_1p_idempotent_c"],
+            ["[cproduce-txn]", "produce_1p_txn_c"]]
+    assert _RecordingGroup.order == [x for pair in base[rep:] + base[:rep] for x in pair]
+
+
+def test_the_table_leaves_out_what_was_not_run():
+    from bench import report
+
+    def rec(rep, rate, **extra):
+        return {"status": "ok", "rep": rep, "records": 1000, "seconds": 1000 / rate, "broker_cpu_s": 0.001, **extra}
+
+    commits = {"transactions": 2, "commit_seconds": 0.002, "commit_flush_seconds": 0.001, "commit_queued_records": 50}
+    shim = {"label": "kafka-shim", "version": "test", "launches": [{"ready_s": 0.2, "listen_s": 0.1, "idle_rss_bytes": 28e6}],
+            "phases": {"produce_1p_c": [rec(0, 500_000), rec(1, 600_000)],
+                       "produce_1p_txn_c": [rec(0, 450_000, **commits), rec(1, 480_000, **commits)]}}
+    shim["summary"] = report.summary(shim)
+    results = {"settings": {"records": 1000, "commit_interval_ms": 100, "latency_rate": 2000, "latency_seconds": 5,
+                            "records_per_txn": 5}, "systems": {"kafka-shim": shim}}
+    table, notes = report.table(results)
+    assert "produce with rdproduce (librdkafka from C): 1 partition | 550,000/s" in table
+    assert "transactional (commit every 100 ms) | 465,000/s" in table
+    assert "| produce, 1 partition |" not in table and "consume" not in table and "latency" not in table
+    assert "| ... 1 partition, idempotent |" not in table
+    assert not notes
+    ratios = {r["ratio"]: r for r in report.ratios(results)}
+    txn = ratios["kafka-shim transactional / plain produce 1p, rdproduce"]
+    assert txn["value"] == pytest.approx((0.9 + 0.8) / 2) and txn["met"] is False
+    assert "kafka-shim transactional / plain produce 1p" not in ratios
