@@ -12,46 +12,15 @@
  * Exit status: 0 done; 2 usage or configuration; 3 stalled (no record for STALL_S seconds);
  * 4 a fatal consumer error.
  *
- * The few declarations below are librdkafka's public C API (rdkafka.h), stable since 1.x; they
- * are repeated here so that building needs only a C compiler and the shared library that the
- * confluent-kafka wheel bundles, not the library's development package.
+ * The declarations of librdkafka's C API it needs are in rdclient.h and below.
  */
-#define _POSIX_C_SOURCE 200809L
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <sys/types.h>
-#include <time.h>
+#include "rdclient.h"
 
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 typedef struct rd_kafka_queue_s rd_kafka_queue_t;
-typedef struct rd_kafka_topic_s rd_kafka_topic_t;
 typedef struct rd_kafka_topic_partition_list_s rd_kafka_topic_partition_list_t;
-typedef struct rd_kafka_metadata rd_kafka_metadata_t;
 
-typedef struct rd_kafka_message_s {
-    int err;
-    rd_kafka_topic_t *rkt;
-    int32_t partition;
-    void *payload;
-    size_t len;
-    void *key;
-    size_t key_len;
-    int64_t offset;
-    void *_private;
-} rd_kafka_message_t;
+enum { RD_KAFKA_RESP_ERR__PARTITION_EOF = -191 };
 
-enum { RD_KAFKA_CONSUMER = 1, RD_KAFKA_CONF_OK = 0, RD_KAFKA_RESP_ERR__PARTITION_EOF = -191 };
-
-rd_kafka_conf_t *rd_kafka_conf_new(void);
-int rd_kafka_conf_set(rd_kafka_conf_t *, const char *, const char *, char *, size_t);
-rd_kafka_t *rd_kafka_new(int, rd_kafka_conf_t *, char *, size_t);
-void rd_kafka_destroy(rd_kafka_t *);
-int rd_kafka_metadata(rd_kafka_t *, int, rd_kafka_topic_t *, const rd_kafka_metadata_t **, int);
-void rd_kafka_metadata_destroy(const rd_kafka_metadata_t *);
 rd_kafka_topic_partition_list_t *rd_kafka_topic_partition_list_new(int);
 void rd_kafka_topic_partition_list_destroy(rd_kafka_topic_partition_list_t *);
 int rd_kafka_topic_partition_list_set_offset(rd_kafka_topic_partition_list_t *, const char *, int32_t, int64_t);
@@ -61,32 +30,10 @@ rd_kafka_queue_t *rd_kafka_queue_get_consumer(rd_kafka_t *);
 void rd_kafka_queue_destroy(rd_kafka_queue_t *);
 ssize_t rd_kafka_consume_batch_queue(rd_kafka_queue_t *, int, rd_kafka_message_t **, size_t);
 void rd_kafka_message_destroy(rd_kafka_message_t *);
-const char *rd_kafka_err2str(int);
 int rd_kafka_fatal_error(rd_kafka_t *, char *, size_t);
 int rd_kafka_consumer_close(rd_kafka_t *);
 
 #define BATCH 10000
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-static int set(rd_kafka_conf_t *conf, const char *key, const char *value) {
-    char err[512];
-    if (rd_kafka_conf_set(conf, key, value, err, sizeof err) != RD_KAFKA_CONF_OK) {
-        fprintf(stderr, "rdconsume: %s=%s: %s\n", key, value, err);
-        return -1;
-    }
-    return 0;
-}
 
 int main(int argc, char **argv) {
     if (argc < 6) {
@@ -100,36 +47,14 @@ int main(int argc, char **argv) {
     char err[512];
 
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    if (set(conf, "bootstrap.servers", argv[1]) || set(conf, "group.id", "rdconsume") ||
-        set(conf, "enable.auto.commit", "false") || set(conf, "enable.auto.offset.store", "false") ||
-        set(conf, "enable.partition.eof", "false"))
+    if (set("rdconsume", conf, "bootstrap.servers", argv[1]) || set("rdconsume", conf, "group.id", "rdconsume") ||
+        set("rdconsume", conf, "enable.auto.commit", "false") ||
+        set("rdconsume", conf, "enable.auto.offset.store", "false") ||
+        set("rdconsume", conf, "enable.partition.eof", "false") || set_args("rdconsume", conf, argc, argv, 6))
         return 2;
-    for (int i = 6; i < argc; i++) {
-        if (strcmp(argv[i], "-X") != 0 || i + 1 >= argc) {
-            fprintf(stderr, "rdconsume: expected -X key=value, got %s\n", argv[i]);
-            return 2;
-        }
-        char *kv = argv[++i], *eq = strchr(kv, '=');
-        if (eq == NULL) {
-            fprintf(stderr, "rdconsume: expected key=value, got %s\n", kv);
-            return 2;
-        }
-        *eq = '\0';
-        if (set(conf, kv, eq + 1))
-            return 2;
-    }
-    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-    if (rk == NULL) {
-        fprintf(stderr, "rdconsume: %s\n", err);
+    rd_kafka_t *rk = connect_client("rdconsume", RD_KAFKA_CONSUMER, conf);
+    if (rk == NULL)
         return 2;
-    }
-    const rd_kafka_metadata_t *md;
-    int rc = rd_kafka_metadata(rk, 1, NULL, &md, 30000);
-    if (rc != 0) {
-        fprintf(stderr, "rdconsume: metadata: %s\n", rd_kafka_err2str(rc));
-        return 2;
-    }
-    rd_kafka_metadata_destroy(md);
 
     rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(partitions);
     for (int p = 0; p < partitions; p++) {
@@ -141,7 +66,8 @@ int main(int argc, char **argv) {
     long long got = 0, bytes = 0, errors = 0;
     char first_error[512] = "";
     double first = -1, cpu0 = cpu_s(), t0 = now_s(), last = t0;
-    if ((rc = rd_kafka_assign(rk, parts)) != 0) {
+    int rc = rd_kafka_assign(rk, parts);
+    if (rc != 0) {
         fprintf(stderr, "rdconsume: assign: %s\n", rd_kafka_err2str(rc));
         return 2;
     }

@@ -350,7 +350,7 @@ def _librdkafka_of_confluent_kafka():
 
 
 def c_binary(name: str) -> str:
-    """bench/<name>.c (rdconsume, rdproduce) built against the librdkafka inside the confluent-kafka
+    """bench/<name>.c (rdconsume, rdproduce; with rdclient.h) built against the librdkafka inside the confluent-kafka
     wheel (the one every other phase uses), once per source and library: a C compiler is all it
     needs."""
     import hashlib
@@ -366,7 +366,8 @@ def c_binary(name: str) -> str:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise RuntimeError(f"no C compiler (cc or gcc) to build bench/{name}.c")
-    key = hashlib.sha256(source.read_bytes() + lib.encode()).hexdigest()[:16]
+    header = source.with_name("rdclient.h")  # what the two share, included by both
+    key = hashlib.sha256(source.read_bytes() + header.read_bytes() + lib.encode()).hexdigest()[:16]
     exe = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"{name}-{key}"
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
