@@ -307,8 +307,8 @@ def consume_kcat(bootstrap: str, topic: str, partitions: int, records: int, isol
     if exe is None:
         raise RuntimeError("kcat is not on PATH (Debian: apt-get install kcat; `make bench` installs it as root)")
     cmd = [exe, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%o\n",
-           *_consumer_args(bootstrap, isolation, "bootstrap.servers", "group.id", "enable.auto.commit",
-                           "enable.auto.offset.store", "log_level")]
+           *_x_args(consumer_config(bootstrap, isolation), "bootstrap.servers", "group.id", "enable.auto.commit",
+                    "enable.auto.offset.store", "log_level")]
     with _librdkafka_of_confluent_kafka() as env:
         version = subprocess.run([exe, "-V"], capture_output=True, text=True, env=env).stdout
         librdkafka = next(iter(re.findall(r"librdkafka ([0-9][^ )]*)", version)), "?")
@@ -326,10 +326,11 @@ def _wheel_librdkafka() -> str | None:
     return libs[0] if libs else None
 
 
-def _consumer_args(bootstrap: str, isolation: str, *drop: str) -> list[str]:
-    """``consumer_config`` as ``-X key=value`` arguments, without the keys in ``drop``."""
-    conf = consumer_config(bootstrap, isolation)
-    return [a for k, v in conf.items() if k not in drop for a in ("-X", f"{k}={v}")]
+def _x_args(conf: dict, *drop: str) -> list[str]:
+    """Client settings as librdkafka's ``-X key=value`` arguments (kcat, rdconsume, rdproduce),
+    without the keys in ``drop``; booleans as librdkafka spells them."""
+    return [a for k, v in conf.items() if k not in drop
+            for a in ("-X", f"{k}={str(v).lower() if isinstance(v, bool) else v}")]
 
 
 @contextlib.contextmanager
@@ -350,9 +351,9 @@ def _librdkafka_of_confluent_kafka():
 
 
 def c_binary(name: str) -> str:
-    """bench/<name>.c (rdconsume, rdproduce; with rdclient.h) built against the librdkafka inside the confluent-kafka
-    wheel (the one every other phase uses), once per source and library: a C compiler is all it
-    needs."""
+    """bench/<name>.c (rdconsume, rdproduce; both include rdclient.h) built against the librdkafka
+    inside the confluent-kafka wheel (the one every other phase uses), once per source and library:
+    a C compiler is all it needs."""
     import hashlib
     import shutil
     import subprocess
@@ -380,10 +381,6 @@ def c_binary(name: str) -> str:
     return str(exe)
 
 
-def rdconsume_binary() -> str:
-    return c_binary("rdconsume")
-
-
 def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int, kind: str = "plain",
               commit_interval_s: float = 0.1, warmup_topic: str = "", broker_pid: int | None = None,
               compression: str = "none") -> dict:
@@ -398,8 +395,7 @@ def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_m
         raise RuntimeError("rdproduce sends random (incompressible) values only: run it without --compression")
     extra = {"transactional.id": f"bench-{uuid.uuid4().hex}"} if kind == "txn" else (
         {"enable.idempotence": True} if kind == "idempotent" else {})
-    conf = producer_config(bootstrap, queue_messages, **extra)
-    args = [a for k, v in conf.items() if k != "bootstrap.servers" for a in ("-X", f"{k}={str(v).lower() if isinstance(v, bool) else v}")]
+    args = _x_args(producer_config(bootstrap, queue_messages, **extra), "bootstrap.servers")
     commit_ms = round(commit_interval_s * 1000) if kind == "txn" else 0
     cmd = [c_binary("rdproduce"), bootstrap, topic, str(partitions), str(records), str(commit_ms), warmup_topic, *args]
     cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
@@ -425,9 +421,9 @@ def consume_c(bootstrap: str, topic: str, partitions: int, records: int, isolati
     import json
     import subprocess
 
-    cmd = [rdconsume_binary(), bootstrap, topic, str(partitions), str(records), str(stall_s),
-           *_consumer_args(bootstrap, isolation, "bootstrap.servers", "group.id", "enable.auto.commit",
-                           "enable.auto.offset.store")]
+    cmd = [c_binary("rdconsume"), bootstrap, topic, str(partitions), str(records), str(stall_s),
+           *_x_args(consumer_config(bootstrap, isolation), "bootstrap.servers", "group.id", "enable.auto.commit",
+                    "enable.auto.offset.store")]
     cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + stall_s + records / 1000)
     cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
