@@ -57,7 +57,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 
 $(BENCH_STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/pip install --quiet -e '.[bench,java]'
 	touch $(BENCH_STAMP)
 
 .PHONY: bench

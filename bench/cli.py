@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--txns", type=int, default=200, help="transactions timed in the EndTxn latency phase")
     p.add_argument("--records-per-txn", type=int, default=5)
     p.add_argument("--repeat", type=int, default=5,
-                   help="runs of the throughput, cproduce and latency groups per system (fresh start each); "
+                   help="runs of the throughput, cproduce, jproduce and latency groups per system (fresh start each); "
                         "the table shows medians")
     p.add_argument("--smoke", action="store_true",
                    help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions")

@@ -13,6 +13,8 @@ MB = 1e6
 PRODUCE = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn")
 # The cproduce group: the 1-partition produces again with rdproduce (librdkafka from C)
 PRODUCE_C = ("produce_1p_c", "produce_1p_idempotent_c", "produce_1p_txn_c")
+# The jproduce group: the same with Apache Kafka's Java producer (JProduce)
+PRODUCE_J = ("produce_1p_j", "produce_1p_idempotent_j", "produce_1p_txn_j")
 CONSUME = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
 # The three reads of each topic: phase-name suffix, consumer named in the ratios
 READERS = (("", ""), ("_kcat", "kcat"), ("_c", "rdconsume"))
@@ -40,30 +42,31 @@ def summary(res: dict) -> dict:
         "machine_busy_before": _median(l.get("machine_busy_before") for l in res["launches"]),
     }
     per_rep: dict[int, int] = {}
-    for n in PRODUCE:
+    for n in PRODUCE + PRODUCE_C + PRODUCE_J:
         for p in res["phases"].get(n, []):
             if "rss_peak_bytes" in p:
                 per_rep[p["rep"]] = max(per_rep.get(p["rep"], 0), p["rss_peak_bytes"])
     out["rss_load_mb"] = _median(v / MB for v in per_rep.values())
     for n in ("growth_1x", "growth_2x"):
         out[f"rss_{n}_mb"] = _median(p["rss_after_bytes"] / MB for p in _oks(res, n))
-    for n in PRODUCE + PRODUCE_C + READS + ("growth_1x", "growth_2x"):
+    for n in PRODUCE + PRODUCE_C + PRODUCE_J + READS + ("growth_1x", "growth_2x"):
         rates = [p["records"] / p["seconds"] for p in _oks(res, n)]
         out[n] = _median(rates)
         out[f"{n}_samples"] = [round(r) for r in rates]
-    for n in ("produce_1p", "produce_8p", "consume_plain_ru", "consume_plain_ru_kcat", "consume_plain_ru_c"):
+    for n in ("produce_1p", "produce_8p", "consume_plain_ru", "consume_plain_ru_kcat", "consume_plain_ru_c",
+              "produce_1p_j", "produce_1p_txn_j"):
         out[f"{n}_broker_cores"] = _median(p["broker_cpu_s"] / p["seconds"] for p in _oks(res, n))
         out[f"{n}_client_cores"] = _median(p["client_cpu_s"] / p["seconds"] for p in _oks(res, n)
                                            if "client_cpu_s" in p)
         out[f"{n}_broker_wait"] = _median(p["broker_runqueue_wait_s"] / p["seconds"] for p in _oks(res, n)
                                           if "broker_runqueue_wait_s" in p)
-    for n in PRODUCE + PRODUCE_C + READS:
+    for n in PRODUCE + PRODUCE_C + PRODUCE_J + READS:
         out[f"{n}_broker_us_per_record"] = _median(1e6 * p["broker_cpu_s"] / p["records"] for p in _oks(res, n)
                                                    if "broker_cpu_s" in p)
     for n in ("e2e_latency", "endtxn_latency"):
         out[f"{n}_p50_ms"] = _median(p["p50_ms"] for p in _oks(res, n))
         out[f"{n}_p99_ms"] = _median(p["p99_ms"] for p in _oks(res, n))
-    for phase, prefix in (("produce_1p_txn", "txn"), ("produce_1p_txn_c", "txn_c")):
+    for phase, prefix in (("produce_1p_txn", "txn"), ("produce_1p_txn_c", "txn_c"), ("produce_1p_txn_j", "txn_j")):
         txn = [p for p in _oks(res, phase) if "commit_flush_seconds" in p]
         out[f"{prefix}_count"] = _median(p["transactions"] for p in _oks(res, phase))
         out[f"{prefix}_pause_share"] = _median(p["commit_seconds"] / p["seconds"] for p in txn)
@@ -165,6 +168,16 @@ def rows(settings: dict) -> list[tuple]:
         ("... broker CPU per record, plain / transactional (µs)",
          ("produce_1p_c_broker_us_per_record", "produce_1p_txn_c_broker_us_per_record"), _us,
          ("produce_1p_c", "produce_1p_txn_c")),
+        ("produce with JProduce (Apache Kafka's Java producer): 1 partition", "produce_1p_j", _rate,
+         ("produce_1p_j",)),
+        ("... 1 partition, idempotent", "produce_1p_idempotent_j", _rate, ("produce_1p_idempotent_j",)),
+        (f"... 1 partition, transactional (commit every {settings['commit_interval_ms']} ms)", "produce_1p_txn_j",
+         _rate, ("produce_1p_txn_j",)),
+        ("... transactional: share of the time in commits; flush / EndTxn per commit; records unacknowledged "
+         "at a commit", ("txn_j_pause_share", "txn_j_flush_ms", "txn_j_endtxn_ms", "txn_j_queued"), _commits,
+         ("produce_1p_txn_j",)),
+        ("... client CPU cores, plain / transactional", ("produce_1p_j_client_cores", "produce_1p_txn_j_client_cores"),
+         lambda a, b: f"{a:.2f} / {b:.2f}", ("produce_1p_j", "produce_1p_txn_j")),
         (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s for {settings['latency_seconds']:g} s",
          ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
         (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",
@@ -231,6 +244,15 @@ TARGETS = [
      "produce_1p_c", ">=", 0.97),
     ("kafka-shim idempotent / plain produce 1p, rdproduce", "kafka-shim", "produce_1p_idempotent_c", "kafka-shim",
      "produce_1p_c", None, None),
+    # Java's producer keeps five requests in flight where librdkafka's transactional one keeps one:
+    # what the transactional ratio is without that limit (no target: the client is librdkafka)
+    ("produce 1p, JProduce: kafka-shim / Tansu", "kafka-shim", "produce_1p_j", "tansu", "produce_1p_j", None, None),
+    ("produce 1p, JProduce: kafka-shim / noida-db", "kafka-shim", "produce_1p_j", "noida-db", "produce_1p_j", None,
+     None),
+    ("kafka-shim transactional / plain produce 1p, JProduce", "kafka-shim", "produce_1p_txn_j", "kafka-shim",
+     "produce_1p_j", None, None),
+    ("kafka-shim idempotent / plain produce 1p, JProduce", "kafka-shim", "produce_1p_idempotent_j", "kafka-shim",
+     "produce_1p_j", None, None),
     ("kafka-shim read_committed / read_uncommitted, plain topic", "kafka-shim", "consume_plain_rc", "kafka-shim",
      "consume_plain_ru", ">=", 0.95),
     ("kafka-shim read_committed / read_uncommitted, txn topic", "kafka-shim", "consume_txn_rc", "kafka-shim",
@@ -284,7 +306,7 @@ def ratios(results: dict) -> list[dict]:
         out.append({"ratio": label, "value": v, "min": lo, "max": hi, "pairs": len(pairs), "op": op,
                     "target": target, "unit": "x", "met": None if v is None or target is None else v >= target})
     for label, peer, metric in EFFICIENCY:
-        if peer not in systems or "kafka-shim" not in systems:
+        if peer not in systems or "kafka-shim" not in systems or not _ran(results, (metric,)):
             continue
         x, y = val(peer, f"{metric}_broker_us_per_record"), val("kafka-shim", f"{metric}_broker_us_per_record")
         out.append({"ratio": label, "value": x / y if x is not None and y else None, "op": None, "target": None,

@@ -189,7 +189,9 @@ class Group:
 
     # workloads
 
-    def produce(self, topic: str, partitions: int, kind: str = "plain", create: bool = True, c: bool = False) -> dict:
+    def produce(self, topic: str, partitions: int, kind: str = "plain", create: bool = True,
+                client: str = "python") -> dict:
+        """``client``: "python" (confluent-kafka), "c" (rdproduce) or "java" (JProduce)."""
         if create:
             create_topic(self.run.bootstrap, topic, partitions)
         warmup = f"{topic}-warmup"
@@ -198,8 +200,8 @@ class Group:
         common = dict(bootstrap=self.run.bootstrap, topic=topic, partitions=partitions, records=self.s.records,
                       queue_messages=self.s.queue_messages, broker_pid=self.run.pid, compression=self.s.compression)
         timeout = self.s.phase_timeout()
-        if c:
-            return runner.run("produce_c", timeout, kind=kind, commit_interval_s=self.s.commit_interval_s,
+        if client in ("c", "java"):
+            return runner.run(f"produce_{client}", timeout, kind=kind, commit_interval_s=self.s.commit_interval_s,
                               warmup_topic=warmup, **common)
         if kind == "txn":
             return runner.run("produce_transactional", timeout, commit_interval_s=self.s.commit_interval_s,
@@ -286,15 +288,27 @@ def throughput_group(system: System, s: Settings, result: dict, rep: int = 0) ->
         run()
 
 
+def _client_produce_group(client: str, suffix: str, system: System, s: Settings, result: dict, rep: int) -> None:
+    kinds = [(f"produce_1p{suffix}", "plain"), (f"produce_1p_idempotent{suffix}", "idempotent"),
+             (f"produce_1p_txn{suffix}", "txn")]
+    shift = rep % len(kinds)
+    for name, kind in kinds[shift:] + kinds[:shift]:
+        with Group(f"{client[0]}produce-{kind}", system, s, result, rep) as g:
+            g.phase(name, lambda k=kind: g.produce(f"{client[0]}-{k}-1p", 1, k, client=client))
+
+
 def cproduce_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
     """The plain, idempotent and transactional produce to 1 partition again, with rdproduce
     (librdkafka from C) instead of the Python producer: each from a fresh instance, in an order
     that rotates with the repetition, as in the throughput group."""
-    kinds = [("produce_1p_c", "plain"), ("produce_1p_idempotent_c", "idempotent"), ("produce_1p_txn_c", "txn")]
-    shift = rep % len(kinds)
-    for name, kind in kinds[shift:] + kinds[:shift]:
-        with Group(f"cproduce-{kind}", system, s, result, rep) as g:
-            g.phase(name, lambda k=kind: g.produce(f"c-{k}-1p", 1, k, c=True))
+    _client_produce_group("c", "_c", system, s, result, rep)
+
+
+def jproduce_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
+    """The same three with Apache Kafka's Java producer (bench/JProduce.java), which keeps up to
+    five requests in flight per partition where librdkafka's idempotent and transactional
+    producer keeps one."""
+    _client_produce_group("java", "_j", system, s, result, rep)
 
 
 def latency_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
@@ -315,6 +329,6 @@ def growth_group(system: System, s: Settings, result: dict, rep: int = 0) -> Non
         g.phase("growth_2x", lambda: step(False), needs=("growth_1x",))
 
 
-GROUPS = {"throughput": throughput_group, "cproduce": cproduce_group, "latency": latency_group,
-          "growth": growth_group}
-REPEATED = ("throughput", "cproduce", "latency")  # run --repeat times; the others once
+GROUPS = {"throughput": throughput_group, "cproduce": cproduce_group, "jproduce": jproduce_group,
+          "latency": latency_group, "growth": growth_group}
+REPEATED = ("throughput", "cproduce", "jproduce", "latency")  # run --repeat times; the others once

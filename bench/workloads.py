@@ -381,6 +381,25 @@ def c_binary(name: str) -> str:
     return str(exe)
 
 
+def _producer_process(cmd: list[str], name: str, kind: str, records: int, broker_pid: int | None) -> dict:
+    """Runs rdproduce or JProduce and returns its JSON line's figures with the broker's CPU. The
+    broker's CPU is read around the whole process (its start, metadata and warm-up included): an
+    upper bound for the window, the same way for every system."""
+    import json
+    import subprocess
+
+    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + records / 1000)
+    cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
+    if run.returncode != 0:
+        raise RuntimeError(f"{name} exited with {run.returncode}: {run.stderr.strip()[-500:]}")
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    out = {k: r[k] for k in ("records", "seconds", "client_cpu_s")}
+    if kind == "txn":
+        out.update({k: r[k] for k in ("transactions", "commit_seconds", "commit_flush_seconds", "commit_queued_records")})
+    return {**out, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
+
+
 def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int, kind: str = "plain",
               commit_interval_s: float = 0.1, warmup_topic: str = "", broker_pid: int | None = None,
               compression: str = "none") -> dict:
@@ -388,9 +407,6 @@ def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_m
     settings and the same loop as ``produce`` / ``produce_transactional`` (1 KiB random values, a
     1 ms poll when the queue is full, commits every ``commit_interval_s``), without Python's cost
     per record, so the client leaves more of the machine to the broker."""
-    import json
-    import subprocess
-
     if compression != "none":
         raise RuntimeError("rdproduce sends random (incompressible) values only: run it without --compression")
     extra = {"transactional.id": f"bench-{uuid.uuid4().hex}"} if kind == "txn" else (
@@ -398,18 +414,74 @@ def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_m
     args = _x_args(producer_config(bootstrap, queue_messages, **extra), "bootstrap.servers")
     commit_ms = round(commit_interval_s * 1000) if kind == "txn" else 0
     cmd = [c_binary("rdproduce"), bootstrap, topic, str(partitions), str(records), str(commit_ms), warmup_topic, *args]
-    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + records / 1000)
-    cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
-    if run.returncode != 0:
-        raise RuntimeError(f"rdproduce exited with {run.returncode}: {run.stderr.strip()[-500:]}")
-    r = json.loads(run.stdout)
-    out = {k: r[k] for k in ("records", "seconds", "client_cpu_s")}
+    return _producer_process(cmd, "rdproduce", kind, records, broker_pid)
+
+
+def java_producer_config(queue_messages: int, kind: str) -> dict:
+    """``producer_config``'s settings in the Java client's names. Its buffer is bytes, not records:
+    room for ``queue_messages`` values and their record overhead. ``enable.idempotence`` is set
+    both ways, since the Java client turns it on by default (librdkafka does not), and the five
+    requests in flight per connection are its default, stated."""
+    conf = {
+        "acks": "all",
+        "compression.type": "none",
+        "linger.ms": 5,
+        "batch.size": 1_000_000,
+        "buffer.memory": queue_messages * (RECORD_SIZE + 64),
+        "delivery.timeout.ms": 60_000,
+        "max.in.flight.requests.per.connection": 5,
+        "enable.idempotence": "false" if kind == "plain" else "true",
+    }
     if kind == "txn":
-        out.update({k: r[k] for k in ("transactions", "commit_seconds", "commit_flush_seconds", "commit_queued_records")})
-    # The broker's CPU is read around the whole process (its start, metadata and warm-up included):
-    # an upper bound for the window, the same way for every system.
-    return {**out, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
+        conf["transactional.id"] = f"bench-{uuid.uuid4().hex}"
+    return conf
+
+
+def java_class(name: str) -> list[str]:
+    """The command that runs bench/<name>.java with kafka-clients 3.9.1 (the jars of the ``java``
+    extra, found by compat/javarun.py as the Java compat suites find them), compiled with javac
+    once per source and jar set."""
+    import hashlib
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from compat.javarun import JavaUnavailable, find_jars, find_tools
+
+    try:
+        java, javac = find_tools()
+        jars = find_jars()
+    except JavaUnavailable as e:
+        raise RuntimeError(str(e)) from None
+    source = Path(__file__).with_name(f"{name}.java")
+    classpath = os.pathsep.join(map(str, jars))
+    key = hashlib.sha256(source.read_bytes() + classpath.encode()).hexdigest()[:16]
+    build = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"{name}-java-{key}"
+    if not (build / f"{name}.class").exists():
+        tmp = build.with_name(f"{build.name}.{os.getpid()}")
+        run = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", classpath, str(source)],
+                             capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            raise RuntimeError(f"javac {source.name} failed: {(run.stdout + run.stderr).strip()[-1000:]}")
+        os.replace(tmp, build)
+    return [java, "-cp", os.pathsep.join((str(build), classpath)), name]
+
+
+def produce_java(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int, kind: str = "plain",
+                 commit_interval_s: float = 0.1, warmup_topic: str = "", broker_pid: int | None = None,
+                 compression: str = "none") -> dict:
+    """The produce phases with bench/JProduce.java: Apache Kafka's Java producer (kafka-clients
+    3.9.1), the producer whose idempotent and transactional modes keep up to five requests in
+    flight per partition (librdkafka's keep one). Settings as ``producer_config``; the same loop,
+    except that a full buffer blocks send(), as the Java client does; records/2 warm-up records
+    before the clock, for the JIT."""
+    if compression != "none":
+        raise RuntimeError("JProduce sends random (incompressible) values only: run it without --compression")
+    conf = java_producer_config(queue_messages, kind)
+    commit_ms = round(commit_interval_s * 1000) if kind == "txn" else 0
+    cmd = [*java_class("JProduce"), bootstrap, topic, str(partitions), str(records), str(commit_ms),
+           warmup_topic, str(max(1, records // 2)), *(f"{k}={v}" for k, v in conf.items())]
+    return _producer_process(cmd, "JProduce", kind, records, broker_pid)
 
 
 def consume_c(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,

@@ -1,6 +1,6 @@
 """`python -m bench --smoke`: the benchmark's every phase still runs against kafka-shim.
 
-A tiny run (20,000 records, kafka-shim only, about 20 s) that checks the harness, not speed: each
+A tiny run (20,000 records, kafka-shim only, about 30 s) that checks the harness, not speed: each
 phase ends "ok" with the records it was given, the JSON has the table's inputs, and the exit
 status is 0. Nothing here times anything.
 """
@@ -21,6 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDS = 20_000
 
 
+def _java_missing() -> str | None:
+    """Why JProduce cannot run here (the text its phases fail with), or None."""
+    from compat.javarun import JavaUnavailable, find_jars, find_tools
+
+    try:
+        find_tools()
+        find_jars()
+    except JavaUnavailable as e:
+        return str(e)
+    return None
+
+
 def test_bench_smoke_run(tmp_path):
     out = tmp_path / "smoke.json"
     run = subprocess.run([sys.executable, "-m", "bench", "--smoke", "-q", "--out", str(out)],
@@ -31,13 +43,16 @@ def test_bench_smoke_run(tmp_path):
     phases = shim["phases"]
     failed = {name: [r.get("error") for r in runs if r["status"] != "ok"] for name, runs in phases.items()}
     failed = {name: errors for name, errors in failed.items() if errors}
-    # Without kcat the kcat reads fail, without a C compiler the rdconsume reads do, and say why;
-    # everything else must pass.
+    # Without kcat the kcat reads fail, without a C compiler the rdconsume reads do, without a JDK
+    # or the Java client's jars the JProduce phases do, and say why; everything else must pass.
     excused = {}
     if not (shutil.which("kcat") or shutil.which("kafkacat")):
         excused["_kcat"] = "kcat is not on PATH"
     if not (shutil.which("cc") or shutil.which("gcc")):
         excused["_c"] = "no C compiler"
+    java_missing = _java_missing()
+    if java_missing:
+        excused["_j"] = java_missing
     for suffix, reason in excused.items():
         gone = {name: errors for name, errors in failed.items() if name.endswith(suffix)}
         assert gone and all(reason in e for errors in gone.values() for e in errors), failed
@@ -46,27 +61,30 @@ def test_bench_smoke_run(tmp_path):
     assert excused or run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
     c_produce = ("produce_1p_c", "produce_1p_idempotent_c", "produce_1p_txn_c")
+    j_produce = ("produce_1p_j", "produce_1p_idempotent_j", "produce_1p_txn_j")
     assert {"produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn", "consume_plain_ru",
             "consume_plain_rc", "consume_txn_ru", "consume_txn_rc", "e2e_latency", "endtxn_latency",
-            "growth_1x", "growth_2x", *c_produce} <= set(phases)
+            "growth_1x", "growth_2x", *c_produce, *j_produce} <= set(phases)
     reads = ("consume_plain_ru", "consume_plain_rc", "consume_txn_ru", "consume_txn_rc")
     ran = ("produce_1p", "produce_8p", "produce_1p_idempotent", "produce_1p_txn", *reads,
            *(f"{name}{suffix}" for name in reads for suffix in ("_kcat", "_c") if suffix not in excused),
-           *(c_produce if "_c" not in excused else ()))
+           *(c_produce if "_c" not in excused else ()), *(j_produce if "_j" not in excused else ()))
     for name in ran:
         (r,) = phases[name]
         assert r["records"] == RECORDS and r["seconds"] > 0, (name, r)
     (txn,) = phases["produce_1p_txn"]
     assert txn["transactions"] >= 1
     assert 0 < txn["commit_flush_seconds"] <= txn["commit_seconds"] < txn["seconds"]
-    if "_c" not in excused:
-        (ctxn,) = phases["produce_1p_txn_c"]
-        assert ctxn["transactions"] >= 1
-        assert 0 < ctxn["commit_flush_seconds"] <= ctxn["commit_seconds"] < ctxn["seconds"]
+    for suffix in ("_c", "_j"):
+        if suffix not in excused:
+            (ctxn,) = phases[f"produce_1p_txn{suffix}"]
+            assert ctxn["transactions"] >= 1, ctxn
+            assert 0 < ctxn["commit_flush_seconds"] <= ctxn["commit_seconds"] < ctxn["seconds"], ctxn
     # every produce phase on an instance of its own
     assert {launch["group"] for launch in shim["launches"]} >= {
         "throughput", "throughput-8p", "throughput-idempotent", "throughput-txn", "latency", "growth",
-        "cproduce-plain", "cproduce-idempotent", "cproduce-txn"}
+        "cproduce-plain", "cproduce-idempotent", "cproduce-txn", "jproduce-plain", "jproduce-idempotent",
+        "jproduce-txn"}
     assert shim["launches"] and all(launch["ready_s"] > 0 for launch in shim["launches"])
     assert data["settings"]["smoke"] is True and data["settings"]["records"] == RECORDS
 
@@ -108,15 +126,31 @@ def test_throughput_order_rotates_with_the_repetition(monkeypatch, rep):
 
 
 @pytest.mark.parametrize("rep", range(3))
-def test_c_producer_instances_rotate_with_the_repetition(monkeypatch, rep):
+@pytest.mark.parametrize("group, prefix, suffix", [("cproduce_group", "cproduce", "_c"),
+                                                   ("jproduce_group", "jproduce", "_j")])
+def test_client_producer_instances_rotate_with_the_repetition(monkeypatch, rep, group, prefix, suffix):
     from bench import suite
 
     _RecordingGroup.order = []
     monkeypatch.setattr(suite, "Group", _RecordingGroup)
-    suite.cproduce_group(None, None, {}, rep)
-    base = [["[cproduce-plain]", "produce_1p_c"], ["[cproduce-idempotent]", "produce_1p_idempotent_c"],
-            ["[cproduce-txn]", "produce_1p_txn_c"]]
+    getattr(suite, group)(None, None, {}, rep)
+    base = [[f"[{prefix}-plain]", f"produce_1p{suffix}"], [f"[{prefix}-idempotent]", f"produce_1p_idempotent{suffix}"],
+            [f"[{prefix}-txn]", f"produce_1p_txn{suffix}"]]
     assert _RecordingGroup.order == [x for pair in base[rep:] + base[:rep] for x in pair]
+
+
+def test_java_producer_settings_say_what_each_kind_is():
+    """The Java client is idempotent unless told otherwise: its plain producer must say so, or the
+    plain / transactional ratio would compare two idempotent producers."""
+    from bench.workloads import java_producer_config
+
+    plain, idem, txn = (java_producer_config(20_000, k) for k in ("plain", "idempotent", "txn"))
+    assert plain["enable.idempotence"] == "false" and "transactional.id" not in plain
+    assert idem["enable.idempotence"] == "true" and "transactional.id" not in idem
+    assert txn["enable.idempotence"] == "true" and txn["transactional.id"].startswith("bench-")
+    assert plain["buffer.memory"] >= 20_000 * 1024 and plain["batch.size"] == 1_000_000
+    assert {k: v for k, v in plain.items() if k != "enable.idempotence"} == {
+        k: v for k, v in idem.items() if k != "enable.idempotence"}
 
 
 def test_the_table_leaves_out_what_was_not_run():
@@ -142,3 +176,4 @@ def test_the_table_leaves_out_what_was_not_run():
     txn = ratios["kafka-shim transactional / plain produce 1p, rdproduce"]
     assert txn["value"] == pytest.approx((0.9 + 0.8) / 2) and txn["met"] is False
     assert "kafka-shim transactional / plain produce 1p" not in ratios
+    assert not [r for r in ratios if "broker CPU per record" in r]  # their phases did not run
