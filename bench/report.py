@@ -245,7 +245,7 @@ TARGETS = [
     ("kafka-shim idempotent / plain produce 1p, rdproduce", "kafka-shim", "produce_1p_idempotent_c", "kafka-shim",
      "produce_1p_c", None, None),
     # Java's producer keeps five requests in flight where librdkafka's transactional one keeps one:
-    # what the transactional ratio is without that limit (no target: the client is librdkafka)
+    # what the transactional ratio is without that limit (no targets: they are set for librdkafka)
     ("produce 1p, JProduce: kafka-shim / Tansu", "kafka-shim", "produce_1p_j", "tansu", "produce_1p_j", None, None),
     ("produce 1p, JProduce: kafka-shim / noida-db", "kafka-shim", "produce_1p_j", "noida-db", "produce_1p_j", None,
      None),
