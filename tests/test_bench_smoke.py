@@ -177,3 +177,28 @@ def test_the_table_leaves_out_what_was_not_run():
     assert txn["value"] == pytest.approx((0.9 + 0.8) / 2) and txn["met"] is False
     assert "kafka-shim transactional / plain produce 1p" not in ratios
     assert not [r for r in ratios if "broker CPU per record" in r]  # their phases did not run
+
+
+def test_java_producer_rows_and_ratios_have_no_targets():
+    from bench import report
+
+    def rec(rep, rate, **extra):
+        return {"status": "ok", "rep": rep, "records": 1000, "seconds": 1000 / rate, "broker_cpu_s": 0.001,
+                "client_cpu_s": 1.5 * 1000 / rate, **extra}
+
+    commits = {"transactions": 4, "commit_seconds": 0.004, "commit_flush_seconds": 0.003, "commit_queued_records": 400}
+    shim = {"label": "kafka-shim", "version": "test", "launches": [{"ready_s": 0.2, "listen_s": 0.1, "idle_rss_bytes": 28e6}],
+            "phases": {"produce_1p_j": [rec(0, 200_000), rec(1, 220_000)],
+                       "produce_1p_txn_j": [rec(0, 180_000, **commits), rec(1, 220_000, **commits)]}}
+    shim["summary"] = report.summary(shim)
+    results = {"settings": {"records": 1000, "commit_interval_ms": 100, "latency_rate": 2000, "latency_seconds": 5,
+                            "records_per_txn": 5}, "systems": {"kafka-shim": shim}}
+    table, notes = report.table(results)
+    assert "| produce with JProduce (Apache Kafka's Java producer): 1 partition | 210,000/s" in table
+    assert "| ... client CPU cores, plain / transactional | 1.50 / 1.50 |" in table
+    assert "| ... transactional: share of the time in commits; flush / EndTxn per commit; records unacknowledged " \
+           "at a commit | " in table
+    assert "rdproduce" not in table and not notes
+    ratios = {r["ratio"]: r for r in report.ratios(results)}
+    txn = ratios["kafka-shim transactional / plain produce 1p, JProduce"]
+    assert txn["value"] == pytest.approx((0.9 + 1.0) / 2) and txn["target"] is None and txn["met"] is None
