@@ -153,19 +153,28 @@ def test_java_producer_settings_say_what_each_kind_is():
         k: v for k, v in idem.items() if k != "enable.idempotence"}
 
 
-def test_the_table_leaves_out_what_was_not_run():
+def _shim_results(plain: str, txn: str, plain_rates: tuple, txn_rates: tuple) -> dict:
+    """Results of a run in which only kafka-shim ran, and only the phases ``plain`` and ``txn``
+    (one repetition per rate; the client used 1.5 cores throughout)."""
     from bench import report
 
     def rec(rep, rate, **extra):
-        return {"status": "ok", "rep": rep, "records": 1000, "seconds": 1000 / rate, "broker_cpu_s": 0.001, **extra}
+        return {"status": "ok", "rep": rep, "records": 1000, "seconds": 1000 / rate, "broker_cpu_s": 0.001,
+                "client_cpu_s": 1.5 * 1000 / rate, **extra}
 
     commits = {"transactions": 2, "commit_seconds": 0.002, "commit_flush_seconds": 0.001, "commit_queued_records": 50}
     shim = {"label": "kafka-shim", "version": "test", "launches": [{"ready_s": 0.2, "listen_s": 0.1, "idle_rss_bytes": 28e6}],
-            "phases": {"produce_1p_c": [rec(0, 500_000), rec(1, 600_000)],
-                       "produce_1p_txn_c": [rec(0, 450_000, **commits), rec(1, 480_000, **commits)]}}
+            "phases": {plain: [rec(k, r) for k, r in enumerate(plain_rates)],
+                       txn: [rec(k, r, **commits) for k, r in enumerate(txn_rates)]}}
     shim["summary"] = report.summary(shim)
-    results = {"settings": {"records": 1000, "commit_interval_ms": 100, "latency_rate": 2000, "latency_seconds": 5,
-                            "records_per_txn": 5}, "systems": {"kafka-shim": shim}}
+    return {"settings": {"records": 1000, "commit_interval_ms": 100, "latency_rate": 2000, "latency_seconds": 5,
+                         "records_per_txn": 5}, "systems": {"kafka-shim": shim}}
+
+
+def test_the_table_leaves_out_what_was_not_run():
+    from bench import report
+
+    results = _shim_results("produce_1p_c", "produce_1p_txn_c", (500_000, 600_000), (450_000, 480_000))
     table, notes = report.table(results)
     assert "produce with rdproduce (librdkafka from C): 1 partition | 550,000/s" in table
     assert "transactional (commit every 100 ms) | 465,000/s" in table
@@ -182,17 +191,7 @@ def test_the_table_leaves_out_what_was_not_run():
 def test_java_producer_rows_and_ratios_have_no_targets():
     from bench import report
 
-    def rec(rep, rate, **extra):
-        return {"status": "ok", "rep": rep, "records": 1000, "seconds": 1000 / rate, "broker_cpu_s": 0.001,
-                "client_cpu_s": 1.5 * 1000 / rate, **extra}
-
-    commits = {"transactions": 4, "commit_seconds": 0.004, "commit_flush_seconds": 0.003, "commit_queued_records": 400}
-    shim = {"label": "kafka-shim", "version": "test", "launches": [{"ready_s": 0.2, "listen_s": 0.1, "idle_rss_bytes": 28e6}],
-            "phases": {"produce_1p_j": [rec(0, 200_000), rec(1, 220_000)],
-                       "produce_1p_txn_j": [rec(0, 180_000, **commits), rec(1, 220_000, **commits)]}}
-    shim["summary"] = report.summary(shim)
-    results = {"settings": {"records": 1000, "commit_interval_ms": 100, "latency_rate": 2000, "latency_seconds": 5,
-                            "records_per_txn": 5}, "systems": {"kafka-shim": shim}}
+    results = _shim_results("produce_1p_j", "produce_1p_txn_j", (200_000, 220_000), (180_000, 220_000))
     table, notes = report.table(results)
     assert "| produce with JProduce (Apache Kafka's Java producer): 1 partition | 210,000/s" in table
     assert "| ... client CPU cores, plain / transactional | 1.50 / 1.50 |" in table
