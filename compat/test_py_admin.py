@@ -41,7 +41,7 @@ def _zero_uuid(value) -> bool:
 
 def topics_kafka_python(bootstrap: str, topic: str, doomed: str) -> dict:
     from kafka import KafkaAdminClient
-    from kafka.errors import TopicAlreadyExistsError
+    from kafka.errors import KafkaError
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15_000)
     try:
@@ -49,9 +49,11 @@ def topics_kafka_python(bootstrap: str, topic: str, doomed: str) -> dict:
         result = admin.create_topics({topic: {"num_partitions": 3, "replication_factor": 1}})
         (created,) = result["topics"]
         assert (created["error_code"], created["num_partitions"], created["replication_factor"]) == (0, 3, 1), result
-        with pytest.raises(TopicAlreadyExistsError):
+        try:
             admin.create_topics({topic: {"num_partitions": 3, "replication_factor": 1}})
-        obs["create_again"] = "TopicAlreadyExistsError"
+            obs["create_again"] = 0
+        except KafkaError as e:
+            obs["create_again"] = e.errno
 
         def described():  # Kafka's metadata may lag the creation a little
             found = [d for d in admin.describe_topics([topic]) if d["name"] == topic]
@@ -72,7 +74,7 @@ def topics_kafka_python(bootstrap: str, topic: str, doomed: str) -> dict:
         wait_for(lambda: doomed in admin.list_topics(), 15, 0.1, f"{doomed} listed")
         result = admin.delete_topics([doomed])
         assert [(t["name"], t["error_code"]) for t in result["topics"]] == [(doomed, 0)], result
-        obs["deleted_gone"] = wait_for(lambda: doomed not in admin.list_topics(), 15, 0.1, f"{doomed} gone")
+        wait_for(lambda: doomed not in admin.list_topics(), 15, 0.1, f"{doomed} gone")
         return obs
     finally:
         admin.close()
@@ -85,10 +87,11 @@ def topics_confluent(bootstrap: str, topic: str, doomed: str) -> dict:
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
     obs: dict = {}
     admin.create_topics([NewTopic(topic, 3, 1)], operation_timeout=15)[topic].result(20)
-    with pytest.raises(KafkaException) as again:
+    try:
         admin.create_topics([NewTopic(topic, 3, 1)], operation_timeout=15)[topic].result(20)
-    assert again.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS, again.value
-    obs["create_again"] = "TopicAlreadyExistsError"
+        obs["create_again"] = 0
+    except KafkaException as e:
+        obs["create_again"] = e.args[0].code()  # librdkafka keeps Kafka's code for broker errors
 
     def described():  # Kafka's metadata may lag the creation a little
         try:
@@ -111,14 +114,12 @@ def topics_confluent(bootstrap: str, topic: str, doomed: str) -> dict:
     admin.create_topics([NewTopic(doomed, 1, 1)], operation_timeout=15)[doomed].result(20)
     wait_for(lambda: doomed in admin.list_topics(timeout=20).topics, 15, 0.1, f"{doomed} listed")
     assert admin.delete_topics([doomed], operation_timeout=15)[doomed].result(20) is None
-    obs["deleted_gone"] = wait_for(lambda: doomed not in admin.list_topics(timeout=20).topics, 15, 0.1,
-                                   f"{doomed} gone")
+    wait_for(lambda: doomed not in admin.list_topics(timeout=20).topics, 15, 0.1, f"{doomed} gone")
     return obs
 
 
 def topics_aiokafka(bootstrap: str, topic: str, doomed: str) -> dict:
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-    from aiokafka.errors import TopicAlreadyExistsError, for_code
 
     async def run():
         admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15_000)
@@ -129,8 +130,8 @@ def topics_aiokafka(bootstrap: str, topic: str, doomed: str) -> dict:
             assert [(t[0], t[1]) for t in r.topic_errors] == [(topic, 0)], r
             r = await admin.create_topics([NewTopic(topic, 3, 1)])  # errors come back in the response
             ((name, code, *_),) = r.topic_errors
-            assert name == topic and for_code(code) is TopicAlreadyExistsError, r
-            obs["create_again"] = "TopicAlreadyExistsError"
+            assert name == topic, r
+            obs["create_again"] = code
 
             deadline = time.monotonic() + 15
             while True:
@@ -143,7 +144,7 @@ def topics_aiokafka(bootstrap: str, topic: str, doomed: str) -> dict:
             obs["partitions"] = [(p["partition"], p["leader"], p["replicas"], p["isr"])
                                  for p in sorted(d["partitions"], key=lambda p: p["partition"])]
             obs["internal"] = d["is_internal"]
-            obs["topic_id"] = "not observable"  # Metadata <= v5 has no topic ids
+            # no "topic_id": aiokafka's describe_topics sends Metadata <= v5, which has no topic ids
             obs["nodes"] = [b["node_id"] for b in (await admin.describe_cluster())["brokers"]]
             obs["listed"] = topic in await admin.list_topics()
 
@@ -159,7 +160,6 @@ def topics_aiokafka(bootstrap: str, topic: str, doomed: str) -> dict:
             while doomed in await admin.list_topics():
                 assert time.monotonic() < deadline, f"{doomed} still listed"
                 await asyncio.sleep(0.1)
-            obs["deleted_gone"] = True
             return obs
         finally:
             await admin.close()
@@ -176,13 +176,13 @@ TOPICS = {"kafka-python": topics_kafka_python, "confluent-kafka": topics_conflue
 def test_admin_topics(compat_target, client_name):
     prefix = f"{compat_target.prefix}-admin-{client_name}"
     obs = TOPICS[client_name](compat_target.bootstrap_servers, f"{prefix}-topic", f"{prefix}-doomed")
-    assert obs["create_again"] == "TopicAlreadyExistsError"
+    assert obs["create_again"] == 36  # TOPIC_ALREADY_EXISTS, by every client
     (node,) = obs["nodes"]  # one broker
     assert obs["partitions"] == [(p, node, [node], [node]) for p in range(3)]
     assert obs["internal"] is False
-    assert obs["topic_id"] is not None
+    if client_name != "aiokafka":  # see topics_aiokafka
+        assert obs["topic_id"] is not None
     assert obs["listed"] is True
-    assert obs["deleted_gone"] is True
 
 
 # -- admin.list_offsets_isolation --------------------------------------------------------------------
