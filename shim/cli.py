@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--retention-bytes", type=int, default=-1)
     s.add_argument("--transaction-abort-check-interval-ms", type=int, default=10_000,
                    help="how often open transactions are checked against their timeout (default 10000)")
+    s.add_argument("--group-min-session-timeout-ms", type=int, default=6_000,
+                   help="smallest session.timeout.ms a group member may ask for; JoinGroup below it gets "
+                        "INVALID_SESSION_TIMEOUT (default 6000, Kafka's group.min.session.timeout.ms)")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -45,6 +48,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
         max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
         transaction_abort_check_interval_ms=args.transaction_abort_check_interval_ms,
+        group_min_session_timeout_ms=args.group_min_session_timeout_ms,
     )
 
 

@@ -52,6 +52,8 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 0
     """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms)."""
     group_min_session_timeout_ms: int = 6_000
+    """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
+    (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
     offsets_topic_num_partitions: int = 50
     transaction_state_num_partitions: int = 50
