@@ -155,6 +155,24 @@ def report(result: runner.RunResult, expected: dict[str, dict] | None) -> str:
     return "\n".join(lines)
 
 
+def matrix_section(result: runner.RunResult, expected: dict[str, dict] | None) -> dict:
+    """The run as compat/matrix.py records it: per test, its status and why (the expected list's
+    reason when the status is the expected one, else what the suite said)."""
+    tests = []
+    for test, got in sorted(result.outcomes.items()):
+        want = (expected or {}).get(test)
+        if want is not None and want["status"] == got["status"]:
+            why = want.get("reason", "")
+        else:
+            why = got["message"] + (f" (the expected list says {want['status']})" if want else "")
+        tests.append({"test": test, "status": got["status"], "reason": why})
+    return {"title": f"kafka-python {SUITE.version} test/integration", "client": result.client,
+            "broker": result.broker, "seconds": round(result.seconds, 1), "counts": result.counts(),
+            "expected_file": str(SUITE.expected_file.relative_to(runner.ROOT)) if expected is not None else "",
+            "differences": runner.compare(expected, result.outcomes) if expected is not None else [],
+            "tests": tests}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compat.peers.kafka_python", description=__doc__.split("\n\n")[0])
     target = os.environ.get("KAFKA_SHIM_TARGET", "")

@@ -170,3 +170,18 @@ def test_the_rendered_list_reads_back_as_it_was_written():
     text = runner.render_expected(tricky, "first line\nsecond line")
     assert text.startswith("# first line\n# second line\n")
     assert tomllib.loads(text)["tests"] == tricky
+
+
+def test_the_matrix_section_gives_the_lists_reason_or_what_the_suite_said(tmp_path):
+    from compat.peers import kafka_python
+
+    result = runner.RunResult(_run(b="error"), 12.3, 1, tmp_path, tmp_path, "kafka-python 3.0.12 (installed)", "b")
+    section = kafka_python.matrix_section(result, EXPECTED)
+    why = {t["test"]: (t["status"], t["reason"]) for t in section["tests"]}
+    assert why["t::c"] == ("skip", "Testing on external Kafka Broker")
+    assert why["t::b"] == ("error", "b error now (the expected list says fail)")
+    assert section["differences"] == runner.compare(EXPECTED, result.outcomes) != []
+    assert section["counts"] == {"pass": 1, "error": 2, "skip": 1}
+    external = kafka_python.matrix_section(result, None)
+    assert external["differences"] == [] and external["expected_file"] == ""
+    assert dict((t["test"], t["reason"]) for t in external["tests"])["t::d"] == "FileNotFoundError"
