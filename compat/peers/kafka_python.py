@@ -123,23 +123,32 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
     suite_dir = runner.unpack(runner.cached_sdist(SUITE, cache_dir), workdir, members, SUITE.supplied)
     kafka_root = workdir / "kafka-root"
     kafka_root.mkdir(exist_ok=True)
+    junit, log = workdir / "junit.xml", workdir / "pytest.log"
     with contextlib.ExitStack() as stack:
+        broker = None
         if bootstrap is None:
             (workdir / "data").mkdir(exist_ok=True)
             broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log",
                                                               SUITE.broker_args))
-            bootstrap, broker_text = broker.bootstrap_servers, "kafka-shim serve " + " ".join(SUITE.broker_args)
-        else:
-            broker_text = f"the broker at {bootstrap}"
+            bootstrap = broker.bootstrap_servers
         env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": f"PLAINTEXT://{bootstrap}", "KAFKA_ROOT": str(kafka_root)}
-        junit, log = workdir / "junit.xml", workdir / "pytest.log"
         code, seconds = runner.run_pytest(suite_dir, SUITE.paths, env, junit, log)
+        broker_text = _broker_text(broker, bootstrap)
     if code not in (0, 1) or not junit.exists():
         raise RuntimeError(f"the suite's pytest exited {code} without a report of its tests; its output: {log}")
     client = (f"kafka-python {installed} (installed)" if own
               else f"kafka-python {SUITE.version} from its sdist (installed: {installed or 'none'})")
     return runner.RunResult(runner.read_junit(junit, suite_dir), seconds, code, workdir, suite_dir, client,
                             f"{broker_text}, KAFKA_VERSION={kafka_version}")
+
+
+def _broker_text(broker: runner.BrokerProcess | None, bootstrap: str) -> str:
+    if broker is None:
+        return f"the broker at {bootstrap}"
+    text = "kafka-shim serve " + " ".join(SUITE.broker_args)
+    if broker.proc.poll() is not None:  # it should still be serving: the runner stops it
+        text += f" (which exited with {broker.proc.returncode} during the suite; its log: {broker.log_path})"
+    return text
 
 
 def report(result: runner.RunResult, expected: dict[str, dict] | None) -> str:

@@ -185,3 +185,21 @@ def test_the_matrix_section_gives_the_lists_reason_or_what_the_suite_said(tmp_pa
     external = kafka_python.matrix_section(result, None)
     assert external["differences"] == [] and external["expected_file"] == ""
     assert dict((t["test"], t["reason"]) for t in external["tests"])["t::d"] == "FileNotFoundError"
+
+
+def test_a_broker_that_exited_during_the_suite_is_named_with_the_result(tmp_path):
+    from compat.peers import kafka_python
+
+    class Exited:
+        log_path = tmp_path / "broker.log"
+
+        class proc:
+            returncode = -9
+
+            @staticmethod
+            def poll():
+                return -9
+
+    text = kafka_python._broker_text(Exited, "127.0.0.1:1")
+    assert text.endswith(f"(which exited with -9 during the suite; its log: {tmp_path / 'broker.log'})")
+    assert kafka_python._broker_text(None, "10.0.0.1:9092") == "the broker at 10.0.0.1:9092"
