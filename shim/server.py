@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import logging
 import socket
 
@@ -35,6 +36,7 @@ REQUEST_OVERHEAD = 128
 # After a failed tick, try again this much later rather than spinning.
 TIMER_RETRY_MS = 1000
 LISTEN_BACKLOG = 128
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 class DeadlineTimer:
@@ -133,10 +135,11 @@ class Server:
                 continue
             try:
                 sock, addr = await loop.sock_accept(listener)
-            except OSError as exc:  # EMFILE and the like: wait until a connection closes
-                log.warning("accept failed: %s", exc)
-                await self._wait_for_slot(timeout=1.0)
-                continue
+            except OSError as exc:
+                if exc.errno in _OUT_OF_RESOURCES:  # as asyncio's own accept loop: wait, then retry
+                    log.warning("accept failed, waiting for a connection to close: %s", exc)
+                    await self._wait_for_slot(timeout=1.0)
+                continue  # otherwise a client gone before its accept (ECONNABORTED and the like)
             ip = addr[0]
             if not self.quotas.inc(ip):
                 log.info("Rejected connection from %s, address already has the configured maximum of %d "
