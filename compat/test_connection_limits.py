@@ -9,6 +9,7 @@ connections.max.idle.ms) act on a broker started by the console script.
 from __future__ import annotations
 
 import resource
+import select
 import signal
 import socket
 import struct
@@ -147,3 +148,36 @@ def test_serve_help_names_the_kafka_properties():
     for name in ("max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
                  "connections.max.idle.ms", "socket.request.max.bytes"):
         assert name + ":" in out.stdout, name
+
+
+def test_out_of_file_descriptors_the_broker_waits_for_a_connection_to_close(tmp_path, shim_process):
+    """EMFILE on accept is neither a crash nor a busy loop: the broker waits until connections
+    close, then accepts again. (With no descriptor left, a request that needs one can fail too;
+    only accepting again is asserted.)"""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))  # inherited by the broker only
+    try:
+        broker = shim_process(tmp_path / "data")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    bootstrap = broker.wait_ready()
+    socks: list[socket.socket] = []
+    try:
+        while "accept failed" not in broker.stderr:
+            assert len(socks) < 64, "never ran out of descriptors"
+            socks.append(connect(bootstrap))
+            socks[-1].sendall(api_versions(1))
+            while not select.select([socks[-1]], [], [], 0.02)[0] and "accept failed" not in broker.stderr:
+                pass  # until it is answered (or closed), or the broker is out of descriptors
+        for s in socks[:8]:
+            s.close()
+        del socks[:8]
+        with connect(bootstrap) as fresh:
+            assert answered(fresh, 2)
+        assert broker.stderr.count("accept failed") <= 5, "accept retried in a loop"
+    finally:
+        for s in socks:
+            s.close()
+    broker.send_signal(signal.SIGTERM)
+    assert broker.wait(timeout=20) == 0, broker.stderr
+    assert "Too many open files" in broker.stderr
