@@ -102,7 +102,7 @@ class Server:
         self.connections: set[Connection] = set()
         self._sockets: list[socket.socket] = []
         self._acceptors: list[asyncio.Task] = []
-        self._slot_freed: asyncio.Future | None = None
+        self._slot_waiters: list[asyncio.Future] = []  # acceptors waiting for a connection to close
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -154,17 +154,23 @@ class Server:
                 sock.close()
 
     async def _wait_for_slot(self, timeout: float | None = None) -> None:
-        self._slot_freed = asyncio.get_running_loop().create_future()
+        freed = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(freed)
         try:
-            await asyncio.wait_for(self._slot_freed, timeout)
+            await asyncio.wait_for(freed, timeout)
         except asyncio.TimeoutError:
             pass
+        finally:
+            if freed in self._slot_waiters:
+                self._slot_waiters.remove(freed)
 
     def connection_closed(self, conn: "Connection") -> None:
         self.connections.discard(conn)
         self.quotas.dec(conn.ip)
-        if self._slot_freed is not None and not self._slot_freed.done():
-            self._slot_freed.set_result(None)
+        waiters, self._slot_waiters = self._slot_waiters, []
+        for freed in waiters:
+            if not freed.done():
+                freed.set_result(None)
 
 
 async def _listen(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[socket.socket]:

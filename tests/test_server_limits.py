@@ -198,3 +198,32 @@ def test_invalid_limits_are_refused_by_the_config(tmp_path, fields, message):
 
     with pytest.raises(ValueError, match=message):
         BrokerConfig(data_dir=tmp_path, **fields)
+
+
+async def test_at_max_connections_every_listening_socket_waits_and_each_is_woken(tmp_path):
+    """Listening on all interfaces makes an IPv4 and an IPv6 socket, each with its own acceptor."""
+    with socket.socket(socket.AF_INET6) as probe:
+        try:
+            probe.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback")
+        port = probe.getsockname()[1]
+    async with Broker(data_dir=tmp_path / "d", listen=f":{port}", max_connections=1) as broker:
+        assert len(broker._server._sockets) == 2
+        first = await asyncio.open_connection("127.0.0.1", port)
+        assert await answered(*first)
+        waiting = [await asyncio.open_connection(host, port) for host in ("127.0.0.1", "::1")]
+        reads = {}
+        for i, (reader, writer) in enumerate(waiting):
+            writer.write(api_versions(10 + i))
+            reads[asyncio.ensure_future(reader.readexactly(4))] = i
+        first[1].close()
+        for _ in waiting:  # each closes once answered, which lets the other in
+            done, _ = await asyncio.wait(reads, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+            assert done, "a waiting client was never accepted"
+            read = done.pop()
+            i = reads.pop(read)
+            reader, writer = waiting[i]
+            body = await reader.readexactly(struct.unpack(">i", read.result())[0])
+            assert decode_response(body, 18, 3)[0] == 10 + i
+            writer.close()
