@@ -154,13 +154,10 @@ def test_out_of_file_descriptors_the_broker_waits_for_a_connection_to_close(tmp_
     """EMFILE on accept is neither a crash nor a busy loop: the broker waits until connections
     close, then accepts again. (With no descriptor left, a request that needs one can fail too;
     only accepting again is asserted.)"""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))  # inherited by the broker only
-    try:
-        broker = shim_process(tmp_path / "data")
-    finally:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    broker = shim_process(tmp_path / "data")
     bootstrap = broker.wait_ready()
+    hard = resource.prlimit(broker.proc.pid, resource.RLIMIT_NOFILE)[1]
+    resource.prlimit(broker.proc.pid, resource.RLIMIT_NOFILE, (64, hard))  # the broker's alone
     socks: list[socket.socket] = []
     try:
         while "accept failed" not in broker.stderr:
