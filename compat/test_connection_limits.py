@@ -121,8 +121,12 @@ def test_a_thousand_open_connections_cost_little_memory_and_other_clients_are_se
 
 def test_serve_applies_max_connections_per_ip_and_connections_max_idle_ms(tmp_path, shim_process):
     broker = shim_process(tmp_path / "data", console_script=True,
-                          args=["--max-connections-per-ip", "3", "--connections-max-idle-ms", "1000"])
+                          args=["--max-connections-per-ip", "3", "--connections-max-idle-ms", "1000",
+                                "--max-request-bytes", "1000"])
     bootstrap = broker.wait_ready()
+    with connect(bootstrap) as oversize:  # socket.request.max.bytes: a larger frame closes the connection
+        oversize.sendall(struct.pack(">i", 1001))
+        assert oversize.recv(1) == b""
     socks = [connect(bootstrap) for _ in range(3)]
     try:
         assert all(answered(s, i) for i, s in enumerate(socks))
@@ -140,6 +144,7 @@ def test_serve_applies_max_connections_per_ip_and_connections_max_idle_ms(tmp_pa
     assert broker.wait(timeout=20) == 0, broker.stderr
     assert "Rejected connection from 127.0.0.1" in broker.stderr
     assert "idle for more than 1000 ms" in broker.stderr
+    assert "frame of 1001 bytes exceeds the limit of 1000" in broker.stderr
 
 
 def test_serve_help_names_the_kafka_properties():
