@@ -169,7 +169,7 @@ class Kafka:
         """(log start offset, high watermark) as a read_uncommitted client sees them."""
         consumer = self.ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": "spark-watermarks"})
         try:
-            return consumer.get_watermark_offsets(self.ck.TopicPartition(topic, partition), 10)
+            return consumer.get_watermarkoffsets(self.ck.TopicPartition(topic, partition), 10)
         finally:
             consumer.close()
 
@@ -266,13 +266,13 @@ def run_available_now(query) -> None:
 
 
 def batches(query) -> list[dict]:
-    """The query's recent micro-batches that read something: [{batch, start, end, rows}], offsets as
-    {topic: {partition: offset}} with int keys (the progress of idle triggers left out)."""
+    """The query's recent micro-batches: [{batch, start, end, rows}], offsets as {topic: {partition:
+    offset}} with int keys, start {} for a first batch (Spark does not report it); idle triggers left out."""
     out = []
-    for progress in query.recentProgress:
+    for progress in progresses(query):
         source = progress["sources"][0]
-        start, end = _offsets(source.get("startOffset")), _offsets(source.get("endOffset"))
-        if start != end:
+        start, end = offsets(source.get("startOffset")), offsets(source.get("endOffset"))
+        if "addBatch" in progress.get("durationMs", {}):  # an idle trigger's progress has no addBatch
             out.append({"batch": progress["batchId"], "start": start, "end": end,
                         "rows": progress["numInputRows"]})
     return out
@@ -280,11 +280,16 @@ def batches(query) -> list[dict]:
 
 def latest_seen(query) -> list[dict]:
     """The source's latest offsets as the query's recent progress reported them (one per trigger)."""
-    return [_offsets(p["sources"][0].get("latestOffset")) for p in query.recentProgress if p["sources"]]
+    return [offsets(p["sources"][0].get("latestOffset")) for p in progresses(query) if p["sources"]]
 
 
-def _offsets(value) -> dict:
-    if value is None:
+def progresses(query) -> list[dict]:
+    """query.recentProgress as plain JSON (PySpark 4 wraps each in an object whose offsets are reprs)."""
+    return [json.loads(p.json) if hasattr(p, "json") else p for p in query.recentProgress]
+
+
+def offsets(value) -> dict:
+    if value in (None, "None", "null"):  # the first batch's start is not reported
         return {}
     parsed = json.loads(value) if isinstance(value, str) else value
     return {t: {int(p): o for p, o in parts.items()} for t, parts in parsed.items()}
