@@ -169,7 +169,7 @@ class Kafka:
         """(log start offset, high watermark) as a read_uncommitted client sees them."""
         consumer = self.ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": "spark-watermarks"})
         try:
-            return consumer.get_watermarkoffsets(self.ck.TopicPartition(topic, partition), 10)
+            return consumer.get_watermark_offsets(self.ck.TopicPartition(topic, partition), 10)
         finally:
             consumer.close()
 
