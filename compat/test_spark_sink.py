@@ -94,7 +94,8 @@ def test_write_behind_an_open_transaction(spark, kafka, iso):
     c.begin_transaction()
     send(c, topic, 0, "c-1")
     df = spark.createDataFrame([("k1", "w-1"), ("k2", "w-2"), ("k3", "w-3")], "key string, value string")
-    df.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap).option("topic", topic).save()
+    (df.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap)
+       .option("topic", topic).save())
     everything = [(0, 0, "c-1"), (0, 1, "w-1"), (0, 2, "w-2"), (0, 3, "w-3")]
 
     def read():

@@ -6,7 +6,8 @@
   mid-stream): the parquet sink holds every committed and plain record exactly once and no aborted
   one under read_committed, every record exactly once under read_uncommitted;
 * maxOffsetsPerTrigger small enough that micro-batches end on a COMMIT/ABORT marker or inside an
-  aborted range: each batch covers exactly its offsets and yields exactly its visible records;
+  aborted range: each batch covers exactly its offsets and yields exactly its visible records (and
+  a batch read split by minPartitions into the same ranges yields the same);
 * minOffsetsPerTrigger holds a batch back until enough offsets are there, maxTriggerDelay lets a
   smaller one through once it has passed.
 
@@ -20,8 +21,9 @@ import threading
 
 import pytest
 
-from compat.spark_support import (Kafka, batches, each_iso, kafka_stream, latest_seen, offsets, pov, progresses, rows,
-                                  run_available_now, send, spark_session, to_parquet, wait_query)
+from compat.support import wait_for
+from compat.spark_support import (Kafka, batches, each_iso, kafka_read, kafka_stream, latest_seen, offsets, pov,
+                                  progresses, rows, run_available_now, send, spark_session, to_parquet, wait_query)
 
 pytestmark = pytest.mark.compat(client="spark")
 
@@ -77,7 +79,8 @@ class TxnWriter(threading.Thread):
             self.error = exc
 
     def wait_for(self, transactions: int) -> None:
-        wait_query_free(lambda: self.transactions >= transactions or self.error, f"{transactions} transactions")
+        wait_for(lambda: self.transactions >= transactions or self.error, 60, message=f"{transactions} transactions")
+        assert self.error is None, self.error
 
     def finish(self) -> None:
         self.halt.set()
@@ -88,12 +91,6 @@ class TxnWriter(threading.Thread):
     def expected(self, iso: str) -> list[str]:
         visible = self.committed + self.plain
         return sorted(visible + self.aborted if iso == "read_uncommitted" else visible)
-
-
-def wait_query_free(condition, message):
-    from compat.support import wait_for
-
-    return wait_for(condition, 60, message=message)
 
 
 def sink_values(spark, out) -> list[str]:
@@ -192,6 +189,10 @@ def test_batches_ending_on_markers_and_aborted_ranges(spark, kafka, tmp_path, is
     # Spark's progress does not report the first batch's start
     assert got == [(2 * i or None, 2 * i + 2, len(values)) for i, values in enumerate(expected)]
     assert sorted(v for _, _, v in rows(spark.read.parquet(str(out)))) == sorted(sum(expected, []))
+    # a batch read cut by minPartitions into the same five ranges, each read by its own task
+    split = pov(kafka_read(spark, kafka.bootstrap, iso, subscribe=topic, minPartitions="5", failOnDataLoss="true"))
+    assert split.rdd.getNumPartitions() == 5
+    assert [v for _, _, v in rows(split)] == sum(expected, [])
 
 
 @pytest.mark.compat(scenario="spark.rate_limits")
