@@ -198,14 +198,14 @@ def test_batches_ending_on_markers_and_aborted_ranges(spark, kafka, tmp_path, is
 @pytest.mark.compat(scenario="spark.rate_limits")
 def test_min_offsets_per_trigger_and_max_trigger_delay(spark, kafka, tmp_path):
     """minOffsetsPerTrigger=4: 3 records wait (the source reports them as latest, no batch runs), the
-    4th lets a batch of 4 through; a 5th alone goes through once maxTriggerDelay (6 s) has passed."""
+    4th lets a batch of 4 through; a 5th alone goes through once maxTriggerDelay (8 s) has passed."""
     topic = kafka.topic("min-offsets", 1)
     plain = kafka.plain()
     # progress for idle triggers too, so the wait can see the source look at the records and hold back
     spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "0")
     try:
         stream = pov(kafka_stream(spark, kafka.bootstrap, subscribe=topic, startingOffsets="earliest",
-                                  minOffsetsPerTrigger="4", maxTriggerDelay="6s"))
+                                  minOffsetsPerTrigger="4", maxTriggerDelay="8s"))
         query = to_parquet(stream, tmp_path / "out", tmp_path / "checkpoint",
                            trigger={"processingTime": "200 milliseconds"})
     finally:
