@@ -161,10 +161,10 @@ class Kafka:
     def plain(self, **extra):
         return self.ck.Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, **extra})
 
-    def txn(self, stem: str):
+    def txn(self, stem: str, **extra):
         # an open transaction must outlive the Spark jobs that read past it (the default is 60 s)
         p = self.ck.Producer({"bootstrap.servers": self.bootstrap, "transactional.id": self.name(stem),
-                              "transaction.timeout.ms": 600_000})
+                              "transaction.timeout.ms": 600_000, **extra})
         p.init_transactions(20)
         return p
 

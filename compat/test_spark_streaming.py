@@ -40,8 +40,8 @@ def kafka(compat_target):
 
 
 class TxnWriter(threading.Thread):
-    """Transactions of two records (one per partition), every third aborted, each followed by a plain
-    record, until told to stop; remembers which value went where."""
+    """Transactions of two records (one per partition, zstd), every third aborted, each followed by a
+    plain record (lz4), until told to stop; remembers which value went where."""
 
     def __init__(self, kafka: Kafka, topic: str) -> None:
         super().__init__(name="spark-txn-writer", daemon=True)
@@ -55,7 +55,9 @@ class TxnWriter(threading.Thread):
 
     def run(self) -> None:
         try:
-            txn, plain = self.kafka.txn("writer"), self.kafka.plain()
+            # compressed, so Spark's Java consumer decompresses what the broker stored as it came
+            txn = self.kafka.txn("writer", **{"compression.type": "zstd"})
+            plain = self.kafka.plain(**{"compression.type": "lz4"})
             while not self.halt.is_set():
                 n = self.transactions
                 values = [f"t{n}-0", f"t{n}-1"]
