@@ -29,7 +29,7 @@ class Node:
             retention_ms=config.retention_ms,
             fsync=config.fsync == "always",
         )
-        self.logs = LogManager(config.data_dir, self.log_config)
+        self.logs = LogManager(config.data_dir, self.log_config)  # the sync policy is decided there alone
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -45,7 +45,7 @@ class Node:
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, fsync=config.fsync == "always",
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
 

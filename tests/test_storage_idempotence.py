@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_codecs import Compression, encode_batch, parse_header
+from shim.storage.producer_state import Origin
 from shim.errors import ErrorCode, KafkaError
 from shim.storage.partition_log import LogConfig
 from shim.storage.validation import validate_client_batch
@@ -29,7 +30,7 @@ def batch(seq: int, n: int = 1, *, pid: int = PID, epoch: int = 0, compression=C
 def append(plog, data: bytes):
     buf = bytearray(data)
     h = validate_client_batch(buf, plog.config.max_message_bytes)
-    return plog.append_client_batch(buf, h, TS)
+    return plog.append(buf, h, TS, origin=Origin.CLIENT)
 
 
 def rejected(plog, data: bytes) -> ErrorCode:
