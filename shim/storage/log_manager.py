@@ -89,7 +89,7 @@ class LogManager:
         self.read_only = read_only
         self.meta_dir = data_dir / "__cluster_metadata"
         if not read_only:
-            fs.make_dirs(self.meta_dir, sync=defaults.fsync)
+            fs.make_dirs(self.meta_dir, sync=True)  # topic metadata is durable whatever the sync policy
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
         self.topics: dict[str, TopicInfo] = {}
