@@ -9,6 +9,7 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .storage import fs
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
 
@@ -20,7 +21,7 @@ def now_ms() -> int:
 class Node:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        fs.make_dirs(config.data_dir, sync=True)
         self.log_config = LogConfig(
             segment_bytes=config.segment_bytes,
             index_interval_bytes=config.index_interval_bytes,
