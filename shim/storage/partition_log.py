@@ -114,7 +114,8 @@ class PartitionLog:
         ProducerAppendInfo.maybeValidateDataBatch); producer and coordinator epochs are checked
         for both.
         """
-        if h.size > self.config.max_message_bytes:  # Kafka checks coordinator appends too
+        # Kafka checks coordinator appends too; a client's batch was checked by validate_client_batch
+        if origin is not Origin.CLIENT and h.size > self.config.max_message_bytes:
             raise KafkaError(ErrorCode.message_too_large,
                              f"batch of {h.size} bytes exceeds max.message.bytes {self.config.max_message_bytes}")
         data = marker = None
