@@ -89,6 +89,8 @@ async def check_acked(node: Node, acked: Acked, exact: bool) -> None:
     so the transaction is in exactly the state that was acknowledged."""
     for name, partitions in acked.topics.items():
         assert node.logs.topics[name].partitions == partitions
+    for name in acked.deleted:
+        assert name not in node.logs.topics and not (node.config.data_dir / f"{name}-0").exists()
     for tp, records in acked.records.items():
         stored = data_records((await fetch(node, *tp, read_committed=False))[0])
         visible = committed_view(*await fetch(node, *tp, read_committed=True))

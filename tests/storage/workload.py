@@ -3,7 +3,7 @@ through shim.apis.dispatch, and a record of everything the broker acknowledged.
 
 The workload creates a topic, produces plain and transactional batches, commits one transaction
 (with a TxnOffsetCommit) and aborts another, forms a consumer group (JoinGroup + SyncGroup) and
-commits its offsets. After every acknowledgement it calls ``on_ack(step, acked)``.
+commits its offsets, then creates a topic, writes to it and deletes it. After every acknowledgement it calls ``on_ack(step, acked)``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 
 TOPIC, TXN_ID, TXN_GROUP, GROUP = "t", "tx", "g", "cg"
 PRODUCE, FETCH, METADATA, OFFSET_COMMIT, OFFSET_FETCH, JOIN, SYNC = 0, 1, 3, 8, 9, 11, 14
-CREATE_TOPICS, INIT_PID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT, DESCRIBE_TXNS = 19, 22, 24, 25, 26, 28, 65
+DELETE_TOPICS, CREATE_TOPICS, INIT_PID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT, DESCRIBE_TXNS = 20, 19, 22, 24, 25, 26, 28, 65
 _correlation = itertools.count(1)
 
 
@@ -47,6 +47,7 @@ class Acked:
     committed_markers: set = field(default_factory=set)  # (topic, partition, producer id) with a COMMIT acked
     offsets: dict = field(default_factory=dict)  # (group, topic, partition) -> committed offset
     generations: dict = field(default_factory=dict)  # group -> (generation, member id)
+    deleted: set = field(default_factory=set)  # topics whose deletion was acknowledged
     producer: tuple | None = None  # (producer id, epoch) of TXN_ID
     txn_open: bool = False  # a transaction of TXN_ID is between AddPartitionsToTxn and EndTxn
 
@@ -61,8 +62,8 @@ async def create_topic(node, name: str, partitions: int) -> int:
     return r.topics[0].error_code
 
 
-async def produce(node, partition: int, batch: bytes, txn_id: str | None = None):
-    data = (entity(PRODUCE, 9, "TopicProduceData", name=TOPIC, partition_data=(
+async def produce(node, partition: int, batch: bytes, txn_id: str | None = None, topic: str = TOPIC):
+    data = (entity(PRODUCE, 9, "TopicProduceData", name=topic, partition_data=(
         entity(PRODUCE, 9, "PartitionProduceData", index=partition, records=batch),)),)
     r = await call(node, PRODUCE, 9, transactional_id=txn_id, acks=-1, timeout=5000, topic_data=data)
     p = r.responses[0].partition_responses[0]
@@ -138,6 +139,7 @@ class Workload:
         await self.transaction(commit=False, partitions=(0,))
         await self.form_group()
         await self.produce_plain(1, b"p1")
+        await self.short_lived_topic("gone")
 
     async def produce_plain(self, partition: int, value: bytes) -> None:
         code, offset = await produce(self.node, partition, batch(value))
@@ -194,6 +196,18 @@ class Workload:
                        topics=_commit_topics(TXN_OFFSET_COMMIT, 3, 0, offset))
         assert r.topics[0].partitions[0].error_code == E.none
         self.ack("txn offset commit")
+
+    async def short_lived_topic(self, name: str) -> None:
+        assert await create_topic(self.node, name, 1) == E.none
+        self.acked.topics[name] = 1
+        self.ack(f"create topic {name}")
+        code, _ = await produce(self.node, 0, batch(b"doomed"), topic=name)
+        assert code == E.none
+        r = await call(self.node, DELETE_TOPICS, 4, topic_names=(name,), timeout=5000)
+        assert r.responses[0].error_code == E.none
+        del self.acked.topics[name]
+        self.acked.deleted.add(name)
+        self.ack(f"delete topic {name}")
 
     async def form_group(self) -> None:
         node = self.node
