@@ -52,9 +52,10 @@ class BrokerConfig:
     """How often retention runs (log.retention.check.interval.ms)."""
 
     fsync: str = "never"
-    """'always': fsync before acknowledging acks=all/1; 'never': leave it to the OS. Either way every
-    acknowledged batch is written to the file before the response, so it survives kill -9 of the broker;
-    only 'always' also survives a power loss."""
+    """'always': every write to the log (client batches and the coordinators' records alike) and every
+    file beside it is fsynced before the request is answered, so what was acknowledged survives a
+    power loss; 'never': the log is left to the OS. Either way every acknowledged batch is written to
+    the file before the response, so it survives kill -9 of the broker (README.md, Durability)."""
 
     transaction_max_timeout_ms: int = 900_000
     """Largest transaction.timeout.ms a producer may ask for (transaction.max.timeout.ms)."""

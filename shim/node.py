@@ -9,6 +9,7 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .storage import fs
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
 
@@ -20,7 +21,7 @@ def now_ms() -> int:
 class Node:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        fs.make_dirs(config.data_dir, sync=True)
         self.log_config = LogConfig(
             segment_bytes=config.segment_bytes,
             index_interval_bytes=config.index_interval_bytes,
@@ -29,7 +30,7 @@ class Node:
             retention_ms=config.retention_ms,
             fsync=config.fsync == "always",
         )
-        self.logs = LogManager(config.data_dir, self.log_config)
+        self.logs = LogManager(config.data_dir, self.log_config)  # the sync policy is decided there alone
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -45,7 +46,7 @@ class Node:
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, fsync=config.fsync == "always",
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
 

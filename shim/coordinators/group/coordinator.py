@@ -67,9 +67,8 @@ def _done(result) -> Pending:
 
 class GroupCoordinator(OffsetOperations):
     def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, min_session_timeout_ms: int = 6_000,
-                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
-                 fsync: bool = False) -> None:
-        self.store = GroupStore(logs, txn, fsync=fsync)
+                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0) -> None:
+        self.store = GroupStore(logs, txn)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
