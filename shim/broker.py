@@ -37,6 +37,11 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    def bootstrap(self, listener: str) -> str:
+        """host:port advertised by the listener named ``listener`` (e.g. "SASL_SSL")."""
+        host, port = self.node.endpoints[listener]
+        return f"{host}:{port}"
+
     async def __aenter__(self) -> "Broker":
         return await self.start()
 
@@ -73,6 +78,9 @@ class BrokerThread:
     def bootstrap_servers(self) -> str:
         return self.broker.bootstrap_servers
 
+    def bootstrap(self, listener: str) -> str:
+        return self.broker.bootstrap(listener)
+
     @property
     def node(self) -> Node:
         return self.broker.node
@@ -82,3 +90,26 @@ class BrokerThread:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+SECURE_USER = ("alice", "alice-secret")
+
+
+def secure_broker(directory, client_auth: str = "requested", **overrides) -> BrokerThread:
+    """A :class:`BrokerThread` with all four protocols on free ports of 127.0.0.1, certificates from
+    a throwaway CA under ``directory/certs`` (``.certs``), and the SASL user :data:`SECURE_USER`."""
+    from pathlib import Path
+
+    from .security.certs import make_certs
+
+    directory = Path(directory)
+    certs = make_certs(directory / "certs")
+    settings = dict(
+        data_dir=directory / "kafka-shim",
+        listeners="PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+        ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_location=str(certs["ca.pem"]),
+        ssl_client_auth=client_auth, sasl_users=(":".join(SECURE_USER),),
+    )
+    thread = BrokerThread(**{**settings, **overrides})
+    thread.certs = {name.removesuffix(".pem"): str(path) for name, path in certs.items()}
+    return thread

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .security.listeners import DEFAULT_PROTOCOL_MAP
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,12 +43,53 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--group-min-session-timeout-ms", type=int, default=6_000,
                    help="smallest session.timeout.ms a group member may ask for; JoinGroup below it gets "
                         "INVALID_SESSION_TIMEOUT (default 6000, Kafka's group.min.session.timeout.ms)")
+    _security_arguments(s)
     s.add_argument("--log-level", default="INFO")
+    c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
+    c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
+    c.add_argument("--host", action="append", default=None,
+                   help="a name or address of the broker for its certificate (repeatable; default localhost, "
+                        "127.0.0.1, ::1)")
+    c.add_argument("--client-cn", default="client", help="common name of the client certificate (default client)")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
     i.add_argument("--json", action="store_true", help="print JSON instead of a table")
     i.add_argument("--internal", action="store_true", help="include __transaction_state and __consumer_offsets")
     return p
+
+
+def _security_arguments(s: argparse.ArgumentParser) -> None:
+    g = s.add_argument_group("listeners, TLS and SASL (Kafka's names; README.md, Security)")
+    g.add_argument("--listeners", default="", metavar="NAME://HOST:PORT,...",
+                   help="listeners to bind, e.g. PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093 "
+                        "(default: PLAINTEXT on --listen)")
+    g.add_argument("--advertised-listeners", default="", metavar="NAME://HOST:PORT,...",
+                   help="addresses given to clients per listener (default: the bound ones)")
+    g.add_argument("--listener-security-protocol-map", default=DEFAULT_PROTOCOL_MAP, metavar="NAME:PROTOCOL,...",
+                   help="security protocol of each listener name (default: each protocol's own name)")
+    g.add_argument("--ssl-keystore-location", default="", help="PEM file with the broker's key and certificate chain")
+    g.add_argument("--ssl-keystore-type", default="PEM", help="only PEM")
+    g.add_argument("--ssl-key-password", default="", help="password of an encrypted key in the keystore")
+    g.add_argument("--ssl-truststore-location", default="", help="PEM file of CA certificates for client certificates")
+    g.add_argument("--ssl-truststore-type", default="PEM", help="only PEM")
+    g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default="none")
+    g.add_argument("--sasl-enabled-mechanisms", default="PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
+    g.add_argument("--sasl-user", action="append", default=[], metavar="NAME:PASSWORD",
+                   help="a user for PLAIN and SCRAM (repeatable)")
+    g.add_argument("--connections-max-reauth-ms", type=int, default=0,
+                   help="KIP-368 session lifetime of SASL connections; 0: no re-authentication (default)")
+
+
+def _security_config(args: argparse.Namespace) -> dict:
+    return dict(
+        listeners=args.listeners, advertised_listeners=args.advertised_listeners,
+        listener_security_protocol_map=args.listener_security_protocol_map,
+        ssl_keystore_location=args.ssl_keystore_location, ssl_keystore_type=args.ssl_keystore_type,
+        ssl_key_password=args.ssl_key_password, ssl_truststore_location=args.ssl_truststore_location,
+        ssl_truststore_type=args.ssl_truststore_type, ssl_client_auth=args.ssl_client_auth,
+        sasl_enabled_mechanisms=args.sasl_enabled_mechanisms, sasl_users=tuple(args.sasl_user),
+        connections_max_reauth_ms=args.connections_max_reauth_ms,
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
@@ -60,7 +102,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         group_min_session_timeout_ms=args.group_min_session_timeout_ms,
         max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip,
         max_connections_per_ip_overrides=args.max_connections_per_ip_overrides,
-        connections_max_idle_ms=args.connections_max_idle_ms,
+        connections_max_idle_ms=args.connections_max_idle_ms, **_security_config(args),
     )
 
 
@@ -69,6 +111,8 @@ async def serve(config: BrokerConfig) -> None:
 
     broker = Broker(config)
     await broker.start()
+    listeners = " ".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
+    print(f"kafka-shim listeners: {listeners}", flush=True)
     print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}", flush=True)
     from kafka_codecs.records import NATIVE_WALK
 
@@ -101,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "inspect":
         return _inspect(args)
+    if args.command == "certs":
+        from .security.certs import make_certs
+
+        paths = make_certs(args.out, tuple(args.host) if args.host else ("localhost", "127.0.0.1", "::1"),
+                           args.client_cn)
+        print("\n".join(str(p) for p in paths.values()))
+        return 0
     # kio registers hypothesis strategies for its types at import time when hypothesis is installed
     # (a test dependency): a quarter of a second of start-up the broker process never needs.
     if "hypothesis" not in sys.modules:

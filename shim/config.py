@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .limits import check_limits, parse_overrides
+from .security.listeners import DEFAULT_PROTOCOL_MAP, Endpoint, Listener, resolve
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -17,6 +18,42 @@ class BrokerConfig:
     """host:port to bind; port 0 picks a free port."""
     advertised_host: str | None = None
     """Host name given to clients in Metadata; defaults to the bound host."""
+    listeners: str = ""
+    """``NAME://host:port,...`` to bind (listeners), e.g. ``PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093``;
+    empty: one PLAINTEXT listener on ``listen``."""
+    advertised_listeners: str = ""
+    """``NAME://host:port,...`` given to clients in Metadata per listener (advertised.listeners); a
+    listener left out advertises its bound address."""
+    listener_security_protocol_map: str = DEFAULT_PROTOCOL_MAP
+    """``NAME:PROTOCOL,...``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (listener.security.protocol.map)."""
+
+    ssl_keystore_type: str = "PEM"
+    """Only PEM (ssl.keystore.type)."""
+    ssl_keystore_location: str = ""
+    """PEM file with the broker's private key and certificate chain (ssl.keystore.location)."""
+    ssl_keystore_key: str = ""
+    """The private key as PEM text, with ssl_keystore_certificate_chain (ssl.keystore.key)."""
+    ssl_keystore_certificate_chain: str = ""
+    """The certificate chain as PEM text (ssl.keystore.certificate.chain)."""
+    ssl_key_password: str = ""
+    """Password of an encrypted private key (ssl.key.password)."""
+    ssl_truststore_type: str = "PEM"
+    ssl_truststore_location: str = ""
+    """PEM file of the CA certificates client certificates are checked against (ssl.truststore.location)."""
+    ssl_truststore_certificates: str = ""
+    """The CA certificates as PEM text (ssl.truststore.certificates)."""
+    ssl_client_auth: str = "none"
+    """none, requested or required: whether TLS clients present a certificate (ssl.client.auth)."""
+
+    sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    """Mechanisms SASL listeners offer (sasl.enabled.mechanisms); GSSAPI and OAUTHBEARER are not served."""
+    sasl_users: tuple[str, ...] = ()
+    """``name:password`` users for PLAIN and both SCRAM mechanisms; SCRAM credentials can also be
+    managed with AlterUserScramCredentials (durable in the data directory)."""
+    connections_max_reauth_ms: int = 0
+    """KIP-368: a SASL session lasts this long, then the client must re-authenticate; 0: forever
+    (connections.max.reauth.ms)."""
+
     node_id: int = 0
     cluster_id: str = "kafka-shim-cluster"
 
@@ -82,6 +119,15 @@ class BrokerConfig:
         check_limits(self.max_connections, self.max_connections_per_ip, self.per_ip_overrides())
         if self.connections_max_idle_ms <= 0:
             raise ValueError("connections.max.idle.ms must be positive")
+        object.__setattr__(self, "sasl_users", tuple(self.sasl_users))
+        self.listener_endpoints()
+        if self.connections_max_reauth_ms < 0:
+            raise ValueError("connections.max.reauth.ms must not be negative")
+
+    def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
+        """The listeners to bind and their advertised endpoints by listener name."""
+        listeners = self.listeners or f"PLAINTEXT://{self.listen}"
+        return resolve(listeners, self.listener_security_protocol_map, self.advertised_listeners)
 
     def per_ip_overrides(self) -> dict[str, int]:
         return parse_overrides(self.max_connections_per_ip_overrides)

@@ -9,6 +9,8 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .security.credentials import CredentialStore
+from .security.session import enabled_mechanisms
 from .storage import fs
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
@@ -34,8 +36,12 @@ class Node:
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
-        self.host = config.advertised_host or config.host_port()[0]
-        self.port = config.host_port()[1]
+        self.listeners, self._advertised = config.listener_endpoints()
+        first = self.listeners[0]
+        self.host, self.port = config.advertised_host or first.host, first.port
+        self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
+        self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users)
+        self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self._next_retention = 0
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
@@ -49,6 +55,18 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
+
+    def bound(self, listener, port: int) -> None:
+        """The server bound ``listener`` on ``port``: its advertised address is now known."""
+        advertised = self._advertised.get(listener.name)
+        host = advertised.host if advertised else (self.config.advertised_host or listener.host)
+        self.endpoints[listener.name] = (host, advertised.port if advertised and advertised.port else port)
+        if listener is self.listeners[0]:
+            self.host, self.port = self.endpoints[listener.name]
+
+    def endpoint(self, listener: str | None) -> tuple[str, int]:
+        """The advertised address of the listener a request came in on (Kafka: its listener name)."""
+        return self.endpoints.get(listener, (self.host, self.port))
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

@@ -24,6 +24,10 @@ from .apis import dispatch as _dispatch
 from .limits import ConnectionQuotas
 from .node import Node, now_ms
 from .protocol.framing import FrameDecoder, FrameError, frame_size
+from .protocol.messages import peek
+from .security.scram import SaslFailure
+from .security.session import ConnectionSession, SaslAuthenticator
+from .security.tls import principal_of, server_context
 
 log = logging.getLogger(__name__)
 # Parts of a response shorter than this are joined into one write (Connection._send).
@@ -103,19 +107,29 @@ class Server:
         self._sockets: list[socket.socket] = []
         self._acceptors: list[asyncio.Task] = []
         self._slot_waiters: list[asyncio.Future] = []  # acceptors waiting for a connection to close
+        self._handshakes: set[asyncio.Task] = set()  # TLS handshakes under way, off the accept loop
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._sockets = await _listen(loop, *self.node.config.host_port())
-        self.node.port = self._sockets[0].getsockname()[1]
-        self._acceptors = [loop.create_task(self._accept(sock)) for sock in self._sockets]
+        listeners = self.node.listeners
+        tls = server_context(self.node.config) if any(lst.tls for lst in listeners) else None
+        try:
+            for listener in listeners:
+                sockets = await _listen(loop, listener.host, listener.port)
+                self._sockets += sockets
+                self.node.bound(listener, sockets[0].getsockname()[1])
+                self._acceptors += [loop.create_task(self._accept(sock, listener, tls if listener.tls else None))
+                                    for sock in sockets]
+        except BaseException:
+            await self.stop()
+            raise
         self.timer = DeadlineTimer(loop, self.node)
         self.timer.start()
 
     async def stop(self) -> None:
-        for task in self._acceptors:
+        for task in self._acceptors + list(self._handshakes):
             task.cancel()
-        await asyncio.gather(*self._acceptors, return_exceptions=True)
+        await asyncio.gather(*self._acceptors, *self._handshakes, return_exceptions=True)
         for sock in self._sockets:
             sock.close()
         if self.timer is not None:
@@ -127,7 +141,7 @@ class Server:
 
     # -- accepting (Kafka: Acceptor + ConnectionQuotas) -------------------------------------
 
-    async def _accept(self, listener: socket.socket) -> None:
+    async def _accept(self, listener: socket.socket, endpoint, tls) -> None:
         loop = asyncio.get_running_loop()
         while True:
             if not self.quotas.slot_available():
@@ -146,12 +160,24 @@ class Server:
                          "connections.", ip, self.quotas.limit_for(ip))
                 sock.close()
                 continue
-            try:
-                await loop.connect_accepted_socket(lambda: Connection(self, ip), sock)
-            except OSError as exc:
-                log.info("connection from %s failed before its first byte: %s", ip, exc)
-                self.quotas.dec(ip)
-                sock.close()
+            if tls is None:
+                await self._connect(sock, ip, endpoint, None)
+            else:  # a client slow to finish its TLS handshake must not hold up the next accept
+                task = loop.create_task(self._connect(sock, ip, endpoint, tls))
+                self._handshakes.add(task)
+                task.add_done_callback(self._handshakes.discard)
+
+    async def _connect(self, sock: socket.socket, ip: str, endpoint, tls) -> None:
+        loop = asyncio.get_running_loop()
+        extra = {} if tls is None else {"ssl": tls, "ssl_handshake_timeout": min(self.idle_s, 60.0)}
+        try:
+            await loop.connect_accepted_socket(lambda: Connection(self, ip, endpoint), sock, **extra)
+        except (OSError, asyncio.TimeoutError, asyncio.CancelledError) as exc:  # ssl.SSLError is an OSError
+            log.info("connection from %s failed before its first request: %r", ip, exc)
+            self.quotas.dec(ip)
+            sock.close()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
 
     async def _wait_for_slot(self, timeout: float | None = None) -> None:
         freed = asyncio.get_running_loop().create_future()
@@ -195,9 +221,11 @@ async def _listen(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list
 
 
 class Connection(asyncio.BufferedProtocol):
-    def __init__(self, server: Server, ip: str) -> None:
+    def __init__(self, server: Server, ip: str, listener) -> None:
         self.server = server
         self.ip = ip
+        self.listener = listener
+        self.session = None
         self.decoder = FrameDecoder(server.node.config.max_request_bytes)
         self.requests: collections.deque = collections.deque()
         self.queued_bytes = 0
@@ -222,6 +250,7 @@ class Connection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = peer
         self.client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""
+        self.session = self._session(transport)
         self.server.connections.add(self)
         self.loop = loop = asyncio.get_running_loop()
         self.last_active = loop.time()
@@ -252,7 +281,8 @@ class Connection(asyncio.BufferedProtocol):
     def eof_received(self) -> bool:
         self.done = True
         self._notify()
-        return True  # keep the transport until the queued requests are answered
+        # keep the transport until the queued requests are answered (TLS cannot half-close: it closes)
+        return not self.listener.tls
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.done = self.lost = True
@@ -312,11 +342,13 @@ class Connection(asyncio.BufferedProtocol):
                     self.queued_bytes -= len(request) + REQUEST_OVERHEAD
                     self._maybe_resume_reading()
                     self.answering = True
-                    parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host)
+                    parts = await self._respond(request)
                     self.answering = False
                     if parts is not None:
                         await self._send(parts)
                     self.last_active = self.loop.time()
+                    if self.session.failed:
+                        raise SaslFailure("authentication failed")
                 elif self.error is not None:
                     raise self.error
                 elif self.done:
@@ -326,12 +358,38 @@ class Connection(asyncio.BufferedProtocol):
                     await self._wake
         except FrameError as exc:
             log.warning("closing connection from %s: %s", self.peer, exc)
+        except SaslFailure as exc:
+            log.info("closing connection from %s on listener %s: %s", self.peer, self.listener.name, exc)
         except (ConnectionError, asyncio.CancelledError):
             pass
         except Exception:
             log.exception("closing connection from %s after an internal error", self.peer)
         finally:
             self.close()
+
+    # -- who the client is (listeners, TLS, SASL) ------------------------------------------
+
+    def _session(self, transport: asyncio.Transport):
+        node, name = self.server.node, self.listener.name
+        if self.listener.sasl:
+            return SaslAuthenticator(name, node.sasl_mechanisms, node.credentials,
+                                     node.config.connections_max_reauth_ms)
+        ssl_object = transport.get_extra_info("ssl_object")
+        return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None))
+
+    async def _respond(self, request) -> list | None:
+        """Dispatch a request, unless the connection must authenticate first (Kafka's
+        SaslServerAuthenticator sits before the request handlers)."""
+        session, now = self.session, now_ms()
+        if session.sasl and session.raw_tokens:  # after a v0 SaslHandshake: a bare token, a bare answer
+            return [session.raw_token(bytes(request), now)]
+        api_key = peek(request)[0]
+        if not session.admits(api_key, now):
+            raise SaslFailure(f"request of API key {api_key} not allowed in SASL state {session.state.name}")
+        parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host, session)
+        session.served(api_key)
+        return parts
+
     async def _send(self, parts: list) -> None:
         """One response frame: bytes are written, file regions go from the file to the socket."""
         transport = self.transport

@@ -17,6 +17,12 @@ class RequestContext:
     node: "Node"
     header: RequestHeader
     client_host: str = ""  # as Kafka's RequestContext.clientAddress prints it: "/127.0.0.1"
+    session: Any = None  # shim.security.session: the connection's listener, principal, SASL state
+
+    @property
+    def endpoint(self) -> tuple[str, int]:
+        """The advertised (host, port) of the listener this request came in on."""
+        return self.node.endpoint(self.session.listener if self.session is not None else None)
 
     @property
     def version(self) -> int:

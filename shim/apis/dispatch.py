@@ -24,13 +24,13 @@ log = logging.getLogger(__name__)
 API_VERSIONS = 18
 
 
-async def dispatch(node, frame: bytes, client_host: str = "") -> bytes | None:
+async def dispatch(node, frame: bytes, client_host: str = "", session=None) -> bytes | None:
     """The response as bytes (file regions read into memory), or None when none is due."""
-    parts = await dispatch_parts(node, frame, client_host)
+    parts = await dispatch_parts(node, frame, client_host, session)
     return None if parts is None else join_parts(parts)
 
 
-async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | None:
+async def dispatch_parts(node, frame: bytes, client_host: str = "", session=None) -> list | None:
     """The response as bytes and file regions to send in order, or None when none is due."""
     key, version, correlation_id = peek(frame)
     spec = REGISTRY.get(key)
@@ -41,7 +41,7 @@ async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | No
             return [_unsupported_api_versions(correlation_id)]
         raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
     header, request = decode_request(frame, key, version)
-    result = spec.handler(RequestContext(node, header, client_host), request)
+    result = spec.handler(RequestContext(node, header, client_host, session), request)
     if inspect.isawaitable(result):
         result = await result
     return None if result is None else encode_response_parts(correlation_id, result)

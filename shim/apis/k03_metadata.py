@@ -26,7 +26,7 @@ def handle(ctx, request):
         names = [_name_of(ctx, t) for t in wanted]
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     topics = tuple(_topic(ctx, name, allow_create) for name in names)
-    broker = ctx.make("MetadataResponseBroker", node_id=node.config.node_id, host=node.host, port=node.port, rack=None)
+    broker = ctx.make("MetadataResponseBroker", node_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1], rack=None)
     return ctx.response(
         brokers=(broker,), cluster_id=node.config.cluster_id, controller_id=node.config.node_id, topics=topics,
         cluster_authorized_operations=NO_OPERATIONS,

@@ -15,7 +15,7 @@ def handle(ctx, request):
     node = ctx.node
     key_type = getattr(request, "key_type", GROUP)
     code = ErrorCode.none if key_type in (GROUP, TRANSACTION) else ErrorCode.invalid_request
-    me = dict(node_id=node.config.node_id, host=node.host, port=node.port) if code == ErrorCode.none \
+    me = dict(node_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1]) if code == ErrorCode.none \
         else dict(node_id=-1, host="", port=-1)
     if ctx.version < BATCHED_VERSION:
         return ctx.response(error_code=code, error_message=None, **me)
