@@ -111,9 +111,10 @@ async def serve(config: BrokerConfig) -> None:
 
     broker = Broker(config)
     await broker.start()
-    listeners = " ".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
-    print(f"kafka-shim listeners: {listeners}", flush=True)
     print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}", flush=True)
+    if config.listeners:
+        listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
+        print(f"kafka-shim listeners: {listeners}", flush=True)
     from kafka_codecs.records import NATIVE_WALK
 
     if not NATIVE_WALK:

@@ -40,6 +40,7 @@ class Node:
         first = self.listeners[0]
         self.host, self.port = config.advertised_host or first.host, first.port
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
+        self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self._next_retention = 0
@@ -58,6 +59,7 @@ class Node:
 
     def bound(self, listener, port: int) -> None:
         """The server bound ``listener`` on ``port``: its advertised address is now known."""
+        self.bound_ports[listener.name] = port
         advertised = self._advertised.get(listener.name)
         host = advertised.host if advertised else (self.config.advertised_host or listener.host)
         self.endpoints[listener.name] = (host, advertised.port if advertised and advertised.port else port)

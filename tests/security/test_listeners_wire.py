@@ -1,0 +1,161 @@
+"""Listeners, TLS and SASL over loopback, with raw sockets speaking the Kafka protocol.
+
+Each listener answers Metadata with its own advertised address; a SASL listener serves nothing but
+ApiVersions and the SASL APIs before authentication; failures are answered as Kafka answers them and
+close only their own connection, as does a TLS handshake of garbage. Every wait is on an observed
+state (an answer, an end of file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+import struct
+
+import pytest
+
+from shim import Broker
+from shim.errors import ErrorCode
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
+from shim.security.certs import make_certs
+
+USER = "alice:alice-secret"
+
+
+def frame(key: int, version: int, correlation_id: int = 1, **fields) -> bytes:
+    payload = encode_request(RequestHeader(key, version, correlation_id, "wire-test"), request_class(key, version)(**fields))
+    return struct.pack(">i", len(payload)) + payload
+
+
+def metadata(correlation_id: int = 1) -> bytes:
+    return frame(3, 12, correlation_id, topics=(), allow_auto_topic_creation=False,
+                 include_topic_authorized_operations=False)
+
+
+async def roundtrip(reader, writer, data: bytes, key: int | None, version: int = 0):
+    """Send ``data``; the decoded answer (or the raw bytes when ``key`` is None), None if closed."""
+    writer.write(data)
+    try:
+        size = struct.unpack(">i", await reader.readexactly(4))[0]
+        body = await reader.readexactly(size)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    return body if key is None else decode_response(body, key, version)[1]
+
+
+async def closed(reader) -> bool:
+    try:
+        return await asyncio.wait_for(reader.read(1), 10) == b""
+    except ConnectionError:
+        return True
+
+
+async def open_to(broker: Broker, listener: str, tls: ssl.SSLContext | None = None):
+    port = broker.node.bound_ports[listener]
+    return await asyncio.open_connection("127.0.0.1", port, ssl=tls, server_hostname="localhost" if tls else None)
+
+
+def sasl_broker(tmp_path, **extra) -> Broker:
+    return Broker(data_dir=tmp_path / "d", listeners="PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+                  sasl_users=(USER,), **extra)
+
+
+async def test_each_listener_advertises_its_own_address(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listeners="PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+                      listener_security_protocol_map="PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+                      advertised_listeners="INTERNAL://broker.internal:19092") as broker:
+        plain_port = broker.node.endpoints["PLAINTEXT"][1]
+        for listener, expected in (("PLAINTEXT", ("127.0.0.1", plain_port)), ("INTERNAL", ("broker.internal", 19092))):
+            reader, writer = await open_to(broker, listener)
+            answer = await roundtrip(reader, writer, metadata(), 3, 12)
+            assert [(b.host, b.port) for b in answer.brokers] == [expected]
+            cluster = await roundtrip(reader, writer, frame(60, 1, 2, include_cluster_authorized_operations=False,
+                                                            endpoint_type=1), 60, 1)
+            assert [(b.host, b.port) for b in cluster.brokers] == [expected]
+            writer.close()
+        assert broker.bootstrap_servers == f"127.0.0.1:{plain_port}"
+
+
+def test_listener_configuration_errors():
+    from shim import BrokerConfig
+    with pytest.raises(ValueError, match="protocol.map"):
+        BrokerConfig(listeners="CUSTOM://127.0.0.1:0")
+    with pytest.raises(ValueError, match="not in listeners"):
+        BrokerConfig(listeners="PLAINTEXT://127.0.0.1:0", advertised_listeners="SSL://h:1")
+    with pytest.raises(ValueError, match="NAME://host:port"):
+        BrokerConfig(listeners="127.0.0.1:9092")
+
+
+async def test_a_request_before_authentication_closes_the_connection(tmp_path):
+    async with sasl_broker(tmp_path) as broker:
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        versions = await roundtrip(reader, writer, frame(18, 3, 1, client_software_name="t",
+                                                         client_software_version="1"), 18, 3)
+        assert {k.api_key for k in versions.api_keys} >= {17, 36}
+        assert await roundtrip(reader, writer, metadata(2), 3, 12) is None
+        reader, writer = await open_to(broker, "PLAINTEXT")  # the other listener needs nothing
+        assert len((await roundtrip(reader, writer, metadata(), 3, 12)).brokers) == 1
+        handshake = await roundtrip(reader, writer, frame(17, 1, 2, mechanism="PLAIN"), 17, 1)
+        assert handshake.error_code == ErrorCode.illegal_sasl_state  # as KafkaApis answers it
+
+
+async def test_unsupported_mechanism_is_answered_with_the_enabled_ones_then_closed(tmp_path):
+    async with sasl_broker(tmp_path, sasl_enabled_mechanisms="SCRAM-SHA-512,PLAIN") as broker:
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        answer = await roundtrip(reader, writer, frame(17, 1, 1, mechanism="GSSAPI"), 17, 1)
+        assert answer.error_code == ErrorCode.unsupported_sasl_mechanism
+        assert answer.mechanisms == ("SCRAM-SHA-512", "PLAIN")
+        assert await closed(reader)
+
+
+async def test_v0_handshake_then_raw_plain_token(tmp_path):
+    async with sasl_broker(tmp_path) as broker:
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        answer = await roundtrip(reader, writer, frame(17, 0, 1, mechanism="PLAIN"), 17, 0)
+        assert answer.error_code == ErrorCode.none
+        token = b"\x00alice\x00alice-secret"
+        assert await roundtrip(reader, writer, struct.pack(">i", len(token)) + token, None) == b""
+        assert len((await roundtrip(reader, writer, metadata(2), 3, 12)).brokers) == 1
+        # a wrong raw token: no answer, the connection is closed
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        await roundtrip(reader, writer, frame(17, 0, 1, mechanism="PLAIN"), 17, 0)
+        bad = b"\x00alice\x00nope"
+        assert await roundtrip(reader, writer, struct.pack(">i", len(bad)) + bad, None) is None
+
+
+@pytest.mark.parametrize("mechanism, token", [
+    ("PLAIN", b"\xff\xfe\xfd"), ("PLAIN", b"\x00alice\x00wrong"), ("SCRAM-SHA-256", b"\x00" * 64),
+    ("SCRAM-SHA-512", b"n,,n=alice,r=" + b"\xc3" * 5000),
+])
+async def test_a_bad_token_fails_its_connection_only(tmp_path, mechanism, token):
+    async with sasl_broker(tmp_path) as broker:
+        bystander = await open_to(broker, "SASL_PLAINTEXT")
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        assert (await roundtrip(reader, writer, frame(17, 1, 1, mechanism=mechanism), 17, 1)).error_code == 0
+        answer = await roundtrip(reader, writer, frame(36, 2, 2, auth_bytes=token), 36, 2)
+        assert answer.error_code == ErrorCode.sasl_authentication_failed
+        assert answer.error_message.startswith("Authentication failed")
+        assert await closed(reader)
+        r, w = bystander
+        assert (await roundtrip(r, w, frame(17, 1, 1, mechanism="PLAIN"), 17, 1)).error_code == 0
+        ok = await roundtrip(r, w, frame(36, 2, 2, auth_bytes=b"\x00alice\x00alice-secret"), 36, 2)
+        assert ok.error_code == ErrorCode.none
+        assert len((await roundtrip(r, w, metadata(3), 3, 12)).brokers) == 1
+
+
+async def test_garbage_and_stalled_tls_handshakes_hold_up_no_one(tmp_path):
+    certs = make_certs(tmp_path / "certs")
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0",
+                      ssl_keystore_location=str(certs["broker.pem"])) as broker:
+        port = broker.node.endpoints["SSL"][1]
+        stalled = socket.create_connection(("127.0.0.1", port))  # connects, never says hello
+        garbage_reader, garbage_writer = await asyncio.open_connection("127.0.0.1", port)
+        garbage_writer.write(b"\x16\x03\x01\x00\x05hello" + bytes(range(256)) * 4)
+        assert await closed(garbage_reader)
+        tls = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        reader, writer = await open_to(broker, "SSL", tls)
+        assert [(b.host, b.port) for b in (await roundtrip(reader, writer, metadata(), 3, 12)).brokers] == \
+            [("127.0.0.1", port)]
+        writer.close()
+        stalled.close()

@@ -1,0 +1,216 @@
+"""SCRAM and PLAIN servers and the per-connection authenticator, sans-IO (no sockets)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+
+import pytest
+
+from shim.errors import ErrorCode
+from shim.security.credentials import CredentialStore
+from shim.security.plain import PlainServer
+from shim.security.scram import SaslFailure, ScramServer, make_credential
+from shim.security.session import SaslAuthenticator, State
+
+# RFC 7677, section 3: user "user", password "pencil"
+RFC7677_SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
+RFC7677_CLIENT_FIRST = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
+RFC7677_SERVER_NONCE = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+RFC7677_SERVER_FIRST = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+RFC7677_CLIENT_FINAL = (b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                        b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+RFC7677_SERVER_FINAL = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+
+
+def rfc_server(password: str = "pencil") -> ScramServer:
+    credential = make_credential("SCRAM-SHA-256", password, 4096, RFC7677_SALT)
+    return ScramServer("SCRAM-SHA-256", {"user": credential}.get, nonce=RFC7677_SERVER_NONCE)
+
+
+def test_rfc7677_exchange():
+    server = rfc_server()
+    assert server.evaluate(RFC7677_CLIENT_FIRST) == RFC7677_SERVER_FIRST
+    assert not server.complete
+    assert server.evaluate(RFC7677_CLIENT_FINAL) == RFC7677_SERVER_FINAL
+    assert server.complete and server.authorization_id == "user"
+
+
+def test_rfc7677_proof_of_another_password_fails():
+    server = rfc_server("not-pencil")
+    server.evaluate(RFC7677_CLIENT_FIRST)
+    with pytest.raises(SaslFailure) as failure:
+        server.evaluate(RFC7677_CLIENT_FINAL)
+    assert failure.value.client_message is None  # the client gets Kafka's generic text
+    assert not server.complete
+
+
+def scram_client(mechanism: str, user: str, password: str, server: ScramServer, nonce: str = "clientnonce") -> bytes:
+    """A client per RFC 5802; returns the server's final message."""
+    digest = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}[mechanism]
+    bare = f"n={user},r={nonce}"
+    server_first = server.evaluate(f"n,,{bare}".encode()).decode()
+    fields = dict(item.split("=", 1) for item in server_first.split(","))
+    salted = hashlib.pbkdf2_hmac(digest, password.encode(), base64.b64decode(fields["s"]), int(fields["i"]))
+    client_key = hmac.new(salted, b"Client Key", digest).digest()
+    without_proof = f"c=biws,r={fields['r']}"
+    auth = f"{bare},{server_first},{without_proof}".encode()
+    signature = hmac.new(hashlib.new(digest, client_key).digest(), auth, digest).digest()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature))).decode()
+    return server.evaluate(f"{without_proof},p={proof}".encode())
+
+
+def test_scram_sha512_with_a_stored_credential_and_the_server_signature():
+    credential = make_credential("SCRAM-SHA-512", "s3cret", 8192)
+    server = ScramServer("SCRAM-SHA-512", {"bob": credential}.get)
+    final = scram_client("SCRAM-SHA-512", "bob", "s3cret", server)
+    salted = hashlib.pbkdf2_hmac("sha512", b"s3cret", credential.salt, 8192)
+    assert hmac.new(salted, b"Server Key", "sha512").digest() == credential.server_key
+    assert final.startswith(b"v=") and server.complete
+
+
+@pytest.mark.parametrize("token", [
+    b"", b"\xff\xfe", b"garbage", b"y,,n=user,r=abc", b"n,,n=,r=abc", b"n,,n=user", b"\x00" * 100,
+])
+def test_malformed_client_first_fails(token):
+    with pytest.raises(SaslFailure):
+        rfc_server().evaluate(token)
+
+
+@pytest.mark.parametrize("final", [
+    b"", b"c=biws", b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=!!",
+    b"c=biws,r=other,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=",
+    b"c=eSws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=",
+    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=AAAA",
+])
+def test_malformed_or_wrong_client_final_fails(final):
+    server = rfc_server()
+    server.evaluate(RFC7677_CLIENT_FIRST)
+    with pytest.raises(SaslFailure):
+        server.evaluate(final)
+    with pytest.raises(SaslFailure):  # and the exchange is over
+        server.evaluate(RFC7677_CLIENT_FINAL)
+
+
+def test_unknown_user_and_foreign_authzid():
+    with pytest.raises(SaslFailure) as unknown:
+        rfc_server().evaluate(b"n,,n=nobody,r=abc")
+    assert unknown.value.client_message is None
+    with pytest.raises(SaslFailure) as authzid:
+        rfc_server().evaluate(b"n,a=admin,n=user,r=abc")
+    assert authzid.value.client_message == ("Authentication failed: Client requested an authorization id that is "
+                                            "different from username")
+
+
+@pytest.mark.parametrize("token, message", [
+    (b"\x00alice\x00wrong", "Authentication failed: Invalid username or password"),
+    (b"\x00nobody\x00pw", "Authentication failed: Invalid username or password"),
+    (b"bob\x00alice\x00pw", "Authentication failed: Client requested an authorization id that is different "
+                            "from username"),
+    (b"\x00\x00pw", None), (b"\x00alice\x00", None), (b"garbage", None), (b"\xff\x00\xfe", None),
+])
+def test_plain_failures(token, message):
+    server = PlainServer(lambda u, p: (u, p) == ("alice", "pw"))
+    with pytest.raises(SaslFailure) as failure:
+        server.evaluate(token)
+    assert failure.value.client_message == message and not server.complete
+
+
+def test_plain_success():
+    server = PlainServer(lambda u, p: (u, p) == ("alice", "pw"))
+    assert server.evaluate(b"alice\x00alice\x00pw") == b"" and server.authorization_id == "alice"
+
+
+# -- the authenticator -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path):
+    return CredentialStore(tmp_path, ("alice:pw",))
+
+
+def test_before_authentication_only_versions_and_handshake_are_served(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    assert auth.admits(18, 0)
+    auth.served(18)
+    assert not auth.admits(18, 0) and auth.failed  # a second ApiVersions closes, as Kafka
+
+
+def test_a_metadata_request_before_authentication_closes(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    assert not auth.admits(3, 0) and auth.failed
+
+
+def test_unsupported_mechanism_is_answered_then_fails(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN", "SCRAM-SHA-512"), store)
+    assert auth.handshake("GSSAPI", 1) == ErrorCode.unsupported_sasl_mechanism
+    assert auth.failed
+
+
+def test_plain_over_sasl_authenticate_then_everything_is_served(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    assert auth.handshake("PLAIN", 1) == ErrorCode.none
+    assert not auth.admits(3, 0)  # Metadata mid-exchange closes
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    auth.handshake("PLAIN", 1)
+    assert auth.authenticate(b"\x00alice\x00pw", 2, 0) == (ErrorCode.none, None, b"", 0)
+    assert auth.complete and auth.principal == "User:alice" and auth.admits(3, 0)
+    code, message, _, _ = auth.authenticate(b"\x00alice\x00pw", 2, 0)
+    assert code == ErrorCode.illegal_sasl_state
+
+
+def test_wrong_scram_password_answers_kafkas_generic_message(store):
+    auth = SaslAuthenticator("SASL_SSL", ("SCRAM-SHA-512",), store)
+    auth.handshake("SCRAM-SHA-512", 1)
+    code, _, first, _ = auth.authenticate(b"n,,n=alice,r=abc", 1, 0)
+    assert code == ErrorCode.none and first.startswith(b"r=abc")
+    code, message, _, _ = auth.authenticate(b"c=biws,r=" + first[2:].split(b",")[0] + b",p=AAAA", 1, 0)
+    assert code == ErrorCode.sasl_authentication_failed and auth.failed
+    assert message == "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+
+
+def test_v0_handshake_takes_raw_tokens(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    auth.handshake("PLAIN", 0)
+    assert auth.raw_tokens
+    assert auth.raw_token(b"\x00alice\x00pw", 0) == b""
+    assert auth.complete and not auth.raw_tokens
+    bad = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    bad.handshake("PLAIN", 0)
+    with pytest.raises(SaslFailure):
+        bad.raw_token(b"\x00alice\x00nope", 0)
+    assert bad.failed
+
+
+def test_reauthentication_kip368(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store, max_reauth_ms=1000)
+    auth.handshake("PLAIN", 1)
+    assert auth.authenticate(b"\x00alice\x00pw", 1, 5000)[3] == 1000
+    assert auth.admits(3, 5999)
+    assert auth.admits(17, 6000)  # a handshake after expiry starts re-authentication
+    assert auth.handshake("PLAIN", 1) == ErrorCode.none and auth.state is State.REAUTHENTICATE
+    assert not auth.admits(3, 6000)  # nothing else until it completes
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store, max_reauth_ms=1000)
+    auth.handshake("PLAIN", 1)
+    auth.authenticate(b"\x00alice\x00pw", 1, 5000)
+    assert auth.handshake("PLAIN", 1) == ErrorCode.none
+    assert auth.authenticate(b"\x00alice\x00pw", 1, 5500)[0] == ErrorCode.none
+    assert auth.session_expires_ms == 6500 and auth.admits(3, 6000)
+    assert not auth.admits(3, 6500) and auth.failed  # expired without re-authenticating: closed
+
+
+def test_a_client_without_reauthentication_keeps_its_session(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store, max_reauth_ms=1000)
+    auth.handshake("PLAIN", 1)
+    assert auth.authenticate(b"\x00alice\x00pw", 0, 0)[0] == ErrorCode.none  # SaslAuthenticate v0
+    assert auth.admits(3, 10**9)
+
+
+def test_stored_credentials_survive_a_restart(tmp_path):
+    store = CredentialStore(tmp_path)
+    store.apply({("SCRAM-SHA-256", "carol"): make_credential("SCRAM-SHA-256", "pw", 4096)}, [])
+    again = CredentialStore(tmp_path)
+    server = ScramServer("SCRAM-SHA-256", lambda u: again.scram("SCRAM-SHA-256", u))
+    assert scram_client("SCRAM-SHA-256", "carol", "pw", server).startswith(b"v=")
+    assert again.users() == {"carol": [("SCRAM-SHA-256", 4096)]}
