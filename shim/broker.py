@@ -37,6 +37,10 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    def sessions(self) -> list:
+        """The sessions of the open connections: ``.listener``, ``.principal`` (``User:...``)."""
+        return [c.session for c in self._server.connections if c.session is not None] if self._server else []
+
     def bootstrap(self, listener: str) -> str:
         """host:port advertised by the listener named ``listener`` (e.g. "SASL_SSL")."""
         host, port = self.node.endpoints[listener]
@@ -80,6 +84,10 @@ class BrokerThread:
 
     def bootstrap(self, listener: str) -> str:
         return self.broker.bootstrap(listener)
+
+    def principals(self, listener: str) -> set[str]:
+        """Principals of the connections now open on ``listener``."""
+        return self.call(lambda: {s.principal for s in self.broker.sessions() if s.listener == listener})
 
     @property
     def node(self) -> Node:

@@ -40,6 +40,8 @@ REQUEST_OVERHEAD = 128
 # After a failed tick, try again this much later rather than spinning.
 TIMER_RETRY_MS = 1000
 LISTEN_BACKLOG = 128
+# Kafka: connection.failed.authentication.delay.ms, how long a failed authentication's connection lingers
+FAILED_AUTHENTICATION_DELAY_S = 0.1
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
@@ -112,13 +114,17 @@ class Server:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         listeners = self.node.listeners
-        tls = server_context(self.node.config) if any(lst.tls for lst in listeners) else None
+        config = self.node.config
+        # ssl.client.auth is the SSL listeners'; on SASL_SSL the client is known by SASL (Kafka, KIP-684)
+        tls = {"SSL": server_context(config) if any(lst.protocol == "SSL" for lst in listeners) else None,
+               "SASL_SSL": server_context(config.replace(ssl_client_auth="none"))
+               if any(lst.protocol == "SASL_SSL" for lst in listeners) else None}
         try:
             for listener in listeners:
                 sockets = await _listen(loop, listener.host, listener.port)
                 self._sockets += sockets
                 self.node.bound(listener, sockets[0].getsockname()[1])
-                self._acceptors += [loop.create_task(self._accept(sock, listener, tls if listener.tls else None))
+                self._acceptors += [loop.create_task(self._accept(sock, listener, tls.get(listener.protocol)))
                                     for sock in sockets]
         except BaseException:
             await self.stop()
@@ -348,6 +354,7 @@ class Connection(asyncio.BufferedProtocol):
                         await self._send(parts)
                     self.last_active = self.loop.time()
                     if self.session.failed:
+                        await self._linger()
                         raise SaslFailure("authentication failed")
                 elif self.error is not None:
                     raise self.error
@@ -376,6 +383,20 @@ class Connection(asyncio.BufferedProtocol):
                                      node.config.connections_max_reauth_ms)
         ssl_object = transport.get_extra_info("ssl_object")
         return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None))
+
+    async def _linger(self) -> None:
+        """After a failed authentication's answer: no more requests are served, and the connection
+        closes when the client closes it or after connection.failed.authentication.delay.ms, as
+        Kafka delays the close, so the client reads the answer before it sees the end of stream."""
+        deadline = self.loop.time() + FAILED_AUTHENTICATION_DELAY_S
+        while not self.done and self.loop.time() < deadline:
+            self.requests.clear()  # read and dropped: unread bytes would make the close a reset
+            self.queued_bytes = 0
+            self._wake = self.loop.create_future()
+            try:
+                await asyncio.wait_for(self._wake, deadline - self.loop.time())
+            except asyncio.TimeoutError:
+                break
 
     async def _respond(self, request) -> list | None:
         """Dispatch a request, unless the connection must authenticate first (Kafka's

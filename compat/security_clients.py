@@ -1,0 +1,245 @@
+"""The three Python clients configured for a secured listener, with the same four operations each:
+``produce(topic, values)``, ``consume(topic, count, isolation)`` (from the beginning, no group),
+``transaction(topic, committed, aborted)`` (one committed and one aborted transaction) and
+``auth_error()`` (what the client reports when it cannot authenticate, as text).
+
+``Security`` holds a client's settings in neutral terms: protocol, mechanism, user, password, CA
+file, and a client certificate and key for mutual TLS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+
+from compat.support import wait_for
+
+
+@dataclass(frozen=True)
+class Security:
+    bootstrap: str
+    protocol: str
+    mechanism: str | None = None
+    user: str | None = None
+    password: str | None = None
+    cafile: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+
+
+# -- kafka-python --------------------------------------------------------------------------------
+
+def _kp(s: Security) -> dict:
+    kw = dict(bootstrap_servers=s.bootstrap, security_protocol=s.protocol)
+    if s.mechanism:
+        kw.update(sasl_mechanism=s.mechanism, sasl_plain_username=s.user, sasl_plain_password=s.password)
+    if "SSL" in s.protocol:
+        kw.update(ssl_cafile=s.cafile, ssl_certfile=s.certfile, ssl_keyfile=s.keyfile)
+    return kw
+
+
+class KafkaPython:
+    name = "kafka-python"
+
+    def __init__(self, s: Security) -> None:
+        self.s = s
+
+    def produce(self, topic: str, values: list[bytes]) -> None:
+        from kafka import KafkaProducer
+        producer = KafkaProducer(acks="all", **_kp(self.s))
+        for v in values:
+            producer.send(topic, v, partition=0).get(timeout=20)
+        producer.close()
+
+    def transaction(self, topic: str, committed: list[bytes], aborted: list[bytes]) -> None:
+        from kafka import KafkaProducer
+        producer = KafkaProducer(transactional_id=f"kp-{uuid.uuid4()}", **_kp(self.s))
+        producer.init_transactions()
+        for values, end in ((aborted, producer.abort_transaction), (committed, producer.commit_transaction)):
+            producer.begin_transaction()
+            for v in values:
+                producer.send(topic, v, partition=0).get(timeout=20)
+            end()
+        producer.close()
+
+    def consume(self, topic: str, count: int, isolation: str = "read_uncommitted") -> list[bytes]:
+        from kafka import KafkaConsumer, TopicPartition
+        consumer = KafkaConsumer(group_id=None, auto_offset_reset="earliest", isolation_level=isolation, **_kp(self.s))
+        consumer.assign([TopicPartition(topic, 0)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                got += [m.value for m in batch]
+        consumer.close()
+        return got
+
+    def auth_error(self) -> str:
+        """The errors kafka-python logs when it cannot connect (bootstrapping only says it failed)."""
+        from kafka import KafkaAdminClient
+        messages: list[str] = []
+        handler = logging.Handler(logging.ERROR)
+        handler.emit = lambda record: messages.append(record.getMessage())
+        logger = logging.getLogger("kafka")
+        logger.addHandler(handler)
+        try:
+            KafkaAdminClient(bootstrap_timeout_ms=5000, **_kp(self.s)).close()
+        except Exception as exc:
+            messages.append(f"raised {exc!r}")
+        finally:
+            logger.removeHandler(handler)
+        return "\n".join(messages)
+
+
+# -- confluent-kafka -----------------------------------------------------------------------------
+
+def _ck(s: Security) -> dict:
+    conf = {"bootstrap.servers": s.bootstrap, "security.protocol": s.protocol}
+    if s.mechanism:
+        conf.update({"sasl.mechanism": s.mechanism, "sasl.username": s.user, "sasl.password": s.password})
+    if "SSL" in s.protocol:
+        conf["ssl.ca.location"] = s.cafile
+        if s.certfile:
+            conf.update({"ssl.certificate.location": s.certfile, "ssl.key.location": s.keyfile})
+    return conf
+
+
+class ConfluentKafka:
+    name = "confluent-kafka"
+
+    def __init__(self, s: Security) -> None:
+        self.s = s
+
+    def _send(self, producer, topic: str, values: list[bytes]) -> None:
+        for v in values:
+            producer.produce(topic, v, partition=0)
+        assert producer.flush(30) == 0
+
+    def produce(self, topic: str, values: list[bytes]) -> None:
+        from confluent_kafka import Producer
+        self._send(Producer({**_ck(self.s), "acks": "all"}), topic, values)
+
+    def transaction(self, topic: str, committed: list[bytes], aborted: list[bytes]) -> None:
+        from confluent_kafka import Producer
+        producer = Producer({**_ck(self.s), "transactional.id": f"ck-{uuid.uuid4()}"})
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        self._send(producer, topic, aborted)
+        producer.abort_transaction(30)
+        producer.begin_transaction()
+        self._send(producer, topic, committed)
+        producer.commit_transaction(30)
+
+    def consume(self, topic: str, count: int, isolation: str = "read_uncommitted") -> list[bytes]:
+        from confluent_kafka import Consumer, TopicPartition
+        consumer = Consumer({**_ck(self.s), "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False,
+                             "isolation.level": isolation, "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+        consumer.close()
+        return got
+
+    def auth_error(self) -> str:
+        """The errors (error_cb) and the connection failures librdkafka logs."""
+        from confluent_kafka import Producer
+        errors: list = []
+        logs: list[str] = []
+        handler = logging.Handler()
+        handler.emit = lambda record: logs.append(record.getMessage())
+        logger = logging.getLogger(f"rdkafka-{uuid.uuid4()}")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+        producer = Producer({**_ck(self.s), "error_cb": errors.append, "logger": logger})
+        try:
+            wait_for(lambda: producer.poll(0.1) is not None and errors and logs, 20, message="an error from librdkafka")
+        finally:
+            logger.removeHandler(handler)
+        return "\n".join([f"{e.name()}: {e.str()}" for e in errors] + logs)
+
+
+# -- aiokafka ------------------------------------------------------------------------------------
+
+def _ak(s: Security) -> dict:
+    kw = dict(bootstrap_servers=s.bootstrap, security_protocol=s.protocol)
+    if s.mechanism:
+        kw.update(sasl_mechanism=s.mechanism, sasl_plain_username=s.user, sasl_plain_password=s.password)
+    if "SSL" in s.protocol:
+        from aiokafka.helpers import create_ssl_context
+        kw["ssl_context"] = create_ssl_context(cafile=s.cafile, certfile=s.certfile, keyfile=s.keyfile)
+    return kw
+
+
+class AioKafka:
+    name = "aiokafka"
+
+    def __init__(self, s: Security) -> None:
+        self.s = s
+
+    def produce(self, topic: str, values: list[bytes]) -> None:
+        asyncio.run(self._produce(topic, values, None))
+
+    def transaction(self, topic: str, committed: list[bytes], aborted: list[bytes]) -> None:
+        asyncio.run(self._produce(topic, committed, aborted))
+
+    async def _produce(self, topic: str, values: list[bytes], aborted: list[bytes] | None) -> None:
+        from aiokafka import AIOKafkaProducer
+        extra = {"acks": "all"} if aborted is None else {"transactional_id": f"ak-{uuid.uuid4()}"}
+        producer = AIOKafkaProducer(**_ak(self.s), **extra)
+        await producer.start()
+        try:
+            if aborted is None:
+                for v in values:
+                    await producer.send_and_wait(topic, v, partition=0)
+                return
+            for batch, commit in ((aborted, False), (values, True)):
+                await producer.begin_transaction()
+                for v in batch:
+                    await producer.send_and_wait(topic, v, partition=0)
+                await (producer.commit_transaction() if commit else producer.abort_transaction())
+        finally:
+            await producer.stop()
+
+    def consume(self, topic: str, count: int, isolation: str = "read_uncommitted") -> list[bytes]:
+        return asyncio.run(self._consume(topic, count, isolation))
+
+    async def _consume(self, topic: str, count: int, isolation: str) -> list[bytes]:
+        from aiokafka import AIOKafkaConsumer, TopicPartition
+        consumer = AIOKafkaConsumer(group_id=None, auto_offset_reset="earliest", isolation_level=isolation, **_ak(self.s))
+        await consumer.start()
+        try:
+            consumer.assign([TopicPartition(topic, 0)])
+            await consumer.seek_to_beginning()
+            got: list[bytes] = []
+            deadline = time.monotonic() + 30
+            while len(got) < count and time.monotonic() < deadline:
+                for batch in (await consumer.getmany(timeout_ms=500)).values():
+                    got += [m.value for m in batch]
+            return got
+        finally:
+            await consumer.stop()
+
+    def auth_error(self) -> str:
+        """aiokafka's bootstrap hides the cause; its connection raises the broker's error itself."""
+        async def connect() -> str:
+            from aiokafka.conn import create_conn
+            host, port = self.s.bootstrap.rsplit(":", 1)
+            kw = _ak(self.s)
+            kw.pop("bootstrap_servers")
+            try:
+                conn = await create_conn(host, int(port), **kw)
+            except Exception as exc:
+                return f"{type(exc).__name__}: {exc}"
+            conn.close()
+            return "connected"
+        return asyncio.run(connect())
+
+
+CLIENTS = (KafkaPython, ConfluentKafka, AioKafka)

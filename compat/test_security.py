@@ -1,0 +1,106 @@
+"""Production security settings of the Python clients, unchanged, against kafka-shim's listeners
+(README.md, Security): SASL_SSL with SCRAM-SHA-512 and SASL_PLAINTEXT with PLAIN for
+kafka-python, confluent-kafka and aiokafka (produce and consume; a transaction aborted then one
+committed, read read_committed; a wrong password reported as the client reports Kafka's
+SASL_AUTHENTICATION_FAILED, with Kafka's message), and mutual TLS on an SSL listener with
+ssl.client.auth=required (confluent-kafka and kafka-python; the broker names the client by its
+certificate's distinguished name, as Kafka's default principal mapping does).
+
+One broker for the module with all four listeners (shim.broker.secure_broker, the
+kafka_shim_secure fixture's) and its own throwaway CA.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from compat.security_clients import CLIENTS, ConfluentKafka, KafkaPython, Security
+from shim.broker import SECURE_USER, secure_broker
+
+pytestmark = pytest.mark.shim_only("starts a kafka-shim with TLS and SASL listeners of its own")
+
+SASL = [("SASL_SSL", "SCRAM-SHA-512"), ("SASL_PLAINTEXT", "PLAIN")]
+CLIENT_DN = "User:CN=client,OU=test,O=kafka-shim"
+WRONG_PASSWORD_MESSAGE = {
+    "SCRAM-SHA-512": "Authentication failed during authentication due to invalid credentials with SASL mechanism "
+                     "SCRAM-SHA-512",
+    "PLAIN": "Authentication failed: Invalid username or password",
+}
+# how each client names Kafka's SASL_AUTHENTICATION_FAILED (error 58)
+FAILED_NAME = {"kafka-python": "SaslAuthenticationFailedError", "confluent-kafka": "_AUTHENTICATION",
+               "aiokafka": "SaslAuthenticationFailed"}
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory):
+    with secure_broker(tmp_path_factory.mktemp("secure"), client_auth="required") as broker:
+        yield broker
+
+
+def settings(broker, protocol: str, mechanism: str | None = None, password: str = SECURE_USER[1],
+             client_cert: bool = False) -> Security:
+    certs = broker.certs
+    return Security(broker.bootstrap(protocol), protocol, mechanism, SECURE_USER[0] if mechanism else None,
+                    password if mechanism else None, certs["ca"],
+                    certs["client-cert"] if client_cert else None, certs["client-key"] if client_cert else None)
+
+
+def topic() -> str:
+    return f"sec-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.mark.parametrize("protocol, mechanism", SASL)
+@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
+def test_produce_and_consume(secure, client, protocol, mechanism):
+    c, t = client(settings(secure, protocol, mechanism)), topic()
+    values = [f"{protocol}-{i}".encode() for i in range(3)]
+    c.produce(t, values)
+    assert c.consume(t, len(values)) == values
+
+
+@pytest.mark.parametrize("protocol, mechanism", SASL)
+@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
+def test_transaction_read_committed(secure, client, protocol, mechanism):
+    c, t = client(settings(secure, protocol, mechanism)), topic()
+    c.transaction(t, committed=[b"c1", b"c2"], aborted=[b"a1"])
+    assert c.consume(t, 2, "read_committed") == [b"c1", b"c2"]
+    assert c.consume(t, 3, "read_uncommitted") == [b"a1", b"c1", b"c2"]
+
+
+@pytest.mark.parametrize("protocol, mechanism", SASL)
+@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
+def test_wrong_password_is_sasl_authentication_failed(secure, client, protocol, mechanism):
+    report = client(settings(secure, protocol, mechanism, password="not-the-password")).auth_error()
+    assert FAILED_NAME[client.name] in report
+    assert WRONG_PASSWORD_MESSAGE[mechanism] in report
+
+
+@pytest.mark.parametrize("client", [ConfluentKafka, KafkaPython], ids=lambda c: c.name)
+def test_mutual_tls_names_the_client_by_its_certificate(secure, client):
+    c, t = client(settings(secure, "SSL", client_cert=True)), topic()
+    c.produce(t, [b"over mutual TLS"])
+    assert c.consume(t, 1) == [b"over mutual TLS"]
+
+
+def test_the_ssl_principal_is_the_certificates_distinguished_name(secure):
+    from kafka import KafkaProducer
+
+    s = settings(secure, "SSL", client_cert=True)
+    producer = KafkaProducer(bootstrap_servers=s.bootstrap, security_protocol="SSL", ssl_cafile=s.cafile,
+                             ssl_certfile=s.certfile, ssl_keyfile=s.keyfile)
+    try:
+        producer.send(topic(), b"x").get(timeout=20)
+        assert secure.principals("SSL") == {CLIENT_DN}
+    finally:
+        producer.close()
+
+
+def test_a_client_without_a_certificate_is_refused_when_one_is_required(secure):
+    # TLS 1.3: the client finishes its side of the handshake and sends ApiVersions, then the broker
+    # refuses the missing certificate, so librdkafka sees the connection closed (or reset, its
+    # request being unread) before the first answer, as with Kafka
+    report = ConfluentKafka(settings(secure, "SSL")).auth_error()
+    assert "_ALL_BROKERS_DOWN" in report
+    assert "Disconnected" in report and "in state APIVERSION_QUERY" in report
