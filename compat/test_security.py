@@ -104,3 +104,46 @@ def test_a_client_without_a_certificate_is_refused_when_one_is_required(secure):
     report = ConfluentKafka(settings(secure, "SSL")).auth_error()
     assert "_ALL_BROKERS_DOWN" in report
     assert "Disconnected" in report and "in state APIVERSION_QUERY" in report
+
+
+def test_scram_credentials_managed_with_the_admin_api(secure):
+    """AlterUserScramCredentials then DescribeUserScramCredentials (confluent-kafka's AdminClient,
+    as kafka-configs.sh --alter --add-config 'SCRAM-SHA-512=[...]' does), and the new user logs in."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialDeletion, UserScramCredentialUpsertion)
+
+    s = settings(secure, "SASL_SSL", "SCRAM-SHA-512")
+    admin = AdminClient({"bootstrap.servers": s.bootstrap, "security.protocol": "SASL_SSL",
+                         "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": s.user, "sasl.password": s.password,
+                         "ssl.ca.location": s.cafile})
+    user = f"bob-{uuid.uuid4().hex[:6]}"
+    good = UserScramCredentialUpsertion(user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"bob-pw")
+    few = UserScramCredentialUpsertion("carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 1000), b"pw")
+    missing = UserScramCredentialDeletion("nobody", ScramMechanism.SCRAM_SHA_256)
+    futures = admin.alter_user_scram_credentials([good, few, missing], request_timeout=20)
+    assert futures[user].result(20) is None
+
+    def error_of(future) -> KafkaError:
+        try:
+            future.result(20)
+        except KafkaException as exc:
+            return exc.args[0]
+        raise AssertionError("no error")
+
+    assert (error_of(futures["carol"]).code(), error_of(futures["carol"]).str()) == \
+        (KafkaError.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+    assert error_of(futures["nobody"]).code() == KafkaError.RESOURCE_NOT_FOUND
+
+    described = admin.describe_user_scram_credentials([user, SECURE_USER[0]], request_timeout=20)
+    infos = {u: sorted((i.mechanism, i.iterations) for i in f.result(20).scram_credential_infos)
+             for u, f in described.items()}
+    assert infos == {user: [(ScramMechanism.SCRAM_SHA_512, 8192)],
+                     SECURE_USER[0]: [(ScramMechanism.SCRAM_SHA_256, 4096), (ScramMechanism.SCRAM_SHA_512, 4096)]}
+
+    bob = ConfluentKafka(Security(s.bootstrap, "SASL_SSL", "SCRAM-SHA-512", user, "bob-pw", s.cafile))
+    t = topic()
+    bob.produce(t, [b"from bob"])
+    assert bob.consume(t, 1) == [b"from bob"]
+    wrong_mechanism = ConfluentKafka(Security(s.bootstrap, "SASL_SSL", "SCRAM-SHA-256", user, "bob-pw", s.cafile))
+    assert "_AUTHENTICATION" in wrong_mechanism.auth_error()  # only a SCRAM-SHA-512 credential was set

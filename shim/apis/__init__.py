@@ -30,6 +30,8 @@ from . import (  # noqa: F401  (registration side effects)
     k36_sasl_authenticate,
     k42_delete_groups,
     k47_offset_delete,
+    k50_describe_user_scram_credentials,
+    k51_alter_user_scram_credentials,
     k60_describe_cluster,
     k61_describe_producers,
     k65_describe_transactions,

@@ -13,10 +13,13 @@ import hmac
 import json
 from pathlib import Path
 
+from ..errors import ErrorCode
 from ..storage import fs
-from .scram import HASHES, ScramCredential, make_credential
+from .scram import HASHES, MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, credential_from_salted, make_credential
 
 FILE_NAME = "scram-credentials.json"
+MECHANISM_TYPES = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}  # Kafka: org.apache.kafka.clients.admin.ScramMechanism
+TYPE_OF = {name: kind for kind, name in MECHANISM_TYPES.items()}
 
 
 def parse_user(spec: str) -> tuple[str, str]:
@@ -52,6 +55,68 @@ class CredentialStore:
             out.setdefault(user, []).append((mechanism, cred.iterations))
         return out
 
+    def describe(self, users: list[str] | None) -> list[tuple[str, ErrorCode, str | None, list[tuple[int, int]]]]:
+        """DescribeUserScramCredentials as Kafka's ScramImage.describe answers it:
+        (user, error_code, error_message, [(mechanism type, iterations)])."""
+        known = self.users()
+        counts: dict[str, int] = {}
+        for user in (users if users else known):
+            counts[user] = counts.get(user, 0) + 1
+        out = []
+        for user, count in counts.items():
+            if count > 1:
+                out.append((user, ErrorCode.duplicate_resource,
+                            f"Cannot describe SCRAM credentials for the same user twice in a single request: {user}", []))
+            elif user not in known:
+                out.append((user, ErrorCode.resource_not_found,
+                            f"Attempt to describe a user credential that does not exist: {user}", []))
+            else:
+                out.append((user, ErrorCode.none, None, [(TYPE_OF[m], i) for m, i in known[user]]))
+        return out
+
+    def alter(self, deletions: list[tuple[str, int]], upsertions: list[tuple[str, int, int, bytes, bytes]]):
+        """AlterUserScramCredentials as Kafka's ScramControlManager.alterCredentials validates it:
+        a user named twice fails whole, each result is (user, error_code, error_message)."""
+        deletes: dict[str, tuple[str, str]] = {}
+        upserts: dict[str, tuple[tuple[str, str], ScramCredential]] = {}
+        errors: dict[str, tuple[ErrorCode, str]] = {}
+        for name, kind in deletions:
+            if name in errors:
+                continue
+            if deletes.pop(name, None) is not None:
+                errors[name] = (ErrorCode.duplicate_resource, "A user credential cannot be altered twice in the same request")
+            elif (error := self._check(name, kind)) or (error := self._exists(name, kind)):
+                errors[name] = error
+            else:
+                deletes[name] = (MECHANISM_TYPES[kind], name)
+        for name, kind, iterations, salt, salted_password in upsertions:
+            if name in errors:
+                continue
+            if deletes.pop(name, None) is not None or upserts.pop(name, None) is not None:
+                errors[name] = (ErrorCode.duplicate_resource, "A user credential cannot be altered twice in the same request")
+            elif error := self._check(name, kind) or _check_iterations(iterations):
+                errors[name] = error
+            else:
+                mechanism = MECHANISM_TYPES[kind]
+                upserts[name] = ((mechanism, name), credential_from_salted(mechanism, salted_password, salt, iterations))
+        if deletes or upserts:
+            self.apply(dict(upserts.values()), list(deletes.values()))
+        return ([(u, ErrorCode.none, None) for u in deletes] + [(u, ErrorCode.none, None) for u in upserts]
+                + [(u, code, message) for u, (code, message) in errors.items()])
+
+    @staticmethod
+    def _check(name: str, kind: int):
+        if not name:
+            return ErrorCode.unacceptable_credential, "Username must not be empty"
+        if kind not in MECHANISM_TYPES:
+            return ErrorCode.unsupported_sasl_mechanism, "Unknown SCRAM mechanism"
+        return None
+
+    def _exists(self, name: str, kind: int):
+        if self.scram(MECHANISM_TYPES[kind], name) is None:
+            return ErrorCode.resource_not_found, "Attempt to delete a user credential that does not exist"
+        return None
+
     def apply(self, upserts: dict, deletions: list) -> None:
         """Compute the change, persist it, then apply it in memory."""
         changed = dict(self.stored)
@@ -62,3 +127,11 @@ class CredentialStore:
         entries = [{"mechanism": m, "user": u, **c.to_json()} for (m, u), c in sorted(changed.items())]
         fs.atomic_write(self.path, json.dumps(entries).encode())
         self.stored = changed
+
+
+def _check_iterations(iterations: int):
+    if iterations < MIN_ITERATIONS:
+        return ErrorCode.unacceptable_credential, "Too few iterations"
+    if iterations > MAX_ITERATIONS:
+        return ErrorCode.unacceptable_credential, "Too many iterations"
+    return None

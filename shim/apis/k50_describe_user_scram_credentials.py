@@ -1,0 +1,22 @@
+"""DescribeUserScramCredentials (50), v0 (KIP-554).
+
+The SCRAM credentials the broker knows, stored (AlterUserScramCredentials) and configured
+(sasl_users): per user its mechanisms and iterations, never salts or keys. No users (null or
+empty) means every user; a user asked twice gets DUPLICATE_RESOURCE and an unknown one
+RESOURCE_NOT_FOUND, with the messages of Kafka's ScramImage.describe. Open to every client: no
+ACLs yet (Kafka requires DESCRIBE on CLUSTER).
+"""
+
+from ..errors import ErrorCode
+from .registry import api
+
+
+@api(50, "DescribeUserScramCredentials", 0, 0)
+def handle(ctx, request):
+    users = [u.name for u in request.users] if request.users else None
+    results = tuple(
+        ctx.make("DescribeUserScramCredentialsResult", user=user, error_code=code, error_message=message,
+                 credential_infos=tuple(ctx.make("CredentialInfo", mechanism=m, iterations=i) for m, i in infos))
+        for user, code, message, infos in ctx.node.credentials.describe(users)
+    )
+    return ctx.response(error_code=ErrorCode.none, error_message=None, results=results)

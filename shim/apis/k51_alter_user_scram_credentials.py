@@ -1,0 +1,23 @@
+"""AlterUserScramCredentials (51), v0 (KIP-554).
+
+Upsertions carry SaltedPassword (the client salts and hashes); the broker keeps salt, StoredKey,
+ServerKey and iterations, durable in the data directory before the answer. Validation and
+messages as Kafka's ScramControlManager.alterCredentials: a user named twice in one request
+(whatever the mechanisms) gets DUPLICATE_RESOURCE, an empty name or iterations outside 4096-16384
+UNACCEPTABLE_CREDENTIAL, an unknown mechanism UNSUPPORTED_SASL_MECHANISM, deleting what does not
+exist RESOURCE_NOT_FOUND. Deleting a configured user's credential lasts until the next start,
+which configures it again. Open to every client: no ACLs yet (Kafka requires ALTER on CLUSTER).
+"""
+
+from .registry import api
+
+
+@api(51, "AlterUserScramCredentials", 0, 0)
+def handle(ctx, request):
+    results = ctx.node.credentials.alter(
+        [(d.name, d.mechanism) for d in request.deletions],
+        [(u.name, u.mechanism, u.iterations, u.salt, u.salted_password) for u in request.upsertions],
+    )
+    return ctx.response(results=tuple(
+        ctx.make("AlterUserScramCredentialsResult", user=user, error_code=code, error_message=message)
+        for user, code, message in results))
