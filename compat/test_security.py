@@ -147,3 +147,57 @@ def test_scram_credentials_managed_with_the_admin_api(secure):
     assert bob.consume(t, 1) == [b"from bob"]
     wrong_mechanism = ConfluentKafka(Security(s.bootstrap, "SASL_SSL", "SCRAM-SHA-256", user, "bob-pw", s.cafile))
     assert "_AUTHENTICATION" in wrong_mechanism.auth_error()  # only a SCRAM-SHA-512 credential was set
+
+
+def test_kafka_shim_secure_fixture(kafka_shim_secure):
+    c = KafkaPython(settings(kafka_shim_secure, "SASL_SSL", "SCRAM-SHA-256"))
+    t = topic()
+    c.produce(t, [b"fixture"])
+    assert c.consume(t, 1) == [b"fixture"]
+
+
+def test_serve_with_kafkas_security_flags_and_certs_command(tmp_path, shim_process):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "kafka-shim"
+    made = subprocess.run([str(script), "certs", "--out", str(tmp_path / "certs")], capture_output=True, text=True,
+                          timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert {Path(line).name for line in made.stdout.split()} >= {"ca.pem", "broker.pem", "client-cert.pem"}
+    broker = shim_process(tmp_path / "data", 0, console_script=True, args=[
+        "--listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+        "--advertised-listeners", "SASL_SSL://localhost:0",
+        "--ssl-keystore-location", str(tmp_path / "certs" / "broker.pem"),
+        "--sasl-enabled-mechanisms", "SCRAM-SHA-256", "--sasl-user", "bob:bob-pw"])
+    broker.wait_ready(timeout=20)
+    listeners_line = broker.proc.stdout.readline().strip()
+    assert listeners_line.startswith("kafka-shim listeners: PLAINTEXT://127.0.0.1:")
+    sasl_ssl = listeners_line.split(",")[1]
+    assert sasl_ssl.startswith("SASL_SSL://localhost:")  # advertised host, bound port
+    c = KafkaPython(Security(sasl_ssl.removeprefix("SASL_SSL://"), "SASL_SSL", "SCRAM-SHA-256", "bob", "bob-pw",
+                             str(tmp_path / "certs" / "ca.pem")))
+    t = topic()
+    c.produce(t, [b"from the command line"])
+    assert c.consume(t, 1) == [b"from the command line"]
+
+
+def test_serve_refuses_a_listener_without_a_protocol(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([str(Path(sys.executable).parent / "kafka-shim"), "serve", "--data-dir", str(tmp_path / "d"),
+                          "--listeners", "CUSTOM://127.0.0.1:0"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "listener.security.protocol.map" in out.stderr
+
+
+def test_serve_refuses_a_tls_listener_without_a_keystore(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([str(Path(sys.executable).parent / "kafka-shim"), "serve", "--data-dir", str(tmp_path / "d"),
+                          "--listeners", "SSL://127.0.0.1:0"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "ssl.keystore.location" in out.stderr and "Traceback" not in out.stderr

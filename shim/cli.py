@@ -164,5 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"kafka-shim: {e}", file=sys.stderr)
         return 2
-    asyncio.run(serve(config))
+    try:
+        asyncio.run(serve(config))
+    except (ValueError, OSError) as e:  # TLS files missing or unreadable (ssl.SSLError is an OSError), ports in use
+        print(f"kafka-shim: {e}", file=sys.stderr)
+        return 2
     return 0
