@@ -201,3 +201,29 @@ def test_serve_refuses_a_tls_listener_without_a_keystore(tmp_path):
     out = subprocess.run([str(Path(sys.executable).parent / "kafka-shim"), "serve", "--data-dir", str(tmp_path / "d"),
                           "--listeners", "SSL://127.0.0.1:0"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "ssl.keystore.location" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_java_client_over_sasl_ssl_scram(secure, java_drivers):
+    """kafka-clients 3.9.1 with its production settings (SCRAM-SHA-512 over SASL_SSL, a PEM
+    truststore, hostname verification on): compat/java/KafkaDriver.java's produce/consume and
+    transaction scenarios, and a wrong password as Java reports it."""
+    user, password = SECURE_USER
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
+
+    def run(pw: str, scenarios: list[str]) -> dict:
+        return java_drivers.run("KafkaDriver", scenarios, secure.bootstrap("SASL_SSL"), timeout=180,
+                                prefix=f"java-sec-{uuid.uuid4().hex[:6]}", parallel=2, timeout_s=60, **{
+                                    "client.security.protocol": "SASL_SSL", "client.sasl.mechanism": "SCRAM-SHA-512",
+                                    "client.sasl.jaas.config": jaas.format(user, pw),
+                                    "client.ssl.truststore.type": "PEM",
+                                    "client.ssl.truststore.location": secure.certs["ca"]})["results"]
+
+    results = run(password, ["produce_consume.none", "txn.open_lso_commit"])
+    for name, result in results.items():
+        assert result["ok"], f"{name}: {result['error']}\n{result['trace']}"
+    assert results["produce_consume.none"]["observed"]["offsets"] == [0, 1, 2, 3, 4]
+    assert results["produce_consume.none"]["observed"]["position"] == 5
+    failed = run("not-the-password", ["produce_consume.none"])["produce_consume.none"]
+    assert not failed["ok"]
+    assert "SaslAuthenticationException" in failed["error"] + failed["trace"]
+    assert WRONG_PASSWORD_MESSAGE["SCRAM-SHA-512"] in failed["error"] + failed["trace"]

@@ -38,7 +38,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *
  * Command line of every driver: {@code <scenario[,scenario...]|all> <bootstrap> [key=value...]}
  * with keys {@code prefix} (topic and transactional.id prefix, default "compat"), {@code parallel}
- * (threads, default 4) and {@code timeout_s} (per scenario, default 60); any other key is for the
+ * (threads, default 4) and {@code timeout_s} (per scenario, default 60); {@code client.<property>} is
+ * given to every client as {@code <property>} (security settings); any other key is for the
  * scenarios ({@link #option}).
  * Output (stdout, last line): {@code {"driver":..., "kafka_clients":..., "results": {name:
  * {"ok": bool, "elapsed_ms": n, "observed": {...}, "error": "...", "trace": "..."}}}}.
@@ -75,6 +76,11 @@ final class Support {
         p.put("bootstrap.servers", bootstrap);
         p.put("request.timeout.ms", "15000");
         p.put("retry.backoff.ms", "50");
+        // command-line options "client.<property>=<value>" go to every client unchanged, e.g. a
+        // production security setup: client.security.protocol=SASL_SSL, client.sasl.jaas.config=...
+        for (Map.Entry<String, String> e : options.entrySet()) {
+            if (e.getKey().startsWith("client.")) p.put(e.getKey().substring("client.".length()), e.getValue());
+        }
         for (int i = 0; i + 1 < kv.length; i += 2) p.put(kv[i], kv[i + 1]);
         return p;
     }
