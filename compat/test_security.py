@@ -227,3 +227,31 @@ def test_java_client_over_sasl_ssl_scram(secure, java_drivers):
     assert not failed["ok"]
     assert "SaslAuthenticationException" in failed["error"] + failed["trace"]
     assert WRONG_PASSWORD_MESSAGE["SCRAM-SHA-512"] in failed["error"] + failed["trace"]
+
+
+def test_reauthentication_kip368_with_librdkafka(tmp_path):
+    """connections.max.reauth.ms: librdkafka re-authenticates on its connection before the session
+    ends (the broker counts completed re-authentications per connection), and nothing is lost."""
+    from confluent_kafka import Producer
+
+    with secure_broker(tmp_path, connections_max_reauth_ms=1000) as broker:
+        errors: list = []
+        producer = Producer({**{"bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"),
+                                "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                                "sasl.username": SECURE_USER[0], "sasl.password": SECURE_USER[1]},
+                             "error_cb": errors.append})
+        t, sent = topic(), []
+
+        def reauthenticated() -> bool:
+            producer.produce(t, f"r{len(sent)}".encode(), partition=0)
+            sent.append(f"r{len(sent)}".encode())
+            assert producer.flush(10) == 0
+            counts = broker.call(lambda: [s.reauthentications for s in broker.broker.sessions()
+                                          if s.listener == "SASL_PLAINTEXT"])
+            return max(counts, default=0) >= 2
+
+        from compat.support import wait_for
+        wait_for(reauthenticated, 30, message="two re-authentications on one connection")
+        assert errors == []
+        consumer = ConfluentKafka(settings(broker, "SASL_PLAINTEXT", "SCRAM-SHA-512"))
+        assert consumer.consume(t, len(sent)) == sent

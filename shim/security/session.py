@@ -70,6 +70,7 @@ class SaslAuthenticator:
         self.raw_tokens = False  # after a v0 SaslHandshake
         self.supports_reauth = False  # the client sent SaslAuthenticate v1+
         self.session_expires_ms: int | None = None
+        self.reauthentications = 0  # completed KIP-368 re-authentications
         self._server = None
 
     @property
@@ -162,6 +163,7 @@ class SaslAuthenticator:
                 raise SaslFailure("principal changed", f"Cannot change principals during re-authentication from "
                                   f"{self.principal}: {principal}")
             self.principal, self.state = principal, State.COMPLETE
+            self.reauthentications += reauth
         return answer
 
     def _lifetime(self, now_ms: int) -> int:
