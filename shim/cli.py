@@ -76,6 +76,9 @@ def _security_arguments(s: argparse.ArgumentParser) -> None:
     g.add_argument("--sasl-enabled-mechanisms", default="PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
     g.add_argument("--sasl-user", action="append", default=[], metavar="NAME:PASSWORD",
                    help="a user for PLAIN and SCRAM (repeatable)")
+    g.add_argument("--plain-sasl-jaas-config", default="", metavar="JAAS",
+                   help='PLAIN users as Kafka\'s listener.name.<l>.plain.sasl.jaas.config gives them: '
+                        '\'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="pw";\'')
     g.add_argument("--connections-max-reauth-ms", type=int, default=0,
                    help="KIP-368 session lifetime of SASL connections; 0: no re-authentication (default)")
 
@@ -88,6 +91,7 @@ def _security_config(args: argparse.Namespace) -> dict:
         ssl_key_password=args.ssl_key_password, ssl_truststore_location=args.ssl_truststore_location,
         ssl_truststore_type=args.ssl_truststore_type, ssl_client_auth=args.ssl_client_auth,
         sasl_enabled_mechanisms=args.sasl_enabled_mechanisms, sasl_users=tuple(args.sasl_user),
+        plain_sasl_jaas_config=args.plain_sasl_jaas_config,
         connections_max_reauth_ms=args.connections_max_reauth_ms,
     )
 

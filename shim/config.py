@@ -50,6 +50,9 @@ class BrokerConfig:
     sasl_users: tuple[str, ...] = ()
     """``name:password`` users for PLAIN and both SCRAM mechanisms; SCRAM credentials can also be
     managed with AlterUserScramCredentials (durable in the data directory)."""
+    plain_sasl_jaas_config: str = ""
+    """A PlainLoginModule JAAS configuration whose ``user_NAME="PASSWORD"`` entries are PLAIN users
+    (Kafka's ``listener.name.<listener>.plain.sasl.jaas.config``, here for every SASL listener)."""
     connections_max_reauth_ms: int = 0
     """KIP-368: a SASL session lasts this long, then the client must re-authenticate; 0: forever
     (connections.max.reauth.ms)."""
@@ -121,6 +124,8 @@ class BrokerConfig:
             raise ValueError("connections.max.idle.ms must be positive")
         object.__setattr__(self, "sasl_users", tuple(self.sasl_users))
         self.listener_endpoints()
+        from .security.credentials import plain_jaas_users
+        plain_jaas_users(self.plain_sasl_jaas_config)  # refuse a configuration that is not PLAIN's
         if self.connections_max_reauth_ms < 0:
             raise ValueError("connections.max.reauth.ms must not be negative")
 

@@ -41,7 +41,8 @@ class Node:
         self.host, self.port = config.advertised_host or first.host, first.port
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
-        self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users)
+        self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
+                                           plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self._next_retention = 0
         self.txn = TransactionCoordinator(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from pathlib import Path
 
 from ..errors import ErrorCode
@@ -22,6 +23,19 @@ MECHANISM_TYPES = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}  # Kafka: org.apache.
 TYPE_OF = {name: kind for kind, name in MECHANISM_TYPES.items()}
 
 
+_JAAS_USER = re.compile(r'user_([^=\s"]+)\s*=\s*"([^"]*)"')
+
+
+def plain_jaas_users(jaas: str) -> dict[str, str]:
+    """The ``user_NAME="PASSWORD"`` entries of a PlainLoginModule JAAS configuration (Kafka's
+    ``listener.name.<listener>.plain.sasl.jaas.config``): PLAIN users only, as in Kafka."""
+    if not jaas.strip():
+        return {}
+    if "PlainLoginModule" not in jaas:
+        raise ValueError("plain.sasl.jaas.config must configure org.apache.kafka.common.security.plain.PlainLoginModule")
+    return dict(_JAAS_USER.findall(jaas))
+
+
 def parse_user(spec: str) -> tuple[str, str]:
     name, sep, password = spec.partition(":")
     if not sep or not name or not password:
@@ -30,11 +44,13 @@ def parse_user(spec: str) -> tuple[str, str]:
 
 
 class CredentialStore:
-    def __init__(self, meta_dir: Path, users: tuple[str, ...] = (), iterations: int = 4096) -> None:
+    def __init__(self, meta_dir: Path, users: tuple[str, ...] = (), iterations: int = 4096,
+                 plain_jaas: str = "") -> None:
         self.path = meta_dir / FILE_NAME
-        self.plain = dict(parse_user(u) for u in users)
+        configured = dict(parse_user(u) for u in users)
+        self.plain = {**plain_jaas_users(plain_jaas), **configured}
         self.configured = {(m, name): make_credential(m, pw, iterations)
-                           for name, pw in self.plain.items() for m in HASHES}
+                           for name, pw in configured.items() for m in HASHES}
         self.stored: dict[tuple[str, str], ScramCredential] = {}
         if self.path.exists():
             for entry in json.loads(self.path.read_bytes()):

@@ -244,3 +244,14 @@ def test_describe_as_kafkas_scram_image(tmp_path):
         ("alice", ErrorCode.duplicate_resource,
          "Cannot describe SCRAM credentials for the same user twice in a single request: alice", []),
     ]
+
+
+def test_plain_users_from_kafkas_jaas_config(tmp_path):
+    jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+            'password="admin-secret" user_admin="admin-secret" user_bob="bob pw";')
+    store = CredentialStore(tmp_path, ("carol:c",), plain_jaas=jaas)
+    assert store.verify_plain("bob", "bob pw") and store.verify_plain("admin", "admin-secret")
+    assert store.verify_plain("carol", "c") and not store.verify_plain("bob", "admin-secret")
+    assert store.scram("SCRAM-SHA-256", "bob") is None  # JAAS PLAIN users are PLAIN's only, as in Kafka
+    with pytest.raises(ValueError, match="PlainLoginModule"):
+        CredentialStore(tmp_path, plain_jaas='org.apache.kafka.common.security.scram.ScramLoginModule required;')
