@@ -40,6 +40,8 @@ REQUEST_OVERHEAD = 128
 # After a failed tick, try again this much later rather than spinning.
 TIMER_RETRY_MS = 1000
 LISTEN_BACKLOG = 128
+# Kafka: sasl.server.max.receive.size, the largest frame a SASL listener reads before authentication
+SASL_SERVER_MAX_RECEIVE_SIZE = 524288
 # Kafka: connection.failed.authentication.delay.ms, how long a failed authentication's connection lingers
 FAILED_AUTHENTICATION_DELAY_S = 0.1
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
@@ -257,6 +259,8 @@ class Connection(asyncio.BufferedProtocol):
         self.peer = peer
         self.client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""
         self.session = self._session(transport)
+        if self.listener.sasl:  # an unauthenticated client may not make the broker hold 100 MiB
+            self.decoder.max_frame = min(self.decoder.max_frame, SASL_SERVER_MAX_RECEIVE_SIZE)
         self.server.connections.add(self)
         self.loop = loop = asyncio.get_running_loop()
         self.last_active = loop.time()
@@ -403,12 +407,17 @@ class Connection(asyncio.BufferedProtocol):
         SaslServerAuthenticator sits before the request handlers)."""
         session, now = self.session, now_ms()
         if session.sasl and session.raw_tokens:  # after a v0 SaslHandshake: a bare token, a bare answer
-            return [session.raw_token(bytes(request), now)]
+            answer = session.raw_token(bytes(request), now)
+            if session.complete:
+                self.decoder.max_frame = self.server.node.config.max_request_bytes
+            return [answer]
         api_key = peek(request)[0]
         if not session.admits(api_key, now):
             raise SaslFailure(f"request of API key {api_key} not allowed in SASL state {session.state.name}")
         parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host, session)
         session.served(api_key)
+        if session.sasl and session.complete:
+            self.decoder.max_frame = self.server.node.config.max_request_bytes
         return parts
 
     async def _send(self, parts: list) -> None:

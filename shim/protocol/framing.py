@@ -36,6 +36,16 @@ class FrameDecoder:
         self._filled = 0
         self._pending: FrameError | None = None
 
+    @property
+    def max_frame(self) -> int:
+        """Frames larger than this are refused; may change between frames (SASL before and after
+        authentication)."""
+        return self._max
+
+    @max_frame.setter
+    def max_frame(self, value: int) -> None:
+        self._max = value
+
     def buffer(self) -> memoryview:
         if self._body is not None:
             if self._filled == len(self._body):  # a new buffer: the socket may still hold a view of the old

@@ -159,3 +159,26 @@ async def test_garbage_and_stalled_tls_handshakes_hold_up_no_one(tmp_path):
             [("127.0.0.1", port)]
         writer.close()
         stalled.close()
+
+
+async def test_before_authentication_a_sasl_listener_reads_at_most_sasl_server_max_receive_size(tmp_path):
+    async with sasl_broker(tmp_path) as broker:
+        big = 600 * 1024  # over Kafka's sasl.server.max.receive.size (512 KiB)
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        writer.write(struct.pack(">i", big) + b"\x00" * 1024)
+        assert await closed(reader)
+        # after authentication, the listener's usual limit (socket.request.max.bytes) applies
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        assert (await roundtrip(reader, writer, frame(17, 1, 1, mechanism="PLAIN"), 17, 1)).error_code == 0
+        ok = await roundtrip(reader, writer, frame(36, 2, 2, auth_bytes=b"\x00alice\x00alice-secret"), 36, 2)
+        assert ok.error_code == ErrorCode.none
+        from shim.protocol.messages import request_module
+        import uuid as uuid_module
+        m = request_module(3, 12)
+        names = [f"t{i}-" + "x" * 16000 for i in range(40)]  # 640 KB of topic names
+        topics = tuple(m.MetadataRequestTopic(topic_id=uuid_module.UUID(int=0), name=n) for n in names)
+        request = frame(3, 12, 3, topics=topics, allow_auto_topic_creation=False,
+                        include_topic_authorized_operations=False)
+        assert len(request) > big
+        answer = await roundtrip(reader, writer, request, 3, 12)
+        assert answer is not None and [t.name for t in answer.topics] == names
