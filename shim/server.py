@@ -415,7 +415,6 @@ class Connection(asyncio.BufferedProtocol):
         if not session.admits(api_key, now):
             raise SaslFailure(f"request of API key {api_key} not allowed in SASL state {session.state.name}")
         parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host, session)
-        session.served(api_key)
         if session.sasl and session.complete:
             self.decoder.max_frame = self.server.node.config.max_request_bytes
         return parts

@@ -22,6 +22,8 @@ def handle(ctx, request):
                                  and _SOFTWARE.fullmatch(request.client_software_version)):
         return ctx.response(error_code=ErrorCode.invalid_request, api_keys=(), supported_features=(),
                             finalized_features_epoch=-1, finalized_features=(), zk_migration_ready=False)
+    if ctx.session is not None:
+        ctx.session.served(18)  # on a SASL listener: the handshake is next (an error answer leaves it open)
     keys = tuple(
         ctx.make("ApiVersion", api_key=s.key, min_version=s.min_version, max_version=s.max_version)
         for s in sorted(REGISTRY.values(), key=lambda s: s.key)

@@ -96,6 +96,7 @@ class SaslAuthenticator:
         return True
 
     def served(self, api_key: int) -> None:
+        """A request was answered without error (ApiVersions: Kafka's handleApiVersionsRequest)."""
         if api_key == API_VERSIONS and self.state is State.HANDSHAKE_OR_VERSIONS_REQUEST:
             self.state = State.HANDSHAKE_REQUEST
 

@@ -182,3 +182,16 @@ async def test_before_authentication_a_sasl_listener_reads_at_most_sasl_server_m
         assert len(request) > big
         answer = await roundtrip(reader, writer, request, 3, 12)
         assert answer is not None and [t.name for t in answer.topics] == names
+
+
+async def test_an_unsupported_api_versions_is_answered_and_may_be_retried_before_the_handshake(tmp_path):
+    async with sasl_broker(tmp_path) as broker:
+        reader, writer = await open_to(broker, "SASL_PLAINTEXT")
+        too_new = bytearray(frame(18, 3, 1, client_software_name="t", client_software_version="1"))
+        too_new[6:8] = struct.pack(">h", 99)  # KIP-511: a version the broker does not know
+        answer = await roundtrip(reader, writer, bytes(too_new), 18, 0)
+        assert answer.error_code == ErrorCode.unsupported_version
+        retried = await roundtrip(reader, writer, frame(18, 3, 2, client_software_name="t",
+                                                        client_software_version="1"), 18, 3)
+        assert retried.error_code == ErrorCode.none
+        assert (await roundtrip(reader, writer, frame(17, 1, 3, mechanism="PLAIN"), 17, 1)).error_code == 0
