@@ -61,21 +61,20 @@ def make_certs(out: Path, hosts: tuple[str, ...] = ("localhost", "127.0.0.1", ":
     client_key = ec.generate_private_key(ec.SECP256R1())
     client = cert(name(client_cn), client_key, ca.subject, ca_key, False, eku.CLIENT_AUTH)
 
-    def key_pem(k) -> bytes:
-        return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                               serialization.NoEncryption())
+    key_pem = lambda k: k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,  # noqa: E731
+                                        serialization.NoEncryption())
+    cert_pem = lambda c: c.public_bytes(serialization.Encoding.PEM)  # noqa: E731
+    return _write(out, {"ca.pem": cert_pem(ca), "ca-key.pem": key_pem(ca_key),
+                        "broker.pem": key_pem(broker_key) + cert_pem(broker) + cert_pem(ca),
+                        "broker-key.pem": key_pem(broker_key), "broker-cert.pem": cert_pem(broker),
+                        "client-key.pem": key_pem(client_key), "client-cert.pem": cert_pem(client)})
 
-    def cert_pem(c) -> bytes:
-        return c.public_bytes(serialization.Encoding.PEM)
 
-    files = {"ca.pem": cert_pem(ca), "ca-key.pem": key_pem(ca_key),
-             "broker.pem": key_pem(broker_key) + cert_pem(broker) + cert_pem(ca),
-             "broker-key.pem": key_pem(broker_key), "broker-cert.pem": cert_pem(broker),
-             "client-key.pem": key_pem(client_key), "client-cert.pem": cert_pem(client)}
+def _write(out: Path, files: dict[str, bytes]) -> dict[str, Path]:
     paths = {}
     for file_name, data in files.items():
         path = out / file_name
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private keys: the owner's only
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         paths[file_name] = path
