@@ -157,8 +157,26 @@ async def test_garbage_and_stalled_tls_handshakes_hold_up_no_one(tmp_path):
         reader, writer = await open_to(broker, "SSL", tls)
         assert [(b.host, b.port) for b in (await roundtrip(reader, writer, metadata(), 3, 12)).brokers] == \
             [("127.0.0.1", port)]
+        assert broker._server.quotas.total == 2  # the stalled handshake and this client; the garbage one freed its slot
         writer.close()
         stalled.close()
+        deadline = asyncio.get_running_loop().time() + 10
+        while broker._server.quotas.total:  # the broker sees both closes
+            assert asyncio.get_running_loop().time() < deadline, broker._server.quotas.total
+            await asyncio.sleep(0.01)
+
+
+async def test_ssl_client_auth_requested_names_who_presents_a_certificate(tmp_path):
+    certs = make_certs(tmp_path / "certs")
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0", ssl_client_auth="requested",
+                      ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_location=str(certs["ca.pem"])) as broker:
+        anonymous = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        named = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        named.load_cert_chain(str(certs["client-cert.pem"]), str(certs["client-key.pem"]))
+        for tls in (anonymous, named):
+            reader, writer = await open_to(broker, "SSL", tls)
+            assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
+        assert sorted(s.principal for s in broker.sessions()) == ["User:ANONYMOUS", "User:CN=client,OU=test,O=kafka-shim"]
 
 
 async def test_before_authentication_a_sasl_listener_reads_at_most_sasl_server_max_receive_size(tmp_path):

@@ -255,3 +255,14 @@ def test_plain_users_from_kafkas_jaas_config(tmp_path):
     assert store.scram("SCRAM-SHA-256", "bob") is None  # JAAS PLAIN users are PLAIN's only, as in Kafka
     with pytest.raises(ValueError, match="PlainLoginModule"):
         CredentialStore(tmp_path, plain_jaas='org.apache.kafka.common.security.scram.ScramLoginModule required;')
+
+
+def test_principal_of_a_certificate_as_x500principal_names_it():
+    from shim.security.tls import principal_of
+
+    subject = ((("countryName", "US"),), (("organizationName", "Acme, Inc."),),
+               (("organizationalUnitName", "eng"), ("userId", "u1")), (("commonName", " #lead "),),
+               (("emailAddress", "a@b.c"),))
+    assert principal_of({"subject": subject}) == (
+        "User:1.2.840.113549.1.9.1=#16056140622e63,CN=\\ #lead\\ ,OU=eng+UID=u1,O=Acme\\, Inc.,C=US")
+    assert principal_of({}) == principal_of(None) == "User:ANONYMOUS"
