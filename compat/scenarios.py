@@ -228,6 +228,21 @@ SCENARIOS: list[Scenario] = [
              "df.write and writeStream to format('kafka') write each row to its topic column (or the topic "
              "option) and partition column with its key, value and headers; a real client reads them back.",
              ("spark",)),
+    Scenario("security.sasl_ssl_scram", "SASL_SSL with SCRAM-SHA-512 (compat/test_security.py)",
+             "The client's production settings (SASL_SSL, SCRAM-SHA-512, the CA's PEM file, hostname verification) "
+             "produce and consume, and run an aborted then a committed transaction read read_committed.",
+             (*PY, "java")),
+    Scenario("security.sasl_plaintext_plain", "SASL_PLAINTEXT with PLAIN",
+             "As security.sasl_ssl_scram, over SASL_PLAINTEXT with PLAIN.", PY),
+    Scenario("security.wrong_password", "a wrong SASL password",
+             "Over SASL_SSL/SCRAM-SHA-512 and SASL_PLAINTEXT/PLAIN, the client reports SASL_AUTHENTICATION_FAILED "
+             "with Kafka's message, as it names that error.", PY),
+    Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
+             "An SSL listener requiring client certificates: the client with its certificate and key produces and "
+             "consumes.", ("confluent-kafka", "kafka-python")),
+    Scenario("security.reauthentication", "KIP-368 re-authentication (connections.max.reauth.ms)",
+             "With connections.max.reauth.ms=1000 the client re-authenticates on its connection while producing, "
+             "and every record arrives.", ("confluent-kafka",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}
@@ -245,6 +260,18 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "consumer.group_commit"),
     (r"compat/test_py_group_offsets\.py::test_send_offsets_to_transaction"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "eos.send_offsets"),
+    (r"compat/test_security\.py::test_(produce_and_consume|transaction_read_committed)"
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)-SASL_SSL-SCRAM-SHA-512\]", None, "security.sasl_ssl_scram"),
+    (r"compat/test_security\.py::test_(produce_and_consume|transaction_read_committed)"
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)-SASL_PLAINTEXT-PLAIN\]", None,
+     "security.sasl_plaintext_plain"),
+    (r"compat/test_security\.py::test_wrong_password_is_sasl_authentication_failed"
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)-.*\]", None, "security.wrong_password"),
+    (r"compat/test_security\.py::test_mutual_tls_names_the_client_by_its_certificate"
+     r"\[(?P<client>kafka-python|confluent-kafka)\]", None, "security.mutual_tls"),
+    (r"compat/test_security\.py::test_java_client_over_sasl_ssl_scram", "java", "security.sasl_ssl_scram"),
+    (r"compat/test_security\.py::test_reauthentication_kip368_with_librdkafka", "confluent-kafka",
+     "security.reauthentication"),
 ]
 
 
