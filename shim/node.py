@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 
 from .config import BrokerConfig
@@ -63,6 +64,8 @@ class Node:
         self.bound_ports[listener.name] = port
         advertised = self._advertised.get(listener.name)
         host = advertised.host if advertised else (self.config.advertised_host or listener.host)
+        if host in ("", "0.0.0.0", "::"):  # Kafka advertises the canonical host name of a wildcard listener
+            host = socket.getfqdn()
         self.endpoints[listener.name] = (host, advertised.port if advertised and advertised.port else port)
         if listener is self.listeners[0]:
             self.host, self.port = self.endpoints[listener.name]

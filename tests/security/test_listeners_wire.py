@@ -73,6 +73,8 @@ async def test_each_listener_advertises_its_own_address(tmp_path):
             cluster = await roundtrip(reader, writer, frame(60, 1, 2, include_cluster_authorized_operations=False,
                                                             endpoint_type=1), 60, 1)
             assert [(b.host, b.port) for b in cluster.brokers] == [expected]
+            coordinator = await roundtrip(reader, writer, frame(10, 4, 3, key_type=0, coordinator_keys=("g",)), 10, 4)
+            assert [(c.host, c.port) for c in coordinator.coordinators] == [expected]
             writer.close()
         assert broker.bootstrap_servers == f"127.0.0.1:{plain_port}"
 
@@ -213,3 +215,21 @@ async def test_an_unsupported_api_versions_is_answered_and_may_be_retried_before
                                                         client_software_version="1"), 18, 3)
         assert retried.error_code == ErrorCode.none
         assert (await roundtrip(reader, writer, frame(17, 1, 3, mechanism="PLAIN"), 17, 1)).error_code == 0
+
+
+async def test_a_wildcard_listener_advertises_the_host_name(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listeners="PLAINTEXT://:0") as broker:
+        assert broker.node.endpoints["PLAINTEXT"] == (socket.getfqdn(), broker.node.bound_ports["PLAINTEXT"])
+
+
+async def test_tls_from_inline_pem_text(tmp_path):
+    certs = make_certs(tmp_path / "certs")
+    text = {name: certs[name].read_text() for name in ("broker-key.pem", "broker-cert.pem", "ca.pem")}
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0", ssl_client_auth="required",
+                      ssl_keystore_key=text["broker-key.pem"], ssl_keystore_certificate_chain=text["broker-cert.pem"],
+                      ssl_truststore_certificates=text["ca.pem"]) as broker:
+        tls = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        tls.load_cert_chain(str(certs["client-cert.pem"]), str(certs["client-key.pem"]))
+        reader, writer = await open_to(broker, "SSL", tls)
+        assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
+        assert [s.principal for s in broker.sessions()] == ["User:CN=client,OU=test,O=kafka-shim"]
