@@ -1,4 +1,4 @@
-"""Fetch (1), v4-16.
+"""Fetch (1), v4-17 (v17 adds only ReplicaDirectoryId, a tagged field of follower fetches, KIP-853).
 
 Sessionless: every answer has SessionId 0 (Kafka's own answer when it declines a session), so
 clients keep sending full requests. Topics by name before v13, by topic id from v13.
@@ -19,7 +19,7 @@ READ_COMMITTED = 1
 TOPIC_ID_VERSION = 13
 
 
-@api(1, "Fetch", 4, 16)
+@api(1, "Fetch", 4, 17)
 async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     while True:

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+MAX_PARTITIONS_PER_REQUEST = 10_000
 
 # topic config name -> (LogConfig field, parser)
 TOPIC_CONFIGS = {
@@ -117,6 +118,27 @@ class LogManager:
         self._save_topics()
         log.info("created topic %s with %d partitions", name, partitions)
         return info
+
+    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+        """Grow topic ``name`` to ``count`` partitions (Kafka: ReplicationControlManager.createPartitions)."""
+        info = self.topic(name)
+        if count == info.partitions:
+            raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {count} partition(s).")
+        if count < info.partitions:
+            raise KafkaError(ErrorCode.invalid_partitions, f"The topic {name} currently has {info.partitions} "
+                             f"partition(s); {count} would not be an increase.")
+        if count - info.partitions > MAX_PARTITIONS_PER_REQUEST:
+            # Kafka's controller bounds the records of one operation (QuorumController.MAX_RECORDS_PER_USER_OP)
+            raise KafkaError(ErrorCode.unknown_server_error, f"cannot add more than {MAX_PARTITIONS_PER_REQUEST} "
+                             "partitions in one request")
+        if validate_only:
+            return
+        config = log_config_for(self.defaults, info.configs)
+        first, info.partitions = info.partitions, count
+        for p in range(first, count):
+            self._open(info, p, config, clean=True)
+        self._save_topics()
+        log.info("topic %s grown from %d to %d partitions", name, first, count)
 
     def ensure_topic(self, name: str, partitions: int) -> TopicInfo:
         """The topic, created first if missing (internal topics are created on first use)."""
