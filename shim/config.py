@@ -53,6 +53,10 @@ class BrokerConfig:
     """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms)."""
     group_min_session_timeout_ms: int = 6_000
     group_max_session_timeout_ms: int = 1_800_000
+    quota_window_num: int = 11
+    """Samples in which client byte rates are measured (quota.window.num)."""
+    quota_window_size_seconds: int = 1
+    """Length of each sample (quota.window.size.seconds)."""
     offsets_topic_num_partitions: int = 50
     transaction_state_num_partitions: int = 50
 

@@ -1,7 +1,8 @@
 """The asyncio shell: accept connections, frame, dispatch in order, run timers, shut down.
 
 Like Kafka's SocketServer, a connection has one request in flight at a time: responses go back in
-request order, and a parked Fetch holds its connection only. Each connection is an
+request order, and a parked Fetch holds its connection only. A client a quota throttles gets its
+answer at once and then nothing more is read from it for the throttle time (Kafka mutes the channel). Each connection is an
 ``asyncio.BufferedProtocol``: the socket reads straight into the frame decoder's buffers (a large
 Produce lands in its own buffer, copied by nobody), and one task per connection answers the
 requests in order.
@@ -137,12 +138,14 @@ class Connection(asyncio.BufferedProtocol):
                 if self.requests:
                     request = self.requests.popleft()
                     self.queued_bytes -= len(request)
-                    if not self._reading and self.error is None and self.queued_bytes <= MAX_QUEUED_BYTES // 2:
-                        self._reading = True
-                        self.transport.resume_reading()
-                    parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host)
-                    if parts is not None:
-                        await self._send(parts)
+                    self._resume_reading_if_room()
+                    answer = await _dispatch.dispatch_request(self.server.node, request, self.client_host)
+                    if answer.parts is not None:
+                        await self._send(answer.parts)
+                    if answer.mute_ms > 0:  # a quota throttled this client: read nothing more for that long
+                        self._pause_reading()
+                        await asyncio.sleep(answer.mute_ms / 1000)
+                        self._resume_reading_if_room()
                 elif self.error is not None:
                     raise self.error
                 elif self.done:
@@ -199,6 +202,11 @@ class Connection(asyncio.BufferedProtocol):
         if self._reading and not self.transport.is_closing():
             self._reading = False
             self.transport.pause_reading()
+
+    def _resume_reading_if_room(self) -> None:
+        if not self._reading and self.error is None and self.queued_bytes <= MAX_QUEUED_BYTES // 2:
+            self._reading = True
+            self.transport.resume_reading()
 
     def close(self) -> None:
         self.done = True

@@ -34,6 +34,8 @@ from . import (  # noqa: F401  (registration side effects)
     k45_alter_partition_reassignments,
     k46_list_partition_reassignments,
     k47_offset_delete,
+    k48_describe_client_quotas,
+    k49_alter_client_quotas,
     k60_describe_cluster,
     k61_describe_producers,
     k65_describe_transactions,

@@ -5,6 +5,9 @@ with only the base offset and leader epoch stamped. Idempotent duplicates of one
 batches succeed with the original base offset. acks=0 gets no response at all.
 fsync="always" flushes before answering acks=1/all.
 
+A producer_byte_rate quota counts each request's size; a client over it gets throttle_time_ms and
+its connection is not read for that long (shim.coordinators.quota_enforcement), acks=0 included.
+
 The first transactional batch of a producer in a partition is verified against the transaction
 coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
 (AddPartitionsToTxnManager / ReplicaManager): PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH,
@@ -39,6 +42,8 @@ def handle(ctx, request):
     for t in request.topic_data:
         parts = tuple(_partition(ctx, request, t.name, p, now) for p in t.partition_data)
         topics.append(ctx.make("TopicProduceResponse", name=t.name, partition_responses=parts))
+    # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
+    throttle = ctx.throttle(node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:
         return None
     if node.config.fsync == "always":
@@ -46,7 +51,7 @@ def handle(ctx, request):
             for p in t.partition_data:
                 if (t.name, p.index) in node.logs.logs:
                     node.logs.logs[(t.name, p.index)].flush()
-    return ctx.response(responses=tuple(topics), node_endpoints=())
+    return ctx.response(responses=tuple(topics), node_endpoints=(), throttle_time=throttle)
 
 
 def _verify_transaction(ctx, txn_id, plog, h, topic, partition):

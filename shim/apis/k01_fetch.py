@@ -7,11 +7,14 @@ the returned range (never null); read_uncommitted reads to the high watermark wi
 The first partition with data returns at least one whole batch even above the limits (KIP-74).
 A request that has less than min_bytes parks until a log changes (append or marker, so LSO moves
 wake it too) or max_wait passes.
+A consumer_byte_rate quota counts the record bytes of each answer; a client over it gets an empty
+answer with throttle_time_ms and its connection is not read for that long, as Kafka answers.
 """
 
 import time
 
 from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
 from .registry import api
 
@@ -26,8 +29,19 @@ async def handle(ctx, request):
         topics, total, errors = _collect(ctx, request)
         remaining = deadline - time.monotonic()
         if total >= request.min_bytes or errors or remaining <= 0:
-            return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics, node_endpoints=())
+            return _respond(ctx, topics, total)
         await ctx.node.changes.wait(remaining)
+
+
+def _respond(ctx, topics, total):
+    """Kafka: a Fetch over consumer_byte_rate is answered empty with its throttle time, and not counted."""
+    quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
+    throttle = ctx.throttle(quota.record(client_id, total, now))
+    if throttle > 0:
+        quota.unrecord(client_id, total, now)
+        topics = ()
+    return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics, node_endpoints=(),
+                        throttle_time=throttle)
 
 
 def _collect(ctx, request):
