@@ -27,6 +27,8 @@ def handle(ctx, request):
 def _grow(ctx, t, validate_only):
     logs = ctx.node.logs
     try:
+        if t.name not in logs.topics:  # Kafka's controller answers this one without a message
+            raise KafkaError(ErrorCode.unknown_topic_or_partition)
         info = logs.topic(t.name)
         if t.count > info.partitions and t.assignments is not None:
             _check_assignments(ctx, t, t.count - info.partitions)

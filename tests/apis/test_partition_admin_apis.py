@@ -73,7 +73,7 @@ async def test_create_partitions_validate_only_changes_nothing(node):
 async def test_create_partitions_unknown_and_duplicate_topics(node):
     node.logs.create_topic("t", 1)
     got = await create_partitions(node, ("nope", 2), ("t", 2), ("t", 3))
-    assert got["nope"][0] == E.unknown_topic_or_partition
+    assert got["nope"] == (E.unknown_topic_or_partition, None)  # as Kafka: no message
     assert got["t"] == (E.invalid_request, "Duplicate topic name.")
     assert node.logs.topics["t"].partitions == 1
 
