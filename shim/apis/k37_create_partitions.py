@@ -8,23 +8,30 @@ manual assignments must be one per new partition, each exactly this broker
 (INVALID_REPLICA_ASSIGNMENT otherwise). validate_only checks without changing anything.
 """
 
+import collections
+
 from ..errors import ErrorCode, KafkaError
 from ._assignment import check_manual_assignment
 from .registry import api
 
+# Kafka's controller bounds the records of one request (QuorumController.MAX_RECORDS_PER_USER_OP, one
+# record a new partition); the topic that would pass it fails with UNKNOWN_SERVER_ERROR.
+MAX_NEW_PARTITIONS_PER_REQUEST = 10_000
+
 
 @api(37, "CreatePartitions", 0, 3)
 def handle(ctx, request):
-    names = [t.name for t in request.topics]
-    duplicates = {n for n in names if names.count(n) > 1}
+    counts = collections.Counter(t.name for t in request.topics)
+    duplicates = {n for n, c in counts.items() if c > 1}
     results = [_result(ctx, n, ErrorCode.invalid_request, "Duplicate topic name.") for n in sorted(duplicates)]
+    budget = [MAX_NEW_PARTITIONS_PER_REQUEST]  # what the topics answered so far have used
     for t in request.topics:
         if t.name not in duplicates:
-            results.append(_grow(ctx, t, request.validate_only))
+            results.append(_grow(ctx, t, request.validate_only, budget))
     return ctx.response(results=tuple(results))
 
 
-def _grow(ctx, t, validate_only):
+def _grow(ctx, t, validate_only, budget):
     logs = ctx.node.logs
     try:
         if t.name not in logs.topics:  # Kafka's controller answers this one without a message
@@ -32,7 +39,11 @@ def _grow(ctx, t, validate_only):
         info = logs.topic(t.name)
         if t.count > info.partitions and t.assignments is not None:
             _check_assignments(ctx, t, t.count - info.partitions)
+        added = t.count - info.partitions
+        if added > budget[0]:
+            raise KafkaError(ErrorCode.unknown_server_error, None)
         logs.add_partitions(t.name, t.count, validate_only)
+        budget[0] -= added
     except KafkaError as e:
         return _result(ctx, t.name, e.code, e.message)
     return _result(ctx, t.name, ErrorCode.none, None)

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from .client_quotas import CLIENT_ID, USER, ClientQuotas, Entity
 
 ANONYMOUS = "ANONYMOUS"
-MAX_SENSORS = 10_000  # rates of distinct (user, client-id) tags kept; Kafka expires idle sensors after an hour
+MAX_SENSORS = 10_000
+MAX_THROTTLE_MS = 2**31 - 1  # rates of distinct (user, client-id) tags kept; Kafka expires idle sensors after an hour
 
 
 @dataclass(slots=True)
@@ -83,7 +84,8 @@ def throttle_time_ms(rate: Rate, bound: float, now_ms: int) -> int:
     observed = rate.measure(now_ms)
     if observed <= bound:
         return 0
-    return round((observed - bound) / bound * rate.window_size_ms(now_ms))
+    # throttle_time_ms is an int32 on the wire (Kafka's .toInt would wrap a larger value)
+    return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), MAX_THROTTLE_MS)
 
 
 def _entity(user, client_id) -> Entity:

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-MAX_PARTITIONS_PER_REQUEST = 10_000
 
 # topic config name -> (LogConfig field, parser)
 TOPIC_CONFIGS = {
@@ -127,10 +126,6 @@ class LogManager:
         if count < info.partitions:
             raise KafkaError(ErrorCode.invalid_partitions, f"The topic {name} currently has {info.partitions} "
                              f"partition(s); {count} would not be an increase.")
-        if count - info.partitions > MAX_PARTITIONS_PER_REQUEST:
-            # Kafka's controller bounds the records of one operation (QuorumController.MAX_RECORDS_PER_USER_OP)
-            raise KafkaError(ErrorCode.unknown_server_error, f"cannot add more than {MAX_PARTITIONS_PER_REQUEST} "
-                             "partitions in one request")
         if validate_only:
             return
         config = log_config_for(self.defaults, info.configs)

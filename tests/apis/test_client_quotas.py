@@ -213,3 +213,37 @@ async def test_fetch_over_quota_answers_empty_and_is_not_counted(node):
     r2 = decode_response(b"".join(p if isinstance(p, bytes) else p.read() for p in second.parts), FETCH, 12)[1]
     assert r2.responses == () and r2.throttle_time.total_seconds() * 1000 == second.mute_ms > 0
     assert rate.measure(now_ms()) == pytest.approx(rate_before, rel=0.1)  # the empty answer was not counted
+
+
+def test_throttle_time_fits_the_wire_field():
+    rate = Rate(samples=11, window_ms=1000)
+    rate.record(1e12, 0)
+    assert throttle_time_ms(rate, 1.0, 0) == 2**31 - 1  # an int32, where Kafka's .toInt would wrap
+
+
+async def test_the_shell_reads_nothing_from_a_throttled_connection_for_the_throttle_time(tmp_path):
+    """Two Produce requests sent together: the second is answered no sooner than the first's throttle time."""
+    import asyncio
+    import struct
+
+    from shim import Broker
+
+    async with Broker(data_dir=tmp_path, listen="127.0.0.1:0") as broker:
+        broker.node.logs.create_topic("t", 1)
+        frame = produce_frame(broker.node, "slow")
+        # Kafka assumes a 10 s window at first: one request is len(frame) / 10 B/s; a quota 3 % below it
+        # throttles the first answer for about 300 ms
+        await alter(broker.node, [({"client-id": "slow"}, {"producer_byte_rate": float(round(len(frame) / 10 / 1.03))})])
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write((struct.pack(">i", len(frame)) + frame) * 2)
+        await writer.drain()
+        answered = []
+        for _ in range(2):
+            size = struct.unpack(">i", await reader.readexactly(4))[0]
+            answered.append((asyncio.get_running_loop().time(), await reader.readexactly(size)))
+        writer.close()
+    first = decode_response(answered[0][1], PRODUCE, 9)[1]
+    throttle_s = first.throttle_time.total_seconds()
+    assert 0.1 < throttle_s < 1.0, throttle_s
+    assert answered[1][0] - answered[0][0] >= throttle_s * 0.9

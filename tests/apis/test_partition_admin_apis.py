@@ -92,11 +92,19 @@ async def test_create_partitions_manual_assignments(node, assignments, ok):
     assert node.logs.topics["t"].partitions == (3 if ok else 1)
 
 
-async def test_create_partitions_bounded_per_request(node):
-    node.logs.create_topic("t", 1)
-    code, _ = (await create_partitions(node, ("t", 2**31 - 1)))["t"]
-    assert code == E.unknown_server_error
-    assert node.logs.topics["t"].partitions == 1
+async def test_create_partitions_bounded_per_request(node, monkeypatch):
+    from shim.apis import k37_create_partitions
+
+    assert k37_create_partitions.MAX_NEW_PARTITIONS_PER_REQUEST == 10_000  # Kafka's bound; smaller below
+    monkeypatch.setattr(k37_create_partitions, "MAX_NEW_PARTITIONS_PER_REQUEST", 10)
+    for name in "abc":
+        node.logs.create_topic(name, 1)
+    got = await create_partitions(node, ("a", 7), ("b", 6), ("c", 5))
+    assert [got[n][0] for n in "abc"] == [E.none, E.unknown_server_error, E.none]
+    assert [node.logs.topics[n].partitions for n in "abc"] == [7, 1, 5]
+    monkeypatch.undo()
+    huge = await create_partitions(node, ("b", 2**31 - 1))
+    assert huge["b"][0] == E.unknown_server_error and node.logs.topics["b"].partitions == 1
 
 
 # -- DescribeLogDirs / AlterReplicaLogDirs --------------------------------------------------------
