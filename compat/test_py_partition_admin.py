@@ -284,3 +284,15 @@ def test_produce_throttle_confluent(compat_target):
         assert max(throttles[client]) > 0 and max(throttles["free"], default=0) == 0
     finally:
         alter_client_quota(compat_target.bootstrap_servers, client, "producer_byte_rate", None)
+
+
+def test_kafka_python_infers_kafka_3_9(compat_target):
+    """kafka-python picks its protocol versions by the broker version it infers from ApiVersions; Fetch v17
+    is what tells 3.9 from 3.8 (kafka.protocol.broker_version_data)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=compat_target.bootstrap_servers)
+    try:
+        assert producer.config["api_version"] == (3, 9)
+    finally:
+        producer.close()
