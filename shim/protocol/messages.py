@@ -19,6 +19,7 @@ from kio.serial._introspect import is_optional
 from kio.static.constants import EntityType
 
 from .framing import FrameError
+from .legacy_schemas import LEGACY
 
 _PEEK = struct.Struct(">hhi")
 
@@ -45,12 +46,16 @@ SAME_WIRE_AS = {(34, 0): 1, (35, 0): 1}
 
 @functools.cache
 def request_module(api_key: int, version: int) -> ModuleType:
+    if (api_key, version) in LEGACY:
+        return LEGACY[(api_key, version)](EntityType.request)
     version = SAME_WIRE_AS.get((api_key, version), version)
     return load_payload_module(api_key, version, EntityType.request)
 
 
 @functools.cache
 def response_module(api_key: int, version: int) -> ModuleType:
+    if (api_key, version) in LEGACY:
+        return LEGACY[(api_key, version)](EntityType.response)
     version = SAME_WIRE_AS.get((api_key, version), version)
     return load_payload_module(api_key, version, EntityType.response)
 
