@@ -206,6 +206,12 @@ SCENARIOS: list[Scenario] = [
              "statistics) after about 100 KiB, Kafka's 10-second window; a producer with another client id is "
              "never throttled.",
              ("java", "confluent-kafka")),
+    Scenario("legacy.message_formats", "old protocol versions, message formats 0 and 1",
+             "A client pinned to an old broker version (kafka-python api_version 0.8.2, 0.9, 0.10.1: Produce "
+             "v0/v1/v2, Fetch v0/v1/v3, ListOffsets v0/v0/v1) writes records with magic 0 or 1 messages, plain "
+             "or compressed, and reads them back at offsets 0..n-1 with their keys and values (and, with magic 1, "
+             "their timestamps); the end offset is n.",
+             ("kafka-python",)),
     Scenario("metadata.list", "metadata listing",
              "The client lists brokers and topics: one broker at the advertised address, the topic with its "
              "partitions and that broker as leader.",

@@ -296,3 +296,39 @@ def test_kafka_python_infers_kafka_3_9(compat_target):
         assert producer.config["api_version"] == (3, 9)
     finally:
         producer.close()
+
+
+# -- legacy.message_formats ----------------------------------------------------------------------------
+
+@pytest.mark.compat(client="kafka-python", scenario="legacy.message_formats")
+@pytest.mark.parametrize("api_version,codec", [((0, 8, 2), None), ((0, 9), None), ((0, 9), "gzip"),
+                                               ((0, 10, 1), None), ((0, 10, 1), "snappy"), ((0, 10, 1), "lz4")])
+def test_legacy_message_formats_kafka_python(compat_target, api_version, codec):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    topic = f"{compat_target.prefix}-legacy-{''.join(map(str, api_version))}-{codec}"
+    magic1 = api_version >= (0, 10)
+    bootstrap = compat_target.bootstrap_servers
+    producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=api_version, compression_type=codec)
+    try:
+        sent = [producer.send(topic, key=b"k%d" % i, value=b"v%d" % i,
+                              timestamp_ms=1_700_000_000_000 + i if magic1 else None).get(timeout=20)
+                for i in range(3)]
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, api_version=api_version, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=10_000)
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        got = []
+        for m in consumer:  # stops after 10 s without a record
+            got.append((m.offset, m.key, m.value, m.timestamp))
+            if len(got) == 3:
+                break
+        end = consumer.end_offsets([tp])[tp]
+    finally:
+        consumer.close()
+    assert [m.offset for m in sent] == [0, 1, 2]
+    assert got == [(i, b"k%d" % i, b"v%d" % i, 1_700_000_000_000 + i if magic1 else None) for i in range(3)]
+    assert end == 3
