@@ -25,11 +25,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="'always' fsyncs before acknowledging (default 'never': written, not synced)")
     s.add_argument("--segment-bytes", type=int, default=64 * 1024 * 1024)
     s.add_argument("--max-message-bytes", type=int, default=1_048_588)
-    s.add_argument("--max-request-bytes", type=int, default=100 * 1024 * 1024)
+    s.add_argument("--max-request-bytes", type=int, default=100 * 1024 * 1024,
+                   help="socket.request.max.bytes: largest request frame; larger closes the connection")
+    s.add_argument("--max-connections", type=int, default=2**31 - 1,
+                   help="max.connections: connections held at once; at the limit new ones wait to be accepted")
+    s.add_argument("--max-connections-per-ip", type=int, default=2**31 - 1,
+                   help="max.connections.per.ip: connections per client address; over it, closed on accept")
+    s.add_argument("--max-connections-per-ip-overrides", default="", metavar="HOST:N,...",
+                   help="max.connections.per.ip.overrides: per-address limits, e.g. 10.0.0.5:500,localhost:50")
+    s.add_argument("--connections-max-idle-ms", type=int, default=600_000,
+                   help="connections.max.idle.ms: close connections idle this long (default 600000)")
     s.add_argument("--retention-ms", type=int, default=7 * 24 * 3600 * 1000)
     s.add_argument("--retention-bytes", type=int, default=-1)
     s.add_argument("--transaction-abort-check-interval-ms", type=int, default=10_000,
                    help="how often open transactions are checked against their timeout (default 10000)")
+    s.add_argument("--group-min-session-timeout-ms", type=int, default=6_000,
+                   help="smallest session.timeout.ms a group member may ask for; JoinGroup below it gets "
+                        "INVALID_SESSION_TIMEOUT (default 6000, Kafka's group.min.session.timeout.ms)")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -45,6 +57,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
         max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
         transaction_abort_check_interval_ms=args.transaction_abort_check_interval_ms,
+        group_min_session_timeout_ms=args.group_min_session_timeout_ms,
+        max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip,
+        max_connections_per_ip_overrides=args.max_connections_per_ip_overrides,
+        connections_max_idle_ms=args.connections_max_idle_ms,
     )
 
 

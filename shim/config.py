@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .limits import check_limits, parse_overrides
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerConfig:
@@ -25,6 +27,17 @@ class BrokerConfig:
 
     max_request_bytes: int = 100 * 1024 * 1024
     """Largest request frame accepted (socket.request.max.bytes); larger closes the connection."""
+    max_connections: int = 2**31 - 1
+    """Connections the broker holds at once (max.connections); at the limit it stops accepting until
+    one closes, so new clients wait in the listen backlog."""
+    max_connections_per_ip: int = 2**31 - 1
+    """Connections one client address may hold (max.connections.per.ip); one more is closed right
+    after it is accepted."""
+    max_connections_per_ip_overrides: str = ""
+    """Per-address exceptions, ``host:count,host:count`` (max.connections.per.ip.overrides)."""
+    connections_max_idle_ms: int = 600_000
+    """Close a connection that has neither completed a request nor been answered for this long
+    (connections.max.idle.ms); bytes of an unfinished request do not count as activity."""
     max_message_bytes: int = 1_048_588
     """Largest record batch accepted (max.message.bytes); larger gets MESSAGE_TOO_LARGE."""
     segment_bytes: int = 64 * 1024 * 1024
@@ -52,6 +65,8 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 0
     """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms)."""
     group_min_session_timeout_ms: int = 6_000
+    """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
+    (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
     quota_window_num: int = 11
     """Samples in which client byte rates are measured (quota.window.num)."""
@@ -67,6 +82,12 @@ class BrokerConfig:
         if self.fsync not in ("always", "never"):
             raise ValueError(f"fsync must be 'always' or 'never', not {self.fsync!r}")
         self.host_port()
+        check_limits(self.max_connections, self.max_connections_per_ip, self.per_ip_overrides())
+        if self.connections_max_idle_ms <= 0:
+            raise ValueError("connections.max.idle.ms must be positive")
+
+    def per_ip_overrides(self) -> dict[str, int]:
+        return parse_overrides(self.max_connections_per_ip_overrides)
 
     def host_port(self) -> tuple[str, int]:
         host, sep, port = self.listen.rpartition(":")

@@ -62,5 +62,14 @@ class Node:
             self._next_retention = now + self.config.retention_check_interval_ms
         return min(self._next_retention, self.txn.tick(now), self.groups.tick(now))
 
+    def next_deadline(self) -> int:
+        """No deadline is earlier than this (ms); cheap enough to ask after every request."""
+        return min(self._next_retention, self.txn.next_deadline(), self.groups.next_deadline())
+
+    def watch_deadlines(self, callback) -> None:
+        """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than
+        :meth:`next_deadline` said (only the group coordinator sets deadlines outside :meth:`tick`)."""
+        self.groups.on_earlier_deadline = callback
+
     def close(self) -> None:
         self.logs.close()

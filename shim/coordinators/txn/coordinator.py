@@ -223,6 +223,10 @@ class TransactionCoordinator:
             self._next_check = now_ms + self.abort_check_interval_ms
         return self._next_check
 
+    def next_deadline(self) -> int:
+        """When :meth:`tick` next has work: transactions are checked at an interval, as in Kafka."""
+        return self._next_check
+
     # -- produce-time verification (KIP-890 part 1, done synchronously) ---------------------
 
     def verify_partition(self, txn_id: str | None, producer_id: int, producer_epoch: int,
