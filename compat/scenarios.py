@@ -206,6 +206,11 @@ SCENARIOS: list[Scenario] = [
              "statistics) after about 100 KiB, Kafka's 10-second window; a producer with another client id is "
              "never throttled.",
              ("java", "confluent-kafka")),
+    Scenario("quota.fetch_throttle", "a consumer_byte_rate quota throttles a consumer",
+             "With consumer_byte_rate=20480 on its client id, a consumer reading 200 KiB reports a throttle time "
+             "(librdkafka: the broker's throttle statistics; Java: fetch-throttle-time-max) and still reads every "
+             "record once, in order: a throttled Fetch is answered empty and the client asks again later.",
+             ("java", "confluent-kafka")),
     Scenario("legacy.message_formats", "old protocol versions, message formats 0 and 1",
              "A client pinned to an old broker version (kafka-python api_version 0.8.2, 0.9, 0.10.1: Produce "
              "v0/v1/v2, Fetch v0/v1/v3, ListOffsets v0/v0/v1) writes records with magic 0 or 1 messages, plain "

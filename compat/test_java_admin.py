@@ -118,3 +118,10 @@ def test_produce_throttle(observed):
     # Kafka measures over 11 one-second samples and assumes 10 s at first: ~100 KiB pass before a throttle
     assert 60 <= obs["sent_before_throttle"] <= 110, obs
     assert obs["free_throttle_max_ms"] == 0
+
+
+@pytest.mark.compat(scenario="quota.fetch_throttle")
+def test_fetch_throttle(observed):
+    obs = observed("quota.fetch_throttle")
+    assert (obs["count"], obs["in_order"]) == (200, True)
+    assert obs["throttle_max_ms"] > 0, obs

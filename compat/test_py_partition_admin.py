@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 
 import pytest
 
@@ -332,3 +333,41 @@ def test_legacy_message_formats_kafka_python(compat_target, api_version, codec):
     assert [m.offset for m in sent] == [0, 1, 2]
     assert got == [(i, b"k%d" % i, b"v%d" % i, 1_700_000_000_000 + i if magic1 else None) for i in range(3)]
     assert end == 3
+
+
+@pytest.mark.compat(client="confluent-kafka", scenario="quota.fetch_throttle")
+def test_fetch_throttle_confluent(compat_target):
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, client = f"{compat_target.prefix}-fthrottled-ck", f"{compat_target.prefix}-fthrottled-ck-client"
+    bootstrap = compat_target.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(20)
+    wait_for(lambda: topic in admin.list_topics(timeout=10).topics, 15, 0.1, f"{topic} listed")
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 2})
+    for i in range(200):
+        producer.produce(topic, b"%04d" % i + b"x" * 1020, partition=0)
+    assert producer.flush(30) == 0
+    alter_client_quota(bootstrap, client, "consumer_byte_rate", 20480.0)
+    throttles: list[int] = []
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "client.id": client, "group.id": client,
+                            "enable.auto.commit": False, "auto.offset.reset": "earliest", "log_level": 2,
+                            "fetch.max.bytes": 65536, "max.partition.fetch.bytes": 65536, "message.max.bytes": 65536,
+                            "statistics.interval.ms": 100, "stats_cb": lambda s: throttles.extend(
+                                b["throttle"]["max"] for b in json.loads(s)["brokers"].values())})
+    try:
+        consumer.assign([ck.TopicPartition(topic, 0, 0)])
+        values = []
+        start = time.monotonic()
+        while len(values) < 200 and time.monotonic() - start < 60:
+            m = consumer.poll(0.2)
+            if m is not None and m.error() is None:
+                values.append(m.value()[:4])
+        consumer.poll(0.3)  # one more statistics interval
+        # 200 KiB at 20 KiB/s over Kafka's 10 s window: the broker throttles, the client waits and reads on
+        assert values == [b"%04d" % i for i in range(200)]
+        assert max(throttles) > 0, throttles
+    finally:
+        consumer.close()
+        alter_client_quota(bootstrap, client, "consumer_byte_rate", None)

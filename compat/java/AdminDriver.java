@@ -52,6 +52,7 @@ public final class AdminDriver {
         all.put("admin.describe_topics_paged", AdminDriver::describeTopicsPaged);
         all.put("admin.authorized_operations", AdminDriver::authorizedOperations);
         all.put("quota.produce_throttle", AdminDriver::produceThrottle);
+        all.put("quota.fetch_throttle", AdminDriver::fetchThrottle);
         Support.main("AdminDriver", all, args);
     }
 
@@ -339,6 +340,55 @@ public final class AdminDriver {
             }
             admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
                     new ClientQuotaAlteration.Op("producer_byte_rate", null))))).all().get();
+        }
+    }
+
+    /** consumer_byte_rate 20480 for one client id: a consumer reads 200 records of 1 KiB, 64 KiB a fetch. */
+    static void fetchThrottle(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("fthrottled");
+        String client = s.name("fthrottled-client");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                for (int i = 0; i < 200; i++) {
+                    byte[] v = new byte[1024];
+                    byte[] n = String.format("%04d", i).getBytes();
+                    System.arraycopy(n, 0, v, 0, 4);
+                    p.send(new ProducerRecord<>(topic, 0, null, v));
+                }
+                p.flush();
+            }
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                    new ClientQuotaAlteration.Op("consumer_byte_rate", 20480.0))))).all().get();
+            ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity("client-id", client)));
+            Support.await(() -> {
+                try {
+                    return !admin.describeClientQuotas(f).entities().get().isEmpty();
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10_000);
+            List<String> values = new ArrayList<>();
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "client.id", client,
+                    "fetch.max.bytes", "65536", "max.partition.fetch.bytes", "65536")) {
+                TopicPartition tp = new TopicPartition(topic, 0);
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                long deadline = System.currentTimeMillis() + 60_000;
+                while (values.size() < 200 && System.currentTimeMillis() < deadline) {
+                    c.poll(java.time.Duration.ofMillis(200)).forEach(r -> values.add(new String(r.value(), 0, 4)));
+                }
+                double max = Double.NaN;
+                for (Map.Entry<MetricName, ? extends Metric> e : c.metrics().entrySet()) {
+                    if (e.getKey().name().equals("fetch-throttle-time-max")) max = (Double) e.getValue().metricValue();
+                }
+                obs.put("throttle_max_ms", max);
+            }
+            obs.put("count", values.size());
+            obs.put("in_order", values.equals(java.util.stream.IntStream.range(0, 200)
+                    .mapToObj(i -> String.format("%04d", i)).toList()));
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                    new ClientQuotaAlteration.Op("consumer_byte_rate", null))))).all().get();
         }
     }
 }
