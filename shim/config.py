@@ -69,6 +69,10 @@ class BrokerConfig:
     """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
     (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
+    quota_window_num: int = 11
+    """Samples in which client byte rates are measured (quota.window.num)."""
+    quota_window_size_seconds: int = 1
+    """Length of each sample (quota.window.size.seconds)."""
     offsets_topic_num_partitions: int = 50
     transaction_state_num_partitions: int = 50
 

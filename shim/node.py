@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 
 from .config import BrokerConfig
+from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
+from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .storage import fs
@@ -49,6 +51,10 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
+        self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
+        window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
+        self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
+        self.fetch_quota = ByteRateQuota(self.quotas, "consumer_byte_rate", **window)
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

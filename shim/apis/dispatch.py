@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from typing import NamedTuple
 
 from ..errors import ErrorCode
 from ..protocol.framing import FrameError
@@ -32,19 +33,29 @@ async def dispatch(node, frame: bytes, client_host: str = "") -> bytes | None:
 
 async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | None:
     """The response as bytes and file regions to send in order, or None when none is due."""
+    return (await dispatch_request(node, frame, client_host)).parts
+
+
+class Answer(NamedTuple):
+    parts: list | None  # bytes and file regions to send in order; None when no response is due
+    mute_ms: int  # a throttled client's channel is muted this long after the answer (Kafka: ThrottledChannel)
+
+
+async def dispatch_request(node, frame: bytes, client_host: str = "") -> Answer:
     key, version, correlation_id = peek(frame)
     spec = REGISTRY.get(key)
     if spec is None:
         raise FrameError(f"unknown API key {key}")
     if not spec.min_version <= version <= spec.max_version:
         if key == API_VERSIONS:
-            return [_unsupported_api_versions(correlation_id)]
+            return Answer([_unsupported_api_versions(correlation_id)], 0)
         raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
     header, request = decode_request(frame, key, version)
-    result = spec.handler(RequestContext(node, header, client_host), request)
+    ctx = RequestContext(node, header, client_host, len(frame))
+    result = spec.handler(ctx, request)
     if inspect.isawaitable(result):
         result = await result
-    return None if result is None else encode_response_parts(correlation_id, result)
+    return Answer(None if result is None else encode_response_parts(correlation_id, result), ctx.mute_ms)
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:

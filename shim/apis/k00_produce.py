@@ -1,9 +1,16 @@
-"""Produce (0), v3-11.
+"""Produce (0), v0-11.
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
 batches succeed with the original base offset. acks=0 gets no response at all.
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
+
+v0-2 (deprecated in Kafka 3.9, gone in 4.0) may carry message sets of magic 0 or 1: they are
+converted to one v2 batch, as Kafka's LogValidator does since message format v2 is the only one it
+writes; a message failing its CRC is CORRUPT_MESSAGE, a malformed one INVALID_RECORD.
+
+A producer_byte_rate quota counts each request's size; a client over it gets throttle_time_ms and
+its connection is not read for that long (shim.coordinators.quota_enforcement), acks=0 included.
 
 The first transactional batch of a producer in a partition is verified against the transaction
 coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
@@ -12,6 +19,8 @@ TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -
 (retriable); INVALID_PRODUCER_ID_MAPPING is passed through.
 """
 
+from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
+
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..storage.producer_state import Origin
@@ -19,6 +28,7 @@ from ..storage.validation import validate_client_batch
 from .registry import api
 
 ZSTD_MIN_VERSION = 7
+LEGACY_BELOW = 3  # v0-2 may carry message sets of magic 0/1
 TRANSACTION_ABORTABLE_VERSION = 11
 
 
@@ -32,16 +42,18 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
     return code
 
 
-@api(0, "Produce", 3, 11)
+@api(0, "Produce", 0, 11)
 def handle(ctx, request):
     now = now_ms()
     topics = []
     for t in request.topic_data:
         parts = tuple(_partition(ctx, request, t.name, p, now) for p in t.partition_data)
         topics.append(ctx.make("TopicProduceResponse", name=t.name, partition_responses=parts))
+    # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
+    throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:
         return None
-    return ctx.response(responses=tuple(topics), node_endpoints=())
+    return ctx.response(responses=tuple(topics), node_endpoints=(), throttle_time=throttle)
 
 
 def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
@@ -55,6 +67,16 @@ def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
             raise KafkaError(_verification_error(e.code, ctx.version), e.message) from None
 
 
+def _up_convert(batch):
+    """Kafka's LogValidator converts magic 0/1 messages to one v2 batch (message format v2 only, 3.0+)."""
+    try:
+        return bytearray(up_convert(batch))
+    except CorruptMessage as e:
+        raise KafkaError(ErrorCode.corrupt_message, str(e)) from None
+    except InvalidBatch as e:
+        raise KafkaError(ErrorCode.invalid_record, str(e)) from None
+
+
 def _partition(ctx, request, topic, p, now):
     try:
         if request.acks not in (-1, 0, 1):
@@ -63,9 +85,11 @@ def _partition(ctx, request, topic, p, now):
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")
         batch = p.records
+        if ctx.version < LEGACY_BELOW and is_legacy(batch):
+            batch = _up_convert(batch)
         h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
         if h.is_transactional:
-            _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)
+            _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)
         result = plog.append(batch, h, now, origin=Origin.CLIENT)
     except KafkaError as e:
         return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,

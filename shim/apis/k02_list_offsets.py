@@ -1,4 +1,9 @@
-"""ListOffsets (2), v1-8.
+"""ListOffsets (2), v0-8.
+
+v0 (deprecated in Kafka 3.9, gone in 4.0) answers Kafka's old-style list: up to max_num_offsets
+segment start offsets, newest first, of the segments last modified at or before the timestamp (plus
+the log end while the active segment holds data); -1 starts from the latest, -2 gives the earliest
+(UnifiedLog.legacyFetchOffsetsBefore).
 
 LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
 and EARLIEST_LOCAL (-4, v8) the log start offset; MAX_TIMESTAMP (-3, v7) the record with the
@@ -7,6 +12,7 @@ offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
 """
 
 from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
 from .registry import api
 
@@ -14,8 +20,10 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
 MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8}
 
 
-@api(2, "ListOffsets", 1, 8)
+@api(2, "ListOffsets", 0, 8)
 def handle(ctx, request):
+    if ctx.version == 0:
+        return _legacy(ctx, request)
     committed = getattr(request, "isolation_level", 0) == 1
     topics = []
     for t in request.topics:
@@ -56,3 +64,23 @@ def _lookup(ctx, plog, ts, committed):
     else:
         found = plog.offset_for_timestamp(ts, committed)
     return found if found else (-1, -1)
+
+
+def _legacy(ctx, request):
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            code, offsets = ErrorCode.none, ()
+            if p.timestamp < EARLIEST:
+                code = ErrorCode.unsupported_version
+            else:
+                try:
+                    offsets = tuple(ctx.node.logs.get(t.name, p.partition_index).legacy_offsets_before(
+                        p.timestamp, p.max_num_offsets, now_ms()))
+                except KafkaError as e:
+                    code = e.code
+            parts.append(ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=code,
+                                  old_style_offsets=offsets))
+        topics.append(ctx.make("ListOffsetsTopicResponse", name=t.name, partitions=tuple(parts)))
+    return ctx.response(topics=tuple(topics))
