@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 
+from shim.storage.producer_state import Origin
+
 from shim.errors import ErrorCode as E
 
 from apis_support import call
@@ -141,7 +143,7 @@ async def test_fetch_v17_reads_like_v16(node):
     from shim.storage.validation import validate_client_batch
     info = node.logs.create_topic("t", 1)
     data = bytearray(encode_batch([(None, b"v", (), 1_700_000_000_000)]))
-    node.logs.get("t", 0).append_client_batch(data, validate_client_batch(data, 1 << 20), 0)
+    node.logs.get("t", 0).append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
 
     def build(m):
         return m.FetchRequest(

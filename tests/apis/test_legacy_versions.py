@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime
 
 import pytest
+
+from shim.storage.producer_state import Origin
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_codecs import encode_batch
@@ -76,7 +78,7 @@ async def test_fetch_old_versions_down_convert(node, version):
     for batch in (encode_batch([(b"k", b"a", [("h", b"x")], TS), (None, b"b", (), TS + 1)]),
                   encode_batch([(None, b"c", (), TS + 2)])):
         data = bytearray(batch)
-        plog.append_client_batch(data, validate_client_batch(data, 1 << 20), 0)
+        plog.append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
     p = await fetch(node, version, offset=1)
     magic = 0 if version <= 1 else 1
     got = [(x.offset, x.key, x.value, x.timestamp, x.magic) for x in read_message_set(bytes(p.records))]
@@ -89,7 +91,7 @@ async def test_list_offsets_v0(node):
     plog = node.logs.get("t", 0)
     for i in range(4):
         data = bytearray(encode_batch([(None, b"x" * 100, (), TS)]))
-        plog.append_client_batch(data, validate_client_batch(data, 1 << 20), 0)
+        plog.append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
     bases = sorted((s.base_offset for s in plog.segments), reverse=True)
     assert len(bases) > 1
 

@@ -7,6 +7,8 @@ import datetime
 
 import pytest
 
+from shim.storage.producer_state import Origin
+
 from kafka_codecs import encode_batch
 from shim.config import BrokerConfig
 from shim.errors import ErrorCode as E
@@ -22,7 +24,7 @@ TIMEOUT = datetime.timedelta(seconds=5)
 def append(node, topic, partition, n=3):
     plog = node.logs.get(topic, partition)
     data = bytearray(encode_batch([(None, b"v%d" % i, (), 1_700_000_000_000) for i in range(n)]))
-    plog.append_client_batch(data, validate_client_batch(data, 1 << 20), 0)
+    plog.append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
 
 
 async def create_partitions(node, *topics, version=3, validate_only=False):
