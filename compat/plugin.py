@@ -1,6 +1,8 @@
 """The compat-matrix machinery, loaded by compat/conftest.py: options, markers, fixtures.
 
 * ``--kafka-bootstrap`` / ``KAFKA_SHIM_TARGET``: the broker under test (see compat/targets.py);
+* ``--shim-kafka-version`` / ``KAFKA_SHIM_KAFKA_VERSION``: the Kafka release an in-process
+  kafka-shim emulates (``--kafka-version`` of ``kafka-shim serve``);
 * ``compat_target`` (module scope): that broker, with a fresh random topic prefix;
 * ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1, or a skip;
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
@@ -29,6 +31,9 @@ def pytest_addoption(parser):
     group.addoption("--kafka-bootstrap", dest="kafka_bootstrap", default=None, metavar="HOST:PORT|testcontainers",
                     help=f"run the compat scenarios against this broker instead of an in-process kafka-shim "
                          f"(also ${targets.ENV})")
+    group.addoption("--shim-kafka-version", dest="shim_kafka_version", default=None, metavar="X.Y",
+                    help=f"the Kafka release the in-process kafka-shim emulates (also ${targets.VERSION_ENV}; "
+                         f"default 3.9)")
 
 
 def pytest_configure(config):
@@ -71,13 +76,13 @@ def _external_target(request):
 
 
 @pytest.fixture(scope="module")
-def compat_target(_external_target, tmp_path_factory):
+def compat_target(request, _external_target, tmp_path_factory):
     """The broker under test; a fresh in-process kafka-shim per module unless told otherwise."""
     if _external_target is not None:
         yield targets.Target(_external_target.kind, _external_target.bootstrap_servers,
                              _external_target.description)
         return
-    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim")) as target:
+    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim"), targets.shim_version(request.config)) as target:
         yield target
 
 

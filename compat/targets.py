@@ -23,6 +23,7 @@ from pathlib import Path
 
 KAFKA_IMAGE = "apache/kafka:3.9.1"
 ENV = "KAFKA_SHIM_TARGET"
+VERSION_ENV = "KAFKA_SHIM_KAFKA_VERSION"
 
 
 @dataclass
@@ -44,12 +45,21 @@ def requested(config) -> str:
     return value.strip()
 
 
+def shim_version(config) -> str | None:
+    """The Kafka release the in-process kafka-shim emulates, from the option or the env var."""
+    value = config.getoption("shim_kafka_version", default=None) or os.environ.get(VERSION_ENV)
+    return value.strip() if value else None
+
+
 @contextlib.contextmanager
-def shim_target(data_dir: Path):
+def shim_target(data_dir: Path, kafka_version: str | None = None):
     from shim import BrokerThread
 
-    with BrokerThread(data_dir=data_dir, listen="127.0.0.1:0", transaction_abort_check_interval_ms=200) as broker:
-        yield Target("kafka-shim", broker.bootstrap_servers, "kafka-shim (in-process)", broker=broker)
+    emulation = {"kafka_version": kafka_version} if kafka_version else {}
+    with BrokerThread(data_dir=data_dir, listen="127.0.0.1:0", transaction_abort_check_interval_ms=200,
+                      **emulation) as broker:
+        label = f"kafka-shim (in-process, Kafka {broker.broker.config.kafka_version} emulation)"
+        yield Target("kafka-shim", broker.bootstrap_servers, label, broker=broker)
 
 
 class NoDockerEngine(Exception):

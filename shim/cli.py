@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--retention-bytes", type=int, default=-1)
     s.add_argument("--transaction-abort-check-interval-ms", type=int, default=10_000,
                    help="how often open transactions are checked against their timeout (default 10000)")
+    s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
+                   help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -45,6 +48,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
         max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
         transaction_abort_check_interval_ms=args.transaction_abort_check_interval_ms,
+        kafka_version=args.kafka_version,
     )
 
 

@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerConfig:
@@ -17,6 +19,11 @@ class BrokerConfig:
     """Host name given to clients in Metadata; defaults to the bound host."""
     node_id: int = 0
     cluster_id: str = "kafka-shim-cluster"
+    kafka_version: str = DEFAULT_RELEASE
+    """The Apache Kafka release to emulate: "3.7", "3.8", "3.9", "4.0" or "4.1". ApiVersions advertises
+    that release's API versions (limited to what kafka-shim serves) and features, requests at other
+    versions are refused as that release refuses them, and from 4.0 transactions follow transaction
+    version 2 (KIP-890 part 2)."""
 
     auto_create_topics: bool = True
     """Create unknown topics on Metadata when the client allows it (auto.create.topics.enable)."""
@@ -63,6 +70,8 @@ class BrokerConfig:
         if self.fsync not in ("always", "never"):
             raise ValueError(f"fsync must be 'always' or 'never', not {self.fsync!r}")
         self.host_port()
+        if self.kafka_version not in RELEASES:
+            raise ValueError(f"kafka_version must be one of {', '.join(RELEASES)}, not {self.kafka_version!r}")
 
     def host_port(self) -> tuple[str, int]:
         host, sep, port = self.listen.rpartition(":")

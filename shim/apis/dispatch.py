@@ -16,8 +16,9 @@ from ..protocol.messages import (
     peek,
     response_class,
 )
+from ..protocol.kafka_releases import RELEASES
 from .context import RequestContext
-from .registry import REGISTRY
+from .registry import REGISTRY, emulated_range
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +34,17 @@ async def dispatch(node, frame: bytes, client_host: str = "") -> bytes | None:
 async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | None:
     """The response as bytes and file regions to send in order, or None when none is due."""
     key, version, correlation_id = peek(frame)
+    release = RELEASES[node.config.kafka_version]
     spec = REGISTRY.get(key)
-    if spec is None:
-        raise FrameError(f"unknown API key {key}")
-    if not spec.min_version <= version <= spec.max_version:
+    versions = None if spec is None else emulated_range(spec, release)
+    if versions is None:
+        # Kafka: SocketServer.parseRequestHeader -- an API the broker does not enable closes the connection
+        raise FrameError(f"API key {key} is not served by Kafka {release.name} emulation")
+    if not versions[0] <= version <= versions[1]:
         if key == API_VERSIONS:
-            return [_unsupported_api_versions(correlation_id)]
-        raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
+            return [_unsupported_api_versions(correlation_id, versions)]
+        raise FrameError(f"unsupported version {version} of {spec.name} (Kafka {release.name} emulation serves "
+                         f"{versions[0]}-{versions[1]})")
     header, request = decode_request(frame, key, version)
     result = spec.handler(RequestContext(node, header, client_host), request)
     if inspect.isawaitable(result):
@@ -47,14 +52,13 @@ async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | No
     return None if result is None else encode_response_parts(correlation_id, result)
 
 
-def _unsupported_api_versions(correlation_id: int) -> bytes:
+def _unsupported_api_versions(correlation_id: int, versions: tuple[int, int]) -> bytes:
     """KIP-511: a v0 body with UNSUPPORTED_VERSION and our ApiVersions range; the client retries."""
-    spec = REGISTRY[API_VERSIONS]
     cls = response_class(API_VERSIONS, 0)
     m = __import__(cls.__module__, fromlist=["ApiVersion"])
     body = make(
         cls,
         error_code=ErrorCode.unsupported_version,
-        api_keys=(m.ApiVersion(api_key=API_VERSIONS, min_version=spec.min_version, max_version=spec.max_version),),
+        api_keys=(m.ApiVersion(api_key=API_VERSIONS, min_version=versions[0], max_version=versions[1]),),
     )
     return encode_response(correlation_id, body)
