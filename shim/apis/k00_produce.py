@@ -1,4 +1,4 @@
-"""Produce (0), v3-11.
+"""Produce (0), v3-12.
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
@@ -10,6 +10,12 @@ coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
 (AddPartitionsToTxnManager / ReplicaManager): PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH,
 TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS
 (retriable); INVALID_PRODUCER_ID_MAPPING is passed through.
+
+v12 (transaction version 2, KIP-890 part 2; Kafka 4.0+): instead of verifying, the broker adds
+the partition to the producer's transaction itself (AddPartitionsToTxn v5 from the leader in
+Kafka, here a call to the coordinator), so the client sends no AddPartitionsToTxn; errors as for
+v11 except CONCURRENT_TRANSACTIONS, which is answered as it is (Kafka: ReplicaManager leaves it to
+clients that bump epochs). v13 (topic ids, Kafka 4.1) is not served.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -19,19 +25,20 @@ from .registry import api
 
 ZSTD_MIN_VERSION = 7
 TRANSACTION_ABORTABLE_VERSION = 11
+ADD_PARTITION_VERSION = 12  # Kafka: AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation
 
 
 def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
     if code == ErrorCode.producer_fenced:
         return ErrorCode.invalid_producer_epoch
-    if code == ErrorCode.concurrent_transactions:
+    if code == ErrorCode.concurrent_transactions and version < ADD_PARTITION_VERSION:
         return ErrorCode.not_enough_replicas
     if code == ErrorCode.transaction_abortable and version < TRANSACTION_ABORTABLE_VERSION:
         return ErrorCode.invalid_txn_state
     return code
 
 
-@api(0, "Produce", 3, 11)
+@api(0, "Produce", 3, 12)
 def handle(ctx, request):
     node = ctx.node
     now = now_ms()
@@ -53,9 +60,14 @@ def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
     if txn_id is None:
         raise KafkaError(ErrorCode.transactional_id_authorization_failed, "transactional batch without a transactional id")
     if h.producer_id not in plog.producer_state.ongoing_txns:
-        # The first batch of a transaction in this partition: the coordinator must know it (KIP-890 part 1).
+        # The first batch of a transaction in this partition: the coordinator must know it (KIP-890
+        # part 1) or, from v12, is asked to add it (part 2).
         try:
-            ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
+            if ctx.version >= ADD_PARTITION_VERSION:
+                ctx.node.txn.add_partitions(txn_id, h.producer_id, h.producer_epoch, {(topic, partition)}, now_ms(),
+                                            transaction_version=2)
+            else:
+                ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
         except KafkaError as e:
             raise KafkaError(_verification_error(e.code, ctx.version), e.message) from None
 
