@@ -4,7 +4,8 @@
 * ``--shim-kafka-version`` / ``KAFKA_SHIM_KAFKA_VERSION``: the Kafka release an in-process
   kafka-shim emulates (``--kafka-version`` of ``kafka-shim serve``);
 * ``compat_target`` (module scope): that broker, with a fresh random topic prefix;
-* ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1, or a skip;
+* ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1 (``--java-client 4``
+  / ``KAFKA_SHIM_JAVA_CLIENT=4``: 4.x), or a skip;
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
 * marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
   from compat/scenarios.py); module-level and test-level markers merge;
@@ -31,6 +32,9 @@ def pytest_addoption(parser):
     group.addoption("--kafka-bootstrap", dest="kafka_bootstrap", default=None, metavar="HOST:PORT|testcontainers",
                     help=f"run the compat scenarios against this broker instead of an in-process kafka-shim "
                          f"(also ${targets.ENV})")
+    group.addoption("--java-client", dest="java_client", default=None, choices=("3", "4"),
+                    help="the Java client the Java suites run: 3 (kafka-clients 3.9.1, default) or 4 "
+                         "(kafka-clients 4.x, the java4 extra); also $KAFKA_SHIM_JAVA_CLIENT")
     group.addoption("--shim-kafka-version", dest="shim_kafka_version", default=None, metavar="X.Y",
                     help=f"the Kafka release the in-process kafka-shim emulates (also ${targets.VERSION_ENV}; "
                          f"default 3.9)")
@@ -86,12 +90,19 @@ def compat_target(request, _external_target, tmp_path_factory):
         yield target
 
 
+def java_client(config) -> str:
+    """"3" or "4": which kafka-clients the Java drivers are compiled against and run with."""
+    import os
+
+    return config.getoption("java_client", default=None) or os.environ.get("KAFKA_SHIM_JAVA_CLIENT") or "3"
+
+
 @pytest.fixture(scope="session")
 def java_drivers(request, tmp_path_factory) -> javarun.JavaDrivers:
     cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
     build_root = cache.mkdir("kafka-shim-java") if cache else tmp_path_factory.mktemp("kafka-shim-java")
     try:
-        return javarun.JavaDrivers.prepare(build_root)
+        return javarun.JavaDrivers.prepare(build_root, java_client(request.config))
     except javarun.JavaUnavailable as exc:
         pytest.skip(str(exc))
 
