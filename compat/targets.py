@@ -117,3 +117,30 @@ def apache_kafka_container(image: str = KAFKA_IMAGE, startup_timeout: float = 12
     )
     with container:
         yield Target("testcontainers", f"127.0.0.1:{port}", f"{image} (testcontainers)")
+
+
+def finalized_features(bootstrap_servers: str) -> dict[str, int]:
+    """The features the broker finalizes (ApiVersions v3), e.g. {"transaction.version": 2} for
+    Kafka 4.x: what decides whether a 4.x client uses transaction version 2."""
+    import struct
+
+    from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
+
+    host, _, port = bootstrap_servers.split(",")[0].rpartition(":")
+    request = request_class(18, 3)(client_software_name="kafka-shim-compat", client_software_version="1")
+    frame = encode_request(RequestHeader(18, 3, 1, "compat"), request)
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(struct.pack(">i", len(frame)) + frame)
+        size = struct.unpack(">i", _read_exactly(conn, 4))[0]
+        response = decode_response(_read_exactly(conn, size), 18, 3)[1]
+    return {f.name: f.max_version_level for f in response.finalized_features}
+
+
+def _read_exactly(conn: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = conn.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        buf += chunk
+    return buf
