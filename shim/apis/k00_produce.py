@@ -1,4 +1,4 @@
-"""Produce (0), v3-12.
+"""Produce (0), v3-13.
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
@@ -15,7 +15,8 @@ v12 (transaction version 2, KIP-890 part 2; Kafka 4.0+): instead of verifying, t
 the partition to the producer's transaction itself (AddPartitionsToTxn v5 from the leader in
 Kafka, here a call to the coordinator), so the client sends no AddPartitionsToTxn; errors as for
 v11 except CONCURRENT_TRANSACTIONS, which is answered as it is (Kafka: ReplicaManager leaves it to
-clients that bump epochs). v13 (topic ids, Kafka 4.1) is not served.
+clients that bump epochs). v13 (Kafka 4.1) names topics by id; an unknown id gets
+UNKNOWN_TOPIC_ID for each of its partitions.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -25,6 +26,7 @@ from .registry import api
 
 ZSTD_MIN_VERSION = 7
 TRANSACTION_ABORTABLE_VERSION = 11
+TOPIC_ID_VERSION = 13
 ADD_PARTITION_VERSION = 12  # Kafka: AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation
 
 
@@ -38,22 +40,42 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
     return code
 
 
-@api(0, "Produce", 3, 12)
+@api(0, "Produce", 3, 13)
 def handle(ctx, request):
     node = ctx.node
     now = now_ms()
     topics = []
+    written = []
     for t in request.topic_data:
-        parts = tuple(_partition(ctx, request, t.name, p, now) for p in t.partition_data)
-        topics.append(ctx.make("TopicProduceResponse", name=t.name, partition_responses=parts))
+        name = _topic_name(ctx, t)
+        if name is None:
+            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
+                          for p in t.partition_data)
+        else:
+            parts = tuple(_partition(ctx, request, name, p, now) for p in t.partition_data)
+            written += [(name, p.index) for p in t.partition_data]
+        topics.append(ctx.make("TopicProduceResponse", name=name, topic_id=getattr(t, "topic_id", None),
+                               partition_responses=parts))
     if request.acks == 0:
         return None
     if node.config.fsync == "always":
-        for t in request.topic_data:
-            for p in t.partition_data:
-                if (t.name, p.index) in node.logs.logs:
-                    node.logs.logs[(t.name, p.index)].flush()
+        for tp in written:
+            if tp in node.logs.logs:
+                node.logs.logs[tp].flush()
     return ctx.response(responses=tuple(topics), node_endpoints=())
+
+
+def _topic_name(ctx, t) -> str | None:
+    """v13+ names topics by id (Kafka 4.1; UNKNOWN_TOPIC_ID when the id is not known)."""
+    if ctx.version < TOPIC_ID_VERSION:
+        return t.name
+    info = ctx.node.logs.topic_by_id(t.topic_id)
+    return info.name if info else None
+
+
+def _error(ctx, index: int, e: KafkaError):
+    return ctx.make("PartitionProduceResponse", index=index, error_code=e.code, base_offset=-1,
+                    log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
 
 
 def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
@@ -85,8 +107,7 @@ def _partition(ctx, request, topic, p, now):
             _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)
         result = plog.append_client_batch(batch, h, now)
     except KafkaError as e:
-        return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
-                        log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
+        return _error(ctx, p.index, e)
     return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
                     base_offset=result.base_offset, log_append_time=result.log_append_time,
                     log_start_offset=result.log_start_offset, record_errors=(), error_message=None)
