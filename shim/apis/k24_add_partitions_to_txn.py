@@ -6,8 +6,9 @@ apply to every partition.
 
 v4-5 are the broker-to-broker form (KIP-890; Kafka requires CLUSTER_ACTION, kafka-shim has no
 ACLs): a batch of transactions, each either verified (VerifyOnly: NONE for the partitions in the
-ongoing transaction, TRANSACTION_ABORTABLE for the others) or added with the client on transaction
-version 2, which is how Produce v12 and TxnOffsetCommit v5 add partitions implicitly. Whole-
+ongoing transaction, TRANSACTION_ABORTABLE for the others) or added, under 4.x emulation with the
+client on transaction version 2, which is how Produce v12 and TxnOffsetCommit v5 add partitions
+implicitly. Whole-
 transaction errors apply to every partition of that transaction; the top-level error is NONE.
 """
 
@@ -45,7 +46,8 @@ def _transaction(ctx, txn_id, pid, epoch, wanted, *, verify_only) -> dict:
     try:
         if verify_only:
             return txn.verify_partitions(txn_id, pid, epoch, set(wanted))
-        tv = 2 if ctx.version >= BATCHED_VERSION else 0
+        # Kafka 4.x records the client as on transaction version 2 for v4+; 3.x has no such notion.
+        tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.release.transaction_version >= 2 else 0
         txn.add_partitions(txn_id, pid, epoch, set(wanted), now_ms(), transaction_version=tv)
         code = ErrorCode.none
     except KafkaError as e:

@@ -110,3 +110,11 @@ async def test_3_9_emulation_serves_none_of_it(nodes):
         await end_v5(node, pid, epoch, False)
     with pytest.raises(FrameError):
         await produce(node, 0, Producer(pid, epoch).batch(0, b"a"), transactional_id="tx", version=12)
+
+
+async def test_add_partitions_v5_under_3_9_leaves_the_client_on_version_1(nodes):
+    node = nodes(kafka_version="3.9")
+    node.logs.create_topic(TOPIC, 1)
+    pid, epoch = await identity(node)
+    assert await add_v5(node, "tx", pid, epoch, [TP0], verify_only=False) == {TP0: ErrorCode.none}
+    assert node.txn.txns["tx"].client_transaction_version == 0
