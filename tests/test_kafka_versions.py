@@ -119,3 +119,18 @@ def test_the_flag_reaches_the_config_and_refuses_unknown_releases():
         _parser().parse_args(["serve", "--kafka-version", "2.8"])
     with pytest.raises(ValueError, match="kafka_version"):
         BrokerConfig(kafka_version="5.0")
+
+
+@pytest.mark.kafka_version("4.0")
+def test_the_fixture_takes_the_release_from_a_marker(kafka_shim):
+    assert kafka_shim.node.release.name == "4.0"
+    assert kafka_shim.node.txn.log_value_version == 1  # transaction.version 2 finalized
+
+
+@pytest.mark.parametrize("kafka_shim", ["3.7", "4.1"], indirect=True)
+def test_the_fixture_takes_the_release_as_an_indirect_parameter(kafka_shim, request):
+    assert kafka_shim.node.release.name == request.node.callspec.params["kafka_shim"]
+
+
+def test_the_fixture_emulates_3_9_by_default(kafka_shim):
+    assert kafka_shim.node.release.name == "3.9" and kafka_shim.node.txn.log_value_version == 0
