@@ -183,3 +183,21 @@ def test_state_values_v1_round_trip_their_tagged_fields():
     assert decode_value("x", encode_value(m, 0)).client_transaction_version == 0  # v0 cannot carry it
     empty = TxnMetadata("y", 9, 4, 30_000, S.EMPTY, last_update_ms=T0)
     assert decode_value("y", encode_value(empty, 1)) == empty
+
+
+@pytest.mark.parametrize("release,after", [("3.9", ErrorCode.producer_fenced), ("4.0", None)])
+def test_a_version_1_client_timed_out_under_4_x_can_bump_again(nodes, release, after):
+    """Kafka 4.x aborts a timed-out transaction with the finalized transaction version, whatever
+    the client's: under 4.x the KIP-360 bump from the fenced epoch succeeds, under 3.9 it is fenced."""
+    node = nodes(kafka_version=release)
+    node.logs.create_topic(TOPIC, 1)
+    coord = node.txn
+    pid, epoch = coord.init_producer_id("tx", 60_000, -1, -1, T0)
+    coord.add_partitions("tx", pid, epoch, {TP0}, T0)  # AddPartitionsToTxn v3: a version 1 client
+    produce(node, TP0, pid, epoch)
+    coord.abort_timed_out(T0 + 60_001)
+    assert markers(node) == [(pid, epoch + 1, ControlRecordType.ABORT)]
+    if after is None:
+        assert coord.init_producer_id("tx", 60_000, pid, epoch, T0 + 60_002) == (pid, epoch + 1)
+    else:
+        assert err(coord.init_producer_id, "tx", 60_000, pid, epoch, T0 + 60_002) == after

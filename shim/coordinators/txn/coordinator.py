@@ -56,6 +56,8 @@ class TransactionCoordinator:
         # (Kafka: TransactionVersion.transactionLogValueVersion). Which EndTxn rules apply is the
         # client's choice, by request version (Kafka: transactionVersionForEndTxn).
         self.log_value_version = 1 if transaction_version >= 1 else 0
+        # Aborts the coordinator starts itself (timeouts, fencing) follow the finalized version.
+        self.transaction_version = transaction_version
         self.producer_ids = producer_ids
         self.num_partitions = num_partitions
         self.offsets_partitions = offsets_partitions
@@ -268,9 +270,12 @@ class TransactionCoordinator:
         fenced = m.copy()
         fenced.transition(S.PREPARE_EPOCH_FENCE, now_ms)  # transient, never persisted (as in Kafka)
         fenced.producer_epoch = m.producer_epoch + 1
-        # Transaction version 2 fences through prepareAbortOrCommit's bump, which keeps the epoch it
-        # bumped from (Kafka 4.x endTransaction with isEpochFence).
-        fenced.last_producer_epoch = m.producer_epoch if m.client_transaction_version >= 2 else NO_EPOCH
+        fenced.last_producer_epoch = NO_EPOCH
+        if self.transaction_version >= 2:
+            # Kafka 4.x: the coordinator's own aborts use the finalized version ("not from client, use
+            # server TV"): prepareAbortOrCommit's bump keeps the epoch it bumped from, so the producer
+            # can bump from it again (InitProducerId) instead of being fenced for good.
+            fenced.last_producer_epoch, fenced.client_transaction_version = m.producer_epoch, 2
         self._move(fenced, S.PREPARE_ABORT, now_ms)
         self._complete(self.txns[m.transactional_id], False, now_ms)
 
