@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--group-min-session-timeout-ms", type=int, default=6_000,
                    help="smallest session.timeout.ms a group member may ask for; JoinGroup below it gets "
                         "INVALID_SESSION_TIMEOUT (default 6000, Kafka's group.min.session.timeout.ms)")
+    s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
+                   help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -61,6 +64,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip,
         max_connections_per_ip_overrides=args.max_connections_per_ip_overrides,
         connections_max_idle_ms=args.connections_max_idle_ms,
+        kafka_version=args.kafka_version,
     )
 
 

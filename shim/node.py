@@ -11,6 +11,7 @@ from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .protocol.kafka_releases import RELEASES
 from .storage import fs
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
@@ -39,10 +40,12 @@ class Node:
         self.host = config.advertised_host or config.host_port()[0]
         self.port = config.host_port()[1]
         self._next_retention = 0
+        self.release = RELEASES[config.kafka_version]
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
+            transaction_version=self.release.transaction_version,
         )
         self.txn.load(now_ms())
         self.groups = GroupCoordinator(
