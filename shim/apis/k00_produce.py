@@ -55,7 +55,6 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
 def handle(ctx, request):
     now = now_ms()
     topics = []
-    written = []
     for t in request.topic_data:
         name = _topic_name(ctx, t)
         if name is None:

@@ -13,6 +13,7 @@ from shim.coordinators.txn import TXN_TOPIC
 from shim.coordinators.txn.state import EPOCH_EXHAUSTED, TxnMetadata, TxnState
 from shim.coordinators.txn.txn_log import decode_key, decode_value, encode_value
 from shim.errors import ErrorCode, KafkaError
+from shim.storage.producer_state import Origin
 
 from txn_helpers import T0, TOPIC, Producer
 
@@ -53,7 +54,7 @@ def begin(coord, pid=None, epoch=None, partitions=(TP0,), now=T0):
 def produce(node, tp, pid, epoch, seq=0):
     plog = node.logs.get(*tp)
     raw = bytearray(Producer(pid, epoch, {tp[1]: seq}).batch(tp[1], b"v"))
-    return plog.append_client_batch(raw, parse_header(raw), T0).base_offset
+    return plog.append(raw, parse_header(raw), T0, origin=Origin.CLIENT).base_offset
 
 
 def markers(node, tp=TP0):
