@@ -1,4 +1,4 @@
-"""ListOffsets (2), v0-8.
+"""ListOffsets (2), v0-10.
 
 v0 (deprecated in Kafka 3.9, gone in 4.0) answers Kafka's old-style list: up to max_num_offsets
 segment start offsets, newest first, of the segments last modified at or before the timestamp (plus
@@ -6,7 +6,8 @@ the log end while the active segment holds data); -1 starts from the latest, -2 
 (UnifiedLog.legacyFetchOffsetsBefore).
 
 LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
-and EARLIEST_LOCAL (-4, v8) the log start offset; MAX_TIMESTAMP (-3, v7) the record with the
+and EARLIEST_LOCAL (-4, v8) the log start offset; LATEST_TIERED (-5, v9, KIP-1005) offset and
+timestamp -1, as Kafka answers for a topic without tiered storage; MAX_TIMESTAMP (-3, v7) the record with the
 largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
 offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
 """
@@ -16,11 +17,11 @@ from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
 from .registry import api
 
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
-MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8}
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 
 
-@api(2, "ListOffsets", 0, 8)
+@api(2, "ListOffsets", 0, 10)  # v10 adds timeout_ms (KIP-1075), for remote storage: nothing waits here
 def handle(ctx, request):
     if ctx.version == 0:
         return _legacy(ctx, request)
@@ -53,12 +54,14 @@ def _partition(ctx, topic, p, committed, duplicate):
 
 
 def _lookup(ctx, plog, ts, committed):
-    if ts in MIN_VERSION and ctx.version < MIN_VERSION[ts] or ts < EARLIEST_LOCAL:
+    if ts in MIN_VERSION and ctx.version < MIN_VERSION[ts] or ts < LATEST_TIERED:
         raise KafkaError(ErrorCode.unsupported_version, f"timestamp {ts} is not supported by ListOffsets v{ctx.version}")
     if ts == LATEST:
         return (plog.last_stable_offset if committed else plog.high_watermark), -1
     if ts in (EARLIEST, EARLIEST_LOCAL):
         return plog.log_start_offset, -1
+    if ts == LATEST_TIERED:  # Kafka: UnifiedLog.fetchOffsetByTimestamp without remote storage
+        return -1, -1
     if ts == MAX_TIMESTAMP:
         found = plog.max_timestamp_offset()
     else:
