@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from .security.listeners import DEFAULT_PROTOCOL_MAP
 
 
@@ -43,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--group-min-session-timeout-ms", type=int, default=6_000,
                    help="smallest session.timeout.ms a group member may ask for; JoinGroup below it gets "
                         "INVALID_SESSION_TIMEOUT (default 6000, Kafka's group.min.session.timeout.ms)")
+    s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
+                   help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     _security_arguments(s)
     s.add_argument("--log-level", default="INFO")
     c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
@@ -106,7 +109,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         group_min_session_timeout_ms=args.group_min_session_timeout_ms,
         max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip,
         max_connections_per_ip_overrides=args.max_connections_per_ip_overrides,
-        connections_max_idle_ms=args.connections_max_idle_ms, **_security_config(args),
+        connections_max_idle_ms=args.connections_max_idle_ms,
+        kafka_version=args.kafka_version, **_security_config(args),
     )
 
 

@@ -6,10 +6,13 @@ import socket
 import time
 
 from .config import BrokerConfig
+from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
+from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .protocol.kafka_releases import RELEASES
 from .security.credentials import CredentialStore
 from .security.session import enabled_mechanisms
 from .storage import fs
@@ -46,10 +49,12 @@ class Node:
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self._next_retention = 0
+        self.release = RELEASES[config.kafka_version]
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
+            transaction_version=self.release.transaction_version,
         )
         self.txn.load(now_ms())
         self.groups = GroupCoordinator(
@@ -58,6 +63,10 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
+        self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
+        window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
+        self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
+        self.fetch_quota = ByteRateQuota(self.quotas, "consumer_byte_rate", **window)
 
     def bound(self, listener, port: int) -> None:
         """The server bound ``listener`` on ``port``: its advertised address is now known."""

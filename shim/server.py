@@ -1,7 +1,8 @@
 """The asyncio shell: accept connections, frame, dispatch in order, run timers, shut down.
 
 Like Kafka's SocketServer, a connection has one request in flight at a time: responses go back in
-request order, and a parked Fetch holds its connection only. Each connection is an
+request order, and a parked Fetch holds its connection only. A client a quota throttles gets its
+answer at once and then nothing more is read from it for the throttle time (Kafka mutes the channel). Each connection is an
 ``asyncio.BufferedProtocol``: the socket reads straight into the frame decoder's buffers (a large
 Produce lands in its own buffer, copied by nobody), and one task per connection answers the
 requests in order.
@@ -250,6 +251,7 @@ class Connection(asyncio.BufferedProtocol):
         self._wake: asyncio.Future | None = None
         self._writable: asyncio.Future | None = None
         self._reading = True
+        self._muted = False  # a quota's throttle time is running (see _mute)
 
     # -- protocol callbacks (the event loop's side) -----------------------------------------
 
@@ -352,14 +354,16 @@ class Connection(asyncio.BufferedProtocol):
                     self.queued_bytes -= len(request) + REQUEST_OVERHEAD
                     self._maybe_resume_reading()
                     self.answering = True
-                    parts = await self._respond(request)
+                    answer = await self._respond(request)
                     self.answering = False
-                    if parts is not None:
-                        await self._send(parts)
+                    if answer.parts is not None:
+                        await self._send(answer.parts)
                     self.last_active = self.loop.time()
                     if self.session.failed:
                         await self._linger()
                         raise SaslFailure("authentication failed")
+                    if answer.mute_ms > 0:
+                        await self._mute(answer.mute_ms / 1000)
                 elif self.error is not None:
                     raise self.error
                 elif self.done:
@@ -402,7 +406,7 @@ class Connection(asyncio.BufferedProtocol):
             except asyncio.TimeoutError:
                 break
 
-    async def _respond(self, request) -> list | None:
+    async def _respond(self, request) -> _dispatch.Answer:
         """Dispatch a request, unless the connection must authenticate first (Kafka's
         SaslServerAuthenticator sits before the request handlers)."""
         session, now = self.session, now_ms()
@@ -410,14 +414,14 @@ class Connection(asyncio.BufferedProtocol):
             answer = session.raw_token(bytes(request), now)
             if session.complete:
                 self.decoder.max_frame = self.server.node.config.max_request_bytes
-            return [answer]
+            return _dispatch.Answer([answer], 0)
         api_key = peek(request)[0]
         if not session.admits(api_key, now):
             raise SaslFailure(f"request of API key {api_key} not allowed in SASL state {session.state.name}")
-        parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host, session)
+        answer = await _dispatch.dispatch_request(self.server.node, request, self.client_host, session)
         if session.sasl and session.complete:
             self.decoder.max_frame = self.server.node.config.max_request_bytes
-        return parts
+        return answer
 
     async def _send(self, parts: list) -> None:
         """One response frame: bytes are written, file regions go from the file to the socket."""
@@ -455,13 +459,24 @@ class Connection(asyncio.BufferedProtocol):
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
 
+    async def _mute(self, seconds: float) -> None:
+        """A quota throttled this client: nothing more is read from it for that long (Kafka mutes the channel)."""
+        self._muted = True
+        self._pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self._muted = False
+        self.last_active = self.loop.time()
+        self._maybe_resume_reading()
+
     def _pause_reading(self) -> None:
         if self._reading and not self.transport.is_closing():
             self._reading = False
             self.transport.pause_reading()
 
     def _maybe_resume_reading(self) -> None:
-        if (not self._reading and self.error is None and self._writable is None
+        if (not self._reading and self.error is None and self._writable is None and not self._muted
                 and self.queued_bytes <= MAX_QUEUED_BYTES // 2 and not self.transport.is_closing()):
             self._reading = True
             self.transport.resume_reading()
