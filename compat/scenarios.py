@@ -294,7 +294,7 @@ SCENARIOS: list[Scenario] = [
              "with Kafka's message, as it names that error.", PY),
     Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
              "An SSL listener requiring client certificates: the client with its certificate and key produces and "
-             "consumes.", ("confluent-kafka", "kafka-python")),
+             "consumes.", (*PY, "java")),
     Scenario("security.reauthentication", "KIP-368 re-authentication (connections.max.reauth.ms)",
              "With connections.max.reauth.ms=1000 the client re-authenticates on its connection while producing, "
              "and every record arrives.", ("confluent-kafka",)),
@@ -323,7 +323,8 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
     (r"compat/test_security\.py::test_wrong_password_is_sasl_authentication_failed"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)-.*\]", None, "security.wrong_password"),
     (r"compat/test_security\.py::test_mutual_tls_names_the_client_by_its_certificate"
-     r"\[(?P<client>kafka-python|confluent-kafka)\]", None, "security.mutual_tls"),
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "security.mutual_tls"),
+    (r"compat/test_security\.py::test_java_client_over_mutual_tls", "java", "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_sasl_ssl_scram", "java", "security.sasl_ssl_scram"),
     (r"compat/test_security\.py::test_reauthentication_kip368_with_librdkafka", "confluent-kafka",
      "security.reauthentication"),

@@ -3,8 +3,10 @@
 kafka-python, confluent-kafka and aiokafka (produce and consume; a transaction aborted then one
 committed, read read_committed; a wrong password reported as the client reports Kafka's
 SASL_AUTHENTICATION_FAILED, with Kafka's message), and mutual TLS on an SSL listener with
-ssl.client.auth=required (confluent-kafka and kafka-python; the broker names the client by its
-certificate's distinguished name, as Kafka's default principal mapping does).
+ssl.client.auth=required (all three, and Java with PEM stores; the broker names the client by its
+certificate's distinguished name, as Kafka's default principal mapping does). Java also runs
+produce/consume and a transaction over SASL_SSL with SCRAM-SHA-512, and librdkafka re-authenticates
+(KIP-368).
 
 One broker for the module with all four listeners (shim.broker.secure_broker, the
 kafka_shim_secure fixture's) and its own throwaway CA.
@@ -13,6 +15,7 @@ kafka_shim_secure fixture's) and its own throwaway CA.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +80,7 @@ def test_wrong_password_is_sasl_authentication_failed(secure, client, protocol, 
     assert WRONG_PASSWORD_MESSAGE[mechanism] in report
 
 
-@pytest.mark.parametrize("client", [ConfluentKafka, KafkaPython], ids=lambda c: c.name)
+@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
 def test_mutual_tls_names_the_client_by_its_certificate(secure, client):
     c, t = client(settings(secure, "SSL", client_cert=True)), topic()
     c.produce(t, [b"over mutual TLS"])
@@ -255,3 +258,18 @@ def test_reauthentication_kip368_with_librdkafka(tmp_path):
         assert errors == []
         consumer = ConfluentKafka(settings(broker, "SASL_PLAINTEXT", "SCRAM-SHA-512"))
         assert consumer.consume(t, len(sent)) == sent
+
+
+def test_java_client_over_mutual_tls(secure, java_drivers):
+    """kafka-clients 3.9.1 on the SSL listener that requires a certificate, with PEM key and trust
+    stores (ssl.keystore.type=PEM: one file with the key and the certificate)."""
+    keystore = Path(secure.certs["client-key"]).with_name("client-keystore.pem")
+    keystore.write_text(Path(secure.certs["client-key"]).read_text() + Path(secure.certs["client-cert"]).read_text())
+    results = java_drivers.run("KafkaDriver", ["produce_consume.none"], secure.bootstrap("SSL"), timeout=180,
+                               prefix=f"java-mtls-{uuid.uuid4().hex[:6]}", parallel=1, timeout_s=60, **{
+                                   "client.security.protocol": "SSL", "client.ssl.truststore.type": "PEM",
+                                   "client.ssl.truststore.location": secure.certs["ca"],
+                                   "client.ssl.keystore.type": "PEM", "client.ssl.keystore.location": str(keystore)})
+    result = results["results"]["produce_consume.none"]
+    assert result["ok"], f"{result['error']}\n{result['trace']}"
+    assert result["observed"]["offsets"] == [0, 1, 2, 3, 4]
