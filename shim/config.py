@@ -49,14 +49,16 @@ class BrokerConfig:
     """How often open transactions are checked against their timeout
     (transaction.abort.timed.out.transaction.cleanup.interval.ms)."""
 
-    group_initial_rebalance_delay_ms: int = 0
-    """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms)."""
+    group_initial_rebalance_delay_ms: int = 3_000
+    """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms); Kafka's
+    default, 3000. Tests that start groups often set 0."""
     group_min_session_timeout_ms: int = 6_000
     group_max_session_timeout_ms: int = 1_800_000
     offsets_topic_num_partitions: int = 50
     transaction_state_num_partitions: int = 50
 
     extra: dict = field(default_factory=dict)
+    """Kafka broker properties by name (server.properties, --override), validated; see shim.configs.properties."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir))

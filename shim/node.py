@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 
 from .config import BrokerConfig
+from .configs.broker import BrokerConfigs
+from .configs.properties import fields_from_properties, static_properties
+from .configs.topic import effective, log_config
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.txn import TransactionCoordinator
@@ -21,6 +24,7 @@ class Node:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.static_config = config
         self.log_config = LogConfig(
             segment_bytes=config.segment_bytes,
             index_interval_bytes=config.index_interval_bytes,
@@ -29,7 +33,11 @@ class Node:
             retention_ms=config.retention_ms,
             fsync=config.fsync == "always",
         )
-        self.logs = LogManager(config.data_dir, self.log_config)
+        meta_dir = config.data_dir / "__cluster_metadata"
+        meta_dir.mkdir(parents=True, exist_ok=True)
+        self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config))
+        self._apply_dynamic_fields()
+        self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config)
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -48,6 +56,37 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, fsync=config.fsync == "always",
         )
         self.groups.load(now_ms())
+
+    def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
+        """The LogConfig of a topic with these overrides, over the broker's current values."""
+        base = self.log_config.__class__(fsync=self.config.fsync == "always")
+        return log_config(base, effective(overrides, self.broker_configs.merged()))
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @port.setter
+    def port(self, port: int) -> None:
+        """The bound port (port 0 picks one): the listeners described are the ones clients reach."""
+        self._port = port
+        static = self.broker_configs.static
+        if "listeners" not in self.static_config.extra:
+            static["listeners"] = f"PLAINTEXT://{self.static_config.host_port()[0]}:{port}"
+        if self.static_config.advertised_host and "advertised.listeners" not in self.static_config.extra:
+            static["advertised.listeners"] = f"PLAINTEXT://{self.static_config.advertised_host}:{port}"
+
+    def topic_effective(self, overrides: dict[str, str]) -> dict:
+        return effective(overrides, self.broker_configs.merged())
+
+    def _apply_dynamic_fields(self) -> None:
+        dynamic = {**self.broker_configs.cluster_default, **self.broker_configs.per_broker}
+        self.config = self.static_config.replace(**fields_from_properties(dynamic))
+
+    def broker_configs_changed(self) -> None:
+        """A dynamic broker config changed: apply it live (Kafka: DynamicBrokerConfig.updateCurrentConfig)."""
+        self._apply_dynamic_fields()
+        self.logs.reconfigure()
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

@@ -37,6 +37,14 @@ class LogConfig:
     retention_ms: int = 7 * 24 * 3600 * 1000
     log_append_time: bool = False  # message.timestamp.type=LogAppendTime
     fsync: bool = False  # the broker's fsync="always": also sync a segment when it is sealed
+    # Honoured on the produce path (shim.storage.log_validator, shim.storage.roll), see shim.configs.topic.
+    compression_type: str = "producer"
+    timestamp_before_max_ms: int = (1 << 63) - 1
+    timestamp_after_max_ms: int = (1 << 63) - 1
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    segment_jitter_ms: int = 0
+    segment_index_bytes: int = 10 * 1024 * 1024
+    min_insync_replicas: int = 1
 
 
 class AppendResult(NamedTuple):
