@@ -10,26 +10,33 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .configs.properties import config_from_properties, parse_override, read_properties_file
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-shim", description="A Kafka-compatible broker over a durable local log.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the broker")
-    s.add_argument("--listen", default="127.0.0.1:9092", help="host:port to bind (default 127.0.0.1:9092; port 0 = any)")
-    s.add_argument("--data-dir", default="./.kafka-shim", type=Path, help="log directory (default ./.kafka-shim)")
-    s.add_argument("--advertised-host", default=None, help="host name given to clients (default: the bound host)")
-    s.add_argument("--num-partitions", type=int, default=1, help="partitions of auto-created topics (default 1)")
-    s.add_argument("--no-auto-create-topics", action="store_true", help="do not create topics on Metadata")
-    s.add_argument("--fsync", choices=("never", "always"), default="never",
-                   help="'always' fsyncs before acknowledging (default 'never': written, not synced)")
-    s.add_argument("--segment-bytes", type=int, default=64 * 1024 * 1024)
-    s.add_argument("--max-message-bytes", type=int, default=1_048_588)
-    s.add_argument("--max-request-bytes", type=int, default=100 * 1024 * 1024)
-    s.add_argument("--retention-ms", type=int, default=7 * 24 * 3600 * 1000)
-    s.add_argument("--retention-bytes", type=int, default=-1)
-    s.add_argument("--transaction-abort-check-interval-ms", type=int, default=10_000,
-                   help="how often open transactions are checked against their timeout (default 10000)")
+    s.add_argument("--config", type=Path, default=None, metavar="server.properties",
+                   help="Kafka broker properties file (listeners, log.dirs, num.partitions, ...)")
+    s.add_argument("--override", action="append", default=[], metavar="name=value",
+                   help="a Kafka broker property, over the file (repeatable), e.g. group.initial.rebalance.delay.ms=0")
+    # The flags below are aliases of Kafka properties (ALIASES) and win over --config and --override.
+    s.add_argument("--listen", default=None, help="host:port to bind (listeners; default 127.0.0.1:9092; port 0 = any)")
+    s.add_argument("--data-dir", default=None, type=Path, help="log directory (log.dirs; default ./.kafka-shim)")
+    s.add_argument("--advertised-host", default=None, help="host name given to clients (advertised.listeners)")
+    s.add_argument("--num-partitions", type=int, default=None, help="partitions of auto-created topics (num.partitions)")
+    s.add_argument("--no-auto-create-topics", action="store_true", help="auto.create.topics.enable=false")
+    s.add_argument("--fsync", choices=("never", "always"), default=None,
+                   help="'always' fsyncs before acknowledging (log.flush.interval.messages=1; default 'never')")
+    s.add_argument("--segment-bytes", type=int, default=None, help="log.segment.bytes")
+    s.add_argument("--max-message-bytes", type=int, default=None, help="message.max.bytes")
+    s.add_argument("--max-request-bytes", type=int, default=None, help="socket.request.max.bytes")
+    s.add_argument("--retention-ms", type=int, default=None, help="log.retention.ms")
+    s.add_argument("--retention-bytes", type=int, default=None, help="log.retention.bytes")
+    s.add_argument("--transaction-abort-check-interval-ms", type=int, default=None,
+                   help="how often open transactions are checked against their timeout "
+                        "(transaction.abort.timed.out.transaction.cleanup.interval.ms; default 10000)")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -38,14 +45,40 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# flag -> (Kafka property, how the flag's value reads as that property's value)
+ALIASES = {
+    "listen": ("listeners", lambda v: f"PLAINTEXT://{v}"),
+    "data_dir": ("log.dirs", str),
+    "advertised_host": ("advertised.listeners", None),
+    "num_partitions": ("num.partitions", str),
+    "no_auto_create_topics": ("auto.create.topics.enable", lambda v: "false" if v else None),
+    "fsync": ("log.flush.interval.messages", lambda v: "1" if v == "always" else str((1 << 63) - 1)),
+    "segment_bytes": ("log.segment.bytes", str),
+    "max_message_bytes": ("message.max.bytes", str),
+    "max_request_bytes": ("socket.request.max.bytes", str),
+    "retention_ms": ("log.retention.ms", str),
+    "retention_bytes": ("log.retention.bytes", str),
+    "transaction_abort_check_interval_ms": ("transaction.abort.timed.out.transaction.cleanup.interval.ms", str),
+}
+DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
+
+
+def properties_from_args(args: argparse.Namespace) -> dict[str, str]:
+    props = read_properties_file(args.config) if args.config else {}
+    props.update(parse_override(o) for o in args.override)
+    for flag, (prop, render) in ALIASES.items():
+        value = getattr(args, flag)
+        if value is None or value is False:
+            continue
+        if flag == "advertised_host":  # the port is the bound one, filled in when the broker listens
+            continue
+        props[prop] = render(value)
+    return props
+
+
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    return BrokerConfig(
-        listen=args.listen, data_dir=args.data_dir, advertised_host=args.advertised_host,
-        num_partitions=args.num_partitions, auto_create_topics=not args.no_auto_create_topics, fsync=args.fsync,
-        segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
-        max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
-        transaction_abort_check_interval_ms=args.transaction_abort_check_interval_ms,
-    )
+    config = config_from_properties(properties_from_args(args), DEFAULTS)
+    return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 
 async def serve(config: BrokerConfig) -> None:

@@ -71,9 +71,8 @@ class Node:
         """The bound port (port 0 picks one): the listeners described are the ones clients reach."""
         self._port = port
         static = self.broker_configs.static
-        if "listeners" not in self.static_config.extra:
-            static["listeners"] = f"PLAINTEXT://{self.static_config.host_port()[0]}:{port}"
-        if self.static_config.advertised_host and "advertised.listeners" not in self.static_config.extra:
+        static["listeners"] = f"PLAINTEXT://{self.static_config.host_port()[0]}:{port}"  # our one listener
+        if self.static_config.advertised_host:
             static["advertised.listeners"] = f"PLAINTEXT://{self.static_config.advertised_host}:{port}"
 
     def topic_effective(self, overrides: dict[str, str]) -> dict:

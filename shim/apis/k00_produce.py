@@ -10,10 +10,18 @@ coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
 (AddPartitionsToTxnManager / ReplicaManager): PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH,
 TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS
 (retriable); INVALID_PRODUCER_ID_MAPPING is passed through.
+
+Topic configs: min.insync.replicas above 1 answers acks=all with NOT_ENOUGH_REPLICAS (one replica);
+compression.type other than producer recompresses the batch when its codec differs, and
+message.timestamp.before/after.max.ms refuse a batch with INVALID_TIMESTAMP and one RecordError per
+bad record (KIP-467), both in shim.storage.log_validator; segment.ms and segment.index.bytes roll
+the segment first (shim.storage.roll).
 """
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
+from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
 from .registry import api
 
@@ -68,10 +76,21 @@ def _partition(ctx, request, topic, p, now):
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")
         batch = p.records
+        if request.acks == -1 and plog.config.min_insync_replicas > 1:  # Kafka: Partition.appendRecordsToLeader
+            raise KafkaError(ErrorCode.not_enough_replicas, None)
         h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
+        if needs_record_pass(plog.config, h):
+            batch, h = validate_records(batch, h, plog.config, now, f"{topic}-{p.index}")
         if h.is_transactional:
             _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)
+        maybe_roll(plog, h, now)
         result = plog.append_client_batch(batch, h, now)
+    except RecordErrors as e:
+        errors = tuple(ctx.make("BatchIndexAndErrorMessage", batch_index=i, batch_index_error_message=m)
+                       for i, m in e.record_errors) if hasattr(ctx.m, "BatchIndexAndErrorMessage") else ()
+        return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
+                        log_append_time=-1, log_start_offset=plog.log_start_offset, record_errors=errors,
+                        error_message=e.message)
     except KafkaError as e:
         return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
                         log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
