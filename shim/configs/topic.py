@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.partition_log import LogConfig
-from .catalogue import TOPIC_CONFIGS, ConfigError, broker_synonyms, BROKER_CONFIGS, unit_ms
+from .catalogue import BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS, ConfigError, broker_synonyms, unit_ms
 
 # topic config -> LogConfig field: the configs a single broker honours.
 LOG_CONFIG_FIELDS = {
@@ -90,6 +90,12 @@ def effective(overrides: Mapping[str, str], broker_props: Mapping[str, str]) -> 
 
 def log_config(base: LogConfig, values: Mapping[str, Any]) -> LogConfig:
     changes = {field: values[name] for name, field in LOG_CONFIG_FIELDS.items() if name in values}
+    difference = values.get("message.timestamp.difference.max.ms", LONG_MAX)
+    for field in ("timestamp_before_max_ms", "timestamp_after_max_ms"):
+        # Kafka: LogConfig.getMessageTimestampBefore/AfterMaxMs -- the deprecated
+        # message.timestamp.difference.max.ms applies while the new bound is left at its default
+        if changes.get(field, LONG_MAX) == LONG_MAX and difference != LONG_MAX:
+            changes[field] = difference
     if "log_append_time" in changes:
         changes["log_append_time"] = changes["log_append_time"] == "LogAppendTime"
     return dataclasses.replace(base, **changes)

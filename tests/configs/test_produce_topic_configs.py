@@ -114,3 +114,33 @@ async def test_a_topic_config_change_applies_to_the_next_append(node):
     node.logs.set_topic_configs("t", {"max.message.bytes": "50"})
     r = await produce(node, "t", encode_batch(records(1, NOW_ISH)))
     assert r.error_code == ErrorCode.message_too_large
+
+
+async def test_the_deprecated_difference_bound_applies_while_the_new_ones_are_unset(node):
+    import time
+    node.logs.create_topic("t", 1, {"message.timestamp.difference.max.ms": "60000"})
+    node.logs.create_topic("u", 1, {"message.timestamp.difference.max.ms": "60000",
+                                    "message.timestamp.before.max.ms": "7200000"})
+    old = encode_batch([(None, b"old", [], int(time.time() * 1000) - 3_600_000)])
+    assert (await produce(node, "t", old)).error_code == ErrorCode.invalid_timestamp
+    assert (await produce(node, "u", old)).error_code == ErrorCode.none
+
+
+async def test_record_errors_stop_at_a_thousand(node):
+    node.logs.create_topic("t", 1, {"message.timestamp.before.max.ms": "0"})
+    r = await produce(node, "t", encode_batch(records(1_500, 1_000)))
+    assert r.error_code == ErrorCode.invalid_timestamp
+    assert [e.batch_index for e in r.record_errors] == list(range(1_000))
+
+
+async def test_a_recompressed_idempotent_batch_retried_is_a_duplicate(node):
+    from kafka_codecs.batch import crc_ok
+
+    node.logs.create_topic("t", 1, {"compression.type": "zstd"})
+    sent = encode_batch(records(2, NOW_ISH), compression=Compression.GZIP, producer_id=9, producer_epoch=0,
+                        base_sequence=0)
+    first = await produce(node, "t", sent)
+    again = await produce(node, "t", sent)
+    assert (first.error_code, again.error_code, again.base_offset) == (ErrorCode.none, ErrorCode.none, 0)
+    (batch,) = stored(node, "t")
+    assert crc_ok(batch)
