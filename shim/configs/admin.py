@@ -61,9 +61,13 @@ def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, 
 
 
 def _alter_loggers(node, resource_name: str, ops: list[Op], validate_only: bool) -> None:
-    if not resource_name:
-        raise KafkaError(ErrorCode.invalid_request, "Broker id must not be empty")
-    node.broker_configs.check_resource(resource_name)
+    try:  # RuntimeLoggerManager.validateResourceNameIsNodeId
+        broker_id = int(resource_name)
+    except ValueError:
+        raise KafkaError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {resource_name}") from None
+    if broker_id != node.broker_configs.node_id:
+        raise KafkaError(ErrorCode.invalid_request,
+                         f"Unexpected node id. Expected {node.broker_configs.node_id}, but received {broker_id}")
     changes = [(o.name, o.op, o.value) for o in ops]
     loggers.validate(changes)
     if not validate_only:

@@ -12,7 +12,10 @@ VALID_LEVELS = ("FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE")  # Kafka: Lo
 _TO_PYTHON = {"FATAL": logging.CRITICAL, "ERROR": logging.ERROR, "WARN": logging.WARNING, "INFO": logging.INFO,
               "DEBUG": logging.DEBUG, "TRACE": 5}
 _FROM_PYTHON = {v: k for k, v in _TO_PYTHON.items()}
-SET, DELETE = 0, 1
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+_OP_NAMES = {APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+# String.join(", ", LogLevelConfig.VALID_LOG_LEVELS): the iteration order of Java's HashSet of them
+VALID_LEVELS_STRING = "TRACE, ERROR, INFO, FATAL, DEBUG, WARN"
 
 
 def _logger(name: str) -> logging.Logger:
@@ -29,21 +32,22 @@ def _level_name(level: int) -> str:
 
 
 def validate(changes: list[tuple[str, int, str | None]]) -> None:
-    """Kafka: RuntimeLoggerManager.validateLogLevelConfigs."""
+    """Kafka: RuntimeLoggerManager.validateLogLevelConfigs, its checks in its order."""
     known = levels()
     for name, op, value in changes:
-        if op == SET:
-            if value not in VALID_LEVELS:
-                raise KafkaError(ErrorCode.invalid_config, f"Cannot set the log level of {name} to {value} as it is "
-                                 f"not a supported log level. Valid log levels are {', '.join(VALID_LEVELS)}")
-        elif op == DELETE:
-            if name == ROOT:
-                raise KafkaError(ErrorCode.invalid_config, "Removing the log level of the root logger is not allowed")
-        else:
+        if op in (APPEND, SUBTRACT):
             raise KafkaError(ErrorCode.invalid_request,
-                             f"Operation {op} is not allowed for the BROKER_LOGGER resource")
+                             f"{_OP_NAMES[op]} operation is not allowed for the BROKER_LOGGER resource")
+        if op not in (SET, DELETE):
+            raise KafkaError(ErrorCode.invalid_request,
+                             f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource")
         if name not in known:
             raise KafkaError(ErrorCode.invalid_config, f"Logger {name} does not exist!")
+        if op == SET and value not in VALID_LEVELS:
+            raise KafkaError(ErrorCode.invalid_config, f"Cannot set the log level of {name} to {value} as it is "
+                             f"not a supported log level. Valid log levels are {VALID_LEVELS_STRING}")
+        if op == DELETE and name == ROOT:
+            raise KafkaError(ErrorCode.invalid_request, "Removing the log level of the root logger is not allowed")
 
 
 def apply(changes: list[tuple[str, int, str | None]]) -> None:

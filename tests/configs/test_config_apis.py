@@ -201,7 +201,16 @@ async def test_broker_logger_levels(node, shim_logger):
     assert (entry.value, entry.config_source) == ("DEBUG", ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)
     assert "root" in configs
     (bad,) = await incremental(node, [(BROKER_LOGGER, "0", [("shim.test-logger", SET, "LOUD")])])
-    assert bad.error_code == ErrorCode.invalid_config and "Valid log levels are FATAL" in bad.error_message
+    assert (bad.error_code, bad.error_message) == (ErrorCode.invalid_config, "Cannot set the log level of "
+        "shim.test-logger to LOUD as it is not a supported log level. Valid log levels are TRACE, ERROR, INFO, "
+        "FATAL, DEBUG, WARN")
+    (append,) = await incremental(node, [(BROKER_LOGGER, "0", [("shim.test-logger", APPEND, "INFO")])])
+    assert (append.error_code, append.error_message) == (
+        ErrorCode.invalid_request, "APPEND operation is not allowed for the BROKER_LOGGER resource")
+    (root,) = await incremental(node, [(BROKER_LOGGER, "0", [("root", DELETE, None)])])
+    assert root.error_code == ErrorCode.invalid_request
+    (other,) = await incremental(node, [(BROKER_LOGGER, "3", [("root", SET, "INFO")])])
+    assert other.error_message == "Unexpected node id. Expected 0, but received 3"
     (gone,) = await incremental(node, [(BROKER_LOGGER, "0", [("no.such.logger", SET, "INFO")])])
     assert gone.error_message == "Logger no.such.logger does not exist!"
     await incremental(node, [(BROKER_LOGGER, "0", [("shim.test-logger", DELETE, None)])])
