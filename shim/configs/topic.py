@@ -90,6 +90,8 @@ def effective(overrides: Mapping[str, str], broker_props: Mapping[str, str]) -> 
 
 def log_config(base: LogConfig, values: Mapping[str, Any]) -> LogConfig:
     changes = {field: values[name] for name, field in LOG_CONFIG_FIELDS.items() if name in values}
+    if "compression.gzip.level" in values:
+        changes["compression_levels"] = tuple(values[f"compression.{c}.level"] for c in ("gzip", "lz4", "zstd"))
     difference = values.get("message.timestamp.difference.max.ms", LONG_MAX)
     for field in ("timestamp_before_max_ms", "timestamp_after_max_ms"):
         # Kafka: LogConfig.getMessageTimestampBefore/AfterMaxMs -- the deprecated

@@ -91,7 +91,7 @@ def validate_records(batch: bytes | bytearray, h: BatchHeader, config: LogConfig
                            "One or more records have been rejected due to invalid timestamp", errors)
     if body is None:
         return batch, h
-    rebuilt = _batch(h, codec, body, base_ts, max_ts)
+    rebuilt = _batch(h, codec, body, base_ts, max_ts, config.compression_levels)
     new = parse_header(rebuilt)
     if new.size > config.max_message_bytes:  # Kafka: LogValidator, after recompression
         raise KafkaError(ErrorCode.message_too_large,
@@ -108,10 +108,16 @@ def _iter_records(batch):
         yield record
 
 
-def _batch(h: BatchHeader, codec: int, body: bytearray, base_ts: int, max_ts: int) -> bytearray:
+def _level(codec: int, levels: tuple) -> int | None:
+    """The topic's level for ``codec`` (KIP-390: compression.gzip/lz4/zstd.level)."""
+    gzip, lz4, zstd = levels
+    return {Compression.GZIP: gzip, Compression.LZ4: lz4, Compression.ZSTD: zstd}.get(codec)
+
+
+def _batch(h: BatchHeader, codec: int, body: bytearray, base_ts: int, max_ts: int, levels: tuple) -> bytearray:
     """A v2 batch of the records in ``body`` with ``h``'s producer fields (Kafka keeps them when it
     recompresses: LogValidator.buildRecordsAndAssignOffsets), CRC included."""
-    payload = compress(codec, body)
+    payload = compress(codec, body, level=_level(codec, levels))
     attributes = (codec & COMPRESSION_MASK) | (TRANSACTIONAL_FLAG if h.is_transactional else 0)
     out = bytearray(HEADER_SIZE)
     HEADER.pack_into(out, 0, 0, HEADER_SIZE - LOG_OVERHEAD + len(payload), h.partition_leader_epoch, MAGIC, 0,

@@ -45,6 +45,7 @@ class LogConfig:
     segment_jitter_ms: int = 0
     segment_index_bytes: int = 10 * 1024 * 1024
     min_insync_replicas: int = 1
+    compression_levels: tuple = (-1, 9, 3)  # compression.gzip.level, .lz4.level, .zstd.level
 
 
 class AppendResult(NamedTuple):

@@ -144,3 +144,17 @@ async def test_a_recompressed_idempotent_batch_retried_is_a_duplicate(node):
     assert (first.error_code, again.error_code, again.base_offset) == (ErrorCode.none, ErrorCode.none, 0)
     (batch,) = stored(node, "t")
     assert crc_ok(batch)
+
+
+@pytest.mark.parametrize("codec, levels", [("gzip", ("1", "9")), ("zstd", ("1", "19")), ("lz4", ("1", "17"))])
+async def test_compression_levels_apply_to_recompressed_batches(node, codec, levels):
+    values = [(b"k", (b"abcdefghij%d" % i) * 50, [], NOW_ISH) for i in range(200)]
+    sizes = []
+    for level in levels:
+        topic = f"t{level}"
+        node.logs.create_topic(topic, 1, {"compression.type": codec, f"compression.{codec}.level": level})
+        assert (await produce(node, topic, encode_batch(values))).error_code == ErrorCode.none
+        (batch,) = stored(node, topic)
+        assert [(r.key, r.value) for r in decode_batch(batch)[1]] == [(k, v) for k, v, _, _ in values]
+        sizes.append(len(batch))
+    assert sizes[1] < sizes[0]  # the higher level compresses better
