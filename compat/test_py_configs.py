@@ -161,8 +161,8 @@ def test_broker_configs(compat_target, client_name):
     admin = ADMINS[client_name](compat_target.bootstrap_servers)
     try:
         broker = admin.describe("broker", admin.node_id)
-        port = compat_target.bootstrap_servers.rsplit(":", 1)[1]
-        assert broker["listeners"][0] and port in broker["listeners"][0] or compat_target.kind != "kafka-shim"
+        if compat_target.is_shim:  # a real broker may listen elsewhere than its advertised address
+            assert broker["listeners"][0] == f"PLAINTEXT://{compat_target.bootstrap_servers}"
         assert broker["auto.create.topics.enable"][2] is True  # read-only
         assert broker["message.max.bytes"][2] is False  # cluster-wide dynamic
         assert broker["ssl.keystore.password"][0] is None and broker["ssl.keystore.password"][3] is True

@@ -40,16 +40,19 @@ class Entry(NamedTuple):
     documentation: str | None
 
 
+# Kafka: DynamicBrokerConfig.staticDefaultConfigs -- the defaults that are not null
+_DEFAULTS = {k: v.default for k, v in BROKER_CONFIGS.items() if v.default is not None}
+
+
 def _wanted(names: Iterable[str], keys) -> list[str]:
     return [n for n in names if not keys or n in keys]
 
 
 def _config_synonyms(configs: BrokerConfigs, name: str, sensitive: bool) -> list[Synonym]:
     """Kafka: ConfigHelper.configSynonyms -- by layer, then by synonym; the list starts at ``name``."""
-    defaults = {k: v.default for k, v in BROKER_CONFIGS.items() if v.default is not None}
     layers = ((configs.per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
               (configs.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
-              (configs.static, ConfigSource.STATIC_BROKER_CONFIG), (defaults, ConfigSource.DEFAULT_CONFIG))
+              (configs.static, ConfigSource.STATIC_BROKER_CONFIG), (_DEFAULTS, ConfigSource.DEFAULT_CONFIG))
     found = [Synonym(s, None if sensitive else layer[s], int(source))
              for layer, source in layers for s in broker_synonyms(name) if s in layer]
     while found and found[0].name != name:  # dropWhile: e.g. log.retention.hours when describing .ms
