@@ -40,6 +40,8 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
     elif resource_type == BROKER:
         _alter_broker(node, resource_name, ops, validate_only, incremental)
     elif resource_type == TOPIC:
+        if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
         info = node.logs.topic(resource_name)
         configs = _apply_ops(dict(info.configs) if incremental else {}, ops, TOPIC_CONFIGS,
                              lambda n: node.topic_effective(info.configs).get(n))

@@ -157,6 +157,9 @@ async def test_incremental_operations_on_a_topic(node):
     (bad,) = await incremental(node, [(TOPIC, "t", [("retention.ms", APPEND, "5")])])
     assert (bad.error_code, bad.error_message) == (
         ErrorCode.invalid_config, "Can't APPEND to key retention.ms because its type is not LIST.")
+    (missing,) = await incremental(node, [(TOPIC, "nope", [("retention.ms", SET, "5")])])
+    assert (missing.error_code, missing.error_message) == (ErrorCode.unknown_topic_or_partition,
+                                                           "The topic 'nope' does not exist.")
     (unknown,) = await incremental(node, [(TOPIC, "t", [("no.such", SET, "5")])])
     assert (unknown.error_code, unknown.error_message) == (ErrorCode.invalid_config, "Unknown topic config name: no.such")
 
