@@ -17,8 +17,9 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,java]'
 	touch $(TEST_STAMP)
 
-# PySpark (~300 MB) for compat/test_spark.py, only when its connector jars are given:
-# KAFKA_SHIM_SPARK_JARS=<dir> or KAFKA_SHIM_SPARK_PACKAGES=<maven coordinates> (compat/README.md)
+# PySpark (~300 MB) for compat/test_spark*.py, only when its connector jars are given:
+# KAFKA_SHIM_SPARK_JARS=<dir> or KAFKA_SHIM_SPARK_PACKAGES=<maven coordinates> (compat/README.md);
+# .ci/run sets KAFKA_SHIM_SPARK_JARS to shared/spark-jars beside the repository when it exists
 SPARK_STAMP := $(VENV)/.installed-spark
 TEST_DEPS := $(TEST_STAMP)
 ifneq ($(strip $(KAFKA_SHIM_SPARK_JARS)$(KAFKA_SHIM_SPARK_PACKAGES)),)

@@ -10,6 +10,9 @@ compat suites through pytest.
 A test fills a cell through its ``compat(client=..., scenario=...)`` marker or a ``NODE_IDS``
 pattern in compat/scenarios.py; only those tests are run. A cell passes when all of its tests
 pass; any other cell says why (failure message, skip or xfail reason).
+
+Client libraries' own test suites (compat/peers) run after the scenarios and get a section of their
+own, one row per test (``--no-peers`` leaves them out).
 """
 
 from __future__ import annotations
@@ -223,10 +226,41 @@ def markdown(matrix: dict, out: Path = HERE) -> str:
                     lines.append(f"  * `{t['test']}` — {t['status']}: {t['reason']}")
     if not notes:
         lines.append("None: every implemented cell passes.")
+    lines += _peer_lines(matrix, out)
     lines += ["", "## Scenarios", ""]
     for row in matrix["scenarios"]:
         lines.append(f"* **`{row['id']}`** ({row['title']}): {row['spec']}")
     return "\n".join(lines) + "\n"
+
+
+def _peer_lines(matrix: dict, out: Path) -> list[str]:
+    """One section per client library's own suite: what ran, against what, and each test's result."""
+    lines = []
+    for suite in matrix.get("peer_suites", []):
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(suite["counts"].items(), key=lambda kv: -kv[1]))
+        lines += ["", f"## {suite['title']} (the library's own suite)", "",
+                  f"{suite['client']} against {suite['broker']}: {counts} in {suite['seconds']:.0f} s"
+                  + (f" (run {suite['generated']} at commit `{suite['commit']}`)." if suite.get("generated") else ".")]
+        if suite.get("expected_file"):
+            link = os.path.relpath(ROOT / suite["expected_file"], out)
+            differences = suite.get("differences", [])
+            lines.append(f"The expected results are in [{suite['expected_file']}]({link}); "
+                         + (f"**{len(differences)} difference(s)**:" if differences else "this run matches them."))
+            lines += [f"* {d}" for d in differences]
+        lines += ["", "| test | result | why |", "|---|---|---|"]
+        for t in suite["tests"]:
+            why = t["reason"] if t["status"] != "pass" else ""
+            lines.append(f"| `{t['test']}` | {SHOW.get(t['status'], t['status'])} | "
+                         + why.replace("|", "\\|").replace("\n", " ") + " |")
+    return lines
+
+
+def peer_summary(matrix: dict) -> str:
+    """One line per client library's own suite, for the README."""
+    return "\n".join(
+        f"{s['title']}, the library's own suite: "
+        + ", ".join(f"{n} {st}" for st, n in sorted(s["counts"].items(), key=lambda kv: -kv[1]))
+        for s in matrix.get("peer_suites", []))
 
 
 def table(matrix: dict) -> str:
@@ -247,18 +281,38 @@ def update_readme(matrix: dict, readme: Path) -> bool:
         return False
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
+    peers = peer_summary(matrix)
     block = (f"\n_{matrix['generated']}, commit `{matrix['commit']}`, against {matrix['target']}; "
-             f"details and reasons in [compat/MATRIX.md](compat/MATRIX.md)._\n\n{table(matrix)}\n")
+             f"details and reasons in [compat/MATRIX.md](compat/MATRIX.md)._\n\n{table(matrix)}\n"
+             + (f"\n{peers}; each test's result in [compat/MATRIX.md](compat/MATRIX.md).\n" if peers else ""))
     readme.write_text(head + README_START + block + README_END + tail)
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra: list[str] = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+def peer_suites(target: str) -> list[dict]:
+    """Runs the client libraries' own suites against the target (a kafka-shim of their own by default)."""
+    import tempfile
+
+    from compat.peers import kafka_python, runner
+
+    if target == "testcontainers":
+        print("the client libraries' own suites need a broker address; not run against testcontainers", file=sys.stderr)
+        return []
+    external = target not in ("", "shim")
+    with tempfile.TemporaryDirectory(prefix="kafka-python-suite-") as workdir:
+        try:
+            result = kafka_python.run(Path(workdir), target if external else None)
+        except (runner.SdistUnavailable, RuntimeError) as exc:
+            print(f"kafka-python's own suite did not run: {exc}", file=sys.stderr)
+            return []
+    expected = None if external else runner.load_expected(kafka_python.SUITE.expected_file)
+    section = kafka_python.matrix_section(result, expected)
+    section["generated"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    section["commit"] = _git("rev-parse", "--short", "HEAD")
+    return [section]
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m compat.matrix", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kafka-bootstrap", metavar="HOST:PORT|testcontainers",
                         help="run against this broker instead of an in-process kafka-shim")
@@ -269,7 +323,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="what the broker under test is, for the header (default: its address)")
     parser.add_argument("--note", action="append", default=[], metavar="TEXT",
                         help="a line for the header, e.g. where the Spark connector jars came from (repeatable)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--no-peers", action="store_true",
+                        help="leave out the client libraries' own suites (compat/peers)")
+    parser.add_argument("--peers-only", action="store_true",
+                        help="rerun only the client libraries' own suites; keep the scenario results of matrix.json")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    args = _parser().parse_args(argv)
 
     args.out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = args.out / "matrix.json", args.out / "MATRIX.md"
@@ -277,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
         matrix = json.loads(json_path.read_text())
         print(table(matrix))
         return 0
+    if args.peers_only:
+        matrix = json.loads(json_path.read_text())
+        matrix["peer_suites"] = peer_suites((args.kafka_bootstrap or os.environ.get("KAFKA_SHIM_TARGET") or "").strip())
+        print(peer_summary(matrix) or "no client library's own suite ran")
+        return _write(args, matrix, json_path, md_path)
 
     import pytest
 
@@ -294,14 +366,22 @@ def main(argv: list[str] | None = None) -> int:
                    "testcontainers": "apache/kafka:3.9.1 (testcontainers)"}.get(target, f"the broker at {target}")
     matrix = build(collector, args.target_name or description, client_versions())
     matrix["notes"] = args.note
+    if not args.no_peers:
+        matrix["peer_suites"] = peer_suites(target)
     print()
     print(table(matrix))
-    if not args.no_write:
-        json_path.write_text(json.dumps(matrix, indent=1) + "\n")
-        md_path.write_text(markdown(matrix, args.out.resolve()))
-        if args.out == HERE and target in ("", "shim") and update_readme(matrix, ROOT / "README.md"):
-            print("updated the matrix in README.md")
-        print(f"\nwrote {md_path.relative_to(ROOT) if md_path.is_relative_to(ROOT) else md_path} and {json_path.name}")
+    return _write(args, matrix, json_path, md_path)
+
+
+def _write(args, matrix: dict, json_path: Path, md_path: Path) -> int:
+    if args.no_write:
+        return 0
+    target = (args.kafka_bootstrap or os.environ.get("KAFKA_SHIM_TARGET") or "").strip()
+    json_path.write_text(json.dumps(matrix, indent=1) + "\n")
+    md_path.write_text(markdown(matrix, args.out.resolve()))
+    if args.out == HERE and target in ("", "shim") and update_readme(matrix, ROOT / "README.md"):
+        print("updated the matrix in README.md")
+    print(f"\nwrote {md_path.relative_to(ROOT) if md_path.is_relative_to(ROOT) else md_path} and {json_path.name}")
     return 0
 
 

@@ -201,6 +201,47 @@ SCENARIOS: list[Scenario] = [
              "df.write.format('kafka') appends rows (idempotent producer) behind an open transaction; "
              "read_uncommitted sees them at once, read_committed only after that transaction commits.",
              ("spark",)),
+    Scenario("spark.offsets_json", "Spark startingOffsets/endingOffsets as JSON",
+             "Per-partition offsets (inside an aborted range, inside a committed one, -2 earliest, -1 latest) "
+             "bound a batch read: read_committed yields the committed/plain records in [start, end) with -1 the "
+             "LSO, read_uncommitted every non-marker record with -1 the high watermark.",
+             ("spark",)),
+    Scenario("spark.offsets_by_timestamp", "Spark starting/endingOffsetsByTimestamp",
+             "ListOffsets by timestamp gives the first offset stamped at or after it below the fetchable end "
+             "(LSO under read_committed, else the high watermark), else none: an ending timestamp matching a "
+             "record past the LSO ends read_committed at latest; a starting timestamp past every record fails "
+             "the read, or starts at latest with startingOffsetsByTimestampStrategy=latest.",
+             ("spark",)),
+    Scenario("spark.headers", "Spark includeHeaders",
+             "includeHeaders=true gives each record's headers in order, repeated keys, empty and null values "
+             "kept; a record without headers has an empty array.",
+             ("spark",)),
+    Scenario("spark.stream_txn_restart", "Spark readStream under a concurrent transactional producer",
+             "A transactional producer commits and aborts over 2 partitions (with plain records between) while "
+             "a readStream query (availableNow runs, or a processingTime trigger) writes a parquet sink and is "
+             "stopped and restarted from its checkpoint mid-stream: the sink holds every committed and plain "
+             "record exactly once and no aborted one under read_committed, every record once under "
+             "read_uncommitted.",
+             ("spark",)),
+    Scenario("spark.rate_limits", "Spark maxOffsetsPerTrigger / minOffsetsPerTrigger",
+             "maxOffsetsPerTrigger splits availableNow into batches of that many offsets, markers and aborted "
+             "records counted, batches ending on a marker or inside an aborted range yield exactly the visible "
+             "records of their range; minOffsetsPerTrigger holds a batch back until that many offsets are "
+             "available or maxTriggerDelay has passed.",
+             ("spark",)),
+    Scenario("spark.data_loss", "Spark failOnDataLoss after DeleteRecords",
+             "DeleteRecords moves the log start past the next batch's start under a running query: with "
+             "failOnDataLoss=true the query fails with KAFKA_DATA_LOSS, with false it goes on from the new log "
+             "start offset and the sink holds the records before the gap and after it.",
+             ("spark",)),
+    Scenario("spark.subscribe_modes", "Spark assign / subscribe / subscribePattern",
+             "assign reads only the partitions named, subscribe several topics, subscribePattern also a matching "
+             "topic created while the query runs (from its earliest offset).",
+             ("spark",)),
+    Scenario("spark.sink", "Spark Kafka sink with key, value, headers, topic and partition columns",
+             "df.write and writeStream to format('kafka') write each row to its topic column (or the topic "
+             "option) and partition column with its key, value and headers; a real client reads them back.",
+             ("spark",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}

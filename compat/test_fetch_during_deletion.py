@@ -15,6 +15,7 @@ import struct
 import pytest
 
 from kafka_codecs import encode_batch, iter_batches
+from shim.storage.producer_state import Origin
 from shim.errors import ErrorCode
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
 from shim.storage.validation import validate_client_batch
@@ -30,7 +31,7 @@ def fill(node, topic, batches, value_size, configs=None):
     plog = node.logs.get(topic, 0)
     for i in range(batches):
         data = bytearray(encode_batch([(b"%d" % i, bytes([i % 256]) * value_size, (), 1_700_000_000_000 + i)]))
-        plog.append_client_batch(data, validate_client_batch(data, 1 << 24), 0)
+        plog.append(data, validate_client_batch(data, 1 << 24), 0, origin=Origin.CLIENT)
     return plog
 
 

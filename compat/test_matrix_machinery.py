@@ -72,3 +72,38 @@ def test_markdown_links_resolve_from_the_output_directory():
     md = matrix.markdown(_small_matrix(), out)
     link = md.split("[compat/scenarios.py](", 1)[1].split(")", 1)[0]
     assert (out / link).resolve() == (matrix.HERE / "scenarios.py").resolve()
+
+
+def _peer_suite(differences=()) -> dict:
+    return {"title": "kafka-python 3.0.12 test/integration", "client": "kafka-python 3.0.12 (installed)",
+            "broker": "kafka-shim serve --num-partitions 4", "seconds": 40.2, "counts": {"pass": 1, "fail": 1},
+            "expected_file": "compat/peers/kafka_python_expected.toml", "differences": list(differences),
+            "tests": [{"test": "test/integration/test_a.py::test_ok", "status": "pass", "reason": ""},
+                      {"test": "test/integration/test_a.py::test_partitions", "status": "fail",
+                       "reason": "CreatePartitions (API 37) not implemented | not advertised"}]}
+
+
+def test_markdown_has_a_section_per_client_librarys_own_suite_with_each_tests_result():
+    m = {**_small_matrix(), "peer_suites": [_peer_suite()]}
+    section = matrix.markdown(m).split("## kafka-python 3.0.12 test/integration (the library's own suite)", 1)[1]
+    section = section.split("## Scenarios", 1)[0]
+    assert "kafka-python 3.0.12 (installed) against kafka-shim serve --num-partitions 4: 1 pass, 1 fail in 40 s." in section
+    assert "[compat/peers/kafka_python_expected.toml](peers/kafka_python_expected.toml); this run matches them." in section
+    assert "| `test/integration/test_a.py::test_ok` | pass |  |" in section
+    assert ("| `test/integration/test_a.py::test_partitions` | **FAIL** | "
+            "CreatePartitions (API 37) not implemented \\| not advertised |") in section
+
+
+def test_markdown_lists_the_differences_from_the_expected_list():
+    m = {**_small_matrix(), "peer_suites": [_peer_suite(["test/integration/test_a.py::test_ok: expected to pass, fail: x"])]}
+    md = matrix.markdown(m)
+    assert "**1 difference(s)**:\n* test/integration/test_a.py::test_ok: expected to pass, fail: x\n" in md
+
+
+def test_the_readme_block_carries_one_line_per_peer_suite(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{matrix.README_START}\nold\n{matrix.README_END}\nrest\n")
+    assert matrix.update_readme({**_small_matrix(), "peer_suites": [_peer_suite()]}, readme)
+    text = readme.read_text()
+    assert "\nkafka-python 3.0.12 test/integration, the library's own suite: 1 pass, 1 fail; " in text
+    assert text.startswith("intro\n") and text.endswith(f"{matrix.README_END}\nrest\n") and "old" not in text

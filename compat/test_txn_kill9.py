@@ -1,7 +1,8 @@
 """kill -9 of the broker (a ``python -m shim serve`` subprocess) with transactions in flight, with
 each Python client: an open transaction holds the LSO across the restart until its timeout aborts
-it, and a committed one stays committed. (A crash between the commit request and the markers can
-only be staged inside the coordinator: tests/txn/test_txn_recovery.py.)
+it, and a committed one stays committed, with ``--fsync never`` and ``always``. (A crash between
+the commit request and the markers can only be staged inside the coordinator:
+tests/txn/test_txn_recovery.py; a power loss, in a model of the disk: tests/storage/.)
 
 What the tests check is also what Apache Kafka does after an unclean broker restart: Ongoing
 transactions are reloaded from __transaction_state and time out; the producer state and the
@@ -28,13 +29,13 @@ SHORT_ABORT_CHECK = ["--transaction-abort-check-interval-ms", "100"]
 class Restartable:
     """One data directory and port; ``start()``, ``kill9()``; a Wire to the running broker."""
 
-    def __init__(self, shim_process, data_dir, port) -> None:
-        self.shim_process, self.data_dir, self.port = shim_process, data_dir, port
+    def __init__(self, shim_process, data_dir, port, fsync="never") -> None:
+        self.shim_process, self.data_dir, self.port, self.fsync = shim_process, data_dir, port, fsync
         self.proc = None
         self.wire: Wire | None = None
 
     def start(self) -> str:
-        self.proc = self.shim_process(self.data_dir, self.port, args=SHORT_ABORT_CHECK)
+        self.proc = self.shim_process(self.data_dir, self.port, args=SHORT_ABORT_CHECK + ["--fsync", self.fsync])
         bootstrap = self.proc.wait_ready()
         assert bootstrap == f"127.0.0.1:{self.port}"
         self.wire = Wire(bootstrap)
@@ -53,8 +54,9 @@ class Restartable:
 
 
 @pytest.fixture
-def broker(tmp_path, shim_process, free_port):
-    b = Restartable(shim_process, tmp_path / "data", free_port())
+def broker(request, tmp_path, shim_process, free_port):
+    """A restartable broker, ``--fsync never`` unless the test parametrizes it indirectly."""
+    b = Restartable(shim_process, tmp_path / "data", free_port(), getattr(request, "param", "never"))
     b.start()
     b.wire.create_topic(TOPIC)
     yield b
@@ -109,6 +111,7 @@ def test_an_open_transaction_holds_the_lso_across_kill9_until_it_times_out(broke
     assert settle(clients.consumer(RC, TOPIC), 4) == [(0, b"p-0"), (2, b"p-2")]
 
 
+@pytest.mark.parametrize("broker", ["never", "always"], indirect=True)
 def test_a_committed_transaction_stays_committed_across_kill9(broker, clients):
     t = clients.txn_producer("kill9-done")
     t.begin()

@@ -37,6 +37,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--transaction-abort-check-interval-ms", type=int, default=None,
                    help="how often open transactions are checked against their timeout "
                         "(transaction.abort.timed.out.transaction.cleanup.interval.ms; default 10000)")
+    s.add_argument("--max-connections", type=int, default=None,
+                   help="max.connections: connections held at once; at the limit new ones wait to be accepted")
+    s.add_argument("--max-connections-per-ip", type=int, default=None,
+                   help="max.connections.per.ip: connections per client address; over it, closed on accept")
+    s.add_argument("--max-connections-per-ip-overrides", default=None, metavar="HOST:N,...",
+                   help="max.connections.per.ip.overrides: per-address limits, e.g. 10.0.0.5:500,localhost:50")
+    s.add_argument("--connections-max-idle-ms", type=int, default=None,
+                   help="connections.max.idle.ms: close connections idle this long (default 600000)")
+    s.add_argument("--group-min-session-timeout-ms", type=int, default=None,
+                   help="group.min.session.timeout.ms: smallest session.timeout.ms a group member may ask for; "
+                        "JoinGroup below it gets INVALID_SESSION_TIMEOUT (default 6000)")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -59,6 +70,11 @@ ALIASES = {
     "retention_ms": ("log.retention.ms", str),
     "retention_bytes": ("log.retention.bytes", str),
     "transaction_abort_check_interval_ms": ("transaction.abort.timed.out.transaction.cleanup.interval.ms", str),
+    "max_connections": ("max.connections", str),
+    "max_connections_per_ip": ("max.connections.per.ip", str),
+    "max_connections_per_ip_overrides": ("max.connections.per.ip.overrides", str),
+    "connections_max_idle_ms": ("connections.max.idle.ms", str),
+    "group_min_session_timeout_ms": ("group.min.session.timeout.ms", str),
 }
 DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
 

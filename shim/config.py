@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .limits import check_limits, parse_overrides
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerConfig:
@@ -25,6 +27,17 @@ class BrokerConfig:
 
     max_request_bytes: int = 100 * 1024 * 1024
     """Largest request frame accepted (socket.request.max.bytes); larger closes the connection."""
+    max_connections: int = 2**31 - 1
+    """Connections the broker holds at once (max.connections); at the limit it stops accepting until
+    one closes, so new clients wait in the listen backlog."""
+    max_connections_per_ip: int = 2**31 - 1
+    """Connections one client address may hold (max.connections.per.ip); one more is closed right
+    after it is accepted."""
+    max_connections_per_ip_overrides: str = ""
+    """Per-address exceptions, ``host:count,host:count`` (max.connections.per.ip.overrides)."""
+    connections_max_idle_ms: int = 600_000
+    """Close a connection that has neither completed a request nor been answered for this long
+    (connections.max.idle.ms); bytes of an unfinished request do not count as activity."""
     max_message_bytes: int = 1_048_588
     """Largest record batch accepted (max.message.bytes); larger gets MESSAGE_TOO_LARGE."""
     segment_bytes: int = 64 * 1024 * 1024
@@ -39,9 +52,10 @@ class BrokerConfig:
     """How often retention runs (log.retention.check.interval.ms)."""
 
     fsync: str = "never"
-    """'always': fsync before acknowledging acks=all/1; 'never': leave it to the OS. Either way every
-    acknowledged batch is written to the file before the response, so it survives kill -9 of the broker;
-    only 'always' also survives a power loss."""
+    """'always': every write to the log (client batches and the coordinators' records alike) and every
+    file beside it is fsynced before the request is answered, so what was acknowledged survives a
+    power loss; 'never': the log is left to the OS. Either way every acknowledged batch is written to
+    the file before the response, so it survives kill -9 of the broker (README.md, Durability)."""
 
     transaction_max_timeout_ms: int = 900_000
     """Largest transaction.timeout.ms a producer may ask for (transaction.max.timeout.ms)."""
@@ -53,6 +67,8 @@ class BrokerConfig:
     """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms); Kafka's
     default, 3000. Tests that start groups often set 0."""
     group_min_session_timeout_ms: int = 6_000
+    """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
+    (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
     offsets_topic_num_partitions: int = 50
     transaction_state_num_partitions: int = 50
@@ -65,6 +81,12 @@ class BrokerConfig:
         if self.fsync not in ("always", "never"):
             raise ValueError(f"fsync must be 'always' or 'never', not {self.fsync!r}")
         self.host_port()
+        check_limits(self.max_connections, self.max_connections_per_ip, self.per_ip_overrides())
+        if self.connections_max_idle_ms <= 0:
+            raise ValueError("connections.max.idle.ms must be positive")
+
+    def per_ip_overrides(self) -> dict[str, int]:
+        return parse_overrides(self.max_connections_per_ip_overrides)
 
     def host_port(self) -> tuple[str, int]:
         host, sep, port = self.listen.rpartition(":")

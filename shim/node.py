@@ -12,6 +12,7 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .storage import fs
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
 
@@ -23,8 +24,9 @@ def now_ms() -> int:
 class Node:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        fs.make_dirs(config.data_dir, sync=True)
         self.static_config = config
+        self.config_listeners: list = []  # called after a dynamic broker config changed (the server's limits)
         self.log_config = LogConfig(
             segment_bytes=config.segment_bytes,
             index_interval_bytes=config.index_interval_bytes,
@@ -34,9 +36,10 @@ class Node:
             fsync=config.fsync == "always",
         )
         meta_dir = config.data_dir / "__cluster_metadata"
-        meta_dir.mkdir(parents=True, exist_ok=True)
+        fs.make_dirs(meta_dir, sync=True)
         self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config))
         self._apply_dynamic_fields()
+        # the sync policy is decided there alone
         self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config)
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
@@ -53,7 +56,7 @@ class Node:
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, fsync=config.fsync == "always",
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
 
@@ -78,14 +81,19 @@ class Node:
     def topic_effective(self, overrides: dict[str, str]) -> dict:
         return effective(overrides, self.broker_configs.merged())
 
+    def config_with(self, per_broker: dict[str, str], cluster_default: dict[str, str]) -> BrokerConfig:
+        """The broker's config with these dynamic layers; ValueError if the result is invalid."""
+        return self.static_config.replace(**fields_from_properties({**cluster_default, **per_broker}))
+
     def _apply_dynamic_fields(self) -> None:
-        dynamic = {**self.broker_configs.cluster_default, **self.broker_configs.per_broker}
-        self.config = self.static_config.replace(**fields_from_properties(dynamic))
+        self.config = self.config_with(self.broker_configs.per_broker, self.broker_configs.cluster_default)
 
     def broker_configs_changed(self) -> None:
         """A dynamic broker config changed: apply it live (Kafka: DynamicBrokerConfig.updateCurrentConfig)."""
         self._apply_dynamic_fields()
         self.logs.reconfigure()
+        for listener in self.config_listeners:
+            listener()
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""
@@ -93,6 +101,15 @@ class Node:
             self.logs.enforce_retention(now)
             self._next_retention = now + self.config.retention_check_interval_ms
         return min(self._next_retention, self.txn.tick(now), self.groups.tick(now))
+
+    def next_deadline(self) -> int:
+        """No deadline is earlier than this (ms); cheap enough to ask after every request."""
+        return min(self._next_retention, self.txn.next_deadline(), self.groups.next_deadline())
+
+    def watch_deadlines(self, callback) -> None:
+        """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than
+        :meth:`next_deadline` said (only the group coordinator sets deadlines outside :meth:`tick`)."""
+        self.groups.on_earlier_deadline = callback
 
     def close(self) -> None:
         self.logs.close()

@@ -5,15 +5,23 @@ request order, and a parked Fetch holds its connection only. Each connection is 
 ``asyncio.BufferedProtocol``: the socket reads straight into the frame decoder's buffers (a large
 Produce lands in its own buffer, copied by nobody), and one task per connection answers the
 requests in order.
+
+Limits, with Kafka's names: ``max.connections`` (the acceptor waits for a free slot),
+``max.connections.per.ip`` (closed on accept), ``connections.max.idle.ms``, and a bound on what
+one connection holds: received requests up to MAX_QUEUED_BYTES, and no more reading while its
+responses wait for the client to read them (Kafka mutes a channel whose response is unsent).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import logging
+import socket
 
 from .apis import dispatch as _dispatch
+from .limits import ConnectionQuotas
 from .node import Node, now_ms
 from .protocol.framing import FrameDecoder, FrameError, frame_size
 
@@ -21,60 +29,198 @@ log = logging.getLogger(__name__)
 # Parts of a response shorter than this are joined into one write (Connection._send).
 _JOIN_LIMIT = 64 * 1024
 
-# Requests set new deadlines (a rebalance, a member's session) without waking the timer loop,
-# so it looks at least this often: session and rebalance timeouts fire within this much.
-MAX_TIMER_SLEEP_MS = 200
-# Stop reading from a client whose received, unanswered requests exceed this many bytes.
+# Stop reading from a client whose received, unanswered requests exceed this many bytes; each
+# request counts its Python object too, so a flood of tiny requests is bounded as well.
 MAX_QUEUED_BYTES = 16 * 1024 * 1024
+REQUEST_OVERHEAD = 128
+# After a failed tick, try again this much later rather than spinning.
+TIMER_RETRY_MS = 1000
+LISTEN_BACKLOG = 128
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+class DeadlineTimer:
+    """One ``call_at`` armed at the core's next deadline (aioquic's shape, no polling).
+
+    The core tells the timer about deadlines set while it handles a request (``earlier``); a tick
+    returns the next one. A request already received when a deadline comes due is handled first:
+    the tick runs one loop iteration after the deadline, behind the wake-ups of connections with
+    bytes read in that iteration, as Kafka's group coordinator handles a heartbeat that takes the
+    group's lock before the expiry does.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, node, clock=now_ms) -> None:
+        self.loop, self.node, self.clock = loop, node, clock
+        self.armed_at: int | None = None  # the deadline (ms) the handle is armed for
+        self.ticks = 0
+        self._handle: asyncio.Handle | None = None
+
+    def start(self) -> None:
+        self.node.watch_deadlines(self.earlier)
+        self._arm(self.node.next_deadline())
+
+    def stop(self) -> None:
+        self.node.watch_deadlines(None)
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def earlier(self, deadline: int) -> None:
+        if self.armed_at is None or deadline < self.armed_at:
+            self._arm(deadline)
+
+    def _arm(self, deadline: int) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self.armed_at = deadline
+        delay_s = max(0, deadline - self.clock()) / 1000
+        self._handle = self.loop.call_at(self.loop.time() + delay_s, self._due)
+
+    def _due(self) -> None:
+        self._handle = self.loop.call_soon(self._run)
+
+    def _run(self) -> None:
+        self._handle = None
+        now = self.clock()
+        self.ticks += 1
+        try:
+            deadline = self.node.tick(now)
+        except Exception:
+            log.exception("a timer failed; retrying in %d ms", TIMER_RETRY_MS)
+            deadline = now + TIMER_RETRY_MS
+        self._arm(deadline)
 
 
 class Server:
     def __init__(self, node: Node) -> None:
         self.node = node
-        self._server: asyncio.base_events.Server | None = None
-        self._timer: asyncio.Task | None = None
+        config = node.config
+        self.quotas = ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
+                                       config.per_ip_overrides())
+        self.idle_s = config.connections_max_idle_ms / 1000
+        self.timer: DeadlineTimer | None = None
         self.connections: set[Connection] = set()
+        self._sockets: list[socket.socket] = []
+        self._acceptors: list[asyncio.Task] = []
+        self._slot_waiters: list[asyncio.Future] = []  # acceptors waiting for a connection to close
+        node.config_listeners.append(self._config_changed)
+
+    def _config_changed(self) -> None:
+        """A dynamic broker config changed: max.connections and the per-ip limits apply at once."""
+        c = self.node.config
+        self.quotas.update(c.max_connections, c.max_connections_per_ip, c.per_ip_overrides())
+        self._wake_acceptors()
 
     async def start(self) -> None:
-        host, port = self.node.config.host_port()
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: Connection(self), host, port)
-        self.node.port = self._server.sockets[0].getsockname()[1]
-        self._timer = asyncio.create_task(self._run_timers())
+        self._sockets = await _listen(loop, *self.node.config.host_port())
+        self.node.port = self._sockets[0].getsockname()[1]
+        self._acceptors = [loop.create_task(self._accept(sock)) for sock in self._sockets]
+        self.timer = DeadlineTimer(loop, self.node)
+        self.timer.start()
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        if self._timer is not None:
-            self._timer.cancel()
+        for task in self._acceptors:
+            task.cancel()
+        await asyncio.gather(*self._acceptors, return_exceptions=True)
+        for sock in self._sockets:
+            sock.close()
+        if self.timer is not None:
+            self.timer.stop()
         tasks = [c.task for c in self.connections if c.task is not None]
         for conn in list(self.connections):
             conn.close()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
 
-    async def _run_timers(self) -> None:
+    # -- accepting (Kafka: Acceptor + ConnectionQuotas) -------------------------------------
+
+    async def _accept(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
         while True:
-            now = now_ms()
+            if not self.quotas.slot_available():
+                await self._wait_for_slot()  # max.connections: the next client waits in the backlog
+                continue
             try:
-                deadline = self.node.tick(now)
-            except Exception:
-                log.exception("a timer failed; retrying on the next tick")
-                deadline = now + MAX_TIMER_SLEEP_MS
-            await asyncio.sleep(max(0.01, min(deadline - now, MAX_TIMER_SLEEP_MS) / 1000))
+                sock, addr = await loop.sock_accept(listener)
+            except OSError as exc:
+                if exc.errno in _OUT_OF_RESOURCES:  # as asyncio's own accept loop: wait, then retry
+                    log.warning("accept failed, waiting for a connection to close: %s", exc)
+                    await self._wait_for_slot(timeout=1.0)
+                continue  # otherwise a client gone before its accept (ECONNABORTED and the like)
+            ip = addr[0]
+            if not self.quotas.inc(ip):
+                log.info("Rejected connection from %s, address already has the configured maximum of %d "
+                         "connections.", ip, self.quotas.limit_for(ip))
+                sock.close()
+                continue
+            try:
+                await loop.connect_accepted_socket(lambda: Connection(self, ip), sock)
+            except OSError as exc:
+                log.info("connection from %s failed before its first byte: %s", ip, exc)
+                self.quotas.dec(ip)
+                sock.close()
+
+    async def _wait_for_slot(self, timeout: float | None = None) -> None:
+        freed = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(freed)
+        try:
+            await asyncio.wait_for(freed, timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if freed in self._slot_waiters:
+                self._slot_waiters.remove(freed)
+
+    def connection_closed(self, conn: "Connection") -> None:
+        self.connections.discard(conn)
+        self.quotas.dec(conn.ip)
+        self._wake_acceptors()
+
+    def _wake_acceptors(self) -> None:
+        waiters, self._slot_waiters = self._slot_waiters, []
+        for freed in waiters:
+            if not freed.done():
+                freed.set_result(None)
+
+
+async def _listen(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for every address ``host`` resolves to (all interfaces for ``""``)."""
+    infos = await loop.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(LISTEN_BACKLOG)
+            sock.setblocking(False)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 class Connection(asyncio.BufferedProtocol):
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, ip: str) -> None:
         self.server = server
+        self.ip = ip
         self.decoder = FrameDecoder(server.node.config.max_request_bytes)
         self.requests: collections.deque = collections.deque()
         self.queued_bytes = 0
         self.error: FrameError | None = None
         self.done = False
+        self.lost = False
         self.task: asyncio.Task | None = None
         self.transport: asyncio.Transport | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.last_active = 0.0  # loop time of the last complete request or response
+        self.answering = False  # a request is in the broker (a parked Fetch or JoinGroup is not idle)
+        self._idle: asyncio.TimerHandle | None = None
+        self._pending_at_check = 0
         self._wake: asyncio.Future | None = None
         self._writable: asyncio.Future | None = None
         self._reading = True
@@ -87,7 +233,10 @@ class Connection(asyncio.BufferedProtocol):
         self.peer = peer
         self.client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""
         self.server.connections.add(self)
-        self.task = asyncio.get_running_loop().create_task(self._answer())
+        self.loop = loop = asyncio.get_running_loop()
+        self.last_active = loop.time()
+        self._idle = loop.call_at(self.last_active + self.server.idle_s, self._check_idle)
+        self.task = loop.create_task(self._answer())
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.decoder.buffer()
@@ -97,9 +246,11 @@ class Connection(asyncio.BufferedProtocol):
             frames = self.decoder.received(nbytes)
         except FrameError as exc:
             frames, self.error = [], exc
+        if frames:
+            self.last_active = self.loop.time()
         for f in frames:
             self.requests.append(f)
-            self.queued_bytes += len(f)
+            self.queued_bytes += len(f) + REQUEST_OVERHEAD
         try:
             self.decoder.raise_pending()  # a bad frame after good ones: answer those, then close
         except FrameError as exc:
@@ -114,20 +265,52 @@ class Connection(asyncio.BufferedProtocol):
         return True  # keep the transport until the queued requests are answered
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.done = True
+        self.done = self.lost = True
         self.requests.clear()
-        self.server.connections.discard(self)
+        if self._idle is not None:
+            self._idle.cancel()
+        self.server.connection_closed(self)
         self._notify()
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
 
     def pause_writing(self) -> None:
+        # Kafka mutes a channel while its response is unsent: a client that does not read its
+        # responses gets no more of its requests read, so neither side grows.
         self._writable = asyncio.get_running_loop().create_future()
+        self._pause_reading()
 
     def resume_writing(self) -> None:
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
         self._writable = None
+        self._maybe_resume_reading()
+
+    # -- connections.max.idle.ms ------------------------------------------------------------
+
+    def _check_idle(self) -> None:
+        """Close the connection when nothing completed for connections.max.idle.ms.
+
+        Kafka's Selector counts any readiness of the socket as activity; here only a complete
+        request or a response taken by the client does, so a client trickling a request byte by
+        byte, or not reading its responses at all, is closed too. A request parked in the broker
+        (Fetch with max_wait_ms, a JoinGroup waiting for the rebalance) keeps its connection, and so
+        does a response the client is still reading, however slowly.
+        """
+        if self.lost:
+            return
+        loop = self.loop
+        now, idle_s = loop.time(), self.server.idle_s
+        pending = self.transport.get_write_buffer_size()
+        if self.answering or pending != self._pending_at_check:  # parked, or the client reads slowly
+            self.last_active = now
+        self._pending_at_check = pending
+        if now - self.last_active >= idle_s:
+            log.info("closing connection from %s: idle for more than %d ms", self.peer, idle_s * 1000)
+            self.done = True
+            self.transport.abort()  # unsent responses are dropped, as Kafka's close of an expired channel
+            return
+        self._idle = loop.call_at(self.last_active + idle_s, self._check_idle)
 
     # -- the answering task -----------------------------------------------------------------
 
@@ -136,13 +319,14 @@ class Connection(asyncio.BufferedProtocol):
             while True:
                 if self.requests:
                     request = self.requests.popleft()
-                    self.queued_bytes -= len(request)
-                    if not self._reading and self.error is None and self.queued_bytes <= MAX_QUEUED_BYTES // 2:
-                        self._reading = True
-                        self.transport.resume_reading()
+                    self.queued_bytes -= len(request) + REQUEST_OVERHEAD
+                    self._maybe_resume_reading()
+                    self.answering = True
                     parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host)
+                    self.answering = False
                     if parts is not None:
                         await self._send(parts)
+                    self.last_active = self.loop.time()
                 elif self.error is not None:
                     raise self.error
                 elif self.done:
@@ -158,7 +342,6 @@ class Connection(asyncio.BufferedProtocol):
             log.exception("closing connection from %s after an internal error", self.peer)
         finally:
             self.close()
-
     async def _send(self, parts: list) -> None:
         """One response frame: bytes are written, file regions go from the file to the socket."""
         transport = self.transport
@@ -200,9 +383,14 @@ class Connection(asyncio.BufferedProtocol):
             self._reading = False
             self.transport.pause_reading()
 
+    def _maybe_resume_reading(self) -> None:
+        if (not self._reading and self.error is None and self._writable is None
+                and self.queued_bytes <= MAX_QUEUED_BYTES // 2 and not self.transport.is_closing()):
+            self._reading = True
+            self.transport.resume_reading()
+
     def close(self) -> None:
         self.done = True
-        self.server.connections.discard(self)
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
         if self.task is not None and self.task is not asyncio.current_task():

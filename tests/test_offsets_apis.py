@@ -8,6 +8,7 @@ import itertools
 import pytest
 
 from kafka_codecs import encode_batch
+from shim.storage.producer_state import Origin
 from shim.apis.dispatch import dispatch
 from shim.config import BrokerConfig
 from shim.errors import ErrorCode
@@ -68,7 +69,7 @@ def fill(node, stamps):
     for ts in stamps:
         base = plog.log_end_offset
         data = bytearray(encode_batch([(None, b"r%d" % (base + i), (), TS + t) for i, t in enumerate(ts)]))
-        plog.append_client_batch(data, validate_client_batch(data, 1 << 20), 0)
+        plog.append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
     return plog
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shim.protocol.framing import FrameDecoder, FrameError, frame
+from shim.protocol.framing import FrameDecoder, FrameError, frame, frame_size
 
 
 def test_frame_prefixes_big_endian_int32_size():
@@ -111,3 +111,29 @@ def test_any_split_of_any_frame_sequence_decodes_to_the_same_payloads(payloads, 
         out += d.feed(data[a:b])
     assert out == payloads
     assert d.pending == 0
+
+
+def test_a_large_frame_announced_but_not_sent_holds_little_memory():
+    """A peer that sends a 4-byte size of 90 MB and then nothing must not pin 90 MB."""
+    import tracemalloc
+
+    d = FrameDecoder(100 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        assert d.feed(frame_size(90 * 1024 * 1024) + b"x" * 100) == []
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 1024 * 1024, held
+    assert d.pending == 100
+
+
+@pytest.mark.parametrize("chunk", [1000, 7 * 1024, 64 * 1024, 3 * 1024 * 1024])
+def test_a_large_frame_arriving_in_pieces_grows_its_buffer_and_is_whole(chunk):
+    payload = bytes(range(256)) * (6 * 1024 + 7)  # 1.5 MB and a bit, not a power of two
+    data = frame(payload) + frame(b"next")
+    d = FrameDecoder(100 * 1024 * 1024)
+    out = []
+    for i in range(0, len(data), chunk):
+        out += d.feed(data[i : i + chunk])
+    assert [bytes(f) for f in out] == [payload, b"next"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_codecs import Compression, encode_batch, parse_header
+from shim.storage.producer_state import Origin
 from shim.errors import ErrorCode, KafkaError
 from shim.storage.partition_log import LogConfig
 from shim.storage.validation import validate_client_batch
@@ -29,7 +30,7 @@ def batch(seq: int, n: int = 1, *, pid: int = PID, epoch: int = 0, compression=C
 def append(plog, data: bytes):
     buf = bytearray(data)
     h = validate_client_batch(buf, plog.config.max_message_bytes)
-    return plog.append_client_batch(buf, h, TS)
+    return plog.append(buf, h, TS, origin=Origin.CLIENT)
 
 
 def rejected(plog, data: bytes) -> ErrorCode:
@@ -183,3 +184,30 @@ def test_producer_state_survives_reopen(open_log, shutdown, segment_bytes):
     assert rejected(plog, batch(19, epoch=1)) == ErrorCode.out_of_order_sequence_number
     assert rejected(plog, batch(18, epoch=0)) == ErrorCode.invalid_producer_epoch
     assert append(plog, batch(18, epoch=1)).base_offset == end
+
+
+# -- COORDINATOR appends (Kafka: AppendOrigin.COORDINATOR) ----------------------------------------
+
+
+def coordinator_append(plog, data: bytes):
+    return plog.append(data, parse_header(data), TS, origin=Origin.COORDINATOR)
+
+
+def test_coordinator_appends_skip_duplicate_and_sequence_checks(open_log):
+    """The group coordinator writes every transactional offset commit with base sequence 0, as
+    Kafka's storeOffsets does: the same sequence twice is two appends, not a duplicate."""
+    plog = open_log()
+    first = coordinator_append(plog, batch(0))
+    again = coordinator_append(plog, batch(0))
+    assert (first.base_offset, again.base_offset, again.duplicate) == (0, 1, False)
+    assert coordinator_append(plog, batch(77)).base_offset == 2  # out of sequence: not checked either
+    assert rejected(plog, batch(5)) == ErrorCode.out_of_order_sequence_number  # a client still is
+
+
+def test_coordinator_appends_still_check_the_producer_epoch(open_log):
+    plog = open_log()
+    append(plog, batch(0, epoch=3))
+    with pytest.raises(KafkaError) as info:
+        coordinator_append(plog, batch(0, epoch=2))
+    assert info.value.code == ErrorCode.invalid_producer_epoch
+    assert plog.log_end_offset == 1

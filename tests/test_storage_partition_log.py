@@ -9,6 +9,7 @@ import struct
 import pytest
 
 from kafka_codecs import Compression, decode_batch, encode_batch, iter_batches, parse_header
+from shim.storage.producer_state import Origin
 from shim.errors import ErrorCode, KafkaError
 from shim.storage.partition_log import LogConfig
 from shim.storage.validation import validate_client_batch
@@ -28,7 +29,7 @@ def batch(first: int, n: int = 2, *, ts=None, pid=-1, epoch=-1, seq=-1, compress
 def append(plog, data: bytes, now: int = TS):
     buf = bytearray(data)
     h = validate_client_batch(buf, plog.config.max_message_bytes)
-    return plog.append_client_batch(buf, h, now)
+    return plog.append(buf, h, now, origin=Origin.CLIENT)
 
 
 def fill(plog, batches: int, n: int = 2, **kw) -> None:

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_codecs import encode_batch, iter_batches
+from shim.storage.producer_state import Origin
 from shim.storage.partition_log import LogConfig, PartitionLog
 from shim.storage.validation import validate_client_batch
 
@@ -22,7 +23,7 @@ def build(directory, layout, segment_bytes, index_interval):
     for n, size in layout:
         base = plog.log_end_offset
         data = bytearray(encode_batch([(None, b"x" * size, (), 1_000 + base + i) for i in range(n)]))
-        plog.append_client_batch(data, validate_client_batch(data, 1 << 24), 0)
+        plog.append(data, validate_client_batch(data, 1 << 24), 0, origin=Origin.CLIENT)
         stored = plog.active.read(plog.active.size - len(data), len(data))
         model.append((plog.active.base_offset, base, base + n - 1, stored))
     return plog, model

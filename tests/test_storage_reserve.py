@@ -8,6 +8,7 @@ import os
 import pytest
 
 from kafka_codecs import encode_batch
+from shim.storage.producer_state import Origin
 from shim.storage import reserve, segment
 from shim.storage.partition_log import LogConfig
 from shim.storage.validation import validate_client_batch
@@ -38,7 +39,7 @@ def fill(plog, megabytes: float) -> None:
         first = plog.log_end_offset
         data = bytearray(encode_batch([(None, VALUE, [], 1_700_000_000_000)]))
         h = validate_client_batch(data, plog.config.max_message_bytes)
-        assert plog.append_client_batch(data, h, 0).base_offset == first
+        assert plog.append(data, h, 0, origin=Origin.CLIENT).base_offset == first
 
 
 def test_a_small_segment_reserves_nothing(open_log, reserving):

@@ -3,13 +3,14 @@
 from kafka_codecs.batch import parse_header
 from kafka_codecs.records import encode_batch
 
+from shim.storage.producer_state import Origin
 from shim.storage.log_manager import LogManager
 from shim.storage.partition_log import LogConfig, PartitionLog
 
 
 def _append(plog, ts, n=3):
     batch = bytearray(encode_batch([(b"k", b"v", (), ts)] * n))
-    return plog.append_client_batch(batch, parse_header(batch), ts)
+    return plog.append(batch, parse_header(batch), ts, origin=Origin.CLIENT)
 
 
 def test_time_retention_expires_a_quiet_partition(tmp_path):

@@ -3,7 +3,7 @@
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
 batches succeed with the original base offset. acks=0 gets no response at all.
-fsync="always" flushes before answering acks=1/all.
+Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
 
 The first transactional batch of a producer in a partition is verified against the transaction
 coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
@@ -20,6 +20,7 @@ the segment first (shim.storage.roll).
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..storage.producer_state import Origin
 from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
 from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
@@ -41,7 +42,6 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
 
 @api(0, "Produce", 3, 11)
 def handle(ctx, request):
-    node = ctx.node
     now = now_ms()
     topics = []
     for t in request.topic_data:
@@ -49,11 +49,6 @@ def handle(ctx, request):
         topics.append(ctx.make("TopicProduceResponse", name=t.name, partition_responses=parts))
     if request.acks == 0:
         return None
-    if node.config.fsync == "always":
-        for t in request.topic_data:
-            for p in t.partition_data:
-                if (t.name, p.index) in node.logs.logs:
-                    node.logs.logs[(t.name, p.index)].flush()
     return ctx.response(responses=tuple(topics), node_endpoints=())
 
 
@@ -84,7 +79,7 @@ def _partition(ctx, request, topic, p, now):
         if h.is_transactional:
             _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)
         maybe_roll(plog, h, now)
-        result = plog.append_client_batch(batch, h, now)
+        result = plog.append(batch, h, now, origin=Origin.CLIENT)
     except RecordErrors as e:
         errors = tuple(ctx.make("BatchIndexAndErrorMessage", batch_index=i, batch_index_error_message=m)
                        for i, m in e.record_errors) if hasattr(ctx.m, "BatchIndexAndErrorMessage") else ()

@@ -57,6 +57,12 @@ def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, 
     props = _apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
                        lambda n: store.merged().get(n, BROKER_CONFIGS[n].default if n in BROKER_CONFIGS else None))
     props = store.validate(resource_name, props)
+    layers = {"per_broker": store.per_broker, "cluster_default": store.cluster_default}
+    layers["per_broker" if resource_name else "cluster_default"] = props
+    try:  # the whole resulting config must hold together before anything is persisted
+        node.config_with(**layers)
+    except ValueError as e:
+        raise KafkaError(ErrorCode.invalid_request, str(e)) from None
     if not validate_only:
         store.replace(resource_name, props)
         node.broker_configs_changed()

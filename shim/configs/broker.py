@@ -2,7 +2,8 @@
 properties the broker started with, the dynamic cluster default (resource name "") and the dynamic
 config of this broker (resource name = its id); a later layer wins.
 
-Dynamic configs are kept in ``__cluster_metadata/broker-configs.json``, replaced atomically.
+Dynamic configs are kept in ``__cluster_metadata/broker-configs.json``, replaced atomically
+(shim.storage.fs.atomic_write).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ErrorCode, KafkaError
-from .atomic import write_atomically
+from ..storage import fs
 from .catalogue import BROKER_CONFIGS, ConfigError, dynamic
 
 FILE_NAME = "broker-configs.json"
@@ -81,7 +82,7 @@ class BrokerConfigs:
         """Persist, then apply, a validated layer."""
         layers = {"broker": self.per_broker, "default": self.cluster_default}
         layers["broker" if resource_name else "default"] = dict(props)
-        write_atomically(self.path, json.dumps(layers, indent=1, sort_keys=True).encode())
+        fs.atomic_write(self.path, json.dumps(layers, indent=1, sort_keys=True).encode())
         self.per_broker, self.cluster_default = layers["broker"], layers["default"]
 
 

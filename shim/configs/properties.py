@@ -52,6 +52,9 @@ def _same(name: str) -> FieldProperty:
              "group.min.session.timeout.ms": "group_min_session_timeout_ms",
              "group.max.session.timeout.ms": "group_max_session_timeout_ms",
              "offsets.topic.num.partitions": "offsets_topic_num_partitions",
+             "max.connections": "max_connections", "max.connections.per.ip": "max_connections_per_ip",
+             "max.connections.per.ip.overrides": "max_connections_per_ip_overrides",
+             "connections.max.idle.ms": "connections_max_idle_ms",
              "transaction.state.log.num.partitions": "transaction_state_num_partitions"}[name]
     type_ = BROKER_CONFIGS[name].type
     return FieldProperty(name, field, lambda v: v, lambda c: to_string(getattr(c, field), type_))
@@ -73,7 +76,8 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "log.segment.bytes", "log.index.interval.bytes", "log.retention.bytes", "log.retention.check.interval.ms",
         "transaction.max.timeout.ms", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
         "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms",
-        "offsets.topic.num.partitions", "transaction.state.log.num.partitions")),
+        "offsets.topic.num.partitions", "transaction.state.log.num.partitions", "max.connections",
+        "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms")),
 )
 _BY_PROP = {fp.prop: fp for fp in FIELD_PROPERTIES}
 ALWAYS_SHOWN = ("listeners", "log.dirs", "node.id", "broker.id")  # set by every kafka-shim

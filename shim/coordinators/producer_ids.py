@@ -1,13 +1,14 @@
 """Producer id allocation in persisted blocks (Kafka: ProducerIdManager).
 
-The end of the current block is written before any id of it is handed out, so a restart never
-reuses an id, even after kill -9.
+The end of the current block is written (atomically and durably) before any id of it is handed
+out, so a restart never reuses an id, even after kill -9 or a power loss.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from ..storage import fs
 
 BLOCK_SIZE = 1000
 
@@ -21,9 +22,7 @@ class ProducerIdManager:
     def next_id(self) -> int:
         if self._next >= self._block_end:
             self._block_end = self._next + BLOCK_SIZE
-            tmp = self._path.with_suffix(".tmp")
-            tmp.write_text(str(self._block_end))
-            os.replace(tmp, self._path)
+            fs.atomic_write(self._path, str(self._block_end).encode())
         pid = self._next
         self._next += 1
         return pid

@@ -13,6 +13,9 @@ class FrameError(Exception):
 
 SCRATCH_BYTES = 64 * 1024
 DIRECT_BYTES = 16 * 1024  # frames this large are received straight into a buffer of their own
+# A frame's own buffer starts at most this large and doubles as its bytes arrive, so a peer that
+# announces a large frame and sends nothing more holds this much, not the size it announced.
+FIRST_BODY_BYTES = 256 * 1024
 
 
 class FrameDecoder:
@@ -29,11 +32,16 @@ class FrameDecoder:
         self._scratch = bytearray(SCRATCH_BYTES)
         self._start = self._end = 0
         self._body: bytearray | None = None
+        self._size = 0  # of the frame being received into _body
         self._filled = 0
         self._pending: FrameError | None = None
 
     def buffer(self) -> memoryview:
         if self._body is not None:
+            if self._filled == len(self._body):  # a new buffer: the socket may still hold a view of the old
+                grown = bytearray(min(2 * len(self._body), self._size))
+                grown[: self._filled] = self._body
+                self._body = grown
             return memoryview(self._body)[self._filled:]
         if self._end == len(self._scratch):
             kept = self._end - self._start
@@ -48,7 +56,7 @@ class FrameDecoder:
         self.raise_pending()
         if self._body is not None:
             self._filled += nbytes
-            if self._filled < len(self._body):
+            if self._filled < self._size:
                 return []
             body, self._body = self._body, None
             return [memoryview(body).toreadonly()]  # kio parses read-only buffers only
@@ -72,7 +80,8 @@ class FrameDecoder:
                 self._start = begin + size
             else:
                 if size >= DIRECT_BYTES:
-                    self._body = bytearray(size)
+                    self._size = size
+                    self._body = bytearray(min(size, max(FIRST_BODY_BYTES, 2 * available)))
                     self._body[:available] = view[begin : self._end]
                     self._filled = available
                     self._start = self._end

@@ -1,17 +1,17 @@
 """Topics and their partition logs under one data directory.
 
 Layout (as Kafka's): ``<data_dir>/<topic>-<partition>/`` per partition; topic names, ids and
-configs in ``<data_dir>/__cluster_metadata/topics.json`` (written atomically); a clean-shutdown
-marker ``.kafka_cleanshutdown`` tells the next start whether tails need CRC recovery.
+configs in ``<data_dir>/__cluster_metadata/topics.json`` (written atomically and durably, see
+shim.storage.fs); a clean-shutdown marker ``.kafka_cleanshutdown`` tells the next start whether tails
+need CRC recovery. Its removal at start is made durable before anything is written, so a power loss
+later never passes a log written since for a cleanly closed one.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Callable
 
 from ..configs.topic import validate_overrides
 from ..errors import ErrorCode, KafkaError
+from . import fs
 from .partition_log import LogConfig, PartitionLog
 
 log = logging.getLogger(__name__)
@@ -70,14 +71,14 @@ class LogManager:
         self.read_only = read_only
         self.meta_dir = data_dir / "__cluster_metadata"
         if not read_only:
-            self.meta_dir.mkdir(parents=True, exist_ok=True)
+            fs.make_dirs(self.meta_dir, sync=True)  # topic metadata is durable whatever the sync policy
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
         self.topics: dict[str, TopicInfo] = {}
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._load_topics()
-        if not read_only:
-            marker.unlink(missing_ok=True)
+        if not read_only and self.clean_start:
+            fs.remove(marker, sync=True)
 
     # -- topics -----------------------------------------------------------------------------
 
@@ -110,6 +111,8 @@ class LogManager:
         self._save_topics()  # first: a crash now leaves directories that the next start removes
         for p in range(info.partitions):
             self.logs.pop((name, p)).delete()
+        if self.defaults.fsync:
+            fs.disk.fsync_dir(self.data_dir)
         log.info("deleted topic %s", name)
 
     def topic(self, name: str) -> TopicInfo:
@@ -178,20 +181,14 @@ class LogManager:
             topic, _, part = d.name.rpartition("-")
             if d.is_dir() and part.isdigit() and topic and (topic, int(part)) not in self.logs and _only_log_files(d):
                 log.info("removing %s: its topic was deleted", d)
-                shutil.rmtree(d, ignore_errors=True)
+                fs.remove_tree(d, sync=self.defaults.fsync)
 
     def _save_topics(self) -> None:
         data = {"topics": [
             {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
             for t in self.topics.values()
         ]}
-        path = self.meta_dir / "topics.json"
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        fs.atomic_write(self.meta_dir / "topics.json", json.dumps(data).encode())
 
     def enforce_retention(self, now_ms: int) -> None:
         for plog in self.logs.values():
@@ -199,5 +196,5 @@ class LogManager:
 
     def close(self) -> None:
         for plog in self.logs.values():
-            plog.close()
-        (self.data_dir / CLEAN_SHUTDOWN).touch()
+            plog.close()  # every log fsynced: only then may the marker say so
+        fs.atomic_write(self.data_dir / CLEAN_SHUTDOWN, b"")

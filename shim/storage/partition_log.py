@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
@@ -18,7 +17,7 @@ from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_
 from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
-from . import snapshot, txn_index
+from . import fs, snapshot, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment, file_name
 
@@ -36,7 +35,9 @@ class LogConfig:
     retention_bytes: int = -1
     retention_ms: int = 7 * 24 * 3600 * 1000
     log_append_time: bool = False  # message.timestamp.type=LogAppendTime
-    fsync: bool = False  # the broker's fsync="always": also sync a segment when it is sealed
+    # The sync policy, the broker's fsync="always": every append is fsynced before it returns, as
+    # are the directory entries of new segments and the removal of old ones.
+    fsync: bool = False
     # Honoured on the produce path (shim.storage.log_validator, shim.storage.roll), see shim.configs.topic.
     compression_type: str = "producer"
     timestamp_before_max_ms: int = (1 << 63) - 1
@@ -79,8 +80,9 @@ class PartitionLog:
         self.producer_state = ProducerStateManager()
         self.aborted: list[AbortedTxn] = []  # sorted by last_offset (marker offset)
         self.on_append: Callable[[], None] | None = None
+        self._dir_dirty = False  # a file was created in the directory since its last fsync
         if not read_only:
-            directory.mkdir(parents=True, exist_ok=True)
+            fs.make_dirs(directory, sync=config.fsync)
         self.segments: list[LogSegment] = []
         self.log_start_offset = 0
         self._load(clean)
@@ -110,49 +112,68 @@ class PartitionLog:
 
     # -- appends ----------------------------------------------------------------------------
 
-    def append_client_batch(self, batch: bytes | bytearray, h: BatchHeader, now_ms: int) -> AppendResult:
-        """Append a validated client batch; duplicates of a recent batch return its original offset."""
-        append = None
+    def append(self, batch: bytes | bytearray, h: BatchHeader, now_ms: int, *, origin: Origin) -> AppendResult:
+        """The one write path (Kafka: UnifiedLog.append with its AppendOrigin).
+
+        Every batch, a client's or a coordinator's, data or COMMIT/ABORT marker, is checked against
+        the producer state, stamped with its offset, written, applied, and, when the log's sync
+        policy is ``fsync`` always, made durable before this returns (so before any answer).
+        Duplicates and sequence numbers are checked for CLIENT appends only: a coordinator writes
+        its records with whatever sequence it likes (Kafka: analyzeAndValidateProducerState,
+        ProducerAppendInfo.maybeValidateDataBatch); producer and coordinator epochs are checked
+        for both.
+        """
+        # Kafka checks coordinator appends too; a client's batch was checked by validate_client_batch
+        if origin is not Origin.CLIENT and h.size > self.config.max_message_bytes:
+            raise KafkaError(ErrorCode.message_too_large,
+                             f"batch of {h.size} bytes exceeds max.message.bytes {self.config.max_message_bytes}")
+        data = marker = None
         if h.producer_id >= 0:
-            dup = self.producer_state.find_duplicate(h)
-            if dup is not None:
-                # Kafka: appendInfo.setLogAppendTime(duplicate.timestamp) -- the stored batch's time
-                append_time = dup.timestamp if self.config.log_append_time else -1
-                return AppendResult(dup.first_offset, append_time, self.log_start_offset, duplicate=True)
-            append = self.producer_state.validate_data(h, Origin.CLIENT)
+            if origin is Origin.CLIENT:
+                dup = self.producer_state.find_duplicate(h)
+                if dup is not None:
+                    # Kafka: appendInfo.setLogAppendTime(duplicate.timestamp) -- the stored batch's time
+                    append_time = dup.timestamp if self.config.log_append_time else -1
+                    return AppendResult(dup.first_offset, append_time, self.log_start_offset, duplicate=True)
+            if h.is_control:
+                marker = read_end_txn_marker(batch)
+                self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
+            else:
+                data = self.producer_state.validate_data(h, origin)
         base = self.log_end_offset
-        append_time = -1
+        append_time, chunks = self._stamped(batch, base, now_ms)
+        stored = parse_header(chunks[0])
+        self._write(chunks, stored)
+        if data is not None:
+            self.producer_state.apply_data(data, base, base + h.last_offset_delta, stored.max_timestamp)
+        elif marker is not None:
+            self._complete_marker(h.producer_id, h.producer_epoch, marker[1], marker[0] == ControlRecordType.ABORT,
+                                  base, stored.max_timestamp, self.active)
+        if self.config.fsync:
+            self.flush()
+        self._appended()
+        return AppendResult(base, append_time, self.log_start_offset)
+
+    def _stamped(self, batch: bytes | bytearray, base: int, now_ms: int) -> tuple[int, tuple]:
+        """(log append time or -1, the batch as buffers to write) with its offset stamped."""
         if self.config.log_append_time:  # the CRC covers MaxTimestamp: rewrite the whole batch
             whole = bytearray(batch)
             stamp(whole, base, LEADER_EPOCH)
             set_max_timestamp(whole, now_ms)
-            append_time, chunks = now_ms, (whole,)
-        else:  # base offset and leader epoch are outside the CRC: a new header, the rest as received
-            head = bytearray(memoryview(batch)[:HEADER_SIZE])
-            stamp(head, base, LEADER_EPOCH)
-            chunks = (head, memoryview(batch)[HEADER_SIZE:])
-        stored = parse_header(chunks[0])
-        self._write(chunks, stored)
-        if append is not None:
-            self.producer_state.apply_data(append, base, base + h.last_offset_delta, stored.max_timestamp)
-        self._appended()
-        return AppendResult(base, append_time, self.log_start_offset)
+            return now_ms, (whole,)
+        # base offset and leader epoch are outside the CRC: a new header, the rest as received
+        head = bytearray(memoryview(batch)[:HEADER_SIZE])
+        stamp(head, base, LEADER_EPOCH)
+        return -1, (head, memoryview(batch)[HEADER_SIZE:])
 
-    def append_marker(
-        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, now_ms: int,
-        origin: Origin = Origin.COORDINATOR,
-    ) -> int:
-        """Write a COMMIT/ABORT control batch (Kafka: MemoryRecords.writeEndTransactionalMarker)."""
-        self.producer_state.validate_marker(producer_id, producer_epoch, coordinator_epoch, origin)
-        offset = self.log_end_offset
-        batch = bytearray(encode_end_txn_marker(
+    def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
+                      now_ms: int) -> int:
+        """Write a COMMIT/ABORT control batch as the coordinator (Kafka: MemoryRecords.writeEndTransactionalMarker)."""
+        batch = encode_end_txn_marker(
             producer_id=producer_id, producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
-            commit=commit, timestamp=now_ms, base_offset=offset, partition_leader_epoch=LEADER_EPOCH,
-        ))
-        self._write((batch,), parse_header(batch))
-        self._complete_marker(producer_id, producer_epoch, coordinator_epoch, not commit, offset, now_ms, self.active)
-        self._appended()
-        return offset
+            commit=commit, timestamp=now_ms, base_offset=0, partition_leader_epoch=LEADER_EPOCH,
+        )
+        return self.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
 
     def _complete_marker(
         self, pid: int, epoch: int, coord_epoch: int, is_abort: bool, offset: int, ts: int, seg: LogSegment,
@@ -163,7 +184,7 @@ class PartitionLog:
             entry = AbortedTxn(pid, completed.first_offset, offset, self.producer_state.last_stable_offset_for(completed))
             self.aborted.append(entry)
             if not self.read_only:
-                txn_index.append(seg.log_path.with_suffix(".txnindex"), entry)
+                txn_index.append(seg.log_path.with_suffix(".txnindex"), entry, sync=self.config.fsync)
 
     def _write(self, chunks: tuple, h: BatchHeader) -> None:
         if self.active.size and self.active.size + h.size > self.config.segment_bytes:
@@ -183,12 +204,18 @@ class PartitionLog:
         old.write_index_files()
         self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes,
                                         max_size=self.config.segment_bytes))
+        self._dir_dirty = True
         self.active.next_offset = old.next_offset
         snapshot.write(self.directory, old.next_offset, self.producer_state)
         self._prune_snapshots(keep=2)
 
     def flush(self) -> None:
+        """fsync the active segment and, if a segment file was created since, the directory
+        (Kafka: LocalLog.flush flushes the directory once segments were rolled)."""
         self.active.flush()
+        if self._dir_dirty:
+            fs.disk.fsync_dir(self.directory)
+            self._dir_dirty = False
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -281,7 +308,7 @@ class PartitionLog:
         if offset > self.log_start_offset:
             self._set_log_start(offset)
             while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
-                self.segments.pop(0).delete()
+                self._delete_oldest()
         return self.log_start_offset
 
     def enforce_retention(self, now_ms: int) -> int:
@@ -300,27 +327,33 @@ class PartitionLog:
                 break
             if len(self.segments) == 1:
                 self.roll()
-            self.segments.pop(0).delete()
-            self._set_log_start(self.segments[0].base_offset)
+            self._set_log_start(self.segments[1].base_offset)  # first: a lost removal is then harmless
+            self._delete_oldest()
             deleted += 1
         return deleted
 
     def _set_log_start(self, offset: int) -> None:
         self.log_start_offset = max(self.log_start_offset, offset)
         self.aborted = [a for a in self.aborted if a.last_offset >= self.log_start_offset]
-        path = self.directory / LOG_START_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(str(self.log_start_offset))
-        os.replace(tmp, path)
+        fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode())
+
+    def _delete_oldest(self) -> None:
+        self.segments.pop(0).delete()
+        if self.config.fsync:
+            fs.disk.fsync_dir(self.directory)
 
     # -- load, recovery and close ------------------------------------------------------------
 
     def _load(self, clean: bool) -> None:
         start_file = self.directory / LOG_START_FILE
         self.log_start_offset = int(start_file.read_text()) if start_file.exists() else 0
+        if not self.read_only:
+            for tmp in self.directory.glob("*" + fs.TMP_SUFFIX):  # an atomic write the broker did not finish
+                fs.disk.unlink(tmp)
         bases = sorted(int(p.stem) for p in self.directory.glob("*.log") if p.stem.isdigit())
         if not bases:
             bases = [self.log_start_offset]
+            self._dir_dirty = not self.read_only  # its first segment file is created below
         for i, base in enumerate(bases):
             seg = LogSegment(self.directory, base, self.config.index_interval_bytes, self.read_only,
                              max_size=self.config.segment_bytes)
@@ -345,7 +378,7 @@ class PartitionLog:
             self.producer_state.truncate()
         for off in snapshot.offsets(self.directory):
             if off > leo and not self.read_only:
-                snapshot.path_for(self.directory, off).unlink()
+                fs.remove(snapshot.path_for(self.directory, off), sync=True)
         # Aborted entries below the replay point come from the index files; replay re-adds the rest.
         for seg in self.segments:
             path = seg.log_path.with_suffix(".txnindex")
@@ -378,11 +411,14 @@ class PartitionLog:
 
     def _prune_snapshots(self, keep: int) -> None:
         for off in snapshot.offsets(self.directory)[:-keep]:
-            snapshot.path_for(self.directory, off).unlink(missing_ok=True)
+            fs.disk.unlink(snapshot.path_for(self.directory, off))
 
     def close(self) -> None:
-        """Clean close: index files and a producer snapshot at the log end."""
-        self.active.flush()
+        """Clean close: everything fsynced, index files and a producer snapshot at the log end."""
+        for seg in self.segments:
+            seg.flush()
+        fs.disk.fsync_dir(self.directory)
+        self._dir_dirty = False
         self.active.write_index_files()
         snapshot.write(self.directory, self.log_end_offset, self.producer_state)
         self._prune_snapshots(keep=2)
@@ -390,8 +426,7 @@ class PartitionLog:
             seg.close()
 
     def delete(self) -> None:
+        """Remove the partition's directory (the caller makes the removal durable if it must be)."""
         for seg in self.segments:
-            seg.delete()
-        for p in self.directory.iterdir():
-            p.unlink()
-        self.directory.rmdir()
+            seg.close()
+        fs.disk.rmtree(self.directory)

@@ -18,7 +18,7 @@ from typing import Iterator
 
 from kafka_codecs.batch import HEADER_SIZE, MAGIC, BatchHeader, crc_ok, parse_header
 
-from . import reserve
+from . import fs, reserve
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class LogSegment:
         self.log_path = directory / file_name(base_offset, ".log")
         self.read_only = read_only
         flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT | os.O_APPEND
-        self._fd = os.open(self.log_path, flags, 0o644)
+        self._fd = os.open(self.log_path, flags) if read_only else fs.disk.open(self.log_path, flags)
         self.size = os.fstat(self._fd).st_size
         self.max_size = max_size
         self._reserved = self.size  # the file's blocks reach this far (at least)
@@ -109,11 +109,9 @@ class LogSegment:
         total = sum(len(c) for c in chunks)
         if position + total > self._reserved and position >= RESERVE_AFTER and self._reserving:
             self._reserve(position, total)
-        written = os.writev(self._fd, chunks)
+        written = fs.disk.writev(self._fd, chunks)
         if written < total:  # a short write: finish it from where it stopped
-            rest = memoryview(b"".join(chunks))[written:]
-            while rest:
-                rest = rest[os.write(self._fd, rest):]
+            fs.write_all(self._fd, memoryview(b"".join(chunks))[written:])
         self.size += total
         self._dirty = True
         self._track(h, position)
@@ -154,11 +152,11 @@ class LogSegment:
     def flush(self) -> None:
         """fsync, if anything was written since the last one (idle partitions cost nothing)."""
         if self._dirty:
-            os.fsync(self._fd)
+            fs.disk.fsync(self._fd)
             self._dirty = False
 
     def truncate_to_position(self, position: int) -> None:
-        os.ftruncate(self._fd, position)  # frees every block past it, reserved ones too
+        fs.disk.ftruncate(self._fd, position)  # frees every block past it, reserved ones too
         self.size = self._reserved = position
         self._dirty = True
 
@@ -282,23 +280,18 @@ class LogSegment:
     def write_index_files(self) -> None:
         idx = b"".join(_INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions))
         tidx = b"".join(_TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._time_ts, self._time_offsets))
-        for path, data in ((self.log_path.with_suffix(".index"), idx), (self.log_path.with_suffix(".timeindex"), tidx)):
-            tmp = path.with_suffix(path.suffix + ".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-
-    def remove_index_files(self) -> None:
-        for suffix in (".index", ".timeindex"):
-            self.log_path.with_suffix(suffix).unlink(missing_ok=True)
+        fs.atomic_write(self.log_path.with_suffix(".index"), idx)
+        fs.atomic_write(self.log_path.with_suffix(".timeindex"), tidx)
 
     def close(self) -> None:
         if self._fd >= 0:
             if not self.read_only:
                 self.release_reserved()
-            os.close(self._fd)
+            (os.close if self.read_only else fs.disk.close)(self._fd)
             self._fd = -1
 
     def delete(self) -> None:
+        """Remove the segment's files (the caller makes the removal durable if it must be)."""
         self.close()
         for suffix in (".log", ".index", ".timeindex", ".txnindex"):
-            self.log_path.with_suffix(suffix).unlink(missing_ok=True)
+            fs.disk.unlink(self.log_path.with_suffix(suffix))

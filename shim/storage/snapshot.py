@@ -9,10 +9,10 @@ all five so duplicate detection survives a restart as well as it does in memory.
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 
+from . import fs
 from .producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager
 from .segment import file_name
 
@@ -37,9 +37,7 @@ def write(directory: Path, offset: int, state: ProducerStateManager) -> Path:
     body = struct.pack(">i", len(state.producers)) + b"".join(parts)
     data = struct.pack(">hI", VERSION, _crc32c(body)) + body
     path = directory / file_name(offset, ".snapshot")
-    tmp = path.with_suffix(".snapshot.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    fs.atomic_write(path, data)  # Kafka forces a snapshot to disk before it counts
     return path
 
 

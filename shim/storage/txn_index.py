@@ -6,18 +6,22 @@ last_offset int64 (the ABORT marker), last_stable_offset int64.
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 
+from . import fs
 from .producer_state import AbortedTxn
 
 _ENTRY = struct.Struct(">hqqqq")
 
 
-def append(path: Path, txn: AbortedTxn) -> None:
-    with open(path, "ab", buffering=0) as f:
-        f.write(_ENTRY.pack(0, txn.producer_id, txn.first_offset, txn.last_offset, txn.last_stable_offset))
+def _pack(t: AbortedTxn) -> bytes:
+    return _ENTRY.pack(0, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset)
+
+
+def append(path: Path, txn: AbortedTxn, sync: bool) -> None:
+    """Add one entry; with ``sync`` it is durable on return (as the ABORT marker it follows)."""
+    fs.append(path, _pack(txn), sync)
 
 
 def load(path: Path) -> list[AbortedTxn]:
@@ -29,9 +33,7 @@ def load(path: Path) -> list[AbortedTxn]:
 
 
 def rewrite(path: Path, txns: list[AbortedTxn]) -> None:
-    if not txns:
-        path.unlink(missing_ok=True)
-        return
-    tmp = path.with_suffix(".txnindex.tmp")
-    tmp.write_bytes(b"".join(_ENTRY.pack(0, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset) for t in txns))
-    os.replace(tmp, path)
+    if txns:
+        fs.atomic_write(path, b"".join(_pack(t) for t in txns))
+    else:
+        fs.remove(path, sync=True)

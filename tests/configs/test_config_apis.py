@@ -234,3 +234,26 @@ async def test_create_topics_returns_the_configs_from_v5(node, version):
     configs = {c.name: c for c in result.configs}
     assert (configs["compression.type"].value, configs["compression.type"].config_source) == ("zstd", 1)
     assert configs["segment.ms"].config_source == ConfigSource.DEFAULT_CONFIG
+
+
+async def test_a_dynamic_value_the_broker_cannot_run_with_is_refused_before_it_is_kept(node):
+    # Kafka's KafkaConfig check: max.connections.per.ip may be 0 only with overrides
+    (r,) = await incremental(node, [(BROKER, "", [("max.connections.per.ip", SET, "0")])])
+    assert r.error_code == ErrorCode.invalid_request and "max.connections.per.ip" in r.error_message
+    assert node.broker_configs.cluster_default == {}
+    assert not (node.config.data_dir / "__cluster_metadata" / FILE_NAME).exists()
+
+
+def test_connection_limits_change_live_on_the_server(tmp_path):
+    import asyncio
+
+    from shim.broker import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "d", listen="127.0.0.1:0") as b:
+        async def alter():
+            return await incremental(b.node, [(BROKER, "", [("max.connections", SET, "7"),
+                                                            ("max.connections.per.ip", SET, "3")])])
+        (r,) = asyncio.run_coroutine_threadsafe(alter(), b.loop).result(10)
+        assert r.error_code == ErrorCode.none
+        quotas = b.broker._server.quotas
+        assert (quotas.max_connections, quotas.max_per_ip) == (7, 3)

@@ -55,10 +55,15 @@ def test_a_plain_commit_written_after_the_transactional_one_wins(node, gc):
     assert fetched(gc, "g", [TP0, (TOPIC, 1)]) == {TP0: 50, (TOPIC, 1): 10}
 
 
-def test_several_commits_in_one_transaction_keep_the_last_and_continue_the_sequence(node, gc):
+def test_several_commits_in_one_transaction_keep_the_last_each_in_its_own_batch(node, gc):
+    """Each is a COORDINATOR append with base sequence 0, as Kafka writes them: none is taken for
+    a duplicate of the one before."""
     pid, epoch = begin(node)
     for offset in (1, 2, 3):
         assert txn_commit(node, pid, epoch, [(0, offset)]) == {TP0: E.none}
+    plog = node.logs.get(*node.txn.offsets_partition("g"))
+    assert [(h.base_offset, h.base_sequence) for h, _ in map(decode_batch, plog.iter_batches())] == [
+        (0, 0), (1, 0), (2, 0)]
     node.txn.end_txn("tx", pid, epoch, True, T0 + 1)
     assert fetched(gc, "g", [TP0]) == {TP0: 3}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_codecs import ControlRecordType, decode_batch, parse_header, read_end_txn_marker
+from shim.storage.producer_state import Origin
 from shim.coordinators.partitioning import partition_for
 from shim.coordinators.txn import TXN_TOPIC
 from shim.coordinators.txn.state import TxnState
@@ -55,7 +56,7 @@ def produce_txn(node, tp, pid, epoch, n=1):
     producer = Producer(pid, epoch, {tp[1]: plog.producer_state.producers[pid].last_seq + 1}
                         if pid in plog.producer_state.producers and plog.producer_state.producers[pid].batches else {})
     raw = bytearray(producer.batch(tp[1], *[b"x%d" % i for i in range(n)]))
-    return plog.append_client_batch(raw, parse_header(raw), T0).base_offset
+    return plog.append(raw, parse_header(raw), T0, origin=Origin.CLIENT).base_offset
 
 
 @pytest.fixture
@@ -370,7 +371,8 @@ def test_the_timed_out_producer_is_fenced_everywhere(txn_node, coord):
     assert err(coord.init_producer_id, "tx", 60_000, pid, epoch, T0) == ErrorCode.producer_fenced
     assert err(coord.verify_partition, "tx", pid, epoch, *TP1) == ErrorCode.producer_fenced
     raw = bytearray(Producer(pid, epoch, {0: 1}).batch(0))
-    assert err(txn_node.logs.get(*TP0).append_client_batch, raw, parse_header(raw), T0) == ErrorCode.invalid_producer_epoch
+    plog = txn_node.logs.get(*TP0)
+    assert err(lambda: plog.append(raw, parse_header(raw), T0, origin=Origin.CLIENT)) == ErrorCode.invalid_producer_epoch
 
 
 def test_only_ongoing_transactions_time_out(coord):

@@ -16,6 +16,7 @@ a rebalance leaves the group empty, as Kafka does; offsets are in :mod:`.offsets
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ...errors import ErrorCode, KafkaError
@@ -66,15 +67,19 @@ def _done(result) -> Pending:
 
 class GroupCoordinator(OffsetOperations):
     def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, min_session_timeout_ms: int = 6_000,
-                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
-                 fsync: bool = False) -> None:
-        self.store = GroupStore(logs, txn, fsync=fsync)
+                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0) -> None:
+        self.store = GroupStore(logs, txn)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
         self.groups: dict[str, GroupMetadata] = {}
         self.producer_groups: dict[int, set[str]] = {}  # Kafka: openGroupsForProducer
+        self._earliest = 0  # no deadline of any group is earlier (see next_deadline)
+        self.on_earlier_deadline: Callable[[int], None] | None = None
+        """Called with a deadline set while handling a request that is earlier than any known: a
+        JoinGroup sets the rebalance deadline and then waits for it, so the caller of :meth:`tick`
+        learns of it now rather than after the request."""
         txn.marker_listeners.append(self.on_marker)
 
     # -- JoinGroup (11) ---------------------------------------------------------------------
@@ -119,7 +124,7 @@ class GroupCoordinator(OffsetOperations):
                                                      support_skip, now_ms)
         elif instance_id is None and require_known_member_id:
             # KIP-394: remember the id and ask the member to join again with it.
-            group.pending_members[joining.member_id] = now_ms + joining.session_timeout_ms
+            group.pending_members[joining.member_id] = self._arm(now_ms + joining.session_timeout_ms)
             pending.complete(JoinResult(E.member_id_required, joining.member_id))
         else:
             self._add_member_and_rebalance(group, joining, pending, now_ms)
@@ -173,7 +178,7 @@ class GroupCoordinator(OffsetOperations):
             group.new_member_added = True
         group.add(member)
         # A new member cannot heartbeat before it has its id; its JoinGroup expires on its own.
-        member.heartbeat_deadline = now_ms + NEW_MEMBER_JOIN_TIMEOUT_MS
+        member.heartbeat_deadline = self._arm(now_ms + NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(group, now_ms)
 
     def _update_member(self, member: MemberMetadata, joining: MemberMetadata, pending: Pending | None) -> None:
@@ -257,10 +262,10 @@ class GroupCoordinator(OffsetOperations):
             delay = self.initial_rebalance_delay_ms
             group.initial_join, group.join_delay_ms = True, delay
             group.join_remaining_ms = max(group.rebalance_timeout_ms() - delay, 0)
-            group.join_deadline = now_ms + delay
+            group.join_deadline = self._arm(now_ms + delay)
         else:
             group.initial_join = False
-            group.join_deadline = now_ms + group.rebalance_timeout_ms()
+            group.join_deadline = self._arm(now_ms + group.rebalance_timeout_ms())
         group.transition(S.PREPARING_REBALANCE, now_ms)
         log.info("preparing to rebalance group %s with old generation %d", group.group_id, group.generation_id)
         self._try_complete_join(group, now_ms)
@@ -278,7 +283,7 @@ class GroupCoordinator(OffsetOperations):
             group.new_member_added = False
             delay = min(self.initial_rebalance_delay_ms, group.join_remaining_ms)
             group.join_remaining_ms = max(group.join_remaining_ms - group.join_delay_ms, 0)
-            group.join_delay_ms, group.join_deadline = delay, now_ms + delay
+            group.join_delay_ms, group.join_deadline = delay, self._arm(now_ms + delay)
         else:
             self._complete_join(group, now_ms)
 
@@ -291,7 +296,7 @@ class GroupCoordinator(OffsetOperations):
         if group.members and not self._elect_joined_leader(group):
             log.warning("group %s could not complete its rebalance: no member rejoined", group.group_id)
             group.initial_join = False
-            group.join_deadline = now_ms + group.rebalance_timeout_ms()
+            group.join_deadline = self._arm(now_ms + group.rebalance_timeout_ms())
             return
         self._init_next_generation(group, now_ms)
         if group.is_(S.EMPTY):
@@ -306,7 +311,7 @@ class GroupCoordinator(OffsetOperations):
             self._schedule_heartbeat(member, now_ms)
             member.is_new = False
             group.pending_sync_members.add(member.member_id)
-        group.sync_deadline = now_ms + group.rebalance_timeout_ms()
+        group.sync_deadline = self._arm(now_ms + group.rebalance_timeout_ms())
 
     @staticmethod
     def _elect_joined_leader(group: GroupMetadata) -> bool:
@@ -439,9 +444,8 @@ class GroupCoordinator(OffsetOperations):
         self._schedule_heartbeat(group.members[member_id], now_ms)
         return E.rebalance_in_progress if group.is_(S.PREPARING_REBALANCE) else E.none
 
-    @staticmethod
-    def _schedule_heartbeat(member: MemberMetadata, now_ms: int) -> None:
-        member.heartbeat_deadline = now_ms + member.session_timeout_ms
+    def _schedule_heartbeat(self, member: MemberMetadata, now_ms: int) -> None:
+        member.heartbeat_deadline = self._arm(now_ms + member.session_timeout_ms)
 
     # -- LeaveGroup (13) --------------------------------------------------------------------
 
@@ -516,7 +520,21 @@ class GroupCoordinator(OffsetOperations):
         """Expire sessions, pending members, join and sync phases due at ``now_ms``; return the next deadline."""
         for group in list(self.groups.values()):
             self._expire(group, now_ms)
-        return min((d for g in self.groups.values() for d in _deadlines(g)), default=now_ms + IDLE_TICK_MS)
+        self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)), default=now_ms + IDLE_TICK_MS)
+        return self._earliest
+
+    def next_deadline(self) -> int:
+        """No deadline is earlier than this, without looking at every group: each deadline set since
+        the last :meth:`tick` lowered it. A deadline later cleared or moved leaves it early, which
+        costs one tick that finds nothing due."""
+        return self._earliest
+
+    def _arm(self, deadline: int) -> int:
+        if deadline < self._earliest:
+            self._earliest = deadline
+            if self.on_earlier_deadline is not None:
+                self.on_earlier_deadline(deadline)
+        return deadline
 
     def _expire(self, group: GroupMetadata, now_ms: int) -> None:
         for member in list(group.members.values()):

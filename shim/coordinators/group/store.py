@@ -1,8 +1,8 @@
 """Group state in ``__consumer_offsets`` (Kafka: GroupMetadataManager storeGroup/storeOffsets and
 doLoadGroupsAndOffsets).
 
-Writes go through :meth:`PartitionLog.append_client_batch`, synchronously, before the caller
-changes anything in memory. Loading replays every offsets partition from its log start: the last
+Writes are COORDINATOR appends of :meth:`PartitionLog.append` (durable on return under fsync
+"always"), synchronous, before the caller changes anything in memory. Loading replays every offsets partition from its log start: the last
 record per key wins, transactional offset records wait for their producer's COMMIT/ABORT marker,
 and those still open at the end are the pending transactional offsets of an ongoing transaction
 (which the partition's producer state confirms).
@@ -19,7 +19,7 @@ from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
-from ...storage.producer_state import INT32_MAX
+from ...storage.producer_state import Origin
 from ..txn.coordinator import OFFSETS_TOPIC, TransactionCoordinator
 from . import records as rec
 from .records import GroupRecord, MemberRecord, OffsetAndMetadata
@@ -58,10 +58,9 @@ class LoadedPartition:
 
 
 class GroupStore:
-    def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, fsync: bool = False) -> None:
+    def __init__(self, logs: LogManager, txn: TransactionCoordinator) -> None:
         self.logs = logs
         self.txn = txn
-        self.fsync = fsync
 
     def partition_for(self, group_id: str) -> int:
         return self.txn.offsets_partition(group_id)[1]
@@ -72,15 +71,8 @@ class GroupStore:
 
     def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
         """Append one batch to the group's offsets partition; returns its base offset."""
-        plog = self._log(group_id)
-        batch = bytearray(encode_batch([(k, v, (), now_ms) for k, v in records], **producer))
-        if len(batch) > plog.config.max_message_bytes:  # Kafka's log checks coordinator appends too
-            raise KafkaError(ErrorCode.message_too_large,
-                             f"batch of {len(batch)} bytes exceeds max.message.bytes {plog.config.max_message_bytes}")
-        result = plog.append_client_batch(batch, parse_header(batch), now_ms)
-        if self.fsync:
-            plog.flush()
-        return result.base_offset
+        batch = encode_batch([(k, v, (), now_ms) for k, v in records], **producer)
+        return self._log(group_id).append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -103,15 +95,10 @@ class GroupStore:
 
     def store_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
                           offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> int:
-        """Offsets as a transactional batch of the producer (Kafka: generateOffsetRecords with a pid)."""
-        plog = self._log(group_id)
-        entry = plog.producer_state.producers.get(producer_id)
-        # The log checks sequences of every client batch: continue the producer's sequence here.
-        sequence = 0
-        if entry is not None and entry.producer_epoch == producer_epoch and entry.batches:
-            sequence = 0 if entry.last_seq == INT32_MAX else entry.last_seq + 1
+        """Offsets as a transactional batch of the producer, base sequence 0 as Kafka writes it
+        (GroupMetadataManager.storeOffsets): a coordinator append has no sequence to check."""
         return self._store_offsets(group_id, offsets, now_ms, producer_id=producer_id, producer_epoch=producer_epoch,
-                                   base_sequence=sequence, is_transactional=True)
+                                   base_sequence=0, is_transactional=True)
 
     def _store_offsets(self, group_id: str, offsets: dict[TP, OffsetAndMetadata], now_ms: int, **producer) -> int:
         records = [(rec.offset_key(group_id, t, p), rec.offset_value(o)) for (t, p), o in offsets.items()]

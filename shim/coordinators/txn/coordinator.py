@@ -2,7 +2,8 @@
 
 Synchronous and clock-free: every method takes ``now_ms``. State is persisted to
 ``__transaction_state`` before it is applied, and markers are written synchronously before EndTxn
-answers (a stronger guarantee than Kafka's asynchronous markers, with the same outcome).
+answers (a stronger guarantee than Kafka's asynchronous markers, with the same outcome). Both are
+COORDINATOR appends of the log, durable on return when the broker runs with fsync "always".
 One coordinator, coordinator epoch 0.
 """
 
@@ -15,6 +16,7 @@ from kafka_codecs.records import decode_batch, encode_batch
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
+from ...storage.producer_state import Origin
 from ..partitioning import partition_for
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
@@ -63,7 +65,7 @@ class TransactionCoordinator:
         self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
         plog = self.logs.get(TXN_TOPIC, partition_for(m.transactional_id, self.num_partitions))
         batch = encode_batch([(encode_key(m.transactional_id), encode_value(m), (), max(m.last_update_ms, 0))])
-        plog.append_client_batch(batch, parse_header(batch), m.last_update_ms)
+        plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR)
 
     def _move(self, m: TxnMetadata, state: TxnState, now_ms: int) -> None:
         """Compute the next state, persist it, then keep it (Kafka: prepareTransitionTo/complete)."""
@@ -221,6 +223,10 @@ class TransactionCoordinator:
         if now_ms >= self._next_check:
             self.abort_timed_out(now_ms)
             self._next_check = now_ms + self.abort_check_interval_ms
+        return self._next_check
+
+    def next_deadline(self) -> int:
+        """When :meth:`tick` next has work: transactions are checked at an interval, as in Kafka."""
         return self._next_check
 
     # -- produce-time verification (KIP-890 part 1, done synchronously) ---------------------

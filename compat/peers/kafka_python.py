@@ -1,0 +1,225 @@
+"""kafka-python's own integration suite (``test/integration`` of its 3.0.12 sdist) against kafka-shim.
+
+    .venv/bin/python -m compat.peers.kafka_python                 # a kafka-shim of its own; compare
+    .venv/bin/python -m compat.peers.kafka_python --bootstrap HOST:PORT   # another broker; no comparison
+    .venv/bin/python -m compat.peers.kafka_python --update        # rewrite kafka_python_expected.toml
+
+What the suite needs from its environment, read from its conftest and fixtures:
+
+* ``KAFKA_VERSION``: without it every integration test skips ("No KAFKA_VERSION set"); it also picks
+  the version gates and the ``api_version`` every client is built with. kafka-shim follows Apache
+  Kafka 3.9, so 3.9.0.
+* ``KAFKA_URI=PLAINTEXT://host:port``: use that broker instead of starting Apache Kafka.
+* ``KAFKA_ROOT``: an existing directory, even for an external broker (the fixtures check that their
+  Kafka distribution is there before they look at ``KAFKA_URI``); an empty one here.
+* The broker its fixtures would start: four partitions per topic, ``group.min.session.timeout.ms``
+  1000 (its consumer-group test joins with three-second sessions), no initial rebalance delay
+  (kafka-shim's default already).
+* Two files of kafka-python's repository that the sdist leaves out (its manifest ships
+  ``test/test*.py`` and the ``test.integration``/``test.net`` packages only): ``test/__init__.py``,
+  without which Python's own ``test`` package shadows the suite's, and ``test/service.py``, which the
+  fixtures import for ``ExternalService``. ``SUPPLIED`` below writes them when the sdist lacks them.
+
+The client under test is the kafka-python installed in this venv when it is the sdist's version;
+otherwise the sdist's own ``kafka`` package is unpacked beside ``test/`` and used instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from compat.peers import runner  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+KAFKA_VERSION = "3.9.0"
+
+SUPPLIED_INIT = '''\
+# Written by kafka-shim's compat/peers runner: kafka-python's repository has a test/__init__.py that
+# its sdist leaves out. Without one, Python's own `test` package shadows the suite's. It sets what the
+# repository's sets for every test run: INFO logging, and a failing Future callback fails the test.
+import logging
+
+logging.basicConfig(level=logging.INFO)
+
+from kafka.future import Future
+
+Future.error_on_callbacks = True
+'''
+
+SUPPLIED_SERVICE = '''\
+# Written by kafka-shim's compat/peers runner: kafka-python's sdist leaves out test/service.py, which
+# test/integration/fixtures.py imports. An ExternalService is what the fixtures use for KAFKA_URI.
+
+
+class ExternalService:
+    def __init__(self, host, port):
+        self.host = host
+        self.port = port
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def dump_logs(self):
+        pass
+
+    def wait_for(self, pattern, timeout=30):
+        pass
+
+
+class SpawnedService:
+    def __init__(self, args=None, env=None):
+        raise RuntimeError("the suite's own Kafka and ZooKeeper (servers/ of kafka-python's repository) "
+                           "are not in its sdist: only KAFKA_URI brokers can be used")
+'''
+
+SUITE = runner.Suite(
+    name="kafka-python",
+    version="3.0.12",
+    members=("test", "pyproject.toml"),  # pyproject.toml: the suite's pytest options (timeout, logging)
+    paths=("test/integration",),
+    expected_file=HERE / "kafka_python_expected.toml",
+    supplied=(("test/__init__.py", SUPPLIED_INIT), ("test/service.py", SUPPLIED_SERVICE)),
+    broker_args=("--num-partitions", "4", "--group-min-session-timeout-ms", "1000"),
+)
+
+HEADER = f"""\
+What kafka-python {SUITE.version}'s own integration suite (test/integration of its sdist, unchanged) does
+against kafka-shim. compat/peers/test_kafka_python_suite.py runs it and fails on any difference.
+
+status: pass | fail | error (in setup or teardown) | skip.
+A fail or error says what kafka-shim lacks (or what else stops the test); a skip is the suite's
+own decision and carries its own reason, word for word.
+Regenerate with `python -m compat.peers.kafka_python --update`: entries whose status did not change
+keep their reasons; a new failure gets a TODO the test refuses until its cause is written down.
+"""
+
+
+def installed_version() -> str | None:
+    try:
+        return importlib.metadata.version("kafka-python")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_VERSION,
+        cache_dir: Path = runner.DEFAULT_CACHE) -> runner.RunResult:
+    """Runs the suite in ``workdir`` against ``bootstrap``, or a kafka-shim started for it."""
+    installed = installed_version()
+    own = installed == SUITE.version
+    members = SUITE.members if own else SUITE.members + ("kafka",)
+    suite_dir = runner.unpack(runner.cached_sdist(SUITE, cache_dir), workdir, members, SUITE.supplied)
+    kafka_root = workdir / "kafka-root"
+    kafka_root.mkdir(exist_ok=True)
+    junit, log = workdir / "junit.xml", workdir / "pytest.log"
+    with contextlib.ExitStack() as stack:
+        broker = None
+        if bootstrap is None:
+            (workdir / "data").mkdir(exist_ok=True)
+            broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log",
+                                                              SUITE.broker_args))
+            bootstrap = broker.bootstrap_servers
+        env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": f"PLAINTEXT://{bootstrap}", "KAFKA_ROOT": str(kafka_root)}
+        code, seconds = runner.run_pytest(suite_dir, SUITE.paths, env, junit, log)
+        broker_text = _broker_text(broker, bootstrap)
+    if code not in (0, 1) or not junit.exists():
+        raise RuntimeError(f"the suite's pytest exited {code} without a report of its tests; its output: {log}")
+    client = (f"kafka-python {installed} (installed)" if own
+              else f"kafka-python {SUITE.version} from its sdist (installed: {installed or 'none'})")
+    return runner.RunResult(runner.read_junit(junit, suite_dir), seconds, code, workdir, suite_dir, client,
+                            f"{broker_text}, KAFKA_VERSION={kafka_version}")
+
+
+def _broker_text(broker: runner.BrokerProcess | None, bootstrap: str) -> str:
+    if broker is None:
+        return f"the broker at {bootstrap}"
+    text = "kafka-shim serve " + " ".join(SUITE.broker_args)
+    if broker.proc.poll() is not None:  # it should still be serving: the runner stops it
+        text += f" (which exited with {broker.proc.returncode} during the suite; its log: {broker.log_path})"
+    return text
+
+
+def report(result: runner.RunResult, expected: dict[str, dict] | None) -> str:
+    """One line per test (with the expected list's reason where it has one), then the totals."""
+    lines = []
+    for test, got in sorted(result.outcomes.items()):
+        why = got["message"]
+        if expected and test in expected and expected[test]["status"] == got["status"]:
+            why = expected[test].get("reason", "")
+        lines.append(f"{got['status']:5} {got['seconds']:6.2f}s  {test}" + (f"  -- {why}" if why else ""))
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts().items()))
+    lines.append(f"{result.client} against {result.broker}: {counts} in {result.seconds:.0f} s")
+    return "\n".join(lines)
+
+
+def matrix_section(result: runner.RunResult, expected: dict[str, dict] | None) -> dict:
+    """The run as compat/matrix.py records it: per test, its status and why (the expected list's
+    reason when the status is the expected one, else what the suite said)."""
+    tests = []
+    for test, got in sorted(result.outcomes.items()):
+        want = (expected or {}).get(test)
+        if want is not None and want["status"] == got["status"]:
+            why = want.get("reason", "")
+        else:
+            why = got["message"] + (f" (the expected list says {want['status']})" if want else "")
+        tests.append({"test": test, "status": got["status"], "reason": why})
+    return {"title": f"kafka-python {SUITE.version} test/integration", "client": result.client,
+            "broker": result.broker, "seconds": round(result.seconds, 1), "counts": result.counts(),
+            "expected_file": str(SUITE.expected_file.relative_to(runner.ROOT)) if expected is not None else "",
+            "differences": runner.compare(expected, result.outcomes) if expected is not None else [],
+            "tests": tests}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compat.peers.kafka_python", description=__doc__.split("\n\n")[0])
+    target = os.environ.get("KAFKA_SHIM_TARGET", "")
+    parser.add_argument("--bootstrap", metavar="HOST:PORT",
+                        default=target if target not in ("", "shim", "testcontainers") else None,
+                        help="run against this broker (default: a kafka-shim serve of its own; also $KAFKA_SHIM_TARGET)")
+    parser.add_argument("--kafka-version", default=KAFKA_VERSION,
+                        help=f"KAFKA_VERSION for the suite: its version gates and clients' api_version (default {KAFKA_VERSION})")
+    parser.add_argument("--update", action="store_true", help=f"rewrite {SUITE.expected_file.name} from this run")
+    parser.add_argument("--keep", metavar="DIR", type=Path, help="run in DIR and keep it (logs, JUnit XML, data)")
+    parser.add_argument("--json", metavar="PATH", type=Path, help="write the outcomes as JSON")
+    args = parser.parse_args(argv)
+    if args.update and args.bootstrap:
+        parser.error("--update records kafka-shim's results; it cannot be combined with --bootstrap")
+    with contextlib.ExitStack() as stack:
+        workdir = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafka-python-suite-")))
+        workdir.mkdir(parents=True, exist_ok=True)
+        result = run(workdir, args.bootstrap, args.kafka_version)
+    return _conclude(args, result)
+
+
+def _conclude(args, result: runner.RunResult) -> int:
+    expected = runner.load_expected(SUITE.expected_file) if not args.bootstrap else None
+    print(report(result, expected))
+    if args.json:
+        args.json.write_text(json.dumps({"client": result.client, "broker": result.broker,
+                                         "seconds": round(result.seconds, 1), "tests": result.outcomes}, indent=1) + "\n")
+    if expected is None:
+        return 0
+    if args.update:
+        SUITE.expected_file.write_text(runner.render_expected(runner.updated_expected(expected, result.outcomes), HEADER))
+        expected = runner.load_expected(SUITE.expected_file)
+        print(f"wrote {SUITE.expected_file.relative_to(runner.ROOT)}")
+    problems = runner.check_expected(expected) + runner.compare(expected, result.outcomes)
+    print("\n".join(["", "differences from the expected list:", *problems]) if problems
+          else "\nevery test did what the expected list says")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""kafka-python 3.0.12's own integration suite, unchanged, against a ``kafka-shim serve`` of its own:
+every test must do what compat/peers/kafka_python_expected.toml says (compat/README.md explains
+how to run it alone, against another broker, and how to update the list)."""
+
+from __future__ import annotations
+
+import pytest
+
+from compat.peers import kafka_python, runner
+
+pytestmark = pytest.mark.shim_only(
+    "its expected results are kafka-shim's; `python -m compat.peers.kafka_python --bootstrap HOST:PORT` "
+    "runs the suite against another broker")
+
+
+@pytest.fixture(scope="module")
+def suite_run(request, tmp_path_factory) -> runner.RunResult:
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    cache_dir = cache.mkdir("kafka-shim-peers") if cache else runner.DEFAULT_CACHE
+    try:
+        return kafka_python.run(tmp_path_factory.mktemp("kafka-python-suite"), cache_dir=cache_dir)
+    except runner.SdistUnavailable as exc:
+        pytest.skip(f"kafka-python {kafka_python.SUITE.version}'s sdist is not here and could not be downloaded: {exc}")
+
+
+def test_the_expected_list_gives_every_failure_its_reason():
+    assert runner.check_expected(runner.load_expected(kafka_python.SUITE.expected_file)) == []
+
+
+def test_kafka_pythons_integration_suite_does_what_the_expected_list_says(suite_run):
+    expected = runner.load_expected(kafka_python.SUITE.expected_file)
+    problems = runner.compare(expected, suite_run.outcomes)
+    assert not problems, (
+        f"{len(problems)} difference(s) from {kafka_python.SUITE.expected_file.name} "
+        f"({suite_run.client} against {suite_run.broker}; the suite's output: {suite_run.workdir / 'pytest.log'}, "
+        f"the broker's log: {suite_run.workdir / 'broker.log'}):\n" + "\n".join(problems))
+
+
+def test_the_client_under_test_is_this_venvs_kafka_python_3_0(suite_run):
+    installed = kafka_python.installed_version()
+    assert installed is not None and installed.startswith("3.0."), installed
+    # the sdist's own `kafka` package is unpacked beside test/ (and shadows the installed one) only
+    # when the installed version is not the suite's
+    unpacked = (suite_run.suite_dir / "kafka").is_dir()
+    assert unpacked == (installed != kafka_python.SUITE.version), suite_run.client

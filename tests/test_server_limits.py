@@ -1,0 +1,229 @@
+"""Connection limits of the shell over loopback: max.connections, max.connections.per.ip (and its
+overrides), connections.max.idle.ms, and the bound on what a client that never reads holds.
+
+Raw sockets speak ApiVersions to an in-process broker; every wait is on an observed state (an
+answer, an end of file, a count on the broker's side).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import time
+
+import pytest
+
+from shim import Broker, BrokerThread
+from shim.errors import ErrorCode
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
+from shim.server import MAX_QUEUED_BYTES
+
+
+def api_versions(correlation_id: int = 1) -> bytes:
+    request = request_class(18, 3)(client_software_name="limits-test", client_software_version="1")
+    payload = encode_request(RequestHeader(18, 3, correlation_id, "limits-test"), request)
+    return struct.pack(">i", len(payload)) + payload
+
+
+async def connect(broker: Broker):
+    return await asyncio.open_connection(broker.node.host, broker.node.port)
+
+
+async def answered(reader, writer, correlation_id: int = 1) -> bool:
+    """Send ApiVersions and read its answer; False if the broker closed the connection instead."""
+    writer.write(api_versions(correlation_id))
+    try:
+        size = struct.unpack(">i", await reader.readexactly(4))[0]
+        body = await reader.readexactly(size)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return False
+    got_id, response = decode_response(body, 18, 3)
+    return got_id == correlation_id and response.error_code == ErrorCode.none
+
+
+async def closed_by_broker(reader) -> bool:
+    try:
+        return await asyncio.wait_for(reader.read(1), 10) == b""
+    except ConnectionError:
+        return True
+
+
+async def until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.005)
+
+
+async def test_a_connection_over_max_connections_per_ip_is_closed_right_after_accept(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0", max_connections_per_ip=2) as broker:
+        first, second = await connect(broker), await connect(broker)
+        assert await answered(*first) and await answered(*second)
+        third = await connect(broker)
+        assert await closed_by_broker(third[0])
+        assert broker._server.quotas.counts == {"127.0.0.1": 2}
+        first[1].close()
+        await until(lambda: broker._server.quotas.total == 1)
+        again = await connect(broker)  # the freed slot is available again
+        assert await answered(*again) and await answered(*second)
+        for _, w in (second, third, again):
+            w.close()
+
+
+async def test_max_connections_per_ip_overrides_raise_the_limit_for_one_address(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0", max_connections_per_ip=1,
+                      max_connections_per_ip_overrides="127.0.0.1:3") as broker:
+        conns = [await connect(broker) for _ in range(3)]
+        assert all([await answered(*c) for c in conns])
+        fourth = await connect(broker)
+        assert await closed_by_broker(fourth[0])
+        for _, w in (*conns, fourth):
+            w.close()
+
+
+async def test_at_max_connections_the_broker_stops_accepting_until_one_closes(tmp_path):
+    """Kafka's acceptor waits for a slot: the next client is not refused, it waits in the backlog."""
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0", max_connections=2) as broker:
+        first, second = await connect(broker), await connect(broker)
+        assert await answered(*first) and await answered(*second)
+        waiting_reader, waiting_writer = await connect(broker)  # TCP completes in the kernel's backlog
+        waiting_writer.write(api_versions(7))
+        assert await answered(*first, correlation_id=2)  # the loop has run since: still two connections
+        assert broker._server.quotas.total == 2 and len(broker._server.connections) == 2
+        second[1].close()
+        size = struct.unpack(">i", await asyncio.wait_for(waiting_reader.readexactly(4), 10))[0]
+        assert decode_response(await waiting_reader.readexactly(size), 18, 3)[0] == 7
+        assert broker._server.quotas.total == 2
+        first[1].close(), waiting_writer.close()
+
+
+async def test_an_idle_connection_is_closed_after_connections_max_idle_ms(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0", connections_max_idle_ms=300) as broker:
+        reader, writer = await connect(broker)
+        assert await answered(reader, writer)
+        answered_at = time.monotonic()
+        assert await closed_by_broker(reader)
+        assert time.monotonic() - answered_at >= 0.3 - 0.01  # not before its idle time
+        await until(lambda: broker._server.quotas.total == 0)
+        writer.close()
+
+
+async def test_a_connection_sending_whole_requests_more_often_than_the_idle_time_stays_open(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0", connections_max_idle_ms=300) as broker:
+        reader, writer = await connect(broker)
+        started = time.monotonic()
+        i = 0
+        while time.monotonic() - started < 1.2:  # four idle periods, a request every 100 ms
+            i += 1
+            assert await answered(reader, writer, i), f"closed after {time.monotonic() - started:.2f}s"
+            await asyncio.sleep(0.1)  # the client's pace, not a synchronisation
+        writer.close()
+
+
+async def test_a_request_trickled_byte_by_byte_does_not_keep_the_connection_open(tmp_path):
+    """Bytes of an unfinished request are not activity: the trickle is closed at the idle time."""
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0", connections_max_idle_ms=300) as broker:
+        reader, writer = await connect(broker)
+        request = api_versions()
+        started = time.monotonic()
+        closed = asyncio.ensure_future(closed_by_broker(reader))
+        for byte in request:
+            if closed.done():
+                break
+            writer.write(bytes([byte]))
+            await asyncio.sleep(0.05)  # the client's pace: the whole request would take seconds
+        assert closed.done() and closed.result(), "the trickling connection was not closed"
+        assert time.monotonic() - started < len(request) * 0.05
+        writer.close()
+
+
+def test_a_client_that_never_reads_its_responses_stops_being_read(tmp_path):
+    """Kafka mutes a channel while its response is unsent. A client that sends ApiVersions
+    without end and reads nothing soon finds its sends blocked, while the broker holds a bounded
+    queue of its requests and a bounded write buffer, far below the 16 MiB read-ahead."""
+    with BrokerThread(data_dir=tmp_path / "d", listen="127.0.0.1:0", connections_max_idle_ms=5_000) as broker:
+        server = broker.broker._server
+        sock = socket.create_connection((broker.node.host, broker.node.port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+        sock.setblocking(False)
+        request = api_versions()
+        sent = 0
+
+        def muted():
+            conns = list(server.connections)
+            return conns and not conns[0]._reading and conns[0]._writable is not None
+
+        deadline = time.monotonic() + 30
+        blocked_since = None
+        while True:
+            try:
+                sent += sock.send(request)
+                blocked_since = None
+                continue
+            except BlockingIOError:
+                pass
+            if broker.call(muted):
+                blocked_since = blocked_since or time.monotonic()
+                if time.monotonic() - blocked_since > 0.5:  # muted, and the client stays blocked
+                    break
+            assert time.monotonic() < deadline, f"the broker kept reading: {sent} bytes sent"
+            time.sleep(0.01)
+
+        conn = broker.call(lambda: next(iter(server.connections)))
+        queued = broker.call(lambda: conn.queued_bytes)
+        unsent = broker.call(conn.transport.get_write_buffer_size)
+        print(f"client sent {sent} bytes of requests; broker holds {queued} bytes of queued requests "
+              f"and {unsent} bytes of unsent responses")
+        assert queued < MAX_QUEUED_BYTES // 16
+        assert unsent < 1024 * 1024
+        assert sent < 32 * 1024 * 1024, "bounded by socket buffers, not by the broker's memory"
+
+        # connections.max.idle.ms closes it: the client never took a response.
+        deadline = time.monotonic() + 30
+        while broker.call(lambda: len(server.connections)):
+            assert time.monotonic() < deadline, "the stuck connection was never closed"
+            time.sleep(0.05)
+        sock.close()
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(max_connections_per_ip=0), "max.connections.per.ip can be set to zero only"),
+    (dict(max_connections=-1), "at least 0"),
+    (dict(max_connections_per_ip_overrides="127.0.0.1"), "not host:count"),
+    (dict(connections_max_idle_ms=0), "connections.max.idle.ms"),
+])
+def test_invalid_limits_are_refused_by_the_config(tmp_path, fields, message):
+    from shim.config import BrokerConfig
+
+    with pytest.raises(ValueError, match=message):
+        BrokerConfig(data_dir=tmp_path, **fields)
+
+
+async def test_at_max_connections_every_listening_socket_waits_and_each_is_woken(tmp_path):
+    """Listening on all interfaces makes an IPv4 and an IPv6 socket, each with its own acceptor."""
+    with socket.socket(socket.AF_INET6) as probe:
+        try:
+            probe.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback")
+        port = probe.getsockname()[1]
+    async with Broker(data_dir=tmp_path / "d", listen=f":{port}", max_connections=1) as broker:
+        assert len(broker._server._sockets) == 2
+        first = await asyncio.open_connection("127.0.0.1", port)
+        assert await answered(*first)
+        waiting = [await asyncio.open_connection(host, port) for host in ("127.0.0.1", "::1")]
+        reads = {}
+        for i, (reader, writer) in enumerate(waiting):
+            writer.write(api_versions(10 + i))
+            reads[asyncio.ensure_future(reader.readexactly(4))] = i
+        first[1].close()
+        for _ in waiting:  # each closes once answered, which lets the other in
+            done, _ = await asyncio.wait(reads, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+            assert done, "a waiting client was never accepted"
+            read = done.pop()
+            i = reads.pop(read)
+            reader, writer = waiting[i]
+            body = await reader.readexactly(struct.unpack(">i", read.result())[0])
+            assert decode_response(body, 18, 3)[0] == 10 + i
+            writer.close()
