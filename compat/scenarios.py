@@ -176,6 +176,61 @@ SCENARIOS: list[Scenario] = [
              "(producer id, epoch, coordinator epoch) makes the Admin send WriteTxnMarkers; the LSO moves to 4 "
              "and read_committed sees p-0 and p-2 only.",
              ("java",)),
+    Scenario("admin.create_partitions", "CreatePartitions",
+             "A 2-partition topic: validateOnly to 6 changes nothing; growing to 4 gives 4 partitions; 4 again "
+             "and 3 fail with InvalidPartitionsException; an assignment naming another broker fails with "
+             "InvalidReplicaAssignmentException and one naming the only broker succeeds; an unknown topic fails "
+             "with UnknownTopicOrPartitionException; a new partition takes records from offset 0.",
+             ("java", *PY)),
+    Scenario("admin.log_dirs", "DescribeLogDirs / AlterReplicaLogDirs",
+             "The one broker has one log dir without error, with total and usable bytes; the topic's partitions "
+             "are listed with their sizes (0 when empty), offset lag 0, not future. Moving a replica to its own "
+             "dir succeeds; to a dir that is not configured fails with LogDirNotFoundException.",
+             ("java", "kafka-python")),
+    Scenario("admin.elect_leaders", "ElectLeaders",
+             "Preferred and unclean elections of an existing partition are not needed (ElectionNotNeededException), "
+             "of a missing partition UnknownTopicOrPartitionException; an election over all partitions (a null "
+             "list) reports none of the topic's (kafka-python sends the list of every partition instead, and "
+             "each is not needed).",
+             ("java", "confluent-kafka", "kafka-python")),
+    Scenario("admin.reassignments", "Alter/ListPartitionReassignments",
+             "Reassigning a partition to the only broker succeeds at once; to another broker fails with "
+             "InvalidReplicaAssignmentException; cancelling fails with NoReassignmentInProgressException; no "
+             "reassignment is ever listed and every partition keeps one replica.",
+             ("java", "kafka-python")),
+    Scenario("admin.client_quotas", "Describe/AlterClientQuotas",
+             "Quotas set on a user, a user+client-id and an ip entity are described back with exact and strict "
+             "filters; a fractional byte rate is refused with InvalidRequestException; removed values disappear; "
+             "an ip filter combined with a user filter fails with InvalidRequestException.",
+             # No Python client in scope has DescribeClientQuotas/AlterClientQuotas calls.
+             ("java",)),
+    Scenario("admin.describe_topics_paged", "DescribeTopicPartitions paged",
+             "describeTopics of a 5- and a 3-partition topic with partitionSizeLimitPerResponse=2 follows the "
+             "broker's cursor and describes every partition of both; an unknown topic fails with "
+             "UnknownTopicOrPartitionException.",
+             ("java", "kafka-python")),
+    Scenario("admin.authorized_operations", "authorized operations without an authorizer",
+             "Asked for, describeCluster, describeTopics and describeConsumerGroups list every operation Kafka "
+             "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
+             "none (null).",
+             ("java",)),
+    Scenario("quota.produce_throttle", "a producer_byte_rate quota throttles a producer",
+             "With producer_byte_rate=10240 on its client id, a producer sending 1 KiB records one at a time "
+             "reports a throttle time (Java: produce-throttle-time-max; librdkafka: the broker's throttle "
+             "statistics) after about 100 KiB, Kafka's 10-second window; a producer with another client id is "
+             "never throttled.",
+             ("java", "confluent-kafka")),
+    Scenario("quota.fetch_throttle", "a consumer_byte_rate quota throttles a consumer",
+             "With consumer_byte_rate=20480 on its client id, a consumer reading 200 KiB reports a throttle time "
+             "(librdkafka: the broker's throttle statistics; Java: fetch-throttle-time-max) and still reads every "
+             "record once, in order: a throttled Fetch is answered empty and the client asks again later.",
+             ("java", "confluent-kafka")),
+    Scenario("legacy.message_formats", "old protocol versions, message formats 0 and 1",
+             "A client pinned to an old broker version (kafka-python api_version 0.8.2, 0.9, 0.10.1: Produce "
+             "v0/v1/v2, Fetch v0/v1/v3, ListOffsets v0/v0/v1) writes records with magic 0 or 1 messages, plain "
+             "or compressed, and reads them back at offsets 0..n-1 with their keys and values (and, with magic 1, "
+             "their timestamps); the end offset is n.",
+             ("kafka-python",)),
     Scenario("metadata.list", "metadata listing",
              "The client lists brokers and topics: one broker at the advertised address, the topic with its "
              "partitions and that broker as leader.",

@@ -23,6 +23,7 @@ from pathlib import Path
 
 KAFKA_IMAGE = "apache/kafka:3.9.1"
 ENV = "KAFKA_SHIM_TARGET"
+VERSION_ENV = "KAFKA_SHIM_KAFKA_VERSION"
 
 
 @dataclass
@@ -44,15 +45,23 @@ def requested(config) -> str:
     return value.strip()
 
 
+def shim_version(config) -> str | None:
+    """The Kafka release the in-process kafka-shim emulates, from the option or the env var."""
+    value = config.getoption("shim_kafka_version", default=None) or os.environ.get(VERSION_ENV)
+    return value.strip() if value else None
+
+
 @contextlib.contextmanager
-def shim_target(data_dir: Path):
+def shim_target(data_dir: Path, kafka_version: str | None = None):
     from shim import BrokerThread
 
+    emulation = {"kafka_version": kafka_version} if kafka_version else {}
     # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, as the Apache Kafka targets set it:
     # the first rebalance of each test's group need not wait.
     with BrokerThread(data_dir=data_dir, listen="127.0.0.1:0", transaction_abort_check_interval_ms=200,
-                      group_initial_rebalance_delay_ms=0) as broker:
-        yield Target("kafka-shim", broker.bootstrap_servers, "kafka-shim (in-process)", broker=broker)
+                      group_initial_rebalance_delay_ms=0, **emulation) as broker:
+        label = f"kafka-shim (in-process, Kafka {broker.broker.config.kafka_version} emulation)"
+        yield Target("kafka-shim", broker.bootstrap_servers, label, broker=broker)
 
 
 class NoDockerEngine(Exception):
@@ -110,3 +119,30 @@ def apache_kafka_container(image: str = KAFKA_IMAGE, startup_timeout: float = 12
     )
     with container:
         yield Target("testcontainers", f"127.0.0.1:{port}", f"{image} (testcontainers)")
+
+
+def finalized_features(bootstrap_servers: str) -> dict[str, int]:
+    """The features the broker finalizes (ApiVersions v3), e.g. {"transaction.version": 2} for
+    Kafka 4.x: what decides whether a 4.x client uses transaction version 2."""
+    import struct
+
+    from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
+
+    host, _, port = bootstrap_servers.split(",")[0].rpartition(":")
+    request = request_class(18, 3)(client_software_name="kafka-shim-compat", client_software_version="1")
+    frame = encode_request(RequestHeader(18, 3, 1, "compat"), request)
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(struct.pack(">i", len(frame)) + frame)
+        size = struct.unpack(">i", _read_exactly(conn, 4))[0]
+        response = decode_response(_read_exactly(conn, size), 18, 3)[1]
+    return {f.name: f.max_version_level for f in response.finalized_features}
+
+
+def _read_exactly(conn: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = conn.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        buf += chunk
+    return buf

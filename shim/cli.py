@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .config import BrokerConfig
 from .configs.properties import config_from_properties, parse_override, read_properties_file
+from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--group-min-session-timeout-ms", type=int, default=None,
                    help="group.min.session.timeout.ms: smallest session.timeout.ms a group member may ask for; "
                         "JoinGroup below it gets INVALID_SESSION_TIMEOUT (default 6000)")
+    s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
+                   help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     s.add_argument("--log-level", default="INFO")
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
@@ -93,7 +96,7 @@ def properties_from_args(args: argparse.Namespace) -> dict[str, str]:
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    config = config_from_properties(properties_from_args(args), DEFAULTS)
+    config = config_from_properties(properties_from_args(args), DEFAULTS).replace(kafka_version=args.kafka_version)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 

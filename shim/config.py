@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .limits import check_limits, parse_overrides
+from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -19,6 +20,11 @@ class BrokerConfig:
     """Host name given to clients in Metadata; defaults to the bound host."""
     node_id: int = 0
     cluster_id: str = "kafka-shim-cluster"
+    kafka_version: str = DEFAULT_RELEASE
+    """The Apache Kafka release to emulate: "3.7", "3.8", "3.9", "4.0" or "4.1". ApiVersions advertises
+    that release's API versions (limited to what kafka-shim serves) and features, requests at other
+    versions are refused as that release refuses them, and from 4.0 transactions follow transaction
+    version 2 (KIP-890 part 2)."""
 
     auto_create_topics: bool = True
     """Create unknown topics on Metadata when the client allows it (auto.create.topics.enable)."""
@@ -70,6 +76,10 @@ class BrokerConfig:
     """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
     (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
+    quota_window_num: int = 11
+    """Samples in which client byte rates are measured (quota.window.num)."""
+    quota_window_size_seconds: int = 1
+    """Length of each sample (quota.window.size.seconds)."""
     offsets_topic_num_partitions: int = 50
     transaction_state_num_partitions: int = 50
 
@@ -84,6 +94,8 @@ class BrokerConfig:
         check_limits(self.max_connections, self.max_connections_per_ip, self.per_ip_overrides())
         if self.connections_max_idle_ms <= 0:
             raise ValueError("connections.max.idle.ms must be positive")
+        if self.kafka_version not in RELEASES:
+            raise ValueError(f"kafka_version must be one of {', '.join(RELEASES)}, not {self.kafka_version!r}")
 
     def per_ip_overrides(self) -> dict[str, int]:
         return parse_overrides(self.max_connections_per_ip_overrides)

@@ -8,10 +8,13 @@ from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
 from .configs.topic import effective, log_config
+from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
+from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
+from .protocol.kafka_releases import RELEASES
 from .storage import fs
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
@@ -47,10 +50,12 @@ class Node:
         self.host = config.advertised_host or config.host_port()[0]
         self.port = config.host_port()[1]
         self._next_retention = 0
+        self.release = RELEASES[config.kafka_version]
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
+            transaction_version=self.release.transaction_version,
         )
         self.txn.load(now_ms())
         self.groups = GroupCoordinator(
@@ -59,6 +64,10 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
+        self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
+        window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
+        self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
+        self.fetch_quota = ByteRateQuota(self.quotas, "consumer_byte_rate", **window)
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""

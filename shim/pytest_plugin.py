@@ -1,16 +1,33 @@
-"""pytest plugin (entry point ``pytest11``): the ``kafka_shim`` fixture, a fresh broker per test."""
+"""pytest plugin (entry point ``pytest11``): the ``kafka_shim`` fixture, a fresh broker per test.
+
+The emulated Kafka release is 3.9 unless the test says otherwise, either with a marker,
+``@pytest.mark.kafka_version("4.0")``, or by parametrizing the fixture indirectly,
+``@pytest.mark.parametrize("kafka_shim", ["3.9", "4.0"], indirect=True)``.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from .broker import BrokerThread
+from .protocol.kafka_releases import DEFAULT_RELEASE
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "kafka_version(version): the Kafka release the kafka_shim fixture emulates")
+
+
+def _kafka_version(request) -> str:
+    if hasattr(request, "param"):
+        return request.param
+    marker = request.node.get_closest_marker("kafka_version")
+    return marker.args[0] if marker else DEFAULT_RELEASE
 
 
 @pytest.fixture
-def kafka_shim(tmp_path):
+def kafka_shim(request, tmp_path):
     """A broker on 127.0.0.1 (free port) over a fresh data directory; ``.bootstrap_servers``."""
     # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000: a test's first rebalance need not wait.
-    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0",
-                      group_initial_rebalance_delay_ms=0) as broker:
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
+                      kafka_version=_kafka_version(request)) as broker:
         yield broker

@@ -1,7 +1,8 @@
 """The asyncio shell: accept connections, frame, dispatch in order, run timers, shut down.
 
 Like Kafka's SocketServer, a connection has one request in flight at a time: responses go back in
-request order, and a parked Fetch holds its connection only. Each connection is an
+request order, and a parked Fetch holds its connection only. A client a quota throttles gets its
+answer at once and then nothing more is read from it for the throttle time (Kafka mutes the channel). Each connection is an
 ``asyncio.BufferedProtocol``: the socket reads straight into the frame decoder's buffers (a large
 Produce lands in its own buffer, copied by nobody), and one task per connection answers the
 requests in order.
@@ -224,6 +225,7 @@ class Connection(asyncio.BufferedProtocol):
         self._wake: asyncio.Future | None = None
         self._writable: asyncio.Future | None = None
         self._reading = True
+        self._muted = False  # a quota's throttle time is running (see _mute)
 
     # -- protocol callbacks (the event loop's side) -----------------------------------------
 
@@ -322,11 +324,13 @@ class Connection(asyncio.BufferedProtocol):
                     self.queued_bytes -= len(request) + REQUEST_OVERHEAD
                     self._maybe_resume_reading()
                     self.answering = True
-                    parts = await _dispatch.dispatch_parts(self.server.node, request, self.client_host)
+                    answer = await _dispatch.dispatch_request(self.server.node, request, self.client_host)
                     self.answering = False
-                    if parts is not None:
-                        await self._send(parts)
+                    if answer.parts is not None:
+                        await self._send(answer.parts)
                     self.last_active = self.loop.time()
+                    if answer.mute_ms > 0:
+                        await self._mute(answer.mute_ms / 1000)
                 elif self.error is not None:
                     raise self.error
                 elif self.done:
@@ -378,13 +382,24 @@ class Connection(asyncio.BufferedProtocol):
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
 
+    async def _mute(self, seconds: float) -> None:
+        """A quota throttled this client: nothing more is read from it for that long (Kafka mutes the channel)."""
+        self._muted = True
+        self._pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self._muted = False
+        self.last_active = self.loop.time()
+        self._maybe_resume_reading()
+
     def _pause_reading(self) -> None:
         if self._reading and not self.transport.is_closing():
             self._reading = False
             self.transport.pause_reading()
 
     def _maybe_resume_reading(self) -> None:
-        if (not self._reading and self.error is None and self._writable is None
+        if (not self._reading and self.error is None and self._writable is None and not self._muted
                 and self.queued_bytes <= MAX_QUEUED_BYTES // 2 and not self.transport.is_closing()):
             self._reading = True
             self.transport.resume_reading()

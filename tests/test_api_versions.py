@@ -9,6 +9,8 @@ import pytest
 
 from shim.apis import REGISTRY
 from shim.apis.dispatch import dispatch
+from shim.apis.registry import emulated_range
+from shim.protocol.kafka_releases import RELEASES
 from shim.errors import ErrorCode
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 
@@ -31,7 +33,9 @@ async def test_every_version_lists_exactly_the_registry(node, version):
     response = await api_versions(node, version)
     assert response.error_code == ErrorCode.none
     advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-    assert advertised == {s.key: (s.min_version, s.max_version) for s in REGISTRY.values()}
+    # The registry as the default emulated release (3.9) limits it (tests/test_kafka_versions.py).
+    release = RELEASES[node.config.kafka_version]
+    assert advertised == {s.key: emulated_range(s, release) for s in REGISTRY.values() if emulated_range(s, release)}
     # The foundation's APIs are there with at least the versions today's clients use.
     for key, (low, high) in {0: (3, 9), 1: (4, 12), 2: (1, 7), 3: (1, 12), 18: (0, 3), 22: (0, 4)}.items():
         assert advertised[key][0] <= low and advertised[key][1] >= high, key

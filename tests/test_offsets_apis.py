@@ -37,8 +37,9 @@ def ms(value) -> int:
 
 
 async def list_offsets(node, timestamp, version=8):
+    extra = {"timeout": datetime.timedelta(seconds=1)} if version >= 10 else {}
     response = await call(node, 2, version, lambda m: m.ListOffsetsRequest(
-        replica_id=-1, isolation_level=0,
+        replica_id=-1, isolation_level=0, **extra,
         topics=(m.ListOffsetsTopic(name="t", partitions=(
             m.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=timestamp),)),)))
     p = response.topics[0].partitions[0]
@@ -90,6 +91,19 @@ async def test_list_offsets_by_timestamp_and_specials(node, topic):
     assert await list_offsets(node, MAX_TIMESTAMP) == (ErrorCode.none, 7, TS + 60)
     # MAX_TIMESTAMP needs ListOffsets v7.
     assert (await list_offsets(node, MAX_TIMESTAMP, version=6))[0] == ErrorCode.unsupported_version
+
+
+@pytest.mark.parametrize(("version", "release"), [(9, "3.9"), (10, "4.0")])
+async def test_latest_tiered_is_minus_one_without_tiered_storage(tmp_path, version, release):
+    """KIP-1005: Kafka's UnifiedLog answers LATEST_TIERED (-5) with offset -1 when remote storage is off."""
+    node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version=release))
+    node.logs.create_topic("t", 1, {"segment.bytes": "300"})
+    fill(node, [[10, 30, 20], [25, 5], [40], [35, 60, 50], [55], [45]])
+    assert await list_offsets(node, -5, version=version) == (ErrorCode.none, -1, -1)
+    assert await list_offsets(node, LATEST, version=version) == (ErrorCode.none, 11, -1)
+    assert (await list_offsets(node, -5, version=8))[0] == ErrorCode.unsupported_version
+    assert (await list_offsets(node, -6, version=version))[0] == ErrorCode.unsupported_version
+    node.close()
 
 
 async def test_delete_records_moves_earliest_and_fences_fetch(node, topic):

@@ -27,13 +27,22 @@ from . import (  # noqa: F401  (registration side effects)
     k28_txn_offset_commit,
     k32_describe_configs,
     k33_alter_configs,
+    k34_alter_replica_log_dirs,
+    k35_describe_log_dirs,
+    k37_create_partitions,
     k42_delete_groups,
+    k43_elect_leaders,
     k44_incremental_alter_configs,
+    k45_alter_partition_reassignments,
+    k46_list_partition_reassignments,
     k47_offset_delete,
+    k48_describe_client_quotas,
+    k49_alter_client_quotas,
     k60_describe_cluster,
     k61_describe_producers,
     k65_describe_transactions,
     k66_list_transactions,
+    k75_describe_topic_partitions,
 )
 from .registry import REGISTRY
 

@@ -17,6 +17,13 @@ class RequestContext:
     node: "Node"
     header: RequestHeader
     client_host: str = ""  # as Kafka's RequestContext.clientAddress prints it: "/127.0.0.1"
+    request_size: int = 0  # bytes of the request frame after its size (Kafka: Request.sizeInBytes)
+    mute_ms: int = 0  # set by a throttled handler: read nothing more from the connection for this long
+
+    def throttle(self, ms: int) -> int:
+        """A quota's throttle time: muting the connection for ``ms``; returns it for throttle_time_ms."""
+        self.mute_ms = max(self.mute_ms, ms)
+        return ms
 
     @property
     def version(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from typing import NamedTuple
 
 from ..errors import ErrorCode
 from ..protocol.framing import FrameError
@@ -16,8 +17,9 @@ from ..protocol.messages import (
     peek,
     response_class,
 )
+from ..protocol.kafka_releases import RELEASES
 from .context import RequestContext
-from .registry import REGISTRY
+from .registry import REGISTRY, emulated_range
 
 log = logging.getLogger(__name__)
 
@@ -32,29 +34,42 @@ async def dispatch(node, frame: bytes, client_host: str = "") -> bytes | None:
 
 async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | None:
     """The response as bytes and file regions to send in order, or None when none is due."""
+    return (await dispatch_request(node, frame, client_host)).parts
+
+
+class Answer(NamedTuple):
+    parts: list | None  # bytes and file regions to send in order; None when no response is due
+    mute_ms: int  # a throttled client's channel is muted this long after the answer (Kafka: ThrottledChannel)
+
+
+async def dispatch_request(node, frame: bytes, client_host: str = "") -> Answer:
     key, version, correlation_id = peek(frame)
+    release = RELEASES[node.config.kafka_version]
     spec = REGISTRY.get(key)
-    if spec is None:
-        raise FrameError(f"unknown API key {key}")
-    if not spec.min_version <= version <= spec.max_version:
+    versions = None if spec is None else emulated_range(spec, release)
+    if versions is None:
+        # Kafka: SocketServer.parseRequestHeader -- an API the broker does not enable closes the connection
+        raise FrameError(f"API key {key} is not served by Kafka {release.name} emulation")
+    if not versions[0] <= version <= versions[1]:
         if key == API_VERSIONS:
-            return [_unsupported_api_versions(correlation_id)]
-        raise FrameError(f"unsupported version {version} of {spec.name} (supported {spec.min_version}-{spec.max_version})")
+            return Answer([_unsupported_api_versions(correlation_id, versions)], 0)
+        raise FrameError(f"unsupported version {version} of {spec.name} (Kafka {release.name} emulation serves "
+                         f"{versions[0]}-{versions[1]})")
     header, request = decode_request(frame, key, version)
-    result = spec.handler(RequestContext(node, header, client_host), request)
+    ctx = RequestContext(node, header, client_host, len(frame))
+    result = spec.handler(ctx, request)
     if inspect.isawaitable(result):
         result = await result
-    return None if result is None else encode_response_parts(correlation_id, result)
+    return Answer(None if result is None else encode_response_parts(correlation_id, result), ctx.mute_ms)
 
 
-def _unsupported_api_versions(correlation_id: int) -> bytes:
+def _unsupported_api_versions(correlation_id: int, versions: tuple[int, int]) -> bytes:
     """KIP-511: a v0 body with UNSUPPORTED_VERSION and our ApiVersions range; the client retries."""
-    spec = REGISTRY[API_VERSIONS]
     cls = response_class(API_VERSIONS, 0)
     m = __import__(cls.__module__, fromlist=["ApiVersion"])
     body = make(
         cls,
         error_code=ErrorCode.unsupported_version,
-        api_keys=(m.ApiVersion(api_key=API_VERSIONS, min_version=spec.min_version, max_version=spec.max_version),),
+        api_keys=(m.ApiVersion(api_key=API_VERSIONS, min_version=versions[0], max_version=versions[1]),),
     )
     return encode_response(correlation_id, body)

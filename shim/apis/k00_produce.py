@@ -1,9 +1,16 @@
-"""Produce (0), v3-11.
+"""Produce (0), v0-13 (each emulated Kafka release serves its own range: v0-11 for 3.9, from v3 for 4.x).
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
 batches succeed with the original base offset. acks=0 gets no response at all.
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
+
+v0-2 (deprecated in Kafka 3.9, gone in 4.0) may carry message sets of magic 0 or 1: they are
+converted to one v2 batch, as Kafka's LogValidator does since message format v2 is the only one it
+writes; a message failing its CRC is CORRUPT_MESSAGE, a malformed one INVALID_RECORD.
+
+A producer_byte_rate quota counts each request's size; a client over it gets throttle_time_ms and
+its connection is not read for that long (shim.coordinators.quota_enforcement), acks=0 included.
 
 The first transactional batch of a producer in a partition is verified against the transaction
 coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
@@ -11,12 +18,21 @@ coordinator (KIP-890 part 1), with the leader's error mapping of Kafka 3.9
 TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS
 (retriable); INVALID_PRODUCER_ID_MAPPING is passed through.
 
+v12 (transaction version 2, KIP-890 part 2; Kafka 4.0+): instead of verifying, the broker adds
+the partition to the producer's transaction itself (AddPartitionsToTxn v5 from the leader in
+Kafka, here a call to the coordinator), so the client sends no AddPartitionsToTxn; errors as for
+v11 except CONCURRENT_TRANSACTIONS, which is answered as it is (Kafka: ReplicaManager leaves it to
+clients that bump epochs). v13 (Kafka 4.1) names topics by id; an unknown id gets
+UNKNOWN_TOPIC_ID for each of its partitions.
+
 Topic configs: min.insync.replicas above 1 answers acks=all with NOT_ENOUGH_REPLICAS (one replica);
 compression.type other than producer recompresses the batch when its codec differs, and
 message.timestamp.before/after.max.ms refuse a batch with INVALID_TIMESTAMP and one RecordError per
 bad record (KIP-467), both in shim.storage.log_validator; segment.ms and segment.index.bytes roll
 the segment first (shim.storage.roll).
 """
+
+from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
@@ -27,40 +43,79 @@ from ..storage.validation import validate_client_batch
 from .registry import api
 
 ZSTD_MIN_VERSION = 7
+LEGACY_BELOW = 3  # v0-2 may carry message sets of magic 0/1
 TRANSACTION_ABORTABLE_VERSION = 11
+TOPIC_ID_VERSION = 13
+ADD_PARTITION_VERSION = 12  # Kafka: AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation
 
 
 def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
     if code == ErrorCode.producer_fenced:
         return ErrorCode.invalid_producer_epoch
-    if code == ErrorCode.concurrent_transactions:
+    if code == ErrorCode.concurrent_transactions and version < ADD_PARTITION_VERSION:
         return ErrorCode.not_enough_replicas
     if code == ErrorCode.transaction_abortable and version < TRANSACTION_ABORTABLE_VERSION:
         return ErrorCode.invalid_txn_state
     return code
 
 
-@api(0, "Produce", 3, 11)
+@api(0, "Produce", 0, 13)
 def handle(ctx, request):
     now = now_ms()
     topics = []
     for t in request.topic_data:
-        parts = tuple(_partition(ctx, request, t.name, p, now) for p in t.partition_data)
-        topics.append(ctx.make("TopicProduceResponse", name=t.name, partition_responses=parts))
+        name = _topic_name(ctx, t)
+        if name is None:
+            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
+                          for p in t.partition_data)
+        else:
+            parts = tuple(_partition(ctx, request, name, p, now) for p in t.partition_data)
+        topics.append(ctx.make("TopicProduceResponse", name=name, topic_id=getattr(t, "topic_id", None),
+                               partition_responses=parts))
+    # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
+    throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:
         return None
-    return ctx.response(responses=tuple(topics), node_endpoints=())
+    return ctx.response(responses=tuple(topics), node_endpoints=(), throttle_time=throttle)
+
+
+def _topic_name(ctx, t) -> str | None:
+    """v13+ names topics by id (Kafka 4.1; UNKNOWN_TOPIC_ID when the id is not known)."""
+    if ctx.version < TOPIC_ID_VERSION:
+        return t.name
+    info = ctx.node.logs.topic_by_id(t.topic_id)
+    return info.name if info else None
+
+
+def _error(ctx, index: int, e: KafkaError):
+    return ctx.make("PartitionProduceResponse", index=index, error_code=e.code, base_offset=-1,
+                    log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
 
 
 def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
     if txn_id is None:
         raise KafkaError(ErrorCode.transactional_id_authorization_failed, "transactional batch without a transactional id")
     if h.producer_id not in plog.producer_state.ongoing_txns:
-        # The first batch of a transaction in this partition: the coordinator must know it (KIP-890 part 1).
+        # The first batch of a transaction in this partition: the coordinator must know it (KIP-890
+        # part 1) or, from v12, is asked to add it (part 2).
         try:
-            ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
+            if ctx.version >= ADD_PARTITION_VERSION:
+                ctx.node.txn.add_partitions(txn_id, h.producer_id, h.producer_epoch, {(topic, partition)}, now_ms(),
+                                            transaction_version=2)
+            else:
+                ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
         except KafkaError as e:
             raise KafkaError(_verification_error(e.code, ctx.version), e.message) from None
+
+
+def _up_convert(batch):
+    """Kafka's LogValidator converts magic 0/1 messages to one v2 batch (message format v2 only, 3.0+)."""
+    try:
+        return bytearray(up_convert(batch))
+    except CorruptMessage as e:
+        raise KafkaError(ErrorCode.corrupt_message, str(e)) from None
+    except InvalidBatch as e:
+        raise KafkaError(ErrorCode.invalid_record, str(e)) from None
 
 
 def _partition(ctx, request, topic, p, now):
@@ -73,11 +128,13 @@ def _partition(ctx, request, topic, p, now):
         batch = p.records
         if request.acks == -1 and plog.config.min_insync_replicas > 1:  # Kafka: Partition.appendRecordsToLeader
             raise KafkaError(ErrorCode.not_enough_replicas, None)
+        if ctx.version < LEGACY_BELOW and is_legacy(batch):
+            batch = _up_convert(batch)
         h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
         if needs_record_pass(plog.config, h):
             batch, h = validate_records(batch, h, plog.config, now, f"{topic}-{p.index}")
         if h.is_transactional:
-            _verify_transaction(ctx, request.transactional_id, plog, h, topic, p.index)
+            _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)
         maybe_roll(plog, h, now)
         result = plog.append(batch, h, now, origin=Origin.CLIENT)
     except RecordErrors as e:
@@ -87,8 +144,7 @@ def _partition(ctx, request, topic, p, now):
                         log_append_time=-1, log_start_offset=plog.log_start_offset, record_errors=errors,
                         error_message=e.message)
     except KafkaError as e:
-        return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
-                        log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
+        return _error(ctx, p.index, e)
     return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
                     base_offset=result.base_offset, log_append_time=result.log_append_time,
                     log_start_offset=result.log_start_offset, record_errors=(), error_message=None)

@@ -1,4 +1,4 @@
-"""Fetch (1), v4-16.
+"""Fetch (1), v0-17 (v17 adds only ReplicaDirectoryId, a tagged field of follower fetches, KIP-853).
 
 Sessionless: every answer has SessionId 0 (Kafka's own answer when it declines a session), so
 clients keep sending full requests. Topics by name before v13, by topic id from v13.
@@ -7,27 +7,48 @@ the returned range (never null); read_uncommitted reads to the high watermark wi
 The first partition with data returns at least one whole batch even above the limits (KIP-74).
 A request that has less than min_bytes parks until a log changes (append or marker, so LSO moves
 wake it too) or max_wait passes.
+v0-3 (deprecated in Kafka 3.9, gone in 4.0) get the records down-converted to messages of magic 0
+(v0-1) or 1 (v2-3), as Kafka's LazyDownConversionRecords does: control batches left out, headers
+lost, from the fetch offset on (a read holding only control batches answers no messages, as Kafka's
+does; the consumer moves past them once records follow).
+A consumer_byte_rate quota counts the record bytes of each answer; a client over it gets an empty
+answer with throttle_time_ms and its connection is not read for that long, as Kafka answers.
 """
 
 import time
 
+from kafka_codecs.legacy import down_convert
+
 from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
 from .registry import api
 
 READ_COMMITTED = 1
 TOPIC_ID_VERSION = 13
+MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
 
 
-@api(1, "Fetch", 4, 16)
+@api(1, "Fetch", 0, 17)
 async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     while True:
         topics, total, errors = _collect(ctx, request)
         remaining = deadline - time.monotonic()
         if total >= request.min_bytes or errors or remaining <= 0:
-            return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics, node_endpoints=())
+            return _respond(ctx, topics, total)
         await ctx.node.changes.wait(remaining)
+
+
+def _respond(ctx, topics, total):
+    """Kafka: a Fetch over consumer_byte_rate is answered empty with its throttle time, and not counted."""
+    quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
+    throttle = ctx.throttle(quota.record(client_id, total, now))
+    if throttle > 0:
+        quota.unrecord(client_id, total, now)
+        topics = ()
+    return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics, node_endpoints=(),
+                        throttle_time=throttle)
 
 
 def _collect(ctx, request):
@@ -66,10 +87,13 @@ def _partition(ctx, name, p, committed, max_bytes, min_one):
         plog = ctx.node.logs.logs.get((name, p.partition))
         hw, lso, start = (plog.high_watermark, plog.last_stable_offset, plog.log_start_offset) if plog else (-1, -1, -1)
         return _data(ctx, p.partition, e.code, hw, lso, start, None, b"")
+    records = r.records
+    if ctx.version < MAGIC_2_VERSION:
+        records = down_convert(r.data, 0 if ctx.version <= 1 else 1, p.fetch_offset)
     aborted = None
     if r.aborted is not None:
         aborted = tuple(ctx.make("AbortedTransaction", producer_id=a.producer_id, first_offset=a.first_offset) for a in r.aborted)
-    return _data(ctx, p.partition, ErrorCode.none, r.high_watermark, r.last_stable_offset, r.log_start_offset, aborted, r.records)
+    return _data(ctx, p.partition, ErrorCode.none, r.high_watermark, r.last_stable_offset, r.log_start_offset, aborted, records)
 
 
 def _data(ctx, index, code, hw, lso, start, aborted, records):

@@ -1,21 +1,30 @@
-"""ListOffsets (2), v1-8.
+"""ListOffsets (2), v0-10.
+
+v0 (deprecated in Kafka 3.9, gone in 4.0) answers Kafka's old-style list: up to max_num_offsets
+segment start offsets, newest first, of the segments last modified at or before the timestamp (plus
+the log end while the active segment holds data); -1 starts from the latest, -2 gives the earliest
+(UnifiedLog.legacyFetchOffsetsBefore).
 
 LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
-and EARLIEST_LOCAL (-4, v8) the log start offset; MAX_TIMESTAMP (-3, v7) the record with the
+and EARLIEST_LOCAL (-4, v8) the log start offset; LATEST_TIERED (-5, v9, KIP-1005) offset and
+timestamp -1, as Kafka answers for a topic without tiered storage; MAX_TIMESTAMP (-3, v7) the record with the
 largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
 offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
 """
 
 from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
 from .registry import api
 
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
-MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8}
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 
 
-@api(2, "ListOffsets", 1, 8)
+@api(2, "ListOffsets", 0, 10)  # v10 adds timeout_ms (KIP-1075), for remote storage: nothing waits here
 def handle(ctx, request):
+    if ctx.version == 0:
+        return _legacy(ctx, request)
     committed = getattr(request, "isolation_level", 0) == 1
     topics = []
     for t in request.topics:
@@ -45,14 +54,36 @@ def _partition(ctx, topic, p, committed, duplicate):
 
 
 def _lookup(ctx, plog, ts, committed):
-    if ts in MIN_VERSION and ctx.version < MIN_VERSION[ts] or ts < EARLIEST_LOCAL:
+    if ts in MIN_VERSION and ctx.version < MIN_VERSION[ts] or ts < LATEST_TIERED:
         raise KafkaError(ErrorCode.unsupported_version, f"timestamp {ts} is not supported by ListOffsets v{ctx.version}")
     if ts == LATEST:
         return (plog.last_stable_offset if committed else plog.high_watermark), -1
     if ts in (EARLIEST, EARLIEST_LOCAL):
         return plog.log_start_offset, -1
+    if ts == LATEST_TIERED:  # Kafka: UnifiedLog.fetchOffsetByTimestamp without remote storage
+        return -1, -1
     if ts == MAX_TIMESTAMP:
         found = plog.max_timestamp_offset()
     else:
         found = plog.offset_for_timestamp(ts, committed)
     return found if found else (-1, -1)
+
+
+def _legacy(ctx, request):
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            code, offsets = ErrorCode.none, ()
+            if p.timestamp < EARLIEST:
+                code = ErrorCode.unsupported_version
+            else:
+                try:
+                    offsets = tuple(ctx.node.logs.get(t.name, p.partition_index).legacy_offsets_before(
+                        p.timestamp, p.max_num_offsets, now_ms()))
+                except KafkaError as e:
+                    code = e.code
+            parts.append(ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=code,
+                                  old_style_offsets=offsets))
+        topics.append(ctx.make("ListOffsetsTopicResponse", name=t.name, partitions=tuple(parts)))
+    return ctx.response(topics=tuple(topics))

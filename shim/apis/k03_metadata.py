@@ -3,6 +3,8 @@
 One broker leads every partition with leader epoch 0. Topic ids (v10+) are real, so clients use
 Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
 v4) and the broker's auto_create_topics is on; otherwise UNKNOWN_TOPIC_OR_PARTITION.
+Authorized operations (v8+ topics, v8-10 cluster), when asked for: every operation of the resource
+type, as Kafka answers without an authorizer (see _operations); never on unknown-topic-id entries.
 """
 
 import uuid
@@ -10,9 +12,9 @@ import uuid
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import validate_topic_name
 from ..storage.partition_log import LEADER_EPOCH
+from ._operations import CLUSTER, NOT_REQUESTED, TOPIC
 from .registry import api
 
-NO_OPERATIONS = -(2**31)  # authorized operations not requested
 ZERO_UUID = uuid.UUID(int=0)
 
 
@@ -25,11 +27,14 @@ def handle(ctx, request):
     else:
         names = [_name_of(ctx, t) for t in wanted]
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
-    topics = tuple(_topic(ctx, name, allow_create) for name in names)
+    topic_ops = TOPIC if getattr(request, "include_topic_authorized_operations", False) else NOT_REQUESTED
+    topics = tuple(_topic(ctx, name, allow_create, topic_ops) for name in names)
+    # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
+    cluster_ops = CLUSTER if getattr(request, "include_cluster_authorized_operations", False) else NOT_REQUESTED
     broker = ctx.make("MetadataResponseBroker", node_id=node.config.node_id, host=node.host, port=node.port, rack=None)
     return ctx.response(
         brokers=(broker,), cluster_id=node.config.cluster_id, controller_id=node.config.node_id, topics=topics,
-        cluster_authorized_operations=NO_OPERATIONS,
+        cluster_authorized_operations=cluster_ops,
     )
 
 
@@ -40,10 +45,11 @@ def _name_of(ctx, t) -> str | None:
     return t.name
 
 
-def _topic(ctx, name, allow_create):
+def _topic(ctx, name, allow_create, operations):
     logs = ctx.node.logs
     try:
-        if name is None:
+        if name is None:  # Kafka's unknown-topic-id entries never get authorized operations
+            operations = NOT_REQUESTED
             raise KafkaError(ErrorCode.unknown_topic_id)
         if name not in logs.topics:
             validate_topic_name(name)
@@ -52,7 +58,7 @@ def _topic(ctx, name, allow_create):
             logs.create_topic(name, ctx.node.config.num_partitions)
     except KafkaError as e:
         return ctx.make("MetadataResponseTopic", error_code=e.code, name=name, topic_id=ZERO_UUID,
-                        is_internal=False, partitions=(), topic_authorized_operations=NO_OPERATIONS)
+                        is_internal=False, partitions=(), topic_authorized_operations=operations)
     info = logs.topics[name]
     me = ctx.node.config.node_id
     partitions = tuple(
@@ -61,4 +67,4 @@ def _topic(ctx, name, allow_create):
         for p in range(info.partitions)
     )
     return ctx.make("MetadataResponseTopic", error_code=ErrorCode.none, name=name, topic_id=info.topic_id,
-                    is_internal=info.internal, partitions=partitions, topic_authorized_operations=NO_OPERATIONS)
+                    is_internal=info.internal, partitions=partitions, topic_authorized_operations=operations)

@@ -3,20 +3,18 @@
 State, protocol type, and members (member id, v4+ group instance id, client id, client host). The
 protocol name and each member's metadata and assignment only for a Stable group, as Kafka does.
 An unknown group is described as Dead with no error. v3+ authorized operations (when asked):
-every group operation, since there is no authorizer.
+every group operation Kafka 3.9 knows (READ, DESCRIBE, DELETE), since there is no
+authorizer.
 """
 
 from ..errors import ErrorCode
+from ._operations import GROUP, NOT_REQUESTED
 from .registry import api
-
-NO_OPERATIONS = -(2**31)
-# READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS (Kafka: AclEntry.supportedOperations(GROUP))
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
 
 @api(15, "DescribeGroups", 0, 5)
 def handle(ctx, request):
-    operations = GROUP_OPERATIONS if getattr(request, "include_authorized_operations", False) else NO_OPERATIONS
+    operations = GROUP if getattr(request, "include_authorized_operations", False) else NOT_REQUESTED
     return ctx.response(groups=tuple(_describe(ctx, g, operations) for g in request.groups))
 
 
@@ -30,4 +28,4 @@ def _describe(ctx, group_id, operations):
     )
     return ctx.make("DescribedGroup", error_code=code, group_id=group_id, group_state=s.state,
                     protocol_type=s.protocol_type, protocol_data=s.protocol, members=members,
-                    authorized_operations=operations if code == ErrorCode.none else NO_OPERATIONS)
+                    authorized_operations=operations if code == ErrorCode.none else NOT_REQUESTED)

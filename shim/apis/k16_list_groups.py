@@ -1,12 +1,23 @@
-"""ListGroups (16), v0-4: every group with its protocol type; v4 filters by state names
-(case-insensitive, KIP-518). Not served: v5's group type filter (KIP-848)."""
+"""ListGroups (16), v0-5: every group with its protocol type; v4 filters by state names
+(case-insensitive, KIP-518); v5 filters by group type (KIP-848) and names each group's type.
+
+Every group is a classic group, as with Kafka 3.9's classic group coordinator
+(GroupCoordinator.handleListGroups): a type filter naming "classic" (any case) lists them all, one
+without it lists none.
+"""
 
 from ..errors import ErrorCode
 from .registry import api
 
+CLASSIC = "classic"
 
-@api(16, "ListGroups", 0, 4)
+
+@api(16, "ListGroups", 0, 5)
 def handle(ctx, request):
     listed = ctx.node.groups.list_groups(getattr(request, "states_filter", None))
-    groups = tuple(ctx.make("ListedGroup", group_id=g, protocol_type=t, group_state=s) for g, t, s in listed)
+    types = {t.lower() for t in getattr(request, "types_filter", None) or ()}
+    if types and CLASSIC not in types:
+        listed = []
+    groups = tuple(ctx.make("ListedGroup", group_id=g, protocol_type=t, group_state=s, group_type=CLASSIC)
+                   for g, t, s in listed)
     return ctx.response(error_code=ErrorCode.none, groups=groups)

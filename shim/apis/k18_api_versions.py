@@ -1,7 +1,11 @@
 """ApiVersions (18), v0-4.
 
-Built from the handler registry, so what is advertised is exactly what is served. No features are
-advertised and FinalizedFeaturesEpoch is -1: no transaction-version-2 behaviour (KIP-890 part 2).
+Built from the handler registry limited to the emulated Kafka release (``--kafka-version``,
+shim.protocol.kafka_releases), so what is advertised is exactly what is served. v3+ answers carry
+that release's supported features and the features a cluster of that release is formatted with
+(metadata.version, kraft.version, and from 4.0 transaction.version 2 and group.version 1), with a
+non-negative FinalizedFeaturesEpoch. Supported features whose lowest level is 0 are left out of
+answers below v4, as Kafka leaves them out (KAFKA-17492: older clients cannot read them).
 An unsupported request version gets a v0 body with UNSUPPORTED_VERSION (KIP-511, see dispatch); an
 invalid client software name or version (v3+) gets INVALID_REQUEST, as Kafka answers.
 """
@@ -9,11 +13,13 @@ invalid client software name or version (v3+) gets INVALID_REQUEST, as Kafka ans
 import re
 
 from ..errors import ErrorCode
-from .registry import REGISTRY, api
-
+from ..protocol.kafka_releases import FINALIZED_FEATURES_EPOCH, RELEASES
+from .registry import api, served
 
 # Kafka: ApiVersionsRequest.isValid (v3+ carry the client's software name and version)
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+FEATURES_VERSION = 3  # features are tagged fields of v3+
+FEATURE_LEVEL_0_VERSION = 4  # Kafka: ApiVersionsResponse.maybeFilterSupportedFeatureKeys (alterV0 below v4)
 
 
 @api(18, "ApiVersions", 0, 4)
@@ -22,11 +28,21 @@ def handle(ctx, request):
                                  and _SOFTWARE.fullmatch(request.client_software_version)):
         return ctx.response(error_code=ErrorCode.invalid_request, api_keys=(), supported_features=(),
                             finalized_features_epoch=-1, finalized_features=(), zk_migration_ready=False)
-    keys = tuple(
-        ctx.make("ApiVersion", api_key=s.key, min_version=s.min_version, max_version=s.max_version)
-        for s in sorted(REGISTRY.values(), key=lambda s: s.key)
+    release = RELEASES[ctx.node.config.kafka_version]
+    keys = tuple(ctx.make("ApiVersion", api_key=spec.key, min_version=low, max_version=high)
+                 for spec, low, high in served(release))
+    if ctx.version < FEATURES_VERSION:
+        return ctx.response(error_code=ErrorCode.none, api_keys=keys)
+    supported = tuple(
+        ctx.make("SupportedFeatureKey", name=name, min_version=low, max_version=high)
+        for name, (low, high) in release.supported_features.items()
+        if low > 0 or ctx.version >= FEATURE_LEVEL_0_VERSION
+    )
+    finalized = tuple(
+        ctx.make("FinalizedFeatureKey", name=name, min_version_level=level, max_version_level=level)
+        for name, level in release.finalized_features.items()
     )
     return ctx.response(
-        error_code=ErrorCode.none, api_keys=keys, supported_features=(),
-        finalized_features_epoch=-1, finalized_features=(), zk_migration_ready=False,
+        error_code=ErrorCode.none, api_keys=keys, supported_features=supported,
+        finalized_features_epoch=FINALIZED_FEATURES_EPOCH, finalized_features=finalized, zk_migration_ready=False,
     )

@@ -1,7 +1,15 @@
-"""AddPartitionsToTxn (24), v0-3 (the client form; v4+ is broker-to-broker and not served).
+"""AddPartitionsToTxn (24), v0-5.
 
-Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and every other partition of the request
-OPERATION_NOT_ATTEMPTED, as Kafka answers; coordinator errors apply to every partition.
+v0-3 are the client's form: one transaction. Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and
+every other partition of the request OPERATION_NOT_ATTEMPTED, as Kafka answers; coordinator errors
+apply to every partition.
+
+v4-5 are the broker-to-broker form (KIP-890; Kafka requires CLUSTER_ACTION, kafka-shim has no
+ACLs): a batch of transactions, each either verified (VerifyOnly: NONE for the partitions in the
+ongoing transaction, TRANSACTION_ABORTABLE for the others) or added, under 4.x emulation with the
+client on transaction version 2, which is how Produce v12 and TxnOffsetCommit v5 add partitions
+implicitly. Whole-
+transaction errors apply to every partition of that transaction; the top-level error is NONE.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -9,26 +17,48 @@ from ..node import now_ms
 from ._txn_errors import for_version
 from .registry import api
 
+BATCHED_VERSION = 4  # Kafka: TransactionVersion.transactionVersionForAddPartitionsToTxn (v4+ -> TV_2)
 
-@api(24, "AddPartitionsToTxn", 0, 3)
+
+@api(24, "AddPartitionsToTxn", 0, 5)
 def handle(ctx, request):
-    wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+    if ctx.version < BATCHED_VERSION:
+        wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+        errors = _transaction(ctx, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
+                              request.v3_and_below_producer_epoch, wanted, verify_only=False)
+        return ctx.response(results_by_topic_v3_and_below=_topic_results(ctx, errors))
+    results = []
+    for txn in request.transactions:
+        wanted = [(t.name, p) for t in txn.topics for p in t.partitions]
+        errors = _transaction(ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted,
+                              verify_only=txn.verify_only)
+        results.append(ctx.make("AddPartitionsToTxnResult", transactional_id=txn.transactional_id,
+                                topic_results=_topic_results(ctx, errors)))
+    return ctx.response(error_code=ErrorCode.none, results_by_transaction=tuple(results))
+
+
+def _transaction(ctx, txn_id, pid, epoch, wanted, *, verify_only) -> dict:
     unknown = {tp for tp in wanted if tp not in ctx.node.logs.logs}
     if unknown:
-        errors = {tp: ErrorCode.unknown_topic_or_partition if tp in unknown else ErrorCode.operation_not_attempted
-                  for tp in wanted}
-    else:
-        try:
-            ctx.node.txn.add_partitions(request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
-                                        request.v3_and_below_producer_epoch, set(wanted), now_ms())
-            code = ErrorCode.none
-        except KafkaError as e:
-            code = for_version(e.code, ctx.version)
-        errors = {tp: code for tp in wanted}
+        return {tp: ErrorCode.unknown_topic_or_partition if tp in unknown else ErrorCode.operation_not_attempted
+                for tp in wanted}
+    txn = ctx.node.txn
+    try:
+        if verify_only:
+            return txn.verify_partitions(txn_id, pid, epoch, set(wanted))
+        # Kafka 4.x records the client as on transaction version 2 for v4+; 3.x has no such notion.
+        tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.release.transaction_version >= 2 else 0
+        txn.add_partitions(txn_id, pid, epoch, set(wanted), now_ms(), transaction_version=tv)
+        code = ErrorCode.none
+    except KafkaError as e:
+        code = for_version(e.code, ctx.version)
+    return {tp: code for tp in wanted}
+
+
+def _topic_results(ctx, errors: dict) -> tuple:
     topics = {}
     for (topic, p), code in errors.items():
         topics.setdefault(topic, []).append(
             ctx.make("AddPartitionsToTxnPartitionResult", partition_index=p, partition_error_code=code))
-    results = tuple(ctx.make("AddPartitionsToTxnTopicResult", name=t, results_by_partition=tuple(ps))
-                    for t, ps in topics.items())
-    return ctx.response(results_by_topic_v3_and_below=results)
+    return tuple(ctx.make("AddPartitionsToTxnTopicResult", name=t, results_by_partition=tuple(ps))
+                 for t, ps in topics.items())

@@ -1,7 +1,14 @@
-"""EndTxn (26), v0-4 (never v5: no transaction version 2): commit or abort; markers are written before the answer.
+"""EndTxn (26), v0-5: commit or abort; markers are written before the answer.
 
 Retries of a completed EndTxn succeed; a commit after an abort (or any EndTxn with no transaction)
 is INVALID_TXN_STATE; a stale epoch is PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2).
+
+v5 is transaction version 2 (KIP-890 part 2; Kafka 4.0+, so not served under 3.x emulation):
+every EndTxn bumps the producer epoch, the markers carry the bumped epoch (fencing any write of
+the finished transaction's epoch), and the answer carries the producer id and epoch the producer
+goes on with -- a new producer id at epoch 0 when the epoch is exhausted. A retry is recognised by
+the epoch it bumped from; an abort with no transaction open is allowed. As in Kafka the request
+version, not the finalized feature, decides (TransactionVersion.transactionVersionForEndTxn).
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -9,12 +16,15 @@ from ..node import now_ms
 from ._txn_errors import for_version
 from .registry import api
 
+TRANSACTION_V2_VERSION = 5
 
-@api(26, "EndTxn", 0, 4)
+
+@api(26, "EndTxn", 0, 5)
 def handle(ctx, request):
+    tv = 2 if ctx.version >= TRANSACTION_V2_VERSION else 0
     try:
-        ctx.node.txn.end_txn(request.transactional_id, request.producer_id, request.producer_epoch,
-                             request.committed, now_ms())
+        pid, epoch = ctx.node.txn.end_txn(request.transactional_id, request.producer_id, request.producer_epoch,
+                                          request.committed, now_ms(), transaction_version=tv)
     except KafkaError as e:
-        return ctx.response(error_code=for_version(e.code, ctx.version))
-    return ctx.response(error_code=ErrorCode.none)
+        return ctx.response(error_code=for_version(e.code, ctx.version), producer_id=-1, producer_epoch=-1)
+    return ctx.response(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch)

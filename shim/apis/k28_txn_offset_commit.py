@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (28), v0-3 (sent to the group coordinator by a transactional producer).
+"""TxnOffsetCommit (28), v0-5 (sent to the group coordinator by a transactional producer).
 
 The offsets are written to the group's __consumer_offsets partition as a transactional batch of
 the producer and stay pending until the producer's transaction ends: the COMMIT marker makes them
@@ -8,8 +8,9 @@ the transaction coordinator as Kafka 3.9 does (KIP-890 part 1), with the leader'
 v0-3: not in the transaction -> INVALID_TXN_STATE, stale epoch -> INVALID_PRODUCER_EPOCH,
 producer id not of that transactional id -> INVALID_PRODUCER_ID_MAPPING. v3 (KIP-447) carries
 the consumer's generation, member id and instance id, checked as OffsetCommit checks them when
-given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Not served: v4+
-(TRANSACTION_ABORTABLE) and v5 (transaction version 2's implicit AddOffsetsToTxn).
+given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v4 (KIP-890 part 1) answers a
+partition not in the transaction with TRANSACTION_ABORTABLE; v5 (transaction version 2, Kafka 4.0+)
+adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn.
 """
 
 from ..node import now_ms
@@ -17,14 +18,14 @@ from ._groups import by_topic, requested_offsets
 from .registry import api
 
 
-@api(28, "TxnOffsetCommit", 0, 3)
+@api(28, "TxnOffsetCommit", 0, 5)
 def handle(ctx, request):
     now = now_ms()
     offsets, unknown = requested_offsets(ctx, request.topics, now)
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
-        getattr(request, "generation_id", -1), offsets, now) if offsets else {}
+        getattr(request, "generation_id", -1), offsets, now, version=ctx.version) if offsets else {}
     ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
     return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))

@@ -1,8 +1,16 @@
-"""The registry of API handlers: the only source of what ApiVersions advertises."""
+"""The registry of API handlers: the only source of what ApiVersions advertises.
+
+Each handler registers the versions kafka-shim implements. What a broker advertises and accepts
+is that range limited to the emulated Kafka release's (``--kafka-version``,
+shim.protocol.kafka_releases): an API the release does not have is neither advertised nor served,
+so every handler, including ones added later, is capped by the release table.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, NamedTuple
+
+from ..protocol.kafka_releases import KafkaRelease
 
 Handler = Callable[[Any, Any], Awaitable[Any] | Any]
 
@@ -28,3 +36,22 @@ def api(key: int, name: str, min_version: int, max_version: int):
         return handler
 
     return register
+
+
+def emulated_range(spec: ApiSpec, release: KafkaRelease) -> tuple[int, int] | None:
+    """The versions of ``spec`` served while emulating ``release``: the intersection, or None."""
+    theirs = release.api_versions.get(spec.key)
+    if theirs is None:
+        return None
+    low, high = max(spec.min_version, theirs[0]), min(spec.max_version, theirs[1])
+    return (low, high) if low <= high else None
+
+
+def served(release: KafkaRelease) -> list[tuple[ApiSpec, int, int]]:
+    """Every API served under ``release`` with its version range, by API key."""
+    out = []
+    for spec in sorted(REGISTRY.values(), key=lambda s: s.key):
+        versions = emulated_range(spec, release)
+        if versions is not None:
+            out.append((spec, *versions))
+    return out

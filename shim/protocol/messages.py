@@ -19,6 +19,7 @@ from kio.serial._introspect import is_optional
 from kio.static.constants import EntityType
 
 from .framing import FrameError
+from .legacy_schemas import LEGACY
 
 _PEEK = struct.Struct(">hhi")
 
@@ -37,13 +38,25 @@ def peek(frame: bytes) -> tuple[int, int, int]:
     return _PEEK.unpack_from(frame)
 
 
+# Versions kio does not generate whose wire form is that of a neighbour, as Kafka's schemas say:
+# DescribeLogDirs and AlterReplicaLogDirs "Version 1 is the same as version 0" (v1 only changed
+# throttling, KIP-219).
+SAME_WIRE_AS = {(34, 0): 1, (35, 0): 1}
+
+
 @functools.cache
 def request_module(api_key: int, version: int) -> ModuleType:
+    if (api_key, version) in LEGACY:
+        return LEGACY[(api_key, version)](EntityType.request)
+    version = SAME_WIRE_AS.get((api_key, version), version)
     return load_payload_module(api_key, version, EntityType.request)
 
 
 @functools.cache
 def response_module(api_key: int, version: int) -> ModuleType:
+    if (api_key, version) in LEGACY:
+        return LEGACY[(api_key, version)](EntityType.response)
+    version = SAME_WIRE_AS.get((api_key, version), version)
     return load_payload_module(api_key, version, EntityType.response)
 
 

@@ -101,6 +101,23 @@ class LogManager:
         log.info("created topic %s with %d partitions", name, partitions)
         return info
 
+    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+        """Grow topic ``name`` to ``count`` partitions (Kafka: ReplicationControlManager.createPartitions)."""
+        info = self.topic(name)
+        if count == info.partitions:
+            raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {count} partition(s).")
+        if count < info.partitions:
+            raise KafkaError(ErrorCode.invalid_partitions, f"The topic {name} currently has {info.partitions} "
+                             f"partition(s); {count} would not be an increase.")
+        if validate_only:
+            return
+        config = log_config_for(self.defaults, info.configs)
+        first, info.partitions = info.partitions, count
+        for p in range(first, count):
+            self._open(info, p, config, clean=True)
+        self._save_topics()
+        log.info("topic %s grown from %d to %d partitions", name, first, count)
+
     def ensure_topic(self, name: str, partitions: int) -> TopicInfo:
         """The topic, created first if missing (internal topics are created on first use)."""
         return self.topics.get(name) or self.create_topic(name, partitions)

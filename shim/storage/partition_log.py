@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
@@ -19,7 +20,7 @@ from kafka_codecs.records import decode_batch
 from ..errors import ErrorCode, KafkaError
 from . import fs, snapshot, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
-from .segment import FileRecords, LogSegment, file_name
+from .segment import FileRecords, LogSegment
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +299,27 @@ class PartitionLog:
         return top.offset, top.timestamp
 
     # -- deletion and retention --------------------------------------------------------------
+
+    def legacy_offsets_before(self, timestamp: int, max_num_offsets: int, now_ms: int) -> list[int]:
+        """ListOffsets v0 (Kafka: UnifiedLog.legacyFetchOffsetsBefore, Partition.legacyFetchOffsetsForTimestamp
+        for a consumer): segment start offsets (and the log end when the active segment holds data)
+        whose segment was last modified at or before ``timestamp``, newest first, capped at the
+        high watermark; -1 is the latest, -2 the earliest."""
+        points = [(max(s.base_offset, self.log_start_offset), os.stat(s.log_path).st_mtime_ns // 1_000_000)
+                  for s in self.segments]
+        if self.segments[-1].size > 0:
+            points.append((self.log_end_offset, now_ms))
+        if timestamp == -1:
+            start = len(points) - 1
+        elif timestamp == -2:
+            start = 0
+        else:
+            start = max((i for i, (_, modified) in enumerate(points) if modified <= timestamp), default=-1)
+        found = sorted((points[i][0] for i in range(start, max(start - max_num_offsets, -1), -1)), reverse=True)
+        hw = self.high_watermark
+        if any(o > hw for o in found):
+            found = [hw] + [o for o in found if o <= hw]
+        return found
 
     def delete_records(self, offset: int) -> int:
         """Advance the log start offset (DeleteRecords); -1 means the high watermark."""

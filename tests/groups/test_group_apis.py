@@ -53,8 +53,8 @@ async def test_api_versions_advertises_the_group_apis(node):
     r = await call(node, API_VERSIONS, 3, client_software_name="t", client_software_version="1")
     got = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
     assert {k: got[k] for k in (8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47)} == {
-        8: (2, 9), 9: (1, 9), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4),
-        28: (0, 3), 42: (0, 2), 47: (0, 0)}
+        8: (2, 9), 9: (1, 9), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
+        28: (0, 4), 42: (0, 2), 47: (0, 0)}  # TxnOffsetCommit v5 is 4.0's (transaction version 2)
 
 
 # -- JoinGroup / SyncGroup ----------------------------------------------------------------
@@ -226,8 +226,11 @@ async def test_describe_groups_v5(node):
     assert (g.error_code, g.group_state, g.protocol_type, g.protocol_data) == (E.none, "Stable", "consumer", "range")
     (m,) = g.members
     assert (m.member_id, m.client_id, m.client_host, m.member_assignment) == (member, "group-tests", "/10.1.2.3", b"A")
-    assert g.authorized_operations == (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
+    # Kafka 3.9 without an authorizer: AclEntry.supportedOperations(GROUP) = READ, DESCRIBE, DELETE
+    assert g.authorized_operations == (1 << 3) | (1 << 6) | (1 << 8)
     assert (nope.group_state, nope.members) == ("Dead", ())
+    unasked = await call(node, DESCRIBE, 5, groups=("g",), include_authorized_operations=False)
+    assert unasked.groups[0].authorized_operations == -(2**31)
     r0 = await call(node, DESCRIBE, 0, groups=("g",))
     assert r0.groups[0].members[0].member_metadata == PROTOCOLS[0][1]
 
@@ -239,6 +242,15 @@ async def test_list_groups_v4_filters_by_state(node):
     assert [(g.group_id, g.protocol_type, g.group_state) for g in r.groups] == [("g", "consumer", "Stable")]
     r0 = await call(node, LIST, 0)
     assert sorted((g.group_id, g.protocol_type) for g in r0.groups) == [("g", "consumer"), ("solo", "")]
+
+
+@pytest.mark.parametrize("types,listed", [((), ["g", "solo"]), (("Classic",), ["g", "solo"]),
+                                          (("consumer",), []), (("share", "classic"), ["g", "solo"])])
+async def test_list_groups_v5_type_filter_every_group_classic(node, types, listed):
+    await one_member_group(node)
+    node.groups.commit_offsets("solo", "", None, -1, {(TOPIC, 0): _o(1)}, 0)
+    r = await call(node, LIST, 5, states_filter=(), types_filter=types)
+    assert sorted((g.group_id, g.group_type) for g in r.groups) == [(g, "classic") for g in listed]
 
 
 async def test_delete_groups_and_offset_delete(node):

@@ -48,6 +48,8 @@ class Acked:
     offsets: dict = field(default_factory=dict)  # (group, topic, partition) -> committed offset
     generations: dict = field(default_factory=dict)  # group -> (generation, member id)
     deleted: set = field(default_factory=set)  # topics whose deletion was acknowledged
+    # topics whose DeleteTopics is the next request: a cut in the middle of it may find them gone
+    doomed: set = field(default_factory=set)
     producer: tuple | None = None  # (producer id, epoch) of TXN_ID
     txn_open: bool = False  # a transaction of TXN_ID is between AddPartitionsToTxn and EndTxn
 
@@ -200,12 +202,14 @@ class Workload:
     async def short_lived_topic(self, name: str) -> None:
         assert await create_topic(self.node, name, 1) == E.none
         self.acked.topics[name] = 1
+        self.acked.doomed.add(name)
         self.ack(f"create topic {name}")
         code, _ = await produce(self.node, 0, batch(b"doomed"), topic=name)
         assert code == E.none
         r = await call(self.node, DELETE_TOPICS, 4, topic_names=(name,), timeout=5000)
         assert r.responses[0].error_code == E.none
         del self.acked.topics[name]
+        self.acked.doomed.discard(name)
         self.acked.deleted.add(name)
         self.ack(f"delete topic {name}")
 

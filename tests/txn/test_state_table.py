@@ -11,13 +11,14 @@ from shim.coordinators.txn.state import VALID_PREVIOUS, IllegalTransition, TxnMe
 
 S = TxnState
 
-# Kafka 3.9, core/src/main/scala/kafka/coordinator/transaction/TransactionMetadata.scala, written out
-# independently of shim's table so that a change to either shows up here.
+# Kafka 4.1, transaction-coordinator/.../TransactionState.java (3.9's table plus the three
+# PrepareAbort sources transaction version 2 added), written out independently of shim's table so
+# that a change to either shows up here.
 KAFKA_VALID_PREVIOUS = {
     S.EMPTY: {S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT},
     S.ONGOING: {S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT},
     S.PREPARE_COMMIT: {S.ONGOING},
-    S.PREPARE_ABORT: {S.ONGOING, S.PREPARE_EPOCH_FENCE},
+    S.PREPARE_ABORT: {S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT},
     S.COMPLETE_COMMIT: {S.PREPARE_COMMIT},
     S.COMPLETE_ABORT: {S.PREPARE_ABORT},
     S.DEAD: {S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT},

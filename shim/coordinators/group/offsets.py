@@ -29,12 +29,16 @@ TP = tuple[str, int]
 OFFSET_METADATA_MAX_BYTES = 4096  # Kafka: offset.metadata.max.bytes
 
 
-def verification_error(code: ErrorCode) -> ErrorCode:
-    """The leader's mapping of the coordinator's answer for TxnOffsetCommit v0-3 (Kafka 3.9:
-    AddPartitionsToTxnManager with defaultError, then maybeConvertOffsetCommitError)."""
+TXN_ABORTABLE_VERSION = 4  # TxnOffsetCommit v4+ knows TRANSACTION_ABORTABLE (KIP-890 part 1)
+ADD_PARTITION_VERSION = 5  # TxnOffsetCommit v5 adds the offsets partition itself (transaction version 2)
+
+
+def verification_error(code: ErrorCode, version: int = 3) -> ErrorCode:
+    """The leader's mapping of the coordinator's answer for TxnOffsetCommit (Kafka:
+    AddPartitionsToTxnManager, txnOffsetCommitRequestVersionToTransactionSupportedOperation)."""
     if code == E.producer_fenced:
         return E.invalid_producer_epoch
-    if code == E.transaction_abortable:
+    if code == E.transaction_abortable and version < TXN_ABORTABLE_VERSION:
         return E.invalid_txn_state
     return code
 
@@ -103,10 +107,10 @@ class OffsetOperations:
 
     def commit_txn_offsets(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
                            producer_epoch: int, member_id: str, group_instance_id: str | None, generation_id: int,
-                           offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> dict[TP, ErrorCode]:
+                           offsets: dict[TP, OffsetAndMetadata], now_ms: int, version: int = 3) -> dict[TP, ErrorCode]:
         """Kafka: handleTxnCommitOffsets. The group's offsets partition must be in the producer's
-        ongoing transaction (AddOffsetsToTxn); KIP-447 member checks apply when the request names
-        a member or generation."""
+        ongoing transaction (AddOffsetsToTxn; from request v5 it is added here); KIP-447 member
+        checks apply when the request names a member or generation."""
         try:
             check_group_id(group_id)
         except KafkaError as e:
@@ -115,23 +119,28 @@ class OffsetOperations:
         if group is None:
             group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=now_ms)
         try:
-            self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch)
+            self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch, now_ms, version)
             _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
         except KafkaError as e:
             return {tp: e.code for tp in offsets}
         return self._store(group, offsets, now_ms, producer=(producer_id, producer_epoch))
 
     def _verify_in_transaction(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
-                               producer_epoch: int) -> None:
-        """KIP-890 part 1, synchronously: the first write of a transaction to the partition asks the
-        transaction coordinator; later ones are checked by the log (producer epoch)."""
+                               producer_epoch: int, now_ms: int, version: int) -> None:
+        """KIP-890, synchronously: the first write of a transaction to the partition asks the
+        transaction coordinator to verify it (part 1) or, from v5, to add it (part 2); later ones
+        are checked by the log (producer epoch)."""
         if self.store.in_ongoing_txn(group_id, producer_id):
             return
         topic, partition = self.txn.offsets_partition(group_id)
         try:
-            self.txn.verify_partition(transactional_id, producer_id, producer_epoch, topic, partition)
+            if version >= ADD_PARTITION_VERSION:
+                self.txn.add_offsets(transactional_id, producer_id, producer_epoch, group_id, now_ms,
+                                     transaction_version=2)
+            else:
+                self.txn.verify_partition(transactional_id, producer_id, producer_epoch, topic, partition)
         except KafkaError as e:
-            raise KafkaError(verification_error(e.code), e.message) from None
+            raise KafkaError(verification_error(e.code, version), e.message) from None
 
     def on_marker(self: "GroupCoordinator", producer_id: int, topic: str, partition: int, commit: bool) -> None:
         """A COMMIT/ABORT marker was written (Kafka: handleTxnCompletion): settle the producer's

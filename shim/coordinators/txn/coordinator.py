@@ -20,7 +20,10 @@ from ...storage.producer_state import Origin
 from ..partitioning import partition_for
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
-from .state import EPOCH_EXHAUSTED, NO_EPOCH, TxnMetadata, TxnState
+from .state import (
+    END_TXN_V2, EPOCH_EXHAUSTED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
+    end_txn_v2_epoch_valid, end_txn_v2_retry,
+)
 from .txn_log import decode_key, decode_value, encode_key, encode_value
 
 log = logging.getLogger(__name__)
@@ -48,8 +51,15 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
 
 class TransactionCoordinator:
     def __init__(self, logs: LogManager, producer_ids: ProducerIdManager, *, num_partitions: int,
-                 offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int) -> None:
+                 offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int,
+                 transaction_version: int = 0) -> None:
         self.logs = logs
+        # The finalized transaction.version: from 1 the state records are written as value v1
+        # (Kafka: TransactionVersion.transactionLogValueVersion). Which EndTxn rules apply is the
+        # client's choice, by request version (Kafka: transactionVersionForEndTxn).
+        self.log_value_version = 1 if transaction_version >= 1 else 0
+        # Aborts the coordinator starts itself (timeouts, fencing) follow the finalized version.
+        self.transaction_version = transaction_version
         self.producer_ids = producer_ids
         self.num_partitions = num_partitions
         self.offsets_partitions = offsets_partitions
@@ -64,7 +74,8 @@ class TransactionCoordinator:
     def _persist(self, m: TxnMetadata) -> None:
         self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
         plog = self.logs.get(TXN_TOPIC, partition_for(m.transactional_id, self.num_partitions))
-        batch = encode_batch([(encode_key(m.transactional_id), encode_value(m), (), max(m.last_update_ms, 0))])
+        value = encode_value(m, self.log_value_version)
+        batch = encode_batch([(encode_key(m.transactional_id), value, (), max(m.last_update_ms, 0))])
         plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR)
 
     def _move(self, m: TxnMetadata, state: TxnState, now_ms: int) -> None:
@@ -154,7 +165,9 @@ class TransactionCoordinator:
                              f"epoch {producer_epoch} is not the current epoch {m.producer_epoch}")
 
     def add_partitions(self, txn_id: str, producer_id: int, producer_epoch: int,
-                       partitions: set[tuple[str, int]], now_ms: int) -> None:
+                       partitions: set[tuple[str, int]], now_ms: int, transaction_version: int = 0) -> None:
+        """Kafka: handleAddPartitionsToTransaction. ``transaction_version`` is the client's: 2 when the
+        partitions come from AddPartitionsToTxn v4+ (Produce v12, TxnOffsetCommit v5), else 0."""
         m = self._existing(txn_id, producer_id)
         self._check_current(m, producer_epoch)
         if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
@@ -164,20 +177,27 @@ class TransactionCoordinator:
         nxt = m.copy()
         nxt.transition(S.ONGOING, now_ms)
         nxt.partitions = set(m.partitions if m.state is S.ONGOING else ()) | partitions
+        nxt.client_transaction_version = transaction_version
         self._persist(nxt)
         self.txns[txn_id] = nxt
 
     def offsets_partition(self, group_id: str) -> tuple[str, int]:
         return OFFSETS_TOPIC, partition_for(group_id, self.offsets_partitions)
 
-    def add_offsets(self, txn_id: str, producer_id: int, producer_epoch: int, group_id: str, now_ms: int) -> None:
+    def add_offsets(self, txn_id: str, producer_id: int, producer_epoch: int, group_id: str, now_ms: int,
+                    transaction_version: int = 0) -> None:
         self.logs.ensure_topic(OFFSETS_TOPIC, self.offsets_partitions)
-        self.add_partitions(txn_id, producer_id, producer_epoch, {self.offsets_partition(group_id)}, now_ms)
+        self.add_partitions(txn_id, producer_id, producer_epoch, {self.offsets_partition(group_id)}, now_ms,
+                            transaction_version)
 
     # -- EndTxn -----------------------------------------------------------------------------
 
-    def end_txn(self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool, now_ms: int) -> None:
-        """Kafka: TransactionCoordinator.endTransaction (transaction version 1)."""
+    def end_txn(self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool, now_ms: int,
+                transaction_version: int = 0) -> tuple[int, int]:
+        """Kafka: TransactionCoordinator.endTransaction; returns the producer id and epoch the
+        producer goes on with (EndTxn v5). Transaction version 2 bumps the epoch every time."""
+        if transaction_version >= 2:
+            return self._end_txn_v2(txn_id, producer_id, producer_epoch, commit, now_ms)
         m = self._existing(txn_id, producer_id)
         if producer_epoch != m.producer_epoch:
             raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} is not current ({m.producer_epoch})")
@@ -185,18 +205,66 @@ class TransactionCoordinator:
             self._move(m, S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
             self._complete(self.txns[txn_id], commit, now_ms)
         elif (m.state, commit) in ((S.COMPLETE_COMMIT, True), (S.COMPLETE_ABORT, False)):
-            return  # a retry of an EndTxn that already completed
+            pass  # a retry of an EndTxn that already completed
         elif (m.state, commit) in ((S.PREPARE_COMMIT, True), (S.PREPARE_ABORT, False)):
             raise KafkaError(ErrorCode.concurrent_transactions)
         else:
             raise KafkaError(ErrorCode.invalid_txn_state,
                              f"cannot {'commit' if commit else 'abort'} in state {m.state.kafka_name}")
+        done = self.txns[txn_id]
+        return done.producer_id, done.producer_epoch
+
+    def _end_txn_v2(self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool,
+                    now_ms: int) -> tuple[int, int]:
+        """Kafka 4.x: endTransaction with a client on transaction version 2 (EndTxn v5)."""
+        if not txn_id:
+            raise KafkaError(ErrorCode.invalid_request, "transactional id must not be empty")
+        m = self.txns.get(txn_id)
+        if m is None or m.state is S.DEAD:
+            raise KafkaError(ErrorCode.invalid_producer_id_mapping, f"no transactional id {txn_id!r}")
+        bumped, rotated = end_txn_v2_retry(m, producer_id, producer_epoch)
+        if m.producer_id != producer_id and not rotated:
+            raise KafkaError(ErrorCode.invalid_producer_id_mapping,
+                             f"producer id {producer_id} does not belong to transactional id {txn_id!r}")
+        if not end_txn_v2_epoch_valid(m, producer_epoch, bumped or rotated):
+            raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} is not current ({m.producer_epoch})")
+        outcome = END_TXN_V2.get((m.state, commit, bumped or rotated))
+        if outcome is None:
+            raise IllegalTransition(f"{txn_id}: EndTxn v5 in state {m.state.name}")
+        if isinstance(outcome, ErrorCode):
+            raise KafkaError(outcome, f"cannot {'commit' if commit else 'abort'} in state {m.state.kafka_name}")
+        if outcome is EndTxnAction.PREPARE:
+            self._prepare_v2(m, commit, now_ms)
+            self._complete(self.txns[txn_id], commit, now_ms)
+        done = self.txns[txn_id]
+        return done.producer_id, done.producer_epoch
+
+    def _prepare_v2(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+        """Kafka: prepareAbortOrCommit with transaction version 2 -- the epoch is bumped, and a new
+        producer id is reserved when the bumped epoch would be exhausted."""
+        nxt = m.copy()
+        if m.epoch_exhausted:
+            nxt.next_producer_id = self.producer_ids.next_id()
+        nxt.producer_epoch, nxt.last_producer_epoch = m.producer_epoch + 1, m.producer_epoch
+        nxt.client_transaction_version = 2
+        nxt.transition(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
+        if m.state is not S.ONGOING:  # an abort with no partition added starts now
+            nxt.txn_start_ms = now_ms
+        self._persist(nxt)
+        self.txns[m.transactional_id] = nxt
 
     def _complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
-        """Markers to every partition, then CompleteCommit/CompleteAbort."""
+        """Markers to every partition, then CompleteCommit/CompleteAbort (Kafka: prepareComplete;
+        with transaction version 2 an exhausted epoch moves to the reserved producer id, epoch 0)."""
         write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
                       commit, sorted(m.partitions), now_ms)
-        self._move(m, S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
+        nxt = m.copy()
+        if m.client_transaction_version >= 2 and m.next_producer_id != NO_PRODUCER_ID:
+            nxt.last_producer_id, nxt.producer_id, nxt.producer_epoch = m.producer_id, m.next_producer_id, 0
+        nxt.next_producer_id = NO_PRODUCER_ID
+        nxt.transition(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
+        self._persist(nxt)
+        self.txns[m.transactional_id] = nxt
 
     def _fence_and_abort(self, m: TxnMetadata, now_ms: int) -> None:
         """Bump the epoch (fencing the producer), then abort with the bumped epoch (Kafka:
@@ -205,6 +273,11 @@ class TransactionCoordinator:
         fenced.transition(S.PREPARE_EPOCH_FENCE, now_ms)  # transient, never persisted (as in Kafka)
         fenced.producer_epoch = m.producer_epoch + 1
         fenced.last_producer_epoch = NO_EPOCH
+        if self.transaction_version >= 2:
+            # Kafka 4.x: the coordinator's own aborts use the finalized version ("not from client, use
+            # server TV"): prepareAbortOrCommit's bump keeps the epoch it bumped from, so the producer
+            # can bump from it again (InitProducerId) instead of being fenced for good.
+            fenced.last_producer_epoch, fenced.client_transaction_version = m.producer_epoch, 2
         self._move(fenced, S.PREPARE_ABORT, now_ms)
         self._complete(self.txns[m.transactional_id], False, now_ms)
 
@@ -231,19 +304,27 @@ class TransactionCoordinator:
 
     # -- produce-time verification (KIP-890 part 1, done synchronously) ---------------------
 
-    def verify_partition(self, txn_id: str | None, producer_id: int, producer_epoch: int,
-                         topic: str, partition: int) -> None:
-        """A transactional batch that starts a transaction in a partition must belong to an ongoing
-        transaction that added it (Kafka: AddPartitionsToTxn VerifyOnly before the first append)."""
-        # The coordinator's answers, as Kafka's handleVerifyPartitionsInTransaction gives them; the
-        # Produce handler maps them for the request version (AddPartitionsToTxnManager).
-        m = self.txns.get(txn_id) if txn_id else None
+    def verify_partitions(self, txn_id: str | None, producer_id: int, producer_epoch: int,
+                          partitions: set[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
+        """Kafka: handleVerifyPartitionsInTransaction (AddPartitionsToTxn VerifyOnly): NONE for each
+        partition in the ongoing transaction, TRANSACTION_ABORTABLE for the others; a whole-transaction
+        error (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS) is raised."""
+        if not txn_id:
+            raise KafkaError(ErrorCode.invalid_request, "transactional id must not be empty")
+        m = self.txns.get(txn_id)
         if m is None or m.producer_id != producer_id:
             raise KafkaError(ErrorCode.invalid_producer_id_mapping, f"producer {producer_id} has no transaction here")
         if producer_epoch != m.producer_epoch:
             raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} is not current ({m.producer_epoch})")
         if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             raise KafkaError(ErrorCode.concurrent_transactions)
-        if m.state is not S.ONGOING or (topic, partition) not in m.partitions:
-            raise KafkaError(ErrorCode.transaction_abortable,
-                             f"{topic}-{partition} was not added to the transaction of {txn_id!r}")
+        return {tp: ErrorCode.none if tp in m.partitions else ErrorCode.transaction_abortable for tp in partitions}
+
+    def verify_partition(self, txn_id: str | None, producer_id: int, producer_epoch: int,
+                         topic: str, partition: int) -> None:
+        """A transactional batch that starts a transaction in a partition must belong to an ongoing
+        transaction that added it (KIP-890 part 1, asked synchronously). The callers map the
+        coordinator's answers for their request version (AddPartitionsToTxnManager)."""
+        code = self.verify_partitions(txn_id, producer_id, producer_epoch, {(topic, partition)})[(topic, partition)]
+        if code != ErrorCode.none:
+            raise KafkaError(code, f"{topic}-{partition} was not added to the transaction of {txn_id!r}")

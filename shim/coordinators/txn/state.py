@@ -1,10 +1,13 @@
-"""Transaction states and the one table of valid previous states (Kafka: TransactionMetadata.scala)."""
+"""Transaction states, the one table of valid previous states (Kafka: TransactionState.java) and
+the table of EndTxn outcomes under transaction version 2 (Kafka 4.x: TransactionCoordinator.endTransaction)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 from dataclasses import dataclass, field
+
+from ...errors import ErrorCode
 
 NO_PRODUCER_ID = -1
 NO_EPOCH = -1
@@ -32,7 +35,8 @@ VALID_PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
-    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE}),
+    # Kafka 4.x: transaction version 2 may abort from Empty/Complete* (an abort with no partition added)
+    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.COMPLETE_COMMIT: frozenset({S.PREPARE_COMMIT}),
     S.COMPLETE_ABORT: frozenset({S.PREPARE_ABORT}),
     S.DEAD: frozenset({S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT}),
@@ -56,6 +60,10 @@ class TxnMetadata:
     partitions: set[tuple[str, int]] = field(default_factory=set)
     txn_start_ms: int = -1
     last_update_ms: int = -1
+    next_producer_id: int = NO_PRODUCER_ID
+    """Transaction version 2: the producer id the transaction moves to when its epoch is exhausted."""
+    client_transaction_version: int = 0
+    """The transaction version the producer used for the transaction (2: an epoch bump per EndTxn)."""
 
     def transition(self, new: TxnState, now_ms: int) -> None:
         if self.state not in VALID_PREVIOUS[new]:
@@ -75,3 +83,49 @@ class TxnMetadata:
     @property
     def epoch_exhausted(self) -> bool:
         return self.producer_epoch >= EPOCH_EXHAUSTED
+
+
+# -- EndTxn under transaction version 2 (KIP-890 part 2) --------------------------------------
+
+class EndTxnAction(enum.Enum):
+    PREPARE = "prepare"   # PrepareCommit/PrepareAbort with the epoch bumped, markers, Complete*
+    RETRY = "retry"       # the EndTxn already completed: NONE with the current producer id and epoch
+
+
+# (state, commit, is a retry of a completed EndTxn) -> what EndTxn v5 does. States absent here
+# (Dead, PrepareEpochFence) are never current.
+END_TXN_V2: dict[tuple[TxnState, bool, bool], EndTxnAction | ErrorCode] = {
+    **{(S.ONGOING, commit, retry): EndTxnAction.PREPARE for commit in (True, False) for retry in (True, False)},
+    (S.COMPLETE_COMMIT, True, True): EndTxnAction.RETRY,
+    (S.COMPLETE_COMMIT, True, False): ErrorCode.invalid_txn_state,
+    (S.COMPLETE_COMMIT, False, True): ErrorCode.invalid_txn_state,
+    (S.COMPLETE_COMMIT, False, False): EndTxnAction.PREPARE,  # abort with no partition added
+    (S.COMPLETE_ABORT, False, True): EndTxnAction.RETRY,
+    (S.COMPLETE_ABORT, False, False): EndTxnAction.PREPARE,
+    (S.COMPLETE_ABORT, True, True): ErrorCode.invalid_txn_state,
+    (S.COMPLETE_ABORT, True, False): ErrorCode.invalid_txn_state,
+    (S.PREPARE_COMMIT, True, True): ErrorCode.concurrent_transactions,
+    (S.PREPARE_COMMIT, False, True): ErrorCode.invalid_txn_state,
+    (S.PREPARE_ABORT, False, True): ErrorCode.concurrent_transactions,
+    (S.PREPARE_ABORT, True, True): ErrorCode.invalid_txn_state,
+    (S.EMPTY, False, False): EndTxnAction.PREPARE,
+    (S.EMPTY, True, False): ErrorCode.invalid_txn_state,
+}
+
+
+def end_txn_v2_epoch_valid(m: TxnMetadata, producer_epoch: int, retry: bool) -> bool:
+    """Kafka 4.x endTransaction's isValidEpoch: the same epoch starts the next EndTxn, so a retry
+    is recognised by the epoch the previous EndTxn bumped from (or rotated away from)."""
+    if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        return retry
+    if m.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        return retry or producer_epoch == m.producer_epoch
+    return producer_epoch == m.producer_epoch
+
+
+def end_txn_v2_retry(m: TxnMetadata, producer_id: int, producer_epoch: int) -> tuple[bool, bool]:
+    """(retry after an epoch bump, retry after a producer id rotation) of an EndTxn v5."""
+    bumped = m.producer_epoch == producer_epoch + 1
+    rotated = (m.last_producer_id == producer_id and producer_epoch == EPOCH_EXHAUSTED
+               and m.producer_epoch == 0)
+    return bumped, rotated

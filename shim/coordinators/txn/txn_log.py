@@ -5,6 +5,11 @@ ProducerEpoch int16, TransactionTimeoutMs int32, TransactionStatus int8,
 TransactionPartitions [Topic string, PartitionIds [int32]] (null when Empty),
 TransactionLastUpdateTimestampMs int64, TransactionStartTimestampMs int64. A null value is a
 tombstone. Strings are int16-length-prefixed UTF-8, arrays int32-count-prefixed (null = -1).
+
+Value v1 (written once transaction.version >= 1 is finalized, i.e. Kafka 4.x emulation) is the
+same fields in the flexible encoding -- unsigned-varint lengths plus one (0 = null) for strings
+and arrays, a tagged-field section after each struct -- with tagged fields 0 PreviousProducerId,
+1 NextProducerId and 2 ClientTransactionVersion written when not at their defaults (-1, -1, 0).
 """
 
 from __future__ import annotations
@@ -28,19 +33,106 @@ def encode_key(transactional_id: str) -> bytes:
     return _I16.pack(0) + _string(transactional_id)
 
 
-def encode_value(m: TxnMetadata) -> bytes:
+def encode_value(m: TxnMetadata, version: int = 0) -> bytes:
+    if version >= 1:
+        return _encode_value_v1(m)
     out = [_VALUE_HEAD.pack(0, m.producer_id, m.producer_epoch, m.timeout_ms, int(m.state))]
     if m.state is TxnState.EMPTY:
         out.append(_I32.pack(-1))
     else:
-        by_topic: dict[str, list[int]] = defaultdict(list)
-        for topic, p in sorted(m.partitions):
-            by_topic[topic].append(p)
+        by_topic = _by_topic(m)
         out.append(_I32.pack(len(by_topic)))
         for topic, parts in by_topic.items():
             out.append(_string(topic) + _I32.pack(len(parts)) + b"".join(_I32.pack(p) for p in parts))
     out.append(_VALUE_TAIL.pack(m.last_update_ms, m.txn_start_ms))
     return b"".join(out)
+
+
+def _by_topic(m: TxnMetadata) -> dict[str, list[int]]:
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for topic, p in sorted(m.partitions):
+        by_topic[topic].append(p)
+    return by_topic
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, pos
+        shift += 7
+
+
+_TAG_PREVIOUS_PRODUCER_ID, _TAG_NEXT_PRODUCER_ID, _TAG_CLIENT_TXN_VERSION = 0, 1, 2
+
+
+def _encode_value_v1(m: TxnMetadata) -> bytes:
+    out = [_VALUE_HEAD.pack(1, m.producer_id, m.producer_epoch, m.timeout_ms, int(m.state))]
+    if m.state is TxnState.EMPTY:
+        out.append(_uvarint(0))
+    else:
+        by_topic = _by_topic(m)
+        out.append(_uvarint(len(by_topic) + 1))
+        for topic, parts in by_topic.items():
+            raw = topic.encode()
+            out += [_uvarint(len(raw) + 1), raw, _uvarint(len(parts) + 1), b"".join(_I32.pack(p) for p in parts),
+                    _uvarint(0)]
+    out.append(_VALUE_TAIL.pack(m.last_update_ms, m.txn_start_ms))
+    tags = [(tag, data) for tag, data, default in (
+        (_TAG_PREVIOUS_PRODUCER_ID, struct.pack(">q", m.last_producer_id), m.last_producer_id == -1),
+        (_TAG_NEXT_PRODUCER_ID, struct.pack(">q", m.next_producer_id), m.next_producer_id == -1),
+        (_TAG_CLIENT_TXN_VERSION, _I16.pack(m.client_transaction_version), m.client_transaction_version == 0),
+    ) if not default]
+    out.append(_uvarint(len(tags)))
+    out += [_uvarint(tag) + _uvarint(len(data)) + data for tag, data in tags]
+    return b"".join(out)
+
+
+def _decode_value_v1(transactional_id: str, buf: bytes) -> TxnMetadata:
+    _, pid, epoch, timeout, status = _VALUE_HEAD.unpack_from(buf)
+    count, pos = _read_uvarint(buf, _VALUE_HEAD.size)
+    partitions = set()
+    for _ in range(max(count - 1, 0)):
+        n, pos = _read_uvarint(buf, pos)
+        topic, pos = buf[pos:pos + n - 1].decode(), pos + n - 1
+        n, pos = _read_uvarint(buf, pos)
+        for _ in range(n - 1):
+            partitions.add((topic, _I32.unpack_from(buf, pos)[0]))
+            pos += 4
+        _, pos = _skip_tags(buf, pos)
+    last_update, start = _VALUE_TAIL.unpack_from(buf, pos)
+    tags, _ = _skip_tags(buf, pos + _VALUE_TAIL.size)
+    m = TxnMetadata(transactional_id, pid, epoch, timeout, TxnState(status), partitions=partitions,
+                    txn_start_ms=start, last_update_ms=last_update)
+    if _TAG_PREVIOUS_PRODUCER_ID in tags:
+        m.last_producer_id = struct.unpack(">q", tags[_TAG_PREVIOUS_PRODUCER_ID])[0]
+    if _TAG_NEXT_PRODUCER_ID in tags:
+        m.next_producer_id = struct.unpack(">q", tags[_TAG_NEXT_PRODUCER_ID])[0]
+    if _TAG_CLIENT_TXN_VERSION in tags:
+        m.client_transaction_version = _I16.unpack(tags[_TAG_CLIENT_TXN_VERSION])[0]
+    return m
+
+
+def _skip_tags(buf: bytes, pos: int) -> tuple[dict[int, bytes], int]:
+    count, pos = _read_uvarint(buf, pos)
+    tags = {}
+    for _ in range(count):
+        tag, pos = _read_uvarint(buf, pos)
+        size, pos = _read_uvarint(buf, pos)
+        tags[tag], pos = buf[pos:pos + size], pos + size
+    return tags, pos
 
 
 def _read_string(buf: bytes, pos: int) -> tuple[str, int]:
@@ -53,6 +145,8 @@ def decode_key(buf: bytes) -> str:
 
 
 def decode_value(transactional_id: str, buf: bytes) -> TxnMetadata:
+    if _I16.unpack_from(buf)[0] >= 1:
+        return _decode_value_v1(transactional_id, buf)
     _, pid, epoch, timeout, status = _VALUE_HEAD.unpack_from(buf)
     pos = _VALUE_HEAD.size
     (count,) = _I32.unpack_from(buf, pos)

@@ -1,0 +1,394 @@
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.LinkedHashMap;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicCollection;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
+
+/**
+ * Admin calls beyond topics and transactions, with the stock Java Admin (kafka-clients 3.9):
+ * partitions, log dirs, leader elections, reassignments, client quotas (and a producer a quota
+ * throttles), describeTopics through DescribeTopicPartitions, authorized operations. Each scenario
+ * only observes and records; compat/test_java_admin.py holds the expectations.
+ */
+public final class AdminDriver {
+    public static void main(String[] args) {
+        Map<String, Support.Scenario> all = new LinkedHashMap<>();
+        all.put("admin.create_partitions", AdminDriver::createPartitions);
+        all.put("admin.log_dirs", AdminDriver::logDirs);
+        all.put("admin.elect_leaders", AdminDriver::electLeaders);
+        all.put("admin.reassignments", AdminDriver::reassignments);
+        all.put("admin.client_quotas", AdminDriver::clientQuotas);
+        all.put("admin.describe_topics_paged", AdminDriver::describeTopicsPaged);
+        all.put("admin.authorized_operations", AdminDriver::authorizedOperations);
+        all.put("quota.produce_throttle", AdminDriver::produceThrottle);
+        all.put("quota.fetch_throttle", AdminDriver::fetchThrottle);
+        Support.main("AdminDriver", all, args);
+    }
+
+    /** The outcome of one future: null when it succeeded, else the failure (class chain and message). */
+    static Object outcome(KafkaFuture<?> f) {
+        try {
+            f.get(20, TimeUnit.SECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return Support.failure(e.getCause());
+        } catch (Exception e) {
+            return Support.failure(e);
+        }
+    }
+
+    static int partitions(Admin admin, String topic) throws Exception {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get(20, TimeUnit.SECONDS).get(topic).partitions().size();
+    }
+
+    // ------------------------------------------------------------------ CreatePartitions
+
+    static void createPartitions(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("grow");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 2);
+            int node = admin.describeCluster().nodes().get().iterator().next().id();
+            obs.put("validate_only", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(6)),
+                    new CreatePartitionsOptions().validateOnly(true)).all()));
+            obs.put("after_validate_only", partitions(admin, topic));
+            obs.put("grow", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all()));
+            Support.awaitTopic(admin, topic, 4);
+            obs.put("after_grow", partitions(admin, topic));
+            obs.put("same", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all()));
+            obs.put("fewer", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all()));
+            obs.put("other_broker", outcome(admin.createPartitions(Map.of(topic,
+                    NewPartitions.increaseTo(5, List.of(List.of(node + 1000))))).all()));
+            obs.put("assigned_here", outcome(admin.createPartitions(Map.of(topic,
+                    NewPartitions.increaseTo(5, List.of(List.of(node))))).all()));
+            Support.awaitTopic(admin, topic, 5);
+            obs.put("unknown", outcome(admin.createPartitions(Map.of(s.name("no-such-topic"), NewPartitions.increaseTo(2))).all()));
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                obs.put("new_partition_offset", p.send(new ProducerRecord<>(topic, 4, null, Support.b("v"))).get().offset());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ log dirs
+
+    static void logDirs(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("logdirs");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 2);
+            int node = admin.describeCluster().nodes().get().iterator().next().id();
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                for (int i = 0; i < 10; i++) p.send(new ProducerRecord<>(topic, 1, null, Support.b("value-" + i))).get();
+            }
+            Map<String, LogDirDescription> dirs = admin.describeLogDirs(List.of(node)).allDescriptions().get().get(node);
+            obs.put("dir_count", dirs.size());
+            String dir = dirs.keySet().iterator().next();
+            LogDirDescription d = dirs.get(dir);
+            obs.put("dir_error", d.error() == null ? null : d.error().getClass().getName());
+            obs.put("total_bytes_present", d.totalBytes().isPresent() && d.totalBytes().getAsLong() > 0);
+            obs.put("usable_le_total", d.usableBytes().isPresent()
+                    && d.usableBytes().getAsLong() <= d.totalBytes().getAsLong());
+            Map<String, Object> replicas = new TreeMap<>();
+            for (Map.Entry<TopicPartition, ReplicaInfo> e : d.replicaInfos().entrySet()) {
+                if (!e.getKey().topic().equals(topic)) continue;
+                ReplicaInfo r = e.getValue();
+                replicas.put(String.valueOf(e.getKey().partition()),
+                        Support.map("size_positive", r.size() > 0, "lag", r.offsetLag(), "future", r.isFuture()));
+            }
+            obs.put("replicas", replicas);
+            TopicPartitionReplica replica = new TopicPartitionReplica(topic, 0, node);
+            obs.put("alter_same_dir", outcome(admin.alterReplicaLogDirs(Map.of(replica, dir)).all()));
+            obs.put("alter_unknown_dir", outcome(admin.alterReplicaLogDirs(Map.of(replica, dir + "-not-configured")).all()));
+        }
+    }
+
+    // ------------------------------------------------------------------ elections and reassignments
+
+    static void electLeaders(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("elect");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 2);
+            TopicPartition tp = new TopicPartition(topic, 0);
+            TopicPartition missing = new TopicPartition(topic, 9);
+            for (ElectionType type : ElectionType.values()) {
+                Map<TopicPartition, Optional<Throwable>> r = admin.electLeaders(type, Set.of(tp, missing)).partitions().get();
+                obs.put(type.name().toLowerCase() + "_named", Support.map(
+                        "0", r.get(tp).map(t -> t.getClass().getName()).orElse(null),
+                        "9", r.get(missing).map(t -> t.getClass().getName()).orElse(null)));
+            }
+            Map<TopicPartition, Optional<Throwable>> every = admin.electLeaders(ElectionType.PREFERRED, null).partitions().get();
+            obs.put("preferred_all_for_topic", every.keySet().stream().filter(p -> p.topic().equals(topic)).count());
+        }
+    }
+
+    static void reassignments(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("reassign");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 3);
+            int node = admin.describeCluster().nodes().get().iterator().next().id();
+            Map<TopicPartition, Optional<NewPartitionReassignment>> targets = new LinkedHashMap<>();
+            targets.put(new TopicPartition(topic, 0), Optional.of(new NewPartitionReassignment(List.of(node))));
+            targets.put(new TopicPartition(topic, 1), Optional.of(new NewPartitionReassignment(List.of(node + 1000))));
+            targets.put(new TopicPartition(topic, 2), Optional.empty());
+            Map<String, Object> results = new TreeMap<>();
+            admin.alterPartitionReassignments(targets).values().forEach((tp, f) -> results.put(String.valueOf(tp.partition()), outcome(f)));
+            obs.put("alter", results);
+            obs.put("listed_all", admin.listPartitionReassignments().reassignments().get().size());
+            obs.put("listed_topic", admin.listPartitionReassignments(Set.of(new TopicPartition(topic, 0))).reassignments().get().size());
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            obs.put("replicas_after", d.partitions().stream().map(p -> p.replicas().size()).toList());
+        }
+    }
+
+    // ------------------------------------------------------------------ client quotas
+
+    static ClientQuotaEntity entity(String... kv) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < kv.length; i += 2) m.put(kv[i], kv[i + 1]);
+        return new ClientQuotaEntity(m);
+    }
+
+    static Map<String, Object> described(Admin admin, ClientQuotaFilter filter, String prefix) throws Exception {
+        Map<String, Object> out = new TreeMap<>();
+        admin.describeClientQuotas(filter).entities().get().forEach((e, values) -> {
+            String key = new TreeMap<>(e.entries()).toString();
+            boolean mine = e.entries().values().stream().anyMatch(v -> v != null && v.startsWith(prefix))
+                    || e.entries().containsKey("ip");
+            boolean isDefault = e.entries().values().stream().allMatch(v -> v == null);
+            if (mine || isDefault) out.put(key, new TreeMap<>(values));
+        });
+        return out;
+    }
+
+    static void clientQuotas(Support s, Map<String, Object> obs) throws Exception {
+        String user = s.name("user"), client = s.name("client");
+        try (Admin admin = s.admin()) {
+            List<ClientQuotaAlteration> set = List.of(
+                    new ClientQuotaAlteration(entity("user", user), List.of(
+                            new ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0),
+                            new ClientQuotaAlteration.Op("request_percentage", 50.0))),
+                    new ClientQuotaAlteration(entity("user", user, "client-id", client), List.of(
+                            new ClientQuotaAlteration.Op("consumer_byte_rate", 2097152.0))),
+                    new ClientQuotaAlteration(entity("client-id", client), List.of(
+                            new ClientQuotaAlteration.Op("producer_byte_rate", 4096.5))),
+                    new ClientQuotaAlteration(entity("ip", "10.9.8.7"), List.of(
+                            new ClientQuotaAlteration.Op("connection_creation_rate", 7.0))));
+            Map<String, Object> results = new TreeMap<>();
+            admin.alterClientQuotas(set).values().forEach((e, f) -> results.put(new TreeMap<>(e.entries()).toString(), outcome(f)));
+            obs.put("alter", results);
+            ClientQuotaFilter mineUser = ClientQuotaFilter.contains(List.of(ClientQuotaFilterComponent.ofEntity("user", user)));
+            Support.await(() -> {
+                try {
+                    return described(admin, mineUser, s.prefix).size() == 2;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10_000);
+            obs.put("user_contains", described(admin, mineUser, s.prefix));
+            obs.put("user_strict", described(admin, ClientQuotaFilter.containsOnly(
+                    List.of(ClientQuotaFilterComponent.ofEntity("user", user))), s.prefix));
+            obs.put("ip", described(admin, ClientQuotaFilter.contains(
+                    List.of(ClientQuotaFilterComponent.ofEntity("ip", "10.9.8.7"))), s.prefix));
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("user", user), List.of(
+                    new ClientQuotaAlteration.Op("producer_byte_rate", null),
+                    new ClientQuotaAlteration.Op("request_percentage", null))),
+                    new ClientQuotaAlteration(entity("ip", "10.9.8.7"), List.of(
+                            new ClientQuotaAlteration.Op("connection_creation_rate", null))))).all().get();
+            Support.await(() -> {
+                try {
+                    return described(admin, mineUser, s.prefix).size() == 1;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10_000);
+            obs.put("user_after_removal", described(admin, mineUser, s.prefix));
+            obs.put("bad_filter", outcome(admin.describeClientQuotas(ClientQuotaFilter.contains(List.of(
+                    ClientQuotaFilterComponent.ofEntity("ip", "10.9.8.7"),
+                    ClientQuotaFilterComponent.ofEntity("user", user)))).entities()));
+        }
+    }
+
+    // ------------------------------------------------------------------ describeTopics, operations
+
+    static void describeTopicsPaged(Support s, Map<String, Object> obs) throws Exception {
+        String a = s.name("paged-a"), b = s.name("paged-b");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, a, 5);
+            Support.createTopic(admin, b, 3);
+            Map<String, TopicDescription> d = admin.describeTopics(TopicCollection.ofTopicNames(List.of(b, a)),
+                    new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames().get();
+            Map<String, Object> out = new TreeMap<>();
+            d.forEach((name, td) -> out.put(name.equals(a) ? "a" : "b",
+                    td.partitions().stream().map(p -> p.partition()).toList()));
+            obs.put("partitions", out);
+            Object missing;
+            try {
+                admin.describeTopics(List.of(s.name("no-such-topic"))).allTopicNames().get();
+                missing = null;
+            } catch (ExecutionException e) {
+                missing = Support.failure(e.getCause());
+            }
+            obs.put("missing", missing);
+        }
+    }
+
+    static List<String> names(Set<AclOperation> ops) {
+        if (ops == null) return null;
+        List<String> out = new ArrayList<>();
+        new TreeSet<>(ops).forEach(o -> out.add(o.name()));
+        return out;
+    }
+
+    static void authorizedOperations(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("ops");
+        String group = s.name("ops-group");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            obs.put("cluster", names(admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true))
+                    .authorizedOperations().get()));
+            obs.put("cluster_not_asked", names(admin.describeCluster().authorizedOperations().get()));
+            obs.put("topic", names(admin.describeTopics(List.of(topic), new DescribeTopicsOptions().includeAuthorizedOperations(true))
+                    .allTopicNames().get().get(topic).authorizedOperations()));
+            obs.put("topic_not_asked", names(admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).authorizedOperations()));
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "group.id", group)) {
+                c.subscribe(List.of(topic));
+                Support.await(() -> {
+                    c.poll(java.time.Duration.ofMillis(100));
+                    return !c.assignment().isEmpty();
+                }, 20_000);
+                obs.put("group", names(admin.describeConsumerGroups(List.of(group),
+                        new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true)).all().get().get(group).authorizedOperations()));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ a producer throttled by a quota
+
+    static double metric(KafkaProducer<byte[], byte[]> p, String name) {
+        for (Map.Entry<MetricName, ? extends Metric> e : p.metrics().entrySet()) {
+            if (e.getKey().name().equals(name) && e.getKey().group().equals("producer-metrics")) {
+                Object v = e.getValue().metricValue();
+                return v instanceof Double ? (Double) v : Double.NaN;
+            }
+        }
+        return Double.NaN;
+    }
+
+    /**
+     * producer_byte_rate 10240 for one client id: synchronous 1 KiB sends until the producer reports
+     * a throttle (produce-throttle-time-max), which Kafka's 10-second window reaches after ~100 KiB.
+     */
+    static void produceThrottle(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("throttled");
+        String client = s.name("throttled-client");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                    new ClientQuotaAlteration.Op("producer_byte_rate", 10240.0))))).all().get();
+            ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity("client-id", client)));
+            Support.await(() -> {
+                try {
+                    return !admin.describeClientQuotas(f).entities().get().isEmpty();
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10_000);
+            byte[] value = new byte[1024];
+            int sent = 0;
+            try (KafkaProducer<byte[], byte[]> p = s.producer("client.id", client, "linger.ms", "0");
+                 KafkaProducer<byte[], byte[]> free = s.producer("client.id", s.name("free-client"), "linger.ms", "0")) {
+                long t0 = System.currentTimeMillis();
+                while (sent < 400 && !(metric(p, "produce-throttle-time-max") > 0)) {
+                    p.send(new ProducerRecord<>(topic, 0, null, value)).get();
+                    free.send(new ProducerRecord<>(topic, 0, null, value)).get();
+                    sent++;
+                }
+                obs.put("sent_before_throttle", sent);
+                obs.put("elapsed_ms", System.currentTimeMillis() - t0);
+                obs.put("throttle_max_ms", metric(p, "produce-throttle-time-max"));
+                obs.put("throttle_avg_ms", metric(p, "produce-throttle-time-avg"));
+                obs.put("free_throttle_max_ms", metric(free, "produce-throttle-time-max"));
+            }
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                    new ClientQuotaAlteration.Op("producer_byte_rate", null))))).all().get();
+        }
+    }
+
+    /** consumer_byte_rate 20480 for one client id: a consumer reads 200 records of 1 KiB, 64 KiB a fetch. */
+    static void fetchThrottle(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("fthrottled");
+        String client = s.name("fthrottled-client");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                for (int i = 0; i < 200; i++) {
+                    byte[] v = new byte[1024];
+                    byte[] n = String.format("%04d", i).getBytes();
+                    System.arraycopy(n, 0, v, 0, 4);
+                    p.send(new ProducerRecord<>(topic, 0, null, v));
+                }
+                p.flush();
+            }
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                    new ClientQuotaAlteration.Op("consumer_byte_rate", 20480.0))))).all().get();
+            ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity("client-id", client)));
+            Support.await(() -> {
+                try {
+                    return !admin.describeClientQuotas(f).entities().get().isEmpty();
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10_000);
+            List<String> values = new ArrayList<>();
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "client.id", client,
+                    "fetch.max.bytes", "65536", "max.partition.fetch.bytes", "65536")) {
+                TopicPartition tp = new TopicPartition(topic, 0);
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                long deadline = System.currentTimeMillis() + 60_000;
+                while (values.size() < 200 && System.currentTimeMillis() < deadline) {
+                    c.poll(java.time.Duration.ofMillis(200)).forEach(r -> values.add(new String(r.value(), 0, 4)));
+                }
+                double max = Double.NaN;
+                for (Map.Entry<MetricName, ? extends Metric> e : c.metrics().entrySet()) {
+                    if (e.getKey().name().equals("fetch-throttle-time-max")) max = (Double) e.getValue().metricValue();
+                }
+                obs.put("throttle_max_ms", max);
+            }
+            obs.put("count", values.size());
+            obs.put("in_order", values.equals(java.util.stream.IntStream.range(0, 200)
+                    .mapToObj(i -> String.format("%04d", i)).toList()));
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                    new ClientQuotaAlteration.Op("consumer_byte_rate", null))))).all().get();
+        }
+    }
+}

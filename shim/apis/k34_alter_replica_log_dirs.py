@@ -1,0 +1,44 @@
+"""AlterReplicaLogDirs (34), v0-2.
+
+There is one log directory, so no replica ever moves. Per partition, as Kafka's
+ReplicaManager.alterReplicaLogDirs answers: LOG_DIR_NOT_FOUND for a directory that is not the data
+directory (checked first), INVALID_TOPIC_EXCEPTION when the future directory name would pass 255
+characters, UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist, and no error when the
+directory is the one the partition already lives in. A partition named under several directories
+is answered once, for the last. v0 is v1 on the wire (kio generates v1 only).
+"""
+
+from ..errors import ErrorCode, KafkaError
+from .registry import api
+
+# Kafka: UnifiedLog.logFutureDirName is "<topic>-<partition>.<32 hex digits>-future"
+FUTURE_SUFFIX = len(".") + 32 + len("-future")
+
+
+@api(34, "AlterReplicaLogDirs", 0, 2)
+def handle(ctx, request):
+    target: dict[tuple[str, int], str] = {}
+    for d in request.dirs:
+        for t in d.topics:
+            for p in t.partitions:
+                target[(t.name, p)] = d.path
+    by_topic: dict[str, list] = {}
+    for (topic, index), path in target.items():
+        code = _alter(ctx, topic, index, path)
+        by_topic.setdefault(topic, []).append(
+            ctx.make("AlterReplicaLogDirPartitionResult", partition_index=index, error_code=code))
+    results = tuple(ctx.make("AlterReplicaLogDirTopicResult", topic_name=t, partitions=tuple(p))
+                    for t, p in by_topic.items())
+    return ctx.response(results=results)
+
+
+def _alter(ctx, topic, index, path):
+    try:
+        if len(f"{topic}-{index}") + FUTURE_SUFFIX > 255:
+            raise KafkaError(ErrorCode.invalid_topic_exception, "The topic name is too long.")
+        if path != str(ctx.node.logs.data_dir.absolute()):
+            raise KafkaError(ErrorCode.log_dir_not_found, f"Log dir {path} is not found in the config.")
+        ctx.node.logs.get(topic, index)
+    except KafkaError as e:
+        return e.code
+    return ErrorCode.none

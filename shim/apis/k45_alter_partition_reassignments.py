@@ -1,0 +1,40 @@
+"""AlterPartitionReassignments (45), v0.
+
+On one broker a reassignment can only name this broker, and then there is nothing to move: it is
+accepted and complete at once (Kafka's controller builds no change when the target equals the
+current replicas). As ReplicationControlManager.alterPartitionReassignment answers otherwise:
+UNKNOWN_TOPIC_OR_PARTITION for an unknown topic or partition; INVALID_REPLICA_ASSIGNMENT for an
+empty list, another broker or this broker twice; a cancellation (null replicas)
+NO_REASSIGNMENT_IN_PROGRESS, since none ever is.
+"""
+
+from ..errors import ErrorCode, KafkaError
+from ._assignment import check_manual_assignment
+from .registry import api
+
+
+@api(45, "AlterPartitionReassignments", 0, 0)
+def handle(ctx, request):
+    responses = tuple(
+        ctx.make("ReassignableTopicResponse", name=t.name,
+                 partitions=tuple(_alter(ctx, t.name, p) for p in t.partitions))
+        for t in request.topics)
+    return ctx.response(error_code=ErrorCode.none, error_message=None, responses=responses)
+
+
+def _alter(ctx, topic, p):
+    try:
+        if topic not in ctx.node.logs.topics:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Unable to find a topic named {topic}.")
+        if (topic, p.partition_index) not in ctx.node.logs.logs:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition,
+                             f"Unable to find partition {topic}:{p.partition_index}.")
+        if p.replicas is None:
+            raise KafkaError(ErrorCode.no_reassignment_in_progress, "No partition reassignment is in progress.")
+        check_manual_assignment(ctx.node.config.node_id, p.replicas)
+    except KafkaError as e:
+        return ctx.make("ReassignablePartitionResponse", partition_index=p.partition_index, error_code=e.code,
+                        error_message=e.message)
+    return ctx.make("ReassignablePartitionResponse", partition_index=p.partition_index, error_code=ErrorCode.none,
+                    error_message=None)
+

@@ -1,0 +1,32 @@
+"""AlterClientQuotas (49), v0-1.
+
+Sets or removes quota values of user, client-id and ip entities (a null name is the type's default
+entity), durably before answering; validate_only checks without changing anything. Validation is
+Kafka's controller's (ClientQuotaControlManager): ``producer_byte_rate``, ``consumer_byte_rate``
+(integral), ``request_percentage`` and ``controller_mutation_rate`` for user/client-id entities,
+``connection_creation_rate`` (integral) for ip entities, every value above 0; anything else is
+INVALID_REQUEST for that entity. The answer has one entry per entity named.
+
+Enforced: the two byte rates (see shim.coordinators.quota_enforcement). Accepted and described
+but not enforced: request_percentage, controller_mutation_rate and connection_creation_rate.
+An ip entity must be an address literal: Kafka also accepts a host name it can resolve.
+"""
+
+from ..coordinators.client_quotas import entity_of
+from ..errors import ErrorCode
+from .registry import api
+
+
+@api(49, "AlterClientQuotas", 0, 1)
+def handle(ctx, request):
+    alterations = [
+        (entity_of((e.entity_type, e.entity_name) for e in entry.entity),
+         [(op.key, None if op.remove else op.value) for op in entry.ops])
+        for entry in request.entries]
+    results = ctx.node.quotas.alter(alterations, request.validate_only)
+    entries = tuple(
+        ctx.make("EntryData", error_code=ErrorCode.none if err is None else err.code,
+                 error_message=None if err is None else err.message,
+                 entity=tuple(ctx.make("EntityData", entity_type=t, entity_name=n) for t, n in sorted(entity)))
+        for entity, err in results.items())
+    return ctx.response(entries=entries)

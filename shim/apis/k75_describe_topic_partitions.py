@@ -1,0 +1,85 @@
+"""DescribeTopicPartitions (75), v0 (KIP-966; Java's Admin.describeTopics uses it from 3.8).
+
+Topics in name order from the cursor's topic (and its partition) on, at most
+min(response_partition_limit, 2000) partitions in all (at least 1); when partitions are left over
+the answer carries next_cursor, naming where to go on (Kafka: DescribeTopicPartitionsRequestHandler
+and KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse). An empty topic list means every
+topic; then unknown names cannot appear, while a named unknown topic is UNKNOWN_TOPIC_OR_PARTITION
+(INVALID_TOPIC_EXCEPTION for an illegal name). A cursor topic missing from a named list, or a
+negative cursor partition, is INVALID_REQUEST on every named topic. Each listed topic carries
+every topic operation (no authorizer). Eligible leader replicas (KIP-966 ELR) are always empty.
+"""
+
+import uuid
+
+from ..errors import ErrorCode, KafkaError
+from ..storage.log_manager import INTERNAL_TOPICS, validate_topic_name
+from ..storage.partition_log import LEADER_EPOCH
+from . import _operations
+from .registry import api
+
+# Kafka: max.request.partition.size.limit
+MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000
+ZERO_UUID = uuid.UUID(int=0)
+
+
+@api(75, "DescribeTopicPartitions", 0, 0)
+def handle(ctx, request):
+    cursor = request.cursor
+    start_name = cursor.topic_name if cursor is not None else ""
+    every = not request.topics
+    names = ctx.node.logs.topics if every else {t.name for t in request.topics}
+    names = sorted(n for n in names if n >= start_name)
+    if cursor is not None and not every and cursor.topic_name not in names:
+        return _refused(ctx, request)
+    if cursor is not None and cursor.partition_index < 0:
+        return _refused(ctx, request)
+    limit = max(min(MAX_REQUEST_PARTITION_SIZE_LIMIT, request.response_partition_limit), 1)
+    topics, next_cursor = [], None
+    for name in names:
+        if limit == 0:
+            next_cursor = ctx.make("Cursor", topic_name=name, partition_index=0)
+            break
+        first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+        topic, next_index = _topic(ctx, name, first, limit)
+        topics.append(topic)
+        if next_index >= 0:
+            next_cursor = ctx.make("Cursor", topic_name=name, partition_index=next_index)
+            break
+        limit -= len(topic.partitions)
+    return ctx.response(topics=tuple(topics), next_cursor=next_cursor)
+
+
+def _topic(ctx, name, first, limit):
+    info = ctx.node.logs.topics.get(name)
+    if info is None:
+        try:
+            validate_topic_name(name)
+            code = ErrorCode.unknown_topic_or_partition
+        except KafkaError:
+            code = ErrorCode.invalid_topic_exception
+        return _entry(ctx, name, code, ZERO_UUID, ()), -1
+    upper = min(info.partitions, first + limit)
+    me = ctx.node.config.node_id
+    partitions = tuple(
+        ctx.make("DescribeTopicPartitionsResponsePartition", error_code=ErrorCode.none, partition_index=p,
+                 leader_id=me, leader_epoch=LEADER_EPOCH, replica_nodes=(me,), isr_nodes=(me,),
+                 eligible_leader_replicas=(), last_known_elr=(), offline_replicas=())
+        for p in range(first, upper))
+    return _entry(ctx, name, ErrorCode.none, info.topic_id, partitions), (upper if upper < info.partitions else -1)
+
+
+def _entry(ctx, name, code, topic_id, partitions):
+    return ctx.make("DescribeTopicPartitionsResponseTopic", error_code=code, name=name, topic_id=topic_id,
+                    is_internal=name in INTERNAL_TOPICS, partitions=partitions,
+                    topic_authorized_operations=_operations.TOPIC)
+
+
+def _refused(ctx, request):
+    """Kafka: DescribeTopicPartitionsRequest.getErrorResponse."""
+    topics = tuple(
+        ctx.make("DescribeTopicPartitionsResponseTopic", error_code=ErrorCode.invalid_request, name=t.name,
+                 topic_id=ZERO_UUID, is_internal=False, partitions=(),
+                 topic_authorized_operations=_operations.NOT_REQUESTED)
+        for t in request.topics)
+    return ctx.response(topics=topics, next_cursor=None)

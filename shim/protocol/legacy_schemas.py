@@ -1,0 +1,100 @@
+"""Produce v0-2, Fetch v0-3 and ListOffsets v0: versions Kafka 3.9 serves (deprecated) and kio does
+not generate, derived field by field from kio's nearest version as Kafka's JSON schemas describe them.
+
+* ProduceRequest v0-2 is v3 without TransactionalId; ProduceResponse v2 is v3, v1 has no
+  LogAppendTimeMs, v0 no ThrottleTimeMs either.
+* FetchRequest v3 is v4 without IsolationLevel, v0-2 also without MaxBytes; FetchResponse v1-3 is v4
+  without LastStableOffset and AbortedTransactions, v0 also without ThrottleTimeMs.
+* ListOffsetsRequest v0 has MaxNumOffsets after Timestamp and no IsolationLevel; its response
+  gives OldStyleOffsets instead of Timestamp and Offset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import ModuleType
+
+from kio.index import load_payload_module
+from kio.static.constants import EntityType
+from kio.static.primitive import i16, i32, i64
+
+
+def _derive(cls, version: int, drop=(), replace=None, add=(), name=None):
+    """A copy of kio entity ``cls`` for ``version``: fields dropped, retyped (``replace``: name ->
+    new type) or added after a named field (``add``: (after, name, type, kafka_type))."""
+    replace = replace or {}
+    spec = []
+    for f in dataclasses.fields(cls):
+        if f.name in drop:
+            continue
+        kwargs = {"metadata": f.metadata}
+        if f.default is not dataclasses.MISSING:
+            kwargs["default"] = f.default
+        spec.append((f.name, replace.get(f.name, f.type), dataclasses.field(**kwargs)))
+        for after, new, typ, kafka_type in add:
+            if after == f.name:
+                spec.append((new, typ, dataclasses.field(metadata={"kafka_type": kafka_type})))
+    namespace = {k: getattr(cls, k) for k in ("__type__", "__flexible__", "__api_key__", "__header_schema__")}
+    namespace["__version__"] = i16(version)
+    # fields with defaults may not precede ones without in a dataclass; kio builds keyword-only ones
+    return dataclasses.make_dataclass(name or cls.__name__, spec, namespace=namespace, frozen=True, slots=True,
+                                      kw_only=True)
+
+
+def _module(name: str, **classes) -> ModuleType:
+    m = ModuleType(name)
+    vars(m).update(classes)
+    return m
+
+
+def _produce(version: int, kind: EntityType) -> ModuleType:
+    if kind is EntityType.request:
+        v3 = load_payload_module(0, 3, EntityType.request)
+        return _module(f"produce_v{version}_request", ProduceRequest=_derive(v3.ProduceRequest, version, ("transactional_id",)),
+                       TopicProduceData=v3.TopicProduceData, PartitionProduceData=v3.PartitionProduceData)
+    v3 = load_payload_module(0, 3, EntityType.response)
+    if version == 2:
+        return v3
+    part = _derive(v3.PartitionProduceResponse, version, ("log_append_time",))
+    topic = _derive(v3.TopicProduceResponse, version, replace={"partition_responses": tuple[part, ...]})
+    top = _derive(v3.ProduceResponse, version, () if version else ("throttle_time",), {"responses": tuple[topic, ...]})
+    return _module(f"produce_v{version}_response", ProduceResponse=top, TopicProduceResponse=topic,
+                   PartitionProduceResponse=part)
+
+
+def _fetch(version: int, kind: EntityType) -> ModuleType:
+    v4 = load_payload_module(1, 4, EntityType(kind))
+    if kind is EntityType.request:
+        drop = ("isolation_level",) if version == 3 else ("isolation_level", "max_bytes")
+        return _module(f"fetch_v{version}_request", FetchRequest=_derive(v4.FetchRequest, version, drop),
+                       FetchTopic=v4.FetchTopic, FetchPartition=v4.FetchPartition)
+    part = _derive(v4.PartitionData, version, ("last_stable_offset", "aborted_transactions"))
+    topic = _derive(v4.FetchableTopicResponse, version, replace={"partitions": tuple[part, ...]})
+    top = _derive(v4.FetchResponse, version, () if version else ("throttle_time",), {"responses": tuple[topic, ...]})
+    return _module(f"fetch_v{version}_response", FetchResponse=top, FetchableTopicResponse=topic, PartitionData=part)
+
+
+def _list_offsets(kind: EntityType) -> ModuleType:
+    v1 = load_payload_module(2, 1, EntityType(kind))
+    if kind is EntityType.request:
+        part = _derive(v1.ListOffsetsPartition, 0, add=(("timestamp", "max_num_offsets", i32, "int32"),))
+        topic = _derive(v1.ListOffsetsTopic, 0, replace={"partitions": tuple[part, ...]})
+        top = _derive(v1.ListOffsetsRequest, 0, replace={"topics": tuple[topic, ...]})
+        return _module("list_offsets_v0_request", ListOffsetsRequest=top, ListOffsetsTopic=topic,
+                       ListOffsetsPartition=part)
+    part = _derive(v1.ListOffsetsPartitionResponse, 0, ("timestamp", "offset"),
+                   add=(("error_code", "old_style_offsets", tuple[i64, ...], "int64"),))
+    topic = _derive(v1.ListOffsetsTopicResponse, 0, replace={"partitions": tuple[part, ...]})
+    top = _derive(v1.ListOffsetsResponse, 0, ("throttle_time",), {"topics": tuple[topic, ...]})
+    return _module("list_offsets_v0_response", ListOffsetsResponse=top, ListOffsetsTopicResponse=topic,
+                   ListOffsetsPartitionResponse=part)
+
+
+# (api key, version) -> builder of the request or response module
+LEGACY = {
+    **{(0, v): (lambda kind, v=v: _produce(v, kind)) for v in range(3)},
+    **{(1, v): (lambda kind, v=v: _fetch(v, kind)) for v in range(4)},
+    (2, 0): _list_offsets,
+}
+
+__all__ = ["LEGACY"]
