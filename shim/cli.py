@@ -30,11 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-auto-create-topics", action="store_true", help="auto.create.topics.enable=false")
     s.add_argument("--fsync", choices=("never", "always"), default=None,
                    help="'always' fsyncs before acknowledging (log.flush.interval.messages=1; default 'never')")
-    s.add_argument("--segment-bytes", type=int, default=None, help="log.segment.bytes")
-    s.add_argument("--max-message-bytes", type=int, default=None, help="message.max.bytes")
-    s.add_argument("--max-request-bytes", type=int, default=None, help="socket.request.max.bytes")
-    s.add_argument("--retention-ms", type=int, default=None, help="log.retention.ms")
-    s.add_argument("--retention-bytes", type=int, default=None, help="log.retention.bytes")
+    s.add_argument("--segment-bytes", type=int, default=None, help="log.segment.bytes: segment roll size (default 64 MiB)")
+    s.add_argument("--max-message-bytes", type=int, default=None, help="message.max.bytes: largest record batch (default 1048588)")
+    s.add_argument("--max-request-bytes", type=int, default=None, help="socket.request.max.bytes: largest request frame; larger closes the connection")
+    s.add_argument("--retention-ms", type=int, default=None, help="log.retention.ms: delete segments older than this (default 7 days)")
+    s.add_argument("--retention-bytes", type=int, default=None, help="log.retention.bytes: per-partition size limit (default -1, none)")
     s.add_argument("--transaction-abort-check-interval-ms", type=int, default=None,
                    help="how often open transactions are checked against their timeout "
                         "(transaction.abort.timed.out.transaction.cleanup.interval.ms; default 10000)")
