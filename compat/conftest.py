@@ -46,7 +46,9 @@ class ShimProcess:
             cmd = [str(Path(sys.executable).parent / "kafka-shim")]
         else:
             cmd = [sys.executable, "-m", "shim"]
-        cmd += ["serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir), *args]
+        # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, for fast tests (as the Kafka targets)
+        cmd += ["serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir),
+                "--override", "group.initial.rebalance.delay.ms=0", *args]
         self.data_dir = data_dir
         self.started = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, text=True)

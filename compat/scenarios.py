@@ -143,6 +143,20 @@ SCENARIOS: list[Scenario] = [
              "deleteTopics removes another topic.",
              # aiokafka: AIOKafkaAdminClient describes topics with Metadata v5 at most, so all but the topic id.
              ("java", *PY)),
+    Scenario("admin.topic_configs", "topic configs: create, describe, alter",
+             "createTopics with compression.type=gzip and retention.ms succeeds; a bad value and an unknown name "
+             "fail with INVALID_CONFIG; describeConfigs gives the overrides as DYNAMIC_TOPIC_CONFIG and "
+             "segment.ms as a default; an incremental SET/DELETE and a legacy AlterConfigs change what is described.",
+             ("java", "confluent-kafka", "kafka-python")),
+    Scenario("admin.broker_configs", "broker configs: describe, alter",
+             "describeConfigs(broker 0) lists listeners, message.max.bytes and the other broker configs, "
+             "auto.create.topics.enable read-only; a dynamic log.retention.ms for broker 0 is described as "
+             "DYNAMIC_BROKER_CONFIG and removed again; a read-only config is refused with INVALID_REQUEST.",
+             ("java", "confluent-kafka", "kafka-python")),
+    Scenario("topic.compression_zstd", "topic compression.type=zstd",
+             "A topic created with compression.type=zstd stores zstd batches whatever codec the producer used "
+             "(none, gzip, lz4), and every client reads them back.",
+             ("confluent-kafka", "kafka-python", "aiokafka")),
     Scenario("admin.list_offsets_isolation", "ListOffsets with isolation levels",
              "Offsets 0-1 plain, 2 committed txn, 3 COMMIT, 4 open txn, 5 plain: earliest 0; latest 6 "
              "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); with record timestamps after the marker's, forTimestamp "

@@ -247,3 +247,35 @@ def test_admin_abort_hanging_transaction(observed):
     assert offsets_values(obs["read_committed"]) == [(0, "p-0"), (2, "p-2")]
     assert offsets_values(obs["read_uncommitted"]) == [(0, "p-0"), (1, "hang-1"), (2, "p-2")]
     assert obs["read_committed_position"] == obs["read_uncommitted_position"] == 4
+
+
+@pytest.mark.compat(scenario="admin.topic_configs")
+def test_admin_topic_configs(observed):
+    obs = observed("admin.topic_configs")
+    invalid = "org.apache.kafka.common.errors.InvalidConfigurationException"
+    assert invalid in obs["bad_value"]["chain"] and "String must be one of" in obs["bad_value"]["message"]
+    assert invalid in obs["unknown_name"]["chain"]
+    compression = obs["compression.type"]
+    assert (compression["value"], compression["source"], compression["type"]) == ("gzip", "DYNAMIC_TOPIC_CONFIG", "STRING")
+    assert compression["documented"] is True and compression["synonyms"][0] == {
+        "name": "compression.type", "value": "gzip", "source": "DYNAMIC_TOPIC_CONFIG"}
+    assert (obs["retention.ms"]["value"], obs["retention.ms"]["type"]) == ("3600000", "LONG")
+    assert (obs["segment.ms"]["value"], obs["segment.ms"]["source"]) == ("604800000", "DEFAULT_CONFIG")
+    assert (obs["cleanup.policy"]["value"], obs["cleanup.policy"]["type"]) == ("delete", "LIST")
+    assert obs["after_retention.ms"]["value"] == "7200000"
+    assert obs["after_compression.type"]["source"] != "DYNAMIC_TOPIC_CONFIG"
+
+
+@pytest.mark.compat(scenario="admin.broker_configs")
+def test_admin_broker_configs(observed, compat_target):
+    obs = observed("admin.broker_configs")
+    if compat_target.is_shim:
+        assert obs["listeners"]["value"] == f"PLAINTEXT://{compat_target.bootstrap_servers}"
+    assert obs["auto.create.topics.enable"]["read_only"] is True
+    assert obs["message.max.bytes"]["read_only"] is False and obs["message.max.bytes"]["type"] == "INT"
+    password = obs["ssl.keystore.password"]
+    assert (password["value"], password["sensitive"], password["type"]) == (None, True, "PASSWORD")
+    assert (obs["set_log.retention.ms"]["value"], obs["set_log.retention.ms"]["source"]) == (
+        "86400000", "DYNAMIC_BROKER_CONFIG")
+    assert obs["deleted_log.retention.ms"]["source"] != "DYNAMIC_BROKER_CONFIG"
+    assert "org.apache.kafka.common.errors.InvalidRequestException" in obs["read_only_error"]["chain"]

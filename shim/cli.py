@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .configs.properties import config_from_properties, parse_override, read_properties_file
 from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from .security.listeners import DEFAULT_PROTOCOL_MAP
 
@@ -18,32 +19,37 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-shim", description="A Kafka-compatible broker over a durable local log.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the broker")
-    s.add_argument("--listen", default="127.0.0.1:9092", help="host:port to bind (default 127.0.0.1:9092; port 0 = any)")
-    s.add_argument("--data-dir", default="./.kafka-shim", type=Path, help="log directory (default ./.kafka-shim)")
-    s.add_argument("--advertised-host", default=None, help="host name given to clients (default: the bound host)")
-    s.add_argument("--num-partitions", type=int, default=1, help="partitions of auto-created topics (default 1)")
-    s.add_argument("--no-auto-create-topics", action="store_true", help="do not create topics on Metadata")
-    s.add_argument("--fsync", choices=("never", "always"), default="never",
-                   help="'always' fsyncs before acknowledging (default 'never': written, not synced)")
-    s.add_argument("--segment-bytes", type=int, default=64 * 1024 * 1024)
-    s.add_argument("--max-message-bytes", type=int, default=1_048_588)
-    s.add_argument("--max-request-bytes", type=int, default=100 * 1024 * 1024,
-                   help="socket.request.max.bytes: largest request frame; larger closes the connection")
-    s.add_argument("--max-connections", type=int, default=2**31 - 1,
+    s.add_argument("--config", type=Path, default=None, metavar="server.properties",
+                   help="Kafka broker properties file (listeners, log.dirs, num.partitions, ...)")
+    s.add_argument("--override", action="append", default=[], metavar="name=value",
+                   help="a Kafka broker property, over the file (repeatable), e.g. group.initial.rebalance.delay.ms=0")
+    # The flags below are aliases of Kafka properties (ALIASES) and win over --config and --override.
+    s.add_argument("--listen", default=None, help="host:port to bind (listeners; default 127.0.0.1:9092; port 0 = any)")
+    s.add_argument("--data-dir", default=None, type=Path, help="log directory (log.dirs; default ./.kafka-shim)")
+    s.add_argument("--advertised-host", default=None, help="host name given to clients (advertised.listeners)")
+    s.add_argument("--num-partitions", type=int, default=None, help="partitions of auto-created topics (num.partitions)")
+    s.add_argument("--no-auto-create-topics", action="store_true", help="auto.create.topics.enable=false")
+    s.add_argument("--fsync", choices=("never", "always"), default=None,
+                   help="'always' fsyncs before acknowledging (log.flush.interval.messages=1; default 'never')")
+    s.add_argument("--segment-bytes", type=int, default=None, help="log.segment.bytes: segment roll size (default 64 MiB)")
+    s.add_argument("--max-message-bytes", type=int, default=None, help="message.max.bytes: largest record batch (default 1048588)")
+    s.add_argument("--max-request-bytes", type=int, default=None, help="socket.request.max.bytes: largest request frame; larger closes the connection")
+    s.add_argument("--retention-ms", type=int, default=None, help="log.retention.ms: delete segments older than this (default 7 days)")
+    s.add_argument("--retention-bytes", type=int, default=None, help="log.retention.bytes: per-partition size limit (default -1, none)")
+    s.add_argument("--transaction-abort-check-interval-ms", type=int, default=None,
+                   help="how often open transactions are checked against their timeout "
+                        "(transaction.abort.timed.out.transaction.cleanup.interval.ms; default 10000)")
+    s.add_argument("--max-connections", type=int, default=None,
                    help="max.connections: connections held at once; at the limit new ones wait to be accepted")
-    s.add_argument("--max-connections-per-ip", type=int, default=2**31 - 1,
+    s.add_argument("--max-connections-per-ip", type=int, default=None,
                    help="max.connections.per.ip: connections per client address; over it, closed on accept")
-    s.add_argument("--max-connections-per-ip-overrides", default="", metavar="HOST:N,...",
+    s.add_argument("--max-connections-per-ip-overrides", default=None, metavar="HOST:N,...",
                    help="max.connections.per.ip.overrides: per-address limits, e.g. 10.0.0.5:500,localhost:50")
-    s.add_argument("--connections-max-idle-ms", type=int, default=600_000,
+    s.add_argument("--connections-max-idle-ms", type=int, default=None,
                    help="connections.max.idle.ms: close connections idle this long (default 600000)")
-    s.add_argument("--retention-ms", type=int, default=7 * 24 * 3600 * 1000)
-    s.add_argument("--retention-bytes", type=int, default=-1)
-    s.add_argument("--transaction-abort-check-interval-ms", type=int, default=10_000,
-                   help="how often open transactions are checked against their timeout (default 10000)")
-    s.add_argument("--group-min-session-timeout-ms", type=int, default=6_000,
-                   help="smallest session.timeout.ms a group member may ask for; JoinGroup below it gets "
-                        "INVALID_SESSION_TIMEOUT (default 6000, Kafka's group.min.session.timeout.ms)")
+    s.add_argument("--group-min-session-timeout-ms", type=int, default=None,
+                   help="group.min.session.timeout.ms: smallest session.timeout.ms a group member may ask for; "
+                        "JoinGroup below it gets INVALID_SESSION_TIMEOUT (default 6000)")
     s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
                    help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     _security_arguments(s)
@@ -63,55 +69,84 @@ def _parser() -> argparse.ArgumentParser:
 
 def _security_arguments(s: argparse.ArgumentParser) -> None:
     g = s.add_argument_group("listeners, TLS and SASL (Kafka's names; README.md, Security)")
-    g.add_argument("--listeners", default="", metavar="NAME://HOST:PORT,...",
+    g.add_argument("--listeners", default=None, metavar="NAME://HOST:PORT,...",
                    help="listeners to bind, e.g. PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093 "
                         "(default: PLAINTEXT on --listen)")
-    g.add_argument("--advertised-listeners", default="", metavar="NAME://HOST:PORT,...",
+    g.add_argument("--advertised-listeners", default=None, metavar="NAME://HOST:PORT,...",
                    help="addresses given to clients per listener (default: the bound ones)")
-    g.add_argument("--listener-security-protocol-map", default=DEFAULT_PROTOCOL_MAP, metavar="NAME:PROTOCOL,...",
-                   help="security protocol of each listener name (default: each protocol's own name)")
-    g.add_argument("--ssl-keystore-location", default="", help="PEM file with the broker's key and certificate chain")
-    g.add_argument("--ssl-keystore-type", default="PEM", help="only PEM")
-    g.add_argument("--ssl-key-password", default="", help="password of an encrypted key in the keystore")
-    g.add_argument("--ssl-truststore-location", default="", help="PEM file of CA certificates for client certificates")
-    g.add_argument("--ssl-truststore-type", default="PEM", help="only PEM")
-    g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default="none")
-    g.add_argument("--sasl-enabled-mechanisms", default="PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
+    g.add_argument("--listener-security-protocol-map", default=None, metavar="NAME:PROTOCOL,...",
+                   help=f"security protocol of each listener name (default {DEFAULT_PROTOCOL_MAP})")
+    g.add_argument("--ssl-keystore-location", default=None, help="PEM file with the broker's key and certificate chain")
+    g.add_argument("--ssl-keystore-type", default=None, help="only PEM")
+    g.add_argument("--ssl-key-password", default=None, help="password of an encrypted key in the keystore")
+    g.add_argument("--ssl-truststore-location", default=None, help="PEM file of CA certificates for client certificates")
+    g.add_argument("--ssl-truststore-type", default=None, help="only PEM")
+    g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default=None)
+    g.add_argument("--sasl-enabled-mechanisms", default=None, help="default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
     g.add_argument("--sasl-user", action="append", default=[], metavar="NAME:PASSWORD",
                    help="a user for PLAIN and SCRAM (repeatable)")
-    g.add_argument("--plain-sasl-jaas-config", default="", metavar="JAAS",
+    g.add_argument("--plain-sasl-jaas-config", default=None, metavar="JAAS",
                    help='PLAIN users as Kafka\'s listener.name.<l>.plain.sasl.jaas.config gives them: '
                         '\'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="pw";\'')
-    g.add_argument("--connections-max-reauth-ms", type=int, default=0,
+    g.add_argument("--connections-max-reauth-ms", type=int, default=None,
                    help="KIP-368 session lifetime of SASL connections; 0: no re-authentication (default)")
 
 
-def _security_config(args: argparse.Namespace) -> dict:
-    return dict(
-        listeners=args.listeners, advertised_listeners=args.advertised_listeners,
-        listener_security_protocol_map=args.listener_security_protocol_map,
-        ssl_keystore_location=args.ssl_keystore_location, ssl_keystore_type=args.ssl_keystore_type,
-        ssl_key_password=args.ssl_key_password, ssl_truststore_location=args.ssl_truststore_location,
-        ssl_truststore_type=args.ssl_truststore_type, ssl_client_auth=args.ssl_client_auth,
-        sasl_enabled_mechanisms=args.sasl_enabled_mechanisms, sasl_users=tuple(args.sasl_user),
-        plain_sasl_jaas_config=args.plain_sasl_jaas_config,
-        connections_max_reauth_ms=args.connections_max_reauth_ms,
-    )
+# flag -> (Kafka property, how the flag's value reads as that property's value)
+ALIASES = {
+    "listen": ("listeners", lambda v: f"PLAINTEXT://{v}"),
+    "data_dir": ("log.dirs", str),
+    "advertised_host": ("advertised.listeners", None),
+    "num_partitions": ("num.partitions", str),
+    "no_auto_create_topics": ("auto.create.topics.enable", lambda v: "false" if v else None),
+    "fsync": ("log.flush.interval.messages", lambda v: "1" if v == "always" else str((1 << 63) - 1)),
+    "segment_bytes": ("log.segment.bytes", str),
+    "max_message_bytes": ("message.max.bytes", str),
+    "max_request_bytes": ("socket.request.max.bytes", str),
+    "retention_ms": ("log.retention.ms", str),
+    "retention_bytes": ("log.retention.bytes", str),
+    "transaction_abort_check_interval_ms": ("transaction.abort.timed.out.transaction.cleanup.interval.ms", str),
+    "max_connections": ("max.connections", str),
+    "max_connections_per_ip": ("max.connections.per.ip", str),
+    "max_connections_per_ip_overrides": ("max.connections.per.ip.overrides", str),
+    "connections_max_idle_ms": ("connections.max.idle.ms", str),
+    "group_min_session_timeout_ms": ("group.min.session.timeout.ms", str),
+    # listeners, TLS and SASL (after --listen: --listeners wins)
+    "listeners": ("listeners", str),
+    "advertised_listeners": ("advertised.listeners", str),
+    "listener_security_protocol_map": ("listener.security.protocol.map", str),
+    "ssl_keystore_location": ("ssl.keystore.location", str),
+    "ssl_keystore_type": ("ssl.keystore.type", str),
+    "ssl_key_password": ("ssl.key.password", str),
+    "ssl_truststore_location": ("ssl.truststore.location", str),
+    "ssl_truststore_type": ("ssl.truststore.type", str),
+    "ssl_client_auth": ("ssl.client.auth", str),
+    "sasl_enabled_mechanisms": ("sasl.enabled.mechanisms", str),
+    "connections_max_reauth_ms": ("connections.max.reauth.ms", str),
+}
+DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
+
+
+def properties_from_args(args: argparse.Namespace) -> dict[str, str]:
+    props = read_properties_file(args.config) if args.config else {}
+    props.update(parse_override(o) for o in args.override)
+    for flag, (prop, render) in ALIASES.items():
+        value = getattr(args, flag)
+        if value is None or value is False:
+            continue
+        if flag == "advertised_host":  # the port is the bound one, filled in when the broker listens
+            continue
+        props[prop] = render(value)
+    return props
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    return BrokerConfig(
-        listen=args.listen, data_dir=args.data_dir, advertised_host=args.advertised_host,
-        num_partitions=args.num_partitions, auto_create_topics=not args.no_auto_create_topics, fsync=args.fsync,
-        segment_bytes=args.segment_bytes, max_message_bytes=args.max_message_bytes,
-        max_request_bytes=args.max_request_bytes, retention_ms=args.retention_ms, retention_bytes=args.retention_bytes,
-        transaction_abort_check_interval_ms=args.transaction_abort_check_interval_ms,
-        group_min_session_timeout_ms=args.group_min_session_timeout_ms,
-        max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip,
-        max_connections_per_ip_overrides=args.max_connections_per_ip_overrides,
-        connections_max_idle_ms=args.connections_max_idle_ms,
-        kafka_version=args.kafka_version, **_security_config(args),
-    )
+    config = config_from_properties(properties_from_args(args), DEFAULTS).replace(kafka_version=args.kafka_version)
+    if args.sasl_user:  # users and JAAS text are not broker properties of their own (Kafka keeps them per listener)
+        config = config.replace(sasl_users=tuple(args.sasl_user))
+    if args.plain_sasl_jaas_config:
+        config = config.replace(plain_sasl_jaas_config=args.plain_sasl_jaas_config)
+    return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 
 async def serve(config: BrokerConfig) -> None:

@@ -109,8 +109,9 @@ class BrokerConfig:
     """How often open transactions are checked against their timeout
     (transaction.abort.timed.out.transaction.cleanup.interval.ms)."""
 
-    group_initial_rebalance_delay_ms: int = 0
-    """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms)."""
+    group_initial_rebalance_delay_ms: int = 3_000
+    """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms); Kafka's
+    default, 3000. Tests that start groups often set 0."""
     group_min_session_timeout_ms: int = 6_000
     """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
     (group.min.session.timeout.ms)."""
@@ -123,6 +124,7 @@ class BrokerConfig:
     transaction_state_num_partitions: int = 50
 
     extra: dict = field(default_factory=dict)
+    """Kafka broker properties by name (server.properties, --override), validated; see shim.configs.properties."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir))

@@ -60,6 +60,13 @@ class ConnectionQuotas:
         self.total = 0
         self.counts: dict[str, int] = {}
 
+    def update(self, max_connections: int, max_per_ip: int, overrides: dict[str, int]) -> None:
+        """New limits, live (Kafka: ConnectionQuotas.updateBrokerMaxConnections and
+        updateMaxConnectionsPerIp, on a dynamic config change); connections already held stay."""
+        self.max_connections = max_connections
+        self.max_per_ip = max_per_ip
+        self.overrides = {_canonical(ip): n for ip, n in overrides.items()}
+
     def slot_available(self) -> bool:
         """Whether the acceptor may take the next connection (Kafka: connectionSlotAvailable)."""
         return self.total < self.max_connections

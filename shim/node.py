@@ -6,6 +6,9 @@ import socket
 import time
 
 from .config import BrokerConfig
+from .configs.broker import BrokerConfigs
+from .configs.properties import fields_from_properties, static_properties
+from .configs.topic import effective, log_config
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
@@ -28,6 +31,8 @@ class Node:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         fs.make_dirs(config.data_dir, sync=True)
+        self.static_config = config
+        self.config_listeners: list = []  # called after a dynamic broker config changed (the server's limits)
         self.log_config = LogConfig(
             segment_bytes=config.segment_bytes,
             index_interval_bytes=config.index_interval_bytes,
@@ -36,7 +41,12 @@ class Node:
             retention_ms=config.retention_ms,
             fsync=config.fsync == "always",
         )
-        self.logs = LogManager(config.data_dir, self.log_config)  # the sync policy is decided there alone
+        meta_dir = config.data_dir / "__cluster_metadata"
+        fs.make_dirs(meta_dir, sync=True)
+        self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config))
+        self._apply_dynamic_fields()
+        # the sync policy is decided there alone
+        self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config)
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -78,10 +88,42 @@ class Node:
         self.endpoints[listener.name] = (host, advertised.port if advertised and advertised.port else port)
         if listener is self.listeners[0]:
             self.host, self.port = self.endpoints[listener.name]
+        self._describe_listeners()
+
+    def _describe_listeners(self) -> None:
+        """DescribeConfigs shows the listeners as bound and advertised (port 0 replaced by the real one)."""
+        static = self.broker_configs.static
+        bound = [l for l in self.listeners if l.name in self.bound_ports]
+        static["listeners"] = ",".join(f"{l.name}://{l.host}:{self.bound_ports[l.name]}" for l in bound)
+        if self.static_config.advertised_host or self.static_config.advertised_listeners:
+            static["advertised.listeners"] = ",".join(
+                f"{l.name}://{self.endpoints[l.name][0]}:{self.endpoints[l.name][1]}" for l in bound)
 
     def endpoint(self, listener: str | None) -> tuple[str, int]:
         """The advertised address of the listener a request came in on (Kafka: its listener name)."""
         return self.endpoints.get(listener, (self.host, self.port))
+
+    def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
+        """The LogConfig of a topic with these overrides, over the broker's current values."""
+        base = self.log_config.__class__(fsync=self.config.fsync == "always")
+        return log_config(base, effective(overrides, self.broker_configs.merged()))
+
+    def topic_effective(self, overrides: dict[str, str]) -> dict:
+        return effective(overrides, self.broker_configs.merged())
+
+    def config_with(self, per_broker: dict[str, str], cluster_default: dict[str, str]) -> BrokerConfig:
+        """The broker's config with these dynamic layers; ValueError if the result is invalid."""
+        return self.static_config.replace(**fields_from_properties({**cluster_default, **per_broker}))
+
+    def _apply_dynamic_fields(self) -> None:
+        self.config = self.config_with(self.broker_configs.per_broker, self.broker_configs.cluster_default)
+
+    def broker_configs_changed(self) -> None:
+        """A dynamic broker config changed: apply it live (Kafka: DynamicBrokerConfig.updateCurrentConfig)."""
+        self._apply_dynamic_fields()
+        self.logs.reconfigure()
+        for listener in self.config_listeners:
+            listener()
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

@@ -113,6 +113,13 @@ class Server:
         self._acceptors: list[asyncio.Task] = []
         self._slot_waiters: list[asyncio.Future] = []  # acceptors waiting for a connection to close
         self._handshakes: set[asyncio.Task] = set()  # TLS handshakes under way, off the accept loop
+        node.config_listeners.append(self._config_changed)
+
+    def _config_changed(self) -> None:
+        """A dynamic broker config changed: max.connections and the per-ip limits apply at once."""
+        c = self.node.config
+        self.quotas.update(c.max_connections, c.max_connections_per_ip, c.per_ip_overrides())
+        self._wake_acceptors()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -202,6 +209,9 @@ class Server:
     def connection_closed(self, conn: "Connection") -> None:
         self.connections.discard(conn)
         self.quotas.dec(conn.ip)
+        self._wake_acceptors()
+
+    def _wake_acceptors(self) -> None:
         waiters, self._slot_waiters = self._slot_waiters, []
         for freed in waiters:
             if not freed.done():

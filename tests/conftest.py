@@ -56,6 +56,7 @@ def open_log(tmp_path):
 @pytest.fixture
 def node(tmp_path):
     """A broker node (logs, producer ids, config) without a server, over a fresh data directory."""
-    n = Node(BrokerConfig(data_dir=tmp_path / "data"))
+    # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000: tests that exercise the delay set it
+    n = Node(BrokerConfig(data_dir=tmp_path / "data", group_initial_rebalance_delay_ms=0))
     yield n
     n.close()

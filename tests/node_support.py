@@ -19,7 +19,8 @@ class NodeFactory:
 
     def __init__(self, data_dir, **defaults) -> None:
         self.data_dir = data_dir
-        self.defaults = defaults
+        # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, for fast tests
+        self.defaults = {"group_initial_rebalance_delay_ms": 0, **defaults}
         self.open: list[Node] = []
 
     def __call__(self, **overrides) -> Node:

@@ -26,18 +26,20 @@ XERIAL_BLOCK_SIZE = 32 * 1024
 _BLOCK_LENGTH = struct.Struct(">i")
 
 
-def compress(codec: int, data, *, raw_snappy: bool = False) -> bytes:
-    """Compress a batch payload; snappy is xerial-framed unless raw_snappy."""
+def compress(codec: int, data, *, raw_snappy: bool = False, level: int | None = None) -> bytes:
+    """Compress a batch payload; snappy is xerial-framed unless raw_snappy. ``level`` is the codec's
+    compression level (Kafka's compression.gzip/lz4/zstd.level; gzip -1 is zlib's default); None
+    keeps each library's default."""
     if codec == Compression.NONE:
         return bytes(data)
     if codec == Compression.GZIP:
-        return bytes(cramjam.gzip.compress(data))
+        return bytes(cramjam.gzip.compress(data, level=None if level == -1 else level))
     if codec == Compression.SNAPPY:
         return bytes(cramjam.snappy.compress_raw(data)) if raw_snappy else _xerial_compress(data)
     if codec == Compression.LZ4:
-        return _lz4_compress(data)
+        return _lz4_compress(data, level)
     if codec == Compression.ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        return bytes(cramjam.zstd.compress(data, level=level))
     raise ValueError(f"unknown compression codec {codec}")
 
 
@@ -107,8 +109,9 @@ def _lz4_content_size(data) -> int | None:
     return int.from_bytes(data[6:14], "little")
 
 
-def _lz4_compress(data) -> bytes:
-    compressor = cramjam.lz4.Compressor(content_checksum=False, block_linked=False)
+def _lz4_compress(data, level: int | None = None) -> bytes:
+    options = {} if level is None else {"level": level}
+    compressor = cramjam.lz4.Compressor(content_checksum=False, block_linked=False, **options)
     # The streaming Compressor accepts only bytes (bytes(b) is b, no copy).
     compressor.compress(bytes(data))
     return bytes(compressor.finish())

@@ -57,6 +57,8 @@ public final class KafkaDriver {
         all.put("eos.send_offsets", (s, obs) -> sendOffsets(s, obs, true));
         all.put("eos.send_offsets_assign", (s, obs) -> sendOffsets(s, obs, false));
         all.put("admin.topics", KafkaDriver::adminTopics);
+        all.put("admin.topic_configs", ConfigScenarios::topicConfigs);
+        all.put("admin.broker_configs", ConfigScenarios::brokerConfigs);
         all.put("admin.list_offsets_isolation", KafkaDriver::listOffsetsIsolation);
         all.put("admin.transactions", KafkaDriver::adminTransactions);
         all.put("admin.abort_hanging", KafkaDriver::abortHanging);

@@ -136,7 +136,10 @@ class BrokerProcess:
     def __init__(self, data_dir: Path, log_path: Path, args=()) -> None:
         script = Path(sys.executable).parent / "kafka-shim"
         cmd = [str(script)] if script.exists() else [sys.executable, "-m", "shim"]
-        cmd += ["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir), *args]
+        # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, as the other test brokers: the
+        # suites' consumer groups rebalance at once
+        cmd += ["serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir),
+                "--override", "group.initial.rebalance.delay.ms=0", *args]
         self.log_path = log_path
         self._log = open(log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, text=True, cwd=ROOT)

@@ -24,6 +24,12 @@ Kafka, here a call to the coordinator), so the client sends no AddPartitionsToTx
 v11 except CONCURRENT_TRANSACTIONS, which is answered as it is (Kafka: ReplicaManager leaves it to
 clients that bump epochs). v13 (Kafka 4.1) names topics by id; an unknown id gets
 UNKNOWN_TOPIC_ID for each of its partitions.
+
+Topic configs: min.insync.replicas above 1 answers acks=all with NOT_ENOUGH_REPLICAS (one replica);
+compression.type other than producer recompresses the batch when its codec differs, and
+message.timestamp.before/after.max.ms refuse a batch with INVALID_TIMESTAMP and one RecordError per
+bad record (KIP-467), both in shim.storage.log_validator; segment.ms and segment.index.bytes roll
+the segment first (shim.storage.roll).
 """
 
 from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
@@ -31,6 +37,8 @@ from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_conv
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..storage.producer_state import Origin
+from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
+from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
 from .registry import api
 
@@ -118,12 +126,23 @@ def _partition(ctx, request, topic, p, now):
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")
         batch = p.records
+        if request.acks == -1 and plog.config.min_insync_replicas > 1:  # Kafka: Partition.appendRecordsToLeader
+            raise KafkaError(ErrorCode.not_enough_replicas, None)
         if ctx.version < LEGACY_BELOW and is_legacy(batch):
             batch = _up_convert(batch)
         h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
+        if needs_record_pass(plog.config, h):
+            batch, h = validate_records(batch, h, plog.config, now, f"{topic}-{p.index}")
         if h.is_transactional:
             _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)
+        maybe_roll(plog, h, now)
         result = plog.append(batch, h, now, origin=Origin.CLIENT)
+    except RecordErrors as e:
+        errors = tuple(ctx.make("BatchIndexAndErrorMessage", batch_index=i, batch_index_error_message=m)
+                       for i, m in e.record_errors) if hasattr(ctx.m, "BatchIndexAndErrorMessage") else ()
+        return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
+                        log_append_time=-1, log_start_offset=plog.log_start_offset, record_errors=errors,
+                        error_message=e.message)
     except KafkaError as e:
         return _error(ctx, p.index, e)
     return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,

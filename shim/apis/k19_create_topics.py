@@ -1,11 +1,17 @@
 """CreateTopics (19), v2-7.
 
 num_partitions -1 takes the broker default; the replication factor must be -1 or 1 (one broker);
-manual assignments must name this broker. Supported topic configs: see shim.storage.log_manager.
+manual assignments must name this broker. Every topic config of Kafka 3.9 is accepted and validated
+as Kafka does (wrong type or value, unknown name: INVALID_CONFIG with Kafka's message), except
+cleanup.policy=compact (no log compaction) and remote.storage.enable=true (no tiered storage).
+From v5 the result lists the topic's configs with their values and sources, as Kafka does.
 """
 
+from ..configs import describe
 from ..errors import ErrorCode, KafkaError
 from .registry import api
+
+CONFIGS_VERSION = 5
 
 
 @api(19, "CreateTopics", 2, 7)
@@ -40,5 +46,10 @@ def _create(ctx, t, validate_only, duplicate):
     except KafkaError as e:
         return ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=e.code, error_message=e.message,
                         num_partitions=-1, replication_factor=-1, configs=None)
+    configs = tuple(
+        ctx.make("CreatableTopicConfigs", name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
+                 is_sensitive=e.sensitive)
+        for e in describe.topic_entries(info.configs, node.broker_configs, None, False, False)
+    ) if ctx.version >= CONFIGS_VERSION else ()
     return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
-                    error_message=None, num_partitions=info.partitions, replication_factor=1, configs=())
+                    error_message=None, num_partitions=info.partitions, replication_factor=1, configs=configs)

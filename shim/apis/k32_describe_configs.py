@@ -1,61 +1,62 @@
-"""DescribeConfigs (32), v1-4: topic configs (overrides and defaults) and broker configs.
+"""DescribeConfigs (32), v1-4.
 
-Read-only view: AlterConfigs is not served. Unknown resource types get INVALID_REQUEST.
+TOPIC: every topic config Kafka 3.9 defines, the topic's overrides (TOPIC_CONFIG) over the broker's
+values (dynamic broker, dynamic cluster default, static) over Kafka's defaults. BROKER with this
+broker's id: every broker config Kafka defines plus any other property the broker was given, with
+our values (listeners, log.dirs, ...); BROKER "" the dynamic cluster defaults. BROKER_LOGGER: the
+broker's Python loggers under log4j level names. Sources, read-only, sensitive (value null),
+synonyms (when asked) and documentation (when asked) as Kafka's ConfigHelper fills them
+(shim.configs.describe). An empty key list means every key, as in Kafka.
+
+Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it), CLIENT_METRICS and GROUP resources
+(INVALID_REQUEST).
 """
 
-
+from ..configs import describe, loggers
+from ..configs.admin import BROKER, BROKER_LOGGER, TOPIC
 from ..errors import ErrorCode, KafkaError
-from ..storage.log_manager import TOPIC_CONFIGS
+from ..protocol.messages import make
 from .registry import api
-
-TOPIC, BROKER = 2, 4
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
-
-
-def _topic_defaults(node) -> dict[str, str]:
-    c = node.log_config
-    values = {key: getattr(c, attr) for key, (attr, _) in TOPIC_CONFIGS.items()}
-    values["message.timestamp.type"] = "LogAppendTime" if c.log_append_time else "CreateTime"
-    values.update({"cleanup.policy": "delete", "compression.type": "producer", "min.insync.replicas": 1})
-    return {k: str(v) for k, v in values.items()}
-
-
-def _broker_configs(node) -> dict[str, str]:
-    c = node.config
-    return {
-        "broker.id": str(c.node_id), "auto.create.topics.enable": str(c.auto_create_topics).lower(),
-        "num.partitions": str(c.num_partitions), "message.max.bytes": str(c.max_message_bytes),
-        "socket.request.max.bytes": str(c.max_request_bytes), "log.segment.bytes": str(c.segment_bytes),
-        "log.retention.ms": str(c.retention_ms), "log.retention.bytes": str(c.retention_bytes),
-        "transaction.max.timeout.ms": str(c.transaction_max_timeout_ms),
-        "offsets.topic.num.partitions": str(c.offsets_topic_num_partitions),
-        "transaction.state.log.num.partitions": str(c.transaction_state_num_partitions),
-    }
 
 
 @api(32, "DescribeConfigs", 1, 4)
 def handle(ctx, request):
-    return ctx.response(results=tuple(_resource(ctx, r) for r in request.resources))
+    synonyms = bool(getattr(request, "include_synonyms", False))
+    documentation = bool(getattr(request, "include_documentation", False))
+    return ctx.response(results=tuple(_resource(ctx, r, synonyms, documentation) for r in request.resources))
 
 
-def _resource(ctx, r):
-    try:
-        if r.resource_type == TOPIC:
-            info = ctx.node.logs.topic(r.resource_name)
-            entries = {k: (v, DEFAULT_CONFIG) for k, v in _topic_defaults(ctx.node).items()}
-            entries.update({k: (v, DYNAMIC_TOPIC_CONFIG) for k, v in info.configs.items()})
-        elif r.resource_type == BROKER:
-            entries = {k: (v, STATIC_BROKER_CONFIG) for k, v in _broker_configs(ctx.node).items()}
-        else:
-            raise KafkaError(ErrorCode.invalid_request, f"resource type {r.resource_type} is not supported")
-    except KafkaError as e:
-        return ctx.make("DescribeConfigsResult", error_code=e.code, error_message=e.message,
-                        resource_type=r.resource_type, resource_name=r.resource_name, configs=())
+def _entries(node, r, synonyms, documentation):
     keys = r.configuration_keys
+    if r.resource_type == TOPIC:
+        info = node.logs.topic(r.resource_name)
+        return describe.topic_entries(info.configs, node.broker_configs, keys, synonyms, documentation)
+    if r.resource_type == BROKER:
+        node.broker_configs.check_resource(r.resource_name)
+        return describe.broker_entries(node.broker_configs, r.resource_name, keys, synonyms, documentation)
+    if r.resource_type == BROKER_LOGGER:
+        if not r.resource_name:
+            raise KafkaError(ErrorCode.invalid_request, "Broker id must not be empty")
+        node.broker_configs.check_resource(r.resource_name)
+        return describe.logger_entries(loggers.levels(), keys)
+    raise KafkaError(ErrorCode.invalid_request, f"Unsupported resource type: {r.resource_type}")
+
+
+def _resource(ctx, r, synonyms, documentation):
+    try:
+        entries = _entries(ctx.node, r, synonyms, documentation)
+    except KafkaError as e:
+        message = None if e.code == ErrorCode.unknown_topic_or_partition else e.message
+        return ctx.make("DescribeConfigsResult", error_code=e.code, error_message=message,
+                        resource_type=r.resource_type, resource_name=r.resource_name, configs=())
+    synonym_cls = getattr(ctx.m, "DescribeConfigsSynonym", None)
     configs = tuple(
-        ctx.make("DescribeConfigsResourceResult", name=k, value=v, read_only=r.resource_type == BROKER,
-                 config_source=src, is_sensitive=False, synonyms=(), config_type=0, documentation=None)
-        for k, (v, src) in sorted(entries.items()) if keys is None or k in keys
+        ctx.make("DescribeConfigsResourceResult", name=e.name, value=e.value, read_only=e.read_only,
+                 config_source=e.source, is_sensitive=e.sensitive, config_type=e.config_type,
+                 documentation=e.documentation,
+                 synonyms=tuple(make(synonym_cls, name=s.name, value=s.value, source=s.source) for s in e.synonyms)
+                 if synonym_cls else ())
+        for e in entries
     )
     return ctx.make("DescribeConfigsResult", error_code=ErrorCode.none, error_message=None,
                     resource_type=r.resource_type, resource_name=r.resource_name, configs=configs)

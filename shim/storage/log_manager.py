@@ -9,14 +9,15 @@ later never passes a log written since for a cleanly closed one.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
+from ..configs.topic import validate_overrides
 from ..errors import ErrorCode, KafkaError
 from . import fs
 from .partition_log import LogConfig, PartitionLog
@@ -26,18 +27,6 @@ log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
-# topic config name -> (LogConfig field, parser)
-TOPIC_CONFIGS = {
-    "segment.bytes": ("segment_bytes", int),
-    "index.interval.bytes": ("index_interval_bytes", int),
-    "max.message.bytes": ("max_message_bytes", int),
-    "retention.bytes": ("retention_bytes", int),
-    "retention.ms": ("retention_ms", int),
-    "message.timestamp.type": ("log_append_time", lambda v: {"CreateTime": False, "LogAppendTime": True}[v]),
-}
-ACCEPTED_ONLY = {"cleanup.policy": {"delete"}, "min.insync.replicas": None, "compression.type": {"producer"}}
-
 
 @dataclass(slots=True)
 class TopicInfo:
@@ -65,27 +54,20 @@ def validate_topic_name(name: str) -> None:
 
 
 def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
-    changes = {}
-    for key, value in configs.items():
-        if key in TOPIC_CONFIGS:
-            attr, parse = TOPIC_CONFIGS[key]
-            try:
-                changes[attr] = parse(value)
-            except (ValueError, KeyError):
-                raise KafkaError(ErrorCode.invalid_config, f"invalid value {value!r} for {key}") from None
-        elif key in ACCEPTED_ONLY:
-            allowed = ACCEPTED_ONLY[key]
-            if allowed is not None and value not in allowed:
-                raise KafkaError(ErrorCode.invalid_config, f"{key}={value} is not supported (supported: {sorted(allowed)})")
-        else:
-            raise KafkaError(ErrorCode.invalid_config, f"unknown or unsupported topic config {key}")
-    return dataclasses.replace(defaults, **changes)
+    """``defaults`` with a topic's overrides applied (no broker properties in between)."""
+    from ..configs.catalogue import TOPIC_CONFIGS
+    from ..configs.topic import log_config
+
+    return log_config(defaults, {n: TOPIC_CONFIGS[n].parse(v) for n, v in configs.items() if n in TOPIC_CONFIGS})
 
 
 class LogManager:
-    def __init__(self, data_dir: Path, defaults: LogConfig, read_only: bool = False) -> None:
+    def __init__(self, data_dir: Path, defaults: LogConfig, read_only: bool = False,
+                 resolve: Callable[[dict[str, str]], LogConfig] | None = None) -> None:
         self.data_dir = data_dir
         self.defaults = defaults
+        # a topic's overrides -> the LogConfig its partitions run with (the broker's values in between)
+        self.resolve = resolve or (lambda configs: log_config_for(defaults, configs))
         self.read_only = read_only
         self.meta_dir = data_dir / "__cluster_metadata"
         if not read_only:
@@ -107,8 +89,8 @@ class LogManager:
             raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
         if partitions <= 0:
             raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
-        configs = dict(configs or {})
-        config = log_config_for(self.defaults, configs)
+        configs = validate_overrides(configs or {})
+        config = self.resolve(configs)
         info = TopicInfo(name, uuid.uuid4(), partitions, configs)
         if validate_only:
             return info
@@ -165,6 +147,29 @@ class LogManager:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"unknown partition {topic}-{partition}")
         return plog
 
+    def set_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
+        """Replace a topic's overrides: validated, persisted, then applied to its partition logs."""
+        info = self.topic(name)
+        configs = validate_overrides(configs)
+        config = self.resolve(configs)
+        if validate_only:
+            return
+        previous, info.configs = info.configs, configs
+        try:
+            self._save_topics()
+        except OSError:
+            info.configs = previous
+            raise
+        for p in range(info.partitions):
+            self.logs[(name, p)].config = config
+
+    def reconfigure(self) -> None:
+        """Recompute every partition's LogConfig (the broker's defaults changed)."""
+        for info in self.topics.values():
+            config = self.resolve(info.configs)
+            for p in range(info.partitions):
+                self.logs[(info.name, p)].config = config
+
     def set_on_append(self, callback) -> None:
         self._on_append = callback
         for plog in self.logs.values():
@@ -186,7 +191,7 @@ class LogManager:
         for t in json.loads(path.read_text())["topics"]:
             info = TopicInfo(t["name"], uuid.UUID(t["id"]), t["partitions"], t.get("configs", {}))
             self.topics[info.name] = info
-            config = log_config_for(self.defaults, info.configs)
+            config = self.resolve(info.configs)
             for p in range(info.partitions):
                 self._open(info, p, config, clean=self.clean_start)
         for d in [] if self.read_only else self.data_dir.iterdir():  # partitions of topics deleted before a crash

@@ -39,6 +39,15 @@ class LogConfig:
     # The sync policy, the broker's fsync="always": every append is fsynced before it returns, as
     # are the directory entries of new segments and the removal of old ones.
     fsync: bool = False
+    # Honoured on the produce path (shim.storage.log_validator, shim.storage.roll), see shim.configs.topic.
+    compression_type: str = "producer"
+    timestamp_before_max_ms: int = (1 << 63) - 1
+    timestamp_after_max_ms: int = (1 << 63) - 1
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    segment_jitter_ms: int = 0
+    segment_index_bytes: int = 10 * 1024 * 1024
+    min_insync_replicas: int = 1
+    compression_levels: tuple = (-1, 9, 3)  # compression.gzip.level, .lz4.level, .zstd.level
 
 
 class AppendResult(NamedTuple):

@@ -35,8 +35,9 @@ from workload import (
 )
 
 # Tiny segments: rolls, producer snapshots and index files happen during the workload too.
+# group.initial.rebalance.delay.ms=0 instead of Kafka's 3000: the workload's group forms at once.
 CONFIG = dict(offsets_topic_num_partitions=2, transaction_state_num_partitions=2, auto_create_topics=False,
-              segment_bytes=200)
+              segment_bytes=200, group_initial_rebalance_delay_ms=0)
 
 
 def open_node(data_dir: Path, fsync: str) -> Node:

@@ -1,0 +1,108 @@
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+
+/**
+ * admin.topic_configs and admin.broker_configs with the Java Admin client: createTopics with
+ * configs, describeConfigs (with synonyms and documentation) and incrementalAlterConfigs. Each
+ * scenario only observes; compat/test_java_clients.py holds the expectations.
+ */
+final class ConfigScenarios {
+    private ConfigScenarios() {
+    }
+
+    static void topicConfigs(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("configs");
+        ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = s.admin()) {
+            NewTopic t = new NewTopic(topic, 1, (short) 1).configs(Map.of("compression.type", "gzip", "retention.ms", "3600000"));
+            admin.createTopics(List.of(t)).all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, topic, 1);
+            obs.put("bad_value", createError(admin, s.name("configs-bad"), Map.of("compression.type", "gzipx")));
+            obs.put("unknown_name", createError(admin, s.name("configs-unknown"), Map.of("no.such.config", "1")));
+            Config c = describe(admin, res);
+            for (String name : List.of("compression.type", "retention.ms", "segment.ms", "cleanup.policy")) {
+                obs.put(name, entry(c.get(name)));
+            }
+            alter(admin, res, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("compression.type", null), AlterConfigOp.OpType.DELETE)));
+            Support.await(() -> "7200000".equals(valueOf(admin, res, "retention.ms")), 10_000);
+            Config after = describe(admin, res);
+            obs.put("after_retention.ms", entry(after.get("retention.ms")));
+            obs.put("after_compression.type", entry(after.get("compression.type")));
+        }
+    }
+
+    static void brokerConfigs(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            String id = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());
+            ConfigResource res = new ConfigResource(ConfigResource.Type.BROKER, id);
+            Config c = describe(admin, res);
+            for (String name : List.of("listeners", "auto.create.topics.enable", "message.max.bytes", "ssl.keystore.password")) {
+                obs.put(name, entry(c.get(name)));
+            }
+            alter(admin, res, List.of(new AlterConfigOp(new ConfigEntry("log.retention.ms", "86400000"), AlterConfigOp.OpType.SET)));
+            Support.await(() -> "86400000".equals(valueOf(admin, res, "log.retention.ms")), 10_000);
+            obs.put("set_log.retention.ms", entry(describe(admin, res).get("log.retention.ms")));
+            alter(admin, res, List.of(new AlterConfigOp(new ConfigEntry("log.retention.ms", null), AlterConfigOp.OpType.DELETE)));
+            Support.await(() -> valueOf(admin, res, "log.retention.ms") == null, 10_000);
+            obs.put("deleted_log.retention.ms", entry(describe(admin, res).get("log.retention.ms")));
+            Throwable readOnly = null;
+            try {
+                alter(admin, res, List.of(new AlterConfigOp(new ConfigEntry("auto.create.topics.enable", "false"), AlterConfigOp.OpType.SET)));
+            } catch (ExecutionException e) {
+                readOnly = e;
+            }
+            obs.put("read_only_error", Support.failure(readOnly));
+        }
+    }
+
+    private static Object createError(Admin admin, String topic, Map<String, String> configs) throws Exception {
+        try {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(configs))).all().get(20, TimeUnit.SECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return Support.failure(e);
+        }
+    }
+
+    private static Config describe(Admin admin, ConfigResource res) throws Exception {
+        DescribeConfigsOptions opts = new DescribeConfigsOptions().includeSynonyms(true).includeDocumentation(true);
+        return admin.describeConfigs(List.of(res), opts).all().get(20, TimeUnit.SECONDS).get(res);
+    }
+
+    private static void alter(Admin admin, ConfigResource res, Collection<AlterConfigOp> ops) throws Exception {
+        admin.incrementalAlterConfigs(Map.of(res, ops)).all().get(20, TimeUnit.SECONDS);
+    }
+
+    private static String valueOf(Admin admin, ConfigResource res, String name) {
+        try {
+            ConfigEntry e = describe(admin, res).get(name);
+            return e == null ? null : e.value();
+        } catch (Exception e) {
+            return "unavailable";
+        }
+    }
+
+    private static Map<String, Object> entry(ConfigEntry e) {
+        if (e == null) return null;
+        List<Object> synonyms = new ArrayList<>();
+        for (ConfigEntry.ConfigSynonym syn : e.synonyms()) {
+            synonyms.add(Support.map("name", syn.name(), "value", syn.value(), "source", syn.source().name()));
+        }
+        return Support.map("value", e.value(), "source", e.source().name(), "read_only", e.isReadOnly(),
+                "sensitive", e.isSensitive(), "type", e.type().name(), "documented", e.documentation() != null,
+                "synonyms", synonyms);
+    }
+}

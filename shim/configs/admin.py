@@ -1,0 +1,110 @@
+"""AlterConfigs and IncrementalAlterConfigs on one resource (Kafka: ConfigAdminManager on the broker,
+ConfigurationControlManager on the controller): compute the resource's new configs, validate them,
+persist them, then apply them live."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import NamedTuple
+
+from ..errors import ErrorCode, KafkaError
+from . import loggers
+from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS
+
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+_OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+
+class Op(NamedTuple):
+    name: str
+    op: int
+    value: str | None
+
+
+def duplicate_resources(resources) -> set[tuple[int, str]]:
+    counts = Counter((r.resource_type, r.resource_name) for r in resources)
+    return {k for k, n in counts.items() if n > 1}
+
+
+def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_only: bool,
+          incremental: bool) -> None:
+    """Raises KafkaError with Kafka's code and message; returns when applied (or only validated)."""
+    if len({o.name for o in ops}) != len(ops):
+        raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
+    nulls = [o.name for o in ops if o.value is None and o.op != DELETE]
+    if nulls:
+        raise KafkaError(ErrorCode.invalid_request, "Null value not supported for : " + ", ".join(nulls))
+    if resource_type == BROKER_LOGGER and incremental:
+        _alter_loggers(node, resource_name, ops, validate_only)
+    elif resource_type == BROKER:
+        _alter_broker(node, resource_name, ops, validate_only, incremental)
+    elif resource_type == TOPIC:
+        if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
+        info = node.logs.topic(resource_name)
+        configs = _apply_ops(dict(info.configs) if incremental else {}, ops, TOPIC_CONFIGS,
+                             lambda n: node.topic_effective(info.configs).get(n))
+        node.logs.set_topic_configs(resource_name, configs, validate_only)
+    else:
+        raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
+
+
+def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, incremental: bool) -> None:
+    store = node.broker_configs
+    store.check_resource(resource_name)
+    current = store.layer(resource_name)
+    props = _apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
+                       lambda n: store.merged().get(n, BROKER_CONFIGS[n].default if n in BROKER_CONFIGS else None))
+    props = store.validate(resource_name, props)
+    layers = {"per_broker": store.per_broker, "cluster_default": store.cluster_default}
+    layers["per_broker" if resource_name else "cluster_default"] = props
+    try:  # the whole resulting config must hold together before anything is persisted
+        node.config_with(**layers)
+    except ValueError as e:
+        raise KafkaError(ErrorCode.invalid_request, str(e)) from None
+    if not validate_only:
+        store.replace(resource_name, props)
+        node.broker_configs_changed()
+
+
+def _alter_loggers(node, resource_name: str, ops: list[Op], validate_only: bool) -> None:
+    try:  # RuntimeLoggerManager.validateResourceNameIsNodeId
+        broker_id = int(resource_name)
+    except ValueError:
+        raise KafkaError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {resource_name}") from None
+    if broker_id != node.broker_configs.node_id:
+        raise KafkaError(ErrorCode.invalid_request,
+                         f"Unexpected node id. Expected {node.broker_configs.node_id}, but received {broker_id}")
+    changes = [(o.name, o.op, o.value) for o in ops]
+    loggers.validate(changes)
+    if not validate_only:
+        loggers.apply(changes)
+
+
+def _apply_ops(configs: dict[str, str], ops: list[Op], catalogue, current) -> dict[str, str]:
+    """Kafka: ConfigurationControlManager.incrementalAlterConfigResource (SET/DELETE/APPEND/SUBTRACT)."""
+    for o in ops:
+        if o.op == SET:
+            configs[o.name] = o.value
+        elif o.op == DELETE:
+            configs.pop(o.name, None)
+        elif o.op in (APPEND, SUBTRACT):
+            key = catalogue.get(o.name)
+            if key is None or key.type != "list":
+                raise KafkaError(ErrorCode.invalid_config,
+                                 f"Can't {_OP_NAMES[o.op]} to key {o.name} because its type is not LIST.")
+            old = configs.get(o.name)
+            if old is None:
+                value = current(o.name)
+                old = ",".join(value) if isinstance(value, list) else value
+            parts = [p for p in (old or "").split(",") if p]
+            for v in o.value.split(","):
+                if o.op == APPEND and v not in parts:
+                    parts.append(v)
+                elif o.op == SUBTRACT and v in parts:
+                    parts.remove(v)
+            configs[o.name] = ",".join(parts)
+        else:
+            raise KafkaError(ErrorCode.invalid_request, f"Unknown operations type {o.op}")
+    return configs

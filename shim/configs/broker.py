@@ -1,0 +1,90 @@
+"""The broker's configs in Kafka's layers (DynamicBrokerConfig): Kafka's defaults, the static
+properties the broker started with, the dynamic cluster default (resource name "") and the dynamic
+config of this broker (resource name = its id); a later layer wins.
+
+Dynamic configs are kept in ``__cluster_metadata/broker-configs.json``, replaced atomically
+(shim.storage.fs.atomic_write).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import ErrorCode, KafkaError
+from ..storage import fs
+from .catalogue import BROKER_CONFIGS, ConfigError, dynamic
+
+FILE_NAME = "broker-configs.json"
+# Dynamic in Kafka, but not something kafka-shim can change while it runs.
+NOT_LIVE = {"listeners": "kafka-shim cannot change its listeners while it runs",
+            "advertised.listeners": "kafka-shim cannot change its advertised listeners while it runs"}
+
+
+class BrokerConfigs:
+    def __init__(self, meta_dir: Path, node_id: int, static: Mapping[str, str]) -> None:
+        self.path = meta_dir / FILE_NAME
+        self.node_id = node_id
+        self.static = dict(static)
+        self.per_broker: dict[str, str] = {}
+        self.cluster_default: dict[str, str] = {}
+        if self.path.exists():
+            data = json.loads(self.path.read_text())
+            self.per_broker = data.get("broker", {})
+            self.cluster_default = data.get("default", {})
+
+    def merged(self) -> dict[str, str]:
+        """Every property set in some layer, with the value of the highest layer."""
+        return {**self.static, **self.cluster_default, **self.per_broker}
+
+    def layer(self, resource_name: str) -> dict[str, str]:
+        return self.per_broker if resource_name else self.cluster_default
+
+    def check_resource(self, resource_name: str) -> None:
+        if resource_name:  # ConfigAdminManager.validateResourceNameIsCurrentNodeId
+            try:
+                broker_id = int(resource_name)
+            except ValueError:
+                raise KafkaError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {resource_name}") from None
+            if broker_id != self.node_id:
+                raise KafkaError(ErrorCode.invalid_request,
+                                 f"Unexpected broker id, expected {self.node_id}, but received {resource_name}")
+
+    def validate(self, resource_name: str, props: Mapping[str, str]) -> dict[str, str]:
+        """The new layer ``props`` checked as DynamicBrokerConfig.validate does (INVALID_REQUEST with its
+        message, KAFKA-13609), values rendered as Kafka stores them."""
+        self.check_resource(resource_name)
+        read_only = sorted(n for n in props if n in BROKER_CONFIGS and not dynamic(n))
+        if read_only:
+            raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
+        out = {}
+        for name, raw in props.items():
+            key = BROKER_CONFIGS.get(name)
+            if key is None:
+                out[name] = raw  # Kafka keeps unknown names (e.g. listener overrides) as given
+                continue
+            try:
+                out[name] = raw if key.sensitive else key.canonical(raw)
+            except ConfigError as e:
+                raise KafkaError(ErrorCode.invalid_request, str(e)) from None
+        per_broker_only = sorted(n for n in out if not resource_name and BROKER_CONFIGS.get(n) is not None
+                                 and BROKER_CONFIGS[n].update_mode == "per-broker")
+        if per_broker_only:
+            raise KafkaError(ErrorCode.invalid_request, "Cannot update these configs at default cluster level, "
+                             f"broker id must be specified: {_set(per_broker_only)}")
+        changed = sorted(n for n in NOT_LIVE if out.get(n) != self.layer(resource_name).get(n))
+        if changed:
+            raise KafkaError(ErrorCode.invalid_request, NOT_LIVE[changed[0]])
+        return out
+
+    def replace(self, resource_name: str, props: Mapping[str, str]) -> None:
+        """Persist, then apply, a validated layer."""
+        layers = {"broker": self.per_broker, "default": self.cluster_default}
+        layers["broker" if resource_name else "default"] = dict(props)
+        fs.atomic_write(self.path, json.dumps(layers, indent=1, sort_keys=True).encode())
+        self.per_broker, self.cluster_default = layers["broker"], layers["default"]
+
+
+def _set(names: list[str]) -> str:
+    return "Set(" + ", ".join(names) + ")"  # as Scala prints a Set

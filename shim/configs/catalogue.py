@@ -1,0 +1,231 @@
+"""Every topic and broker config Apache Kafka 3.9 defines, with Kafka's types, defaults and validators.
+
+The table is ``kafka39.json``, generated from Kafka's own config reference (see ``generate.py``);
+this module gives it Kafka's semantics: ``ConfigDef.parseType`` for each type, the validators the
+reference names (``Range``, ``ValidString``, ``ValidList``, ``NonEmptyString`` ...), with the
+messages of Kafka's ``ConfigException`` ("Invalid value X for configuration Y: Z"), and
+``ConfigDef.convertToString`` for the values DescribeConfigs returns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ErrorCode, KafkaError
+
+LONG_MAX = (1 << 63) - 1
+_INT_BOUNDS = {"short": 16, "int": 32, "long": 64}
+
+
+class ConfigType(IntEnum):
+    """DescribeConfigsResponse.ConfigType."""
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class ConfigError(ValueError):
+    """Kafka's ConfigException: the message names the config, the value and the reason."""
+
+    def __init__(self, name: str, value: Any, reason: str | None = None) -> None:
+        super().__init__(f"Invalid value {value} for configuration {name}" + (f": {reason}" if reason else ""))
+
+    def kafka(self) -> KafkaError:
+        return KafkaError(ErrorCode.invalid_config, str(self))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    name: str
+    type: str  # boolean, string, int, short, long, double, list, class, password
+    default: str | None  # as ConfigDef.convertToString renders it; None for a null default
+    valid: str  # the "Valid Values" of Kafka's reference
+    doc: str
+    importance: str
+    update_mode: str = "read-only"  # brokers: read-only, per-broker, cluster-wide (DynamicBrokerConfig)
+    synonym: str | None = None  # topics: the broker property that supplies the default
+
+    @property
+    def config_type(self) -> ConfigType:
+        return ConfigType[self.type.upper()]
+
+    @property
+    def sensitive(self) -> bool:
+        return self.type == "password"  # KafkaConfig.maybeSensitive
+
+    def parse(self, raw: str | None) -> Any:
+        """The typed value of ``raw`` (ConfigDef.parseType), validated; ConfigError otherwise."""
+        value = None if raw is None else _parse_type(self.name, raw, self.type)
+        check = _validator(self.valid, self.type)
+        if check is not None:
+            check(self.name, value)
+        return value
+
+    def canonical(self, raw: str | None) -> str | None:
+        """``raw`` parsed, validated and rendered back as Kafka renders the value."""
+        return to_string(self.parse(raw), self.type)
+
+    def render(self, raw: str) -> str | None:
+        """``raw`` as Kafka renders a value it holds (no validation: defaults need not pass it)."""
+        try:
+            return to_string(_parse_type(self.name, raw, self.type), self.type)
+        except ConfigError:
+            return raw
+
+    @property
+    def default_value(self) -> Any:
+        return None if self.default is None else _parse_type(self.name, self.default, self.type)
+
+
+def _parse_type(name: str, raw: str, type_: str) -> Any:
+    if type_ == "password":
+        return raw
+    text = raw.strip()
+    if type_ in _INT_BOUNDS:
+        bits = _INT_BOUNDS[type_]
+        if not re.fullmatch(r"[+-]?\d+", text) or not -(1 << bits - 1) <= int(text) < 1 << bits - 1:
+            raise ConfigError(name, raw, f"Not a number of type {type_.upper()}")
+        return int(text)
+    if type_ == "double":
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(name, raw, "Not a number of type DOUBLE") from None
+    if type_ == "boolean":
+        if text.lower() not in ("true", "false"):
+            raise ConfigError(name, raw, "Expected value to be either true or false")
+        return text.lower() == "true"
+    if type_ == "list":
+        return [] if not text else re.split(r"\s*,\s*", text)
+    return text
+
+
+def to_string(value: Any, type_: str) -> str | None:
+    """ConfigDef.convertToString."""
+    if value is None:
+        return None
+    if type_ == "list":
+        return ",".join(value)
+    if type_ == "boolean":
+        return "true" if value else "false"
+    if type_ == "double":
+        return repr(float(value))
+    return str(value)
+
+
+_RANGE = re.compile(r"^\[(-?[\d.]+),\.\.\.(?:,(-?[\d.]+))?\]$")
+_ONE_OF = re.compile(r"^(\(case insensitive\) )?\[([^\[\]]*)\]$")
+
+
+def _validator(valid: str, type_: str) -> Callable[[str, Any], None] | None:
+    m = _RANGE.match(valid)
+    if m:
+        return _range(m.group(1), m.group(2))
+    if valid == "[1,...,9] or -1":  # GzipCompression.LevelValidator
+        return _gzip_level
+    if valid == "non-empty string":
+        return _non_empty_string
+    if valid == "non-empty list":
+        return _non_empty_list
+    if valid.startswith("[partitionId]:[brokerId]"):
+        return _throttled_replicas
+    m = _ONE_OF.match(valid)
+    if m and "," in m.group(2):
+        return _one_of([s.strip() for s in m.group(2).split(",")], type_ == "list", bool(m.group(1)))
+    return None
+
+
+def _range(low: str, high: str | None) -> Callable[[str, Any], None]:
+    lo, hi = float(low), None if high is None else float(high)
+
+    def check(name: str, value: Any) -> None:
+        if value is None:
+            raise ConfigError(name, value, "Value must be non-null")
+        if value < lo:
+            raise ConfigError(name, value, f"Value must be at least {low}")
+        if hi is not None and value > hi:
+            raise ConfigError(name, value, f"Value must be no more than {high}")
+    return check
+
+
+def _gzip_level(name: str, value: Any) -> None:
+    if value is None or not (1 <= value <= 9 or value == -1):
+        raise ConfigError(name, value, "Value must be between 1 and 9 or equal to -1")
+
+
+def _non_empty_string(name: str, value: Any) -> None:
+    if value is not None and not value.strip():
+        raise ConfigError(name, value, "String must be non-empty")
+
+
+def _non_empty_list(name: str, value: Any) -> None:
+    if value is not None and not value:
+        raise ConfigError(name, value, "Empty list not allowed")
+
+
+def _throttled_replicas(name: str, value: Any) -> None:
+    # ThrottledReplicaListValidator
+    if value == ["*"] or all(re.fullmatch(r"\d+:\d+", v) for v in value or []):
+        return
+    raise ConfigError(name, ",".join(value), f"{name} must be the literal '*' or a list of replicas in the "
+                      "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+def _one_of(allowed: list[str], is_list: bool, case_insensitive: bool) -> Callable[[str, Any], None]:
+    folded = {a.lower() for a in allowed} if case_insensitive else set(allowed)
+    reason = ("String must be one of (case insensitive): " if case_insensitive else "String must be one of: ")
+    reason += ", ".join(allowed)
+
+    def check(name: str, value: Any) -> None:
+        for v in (value or []) if is_list else [value]:
+            if v is None or (v.lower() if case_insensitive else v) not in folded:
+                raise ConfigError(name, v, reason)
+    return check
+
+
+def _load() -> tuple[dict[str, ConfigKey], dict[str, ConfigKey]]:
+    data = json.loads((Path(__file__).with_name("kafka39.json")).read_text())
+    topic = {e["name"]: ConfigKey(**e) for e in data["topic"]}
+    broker = {e["name"]: ConfigKey(**e) for e in data["broker"]}
+    return topic, broker
+
+
+TOPIC_CONFIGS, BROKER_CONFIGS = _load()
+
+# Kafka: DynamicBrokerConfig.brokerConfigSynonyms -- the broker names that feed one value, most
+# specific first (log.retention.ms over .minutes over .hours).
+_SYNONYM_GROUPS = (
+    ("log.roll.ms", "log.roll.hours"),
+    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+    ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
+)
+_UNIT_MS = {"log.roll.hours": 3_600_000, "log.roll.jitter.hours": 3_600_000, "log.retention.minutes": 60_000,
+            "log.retention.hours": 3_600_000}
+
+
+def broker_synonyms(name: str) -> tuple[str, ...]:
+    return next((g for g in _SYNONYM_GROUPS if name in g), (name,))
+
+
+def unit_ms(name: str) -> int:
+    """How many ms one unit of ``name`` is (log.retention.hours -> 3600000); 1 otherwise."""
+    return _UNIT_MS.get(name, 1)
+
+
+def dynamic(name: str) -> bool:
+    """Whether a broker config can be changed at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS)."""
+    key = BROKER_CONFIGS.get(name)
+    return key is not None and key.update_mode != "read-only"

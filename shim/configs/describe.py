@@ -1,0 +1,107 @@
+"""DescribeConfigs entries as Kafka builds them (ConfigHelper.createTopicConfigEntry,
+createBrokerConfigEntry, configSynonyms): value, source, read-only, sensitive, synonyms, type and
+documentation; plain tuples, the API layer turns them into the response of its version."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from .broker import BrokerConfigs
+from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, broker_synonyms, dynamic, to_string
+from .topic import effective
+
+
+class ConfigSource(IntEnum):
+    """DescribeConfigsResponse.ConfigSource."""
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+class Synonym(NamedTuple):
+    name: str
+    value: str | None
+    source: int
+
+
+class Entry(NamedTuple):
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    sensitive: bool
+    synonyms: tuple[Synonym, ...]
+    config_type: int
+    documentation: str | None
+
+
+# Kafka: DynamicBrokerConfig.staticDefaultConfigs -- the defaults that are not null
+_DEFAULTS = {k: v.default for k, v in BROKER_CONFIGS.items() if v.default is not None}
+
+
+def _wanted(names: Iterable[str], keys) -> list[str]:
+    return [n for n in names if not keys or n in keys]
+
+
+def _config_synonyms(configs: BrokerConfigs, name: str, sensitive: bool) -> list[Synonym]:
+    """Kafka: ConfigHelper.configSynonyms -- by layer, then by synonym; the list starts at ``name``."""
+    layers = ((configs.per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+              (configs.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+              (configs.static, ConfigSource.STATIC_BROKER_CONFIG), (_DEFAULTS, ConfigSource.DEFAULT_CONFIG))
+    found = [Synonym(s, None if sensitive else layer[s], int(source))
+             for layer, source in layers for s in broker_synonyms(name) if s in layer]
+    while found and found[0].name != name:  # dropWhile: e.g. log.retention.hours when describing .ms
+        found.pop(0)
+    return found
+
+
+def topic_entries(overrides: Mapping[str, str], configs: BrokerConfigs, keys, synonyms: bool,
+                  documentation: bool) -> list[Entry]:
+    values = effective(overrides, configs.merged())
+    entries = []
+    for name in _wanted(sorted(TOPIC_CONFIGS), keys):
+        key = TOPIC_CONFIGS[name]
+        value = None if key.sensitive else to_string(values[name], key.type)
+        found = _config_synonyms(configs, key.synonym, key.sensitive) if key.synonym else []
+        if name in overrides:
+            found.insert(0, Synonym(name, value, int(ConfigSource.TOPIC_CONFIG)))
+        source = found[0].source if found else int(ConfigSource.DEFAULT_CONFIG)
+        entries.append(Entry(name, value, source, False, key.sensitive, tuple(found) if synonyms else (),
+                             int(key.config_type), key.doc if documentation else None))
+    return entries
+
+
+def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: bool,
+                   documentation: bool) -> list[Entry]:
+    per_broker = bool(resource_name)
+    if per_broker:  # Kafka: allConfigs(config) -- every non-internal config plus whatever was set
+        merged = configs.merged()
+        values: dict[str, Any] = {n: merged.get(n, k.default) for n, k in BROKER_CONFIGS.items()}
+        values.update(merged)
+    else:
+        values = dict(configs.cluster_default)
+    return [_broker_entry(configs, name, values[name], per_broker, synonyms, documentation)
+            for name in _wanted(sorted(values), keys)]
+
+
+def _broker_entry(configs: BrokerConfigs, name: str, raw: str | None, per_broker: bool, synonyms: bool,
+                  documentation: bool) -> Entry:
+    key = BROKER_CONFIGS.get(name)
+    sensitive = key is None or key.sensitive  # KafkaConfig.maybeSensitive: an unknown type may hide a secret
+    value = None if sensitive or raw is None else (raw if key.type == "string" else key.render(raw))
+    found = [s for s in _config_synonyms(configs, name, sensitive)
+             if per_broker or s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+    source = found[0].source if found else int(ConfigSource.DEFAULT_CONFIG)
+    return Entry(name, value, source, not dynamic(name), sensitive, tuple(found) if synonyms else (),
+                 int(key.config_type) if key else int(ConfigType.UNKNOWN),
+                 key.doc if documentation and key else None)
+
+
+def logger_entries(levels: Mapping[str, str], keys) -> list[Entry]:
+    return [Entry(name, levels[name], int(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG), False, False, (),
+                  int(ConfigType.UNKNOWN), None) for name in _wanted(sorted(levels), keys)]

@@ -1,0 +1,49 @@
+"""Segment rolls that depend on topic configs other than segment.bytes (Kafka: LogSegment.shouldRoll):
+segment.ms against the first batch's timestamp, and a full offset or time index (segment.index.bytes).
+
+segment.jitter.ms is not applied (Kafka draws a random jitter per segment). Checked before client
+appends (Produce); coordinator writes and markers roll on segment.bytes only.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from kafka_codecs.batch import HEADER_SIZE, BatchHeader, parse_header
+
+from .partition_log import PartitionLog
+from .segment import LogSegment
+
+OFFSET_ENTRY, TIME_ENTRY = 8, 12  # bytes per offset index and time index entry
+
+
+_ROLLING_TS: "weakref.WeakKeyDictionary[LogSegment, int]" = weakref.WeakKeyDictionary()
+
+
+def _rolling_timestamp(seg: LogSegment) -> int:
+    """The first batch's max timestamp (Kafka: LogSegment.rollingBasedTimestamp), read once per segment."""
+    cached = _ROLLING_TS.get(seg)
+    if cached is None:
+        cached = _ROLLING_TS[seg] = parse_header(seg.read(0, HEADER_SIZE)).max_timestamp
+    return cached
+
+
+def _should_roll(plog: PartitionLog, h: BatchHeader, now_ms: int) -> bool:
+    seg, c = plog.active, plog.config
+    if not seg.size:
+        return False
+    if len(seg._offsets) >= c.segment_index_bytes // OFFSET_ENTRY or \
+            len(seg._time_ts) >= c.segment_index_bytes // TIME_ENTRY:
+        return True
+    first = _rolling_timestamp(seg)
+    # Kafka falls back to the segment's creation time when its first batch has no timestamp; such
+    # batches (timestamp -1) do not roll by time here.
+    return first >= 0 and h.max_timestamp - first > c.segment_ms
+
+
+def maybe_roll(plog: PartitionLog, h: BatchHeader, now_ms: int) -> bool:
+    """Roll the active segment before appending ``h`` when Kafka would; returns whether it did."""
+    if _should_roll(plog, h, now_ms):
+        plog.roll()
+        return True
+    return False
