@@ -50,7 +50,8 @@ def _same(name: str) -> FieldProperty:
              "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
              "connections.max.reauth.ms": "connections_max_reauth_ms"}[name]
     type_ = BROKER_CONFIGS[name].type
-    return FieldProperty(name, field, lambda v: v, lambda c: to_string(getattr(c, field), type_))
+    to_field = (lambda v: ",".join(v)) if type_ == "list" else (lambda v: v)  # list fields stay Kafka's text
+    return FieldProperty(name, field, to_field, lambda c: to_string(getattr(c, field), type_))
 
 
 FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
@@ -102,6 +103,10 @@ def fields_from_properties(props: dict[str, str]) -> dict[str, Any]:
         fp = _BY_PROP.get(name)
         if fp is not None and name != "log.retention.ms":
             fields[fp.field] = fp.to_field(BROKER_CONFIGS[name].parse(raw))
+    if "listeners" in fields:  # `listen` names the first listener, as --listen names the one PLAINTEXT listener
+        address = fields["listeners"].split(",")[0].strip().partition("://")[2]
+        if address.rpartition(":")[2].isdigit():  # else BrokerConfig refuses the listeners with their own message
+            fields["listen"] = address
     for name in reversed(broker_synonyms("log.retention.ms")):  # the most specific wins
         if name in props:
             fields["retention_ms"] = BROKER_CONFIGS[name].parse(props[name]) * unit_ms(name)

@@ -84,7 +84,7 @@ async def test_synonyms_and_documentation_only_when_asked_and_by_version(node):
 
 
 async def test_broker_entries_show_our_values_read_only_and_sensitive(node):
-    node.port = 19092  # as the server does once it listens
+    node.bound(node.listeners[0], 19092)  # as the server does once it listens
     configs = by_name(await describe(node, BROKER, "0"))
     assert configs["listeners"].value == "PLAINTEXT://127.0.0.1:19092"
     assert configs["log.dirs"].value == str(node.config.data_dir)

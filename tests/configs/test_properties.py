@@ -49,7 +49,8 @@ def test_defaults_match_kafka_where_kafka_has_one():
     ("num.partitions=0", "Invalid value 0 for configuration num.partitions: Value must be at least 1"),
     ("auto.create.topics.enable=maybe",
      "Invalid value maybe for configuration auto.create.topics.enable: Expected value to be either true or false"),
-    ("listeners=SSL://h:1", "kafka-shim serves one PLAINTEXT listener"),
+    ("listeners=PLAINTEXT://h", "listeners entries are NAME://host:port, not 'PLAINTEXT://h'"),
+    ("listeners=FOO://h:1", "listener FOO has no entry in listener.security.protocol.map"),
 ])
 def test_bad_values_are_refused_with_kafkas_message(override, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
