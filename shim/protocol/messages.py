@@ -19,6 +19,7 @@ from kio.serial._introspect import is_optional
 from kio.static.constants import EntityType
 
 from .framing import FrameError
+from .wirecheck import compile_checker
 
 _PEEK = struct.Struct(">hhi")
 
@@ -65,6 +66,13 @@ def response_class(api_key: int, version: int) -> type:
 
 
 @functools.cache
+def request_checker(api_key: int, version: int):
+    """Raises MalformedRequest unless every length in the frame fits it (see wirecheck)."""
+    cls = request_class(api_key, version)
+    return compile_checker(cls.__header_schema__, cls)
+
+
+@functools.cache
 def _reader(cls: type):
     return entity_reader(cls)
 
@@ -75,8 +83,13 @@ def _writer(cls: type):
 
 
 def decode_request(frame: bytes, api_key: int, version: int) -> tuple[RequestHeader, Any]:
-    """Parse header and body; any parse failure is a malformed frame."""
+    """Parse header and body; any parse failure is a malformed frame.
+
+    kio's parser trusts declared lengths (a huge array count aborts the process in its
+    preallocation), so the frame is checked against them first.
+    """
     cls = request_class(api_key, version)
+    request_checker(api_key, version)(frame)
     try:
         header, used = _reader(cls.__header_schema__)(frame, 0)
         body, _ = _reader(cls)(frame, used)
