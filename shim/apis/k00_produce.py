@@ -2,7 +2,8 @@
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
-batches succeed with the original base offset. acks=0 gets no response at all.
+batches succeed with the original base offset. acks=0 gets no response at all. Appends to the
+internal topics (__consumer_offsets, __transaction_state) are refused with INVALID_TOPIC_EXCEPTION.
 fsync="always" flushes before answering acks=1/all.
 
 The first transactional batch of a producer in a partition is verified against the transaction
@@ -14,6 +15,7 @@ TRANSACTION_ABORTABLE -> INVALID_TXN_STATE before v11, CONCURRENT_TRANSACTIONS -
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..storage.log_manager import INTERNAL_TOPICS
 from ..storage.validation import validate_client_batch
 from .registry import api
 
@@ -64,6 +66,10 @@ def _partition(ctx, request, topic, p, now):
     try:
         if request.acks not in (-1, 0, 1):
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks must be -1, 0 or 1, not {request.acks}")
+        if topic in INTERNAL_TOPICS:
+            # Kafka: ReplicaManager refuses client appends to internal topics; their records are
+            # the coordinators' state, replayed at every start.
+            raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}")
         plog = ctx.node.logs.get(topic, p.index)
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")

@@ -19,7 +19,7 @@ from ..partitioning import partition_for
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
 from .state import EPOCH_EXHAUSTED, NO_EPOCH, TxnMetadata, TxnState
-from .txn_log import decode_key, decode_value, encode_key, encode_value
+from .txn_log import UnreadableRecord, decode_key, decode_value, encode_key, encode_value
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,16 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
     for p in range(info.partitions if info else 0):
         for raw in logs.get(TXN_TOPIC, p).iter_batches():
             for r in decode_batch(raw)[1]:
-                txn_id = decode_key(r.key)
-                if r.value is None:
+                try:
+                    txn_id = decode_key(r.key)
+                    value = None if r.value is None else decode_value(txn_id, r.value)
+                except UnreadableRecord as e:
+                    log.warning("skipping a record of %s: %s", TXN_TOPIC, e)
+                    continue
+                if value is None:
                     txns.pop(txn_id, None)
                 else:
-                    txns[txn_id] = decode_value(txn_id, r.value)
+                    txns[txn_id] = value
     return txns
 
 
