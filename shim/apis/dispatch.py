@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import logging
 
+from kio.serial.errors import SerialError
+
 from ..errors import ErrorCode
 from ..protocol.framing import FrameError
 from ..protocol.messages import (
@@ -44,7 +46,15 @@ async def dispatch_parts(node, frame: bytes, client_host: str = "") -> list | No
     result = spec.handler(RequestContext(node, header, client_host), request)
     if inspect.isawaitable(result):
         result = await result
-    return None if result is None else encode_response_parts(correlation_id, result)
+    if result is None:
+        return None
+    try:
+        return encode_response_parts(correlation_id, result)
+    except (SerialError, TypeError, ValueError) as exc:
+        # A value the request put in the response no longer fits its field (a member id made of
+        # a 32767-byte group instance id and a UUID): Kafka's network thread fails to serialize it
+        # and closes the connection, and so does this.
+        raise FrameError(f"cannot encode the {spec.name} v{version} response: {exc}") from exc
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:
