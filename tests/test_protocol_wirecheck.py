@@ -206,3 +206,33 @@ def _kio_alone() -> None:
 
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     r.compact_array_reader(r.read_int32)(HUGE_VARINT, 0)
+
+
+def test_a_panic_in_kio_is_a_malformed_frame(monkeypatch):
+    """pyo3 turns a Rust panic into PanicException, a BaseException the broker's `except
+    Exception` would let through; decode_request makes it a FrameError like any parse failure."""
+    import shim.protocol.messages as messages
+
+    class PanicException(BaseException):  # pyo3_runtime.PanicException's shape: not an Exception
+        pass
+
+    def panicking(cls):
+        def read(buffer, offset):
+            raise PanicException("index out of bounds")
+
+        return read
+
+    frame = header_v1(18, 0)
+    monkeypatch.setattr(messages, "_reader", panicking)
+    with pytest.raises(FrameError, match="kio panicked"):
+        decode_request(frame, 18, 0)
+
+    def interrupted(cls):
+        def read(buffer, offset):
+            raise KeyboardInterrupt
+
+        return read
+
+    monkeypatch.setattr(messages, "_reader", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        decode_request(frame, 18, 0)

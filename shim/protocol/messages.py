@@ -95,6 +95,12 @@ def decode_request(frame: bytes, api_key: int, version: int) -> tuple[RequestHea
         body, _ = _reader(cls)(frame, used)
     except Exception as exc:  # kio raises several types for truncated or invalid input
         raise FrameError(f"cannot parse {cls.__name__} v{version}: {exc}") from exc
+    except BaseException as exc:
+        # A panic in kio's native parser reaches Python as pyo3's PanicException, which derives
+        # from BaseException: it is one malformed frame too, not a reason to stop the broker.
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise FrameError(f"kio panicked parsing {cls.__name__} v{version}: {exc}") from exc
     return (
         RequestHeader(api_key, version, header.correlation_id, header.client_id),
         body,
