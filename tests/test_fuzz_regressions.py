@@ -17,7 +17,7 @@ from shim.config import BrokerConfig
 from shim.errors import ErrorCode
 from shim.node import Node
 from shim.protocol.framing import FrameError
-from shim.protocol.messages import RequestHeader, encode_request, make, request_module
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_module
 
 from test_produce_handler import produce_one
 
@@ -68,3 +68,26 @@ async def test_a_response_that_cannot_be_encoded_closes_the_connection_as_kafka_
                    protocols=(m.JoinGroupRequestProtocol(name="range", metadata=b""),))  # fmt: skip
     with pytest.raises(FrameError, match="cannot encode the JoinGroup v5 response"):
         await dispatch(node, encode_request(RequestHeader(11, 5, 1, "c"), request))
+
+
+async def create_topics(node, topics: dict[str, int], validate_only=False):
+    m = request_module(19, 7)
+    request = make(m.CreateTopicsRequest, timeout_ms=10_000, validate_only=validate_only, topics=tuple(
+        m.CreatableTopic(name=n, num_partitions=p, replication_factor=-1, assignments=(), configs=())
+        for n, p in topics.items()))  # fmt: skip
+    return decode_response(await dispatch(node, encode_request(RequestHeader(19, 7, 1, "c"), request)), 19, 7)[1]
+
+
+@pytest.mark.parametrize("topics", [{"huge": 2_147_483_647}, {"a": 6_000, "b": 4_001}, {"a": 10_000, "d": -1}])
+async def test_create_topics_over_ten_thousand_partitions_is_a_policy_violation(node, topics):
+    """CreateTopics with num_partitions 2^31-1 kept the event loop creating partition directories
+    (the canary stalled, the disk filled). Kafka's controller refuses any request adding up to
+    more than 10,000 partitions (a topic with -1 counts the broker default) with POLICY_VIOLATION."""
+    response = await create_topics(node, topics)
+    assert [(t.name, t.error_code) for t in response.topics] == [(n, ErrorCode.policy_violation) for n in topics]
+    assert not set(topics) & set(node.logs.topics)
+
+
+async def test_create_topics_of_ten_thousand_partitions_is_allowed(node):
+    response = await create_topics(node, {"a": 9_999, "b": 1}, validate_only=True)
+    assert [t.error_code for t in response.topics] == [ErrorCode.none, ErrorCode.none]
