@@ -187,6 +187,8 @@ class Run:
         if any("internal error" in ln for ln in lines):
             self.result.fail(f"an internal error closed a connection: {case.ops}", case)
             return
+        if len(lines) == 1 and "cannot encode the" in lines[0]:
+            return  # a response whose fields overflow: closed as Kafka does (shim/apis/dispatch.py)
         if "?" in expected:
             expected = expected[: expected.index("?")]
             if "close" not in expected:
@@ -201,8 +203,6 @@ class Run:
                 self.result.fail(f"{answers} answers before the close, {due_answers} due: {case.ops}", case)
             else:
                 self.result.closed_as_malformed += 1
-        elif lines and all("cannot encode the" in ln for ln in lines):
-            return  # a response whose fields overflow: closed as Kafka does (shim/apis/dispatch.py)
         elif lines:
             self.result.fail(f"a connection of well-formed requests was closed: {lines} {case.ops}", case)
         elif ending == "eof" and answers != due_answers:
