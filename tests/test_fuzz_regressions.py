@@ -91,3 +91,19 @@ async def test_create_topics_over_ten_thousand_partitions_is_a_policy_violation(
 async def test_create_topics_of_ten_thousand_partitions_is_allowed(node):
     response = await create_topics(node, {"a": 9_999, "b": 1}, validate_only=True)
     assert [t.error_code for t in response.topics] == [ErrorCode.none, ErrorCode.none]
+
+
+@pytest.mark.parametrize("topic", INTERNAL)
+async def test_delete_records_of_an_internal_topic_is_invalid_topic(node, topic):
+    """A DeleteRecords naming __consumer_offsets with offset -1 dropped every committed offset
+    (and __transaction_state every transaction) at the next start; Kafka refuses it."""
+    node.logs.ensure_topic(topic, 1)
+    batch = encode_batch([(b"\x00\x01\x00\x01g\x00\x01t\x00\x00\x00\x00", None, [], 1)])
+    node.logs.get(topic, 0).append_client_batch(batch, parse_header(batch), 1)
+    m = request_module(21, 2)
+    request = make(m.DeleteRecordsRequest, timeout=1000, topics=(m.DeleteRecordsTopic(
+        name=topic, partitions=(m.DeleteRecordsPartition(partition_index=0, offset=-1),)),))  # fmt: skip
+    raw = await dispatch(node, encode_request(RequestHeader(21, 2, 1, "c"), request))
+    (part,) = decode_response(raw, 21, 2)[1].topics[0].partitions
+    assert part.error_code == ErrorCode.invalid_topic_exception
+    assert node.logs.get(topic, 0).log_start_offset == 0
