@@ -30,6 +30,8 @@ from .record import load
 CANARY_LATENCY = 10.0  # seconds an acks=all produce of one record may take while fuzzing
 READ_TIMEOUT = 3.0  # seconds a fuzz connection waits for the broker to finish answering
 MAX_REQUEST = 1 << 20
+MAX_FINDINGS_PER_KIND = 5
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Iteration|Exit|Interrupt)\b.*$", re.M)
 CLOSE_LINE = re.compile(r"closing connection from \('127\.0\.0\.1', (\d+)\)(.*)")
 
 
@@ -39,6 +41,7 @@ class Result:
     cases: int = 0
     outcomes: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
+    failure_counts: dict = field(default_factory=dict)
     findings: list = field(default_factory=list)  # cases kept for a regression test
     closed_as_malformed: int = 0  # connections closed at a malformed frame, with their one log line
     fully_answered: int = 0  # connections of well-formed requests, every one answered
@@ -47,8 +50,13 @@ class Result:
     canary_max_latency: float = 0.0
 
     def fail(self, message: str, case: mutate.Case | None = None) -> None:
-        self.failures.append(message)
-        if case is not None:
+        """Each kind of failure once (ports, times and counts aside), with how often it happened."""
+        kind = re.sub(r"\d+", "N", message.split("\n")[0])[:160]
+        seen = self.failure_counts.get(kind, 0)
+        self.failure_counts[kind] = seen + 1
+        if seen == 0:
+            self.failures.append(message)
+        if case is not None and seen < MAX_FINDINGS_PER_KIND:
             self.findings.append({"why": message, "ops": case.ops, "wire": case.wire().hex()})
 
 
@@ -172,7 +180,10 @@ class Run:
                 self.result.fail(f"the canary's connection was closed:{text}")
         for marker in ("Traceback", "Task exception was never retrieved", "Exception in callback"):
             if marker in chunk:
-                self.result.fail(f"the broker log has {marker!r}: {_around(chunk, marker)}")
+                i = chunk.index(marker)
+                last = EXCEPTION_LINE.search(chunk, i)
+                self.result.fail(f"the broker log has {marker!r} ending {last.group(0) if last else '?'}\n"
+                                 f"{chunk[max(0, i - 300) : i + 1500]}")  # fmt: skip
         return out
 
     def probe(self, canary: Canary) -> None:
@@ -227,11 +238,6 @@ class Run:
             missing = [o for o, v in acked.items() if seen.get(o) != v]
             if missing:
                 self.result.fail(f"{len(missing)} acknowledged canary records unreadable {name}, e.g. {missing[:5]}")
-
-
-def _around(text: str, marker: str) -> str:
-    i = text.index(marker)
-    return text[max(0, i - 300) : i + 1200]
 
 
 def fuzz(duration: float, seed: int, workdir: Path | None = None, rss_limit_mib: int = 400) -> Result:
