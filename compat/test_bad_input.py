@@ -206,3 +206,28 @@ def test_request_pipelined_before_an_oversize_frame_is_still_answered(broker, ra
     correlation_id, response = decode_response(conn.recv_frame(), API_VERSIONS, 0)
     assert (correlation_id, response.error_code) == (77, ErrorCode.none)
     assert conn.closed_by_peer(timeout=10)
+
+
+class PanicException(BaseException):
+    """The shape of pyo3's PanicException (a Rust panic in a native extension): not an Exception."""
+
+
+@pytest.mark.parametrize("error", [ValueError("a handler bug"), RecursionError(), PanicException("panicked")],
+                         ids=lambda e: type(e).__name__)
+def test_a_handler_that_raises_closes_only_its_connection(broker, raw_connection, monkeypatch, caplog, error):
+    """Whatever a handler raises, Exception or not, ends its own connection with the traceback
+    logged; the broker and the other connections go on."""
+    from shim.apis import REGISTRY
+
+    def raising(ctx, request):
+        raise error
+
+    monkeypatch.setitem(REGISTRY, API_VERSIONS, REGISTRY[API_VERSIONS]._replace(handler=raising))
+    bystander = raw_connection(broker.bootstrap_servers)
+    bad = raw_connection(broker.bootstrap_servers)
+    bad.send_raw(api_versions_request(3, 5))
+    assert bad.closed_by_peer(timeout=10)
+    monkeypatch.undo()
+    bystander.send_raw(api_versions_request(3, 6))
+    assert decode_response(bystander.recv_frame(), API_VERSIONS, 3)[1].error_code == ErrorCode.none
+    assert "after an internal error" in caplog.text and type(error).__name__ in caplog.text

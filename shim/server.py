@@ -389,6 +389,12 @@ class Connection(asyncio.BufferedProtocol):
             pass
         except Exception:
             log.exception("closing connection from %s after an internal error", self.peer)
+        except BaseException as exc:
+            # A native extension's panic (pyo3's PanicException) is a BaseException: it ends this
+            # connection only. Interrupts and exits still stop the broker.
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            log.exception("closing connection from %s after an internal error", self.peer)
         finally:
             self.close()
 

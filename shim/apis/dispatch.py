@@ -6,6 +6,8 @@ import inspect
 import logging
 from typing import NamedTuple
 
+from kio.serial.errors import SerialError
+
 from ..errors import ErrorCode
 from ..protocol.framing import FrameError
 from ..protocol.messages import (
@@ -60,7 +62,15 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     result = spec.handler(ctx, request)
     if inspect.isawaitable(result):
         result = await result
-    return Answer(None if result is None else encode_response_parts(correlation_id, result), ctx.mute_ms)
+    if result is None:
+        return Answer(None, ctx.mute_ms)
+    try:
+        return Answer(encode_response_parts(correlation_id, result), ctx.mute_ms)
+    except (SerialError, TypeError, ValueError) as exc:
+        # A value the request put in the response no longer fits its field (a member id made of
+        # a 32767-byte group instance id and a UUID): Kafka's network thread fails to serialize it
+        # and closes the connection, and so does this.
+        raise FrameError(f"cannot encode the {spec.name} v{version} response: {exc}") from exc
 
 
 def _unsupported_api_versions(correlation_id: int, versions: tuple[int, int]) -> bytes:

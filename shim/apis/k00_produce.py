@@ -2,7 +2,8 @@
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
-batches succeed with the original base offset. acks=0 gets no response at all.
+batches succeed with the original base offset. acks=0 gets no response at all. Appends to the
+internal topics (__consumer_offsets, __transaction_state) are refused with INVALID_TOPIC_EXCEPTION.
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
 
 v0-2 (deprecated in Kafka 3.9, gone in 4.0) may carry message sets of magic 0 or 1: they are
@@ -36,8 +37,9 @@ from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_conv
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
-from ..storage.producer_state import Origin
+from ..storage.log_manager import INTERNAL_TOPICS
 from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
+from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
 from .registry import api
@@ -122,6 +124,10 @@ def _partition(ctx, request, topic, p, now):
     try:
         if request.acks not in (-1, 0, 1):
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks must be -1, 0 or 1, not {request.acks}")
+        if topic in INTERNAL_TOPICS:
+            # Kafka: ReplicaManager refuses client appends to internal topics; their records are
+            # the coordinators' state, replayed at every start.
+            raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}")
         plog = ctx.node.logs.get(topic, p.index)
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")

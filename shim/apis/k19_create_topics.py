@@ -5,6 +5,9 @@ manual assignments must name this broker. Every topic config of Kafka 3.9 is acc
 as Kafka does (wrong type or value, unknown name: INVALID_CONFIG with Kafka's message), except
 cleanup.policy=compact (no log compaction) and remote.storage.enable=true (no tiered storage).
 From v5 the result lists the topic's configs with their values and sources, as Kafka does.
+A request whose topics add up to more than 10,000 partitions is refused as a whole with
+POLICY_VIOLATION, as Kafka's controller refuses it (one request cannot tie the broker up creating
+partitions for minutes).
 """
 
 from ..configs import describe
@@ -12,10 +15,18 @@ from ..errors import ErrorCode, KafkaError
 from .registry import api
 
 CONFIGS_VERSION = 5
+# Kafka: ReplicationControlManager.MAX_PARTITIONS_PER_BATCH
+MAX_PARTITIONS_PER_REQUEST = 10_000
 
 
 @api(19, "CreateTopics", 2, 7)
 def handle(ctx, request):
+    if _total_partitions(request, ctx.node.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
+        return ctx.response(topics=tuple(
+            ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=ErrorCode.policy_violation,
+                     error_message="Excessively large number of partitions per request.", num_partitions=-1,
+                     replication_factor=-1, configs=None)
+            for t in request.topics))  # fmt: skip
     results = []
     seen = set()
     for t in request.topics:
@@ -53,3 +64,16 @@ def _create(ctx, t, validate_only, duplicate):
     ) if ctx.version >= CONFIGS_VERSION else ()
     return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
                     error_message=None, num_partitions=info.partitions, replication_factor=1, configs=configs)
+
+
+def _total_partitions(request, default: int) -> int:
+    """Kafka: ReplicationControlManager.validateTotalNumberOfPartitions (an upper bound)."""
+    total = 0
+    for t in request.topics:
+        if t.assignments:
+            total += len(t.assignments)
+        elif t.num_partitions == -1:
+            total += default
+        elif t.num_partitions > 0:
+            total += t.num_partitions
+    return total

@@ -1,6 +1,10 @@
-"""DeleteRecords (21), v0-2: advance the log start offset; -1 means the high watermark."""
+"""DeleteRecords (21), v0-2: advance the log start offset; -1 means the high watermark.
+
+The internal topics are refused with INVALID_TOPIC_EXCEPTION (Kafka: ReplicaManager.deleteRecords).
+"""
 
 from ..errors import ErrorCode, KafkaError
+from ..storage.log_manager import INTERNAL_TOPICS
 from .registry import api
 
 
@@ -15,6 +19,8 @@ def handle(ctx, request):
 
 def _partition(ctx, topic, p):
     try:
+        if topic in INTERNAL_TOPICS:
+            raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot delete records of internal topic {topic}")
         low = ctx.node.logs.get(topic, p.partition_index).delete_records(p.offset)
     except KafkaError as e:
         return ctx.make("DeleteRecordsPartitionResult", partition_index=p.partition_index, low_watermark=-1, error_code=e.code)

@@ -20,6 +20,7 @@ from kio.static.constants import EntityType
 
 from .framing import FrameError
 from .legacy_schemas import LEGACY
+from .wirecheck import compile_checker
 
 _PEEK = struct.Struct(">hhi")
 
@@ -78,6 +79,13 @@ def response_class(api_key: int, version: int) -> type:
 
 
 @functools.cache
+def request_checker(api_key: int, version: int):
+    """Raises MalformedRequest unless every length in the frame fits it (see wirecheck)."""
+    cls = request_class(api_key, version)
+    return compile_checker(cls.__header_schema__, cls)
+
+
+@functools.cache
 def _reader(cls: type):
     return entity_reader(cls)
 
@@ -88,13 +96,24 @@ def _writer(cls: type):
 
 
 def decode_request(frame: bytes, api_key: int, version: int) -> tuple[RequestHeader, Any]:
-    """Parse header and body; any parse failure is a malformed frame."""
+    """Parse header and body; any parse failure is a malformed frame.
+
+    kio's parser trusts declared lengths (a huge array count aborts the process in its
+    preallocation), so the frame is checked against them first.
+    """
     cls = request_class(api_key, version)
+    request_checker(api_key, version)(frame)
     try:
         header, used = _reader(cls.__header_schema__)(frame, 0)
         body, _ = _reader(cls)(frame, used)
     except Exception as exc:  # kio raises several types for truncated or invalid input
         raise FrameError(f"cannot parse {cls.__name__} v{version}: {exc}") from exc
+    except BaseException as exc:
+        # A panic in kio's native parser reaches Python as pyo3's PanicException, which derives
+        # from BaseException: it is one malformed frame too, not a reason to stop the broker.
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise FrameError(f"kio panicked parsing {cls.__name__} v{version}: {exc}") from exc
     return (
         RequestHeader(api_key, version, header.correlation_id, header.client_id),
         body,

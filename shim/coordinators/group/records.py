@@ -116,11 +116,18 @@ def group_value(g: GroupRecord) -> bytes:
 
 
 class _Reader:
-    def __init__(self, buf: bytes) -> None:
+    """Reads a record's key or value; whatever does not parse is an UnknownRecord (skipped)."""
+
+    def __init__(self, buf: bytes | None) -> None:
+        if buf is None:
+            raise UnknownRecord("a null key or value where one is required")
         self.buf, self.pos = buf, 0
 
     def _unpack(self, s: struct.Struct) -> int:
-        (v,) = s.unpack_from(self.buf, self.pos)
+        try:
+            (v,) = s.unpack_from(self.buf, self.pos)
+        except struct.error:
+            raise UnknownRecord(f"record of {len(self.buf)} bytes ends early") from None
         self.pos += s.size
         return v
 
@@ -137,7 +144,12 @@ class _Reader:
         n = self.i16()
         if n < 0:
             return None
-        s = self.buf[self.pos : self.pos + n].decode()
+        if self.pos + n > len(self.buf):
+            raise UnknownRecord(f"a string of {n} bytes passes the end of its record")
+        try:
+            s = bytes(self.buf[self.pos : self.pos + n]).decode()
+        except UnicodeDecodeError:
+            raise UnknownRecord("a string that is not UTF-8") from None
         self.pos += n
         return s
 
@@ -192,5 +204,5 @@ def subscribed_topics(subscription: bytes) -> set[str] | None:
         if r.i16() < 0:
             return None
         return {r.str() for _ in range(r.i32())}
-    except (struct.error, UnicodeDecodeError):
+    except UnknownRecord:
         return None

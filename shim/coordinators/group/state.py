@@ -121,6 +121,9 @@ class MemberMetadata:
     def metadata(self, protocol: str) -> bytes:
         return next(m for name, m in self.protocols if name == protocol)
 
+    def supports(self, protocol: str) -> bool:
+        return any(name == protocol for name, _ in self.protocols)
+
     def matches(self, protocols: list[tuple[str, bytes]]) -> bool:
         return protocols == self.protocols
 
@@ -269,6 +272,10 @@ class GroupMetadata:
             return None
         topics: set[str] = set()
         for m in self.members.values():
+            if not m.supports(self.protocol_name):
+                # Joining the next generation with other protocols: not a member of this one, whose
+                # subscriptions Kafka computes when it starts (GroupMetadata.computeSubscribedTopics).
+                continue
             member_topics = subscribed_topics(m.metadata(self.protocol_name))
             if member_topics is None:
                 return None

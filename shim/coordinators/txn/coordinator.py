@@ -24,7 +24,7 @@ from .state import (
     END_TXN_V2, EPOCH_EXHAUSTED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
     end_txn_v2_epoch_valid, end_txn_v2_retry,
 )
-from .txn_log import decode_key, decode_value, encode_key, encode_value
+from .txn_log import UnreadableRecord, decode_key, decode_value, encode_key, encode_value
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +41,16 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
     for p in range(info.partitions if info else 0):
         for raw in logs.get(TXN_TOPIC, p).iter_batches():
             for r in decode_batch(raw)[1]:
-                txn_id = decode_key(r.key)
-                if r.value is None:
+                try:
+                    txn_id = decode_key(r.key)
+                    value = None if r.value is None else decode_value(txn_id, r.value)
+                except UnreadableRecord as e:
+                    log.warning("skipping a record of %s: %s", TXN_TOPIC, e)
+                    continue
+                if value is None:
                     txns.pop(txn_id, None)
                 else:
-                    txns[txn_id] = decode_value(txn_id, r.value)
+                    txns[txn_id] = value
     return txns
 
 

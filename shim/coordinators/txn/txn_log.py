@@ -140,13 +140,27 @@ def _read_string(buf: bytes, pos: int) -> tuple[str, int]:
     return buf[pos + 2 : pos + 2 + n].decode(), pos + 2 + n
 
 
+class UnreadableRecord(ValueError):
+    """A __transaction_state record this broker cannot read (skipped on load with a warning)."""
+
+
 def decode_key(buf: bytes) -> str:
-    return _read_string(buf, 2)[0]
+    try:
+        return _read_string(buf, 2)[0]
+    except (struct.error, TypeError, UnicodeDecodeError) as exc:
+        raise UnreadableRecord(f"transaction log key: {exc}") from None
 
 
 def decode_value(transactional_id: str, buf: bytes) -> TxnMetadata:
-    if _I16.unpack_from(buf)[0] >= 1:
-        return _decode_value_v1(transactional_id, buf)
+    try:
+        if _I16.unpack_from(buf)[0] >= 1:
+            return _decode_value_v1(transactional_id, buf)
+        return _decode_value(transactional_id, buf)
+    except (struct.error, TypeError, ValueError, UnicodeDecodeError) as exc:
+        raise UnreadableRecord(f"transaction log value of {transactional_id!r}: {exc}") from None
+
+
+def _decode_value(transactional_id: str, buf: bytes) -> TxnMetadata:
     _, pid, epoch, timeout, status = _VALUE_HEAD.unpack_from(buf)
     pos = _VALUE_HEAD.size
     (count,) = _I32.unpack_from(buf, pos)

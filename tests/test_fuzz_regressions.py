@@ -1,0 +1,109 @@
+"""What the fuzzer (compat/fuzz) found, each pinned by the smallest request that showed it.
+
+A client Produce into __consumer_offsets put a record with a null key there, and the next start
+of the broker failed replaying it: one request bricked the data directory. Kafka refuses client
+appends to internal topics; and whatever unreadable record an internal topic holds, its loader
+now skips it with a warning, as Kafka's coordinators skip records they do not know. And a
+response that cannot be encoded closes the connection with one warning, not a traceback.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_codecs import encode_batch, parse_header
+from shim.apis.dispatch import dispatch
+from shim.config import BrokerConfig
+from shim.errors import ErrorCode
+from shim.node import Node
+from shim.protocol.framing import FrameError
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_module
+
+from test_produce_handler import produce_one
+
+INTERNAL = ("__consumer_offsets", "__transaction_state")
+
+
+@pytest.mark.parametrize("topic", INTERNAL)
+async def test_produce_to_an_internal_topic_is_invalid_topic(node, topic):
+    response = await produce_one(node, encode_batch([(None, b"garbage", [], 1)]), topic=topic)
+    assert response.error_code == ErrorCode.invalid_topic_exception
+    assert (topic, 0) not in node.logs.logs or node.logs.get(topic, 0).log_end_offset == 0
+
+
+UNREADABLE = [
+    (None, b"value"),  # a null key
+    (b"\x00", b"value"),  # a key cut inside its version
+    (b"\x00\x01\x7f\xff" + b"g", b"\x00\x03"),  # a string longer than its record
+    (b"\x00\x01\x00\x01\xff\x00\x01t\x00\x00\x00\x00", b"\x00\x03"),  # not UTF-8
+    (b"\x00\x02\x00\x01g", b"\x00\x03\xff\xff\xff\xff"),  # a group value cut short
+]
+
+
+@pytest.mark.parametrize("topic", INTERNAL)
+@pytest.mark.parametrize("key,value", UNREADABLE)
+def test_a_start_skips_unreadable_internal_records(tmp_path, topic, key, value, caplog):
+    config = BrokerConfig(data_dir=tmp_path / "data")
+    node = Node(config)
+    node.logs.ensure_topic(topic, 1)
+    batch = encode_batch([(key, value, [], 1)])
+    node.logs.get(topic, 0).append_client_batch(batch, parse_header(batch), 1)
+    node.close()
+    restarted = Node(config)  # raised TypeError / struct.error before
+    try:
+        assert "skipping a record of " + topic in caplog.text
+        assert restarted.logs.get(topic, 0).log_end_offset == 1
+    finally:
+        restarted.close()
+
+
+async def test_a_response_that_cannot_be_encoded_closes_the_connection_as_kafka_does(node):
+    """JoinGroup v5 with a 32767-byte group instance id: the member id (the instance id, '-' and a
+    UUID) no longer fits a string field, so the response cannot be encoded. That was an internal
+    error with a traceback; it is now a FrameError naming the response (Kafka's network thread
+    closes the connection too)."""
+    m = request_module(11, 5)
+    request = make(m.JoinGroupRequest, group_id="g", session_timeout=10_000, rebalance_timeout=30_000, member_id="",
+                   group_instance_id="i" * 32767, protocol_type="consumer",
+                   protocols=(m.JoinGroupRequestProtocol(name="range", metadata=b""),))  # fmt: skip
+    with pytest.raises(FrameError, match="cannot encode the JoinGroup v5 response"):
+        await dispatch(node, encode_request(RequestHeader(11, 5, 1, "c"), request))
+
+
+async def create_topics(node, topics: dict[str, int], validate_only=False):
+    m = request_module(19, 7)
+    request = make(m.CreateTopicsRequest, timeout_ms=10_000, validate_only=validate_only, topics=tuple(
+        m.CreatableTopic(name=n, num_partitions=p, replication_factor=-1, assignments=(), configs=())
+        for n, p in topics.items()))  # fmt: skip
+    return decode_response(await dispatch(node, encode_request(RequestHeader(19, 7, 1, "c"), request)), 19, 7)[1]
+
+
+@pytest.mark.parametrize("topics", [{"huge": 2_147_483_647}, {"a": 6_000, "b": 4_001}, {"a": 10_000, "d": -1}])
+async def test_create_topics_over_ten_thousand_partitions_is_a_policy_violation(node, topics):
+    """CreateTopics with num_partitions 2^31-1 kept the event loop creating partition directories
+    (the canary stalled, the disk filled). Kafka's controller refuses any request adding up to
+    more than 10,000 partitions (a topic with -1 counts the broker default) with POLICY_VIOLATION."""
+    response = await create_topics(node, topics)
+    assert [(t.name, t.error_code) for t in response.topics] == [(n, ErrorCode.policy_violation) for n in topics]
+    assert not set(topics) & set(node.logs.topics)
+
+
+async def test_create_topics_of_ten_thousand_partitions_is_allowed(node):
+    response = await create_topics(node, {"a": 9_999, "b": 1}, validate_only=True)
+    assert [t.error_code for t in response.topics] == [ErrorCode.none, ErrorCode.none]
+
+
+@pytest.mark.parametrize("topic", INTERNAL)
+async def test_delete_records_of_an_internal_topic_is_invalid_topic(node, topic):
+    """A DeleteRecords naming __consumer_offsets with offset -1 dropped every committed offset
+    (and __transaction_state every transaction) at the next start; Kafka refuses it."""
+    node.logs.ensure_topic(topic, 1)
+    batch = encode_batch([(b"\x00\x01\x00\x01g\x00\x01t\x00\x00\x00\x00", None, [], 1)])
+    node.logs.get(topic, 0).append_client_batch(batch, parse_header(batch), 1)
+    m = request_module(21, 2)
+    request = make(m.DeleteRecordsRequest, timeout=1000, topics=(m.DeleteRecordsTopic(
+        name=topic, partitions=(m.DeleteRecordsPartition(partition_index=0, offset=-1),)),))  # fmt: skip
+    raw = await dispatch(node, encode_request(RequestHeader(21, 2, 1, "c"), request))
+    (part,) = decode_response(raw, 21, 2)[1].topics[0].partitions
+    assert part.error_code == ErrorCode.invalid_topic_exception
+    assert node.logs.get(topic, 0).log_start_offset == 0

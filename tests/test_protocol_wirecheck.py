@@ -1,0 +1,238 @@
+"""The length checker that runs before kio parses a request (shim.protocol.wirecheck).
+
+Each kind of bad length on hand-built frames; then, for every advertised (api, version), requests
+built by hypothesis from kio's own schema classes and encoded by kio: the checker passes them,
+refuses every truncation, and whatever it lets through after a huge count is written anywhere is
+parsed by kio in a child process whose address space is capped (kio's defect aborts the process).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kio.static.primitive import Records
+
+from shim.apis import REGISTRY
+from shim.protocol.framing import FrameError
+from shim.protocol.messages import RequestHeader, decode_request, encode_request, request_checker, request_class
+from shim.protocol.wirecheck import MalformedRequest
+
+st.register_type_strategy(Records, st.binary(max_size=64).map(Records))
+
+ADVERTISED = [(key, v) for key, spec in sorted(REGISTRY.items()) for v in range(spec.min_version, spec.max_version + 1)]
+HUGE_VARINT = bytes.fromhex("ffffffff0f")  # 2^32 - 1: a compact count of 2^32 - 2
+HUGE_INT32 = struct.pack(">i", 0x7FFFFFFF)
+HUGE_INT16 = struct.pack(">h", 0x7FFF)
+
+
+def header_v2(api_key: int, version: int, client_id: bytes = b"c") -> bytes:
+    return struct.pack(">hhih", api_key, version, 1, len(client_id)) + client_id + b"\x00"
+
+
+def header_v1(api_key: int, version: int, client_id: bytes = b"c") -> bytes:
+    return struct.pack(">hhih", api_key, version, 1, len(client_id)) + client_id
+
+
+def refused(frame: bytes, key: int, version: int) -> str:
+    with pytest.raises(MalformedRequest) as info:
+        request_checker(key, version)(frame)
+    return str(info.value)
+
+
+# -- each kind of bad length ---------------------------------------------------------------------
+
+FETCH_V12_FIXED = struct.pack(">iiiibii", -1, 500, 1, 1024, 0, 0, -1)  # replica .. session_epoch
+
+
+def test_the_kio_reproducer_is_a_malformed_frame_not_an_abort():
+    frame = header_v2(1, 12) + FETCH_V12_FIXED + HUGE_VARINT
+    assert "FetchRequest.topics" in refused(frame, 1, 12)
+    with pytest.raises(FrameError):
+        decode_request(frame, 1, 12)
+
+
+def test_compact_count_times_element_size_must_fit():
+    # 3 partitions of a Fetch v12 topic need 3 * 33 bytes; 40 are there.
+    frame = header_v2(1, 12) + FETCH_V12_FIXED + b"\x02" + b"\x02t" + b"\x04" + bytes(40)
+    assert "FetchTopic.partitions" in refused(frame, 1, 12)
+
+
+def test_legacy_count_huge_and_negative():
+    fixed = struct.pack(">iiiib", -1, 500, 1, 1024, 0)  # Fetch v4
+    assert "FetchRequest.topics" in refused(header_v1(1, 4) + fixed + HUGE_INT32, 1, 4)
+    assert "FetchRequest.topics" in refused(header_v1(1, 4) + fixed + struct.pack(">i", -2), 1, 4)
+
+
+def test_null_where_the_schema_has_no_null():
+    fixed = struct.pack(">iiiib", -1, 500, 1, 1024, 0)
+    assert "FetchRequest.topics" in refused(header_v1(1, 4) + fixed + struct.pack(">i", -1), 1, 4)
+    assert "null" in refused(header_v2(1, 12) + FETCH_V12_FIXED + b"\x00", 1, 12)
+
+
+def test_nullable_null_is_accepted():
+    # Metadata v1: topics -1 means every topic.
+    frame = header_v1(3, 1) + struct.pack(">i", -1)
+    request_checker(3, 1)(frame)
+    assert decode_request(frame, 3, 1)[1].topics is None
+
+
+def test_strings_and_bytes_longer_than_the_frame():
+    # DescribeGroups v0: an array of legacy strings; then Produce v3's legacy records bytes.
+    assert "DescribeGroups" in refused(header_v1(15, 0) + struct.pack(">ih", 1, 0x7FFF) + b"g", 15, 0)
+    assert "length" in refused(header_v1(15, 0) + struct.pack(">ih", 1, -2), 15, 0)
+    produce = struct.pack(">hhiih", -1, 1, 1000, 1, 1) + b"t" + struct.pack(">iii", 1, 0, 0x7FFFFFF0) + bytes(8)
+    assert "records" in refused(header_v1(0, 3) + produce, 0, 3)
+
+
+def test_client_id_longer_than_the_frame():
+    frame = struct.pack(">hhih", 18, 0, 1, 0x7FFF) + b"abc"
+    assert "client_id" in refused(frame, 18, 0)
+
+
+def test_compact_string_longer_than_the_frame():
+    # ApiVersions v3: client_software_name claims 2^31 bytes.
+    frame = header_v2(18, 3) + bytes.fromhex("8180808008") + b"x"
+    assert "client_software_name" in refused(frame, 18, 3)
+
+
+@pytest.mark.parametrize("varint", ["ffffffffff01", "ffffffff10", "ff"])
+def test_varints_longer_than_five_bytes_above_32_bits_or_cut_short(varint):
+    frame = header_v2(18, 3) + bytes.fromhex(varint)
+    assert "varint" in refused(frame, 18, 3)
+
+
+def test_tagged_fields_count_size_and_known_tag_data():
+    base = header_v2(18, 3)[:-1]  # the header's tag section is what changes
+    body = b"\x02a\x021\x00"
+    assert "tagged fields count" in refused(base + b"\x7f" + body, 18, 3)
+    assert "tagged fields size" in refused(base + b"\x01\x05\x7f" + body, 18, 3)
+    request_checker(18, 3)(base + b"\x01\x05\x01\x00" + body)  # an unknown tag is skipped
+    # Fetch v12's tag 0 (cluster_id) whose string ends before the tag's declared size.
+    fetch = header_v2(1, 12) + FETCH_V12_FIXED + b"\x01\x01\x01" + b"\x01\x00\x03\x01zz"
+    assert "cluster_id" in refused(fetch, 1, 12)
+
+
+def test_truncated_fixed_fields():
+    # Heartbeat v0: group_id, then generation_id cut after one of its four bytes.
+    assert "truncated" in refused(header_v1(12, 0) + b"\x00\x01g\x00", 12, 0)
+
+
+# -- every advertised api/version, from requests kio encodes -----------------------------------
+
+
+def examples(key: int, version: int, count: int = 4) -> list[bytes]:
+    """``count`` requests of this version built by hypothesis from kio's schema class, encoded
+    by kio (derandomized: the same ones every run)."""
+    cls = request_class(key, version)
+    strategy = st.from_type(cls).map(lambda r: encode_request(RequestHeader(key, version, 7, "wirecheck"), r))
+    out: list[bytes] = []
+
+    @settings(max_examples=count, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(strategy)
+    def collect(frame):
+        out.append(frame)
+
+    collect()
+    return out
+
+
+@pytest.mark.parametrize("key,version", ADVERTISED)
+def test_every_version_passes_whole_and_is_refused_truncated(key, version):
+    check = request_checker(key, version)
+    for frame in examples(key, version):
+        check(frame)
+        assert decode_request(frame, key, version)[0].correlation_id == 7
+        for cut in range(len(frame)):
+            with pytest.raises(MalformedRequest):
+                check(frame[:cut])
+
+
+def _huge_variants(frame: bytes, flexible: bool):
+    for i in range(len(frame)):
+        if flexible:
+            yield frame[:i] + HUGE_VARINT + frame[i + 1:]
+        yield frame[:i] + HUGE_INT32 + frame[i + 4:]
+        yield frame[:i] + HUGE_INT16 + frame[i + 2:]
+
+
+def _parse_capped(frames: list[tuple[int, int, bytes]]) -> None:
+    """Child process: kio parses each frame with 1 GiB of address space at most."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    for key, version, frame in frames:
+        try:
+            decode_request(frame, key, version)
+        except FrameError:
+            pass
+
+
+def test_a_huge_count_anywhere_in_any_version_is_refused_or_harmless():
+    """Every position of every version's requests gets a huge varint, int32 and int16 in turn;
+    what the checker lets through (the huge value landed in a plain number) kio parses in a
+    child with a capped address space, where the unchecked frames abort it."""
+    passed, refusals = [], 0
+    for key, version in ADVERTISED:
+        check = request_checker(key, version)
+        for frame in examples(key, version, 2):
+            for variant in _huge_variants(frame, request_class(key, version).__flexible__):
+                try:
+                    check(variant)
+                except MalformedRequest:
+                    refusals += 1
+                    continue
+                passed.append((key, version, variant))
+    assert refusals and passed  # both branches exercised
+    child = multiprocessing.get_context("fork").Process(target=_parse_capped, args=(passed,))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0, f"kio died on one of the {len(passed)} frames the checker passed"
+
+
+def test_the_capped_child_does_die_on_an_unchecked_huge_count():
+    """The child above would notice: kio alone, on the reproducer, does not survive the cap."""
+    child = multiprocessing.get_context("fork").Process(target=_kio_alone)
+    child.start()
+    child.join(60)
+    assert child.exitcode != 0
+
+
+def _kio_alone() -> None:
+    from kio.serial import readers as r
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    r.compact_array_reader(r.read_int32)(HUGE_VARINT, 0)
+
+
+def test_a_panic_in_kio_is_a_malformed_frame(monkeypatch):
+    """pyo3 turns a Rust panic into PanicException, a BaseException the broker's `except
+    Exception` would let through; decode_request makes it a FrameError like any parse failure."""
+    import shim.protocol.messages as messages
+
+    class PanicException(BaseException):  # pyo3_runtime.PanicException's shape: not an Exception
+        pass
+
+    def panicking(cls):
+        def read(buffer, offset):
+            raise PanicException("index out of bounds")
+
+        return read
+
+    frame = header_v1(18, 0)
+    monkeypatch.setattr(messages, "_reader", panicking)
+    with pytest.raises(FrameError, match="kio panicked"):
+        decode_request(frame, 18, 0)
+
+    def interrupted(cls):
+        def read(buffer, offset):
+            raise KeyboardInterrupt
+
+        return read
+
+    monkeypatch.setattr(messages, "_reader", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        decode_request(frame, 18, 0)
