@@ -18,6 +18,7 @@ from shim.errors import ErrorCode
 from shim.node import Node
 from shim.protocol.framing import FrameError
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_module
+from shim.storage.producer_state import Origin
 
 from test_produce_handler import produce_one
 
@@ -47,7 +48,7 @@ def test_a_start_skips_unreadable_internal_records(tmp_path, topic, key, value, 
     node = Node(config)
     node.logs.ensure_topic(topic, 1)
     batch = encode_batch([(key, value, [], 1)])
-    node.logs.get(topic, 0).append_client_batch(batch, parse_header(batch), 1)
+    node.logs.get(topic, 0).append(batch, parse_header(batch), 1, origin=Origin.COORDINATOR)
     node.close()
     restarted = Node(config)  # raised TypeError / struct.error before
     try:
@@ -99,7 +100,7 @@ async def test_delete_records_of_an_internal_topic_is_invalid_topic(node, topic)
     (and __transaction_state every transaction) at the next start; Kafka refuses it."""
     node.logs.ensure_topic(topic, 1)
     batch = encode_batch([(b"\x00\x01\x00\x01g\x00\x01t\x00\x00\x00\x00", None, [], 1)])
-    node.logs.get(topic, 0).append_client_batch(batch, parse_header(batch), 1)
+    node.logs.get(topic, 0).append(batch, parse_header(batch), 1, origin=Origin.COORDINATOR)
     m = request_module(21, 2)
     request = make(m.DeleteRecordsRequest, timeout=1000, topics=(m.DeleteRecordsTopic(
         name=topic, partitions=(m.DeleteRecordsPartition(partition_index=0, offset=-1),)),))  # fmt: skip

@@ -21,7 +21,7 @@ import functools
 import struct
 from typing import Callable
 
-from kio.serial._introspect import EntityField, EntityTupleField, PrimitiveTupleField
+from kio.serial._introspect import EntityField, EntityTupleField
 from kio.serial._introspect import classify_field, get_field_tag, is_optional
 
 from .framing import FrameError
