@@ -62,13 +62,13 @@ class Recorder:
 def hook(recorder: Recorder) -> None:
     from shim.apis import dispatch
 
-    original = dispatch.dispatch_parts
+    original = dispatch.dispatch_request  # what the server calls for every request
 
-    async def recording(node, frame, client_host=""):
+    async def recording(node, frame, *args, **kwargs):
         recorder.keep(frame)
-        return await original(node, frame, client_host)
+        return await original(node, frame, *args, **kwargs)
 
-    dispatch.dispatch_parts = recording
+    dispatch.dispatch_request = recording
 
 
 def main() -> int:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shim.apis import REGISTRY
+from shim.apis.registry import emulated_range
+from shim.protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from shim.protocol.framing import FrameError
 from shim.protocol.messages import decode_request, peek
 
@@ -67,9 +69,10 @@ def expectation(frame: mutate.Frame) -> str:
     try:
         key, version, _ = peek(frame.payload)
         spec = REGISTRY.get(key)
-        if spec is None:
+        served = None if spec is None else emulated_range(spec, RELEASES[DEFAULT_RELEASE])  # the broker's release
+        if served is None:
             return "close"
-        if not spec.min_version <= version <= spec.max_version:
+        if not served[0] <= version <= served[1]:
             return "answer" if key == 18 else "close"
         _, request = decode_request(frame.payload, key, version)
     except FrameError:
