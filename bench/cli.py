@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import report, suite
+from . import report, scale, scale_report, suite
 from .machine import loadavg, machine_info
 from .systems import ALL
 
@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet-threshold", type=float, default=0.25, help="share of all CPUs, 0..1")
     p.add_argument("--render", type=Path, default=None, metavar="JSON",
                    help="print the table of an earlier results file (summaries recomputed) and exit")
+    p.add_argument("--scale-partitions", default="1,100,1000,10000", help="scale group: partition counts")
+    p.add_argument("--scale-clients", default="1,10,100", help="scale group: concurrent producers / consumers")
+    p.add_argument("--scale-log-gb", default="1,10", help="scale group: log sizes for the restart times (GB)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
@@ -78,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print(f"unknown system or group: {', '.join(bad)}", file=sys.stderr)
         return 2
+    scale.SCALE.partitions = tuple(int(x) for x in args.scale_partitions.split(","))
+    scale.SCALE.clients = tuple(int(x) for x in args.scale_clients.split(","))
+    scale.SCALE.log_gb = tuple(float(x) for x in args.scale_log_gb.split(",") if x)
     if args.py_spy is not None:
         args.py_spy.mkdir(parents=True, exist_ok=True)
     settings = suite.Settings(
@@ -121,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(report.render(results))
+    if "scale" in groups:
+        print("\n" + scale_report.render(results))
+        png = scale_report.plot(results, args.out.with_suffix(".png"))
+        print(f"\nscale curves drawn in {png}")
     print(f"\nwritten to {args.out}")
     shim = results["systems"].get("kafka-shim")
     failed = shim and any(p.get("status") != "ok" for recs in shim["phases"].values() for p in recs)

@@ -13,10 +13,12 @@ class PhaseError(RuntimeError):
 
 
 def _child(conn, name: str, kwargs: dict) -> None:
-    from . import workloads
+    """``name`` is a function of bench.workloads, or ``module.function`` of another bench module."""
+    import importlib
 
+    module, _, func = name.rpartition(".")
     try:
-        result = getattr(workloads, name)(**kwargs)
+        result = getattr(importlib.import_module(f"bench.{module or 'workloads'}"), func)(**kwargs)
     except BaseException as e:  # noqa: BLE001 - everything goes back as text
         last = traceback.extract_tb(e.__traceback__)[-1:]
         where = f" ({last[0].name}:{last[0].lineno})" if last else ""

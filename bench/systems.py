@@ -208,7 +208,8 @@ class Running:
         if not self.alive():
             raise RuntimeError(f"{self.system.label} exited with code {self.proc.returncode}: {self.output_tail()}")
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 5.0, keep: bool = False) -> None:
+        """SIGTERM (SIGKILL after ``timeout``); the working directory is removed unless ``keep``."""
         if self.alive():
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -221,23 +222,33 @@ class Running:
             fh = getattr(self, f, None)
             if fh:
                 fh.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def kill9(self) -> None:
+        """SIGKILL, as a crash: nothing flushed, the working directory kept for a relaunch."""
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+        self.stop(keep=True)
 
 
-def launch(system: System, root: Path | None = None) -> Running:
-    """Start ``system`` on a free port over a fresh directory; return once it answers Metadata."""
+def launch(system: System, root: Path | None = None, workdir: Path | None = None) -> Running:
+    """Start ``system`` on a free port over a fresh directory (or over ``workdir`` again, after a
+    stop that kept it); return once it answers Metadata."""
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     why = system.missing()
     if why:
         raise StartError(why)
-    workdir = Path(tempfile.mkdtemp(prefix=f"bench-{system.key}-", dir=root))
+    if workdir is None:
+        workdir = Path(tempfile.mkdtemp(prefix=f"bench-{system.key}-", dir=root))
     data_dir = workdir / "data"
     port = free_port()
     cmd = system.command(port, data_dir)
-    out = open(workdir / "stdout.log", "wb")
-    err = open(workdir / "stderr.log", "wb")
+    out = open(workdir / "stdout.log", "ab")
+    err = open(workdir / "stderr.log", "ab")
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=REPO,
