@@ -18,6 +18,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.serial._introspect import is_optional
 from kio.static.constants import EntityType
 
+from .fastwrite import compiled_writer
 from .framing import FrameError
 from .legacy_schemas import LEGACY
 from .wirecheck import compile_checker
@@ -160,8 +161,8 @@ def encode_response_parts(correlation_id: int, response: Any) -> list:
     """Header and body, without the size prefix: bytes and file regions, in order."""
     out = _Parts()
     header_cls = type(response).__header_schema__
-    _writer(header_cls)(out, header_cls(correlation_id=correlation_id))
-    _writer(type(response))(out, response)
+    compiled_writer(header_cls)(out, header_cls(correlation_id=correlation_id))
+    compiled_writer(type(response))(out, response)
     return out.done()
 
 
