@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scale-partitions", default="1,100,1000,10000", help="scale group: partition counts")
     p.add_argument("--scale-clients", default="1,10,100", help="scale group: concurrent producers / consumers")
     p.add_argument("--scale-log-gb", default="1,10", help="scale group: log sizes for the restart times (GB)")
+    p.add_argument("--scale-connections", type=int, default=1000, help="scale group: connections held open")
+    p.add_argument("--scale-open-txns", type=int, default=1000, help="scale group: transactions held open")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
@@ -83,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     scale.SCALE.partitions = tuple(int(x) for x in args.scale_partitions.split(","))
     scale.SCALE.clients = tuple(int(x) for x in args.scale_clients.split(","))
+    scale.SCALE.connections, scale.SCALE.open_txns = args.scale_connections, args.scale_open_txns
     scale.SCALE.log_gb = tuple(float(x) for x in args.scale_log_gb.split(",") if x)
     if args.py_spy is not None:
         args.py_spy.mkdir(parents=True, exist_ok=True)

@@ -35,11 +35,13 @@ class ScaleSettings:
 SCALE = ScaleSettings()
 
 
-def produce_c(bootstrap: str, topic: str, partitions: int, records: int, s: Settings, timeout: float) -> dict:
+def produce_c(bootstrap: str, topic: str, partitions: int, records: int, s: Settings, timeout: float,
+              broker_pid: int | None = None) -> dict:
     """rdproduce (librdkafka from C) into ``topic``, one record to its warm-up topic first."""
     create_topic(bootstrap, f"{topic}-warmup", 1)
     return runner.run("produce_c", timeout, bootstrap=bootstrap, topic=topic, partitions=partitions,
-                      records=records, queue_messages=s.queue_messages, warmup_topic=f"{topic}-warmup")
+                      records=records, queue_messages=s.queue_messages, warmup_topic=f"{topic}-warmup",
+                      broker_pid=broker_pid)
 
 
 def _settle_rss(g: Group) -> int:
@@ -63,7 +65,7 @@ def partitions_step(system: System, s: Settings, result: dict, rep: int, parts: 
                 lambda: latency_stats(runner.run("scale_workloads.metadata_latency", 120, bootstrap=g.run.bootstrap,
                                                  samples=SCALE.metadata_samples)["latencies_ms"]), needs=need)
         g.phase(f"scale_produce_{parts}p", lambda: produce_c(g.run.bootstrap, topic, parts, s.records, s,
-                                                               s.phase_timeout()), needs=need)
+                                                               s.phase_timeout(), g.run.pid), needs=need)
         g.phase(f"scale_consume_{parts}p", lambda: runner.run(
             "consume_c", s.phase_timeout(), bootstrap=g.run.bootstrap, topic=topic, partitions=parts,
             records=s.records, isolation="read_committed", broker_pid=g.run.pid), needs=(f"scale_produce_{parts}p",))

@@ -201,3 +201,25 @@ def test_java_producer_rows_and_ratios_have_no_targets():
     ratios = {r["ratio"]: r for r in report.ratios(results)}
     txn = ratios["kafka-shim transactional / plain produce 1p, JProduce"]
     assert txn["value"] == pytest.approx((0.9 + 1.0) / 2) and txn["target"] is None and txn["met"] is None
+
+
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="rdproduce/rdconsume need a C compiler")
+def test_bench_scale_group_runs(tmp_path):
+    """The scale group at toy sizes: every step runs, the table and the curves come out."""
+    out = tmp_path / "scale.json"
+    run = subprocess.run([sys.executable, "-m", "bench", "--systems", "kafka-shim", "--groups", "scale", "-q",
+                          "--records", "3000", "--repeat", "1", "--scale-partitions", "1,10", "--scale-clients", "1,3",
+                          "--scale-log-gb", "0.003", "--scale-connections", "20", "--scale-open-txns", "20",
+                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.exists(), f"no results written (exit {run.returncode}): {run.stderr[-2000:]}"
+    phases = json.loads(out.read_text())["systems"]["kafka-shim"]["phases"]
+    failed = {n: [r.get("error") for r in runs if r["status"] != "ok"] for n, runs in phases.items()}
+    assert not {n: e for n, e in failed.items() if e}, failed
+    expected = {f"scale_{k}_{n}p" for k in ("topic", "metadata", "produce", "consume", "latency") for n in (1, 10)}
+    expected |= {f"scale_{k}_{n}c" for k in ("producers", "consumers") for n in (1, 3)}
+    expected |= {"scale_mem_connections", "scale_mem_open_txns", "scale_ready_clean_0.003gb", "scale_ready_kill9_10p"}
+    assert expected <= set(phases)
+    held = phases["scale_mem_open_txns"][0]
+    assert held["count"] == 20 and held["rss_during_bytes"] > 0
+    assert run.returncode == 0 and "memory per connection" in run.stdout
+    assert out.with_suffix(".png").stat().st_size > 10_000
