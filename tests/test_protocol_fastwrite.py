@@ -74,3 +74,28 @@ def test_response_headers_match_kio(cls):
     for correlation_id in (0, 1, 2**31 - 1, -5):
         h = cls(correlation_id=correlation_id)
         assert _both(cls, h)[1] == _both(cls, h)[0]
+
+
+@pytest.mark.parametrize("version", [0, 5, 6])
+def test_an_oversized_string_is_refused_as_kio_refuses_it(version):
+    """A legacy string over 32767 bytes (JoinGroup v5's member id from a 32767-byte instance id)
+    cannot be written: the same OutOfBoundValue as kio's, which the dispatcher turns into a closed
+    connection. Compact strings (v6+) take it."""
+    from shim.protocol.messages import response_class
+
+    from kio.schema.errors import ErrorCode
+
+    from shim.protocol.messages import make
+
+    cls = response_class(11, version)
+    entity = make(cls, throttle_time=0, error_code=ErrorCode.none, generation_id=1, protocol_type=None,
+                  protocol_name="range", leader="m", skip_assignment=False, members=(), member_id="m" * 40_000)
+    try:
+        entity_writer(cls)(io.BytesIO(), entity)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            compiled_writer(cls)(_Parts(), entity)
+        assert version < 6
+    else:
+        assert version >= 6 and _both(cls, entity)[1] == _both(cls, entity)[0]
+

@@ -35,6 +35,7 @@ from kio.serial._introspect import (
     is_optional,
 )
 from kio.serial._serialize import get_field_writer
+from kio.serial.errors import OutOfBoundValue
 from kio.serial.writers import write_tagged_field
 
 _ZERO_UUID = uuid.UUID(int=0).bytes
@@ -75,6 +76,19 @@ _I16 = struct.Struct(">h").pack
 _I32 = struct.Struct(">i").pack
 
 
+def _len16(n: int) -> bytes:
+    """A legacy string's length: kio refuses one over 32767 bytes with OutOfBoundValue."""
+    if n > 0x7FFF:
+        raise OutOfBoundValue(f"String is too long for legacy string format ({n} > 32767)")
+    return _I16(n)
+
+
+def _len32(n: int) -> bytes:
+    if n > 0x7FFFFFFF:
+        raise OutOfBoundValue(f"Bytes is too long for legacy string format ({n} > 2147483647)")
+    return _I32(n)
+
+
 class _Source:
     """The generated function's text and the names it refers to."""
 
@@ -82,7 +96,8 @@ class _Source:
         self.cls = cls
         self.lines: list[str] = []
         self.env: dict[str, Any] = {"_uv": _uv, "_text": _text, "_uuid_bytes": _uuid_bytes, "_I16": _I16,
-                                    "_I32": _I32, "_NULL_ARRAY": _I32(-1)}
+                                    "_I32": _I32, "_len16": _len16, "_len32": _len32,
+                                    "_NULL_ARRAY": _I32(-1)}
         self.run: list[tuple[str, str]] = []  # pending fixed fields: (struct code, value expression)
 
     def name(self, value: Any) -> str:
@@ -107,7 +122,7 @@ def _string(src: _Source, kind: str, flexible: bool, optional: bool, value: str,
     if flexible:
         prefix, null = "_uv(len(b) + 1)", "b'\\x00'"
     else:
-        size = "_I16" if kind == "string" else "_I32"
+        size = "_len16" if kind == "string" else "_len32"
         prefix, null = f"{size}(len(b))", src.name(_I16(-1) if kind == "string" else _I32(-1))
     src.emit(f"{indent}b = {value}")
     if optional:
