@@ -4,6 +4,10 @@ and ``kafka_shim_secure``, one with SASL and TLS listeners (README.md, Security)
 The emulated Kafka release is 3.9 unless the test says otherwise, either with a marker,
 ``@pytest.mark.kafka_version("4.0")``, or by parametrizing the fixture indirectly,
 ``@pytest.mark.parametrize("kafka_shim", ["3.9", "4.0"], indirect=True)``.
+
+``@pytest.mark.kafka_brokers(3)`` makes the fixture a simulated cluster of three brokers in one
+process (README.md, A simulated cluster): ``.node_down(1)``, ``.move_leader(topic, p, node)``,
+``.move_coordinator("group", group_id, node)``, ``.slow_follower(topic, p, node)`` ...
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from .protocol.kafka_releases import DEFAULT_RELEASE
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "kafka_version(version): the Kafka release the kafka_shim fixture emulates")
+    config.addinivalue_line("markers", "kafka_brokers(n): the kafka_shim fixture simulates n brokers")
 
 
 def _kafka_version(request) -> str:
@@ -29,8 +34,9 @@ def _kafka_version(request) -> str:
 def kafka_shim(request, tmp_path):
     """A broker on 127.0.0.1 (free port) over a fresh data directory; ``.bootstrap_servers``."""
     # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000: a test's first rebalance need not wait.
+    brokers = request.node.get_closest_marker("kafka_brokers")
     with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
-                      kafka_version=_kafka_version(request)) as broker:
+                      kafka_version=_kafka_version(request), brokers=brokers.args[0] if brokers else 1) as broker:
         yield broker
 
 

@@ -10,6 +10,8 @@ offsets do not expire. v9's generation field also carries a KIP-848 member epoch
 groups read as a generation.
 """
 
+from ..cluster import GROUP
+from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import by_topic, requested_offsets
 from .registry import api
@@ -19,6 +21,8 @@ from .registry import api
 def handle(ctx, request):
     now = now_ms()
     offsets, unknown = requested_offsets(ctx, request.topics, now)
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now) if offsets else {}

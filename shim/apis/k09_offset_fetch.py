@@ -9,6 +9,7 @@ transaction ends. Group-level errors have no field before v2; the only ones poss
 member id and epoch (KIP-848) are ignored: classic groups do not check them.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from .registry import api
 
@@ -19,6 +20,8 @@ GROUPS_VERSION = 8
 def handle(ctx, request):
     stable = getattr(request, "require_stable", False)
     if ctx.version < GROUPS_VERSION:
+        if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+            return ctx.response(topics=(), error_code=ErrorCode.not_coordinator)
         topics = _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
                         "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
@@ -26,6 +29,8 @@ def handle(ctx, request):
         ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
                  topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
                                "OffsetFetchResponsePartitions"))
+        if ctx.coordinates(GROUP, g.group_id) else
+        ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.not_coordinator, topics=())
         for g in request.groups
     )
     return ctx.response(groups=groups)

@@ -1,4 +1,6 @@
-"""FindCoordinator (10), v0-6: this broker coordinates every group and transactional id.
+"""FindCoordinator (10), v0-6: the coordinator of a group or transactional id is the leader of the
+partition of __consumer_offsets or __transaction_state its key hashes to (shim.cluster), wherever
+the request came; with that partition's replicas all down, COORDINATOR_NOT_AVAILABLE.
 
 v0-3 carry one key; v4+ a batch of keys. Key type 1 (transaction) needs v1+. Key type 2 (share
 group, v6) is COORDINATOR_NOT_AVAILABLE, as Kafka 3.9 answers with share groups not built
@@ -16,7 +18,6 @@ SHARE_VERSION = 6
 
 @api(10, "FindCoordinator", 0, 6)
 def handle(ctx, request):
-    node = ctx.node
     key_type = getattr(request, "key_type", GROUP)
     if key_type in (GROUP, TRANSACTION):
         code = ErrorCode.none
@@ -24,12 +25,19 @@ def handle(ctx, request):
         code = ErrorCode.coordinator_not_available
     else:
         code = ErrorCode.invalid_request
-    me = dict(node_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1]) if code == ErrorCode.none \
-        else dict(node_id=-1, host="", port=-1)
     if ctx.version < BATCHED_VERSION:
-        return ctx.response(error_code=code, error_message=None, **me)
+        return ctx.response(error_message=None, **_coordinator(ctx, key_type, request.key, code))
     coordinators = tuple(
-        ctx.make("Coordinator", key=key, error_code=code, error_message=None, **me)
+        ctx.make("Coordinator", key=key, error_message=None, **_coordinator(ctx, key_type, key, code))
         for key in request.coordinator_keys
     )
     return ctx.response(coordinators=coordinators)
+
+
+def _coordinator(ctx, key_type, key, code) -> dict:
+    node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none else -1
+    if node_id < 0:
+        code = code if code != ErrorCode.none else ErrorCode.coordinator_not_available
+        return dict(error_code=code, node_id=-1, host="", port=-1)
+    host, port = ctx.endpoint_of(node_id)
+    return dict(error_code=code, node_id=node_id, host=host, port=port)

@@ -7,6 +7,7 @@ every group operation Kafka 3.9 knows (READ, DESCRIBE, DELETE), since there is n
 authorizer.
 """
 
+from ..cluster import GROUP as GROUP_KEY
 from ..errors import ErrorCode
 from ._operations import GROUP, NOT_REQUESTED
 from .registry import api
@@ -19,6 +20,9 @@ def handle(ctx, request):
 
 
 def _describe(ctx, group_id, operations):
+    if not ctx.coordinates(GROUP_KEY, group_id):  # shim.cluster: another broker coordinates it
+        return ctx.make("DescribedGroup", error_code=ErrorCode.not_coordinator, group_id=group_id, group_state="",
+                        protocol_type="", protocol_data="", members=(), authorized_operations=NOT_REQUESTED)
     code, s = ctx.node.groups.describe_group(group_id)
     members = tuple(
         ctx.make("DescribedGroupMember", member_id=m.member_id, group_instance_id=m.group_instance_id,

@@ -6,6 +6,7 @@ Every group is a classic group, as with Kafka 3.9's classic group coordinator
 without it lists none.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from .registry import api
 
@@ -15,6 +16,7 @@ CLASSIC = "classic"
 @api(16, "ListGroups", 0, 5)
 def handle(ctx, request):
     listed = ctx.node.groups.list_groups(getattr(request, "states_filter", None))
+    listed = [g for g in listed if ctx.coordinates(GROUP, g[0])]  # each broker lists the groups it coordinates
     types = {t.lower() for t in getattr(request, "types_filter", None) or ()}
     if types and CLASSIC not in types:
         listed = []

@@ -12,6 +12,7 @@ implicitly. Whole-
 transaction errors apply to every partition of that transaction; the top-level error is NONE.
 """
 
+from ..cluster import TRANSACTION
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._txn_errors import for_version
@@ -38,6 +39,8 @@ def handle(ctx, request):
 
 
 def _transaction(ctx, txn_id, pid, epoch, wanted, *, verify_only) -> dict:
+    if not ctx.coordinates(TRANSACTION, txn_id):  # shim.cluster: another broker coordinates it
+        return {tp: ErrorCode.not_coordinator for tp in wanted}
     unknown = {tp for tp in wanted if tp not in ctx.node.logs.logs}
     if unknown:
         return {tp: ErrorCode.unknown_topic_or_partition if tp in unknown else ErrorCode.operation_not_attempted

@@ -13,6 +13,8 @@ partition not in the transaction with TRANSACTION_ABORTABLE; v5 (transaction ver
 adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn.
 """
 
+from ..cluster import GROUP
+from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import by_topic, requested_offsets
 from .registry import api
@@ -22,6 +24,8 @@ from .registry import api
 def handle(ctx, request):
     now = now_ms()
     offsets, unknown = requested_offsets(ctx, request.topics, now)
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),

@@ -16,6 +16,7 @@ def handle(ctx, request):
 def _partition(ctx, topic, index):
     try:
         plog = ctx.node.logs.get(topic, index)
+        ctx.leader_of(topic, index)  # shim.cluster: the leader's producer state (Kafka: ReplicaManager.activeProducerState)
     except KafkaError as e:
         return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=e.message,
                         active_producers=())

@@ -1,5 +1,6 @@
 """DescribeTransactions (65), v0 (KIP-664). Unknown or Dead ids: TRANSACTIONAL_ID_NOT_FOUND; empty: INVALID_REQUEST."""
 
+from ..cluster import TRANSACTION
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from .registry import api
@@ -12,8 +13,10 @@ def handle(ctx, request):
 
 def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
-    if not txn_id or m is None or m.state is TxnState.DEAD:
+    elsewhere = txn_id and not ctx.coordinates(TRANSACTION, txn_id)  # shim.cluster
+    if not txn_id or m is None or m.state is TxnState.DEAD or elsewhere:
         code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
+        code = ErrorCode.not_coordinator if elsewhere else code
         return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,
                         transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
                         producer_epoch=-1, topics=())

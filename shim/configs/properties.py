@@ -48,7 +48,8 @@ def _same(name: str) -> FieldProperty:
              "ssl.key.password": "ssl_key_password", "ssl.truststore.location": "ssl_truststore_location",
              "ssl.truststore.type": "ssl_truststore_type", "ssl.truststore.certificates": "ssl_truststore_certificates",
              "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
-             "connections.max.reauth.ms": "connections_max_reauth_ms"}[name]
+             "connections.max.reauth.ms": "connections_max_reauth_ms",
+             "replica.lag.time.max.ms": "replica_lag_time_max_ms"}[name]
     type_ = BROKER_CONFIGS[name].type
     to_field = (lambda v: ",".join(v)) if type_ == "list" else (lambda v: v)  # list fields stay Kafka's text
     return FieldProperty(name, field, to_field, lambda c: to_string(getattr(c, field), type_))
@@ -74,7 +75,8 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
         "listener.security.protocol.map", "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.location", "ssl.truststore.type",
-        "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms")),
+        "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
+        "replica.lag.time.max.ms")),
 )
 _BY_PROP = {fp.prop: fp for fp in FIELD_PROPERTIES}
 ALWAYS_SHOWN = ("listeners", "log.dirs", "node.id", "broker.id")  # set by every kafka-shim
