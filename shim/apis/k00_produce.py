@@ -154,3 +154,14 @@ def _partition(ctx, request, topic, p, now):
     return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
                     base_offset=result.base_offset, log_append_time=result.log_append_time,
                     log_start_offset=result.log_start_offset, record_errors=(), error_message=None)
+
+
+def error_response(ctx, request, code):
+    """Kafka: ProduceRequest.getErrorResponse -- the error on every partition."""
+    if request.acks == 0:
+        return None
+    return ctx.response(node_endpoints=(), responses=tuple(
+        ctx.make("TopicProduceResponse", name=t.name if ctx.version < TOPIC_ID_VERSION else None,
+                 topic_id=getattr(t, "topic_id", None),
+                 partition_responses=tuple(_error(ctx, p.index, KafkaError(code)) for p in t.partition_data))
+        for t in request.topic_data))

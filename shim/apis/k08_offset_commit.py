@@ -25,3 +25,9 @@ def handle(ctx, request):
     ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
     return ctx.response(topics=by_topic(ctx, codes, "OffsetCommitResponseTopic", "OffsetCommitResponsePartition"))
+
+
+def error_response(ctx, request, code):
+    """Kafka: OffsetCommitRequest.getErrorResponse -- the error on every partition."""
+    codes = {(t.name, p.partition_index): code for t in request.topics for p in t.partitions}
+    return ctx.response(topics=by_topic(ctx, codes, "OffsetCommitResponseTopic", "OffsetCommitResponsePartition"))
