@@ -89,6 +89,18 @@ class BrokerThread:
         """Principals of the connections now open on ``listener``."""
         return self.call(lambda: {s.principal for s in self.broker.sessions() if s.listener == listener})
 
+    def add_acls(self, *bindings) -> None:
+        """Create ACLs (``shim.security.acls.AclBinding``) as CreateAcls would (ValueError with its
+        INVALID_REQUEST message otherwise); durable."""
+        from .security.acls import creation_error
+        for b in bindings:
+            if (error := creation_error(b)) is not None:
+                raise ValueError(error)
+        self.call(lambda: self.broker.node.acls.change(add=list(bindings)))
+
+    def remove_acls(self, *bindings) -> None:
+        self.call(lambda: self.broker.node.acls.change(remove=set(bindings)))
+
     @property
     def node(self) -> Node:
         return self.broker.node

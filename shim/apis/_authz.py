@@ -23,25 +23,32 @@ from ..security.acls import ResourceType as R
 class Check(NamedTuple):
     operation: O
     resource_type: R
-    name: Callable  # request -> resource name; None: the check does not apply to this request
+    name: Callable  # (ctx, request) -> resource name; None: the check does not apply to this request
     error: E
 
 
 def _cluster(operation: O) -> Check:
-    return Check(operation, R.CLUSTER, lambda r: CLUSTER_NAME, E.cluster_authorization_failed)
+    return Check(operation, R.CLUSTER, lambda ctx, r: CLUSTER_NAME, E.cluster_authorization_failed)
 
 
 def _group(operation: O) -> Check:
-    return Check(operation, R.GROUP, lambda r: r.group_id, E.group_authorization_failed)
+    return Check(operation, R.GROUP, lambda ctx, r: r.group_id, E.group_authorization_failed)
 
 
 def _txn(operation: O) -> Check:
-    return Check(operation, R.TRANSACTIONAL_ID, lambda r: getattr(r, "transactional_id", None),
+    return Check(operation, R.TRANSACTIONAL_ID, lambda ctx, r: getattr(r, "transactional_id", None),
                  E.transactional_id_authorization_failed)
 
 
-def _single_group_fetch(r):
-    return getattr(r, "group_id", None) if not getattr(r, "groups", None) else None
+def _single_group_fetch(ctx, r):
+    return r.group_id if ctx.version < 8 else None  # v8+: per group, in the handler
+
+
+ADD_PARTITIONS_CLIENT = Check(O.WRITE, R.TRANSACTIONAL_ID,  # v0-3: the client's form
+                              lambda ctx, r: r.v3_and_below_transactional_id if ctx.version < 4 else None,
+                              E.transactional_id_authorization_failed)
+ADD_PARTITIONS_BROKER = Check(O.CLUSTER_ACTION, R.CLUSTER,  # v4+: between brokers
+                              lambda ctx, r: CLUSTER_NAME if ctx.version >= 4 else None, E.cluster_authorization_failed)
 
 
 REQUEST: dict[int, tuple[Check, ...]] = {
@@ -49,7 +56,8 @@ REQUEST: dict[int, tuple[Check, ...]] = {
     8: (_group(O.READ),),  # OffsetCommit
     9: (Check(O.DESCRIBE, R.GROUP, _single_group_fetch, E.group_authorization_failed),),  # OffsetFetch v0-7
     11: (_group(O.READ),), 12: (_group(O.READ),), 13: (_group(O.READ),), 14: (_group(O.READ),),
-    22: (_txn(O.WRITE),),  # InitProducerId; without a transactional id see idempotent_denied
+    22: (_txn(O.WRITE),),  # InitProducerId
+    24: (ADD_PARTITIONS_CLIENT, ADD_PARTITIONS_BROKER),  # AddPartitionsToTxn; without a transactional id see idempotent_denied
     25: (_txn(O.WRITE), _group(O.READ)),  # AddOffsetsToTxn
     26: (_txn(O.WRITE),),  # EndTxn
     28: (_txn(O.WRITE), _group(O.READ)),  # TxnOffsetCommit
@@ -65,8 +73,7 @@ REQUEST: dict[int, tuple[Check, ...]] = {
 
 # API key -> the operation needed on every topic it reads or writes
 TOPICS: dict[int, O] = {
-    0: O.WRITE, 1: O.READ, 2: O.DESCRIBE, 8: O.READ, 9: O.DESCRIBE, 21: O.DELETE, 23: O.DESCRIBE,
-    24: O.WRITE, 28: O.READ, 37: O.ALTER, 47: O.READ, 61: O.READ, 75: O.DESCRIBE,
+    0: O.WRITE, 1: O.READ, 2: O.DESCRIBE, 8: O.READ, 9: O.DESCRIBE, 24: O.WRITE, 28: O.READ,
 }
 
 
@@ -75,7 +82,7 @@ def denied(ctx, request) -> E | None:
     if ctx.node.authorizer is None:
         return None
     for check in REQUEST.get(ctx.header.api_key, ()):
-        name = check.name(request)
+        name = check.name(ctx, request)
         if name is not None and not ctx.authorize(check.operation, check.resource_type, name):
             return check.error
     if ctx.header.api_key == 22 and request.transactional_id is None and idempotent_denied(ctx):

@@ -42,6 +42,7 @@ from ..storage.log_validator import RecordErrors, needs_record_pass, validate_re
 from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
+from ._authz import denied_topics
 from .registry import api
 
 ZSTD_MIN_VERSION = 7
@@ -65,9 +66,12 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
 def handle(ctx, request):
     now = now_ms()
     topics = []
+    denied = denied_topics(ctx, [n for n in map(lambda t: _topic_name(ctx, t), request.topic_data) if n])
     for t in request.topic_data:
         name = _topic_name(ctx, t)
-        if name is None:
+        if name in denied:
+            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data)
+        elif name is None:
             parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
                           for p in t.partition_data)
         else:

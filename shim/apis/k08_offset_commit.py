@@ -10,7 +10,9 @@ offsets do not expire. v9's generation field also carries a KIP-848 member epoch
 groups read as a generation.
 """
 
+from ..errors import ErrorCode
 from ..node import now_ms
+from ._authz import denied_topics
 from ._groups import by_topic, requested_offsets
 from .registry import api
 
@@ -18,7 +20,10 @@ from .registry import api
 @api(8, "OffsetCommit", 2, 9)
 def handle(ctx, request):
     now = now_ms()
-    offsets, unknown = requested_offsets(ctx, request.topics, now)
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now) if offsets else {}
