@@ -37,6 +37,14 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    async def clean_logs(self) -> int:
+        """Run the log cleaner over every compacted log that qualifies now; how many it cleaned."""
+        return await self._server.cleaner.clean_now()
+
+    @property
+    def cleaner(self):
+        return self._server.cleaner
+
     def sessions(self) -> list:
         """The sessions of the open connections: ``.listener``, ``.principal`` (``User:...``)."""
         return [c.session for c in self._server.connections if c.session is not None] if self._server else []
@@ -77,6 +85,10 @@ class BrokerThread:
         async def run():
             return fn(*args)
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=30)
+
+    def clean_logs(self) -> int:
+        """Run the log cleaner now (see Broker.clean_logs) and wait for it."""
+        return asyncio.run_coroutine_threadsafe(self.broker.clean_logs(), self.loop).result(timeout=120)
 
     @property
     def bootstrap_servers(self) -> str:
