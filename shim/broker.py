@@ -37,6 +37,13 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    @property
+    def control(self):
+        """The control plane (README.md, Fault injection): ``await broker.control.error(api="Produce", ...)``."""
+        from .control.client import AsyncControl
+
+        return AsyncControl(self)
+
     def sessions(self) -> list:
         """The sessions of the open connections: ``.listener``, ``.principal`` (``User:...``)."""
         return [c.session for c in self._server.connections if c.session is not None] if self._server else []
@@ -92,6 +99,13 @@ class BrokerThread:
     @property
     def node(self) -> Node:
         return self.broker.node
+
+    @property
+    def control(self):
+        """The control plane, blocking: ``broker.control.close(api="Produce", when="after")``."""
+        from .control.client import ThreadControl
+
+        return ThreadControl(self)
 
     def __enter__(self) -> "BrokerThread":
         return self.start()

@@ -59,9 +59,12 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
                          f"{versions[0]}-{versions[1]})")
     header, request = decode_request(frame, key, version)
     ctx = RequestContext(node, header, client_host, len(frame), session=session)
-    result = spec.handler(ctx, request)
-    if inspect.isawaitable(result):
-        result = await result
+    if node.control.active:  # a fault armed or the request log on (shim.control)
+        result = await node.control.intercept(ctx, spec, request)
+    else:
+        result = spec.handler(ctx, request)
+        if inspect.isawaitable(result):
+            result = await result
     if result is None:
         return Answer(None, ctx.mute_ms)
     try:
