@@ -53,7 +53,7 @@ class Control:
 
     # -- the request path -------------------------------------------------------------------
 
-    async def intercept(self, ctx: "RequestContext", spec, request: Any) -> Any:
+    async def intercept(self, ctx: "RequestContext", spec, request: Any, module: Any = None) -> Any:
         """Handle one request under the armed rules, and log it when the log is on."""
         started = time.monotonic()
         rule = self.faults.take(self.node.config.node_id, spec.key, ctx.header.client_id, request) \
@@ -64,7 +64,7 @@ class Control:
                 result, outcome = await _run(spec, ctx, request), "answered"
             else:
                 self._notify()
-                result, outcome = await self._act(rule, spec, ctx, request)
+                result, outcome = await self._act(rule, spec, ctx, request, module)
         finally:
             if rule is not None and not self.faults.live:
                 self.refresh()
@@ -72,13 +72,15 @@ class Control:
                 self._record(spec, ctx, result, rule, outcome, started)
         return result
 
-    async def _act(self, rule: Rule, spec, ctx: "RequestContext", request: Any) -> tuple[Any, str]:
+    async def _act(self, rule: Rule, spec, ctx: "RequestContext", request: Any, module: Any) -> tuple[Any, str]:
         if rule.action == "delay":
             await asyncio.sleep(rule.delay_ms / 1000)
             return await _run(spec, ctx, request), "answered"
         if rule.action == "error":
             if spec.key == 0 and getattr(request, "acks", 1) == 0:
                 return None, "error"  # acks=0: the refused produce is not answered either
+            if hasattr(module, "error_response"):  # the API's own (Kafka: AbstractRequest.getErrorResponse)
+                return module.error_response(ctx, request, rule.error), "error"
             return error_response(spec.key, ctx.version, request, rule.error), "error"
         if rule.when == "after":
             result = await _run(spec, ctx, request)
