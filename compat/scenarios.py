@@ -299,13 +299,22 @@ SCENARIOS: list[Scenario] = [
              ("spark",)),
     Scenario("security.sasl_ssl_scram", "SASL_SSL with SCRAM-SHA-512 (compat/test_security.py)",
              "The client's production settings (SASL_SSL, SCRAM-SHA-512, the CA's PEM file, hostname verification) "
-             "produce and consume, and run an aborted then a committed transaction read read_committed.",
+             "produce and consume, and run an aborted then a committed transaction read read_committed (Java: "
+             "KafkaDriver's produce_consume.none, txn.seed, txn.open_lso_commit and consumer.group_commit, and a "
+             "wrong password).",
              (*PY, "java")),
     Scenario("security.sasl_plaintext_plain", "SASL_PLAINTEXT with PLAIN",
              "As security.sasl_ssl_scram, over SASL_PLAINTEXT with PLAIN.", PY),
+    Scenario("security.txn_seed", "txn.seed over SASL_SSL with SCRAM-SHA-512",
+             "txn.seed's aborted, plain and committed writes (kcat reads what confluent-kafka wrote) over SASL_SSL "
+             "with SCRAM-SHA-512: read_committed sees plain-1, b-1, b-2, read_uncommitted all five.",
+             (*PY, "kcat")),
+    Scenario("security.consumer_group", "a consumer group over SASL_SSL with SCRAM-SHA-512",
+             "A member subscribes, reads g-0..g-2 and commits; the next member of the group reads only g-3, g-4.",
+             (*PY, "kcat")),
     Scenario("security.wrong_password", "a wrong SASL password",
              "Over SASL_SSL/SCRAM-SHA-512 and SASL_PLAINTEXT/PLAIN, the client reports SASL_AUTHENTICATION_FAILED "
-             "with Kafka's message, as it names that error.", PY),
+             "with Kafka's message, as it names that error.", (*PY, "kcat")),
     Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
              "An SSL listener requiring client certificates: the client with its certificate and key produces and "
              "consumes.", (*PY, "java")),
@@ -336,6 +345,12 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
      "security.sasl_plaintext_plain"),
     (r"compat/test_security\.py::test_wrong_password_is_sasl_authentication_failed"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)-.*\]", None, "security.wrong_password"),
+    (r"compat/test_security\.py::test_seed_scenario_over_sasl_ssl_scram\[(?P<client>kafka-python|aiokafka|"
+     r"confluent-kafka|kcat)\]", None, "security.txn_seed"),
+    (r"compat/test_security\.py::test_consumer_group_over_sasl_ssl_scram\[(?P<client>kafka-python|aiokafka|"
+     r"confluent-kafka|kcat)\]", None, "security.consumer_group"),
+    (r"compat/test_security\.py::test_kcat_wrong_password_is_sasl_authentication_failed", "kcat",
+     "security.wrong_password"),
     (r"compat/test_security\.py::test_mutual_tls_names_the_client_by_its_certificate"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_mutual_tls", "java", "security.mutual_tls"),
