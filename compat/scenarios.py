@@ -318,6 +318,14 @@ SCENARIOS: list[Scenario] = [
     Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
              "An SSL listener requiring client certificates: the client with its certificate and key produces and "
              "consumes.", (*PY, "java")),
+    Scenario("security.oauthbearer", "SASL/OAUTHBEARER (compat/test_oauthbearer.py)",
+             "Kafka's unsecured-token validation with a required scope: the client's own token settings produce and "
+             "consume (librdkafka's sasl.oauthbearer.config, kafka-python's and aiokafka's token providers, Java's "
+             "OAuthBearerLoginModule); tokens signed with a JWKS key (librdkafka's oauth_cb, kafka-python).",
+             (*PY, "java")),
+    Scenario("security.oauthbearer_refused", "a refused OAUTHBEARER token",
+             "An expired, scope-less or signed-when-unsecured token: the client reports SASL_AUTHENTICATION_FAILED with "
+             "the error JSON Kafka's OAuthBearerSaslServer sends.", ("confluent-kafka", "kafka-python")),
     Scenario("security.reauthentication", "KIP-368 re-authentication (connections.max.reauth.ms)",
              "With connections.max.reauth.ms=1000 the client re-authenticates on its connection while producing, "
              "and every record arrives.", ("confluent-kafka",)),
@@ -355,6 +363,17 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_mutual_tls", "java", "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_sasl_ssl_scram", "java", "security.sasl_ssl_scram"),
+    (r"compat/test_oauthbearer\.py::test_(confluent_kafka_with_sasl_oauthbearer_config|jwks_confluent_kafka_oauth_cb_rs256)",
+     "confluent-kafka", "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_(kafka_python_with_a_token_provider_is_named_by_its_sub|jwks_kafka_python_es256)",
+     "kafka-python", "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_aiokafka_with_a_token_provider", "aiokafka", "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_java_with_oauthbearer_login_module_unsecured_claims", "java",
+     "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_confluent_kafka_without_the_required_scope_gets_insufficient_scope",
+     "confluent-kafka", "security.oauthbearer_refused"),
+    (r"compat/test_oauthbearer\.py::test_kafka_python_refused_token_reports_kafkas_error_json\[.*\]", "kafka-python",
+     "security.oauthbearer_refused"),
     (r"compat/test_security\.py::test_reauthentication_kip368_with_librdkafka", "confluent-kafka",
      "security.reauthentication"),
 ]
