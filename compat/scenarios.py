@@ -122,6 +122,13 @@ SCENARIOS: list[Scenario] = [
              "partition once; one member leaves and the other two take its partitions (3/3); after all commit "
              "and close, new members resume at the committed offsets and see only later records.",
              PY),
+    Scenario("consumer.group_protocol_consumer", "the consumer group protocol (KIP-848): 1 -> 3 -> 1 members",
+             "With group.protocol=consumer against Kafka 4.1 emulation, one member owns six partitions, two more "
+             "join and the broker's uniform assignor splits them 2/2/2 (each partition at one member at a time), "
+             "two leave and the first owns all six again, it subscribes to a second topic and gets its partitions "
+             "too; each record reaches the owner of its partition once and, after all close, a new member resumes "
+             "at the committed offsets.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "

@@ -11,6 +11,7 @@ from .configs.properties import fields_from_properties, static_properties
 from .configs.topic import effective, log_config
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
+from .coordinators.group.consumer_coordinator import ConsumerGroupConfig
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
@@ -71,6 +72,10 @@ class Node:
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            consumer=ConsumerGroupConfig(
+                session_timeout_ms=config.group_consumer_session_timeout_ms,
+                heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+                migration_policy=config.extra.get("group.consumer.migration.policy", "bidirectional").lower()),
         )
         self.groups.load(now_ms())
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")

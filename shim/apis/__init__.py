@@ -46,6 +46,8 @@ from . import (  # noqa: F401  (registration side effects)
     k61_describe_producers,
     k65_describe_transactions,
     k66_list_transactions,
+    k68_consumer_group_heartbeat,
+    k69_consumer_group_describe,
     k75_describe_topic_partitions,
 )
 from .registry import REGISTRY
