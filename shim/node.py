@@ -9,6 +9,7 @@ from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
 from .configs.topic import effective, log_config
+from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import ConsumerGroupConfig
@@ -17,6 +18,8 @@ from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .protocol.kafka_releases import RELEASES
+from .security.acls import AclStore
+from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
 from .security.session import enabled_mechanisms
 from .storage import fs
@@ -59,6 +62,9 @@ class Node:
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
+        self.acls = AclStore(self.logs.meta_dir)
+        self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
+                                             config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
         self.txn = TransactionCoordinator(
@@ -78,6 +84,8 @@ class Node:
                 migration_policy=config.extra.get("group.consumer.migration.policy", "bidirectional").lower()),
         )
         self.groups.load(now_ms())
+        self.control = Control(self)
+        self.txn.probe = self.control.probe
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
         window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
         self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)

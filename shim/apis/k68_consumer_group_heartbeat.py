@@ -12,6 +12,7 @@ Python's ``re`` (whole topic names), close to Kafka's RE2/J on the common subset
 Kafka 3.9 advertises v0 but answers UNSUPPORTED_VERSION while the consumer protocol is off, as it
 is by default (group.coordinator.rebalance.protocols=classic); kafka-shim does the same under
 ``--kafka-version`` 3.9 and serves the protocol from 4.0, where ``group.version`` 1 is finalized.
+READ on the group is required (GROUP_AUTHORIZATION_FAILED).
 """
 
 from ..errors import ErrorCode
@@ -22,6 +23,10 @@ from ._groups import ms
 from .registry import api
 
 
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, member_epoch=0, heartbeat_interval=0)
+
+
 def consumer_protocol_enabled(ctx) -> bool:
     """Kafka 4: isConsumerGroupProtocolEnabled -- group.version 1 or more."""
     return ctx.node.release.finalized_features.get(GROUP_VERSION, 0) >= 1
@@ -30,7 +35,7 @@ def consumer_protocol_enabled(ctx) -> bool:
 @api(68, "ConsumerGroupHeartbeat", 0, 1)
 def handle(ctx, request):
     if not consumer_protocol_enabled(ctx):
-        return ctx.response(error_code=ErrorCode.unsupported_version, member_epoch=0, heartbeat_interval=0)
+        return error_response(ctx, request, ErrorCode.unsupported_version)
     owned = None
     if request.topic_partitions is not None:
         owned = {}

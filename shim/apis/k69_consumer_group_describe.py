@@ -5,11 +5,14 @@ server assignor in use, and per member its epoch, subscription (names and regex)
 target assignment (topic id, name, partitions) and, from v1, its type (1: consumer protocol). A
 group that does not exist or is a classic group answers GROUP_ID_NOT_FOUND with Kafka's message.
 Served from 4.0; under 3.9 emulation every group answers UNSUPPORTED_VERSION, as Kafka 3.9 does
-while the consumer protocol is off (its default).
+while the consumer protocol is off (its default). A group the principal may not DESCRIBE gets
+GROUP_AUTHORIZATION_FAILED.
 """
 
 from ..errors import ErrorCode, KafkaError
-from ._operations import GROUP, NOT_REQUESTED
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._operations import NOT_REQUESTED
 from .k68_consumer_group_heartbeat import consumer_protocol_enabled
 from .registry import api
 
@@ -18,15 +21,21 @@ CONSUMER_MEMBER_TYPE = 1  # Kafka: MemberType.CONSUMER
 
 @api(69, "ConsumerGroupDescribe", 0, 1)
 def handle(ctx, request):
-    operations = GROUP if request.include_authorized_operations else NOT_REQUESTED
     names = {info.topic_id: name for name, info in ctx.node.logs.topics.items()}
-    return ctx.response(groups=tuple(_describe(ctx, g, operations, names) for g in request.group_ids))
+    return ctx.response(groups=tuple(_describe(ctx, g, request.include_authorized_operations, names)
+                                     for g in request.group_ids))
 
 
-def _describe(ctx, group_id, operations, names):
+def _describe(ctx, group_id, want_ops, names):
+    refused = None
     if not consumer_protocol_enabled(ctx):
-        return ctx.make("DescribedGroup", error_code=ErrorCode.unsupported_version, group_id=group_id,
-                        group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=())
+        refused = ErrorCode.unsupported_version
+    elif not ctx.authorize(O.DESCRIBE, R.GROUP, group_id):
+        refused = ErrorCode.group_authorization_failed
+    if refused is not None:
+        return ctx.make("DescribedGroup", error_code=refused, group_id=group_id, group_state="", group_epoch=0,
+                        assignment_epoch=0, assignor_name="", members=())
+    operations = ctx.authorized_operations(R.GROUP, group_id) if want_ops else NOT_REQUESTED
     try:
         d = ctx.node.groups.consumer.describe(group_id)
     except KafkaError as e:
