@@ -15,7 +15,8 @@ from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
-from .protocol.kafka_releases import RELEASES
+from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
+from .quorum import MetadataQuorum
 from .security.credentials import CredentialStore
 from .security.session import enabled_mechanisms
 from .storage import fs
@@ -60,11 +61,12 @@ class Node:
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
+        self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
-            transaction_version=self.release.transaction_version,
+            transaction_version=self.quorum.level(TRANSACTION_VERSION),
         )
         self.txn.load(now_ms())
         self.groups = GroupCoordinator(
@@ -124,6 +126,12 @@ class Node:
         self.logs.reconfigure()
         for listener in self.config_listeners:
             listener()
+
+    def finalize_features(self, levels: dict[str, int]) -> None:
+        """UpdateFeatures: finalize ``levels`` (checked by quorum.check_update); a new
+        transaction.version governs the coordinator's own aborts and state records from now on."""
+        self.quorum.apply(levels)
+        self.txn.finalized_transaction_version(self.quorum.level(TRANSACTION_VERSION))
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

@@ -32,6 +32,10 @@ from . import (  # noqa: F401  (registration side effects)
     k35_describe_log_dirs,
     k36_sasl_authenticate,
     k37_create_partitions,
+    k38_create_delegation_token,
+    k39_renew_delegation_token,
+    k40_expire_delegation_token,
+    k41_describe_delegation_token,
     k42_delete_groups,
     k43_elect_leaders,
     k44_incremental_alter_configs,
@@ -42,11 +46,17 @@ from . import (  # noqa: F401  (registration side effects)
     k49_alter_client_quotas,
     k50_describe_user_scram_credentials,
     k51_alter_user_scram_credentials,
+    k55_describe_quorum,
+    k57_update_features,
     k60_describe_cluster,
     k61_describe_producers,
+    k64_unregister_broker,
     k65_describe_transactions,
     k66_list_transactions,
+    k74_list_config_resources,
     k75_describe_topic_partitions,
+    k80_add_raft_voter,
+    k81_remove_raft_voter,
 )
 from .registry import REGISTRY
 
