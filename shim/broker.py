@@ -37,6 +37,14 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    async def clean_logs(self) -> int:
+        """Run the log cleaner over every compacted log that qualifies now; how many it cleaned."""
+        return await self._server.cleaner.clean_now()
+
+    @property
+    def cleaner(self):
+        return self._server.cleaner
+
     def sessions(self) -> list:
         """The sessions of the open connections: ``.listener``, ``.principal`` (``User:...``)."""
         return [c.session for c in self._server.connections if c.session is not None] if self._server else []
@@ -78,6 +86,10 @@ class BrokerThread:
             return fn(*args)
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=30)
 
+    def clean_logs(self) -> int:
+        """Run the log cleaner now (see Broker.clean_logs) and wait for it."""
+        return asyncio.run_coroutine_threadsafe(self.broker.clean_logs(), self.loop).result(timeout=120)
+
     @property
     def bootstrap_servers(self) -> str:
         return self.broker.bootstrap_servers
@@ -88,6 +100,18 @@ class BrokerThread:
     def principals(self, listener: str) -> set[str]:
         """Principals of the connections now open on ``listener``."""
         return self.call(lambda: {s.principal for s in self.broker.sessions() if s.listener == listener})
+
+    def add_acls(self, *bindings) -> None:
+        """Create ACLs (``shim.security.acls.AclBinding``) as CreateAcls would (ValueError with its
+        INVALID_REQUEST message otherwise); durable."""
+        from .security.acls import creation_error
+        for b in bindings:
+            if (error := creation_error(b)) is not None:
+                raise ValueError(error)
+        self.call(lambda: self.broker.node.acls.change(add=list(bindings)))
+
+    def remove_acls(self, *bindings) -> None:
+        self.call(lambda: self.broker.node.acls.change(remove=set(bindings)))
 
     @property
     def node(self) -> Node:

@@ -17,6 +17,8 @@ from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
 from .quorum import MetadataQuorum
+from .security.acls import AclStore
+from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
 from .security.session import enabled_mechanisms
 from .storage import fs
@@ -59,6 +61,9 @@ class Node:
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
+        self.acls = AclStore(self.logs.meta_dir)
+        self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
+                                             config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
         self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)

@@ -23,6 +23,7 @@ import socket
 
 from .apis import dispatch as _dispatch
 from .limits import ConnectionQuotas
+from .log_cleaner import LogCleaner
 from .node import Node, now_ms
 from .protocol.framing import FrameDecoder, FrameError, frame_size
 from .protocol.messages import peek
@@ -108,6 +109,7 @@ class Server:
                                        config.per_ip_overrides())
         self.idle_s = config.connections_max_idle_ms / 1000
         self.timer: DeadlineTimer | None = None
+        self.cleaner = LogCleaner(node)
         self.connections: set[Connection] = set()
         self._sockets: list[socket.socket] = []
         self._acceptors: list[asyncio.Task] = []
@@ -141,8 +143,10 @@ class Server:
             raise
         self.timer = DeadlineTimer(loop, self.node)
         self.timer.start()
+        self.cleaner.start()
 
     async def stop(self) -> None:
+        await self.cleaner.stop()
         for task in self._acceptors + list(self._handshakes):
             task.cancel()
         await asyncio.gather(*self._acceptors, *self._handshakes, return_exceptions=True)
@@ -404,7 +408,7 @@ class Connection(asyncio.BufferedProtocol):
         node, name = self.server.node, self.listener.name
         if self.listener.sasl:
             return SaslAuthenticator(name, node.sasl_mechanisms, node.credentials,
-                                     node.config.connections_max_reauth_ms)
+                                     node.config.connections_max_reauth_ms, node.release.scram_nonce_check)
         ssl_object = transport.get_extra_info("ssl_object")
         return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None))
 

@@ -23,7 +23,7 @@ def allow_token_requests(ctx) -> bool:
     protocol = listener_protocol(ctx)
     if protocol == "PLAINTEXT":
         return False
-    return not (protocol == "SSL" and principal(ctx) == ANONYMOUS)
+    return not (protocol == "SSL" and ctx.principal == ANONYMOUS)
 
 
 def listener_protocol(ctx) -> str:
@@ -32,13 +32,6 @@ def listener_protocol(ctx) -> str:
     listeners = ctx.node.listeners
     name = ctx.session.listener if ctx.session is not None else listeners[0].name
     return next((l.protocol for l in listeners if l.name == name), listeners[0].protocol)
-
-
-def principal(ctx) -> str:
-    """``User:alice`` (Kafka: KafkaPrincipal.toString)."""
-    if ctx.session is None or ctx.session.principal is None:
-        return ANONYMOUS
-    return ctx.session.principal
 
 
 def split(principal_text: str) -> tuple[str, str]:

@@ -3,7 +3,8 @@
 num_partitions -1 takes the broker default; the replication factor must be -1 or 1 (one broker);
 manual assignments must name this broker. Every topic config of Kafka 3.9 is accepted and validated
 as Kafka does (wrong type or value, unknown name: INVALID_CONFIG with Kafka's message), except
-cleanup.policy=compact (no log compaction) and remote.storage.enable=true (no tiered storage).
+remote.storage.enable=true (no tiered storage). cleanup.policy=compact topics are cleaned by
+shim.storage.cleaner.
 From v5 the result lists the topic's configs with their values and sources, as Kafka does.
 A request whose topics add up to more than 10,000 partitions is refused as a whole with
 POLICY_VIOLATION, as Kafka's controller refuses it (one request cannot tie the broker up creating

@@ -22,3 +22,7 @@ def handle(ctx, request):
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
     return ctx.response(error_code=ErrorCode.none,
                         topics=by_topic(ctx, codes, "OffsetDeleteResponseTopic", "OffsetDeleteResponsePartition"))
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, topics=())

@@ -8,7 +8,8 @@ times are "now" (RaftUtil.toReplicaState), its log end offset is the high waterm
 voter's directory id and its endpoints. A request for anything but exactly that one partition is
 answered UNKNOWN_TOPIC_OR_PARTITION on each partition it names
 (DescribeQuorumRequest.getPartitionLevelErrorResponse). kafka-shim has no controller listener:
-the voter's endpoint is the first listener's (see NOT_IMPLEMENTED.md).
+the voter's endpoint is the first listener's (see NOT_IMPLEMENTED.md). With an authorizer it needs
+DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED, the top-level error alone).
 """
 
 from ..errors import ErrorCode
@@ -51,3 +52,8 @@ def _nodes(ctx, node_id):
     host, port = ctx.node.endpoint(name)
     listener = ctx.make("Listener", name=name, host=host, port=port)
     return (ctx.make("Node", node_id=node_id, listeners=(listener,)),)
+
+
+def error_response(ctx, request, code):
+    """Kafka: DescribeQuorumRequest.getErrorResponse -- the top-level error alone."""
+    return ctx.response(error_code=code, error_message=None, topics=(), nodes=())

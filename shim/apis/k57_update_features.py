@@ -9,7 +9,7 @@ v0's AllowDowngrade is not read by a KRaft controller: v0 updates are upgrades. 
 (Kafka 4.0) the request is all or nothing: the first failure is the top-level error (and, for v0-1
 requests to a 4.x release, every feature's), and nothing changes. Duplicate feature names: the
 last one counts. A new ``transaction.version`` governs transactions from then on (ApiVersions tells
-clients, which pick TV2 by it).
+clients, which pick TV2 by it). With an authorizer it needs ALTER on the cluster.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -46,3 +46,8 @@ def handle(ctx, request):
 def _result(ctx, feature, error):
     return ctx.make("UpdatableFeatureResult", feature=feature, error_code=error.code if error else ErrorCode.none,
                     error_message=error.message if error else None)
+
+
+def error_response(ctx, request, code):
+    """Kafka: UpdateFeaturesRequest.getErrorResponse -- the top-level error, no results."""
+    return ctx.response(error_code=code, error_message=None, results=())

@@ -5,7 +5,7 @@ v0 lists the CLIENT_METRICS resources, and v1 with no ResourceTypes or with CLIE
 kafka-shim defines none (CLIENT_METRICS configs are refused, see NOT_IMPLEMENTED.md), so none.
 v1 also lists, per type asked for: GROUP resources (none: group configs are not built), a
 BROKER_LOGGER and a BROKER resource for this broker, and every topic, internal ones included (Kafka:
-MetadataCache.getAllTopics). A type v1 does not know is UNSUPPORTED_VERSION for the whole request.
+MetadataCache.getAllTopics). A type v1 does not know is UNSUPPORTED_VERSION for the whole request. With an authorizer it needs DESCRIBE_CONFIGS on the cluster.
 """
 
 from ..errors import ErrorCode
@@ -31,3 +31,7 @@ def handle(ctx, request):
         resources.extend((name, TOPIC) for name in sorted(ctx.node.logs.topics))
     return ctx.response(error_code=ErrorCode.none, config_resources=tuple(
         ctx.make("ConfigResource", resource_name=name, resource_type=kind) for name, kind in resources))
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, config_resources=())

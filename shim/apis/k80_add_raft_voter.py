@@ -6,7 +6,7 @@ quorum's listener (INVALID_REQUEST), kraft.version 1 (UNSUPPORTED_VERSION), a vo
 already a voter (DUPLICATE_VOTER: this node is the only voter). Kafka then asks the new voter for
 its ApiVersions and waits for it to catch up with the metadata log as an observer; no other node
 can replicate a kafka-shim quorum, so such a request is answered REQUEST_TIMED_OUT at once, where
-Kafka answers it so when the new voter fails to catch up (see NOT_IMPLEMENTED.md).
+Kafka answers it so when the new voter fails to catch up (see NOT_IMPLEMENTED.md). With an authorizer it needs ALTER on the cluster.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -32,3 +32,7 @@ def handle(ctx, request):
     return answer(ctx, KafkaError(ErrorCode.request_timed_out, f"Aborted add voter operation for {key} since it is "
                                                                f"lagging behind: a kafka-shim quorum has one voter "
                                                                f"and no observers"))
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, error_message=None)

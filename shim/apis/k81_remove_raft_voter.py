@@ -4,7 +4,7 @@ Kafka's broker forwards it to the controller's KafkaRaftClient: after the cluste
 (INCONSISTENT_CLUSTER_ID), a voter key with a directory id (INVALID_REQUEST) and kraft.version 1
 (UNSUPPORTED_VERSION), RemoveVoterHandler removes the voter only when the key matches a voter and
 others remain (VoterSet.removeVoter). This node is the only voter, so every valid request is
-VOTER_NOT_FOUND, as Kafka answers a single-voter quorum.
+VOTER_NOT_FOUND, as Kafka answers a single-voter quorum. With an authorizer it needs ALTER on the cluster.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -22,3 +22,7 @@ def handle(ctx, request):
     key = replica_key(request.voter_id, request.voter_directory_id)
     return answer(ctx, KafkaError(ErrorCode.voter_not_found,
                                   f"Cannot remove voter {key} from the set of voters {voter_keys(ctx)}"))
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, error_message=None)

@@ -62,6 +62,16 @@ class KafkaRelease:
     """Feature -> level of a cluster formatted with the release's defaults (levels > 0 only)."""
 
     @property
+    def scram_nonce_check(self) -> str:
+        """How ScramSaslServer compares the client-final message's nonce with the server-first one
+        (CVE-2024-56128): "none" before 3.8.1 (3.7.0, 3.8.0), "suffix" in 3.8.1 and 3.9 (``endsWith``:
+        librdkafka < 2.6.1 sends its client nonce twice), "exact" from 4.0 (``equals``)."""
+        major, minor = (int(part) for part in self.name.split(".")[:2])
+        if major >= 4:
+            return "exact"
+        return "suffix" if minor >= 9 else "none"
+
+    @property
     def transaction_version(self) -> int:
         """1: KIP-890 part 1 only; 2: an epoch bump per transaction (KIP-890 part 2)."""
         return self.finalized_features.get(TRANSACTION_VERSION, 0)

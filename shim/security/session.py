@@ -61,9 +61,11 @@ _SERVES = {
 class SaslAuthenticator:
     sasl = True
 
-    def __init__(self, listener: str, mechanisms: tuple[str, ...], credentials, max_reauth_ms: int = 0) -> None:
+    def __init__(self, listener: str, mechanisms: tuple[str, ...], credentials, max_reauth_ms: int = 0,
+                 scram_nonce_check: str = "exact") -> None:
         self.listener, self.mechanisms, self.credentials = listener, mechanisms, credentials
         self.max_reauth_ms = max_reauth_ms
+        self.scram_nonce_check = scram_nonce_check
         self.state = State.HANDSHAKE_OR_VERSIONS_REQUEST
         self.principal: str | None = None
         self.mechanism: str | None = None
@@ -128,7 +130,8 @@ class SaslAuthenticator:
         if mechanism == "PLAIN":
             self._server = PlainServer(self.credentials.verify_plain)
         else:
-            self._server = ScramServer(mechanism, lambda user: self.credentials.scram(mechanism, user))
+            self._server = ScramServer(mechanism, lambda user: self.credentials.scram(mechanism, user),
+                                       nonce_check=self.scram_nonce_check)
 
     # -- the tokens -----------------------------------------------------------------------------
 

@@ -319,3 +319,29 @@ async def test_telemetry_apis_are_neither_advertised_nor_served(open_node, relea
         client_instance_id=uuid.UUID(int=0)))
     with pytest.raises(FrameError):
         await dispatch(node, frame)
+
+
+# -- with an authorizer -----------------------------------------------------------------------
+
+STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+async def test_cluster_apis_need_their_cluster_operation(open_node):
+    from shim.security.acls import AclBinding, AclOperation as O, AclPermissionType as A, PatternType as P
+    from shim.security.acls import CLUSTER_NAME, ResourceType as R
+
+    node = open_node(authorizer_class_name=STANDARD, listeners=LISTENERS)
+    alice = ConnectionSession("SASL_PLAINTEXT", "User:alice")
+    quorum = await call_as(node, alice, 55, 2, describe_quorum)
+    features = await call_as(node, alice, 57, 1, update(("metadata.version", 21, 1)))
+    unregister = await call_as(node, alice, 64, 0, lambda m: m.UnregisterBrokerRequest(broker_id=0))
+    assert (quorum.error_code, quorum.topics) == (E.cluster_authorization_failed, ())
+    assert (features.error_code, features.results) == (E.cluster_authorization_failed, ())
+    assert unregister.error_code == E.cluster_authorization_failed
+    node.acls.change(add=[AclBinding(R.CLUSTER, CLUSTER_NAME, P.LITERAL, "User:alice", "*", O.DESCRIBE, A.ALLOW)])
+    assert (await call_as(node, alice, 55, 2, describe_quorum)).error_code == E.none
+    # a token for someone else needs CREATE_TOKENS on that user
+    other = await call_as(node, alice, 38, 3, lambda m: create_token(m, owner="bob"))
+    assert other.error_code == E.delegation_token_authorization_failed
+    own = await call_as(node, alice, 38, 3, create_token)
+    assert own.error_code == E.delegation_token_auth_disabled
