@@ -9,6 +9,7 @@ from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
 from .configs.topic import effective, log_config
+from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
@@ -80,6 +81,8 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
+        self.control = Control(self)
+        self.txn.probe = self.control.probe
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
         window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
         self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
