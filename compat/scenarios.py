@@ -122,6 +122,13 @@ SCENARIOS: list[Scenario] = [
              "partition once; one member leaves and the other two take its partitions (3/3); after all commit "
              "and close, new members resume at the committed offsets and see only later records.",
              PY),
+    Scenario("consumer.group_protocol_consumer", "the consumer group protocol (KIP-848): 1 -> 3 -> 1 members",
+             "With group.protocol=consumer against Kafka 4.1 emulation, one member owns six partitions, two more "
+             "join and the broker's uniform assignor splits them 2/2/2 (each partition at one member at a time), "
+             "two leave and the first owns all six again, it subscribes to a second topic and gets its partitions "
+             "too; each record reaches the owner of its partition once and, after all close, a new member resumes "
+             "at the committed offsets.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
@@ -213,6 +220,24 @@ SCENARIOS: list[Scenario] = [
              "Asked for, describeCluster, describeTopics and describeConsumerGroups list every operation Kafka "
              "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
              "none (null).",
+             ("java",)),
+    Scenario("admin.metadata_quorum", "DescribeQuorum",
+             "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "
+             "high watermark, is the only voter (log end offset at least the high watermark, fetch and catch-up "
+             "times, a directory id) with one endpoint, and there are no observers.",
+             ("java",)),
+    Scenario("admin.features", "DescribeFeatures / UpdateFeatures",
+             "describeFeatures shows metadata.version 21 and kraft.version 1 finalized, metadata.version 1-21 "
+             "supported, with an epoch; validateOnly updates: the current metadata.version as an upgrade passes, "
+             "a lower one as an upgrade, an unknown feature and a level above the supported range fail with "
+             "InvalidUpdateVersionException; nothing changes.",
+             ("java",)),
+    Scenario("admin.delegation_tokens", "delegation tokens over PLAINTEXT",
+             "create, describe, renew and expire delegation tokens over a PLAINTEXT listener fail with "
+             "UnsupportedByAuthenticationException (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED).",
+             ("java",)),
+    Scenario("admin.unregister_broker", "UnregisterBroker",
+             "unregisterBroker of an id no broker has fails with BrokerIdNotRegisteredException.",
              ("java",)),
     Scenario("quota.produce_throttle", "a producer_byte_rate quota throttles a producer",
              "With producer_byte_rate=10240 on its client id, a producer sending 1 KiB records one at a time "

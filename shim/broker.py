@@ -37,6 +37,13 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    @property
+    def control(self):
+        """The control plane (README.md, Fault injection): ``await broker.control.error(api="Produce", ...)``."""
+        from .control.client import AsyncControl
+
+        return AsyncControl(self)
+
     async def clean_logs(self) -> int:
         """Run the log cleaner over every compacted log that qualifies now; how many it cleaned."""
         return await self._server.cleaner.clean_now()
@@ -116,6 +123,13 @@ class BrokerThread:
     @property
     def node(self) -> Node:
         return self.broker.node
+
+    @property
+    def control(self):
+        """The control plane, blocking: ``broker.control.close(api="Produce", when="after")``."""
+        from .control.client import ThreadControl
+
+        return ThreadControl(self)
 
     def __enter__(self) -> "BrokerThread":
         return self.start()

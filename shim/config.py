@@ -139,6 +139,11 @@ class BrokerConfig:
     """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
     (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
+    group_consumer_session_timeout_ms: int = 45_000
+    """How long a consumer-protocol member (KIP-848) lives without a heartbeat
+    (group.consumer.session.timeout.ms); Kafka's default."""
+    group_consumer_heartbeat_interval_ms: int = 5_000
+    """How often consumer-protocol members are told to heartbeat (group.consumer.heartbeat.interval.ms)."""
     quota_window_num: int = 11
     """Samples in which client byte rates are measured (quota.window.num)."""
     quota_window_size_seconds: int = 1

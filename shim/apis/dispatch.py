@@ -67,6 +67,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     refused = _authz.denied(ctx, request)
     if refused is not None:
         result = module.error_response(ctx, request, refused)
+    elif node.control.active:  # a fault armed or the request log on (shim.control)
+        result = await node.control.intercept(ctx, spec, request, module)
     else:
         result = spec.handler(ctx, request)
     if inspect.isawaitable(result):
