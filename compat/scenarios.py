@@ -322,6 +322,10 @@ SCENARIOS: list[Scenario] = [
              "df.write and writeStream to format('kafka') write each row to its topic column (or the topic "
              "option) and partition column with its key, value and headers; a real client reads them back.",
              ("spark",)),
+    Scenario("spark.sasl_ssl_read_committed", "a batch read over SASL_SSL with SCRAM-SHA-512",
+             "kafka.security.protocol=SASL_SSL, kafka.sasl.jaas.config with ScramLoginModule, a PEM truststore: "
+             "read_committed reads txn.seed's plain-1, b-1, b-2 at 3, 4, 5; read_uncommitted all five.",
+             ("spark",)),
     Scenario("security.sasl_ssl_scram", "SASL_SSL with SCRAM-SHA-512 (compat/test_security.py)",
              "The client's production settings (SASL_SSL, SCRAM-SHA-512, the CA's PEM file, hostname verification) "
              "produce and consume, and run an aborted then a committed transaction read read_committed (Java: "
