@@ -69,6 +69,11 @@ REQUEST: dict[int, tuple[Check, ...]] = {
     47: (_group(O.DELETE),),  # OffsetDelete
     48: (_cluster(O.DESCRIBE_CONFIGS),), 49: (_cluster(O.ALTER_CONFIGS),),  # client quotas
     50: (_cluster(O.DESCRIBE),), 51: (_cluster(O.ALTER),),  # SCRAM credentials
+    # checked by the controller a 3.9 broker forwards them to (ControllerApis)
+    55: (_cluster(O.DESCRIBE),), 57: (_cluster(O.ALTER),), 64: (_cluster(O.ALTER),),
+    80: (_cluster(O.ALTER),), 81: (_cluster(O.ALTER),),
+    74: (_cluster(O.DESCRIBE_CONFIGS),),  # ListConfigResources (KafkaApis)
+    68: (_group(O.READ),),  # ConsumerGroupHeartbeat
 }
 
 # API key -> the operation needed on every topic it reads or writes
