@@ -22,6 +22,7 @@ from .quorum import MetadataQuorum
 from .security.acls import AclStore
 from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
+from .security.oauthbearer import validator_from_config
 from .security.session import enabled_mechanisms
 from .storage import fs
 from .storage.log_manager import LogManager
@@ -63,6 +64,7 @@ class Node:
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
+        self.oauth_validator = validator_from_config(config)
         self.acls = AclStore(self.logs.meta_dir)
         self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
                                              config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
