@@ -210,3 +210,26 @@ def test_kcat_each_acl_taken_away_gives_kafkas_error(broker, missing, expected):
     else:
         code, _, err = kcat_group_read(broker, names)
     assert code != 0 and expected in err
+
+
+def test_the_kafka_shim_acls_fixture(kafka_shim_acls):
+    """The pytest fixture: alice may do nothing until the test gives her an ACL in one line. Without
+    WRITE on any topic her idempotent producer gets no producer id (CLUSTER_AUTHORIZATION_FAILED, as
+    Kafka answers an idempotent producer without IDEMPOTENT_WRITE or WRITE on some topic)."""
+    from kafka import KafkaProducer
+
+    from shim.security.acls import acl
+
+    kw = dict(bootstrap_servers=kafka_shim_acls.bootstrap("SASL_SSL"), security_protocol="SASL_SSL",
+              sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="alice", sasl_plain_password="alice-secret",
+              ssl_cafile=kafka_shim_acls.certs["ca"], max_block_ms=10_000)
+    kafka_shim_acls.call(kafka_shim_acls.node.logs.create_topic, "orders", 1)
+    kafka_shim_acls.add_acls(acl("User:alice", "DESCRIBE", topic="orders"))
+    producer = KafkaProducer(**kw)
+    with pytest.raises(Exception, match="ClusterAuthorizationFailed"):
+        producer.send("orders", b"refused").get(timeout=10)
+    producer.close()
+    kafka_shim_acls.add_acls(acl("User:alice", "WRITE", topic="orders"))
+    producer = KafkaProducer(**kw)
+    assert producer.send("orders", b"allowed").get(timeout=10).offset == 0
+    producer.close()
