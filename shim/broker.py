@@ -77,6 +77,21 @@ class Broker:
     def coordinator(self, kind: str, key: str) -> int:
         return self.node.cluster.coordinator(_KINDS[kind], key)
 
+    @property
+    def control(self):
+        """The control plane (README.md, Fault injection): ``await broker.control.error(api="Produce", ...)``."""
+        from .control.client import AsyncControl
+
+        return AsyncControl(self)
+
+    async def clean_logs(self) -> int:
+        """Run the log cleaner over every compacted log that qualifies now; how many it cleaned."""
+        return await self._server.cleaner.clean_now()
+
+    @property
+    def cleaner(self):
+        return self._server.cleaner
+
     def sessions(self) -> list:
         """The sessions of the open connections: ``.listener``, ``.principal`` (``User:...``)."""
         return [c.session for c in self._server.connections if c.session is not None] if self._server else []
@@ -118,6 +133,10 @@ class BrokerThread:
             return fn(*args)
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=30)
 
+    def clean_logs(self) -> int:
+        """Run the log cleaner now (see Broker.clean_logs) and wait for it."""
+        return asyncio.run_coroutine_threadsafe(self.broker.clean_logs(), self.loop).result(timeout=120)
+
     @property
     def bootstrap_servers(self) -> str:
         return self.broker.bootstrap_servers
@@ -129,9 +148,28 @@ class BrokerThread:
         """Principals of the connections now open on ``listener``."""
         return self.call(lambda: {s.principal for s in self.broker.sessions() if s.listener == listener})
 
+    def add_acls(self, *bindings) -> None:
+        """Create ACLs (``shim.security.acls.AclBinding``) as CreateAcls would (ValueError with its
+        INVALID_REQUEST message otherwise); durable."""
+        from .security.acls import creation_error
+        for b in bindings:
+            if (error := creation_error(b)) is not None:
+                raise ValueError(error)
+        self.call(lambda: self.broker.node.acls.change(add=list(bindings)))
+
+    def remove_acls(self, *bindings) -> None:
+        self.call(lambda: self.broker.node.acls.change(remove=set(bindings)))
+
     @property
     def node(self) -> Node:
         return self.broker.node
+
+    @property
+    def control(self):
+        """The control plane, blocking: ``broker.control.close(api="Produce", when="after")``."""
+        from .control.client import ThreadControl
+
+        return ThreadControl(self)
 
     def run(self, coro_fn, *args):
         """Run ``await coro_fn(*args)`` on the broker's loop and return its result."""
@@ -172,6 +210,8 @@ class BrokerThread:
 
 
 SECURE_USER = ("alice", "alice-secret")
+ADMIN_USER = ("admin", "admin-secret")
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 def secure_broker(directory, client_auth: str = "requested", **overrides) -> BrokerThread:
@@ -192,3 +232,11 @@ def secure_broker(directory, client_auth: str = "requested", **overrides) -> Bro
     thread = BrokerThread(**{**settings, **overrides})
     thread.certs = {name.removesuffix(".pem"): str(path) for name, path in certs.items()}
     return thread
+
+
+def authorized_broker(directory, **overrides) -> BrokerThread:
+    """:func:`secure_broker` with Kafka's StandardAuthorizer: :data:`ADMIN_USER` is a super user,
+    :data:`SECURE_USER` (``User:alice``) holds no ACLs until ``add_acls`` gives it some."""
+    settings = dict(sasl_users=(":".join(SECURE_USER), ":".join(ADMIN_USER)), authorizer_class_name=STANDARD_AUTHORIZER,
+                    super_users=f"User:{ADMIN_USER[0]}")
+    return secure_broker(directory, **{**settings, **overrides})

@@ -23,6 +23,7 @@ import socket
 
 from .apis import dispatch as _dispatch
 from .limits import ConnectionQuotas
+from .log_cleaner import LogCleaner
 from .node import Node, now_ms
 from .protocol.framing import FrameDecoder, FrameError, frame_size
 from .protocol.messages import peek
@@ -108,6 +109,7 @@ class Server:
                                        config.per_ip_overrides())
         self.idle_s = config.connections_max_idle_ms / 1000
         self.timer: DeadlineTimer | None = None
+        self.cleaner = LogCleaner(node)
         self.connections: set[Connection] = set()
         self._sockets: dict[int, list[socket.socket]] = {}  # node id -> its listening sockets
         self._acceptors: dict[int, list[asyncio.Task]] = {}
@@ -140,6 +142,7 @@ class Server:
             raise
         self.timer = DeadlineTimer(loop, self.node)
         self.timer.start()
+        self.cleaner.start()
 
     async def _bind(self, node_id: int) -> None:
         """Listen on every listener of ``node_id``: the first node on the configured ports, node i
@@ -187,6 +190,7 @@ class Server:
         self.node.cluster.node_up(node_id, now_ms())
 
     async def stop(self) -> None:
+        await self.cleaner.stop()
         acceptors = [t for tasks in self._acceptors.values() for t in tasks]
         for task in acceptors + list(self._handshakes):
             task.cancel()
@@ -451,7 +455,8 @@ class Connection(asyncio.BufferedProtocol):
         node, name = self.server.node, self.listener.name
         if self.listener.sasl:
             return SaslAuthenticator(name, node.sasl_mechanisms, node.credentials,
-                                     node.config.connections_max_reauth_ms)
+                                     node.config.connections_max_reauth_ms, node.release.scram_nonce_check,
+                                     node.oauth_validator)
         ssl_object = transport.get_extra_info("ssl_object")
         return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None))
 

@@ -233,3 +233,17 @@ async def test_stored_batch_is_the_client_batch_with_offset_stamped(node, topic)
     assert (h.base_offset, h.crc, h.records_count) == (1, parse_header(data).crc, 4)
     # Only BaseOffset (0-8) and PartitionLeaderEpoch (12-16) are the broker's; the rest is as sent.
     assert stored[8:12] == data[8:12] and stored[16:] == data[16:]
+
+
+async def test_a_compacted_topic_refuses_records_without_a_key(node):
+    # Kafka: LogValidator.validateKey -- INVALID_RECORD with the record's index
+    node.logs.create_topic("c", 1, {"cleanup.policy": "compact"})
+    keyless = encode_batch([(b"k", b"v", [], TS), (None, b"v", [], TS)])
+    r = await produce_one(node, keyless, topic="c")
+    assert r.error_code == ErrorCode.invalid_record
+    assert [e.batch_index for e in r.record_errors] == [1]
+    assert "Compacted topic cannot accept message without key in topic partition c-0." in \
+        r.record_errors[0].batch_index_error_message
+    assert node.logs.get("c", 0).log_end_offset == 0
+    r = await produce_one(node, encode_batch([(b"k", b"v", [], TS)]), topic="c")
+    assert r.error_code == ErrorCode.none

@@ -14,7 +14,7 @@ What the suite needs from its environment, read from its conftest and fixtures:
   Kafka distribution is there before they look at ``KAFKA_URI``); an empty one here.
 * The broker its fixtures would start: four partitions per topic, ``group.min.session.timeout.ms``
   1000 (its consumer-group test joins with three-second sessions), no initial rebalance delay
-  (kafka-shim's default already).
+  (kafka-shim's default already), and an authorizer with ``allow.everyone.if.no.acl.found=true``.
 * Two files of kafka-python's repository that the sdist leaves out (its manifest ships
   ``test/test*.py`` and the ``test.integration``/``test.net`` packages only): ``test/__init__.py``,
   without which Python's own ``test`` package shadows the suite's, and ``test/service.py``, which the
@@ -38,10 +38,13 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from compat.peers import runner  # noqa: E402
+from compat.peers import kafka_dist, runner  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 KAFKA_VERSION = "3.9.0"
+# the tests whose fixtures start a broker of their own, always (SSL) or unless KAFKA_URI is set (SASL,
+# which then skip): run a second time without KAFKA_URI, over compat/peers/kafka_dist.py's KAFKA_ROOT
+OWN_BROKER = ("test/integration/test_sasl_integration.py", "test/integration/test_ssl_integration.py")
 
 SUPPLIED_INIT = '''\
 # Written by kafka-shim's compat/peers runner: kafka-python's repository has a test/__init__.py that
@@ -58,7 +61,16 @@ Future.error_on_callbacks = True
 
 SUPPLIED_SERVICE = '''\
 # Written by kafka-shim's compat/peers runner: kafka-python's sdist leaves out test/service.py, which
-# test/integration/fixtures.py imports. An ExternalService is what the fixtures use for KAFKA_URI.
+# test/integration/fixtures.py imports. An ExternalService is what the fixtures use for KAFKA_URI; a
+# SpawnedService runs a command of $KAFKA_ROOT/bin (compat/peers/kafka_dist.py's, which serve
+# kafka-shim) and waits for lines of its output.
+import logging
+import re
+import subprocess
+import threading
+import time
+
+log = logging.getLogger(__name__)
 
 
 class ExternalService:
@@ -81,8 +93,49 @@ class ExternalService:
 
 class SpawnedService:
     def __init__(self, args=None, env=None):
-        raise RuntimeError("the suite's own Kafka and ZooKeeper (servers/ of kafka-python's repository) "
-                           "are not in its sdist: only KAFKA_URI brokers can be used")
+        self.args, self.env = [str(a) for a in args], env
+        self.proc = None
+        self.lines = []
+        self.ended = False
+        self._cond = threading.Condition()
+
+    def start(self):
+        self.proc = subprocess.Popen(self.args, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self._cond:
+                self.lines.append(line.rstrip("\\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self.ended = True
+            self._cond.notify_all()
+
+    def wait_for(self, pattern, timeout=30):
+        regex, deadline = re.compile(pattern), time.monotonic() + timeout
+        with self._cond:
+            while not any(regex.search(line) for line in self.lines):
+                left = deadline - time.monotonic()
+                if self.ended or left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+    def dump_logs(self):
+        with self._cond:
+            for line in self.lines:
+                log.info("%s: %s", self.args[-2:], line)
 '''
 
 SUITE = runner.Suite(
@@ -91,8 +144,12 @@ SUITE = runner.Suite(
     members=("test", "pyproject.toml"),  # pyproject.toml: the suite's pytest options (timeout, logging)
     paths=("test/integration",),
     expected_file=HERE / "kafka_python_expected.toml",
-    supplied=(("test/__init__.py", SUPPLIED_INIT), ("test/service.py", SUPPLIED_SERVICE)),
-    broker_args=("--num-partitions", "4", "--group-min-session-timeout-ms", "1000"),
+    supplied=(("test/__init__.py", SUPPLIED_INIT), ("test/service.py", SUPPLIED_SERVICE),
+              *kafka_dist.TEMPLATES.items()),
+    # the ACL settings of the suite's own broker (fixtures.py, _acl_config), with KRaft's authorizer
+    broker_args=("--num-partitions", "4", "--group-min-session-timeout-ms", "1000",
+                 "--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                 "--override", "allow.everyone.if.no.acl.found=true"),
 )
 
 HEADER = f"""\
@@ -126,20 +183,38 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
     junit, log = workdir / "junit.xml", workdir / "pytest.log"
     with contextlib.ExitStack() as stack:
         broker = None
+        ignore = []
         if bootstrap is None:
             (workdir / "data").mkdir(exist_ok=True)
             broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log",
                                                               SUITE.broker_args))
             bootstrap = broker.bootstrap_servers
+            ignore = [f"--ignore={p}" for p in OWN_BROKER]
         env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": f"PLAINTEXT://{bootstrap}", "KAFKA_ROOT": str(kafka_root)}
-        code, seconds = runner.run_pytest(suite_dir, SUITE.paths, env, junit, log)
+        code, seconds = runner.run_pytest(suite_dir, SUITE.paths, env, junit, log, extra_args=ignore)
         broker_text = _broker_text(broker, bootstrap)
+    outcomes = runner.read_junit(junit, suite_dir) if junit.exists() else {}
+    if ignore and code in (0, 1):
+        own_code, own_seconds, own = _run_own_brokers(workdir, suite_dir, kafka_version)
+        code, seconds = max(code, own_code), seconds + own_seconds
+        outcomes.update(own)
     if code not in (0, 1) or not junit.exists():
         raise RuntimeError(f"the suite's pytest exited {code} without a report of its tests; its output: {log}")
     client = (f"kafka-python {installed} (installed)" if own
               else f"kafka-python {SUITE.version} from its sdist (installed: {installed or 'none'})")
-    return runner.RunResult(runner.read_junit(junit, suite_dir), seconds, code, workdir, suite_dir, client,
+    return runner.RunResult(outcomes, seconds, code, workdir, suite_dir, client,
                             f"{broker_text}, KAFKA_VERSION={kafka_version}")
+
+
+def _run_own_brokers(workdir: Path, suite_dir: Path, kafka_version: str) -> tuple[int, float, dict]:
+    """OWN_BROKER's tests, their fixtures starting kafka-shim through kafka_dist's KAFKA_ROOT."""
+    root = kafka_dist.make_root(workdir / "kafka-dist")
+    junit, log = workdir / "junit-own-broker.xml", workdir / "pytest-own-broker.log"
+    env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": None, "KAFKA_ROOT": str(root)}
+    code, seconds = runner.run_pytest(suite_dir, OWN_BROKER, env, junit, log)
+    if code not in (0, 1) or not junit.exists():
+        raise RuntimeError(f"the suite's pytest exited {code} without a report of its tests; its output: {log}")
+    return code, seconds, runner.read_junit(junit, suite_dir)
 
 
 def _broker_text(broker: runner.BrokerProcess | None, bootstrap: str) -> str:

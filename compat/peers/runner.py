@@ -191,12 +191,15 @@ class BrokerProcess:
 # -- the suite -----------------------------------------------------------------------------------
 
 
-def run_pytest(suite_dir: Path, paths, env: dict, junit: Path, log: Path, timeout: float = 900) -> tuple[int, float]:
-    """The suite in a pytest subprocess (this interpreter, so this venv's client); (exit code, seconds)."""
+def run_pytest(suite_dir: Path, paths, env: dict, junit: Path, log: Path, timeout: float = 900,
+               extra_args=()) -> tuple[int, float]:
+    """The suite in a pytest subprocess (this interpreter, so this venv's client); (exit code, seconds).
+    ``env`` is added to this process's environment; a variable set to None there is removed."""
     child_env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     child_env.update(env)
+    child_env = {k: v for k, v in child_env.items() if v is not None}
     cmd = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider", "-p", "no:kafka_shim",
-           "-p", "no:randomly", f"--junitxml={junit}"]
+           "-p", "no:randomly", f"--junitxml={junit}", *extra_args]
     started = time.monotonic()
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=suite_dir, env=child_env, stdout=out, stderr=subprocess.STDOUT,

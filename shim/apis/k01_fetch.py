@@ -26,6 +26,7 @@ from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ._authz import denied_topics
 from ._leaders import NOT_LEADER, leader_hint, node_endpoints
 from .registry import api
 
@@ -61,12 +62,16 @@ def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     total, errors, topics, hinted = 0, False, [], set()
+    denied = denied_topics(ctx, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
     for t in request.topics:
         name = _topic_name(ctx, t)
         parts = []
         for p in t.partitions:
-            data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)), total == 0,
-                              hinted)
+            if name in denied:
+                data = _data(ctx, p.partition, ErrorCode.topic_authorization_failed, -1, -1, -1, None, b"")
+            else:
+                data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
+                                  total == 0, hinted)
             errors |= data.error_code != ErrorCode.none
             total += len(data.records)
             parts.append(data)

@@ -6,11 +6,16 @@ leader epoch -1, metadata "", no error. RequireStable (v7+, KIP-447): a partitio
 transactional offset commit answers UNSTABLE_OFFSET_COMMIT, which clients retry until the
 transaction ends. Group-level errors have no field before v2; the only ones possible here
 (INVALID_GROUP_ID) cannot occur, since OffsetFetch accepts any group id, "" included. v9's
-member id and epoch (KIP-848) are ignored: classic groups do not check them.
+member id and epoch (KIP-848) are checked against a consumer group's member (UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH for the group); classic groups do not check them, nor do requests without a
+member id and with epoch -1 (the admin client).
 """
 
 from ..cluster import GROUP
 from ..errors import ErrorCode
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._authz import denied_topics
 from .registry import api
 
 GROUPS_VERSION = 8
@@ -25,21 +30,47 @@ def handle(ctx, request):
         topics = _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
                         "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
-    groups = tuple(
-        ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
-                 topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
-                               "OffsetFetchResponsePartitions"))
-        if ctx.coordinates(GROUP, g.group_id) else
-        ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.not_coordinator, topics=())
-        for g in request.groups
-    )
-    return ctx.response(groups=groups)
+    return ctx.response(groups=tuple(_group(ctx, g, stable) for g in request.groups))
+
+
+def _group(ctx, g, stable):
+    if not ctx.authorize(O.DESCRIBE, R.GROUP, g.group_id):
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id,
+                        error_code=ErrorCode.group_authorization_failed, topics=())
+    if not ctx.coordinates(GROUP, g.group_id):  # shim.cluster: another broker coordinates it
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.not_coordinator,
+                        topics=())
+    error = ctx.node.groups.validate_offset_fetch(g.group_id, getattr(g, "member_id", None),
+                                                  getattr(g, "member_epoch", -1))
+    if error != ErrorCode.none:
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=error, topics=())
+    return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
+                    topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
+                                  "OffsetFetchResponsePartitions"))
+
+
+def error_response(ctx, request, code):
+    """Kafka: OffsetFetchRequest.getErrorResponse -- v2+ on the request, v1 on every partition."""
+    if ctx.version >= 2:
+        return ctx.response(topics=(), error_code=code)
+    wanted = [(t.name, p) for t in request.topics or () for p in t.partition_indexes]
+    return ctx.response(topics=_answer(ctx, [(tp, None, code) for tp in wanted], "OffsetFetchResponseTopic",
+                                       "OffsetFetchResponsePartition"), error_code=code)
 
 
 def _fetch(ctx, group_id, topics, stable, topic_entity, partition_entity):
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
+    results = list(ctx.node.groups.fetch_offsets(group_id, stable, wanted))
+    denied = denied_topics(ctx, {tp[0] for tp, _, _ in results})
+    results = [r for r in results if r[0][0] not in denied]
+    if wanted is not None:  # Kafka: topics named but not describable fail; left out of an all-topics fetch
+        results += [(tp, None, ErrorCode.topic_authorization_failed) for tp in wanted if tp[0] in denied]
+    return _answer(ctx, results, topic_entity, partition_entity)
+
+
+def _answer(ctx, results, topic_entity, partition_entity):
     by_topic: dict[str, list] = {}
-    for (topic, partition), committed, code in ctx.node.groups.fetch_offsets(group_id, stable, wanted):
+    for (topic, partition), committed, code in results:
         by_topic.setdefault(topic, []).append(ctx.make(
             partition_entity, partition_index=partition, error_code=code,
             committed_offset=committed.offset if committed else -1,

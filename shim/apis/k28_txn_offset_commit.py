@@ -16,6 +16,7 @@ adds the offsets partition to the transaction itself, the implicit AddOffsetsToT
 from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
+from ._authz import denied_topics
 from ._groups import by_topic, requested_offsets
 from .registry import api
 
@@ -23,7 +24,10 @@ from .registry import api
 @api(28, "TxnOffsetCommit", 0, 5)
 def handle(ctx, request):
     now = now_ms()
-    offsets, unknown = requested_offsets(ctx, request.topics, now)
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
     results = ctx.node.groups.commit_txn_offsets(
@@ -32,4 +36,10 @@ def handle(ctx, request):
         getattr(request, "generation_id", -1), offsets, now, version=ctx.version) if offsets else {}
     ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
+    return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))
+
+
+def error_response(ctx, request, code):
+    """Kafka: TxnOffsetCommitRequest.getErrorResponse -- the error on every partition."""
+    codes = {(t.name, p.partition_index): code for t in request.topics for p in t.partitions}
     return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))

@@ -10,6 +10,7 @@ from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import by_topic, split_unknown
+from ._authz import denied_topics
 from .registry import api
 
 
@@ -17,7 +18,10 @@ from .registry import api
 def handle(ctx, request):
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         return ctx.response(error_code=ErrorCode.not_coordinator, topics=())
-    known, unknown = split_unknown(ctx, request.topics)
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    known, unknown = split_unknown(ctx, [t for t in request.topics if t.name not in denied])
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
     top, results = ctx.node.groups.delete_offsets(request.group_id, known, now_ms())
     if top != ErrorCode.none:
         return ctx.response(error_code=top, topics=())
@@ -25,3 +29,7 @@ def handle(ctx, request):
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
     return ctx.response(error_code=ErrorCode.none,
                         topics=by_topic(ctx, codes, "OffsetDeleteResponseTopic", "OffsetDeleteResponsePartition"))
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, topics=())

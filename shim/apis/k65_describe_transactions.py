@@ -3,6 +3,8 @@
 from ..cluster import TRANSACTION
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from .registry import api
 
 
@@ -13,15 +15,20 @@ def handle(ctx, request):
 
 def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
+    allowed = ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, txn_id)
     elsewhere = txn_id and not ctx.coordinates(TRANSACTION, txn_id)  # shim.cluster
-    if not txn_id or m is None or m.state is TxnState.DEAD or elsewhere:
+    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD or elsewhere:
         code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
         code = ErrorCode.not_coordinator if elsewhere else code
+        if not allowed:  # Kafka checks DESCRIBE on the transactional id first
+            code = ErrorCode.transactional_id_authorization_failed
         return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,
                         transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
                         producer_epoch=-1, topics=())
     by_topic = {}
     for topic, p in sorted(m.partitions):
+        if not ctx.authorize(O.DESCRIBE, R.TOPIC, topic):  # Kafka: only the topics it may describe
+            continue
         by_topic.setdefault(topic, []).append(p)
     topics = tuple(ctx.make("TopicData", topic=t, partitions=tuple(ps)) for t, ps in by_topic.items())
     return ctx.make("TransactionState", error_code=ErrorCode.none, transactional_id=txn_id,

@@ -27,6 +27,10 @@ class FieldProperty(NamedTuple):
     from_field: Callable[[BrokerConfig], str | None]
 
 
+OAUTHBEARER = ("jwks.endpoint.url", "expected.audience", "expected.issuer", "sub.claim.name", "scope.claim.name",
+               "clock.skew.seconds")
+
+
 def _same(name: str) -> FieldProperty:
     field = {"auto.create.topics.enable": "auto_create_topics", "num.partitions": "num_partitions",
              "socket.request.max.bytes": "max_request_bytes", "message.max.bytes": "max_message_bytes",
@@ -37,6 +41,8 @@ def _same(name: str) -> FieldProperty:
              "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
              "group.min.session.timeout.ms": "group_min_session_timeout_ms",
              "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+             "group.consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
+             "group.consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
              "offsets.topic.num.partitions": "offsets_topic_num_partitions",
              "max.connections": "max_connections", "max.connections.per.ip": "max_connections_per_ip",
              "max.connections.per.ip.overrides": "max_connections_per_ip_overrides",
@@ -49,7 +55,9 @@ def _same(name: str) -> FieldProperty:
              "ssl.truststore.type": "ssl_truststore_type", "ssl.truststore.certificates": "ssl_truststore_certificates",
              "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
              "connections.max.reauth.ms": "connections_max_reauth_ms",
-             "replica.lag.time.max.ms": "replica_lag_time_max_ms"}[name]
+             "replica.lag.time.max.ms": "replica_lag_time_max_ms",
+             "authorizer.class.name": "authorizer_class_name",
+             **{f"sasl.oauthbearer.{p}": "sasl_oauthbearer_" + p.replace(".", "_") for p in OAUTHBEARER}}[name]
     type_ = BROKER_CONFIGS[name].type
     to_field = (lambda v: ",".join(v)) if type_ == "list" else (lambda v: v)  # list fields stay Kafka's text
     return FieldProperty(name, field, to_field, lambda c: to_string(getattr(c, field), type_))
@@ -71,13 +79,20 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "log.segment.bytes", "log.index.interval.bytes", "log.retention.bytes", "log.retention.check.interval.ms",
         "transaction.max.timeout.ms", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
         "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms",
+        "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
         "offsets.topic.num.partitions", "transaction.state.log.num.partitions", "max.connections",
         "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
         "listener.security.protocol.map", "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.location", "ssl.truststore.type",
         "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
-        "replica.lag.time.max.ms")),
+        "replica.lag.time.max.ms", "authorizer.class.name", *(f"sasl.oauthbearer.{p}" for p in OAUTHBEARER))),
 )
+# Settings of the authorizer rather than of KafkaConfig (Kafka hands every property to the
+# authorizer's configure): not in KafkaConfig's catalogue, read into their fields all the same.
+AUTHORIZER_PROPERTIES: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "super.users": ("super_users", str.strip),
+    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", lambda v: v.strip().lower() == "true"),
+}
 _BY_PROP = {fp.prop: fp for fp in FIELD_PROPERTIES}
 ALWAYS_SHOWN = ("listeners", "log.dirs", "node.id", "broker.id")  # set by every kafka-shim
 
@@ -87,6 +102,9 @@ def canonical_properties(props: dict[str, str]) -> dict[str, str]:
     out = {}
     for name, raw in props.items():
         key = BROKER_CONFIGS.get(name)
+        if key is None and name in AUTHORIZER_PROPERTIES:
+            out[name] = raw
+            continue
         if key is None:
             log.warning("the configuration '%s' was supplied but is not a known config", name)
             out[name] = raw
@@ -102,6 +120,9 @@ def fields_from_properties(props: dict[str, str]) -> dict[str, Any]:
     """BrokerConfig field values set by these (canonical) properties."""
     fields: dict[str, Any] = {}
     for name, raw in props.items():
+        if name in AUTHORIZER_PROPERTIES:
+            field, parse = AUTHORIZER_PROPERTIES[name]
+            fields[field] = parse(raw)
         fp = _BY_PROP.get(name)
         if fp is not None and name != "log.retention.ms":
             fields[fp.field] = fp.to_field(BROKER_CONFIGS[name].parse(raw))

@@ -26,11 +26,15 @@ LOG_CONFIG_FIELDS = {
     "segment.jitter.ms": "segment_jitter_ms",
     "segment.index.bytes": "segment_index_bytes",
     "min.insync.replicas": "min_insync_replicas",
+    "cleanup.policy": "cleanup_policy",
+    "delete.retention.ms": "delete_retention_ms",
+    "min.cleanable.dirty.ratio": "min_cleanable_dirty_ratio",
+    "min.compaction.lag.ms": "min_compaction_lag_ms",
+    "max.compaction.lag.ms": "max_compaction_lag_ms",
 }
 
 # Accepted by Kafka but not by kafka-shim, with the reason given back.
 UNSUPPORTED = {
-    ("cleanup.policy", "compact"): "log compaction is not implemented by kafka-shim; only cleanup.policy=delete",
     ("remote.storage.enable", True): "tiered storage is not implemented by kafka-shim",
 }
 
@@ -98,6 +102,8 @@ def log_config(base: LogConfig, values: Mapping[str, Any]) -> LogConfig:
         # message.timestamp.difference.max.ms applies while the new bound is left at its default
         if changes.get(field, LONG_MAX) == LONG_MAX and difference != LONG_MAX:
             changes[field] = difference
+    if "cleanup_policy" in changes:
+        changes["cleanup_policy"] = tuple(p.strip().lower() for p in changes["cleanup_policy"])
     if "log_append_time" in changes:
         changes["log_append_time"] = changes["log_append_time"] == "LogAppendTime"
     return dataclasses.replace(base, **changes)

@@ -12,7 +12,12 @@ to Apache's for 3.7.0, 3.8.0 and 3.9.0):
   ``listeners`` include ``broker``; ``validVersions`` less the last version when
   ``latestVersionUnstable`` is true (``unstable.api.versions.enable`` is off by default;
   Kafka: ApiKeys.toApiVersion, ApiVersionsResponse.filterApis). GetTelemetrySubscriptions (71) and
-  PushTelemetry (72) are left out as Kafka leaves them out without a client-telemetry reporter.
+  PushTelemetry (72), v0 in every release here, are on the broker listener too, but Kafka advertises
+  them only when a metrics reporter that receives client telemetry is configured
+  (ClientMetricsManager.isTelemetryReceiverConfigured; none by default), so they are kept apart in
+  ``TELEMETRY_APIS``: kafka-shim has no such receiver and, like a default Kafka, neither advertises
+  nor serves them (clients only push telemetry to a broker that advertises them, KIP-714).
+  Checked against the tags by reading every ``*Request.json`` (3.7.0, 3.8.0, 3.9.0).
   4.0 and 4.1 advertise Produce from version 0 although they serve it from 3 (KAFKA-18659);
   these tables hold the versions served, which is what a request at an older version finds out.
 * ``metadata.version``: ``MetadataVersion.LATEST_PRODUCTION`` (the level a new cluster is
@@ -57,6 +62,16 @@ class KafkaRelease:
     """Feature -> level of a cluster formatted with the release's defaults (levels > 0 only)."""
 
     @property
+    def scram_nonce_check(self) -> str:
+        """How ScramSaslServer compares the client-final message's nonce with the server-first one
+        (CVE-2024-56128): "none" before 3.8.1 (3.7.0, 3.8.0), "suffix" in 3.8.1 and 3.9 (``endsWith``:
+        librdkafka < 2.6.1 sends its client nonce twice), "exact" from 4.0 (``equals``)."""
+        major, minor = (int(part) for part in self.name.split(".")[:2])
+        if major >= 4:
+            return "exact"
+        return "suffix" if minor >= 9 else "none"
+
+    @property
     def transaction_version(self) -> int:
         """1: KIP-890 part 1 only; 2: an epoch bump per transaction (KIP-890 part 2)."""
         return self.finalized_features.get(TRANSACTION_VERSION, 0)
@@ -94,6 +109,10 @@ _API_4_1 = {
     76: (1, 1), 77: (1, 1), 78: (1, 1), 79: (1, 1), 83: (0, 0), 84: (0, 0), 85: (0, 0), 86: (0, 0),
     87: (0, 0), 90: (0, 0), 91: (0, 0), 92: (0, 0),
 }
+
+# KIP-714 client telemetry: on the broker listener of every release here, advertised only with a
+# telemetry receiver (see the module docstring).
+TELEMETRY_APIS: Mapping[int, tuple[int, int]] = MappingProxyType({71: (0, 0), 72: (0, 0)})
 
 RELEASES: Mapping[str, KafkaRelease] = MappingProxyType({
     "3.7": _release("3.7", "3.7.0", _API_3_7, {METADATA_VERSION: (1, 19)}, {METADATA_VERSION: 19}),

@@ -92,8 +92,9 @@ class ScramServer:
     ``lookup(username)`` gives the user's :class:`ScramCredential` for this mechanism or None.
     """
 
-    def __init__(self, mechanism: str, lookup, nonce: str | None = None) -> None:
+    def __init__(self, mechanism: str, lookup, nonce: str | None = None, nonce_check: str = "exact") -> None:
         self.mechanism = mechanism
+        self.nonce_check = nonce_check  # "exact", "suffix" or "none": KafkaRelease.scram_nonce_check
         self.digest = HASHES[mechanism]
         self.lookup = lookup
         self.server_nonce = nonce or base64.b64encode(secrets.token_bytes(24)).decode().rstrip("=")
@@ -138,7 +139,7 @@ class ScramServer:
         m = _CLIENT_FINAL.fullmatch(_text(token, self))
         if m is None:
             raise self._fail("Invalid SCRAM client final message format")
-        if m["nonce"] != self._nonce:
+        if not _nonce_matches(m["nonce"], self._nonce, self.nonce_check):
             raise self._fail("Invalid client nonce in the final client message.")
         if _b64(m["cbind"], self) != self._gs2.encode():
             raise self._fail("Invalid channel binding in the final client message.")
@@ -154,6 +155,13 @@ class ScramServer:
         server_signature = _hmac(self.digest, credential.server_key, auth_message)
         self._state, self._credential, self.complete = "complete", None, True
         return b"v=" + base64.b64encode(server_signature)
+
+
+def _nonce_matches(got: str, sent: str, check: str) -> bool:
+    # Kafka: ScramSaslServer.evaluateResponse, RECEIVE_CLIENT_FINAL_MESSAGE, by release
+    if check == "exact":
+        return got == sent
+    return got.endswith(sent) if check == "suffix" else True
 
 
 def _text(token: bytes, server: ScramServer) -> str:

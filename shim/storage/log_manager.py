@@ -40,7 +40,8 @@ class TopicInfo:
         return self.name in INTERNAL_TOPICS
 
 
-_LOG_FILE = re.compile(r"^(\d{20}\.(log|index|timeindex|txnindex|snapshot)(\.tmp)?|log-start-offset(\.tmp)?)$")
+_LOG_FILE = re.compile(r"^(\d{20}\.(log|index|timeindex|txnindex|snapshot)(\.tmp|\.cleaned)?"
+                       r"|(log-start-offset|cleaner-offset-checkpoint|cleaner-swap)(\.tmp)?)$")
 
 
 def _only_log_files(directory: Path) -> bool:

@@ -59,7 +59,17 @@ def _checks_timestamps(config: LogConfig) -> bool:
 
 
 def needs_record_pass(config: LogConfig, h: BatchHeader) -> bool:
-    return _checks_timestamps(config) or target_codec(config, h) is not None
+    return config.compact or _checks_timestamps(config) or target_codec(config, h) is not None
+
+
+def _key_errors(batch, topic_partition: str) -> list[tuple[int, str]]:
+    """Kafka: LogValidator.validateKey -- a compacted topic refuses records without a key."""
+    errors = []
+    for index, r in enumerate(_iter_records(batch)):
+        if r.key is None and len(errors) < MAX_RECORD_ERRORS:
+            errors.append((index, f"Compacted topic cannot accept message without key in topic partition "
+                                  f"{topic_partition}."))
+    return errors
 
 
 def validate_records(batch: bytes | bytearray, h: BatchHeader, config: LogConfig, now_ms: int,
@@ -69,6 +79,13 @@ def validate_records(batch: bytes | bytearray, h: BatchHeader, config: LogConfig
 
     One pass over the records, each decoded and re-encoded in turn, so that memory stays within
     the decompressed payload and its copy (no list of every record of a huge batch)."""
+    if config.compact:
+        key_errors = _key_errors(batch, topic_partition)
+        if key_errors:  # Kafka: processRecordErrors, INVALID_RECORD unless a timestamp is at fault
+            shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in key_errors[:3])
+            raise RecordErrors(ErrorCode.invalid_record, f"One or more records have been rejected due to "
+                               f"{len(key_errors)} record errors in total, and only showing the first three "
+                               f"errors at most: [{shown}]", key_errors)
     codec = target_codec(config, h)
     check = _checks_timestamps(config)
     before, after = config.timestamp_before_max_ms, config.timestamp_after_max_ms

@@ -20,7 +20,7 @@ from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_
 from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
-from . import fs, snapshot, txn_index
+from . import fs, snapshot, swap, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
 
@@ -50,6 +50,20 @@ class LogConfig:
     segment_index_bytes: int = 10 * 1024 * 1024
     min_insync_replicas: int = 1
     compression_levels: tuple = (-1, 9, 3)  # compression.gzip.level, .lz4.level, .zstd.level
+    # Log compaction (shim.storage.cleaner): cleanup.policy and the topic's cleaner settings
+    cleanup_policy: tuple = ("delete",)
+    delete_retention_ms: int = 86_400_000
+    min_cleanable_dirty_ratio: float = 0.5
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = (1 << 63) - 1
+
+    @property
+    def compact(self) -> bool:
+        return "compact" in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return "delete" in self.cleanup_policy
 
 
 class AppendResult(NamedTuple):
@@ -268,6 +282,32 @@ class PartitionLog:
         i = bisect.bisect_left([a.last_offset for a in self.aborted], offset)
         return self.aborted[i:]
 
+    def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
+        """Aborted transactions with records in [start, end) (Kafka: collectAbortedTransactions)."""
+        return [a for a in self.aborted if a.first_offset < end and a.last_offset >= start]
+
+    def replace_segments(self, old: list[LogSegment], data: bytes | bytearray, aborted: list[AbortedTxn],
+                         crash_point=None) -> bool:
+        """Put one cleaned segment of ``data`` in place of ``old`` (shim.storage.swap), or return
+        False if ``old`` is no longer part of the log (retention or DeleteRecords removed some)."""
+        i = next((n for n, s in enumerate(self.segments) if s is old[0]), None)
+        if i is None or self.segments[i:i + len(old)] != old or self.segments[-1] in old:
+            return False
+        base, end = old[0].base_offset, old[-1].next_offset
+        swap.write_cleaned(self.directory, base, data, b"".join(txn_index.pack(a) for a in aborted))
+        swap.commit(self.directory, base, end, crash_point)
+        new = LogSegment(self.directory, base, self.config.index_interval_bytes, max_size=self.config.segment_bytes)
+        new.load(recover=False, max_batch=max(self.config.max_message_bytes, 1 << 24))
+        new.next_offset = end
+        new.write_index_files()
+        for seg in old:
+            seg.close()
+        self.segments[i:i + len(old)] = [new]
+        kept = [a for a in self.aborted if not base <= a.last_offset < end]
+        self.aborted = sorted(kept + [a for a in aborted if a.last_offset >= self.log_start_offset],
+                              key=lambda a: a.last_offset)
+        return True
+
     def iter_batches(self) -> Iterator[bytes]:
         """Every batch from the log start, as stored (used to load internal topics)."""
         for seg in self.segments:
@@ -347,9 +387,12 @@ class PartitionLog:
         """
         deleted = 0
         c = self.config
-        while self.segments[0].size:
+        if not c.delete:  # Kafka: UnifiedLog.deleteOldSegments -- cleanup.policy=compact keeps every segment
+            return 0
+        while self.segments[0].size or len(self.segments) > 1:
             oldest = self.segments[0]
-            expired = c.retention_ms >= 0 and 0 <= oldest.max_timestamp < now_ms - c.retention_ms
+            # a segment the cleaner emptied has no timestamp left: nothing in it to keep
+            expired = c.retention_ms >= 0 and (not oldest.size or 0 <= oldest.max_timestamp < now_ms - c.retention_ms)
             too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
             if not (expired or too_big):
                 break
@@ -378,6 +421,7 @@ class PartitionLog:
         if not self.read_only:
             for tmp in self.directory.glob("*" + fs.TMP_SUFFIX):  # an atomic write the broker did not finish
                 fs.disk.unlink(tmp)
+            swap.recover(self.directory)  # a cleaned segment's swap: completed if committed, else undone
         bases = sorted(int(p.stem) for p in self.directory.glob("*.log") if p.stem.isdigit())
         if not bases:
             bases = [self.log_start_offset]

@@ -15,13 +15,13 @@ from .producer_state import AbortedTxn
 _ENTRY = struct.Struct(">hqqqq")
 
 
-def _pack(t: AbortedTxn) -> bytes:
+def pack(t: AbortedTxn) -> bytes:
     return _ENTRY.pack(0, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset)
 
 
 def append(path: Path, txn: AbortedTxn, sync: bool) -> None:
     """Add one entry; with ``sync`` it is durable on return (as the ABORT marker it follows)."""
-    fs.append(path, _pack(txn), sync)
+    fs.append(path, pack(txn), sync)
 
 
 def load(path: Path) -> list[AbortedTxn]:
@@ -34,6 +34,6 @@ def load(path: Path) -> list[AbortedTxn]:
 
 def rewrite(path: Path, txns: list[AbortedTxn]) -> None:
     if txns:
-        fs.atomic_write(path, b"".join(_pack(t) for t in txns))
+        fs.atomic_write(path, b"".join(pack(t) for t in txns))
     else:
         fs.remove(path, sync=True)

@@ -182,10 +182,16 @@ async def test_a_resource_named_twice_fails_both(node):
     assert node.logs.topic("t").configs == {}
 
 
-async def test_compaction_is_refused_until_it_exists(node):
+async def test_cleanup_policy_compact_is_accepted_and_applied(node):
     node.logs.create_topic("t", 1)
+    assert not node.logs.get("t", 0).config.compact
+    (r,) = await incremental(node, [(TOPIC, "t", [("cleanup.policy", SET, "compact,delete"),
+                                                  ("min.cleanable.dirty.ratio", SET, "0.1")])])
+    assert r.error_code == ErrorCode.none
+    config = node.logs.get("t", 0).config
+    assert config.compact and config.delete and config.min_cleanable_dirty_ratio == 0.1
     (r,) = await incremental(node, [(TOPIC, "t", [("cleanup.policy", SET, "compact")])])
-    assert r.error_code == ErrorCode.invalid_config and "compaction" in r.error_message
+    assert r.error_code == ErrorCode.none and not node.logs.get("t", 0).config.delete
 
 
 @pytest.fixture

@@ -46,15 +46,17 @@ def test_rfc7677_proof_of_another_password_fails():
     assert not server.complete
 
 
-def scram_client(mechanism: str, user: str, password: str, server: ScramServer, nonce: str = "clientnonce") -> bytes:
-    """A client per RFC 5802; returns the server's final message."""
+def scram_client(mechanism: str, user: str, password: str, server: ScramServer, nonce: str = "clientnonce",
+                 final_nonce=lambda client, server_first: server_first) -> bytes:
+    """A client per RFC 5802; returns the server's final message. ``final_nonce`` makes the nonce
+    of its final message from its own and the server-first one (librdkafka < 2.6.1: both joined)."""
     digest = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}[mechanism]
     bare = f"n={user},r={nonce}"
     server_first = server.evaluate(f"n,,{bare}".encode()).decode()
     fields = dict(item.split("=", 1) for item in server_first.split(","))
     salted = hashlib.pbkdf2_hmac(digest, password.encode(), base64.b64decode(fields["s"]), int(fields["i"]))
     client_key = hmac.new(salted, b"Client Key", digest).digest()
-    without_proof = f"c=biws,r={fields['r']}"
+    without_proof = f"c=biws,r={final_nonce(nonce, fields['r'])}"
     auth = f"{bare},{server_first},{without_proof}".encode()
     signature = hmac.new(hashlib.new(digest, client_key).digest(), auth, digest).digest()
     proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature))).decode()
@@ -68,6 +70,33 @@ def test_scram_sha512_with_a_stored_credential_and_the_server_signature():
     salted = hashlib.pbkdf2_hmac("sha512", b"s3cret", credential.salt, 8192)
     assert hmac.new(salted, b"Server Key", "sha512").digest() == credential.server_key
     assert final.startswith(b"v=") and server.complete
+
+
+LIBRDKAFKA_BEFORE_2_6_1 = lambda client, server_first: client + server_first  # noqa: E731
+CLIENT_ONLY = lambda client, server_first: client  # noqa: E731
+
+
+@pytest.mark.parametrize("release, doubled, client_only", [
+    ("3.7", True, True), ("3.8", True, True), ("3.9", True, False), ("4.0", False, False), ("4.1", False, False)])
+def test_client_final_nonce_checked_as_each_kafka_release_checks_it(release, doubled, client_only):
+    """CVE-2024-56128: 3.7.0/3.8.0 do not compare the client-final nonce; 3.8.1 and 3.9 want it to end
+    with the server-first nonce (librdkafka < 2.6.1 sends its own nonce again in front); 4.0 wants it equal."""
+    from shim.protocol.kafka_releases import RELEASES
+
+    check = RELEASES[release].scram_nonce_check
+    credential = make_credential("SCRAM-SHA-256", "pw")
+
+    def authenticates(final_nonce) -> bool:
+        server = ScramServer("SCRAM-SHA-256", {"u": credential}.get, nonce_check=check)
+        try:
+            return scram_client("SCRAM-SHA-256", "u", "pw", server, final_nonce=final_nonce).startswith(b"v=")
+        except SaslFailure as failure:
+            assert str(failure) == "Invalid client nonce in the final client message."
+            return False
+
+    assert authenticates(lambda client, server_first: server_first)
+    assert authenticates(LIBRDKAFKA_BEFORE_2_6_1) == doubled
+    assert authenticates(CLIENT_ONLY) == client_only
 
 
 @pytest.mark.parametrize("token", [
@@ -200,11 +229,21 @@ def test_reauthentication_kip368(store):
     assert not auth.admits(3, 6500) and auth.failed  # expired without re-authenticating: closed
 
 
-def test_a_client_without_reauthentication_keeps_its_session(store):
+def test_a_client_without_reauthentication_is_closed_when_its_session_ends(store):
+    # Kafka: SocketServer closes an expired channel whatever SaslAuthenticate version it used
     auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store, max_reauth_ms=1000)
     auth.handshake("PLAIN", 1)
     assert auth.authenticate(b"\x00alice\x00pw", 0, 0)[0] == ErrorCode.none  # SaslAuthenticate v0
-    assert auth.admits(3, 10**9)
+    assert auth.admits(3, 999)
+    assert not auth.admits(3, 1000) and auth.failed
+
+
+def test_without_connections_max_reauth_ms_a_session_never_ends(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    auth.handshake("PLAIN", 1)
+    assert auth.authenticate(b"\x00alice\x00pw", 1, 0)[3] == 0
+    assert auth.admits(3, 10**12)
+    assert auth.handshake("PLAIN", 1) == ErrorCode.illegal_sasl_state  # no re-authentication to begin
 
 
 def test_stored_credentials_survive_a_restart(tmp_path):

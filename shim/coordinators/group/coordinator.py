@@ -22,6 +22,8 @@ from typing import NamedTuple
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ..txn.coordinator import TransactionCoordinator
+from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
+from .loading import load_groups
 from .offsets import OffsetOperations
 from .state import (
     GroupMetadata,
@@ -67,13 +69,15 @@ def _done(result) -> Pending:
 
 class GroupCoordinator(OffsetOperations):
     def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, min_session_timeout_ms: int = 6_000,
-                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0) -> None:
+                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
+                 consumer: ConsumerGroupConfig | None = None) -> None:
         self.store = GroupStore(logs, txn)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
-        self.groups: dict[str, GroupMetadata] = {}
+        self.groups: dict[str, GroupMetadata] = {}  # classic groups; consumer groups in self.consumer
+        self.consumer = ConsumerGroups(self, consumer or ConsumerGroupConfig())
         self.producer_groups: dict[int, set[str]] = {}  # Kafka: openGroupsForProducer
         self._earliest = 0  # no deadline of any group is earlier (see next_deadline)
         self.on_earlier_deadline: Callable[[int], None] | None = None
@@ -95,6 +99,14 @@ class GroupCoordinator(OffsetOperations):
             return _done(JoinResult(e.code, member_id))
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             return _done(JoinResult(E.invalid_session_timeout, member_id))
+        consumer = self.consumer.groups.get(group_id)
+        if consumer is not None:
+            if consumer.members:  # a classic member in a consumer group: not built (see the ledger)
+                return _done(JoinResult(E.inconsistent_group_protocol, member_id))
+            try:
+                self.consumer.to_empty_classic(consumer, now_ms)
+            except KafkaError as e:
+                return _done(JoinResult(e.code, member_id))
         unknown = member_id == ""
         group = self.groups.get(group_id)
         if group is None:
@@ -508,11 +520,16 @@ class GroupCoordinator(OffsetOperations):
         return E.none, GroupSummary(group.state.value, group.protocol_type or "",
                                     group.protocol_name if stable else "", members)
 
-    def list_groups(self, states: list[str] | None = None) -> list[tuple[str, str, str]]:
-        """(group id, protocol type, state) of every group, filtered by state names (any case)."""
+    def list_groups(self, states: list[str] | None = None,
+                    types: list[str] | None = None) -> list[tuple[str, str, str, str]]:
+        """(group id, protocol type, state, group type) of every group, filtered by state names and
+        group types (any case; Kafka: GroupMetadataManager.listGroups)."""
         wanted = {s.lower() for s in states or ()}
-        return [(g.group_id, g.protocol_type or "", g.state.value) for g in self.groups.values()
-                if not wanted or g.state.value.lower() in wanted]
+        kinds = {t.lower() for t in types or ()}
+        listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in self.groups.values()]
+        listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in self.consumer.groups.values()]
+        return [row for row in listed
+                if (not wanted or row[2].lower() in wanted) and (not kinds or row[3] in kinds)]
 
     # -- timers and start-up ----------------------------------------------------------------
 
@@ -520,8 +537,32 @@ class GroupCoordinator(OffsetOperations):
         """Expire sessions, pending members, join and sync phases due at ``now_ms``; return the next deadline."""
         for group in list(self.groups.values()):
             self._expire(group, now_ms)
-        self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)), default=now_ms + IDLE_TICK_MS)
+        consumer = self.consumer.tick(now_ms)
+        self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)),
+                             default=now_ms + IDLE_TICK_MS)
+        if consumer is not None:
+            self._earliest = min(self._earliest, consumer)
         return self._earliest
+
+    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
+        """The group clock moved on by ``advanced_ms`` (shim.control): every session, join and sync
+        deadline due by then is due now. Returns the members removed, as "group/member"."""
+        later = now_ms + advanced_ms
+        groups = [g for g in self.groups.values() if group_id is None or g.group_id == group_id]
+        before = {(g.group_id, m) for g in groups for m in g.members}
+        for group in groups:
+            for member in group.members.values():
+                if member.heartbeat_deadline is not None and member.heartbeat_deadline <= later:
+                    member.heartbeat_deadline = now_ms
+            for member_id, deadline in group.pending_members.items():
+                group.pending_members[member_id] = min(deadline, now_ms) if deadline <= later else deadline
+            if group.join_deadline is not None and group.join_deadline <= later:
+                group.join_deadline = now_ms
+            if group.sync_deadline is not None and group.sync_deadline <= later:
+                group.sync_deadline = now_ms
+        self.tick(now_ms)
+        after = {(g.group_id, m) for g in groups for m in g.members}
+        return sorted(f"{g}/{m}" for g, m in before - after)
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this, without looking at every group: each deadline set since
@@ -554,35 +595,7 @@ class GroupCoordinator(OffsetOperations):
 
     def load(self, now_ms: int) -> None:
         """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout."""
-        for part in self.store.load():
-            for group_id in set(part.groups) | set(part.offsets) | {g for p in part.pending.values() for g in p}:
-                group = self._loaded_group(group_id, part, now_ms)
-                self.groups[group_id] = group
-                for pid in group.pending_txn_offsets:
-                    self.producer_groups.setdefault(pid, set()).add(group_id)
-        log.info("loaded %d groups from __consumer_offsets", len(self.groups))
-
-    def _loaded_group(self, group_id: str, part, now_ms: int) -> GroupMetadata:
-        group = GroupMetadata(group_id, state_timestamp=now_ms)
-        if group_id in part.groups:
-            record, _ = part.groups[group_id]
-            group.protocol_type = record.protocol_type or None
-            group.generation_id = record.generation_id
-            group.protocol_name = record.protocol_name
-            group.state_timestamp = record.state_timestamp
-            for m in record.members:
-                member = MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                        m.rebalance_timeout_ms, m.session_timeout_ms, record.protocol_type,
-                                        [(record.protocol_name, m.subscription)], m.assignment)
-                group.add(member)
-                self._schedule_heartbeat(member, now_ms)
-            group.leader_id = record.leader_id if record.members else None
-            group.state = S.STABLE if record.members else S.EMPTY
-        group.offsets = dict(part.offsets.get(group_id, {}))
-        for pid, groups in part.pending.items():
-            if groups.get(group_id):
-                group.pending_txn_offsets[pid] = dict(groups[group_id])
-        return group
+        load_groups(self, now_ms)
 
 
 def _deadlines(group: GroupMetadata):

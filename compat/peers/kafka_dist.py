@@ -1,0 +1,276 @@
+"""A stand-in for the Apache Kafka distribution kafka-python's fixtures drive, serving kafka-shim.
+
+kafka-python's SASL and SSL integration tests cannot use an external broker (``KAFKA_URI`` skips the
+SASL ones; the SSL fixture always starts a broker of its own): its ``KafkaFixture`` renders a
+``kafka.properties`` and runs ``$KAFKA_ROOT/bin/kafka-run-class.sh kafka.Kafka kafka.properties``,
+after ``kafka-configs.sh`` (or, from 4.0, ``kafka-storage.sh format --add-scram``) has added the SCRAM
+user, and it lists topics with ``kafka-topics.sh --list``. ``make_root`` writes a ``KAFKA_ROOT`` whose
+``bin/`` scripts run this module instead:
+
+* ``kafka.Kafka PROPERTIES``: kafka-shim with those properties (the fixture's listener, log.dirs,
+  sasl.enabled.mechanisms, ...), its PLAIN users from the ``KafkaServer`` JAAS section
+  (``-Djava.security.auth.login.config`` in ``KAFKA_OPTS``), its SCRAM users from kafka-configs, and
+  the JKS keystore of ``ssl.keystore.location`` converted to PEM (keytool, then ``cryptography``), as
+  kafka-shim reads PEM only. When it serves it prints the log lines the fixture waits for.
+* ``QuorumPeerMain``: kafka-shim needs no ZooKeeper; this prints ZooKeeper's "binding to port" and
+  waits, so the fixture's ZooKeeper for Kafka < 4.0 stands up. ``zookeeper-shell.sh create`` succeeds.
+* ``kafka-configs.sh --alter --entity-type users --add-config 'SCRAM-SHA-256=[password=...]'`` keeps
+  the salted credential under ``$KAFKA_ROOT/zookeeper/`` for the broker of that chroot to start with.
+* ``kafka-topics.sh --list``: kafka-python's admin client, with the ``--command-config`` settings.
+
+The templates the fixture renders (``servers/resources/default/`` of kafka-python's repository, not in
+its sdist) are ``TEMPLATES``, with the settings the fixtures bind and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ("kafka-run-class.sh", "kafka-storage.sh", "kafka-configs.sh", "zookeeper-shell.sh", "kafka-topics.sh")
+
+TEMPLATES = {
+    "servers/resources/default/kafka.properties": """\
+# kafka-shim's stand-in for the template of kafka-python's repository: what its fixtures bind
+broker.id={broker_id}
+node.id={broker_id}
+listeners={transport}://{host}:{port}
+log.dirs={tmp_dir}/data
+num.partitions={partitions}
+default.replication.factor={replicas}
+auto.create.topics.enable={auto_create_topic}
+group.initial.rebalance.delay.ms=0
+zookeeper.connect={zk_host}:{zk_port}/{zk_chroot}
+{sasl_config}
+{ssl_config}
+""",
+    "servers/resources/default/kafka_server_jaas.conf": """\
+KafkaServer {{
+  {jaas_config}
+}};
+""",
+    "servers/resources/default/sasl_command.conf": """\
+security.protocol={transport}
+sasl.mechanism={sasl_mechanism}
+sasl.jaas.config={jaas_config}
+""",
+    "servers/resources/default/zookeeper.properties": """\
+# kafka-shim needs no ZooKeeper: kafka_dist's QuorumPeerMain only says it binds
+clientPort={port}
+""",
+}
+
+
+def make_root(root: Path) -> Path:
+    """A ``KAFKA_ROOT`` whose ``bin/`` scripts run this module with this interpreter."""
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join([str(ROOT), str(ROOT / "codecs")])
+    for name in SCRIPTS:
+        script = root / "bin" / name
+        script.write_text(f'#!/bin/sh\nPYTHONPATH={shlex.quote(path)}"${{PYTHONPATH:+:$PYTHONPATH}}" '
+                          f'exec {shlex.quote(sys.executable)} -m compat.peers.kafka_dist {name} "$@"\n')
+        script.chmod(0o755)
+    return root
+
+
+def _kafka_root() -> Path:
+    return Path(os.environ["KAFKA_ROOT"])  # the fixtures run the scripts with their environment
+
+
+def _option(args: list[str], name: str) -> str | None:
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+
+
+# -- SCRAM users ------------------------------------------------------------------------------
+
+_ADD_CONFIG = re.compile(r"(SCRAM-SHA-(?:256|512))=\[(?:name=(?P<name>[^,\]]+),)?(?:iterations=(?P<it>\d+),)?"
+                         r"password=(?P<password>[^\]]*)\]")
+
+
+def _credentials(spec: str, user: str | None) -> dict[str, dict]:
+    from shim.security.scram import make_credential
+
+    out = {}
+    for m in _ADD_CONFIG.finditer(spec):
+        name = m["name"] or user
+        cred = make_credential(m[1], m["password"], int(m["it"] or 4096))
+        out[f"{m[1]} {name}"] = cred.to_json()
+    if not out:
+        raise SystemExit(f"kafka_dist: cannot read the SCRAM credential {spec!r}")
+    return out
+
+
+def _zk_store(chroot: str) -> Path:
+    return _kafka_root() / "zookeeper" / (chroot.strip("/").replace("/", "_") + ".json")
+
+
+def kafka_configs(args: list[str]) -> int:
+    connect, user, spec = _option(args, "--zookeeper"), _option(args, "--entity-name"), _option(args, "--add-config")
+    if connect is None or spec is None or _option(args, "--entity-type") != "users":
+        raise SystemExit(f"kafka_dist: kafka-configs.sh {' '.join(args)} is not the SCRAM user a fixture adds")
+    store = _zk_store(connect.partition("/")[2])
+    store.parent.mkdir(parents=True, exist_ok=True)
+    known = json.loads(store.read_text()) if store.exists() else {}
+    store.write_text(json.dumps({**known, **_credentials(spec, user)}))
+    print(f"Completed updating config for user {user}.")
+    return 0
+
+
+def kafka_storage(args: list[str]) -> int:
+    from shim.configs.properties import read_properties_file
+
+    props = read_properties_file(Path(_option(args, "-c") or _option(args, "--config")))
+    creds = {}
+    for i, arg in enumerate(args):
+        if arg == "--add-scram":
+            creds.update(_credentials(args[i + 1], None))
+    _install_credentials(Path(props["log.dirs"]), creds)
+    print(f"Formatting metadata directory {props['log.dirs']}")
+    return 0
+
+
+def _install_credentials(data_dir: Path, creds: dict[str, dict]) -> list[str]:
+    from shim.security.credentials import CredentialStore
+    from shim.security.scram import ScramCredential
+
+    if not creds:
+        return []
+    meta = data_dir / "__cluster_metadata"
+    meta.mkdir(parents=True, exist_ok=True)
+    store = CredentialStore(meta)
+    upserts = {tuple(key.split(" ", 1)): ScramCredential.from_json(c) for key, c in creds.items()}
+    store.apply(upserts, [])
+    return sorted({user for _, user in upserts})
+
+
+# -- the broker -------------------------------------------------------------------------------
+
+
+def _jaas_server_section() -> str:
+    m = re.search(r"-Djava\.security\.auth\.login\.config=(\S+)", os.environ.get("KAFKA_OPTS", ""))
+    if m is None:
+        return ""
+    text = Path(m[1]).read_text()
+    section = re.search(r"KafkaServer\s*\{(.*?)\};", text, re.S)
+    return section[1].strip() if section else ""
+
+
+def _pem_keystore(props: dict[str, str], out_dir: Path) -> Path:
+    """ssl.keystore.location (JKS, as the fixture's keytool makes it) as one PEM file: key and chain."""
+    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, pkcs12
+
+    password = props.get("ssl.keystore.password", "")
+    p12 = out_dir / "keystore.p12"
+    subprocess.run(["keytool", "-importkeystore", "-noprompt", "-srckeystore", props["ssl.keystore.location"],
+                    "-srcstorepass", password, "-srcalias", "localhost", "-srckeypass",
+                    props.get("ssl.key.password", password), "-destkeystore", str(p12), "-deststoretype", "PKCS12",
+                    "-deststorepass", password], check=True, capture_output=True, timeout=120)
+    key, cert, chain = pkcs12.load_key_and_certificates(p12.read_bytes(), password.encode())
+    pem = out_dir / "keystore.pem"
+    pem.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+                    + b"".join(c.public_bytes(Encoding.PEM) for c in [cert, *chain]))
+    return pem
+
+
+def _config(props: dict[str, str], keystore: Path | None):
+    from shim.cli import DEFAULTS
+    from shim.configs.properties import config_from_properties
+
+    props = {k: v for k, v in props.items() if not k.startswith(("ssl.keystore.", "ssl.truststore.", "ssl.key."))
+             and k not in ("zookeeper.connect", "sasl.mechanism.inter.broker.protocol")}
+    if keystore is not None:
+        props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore)})
+    config = config_from_properties(props, DEFAULTS)
+    jaas = _jaas_server_section()
+    return config.replace(plain_sasl_jaas_config=jaas) if "PlainLoginModule" in jaas else config
+
+
+def kafka_server(properties: Path) -> int:
+    from shim.broker import Broker
+    from shim.configs.properties import read_properties_file
+
+    props = read_properties_file(properties)
+    broker_id = props.get("broker.id", "0")
+    creds = {}
+    chroot = props.get("zookeeper.connect", "").partition("/")[2]
+    if chroot and _zk_store(chroot).exists():
+        creds = json.loads(_zk_store(chroot).read_text())
+    users = _install_credentials(Path(props["log.dirs"]), creds)
+    with tempfile.TemporaryDirectory(prefix="kafka-dist-") as d:
+        keystore = _pem_keystore(props, Path(d)) if "ssl.keystore.location" in props else None
+        config = _config(props, keystore)
+
+        async def run() -> None:
+            broker = Broker(config)
+            await broker.start()
+            stop = asyncio.Event()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+            # the lines KafkaFixture waits for (Kafka 3.x's, with ZooKeeper; 4.x's, KRaft)
+            print(f"[KafkaServer id={broker_id}] started", flush=True)
+            print(f"[KafkaRaftServer nodeId={broker_id}] Kafka Server started", flush=True)
+            for user in users:
+                print(f"Removing Produce quota for user {user}", flush=True)
+                print(f"Replayed UserScramCredentialRecord creating new entry for {user}", flush=True)
+            await stop.wait()
+            await broker.stop()
+
+        asyncio.run(run())
+    return 0
+
+
+def zookeeper(properties: Path) -> int:
+    port = re.search(r"clientPort=(\d+)", properties.read_text())
+    print(f"binding to port 0.0.0.0/0.0.0.0:{port[1] if port else 0} (kafka-shim needs no ZooKeeper)", flush=True)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    return 0
+
+
+def kafka_topics(args: list[str]) -> int:
+    from kafka import KafkaAdminClient
+    from shim.configs.properties import read_properties_file
+
+    params = {"bootstrap_servers": _option(args, "--bootstrap-server")}
+    conf = _option(args, "--command-config")
+    if conf:
+        props = read_properties_file(Path(conf))
+        params["security_protocol"] = props.get("security.protocol", "PLAINTEXT")
+        if "sasl.mechanism" in props:
+            jaas = dict(re.findall(r'(\w+)="([^"]*)"', props.get("sasl.jaas.config", "")))
+            params.update(sasl_mechanism=props["sasl.mechanism"], sasl_plain_username=jaas.get("username"),
+                          sasl_plain_password=jaas.get("password"))
+    if "--list" not in args:
+        raise SystemExit(f"kafka_dist: kafka-topics.sh {' '.join(args)}: only --list is served")
+    with KafkaAdminClient(**params) as admin:
+        print("\n".join(sorted(admin.list_topics())))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    script, args = argv[0], argv[1:]
+    if script == "kafka-run-class.sh":
+        main_class, rest = args[0], args[1:]
+        if main_class == "kafka.Kafka":
+            return kafka_server(Path(rest[0]))
+        if main_class.endswith("QuorumPeerMain"):
+            return zookeeper(Path(rest[0]))
+        raise SystemExit(f"kafka_dist: kafka-run-class.sh {main_class} is not served")
+    if script == "zookeeper-shell.sh":
+        return 0  # `create /chroot`: the chroot is only a name here
+    handlers = {"kafka-configs.sh": kafka_configs, "kafka-storage.sh": kafka_storage, "kafka-topics.sh": kafka_topics}
+    if script not in handlers:
+        raise SystemExit(f"kafka_dist: {script} is not served")
+    return handlers[script](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
