@@ -143,6 +143,7 @@ class Server:
         self.timer = DeadlineTimer(loop, self.node)
         self.timer.start()
         self.cleaner.start()
+        self.node.control.server = self  # node down/up close and reopen listeners (shim.control.cluster_ops)
 
     async def _bind(self, node_id: int) -> None:
         """Listen on every listener of ``node_id``: the first node on the configured ports, node i

@@ -15,6 +15,7 @@ is by default (group.coordinator.rebalance.protocols=classic); kafka-shim does t
 READ on the group is required (GROUP_AUTHORIZATION_FAILED).
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..coordinators.group.consumer_coordinator import HeartbeatRequest
 from ..node import now_ms
@@ -36,6 +37,8 @@ def consumer_protocol_enabled(ctx) -> bool:
 def handle(ctx, request):
     if not consumer_protocol_enabled(ctx):
         return error_response(ctx, request, ErrorCode.unsupported_version)
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        return error_response(ctx, request, ErrorCode.not_coordinator)
     owned = None
     if request.topic_partitions is not None:
         owned = {}
