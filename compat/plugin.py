@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from compat import javarun, scenarios, targets
@@ -45,6 +47,9 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    brokers = config.getoption("shim_brokers", default=None)
+    if brokers:  # also for the kafka-shim processes and kafka_shim fixtures the tests start themselves
+        os.environ[targets.BROKERS_ENV] = str(brokers)
     config.addinivalue_line("markers", "compat(client, scenario): the compatibility-matrix cell this test fills")
     config.addinivalue_line("markers", "shim_only(reason): needs a kafka-shim of its own; skipped for an external target")
 
