@@ -127,8 +127,9 @@ SCENARIOS: list[Scenario] = [
              "join and the broker's uniform assignor splits them 2/2/2 (each partition at one member at a time), "
              "two leave and the first owns all six again, it subscribes to a second topic and gets its partitions "
              "too; each record reaches the owner of its partition once and, after all close, a new member resumes "
-             "at the committed offsets.",
-             ("confluent-kafka",)),
+             "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
+             "with the same member and group epochs.",
+             ("confluent-kafka", "java")),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "

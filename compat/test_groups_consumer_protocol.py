@@ -4,16 +4,19 @@ One member of a group on a 6-partition topic owns every partition; two more join
 split the partitions 2/2/2 with each partition at one member at a time; two leave and the first
 owns all six again; it then subscribes to a second topic as well and is assigned its partitions
 too. Every record reaches the member owning its partition once, each member commits what it
-read, and after every member closed a new member resumes at the committed offsets. The broker
+read, and after every member closed a new member resumes at the committed offsets. Two running
+members carry on through a broker restart (SIGTERM or kill -9) without rejoining. The broker
 emulates Kafka 4.1 (the consumer protocol is off under 3.9, as in Kafka 3.9) with the server-side
 ``uniform`` assignor. Synchronised on observed assignments, never on sleeps.
 """
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
-from compat.groups_support import Polling, create_topic, produce, wait_for
+from compat.groups_support import Polling, create_topic, offset_fetch, produce, wait_for
 
 pytest.importorskip("confluent_kafka")
 
@@ -153,3 +156,63 @@ def test_one_three_one_members_a_subscription_change_and_committed_offsets(broke
         consume_and_check([resumed], owned, later)
     finally:
         resumed.close()
+
+
+def consumer_group_describe(bootstrap, group):
+    """(state, group epoch, {member id: member epoch}) through one ConsumerGroupDescribe v1."""
+    import socket
+    import struct
+
+    from compat import support
+    from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class
+
+    host, port = bootstrap.rsplit(":", 1)
+    payload = encode_request(RequestHeader(69, 1, 1, "kip848-compat"),
+                             make(request_class(69, 1), group_ids=(group,), include_authorized_operations=False))
+    try:
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(struct.pack(">i", len(payload)) + payload)
+            _, response = decode_response(support.recv_frame(s), 69, 1)
+    except OSError:
+        return None
+    (g,) = response.groups
+    return g.group_state, g.group_epoch, {m.member_id: m.member_epoch for m in g.members}
+
+
+@pytest.mark.shim_only("kills and restarts the broker")
+@pytest.mark.parametrize("how", ["sigterm", "kill9"])
+def test_members_carry_on_through_a_broker_restart(shim_process, free_port, tmp_path, how):
+    """The broker goes down under two running members and comes back on the same data directory:
+    the group is as it was (same members, member epochs and group epoch: nobody rejoined), the
+    committed offsets hold, and the members go on reading their own partitions."""
+    port, data_dir = free_port(), tmp_path / "broker"
+    args = ("--kafka-version", "4.1", "--override", "group.consumer.heartbeat.interval.ms=500")
+    broker = shim_process(data_dir, port=port, args=args)
+    bootstrap = broker.wait_ready()
+    create_topic(bootstrap, "a", PARTITIONS)
+    members = [member(bootstrap, ["a"], "restart") for _ in range(2)]
+    try:
+        owned = settle(members, [3, 3])
+        records = batch("a", "before")
+        send(bootstrap, records)
+        consume_and_check(members, owned, records)
+        for m in members:
+            m.commit()
+        before = wait_for(lambda: (d := consumer_group_describe(bootstrap, "restart")) and d[0] == "Stable" and d,
+                          TIMEOUT, "a stable group")
+        if how == "kill9":
+            broker.kill9()
+        else:
+            broker.send_signal(signal.SIGTERM)
+            broker.wait()
+        broker = shim_process(data_dir, port=port, args=args)
+        broker.wait_ready()
+        assert consumer_group_describe(bootstrap, "restart") == before
+        records = batch("a", "after")
+        send(bootstrap, records)
+        consume_and_check(members, owned, records)  # the same owners: no rebalance happened
+        assert consumer_group_describe(bootstrap, "restart")[1] == before[1]
+        assert offset_fetch(bootstrap, "restart", "a", range(PARTITIONS)) == {p: PER_PARTITION for p in range(PARTITIONS)}
+    finally:
+        for m in members:
+            m.close()

@@ -140,6 +140,23 @@ def creation_error(b: AclBinding) -> str | None:
     return None
 
 
+def acl(principal: str, operation: str | AclOperation, *, topic: str | None = None, group: str | None = None,
+        transactional_id: str | None = None, cluster: bool = False, user: str | None = None,
+        delegation_token: str | None = None, prefixed: bool = False, deny: bool = False,
+        host: str = WILDCARD) -> AclBinding:
+    """One ACL in a line: ``acl("User:alice", "WRITE", topic="orders")``,
+    ``acl("User:alice", "READ", group="app-", prefixed=True)``, ``acl("User:ops", "ALTER", cluster=True)``."""
+    named = [(R.TOPIC, topic), (R.GROUP, group), (R.TRANSACTIONAL_ID, transactional_id),
+             (R.CLUSTER, CLUSTER_NAME if cluster else None), (R.USER, user), (R.DELEGATION_TOKEN, delegation_token)]
+    named = [(t, n) for t, n in named if n is not None]
+    if len(named) != 1:
+        raise ValueError("name exactly one resource: topic, group, transactional_id, cluster, user or delegation_token")
+    (resource_type, name), = named
+    op = operation if isinstance(operation, AclOperation) else AclOperation[operation.upper()]
+    return AclBinding(resource_type, name, P.PREFIXED if prefixed else P.LITERAL, principal, host, op,
+                      A.DENY if deny else A.ALLOW)
+
+
 class AclStore:
     """The bindings, durable; insertion order is kept so DescribeAcls answers stably."""
 

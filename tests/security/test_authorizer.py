@@ -114,3 +114,32 @@ def test_acls_survive_a_restart(tmp_path):
     store.change(add=[acl("t", O.READ), acl("g", O.READ, rtype=R.GROUP)])
     store.change(remove={acl("t", O.READ)})
     assert list(AclStore(tmp_path)) == [acl("g", O.READ, rtype=R.GROUP)]
+
+
+def test_one_line_acls():
+    from shim.security.acls import acl
+    assert acl("User:alice", "write", topic="orders") == AclBinding(R.TOPIC, "orders", P.LITERAL, ALICE, "*", O.WRITE,
+                                                                     A.ALLOW)
+    assert acl("User:ops", O.ALTER, cluster=True, deny=True) == AclBinding(R.CLUSTER, "kafka-cluster", P.LITERAL,
+                                                                            "User:ops", "*", O.ALTER, A.DENY)
+    assert acl(ALICE, "READ", group="app-", prefixed=True).pattern_type is P.PREFIXED
+    with pytest.raises(ValueError, match="exactly one resource"):
+        acl(ALICE, "READ", topic="t", group="g")
+
+
+def test_configured_by_kafkas_property_names(tmp_path):
+    from shim.configs.properties import config_from_properties, read_properties_file
+    from shim.node import Node
+    (tmp_path / "server.properties").write_text(
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
+        "super.users=User:admin;User:CN=broker\nallow.everyone.if.no.acl.found=true\n")
+    config = config_from_properties(read_properties_file(tmp_path / "server.properties")).replace(data_dir=tmp_path)
+    node = Node(config)
+    try:
+        assert node.authorizer.super_users == {"User:admin", "User:CN=broker"}
+        assert node.authorizer.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "t")  # no ACL at all: allowed
+    finally:
+        node.close()
+    with pytest.raises(ValueError, match="only org.apache.kafka.metadata.authorizer.StandardAuthorizer"):
+        config_from_properties({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    assert config_from_properties({}).authorizer_class_name == ""
