@@ -347,7 +347,7 @@ SCENARIOS: list[Scenario] = [
              "with Kafka's message, as it names that error.", (*PY, "kcat")),
     Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
              "An SSL listener requiring client certificates: the client with its certificate and key produces and "
-             "consumes.", (*PY, "java")),
+             "consumes.", (*PY, "java", "kcat")),
     Scenario("security.oauthbearer", "SASL/OAUTHBEARER (compat/test_oauthbearer.py)",
              "Kafka's unsecured-token validation with a required scope: the client's own token settings produce and "
              "consume (librdkafka's sasl.oauthbearer.config, kafka-python's and aiokafka's token providers, Java's "
@@ -390,7 +390,7 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
     (r"compat/test_security\.py::test_kcat_wrong_password_is_sasl_authentication_failed", "kcat",
      "security.wrong_password"),
     (r"compat/test_security\.py::test_mutual_tls_names_the_client_by_its_certificate"
-     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "security.mutual_tls"),
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka|kcat)\]", None, "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_mutual_tls", "java", "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_sasl_ssl_scram", "java", "security.sasl_ssl_scram"),
     (r"compat/test_oauthbearer\.py::test_(confluent_kafka_with_sasl_oauthbearer_config|jwks_confluent_kafka_oauth_cb_rs256)",

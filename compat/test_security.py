@@ -132,7 +132,7 @@ def test_scram_nonce_check_follows_the_emulated_release(tmp_path):
                 assert Kcat(s).consume(t, 1) == [b"by librdkafka 2.16"]
 
 
-@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("client", WITH_KCAT, ids=lambda c: c.name)
 def test_mutual_tls_names_the_client_by_its_certificate(secure, client):
     c, t = client(settings(secure, "SSL", client_cert=True)), topic()
     c.produce(t, [b"over mutual TLS"])
