@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
+from .consumer_classic import ClassicMembers
 from .consumer_assignors import ASSIGNORS, DEFAULT_ASSIGNORS, MemberSpec
 from .consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -158,6 +159,7 @@ class ConsumerGroups:
         self.parent = parent
         self.config = config
         self.groups: dict[str, ConsumerGroup] = {}
+        self.classic = ClassicMembers(self)
 
     @property
     def topics(self):
@@ -229,6 +231,8 @@ class ConsumerGroups:
         if classic is not None:
             if create and not classic.members:
                 return self._from_empty_classic(classic, now_ms)
+            if create:
+                return self.classic.upgrade(classic, now_ms)
             raise KafkaError(E.group_id_not_found, f"Group {group_id} is not a consumer group.")
         if not create:
             raise KafkaError(E.group_id_not_found, f"Consumer group {group_id} not found.")
@@ -434,11 +438,13 @@ class ConsumerGroups:
         records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, metadata_hash(meta))))
         self._apply(group.group_id, records, now_ms)
         log.info("member %s of group %s %s; group epoch %d", member.member_id, group.group_id, why, epoch)
+        self.classic.maybe_downgrade(group, member, now_ms)
 
     # -- timers -----------------------------------------------------------------------------
 
     def schedule_session(self, member: ConsumerGroupMember, now_ms: int) -> None:
-        member.session_deadline = self.parent._arm(now_ms + self.config.session_timeout_ms)
+        timeout = member.classic_session_timeout_ms or self.config.session_timeout_ms
+        member.session_deadline = self.parent._arm(now_ms + timeout)
 
     def _schedule(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int) -> None:
         self.schedule_session(member, now_ms)
