@@ -41,7 +41,9 @@ WITH_KCAT = [*CLIENTS, pytest.param(Kcat, marks=needs_kcat)]
 
 @pytest.fixture(scope="module")
 def secure(tmp_path_factory):
-    with secure_broker(tmp_path_factory.mktemp("secure"), client_auth="required") as broker:
+    # no initial rebalance delay (Kafka's is 3 s), as the other test brokers: groups form at once
+    with secure_broker(tmp_path_factory.mktemp("secure"), client_auth="required",
+                       group_initial_rebalance_delay_ms=0) as broker:
         yield broker
 
 
