@@ -130,6 +130,12 @@ SCENARIOS: list[Scenario] = [
              "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
              "with the same member and group epochs.",
              ("confluent-kafka", "java")),
+    Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
+             "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "
+             "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "
+             "with JoinGroup/SyncGroup while the broker assigns 2/2/2; when it leaves the group is classic again "
+             "and the two members are back at 3/3; each record reaches its partition's owner once, commits hold.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
@@ -347,7 +353,7 @@ SCENARIOS: list[Scenario] = [
              "with Kafka's message, as it names that error.", (*PY, "kcat")),
     Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
              "An SSL listener requiring client certificates: the client with its certificate and key produces and "
-             "consumes.", (*PY, "java")),
+             "consumes.", (*PY, "java", "kcat")),
     Scenario("security.oauthbearer", "SASL/OAUTHBEARER (compat/test_oauthbearer.py)",
              "Kafka's unsecured-token validation with a required scope: the client's own token settings produce and "
              "consume (librdkafka's sasl.oauthbearer.config, kafka-python's and aiokafka's token providers, Java's "
@@ -390,7 +396,7 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
     (r"compat/test_security\.py::test_kcat_wrong_password_is_sasl_authentication_failed", "kcat",
      "security.wrong_password"),
     (r"compat/test_security\.py::test_mutual_tls_names_the_client_by_its_certificate"
-     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "security.mutual_tls"),
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka|kcat)\]", None, "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_mutual_tls", "java", "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_sasl_ssl_scram", "java", "security.sasl_ssl_scram"),
     (r"compat/test_oauthbearer\.py::test_(confluent_kafka_with_sasl_oauthbearer_config|jwks_confluent_kafka_oauth_cb_rs256)",

@@ -344,7 +344,7 @@ class Kcat:
         return [line.encode() for line in out.splitlines()]
 
     def auth_error(self) -> str:
-        proc = self._run("-L", "-m", "10", check=False)
+        proc = self._run("-L", "-m", "3", check=False)  # librdkafka reports the failure within the wait
         return f"exit {proc.returncode}: {proc.stderr}"
 
 

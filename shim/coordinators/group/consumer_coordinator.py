@@ -18,15 +18,18 @@ does not revoke its partitions in time is fenced) and returns the next deadline.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import logging
-import re
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+import re2
+
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
+from .consumer_classic import ClassicMembers
 from .consumer_assignors import ASSIGNORS, DEFAULT_ASSIGNORS, MemberSpec
 from .consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -95,6 +98,16 @@ def new_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # an invalid regex is the client's answer, not a broker log line
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_regex(regex: str):
+    """RE2, as Kafka's RE2/J: linear-time matching, so no subscription can stall the broker."""
+    return re2.compile(regex, _RE2_OPTIONS)
+
+
 def _check_request(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
     """Kafka: throwIfConsumerGroupHeartbeatRequestIsInvalid."""
     def empty(value: str | None, message: str) -> None:
@@ -123,10 +136,11 @@ def _check_request(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
                          f"Supported assignors: {', '.join(assignors)}.")
     if req.subscribed_topic_regex:
         try:
-            re.compile(req.subscribed_topic_regex)
-        except re.error as e:
+            compile_regex(req.subscribed_topic_regex)
+        except re2.error as e:
+            reason = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
             raise KafkaError(E.invalid_regular_expression, f"SubscribedTopicRegex `{req.subscribed_topic_regex}` "
-                             f"is not a valid regular expression: {e}.") from None
+                             f"is not a valid regular expression: {reason}.") from None
 
 
 def _check_epoch(member: ConsumerGroupMember, received: int, owned: Owned) -> None:
@@ -158,6 +172,7 @@ class ConsumerGroups:
         self.parent = parent
         self.config = config
         self.groups: dict[str, ConsumerGroup] = {}
+        self.classic = ClassicMembers(self)
 
     @property
     def topics(self):
@@ -229,6 +244,8 @@ class ConsumerGroups:
         if classic is not None:
             if create and not classic.members:
                 return self._from_empty_classic(classic, now_ms)
+            if create:
+                return self.classic.upgrade(classic, now_ms)
             raise KafkaError(E.group_id_not_found, f"Group {group_id} is not a consumer group.")
         if not create:
             raise KafkaError(E.group_id_not_found, f"Consumer group {group_id} not found.")
@@ -314,10 +331,10 @@ class ConsumerGroups:
     # -- subscriptions, group epoch and target assignment -----------------------------------
 
     def resolve_regex(self, regex: str) -> set[str]:
-        """Topics whose whole name the regex matches (Kafka: RE2/J; Python's re agrees on the common subset)."""
+        """Topics whose whole name the regex matches (Kafka: RE2/J's Pattern.matcher(topic).matches())."""
         try:
-            pattern = re.compile(regex)
-        except re.error:
+            pattern = compile_regex(regex)
+        except re2.error:
             return set()
         return {name for name in self.topics if pattern.fullmatch(name)}
 
@@ -434,11 +451,13 @@ class ConsumerGroups:
         records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, metadata_hash(meta))))
         self._apply(group.group_id, records, now_ms)
         log.info("member %s of group %s %s; group epoch %d", member.member_id, group.group_id, why, epoch)
+        self.classic.maybe_downgrade(group, member, now_ms)
 
     # -- timers -----------------------------------------------------------------------------
 
     def schedule_session(self, member: ConsumerGroupMember, now_ms: int) -> None:
-        member.session_deadline = self.parent._arm(now_ms + self.config.session_timeout_ms)
+        timeout = member.classic_session_timeout_ms or self.config.session_timeout_ms
+        member.session_deadline = self.parent._arm(now_ms + timeout)
 
     def _schedule(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int) -> None:
         self.schedule_session(member, now_ms)

@@ -61,6 +61,8 @@ class ConsumerGroupMember:
     subscribed_topic_regex: str | None = None
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
+    # a member of the classic protocol (JoinGroup/SyncGroup) inside the group: its protocols
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
     # the current assignment (Kafka: ConsumerGroupCurrentMemberAssignmentValue)
     member_epoch: int = 0
     previous_member_epoch: int = 0
@@ -70,11 +72,16 @@ class ConsumerGroupMember:
     # timers, not persisted: the session and, while partitions await revocation, the rebalance timeout
     session_deadline: int | None = None
     rebalance_deadline: int | None = None
+    classic_session_timeout_ms: int | None = None  # JoinGroup's, for a classic member
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_protocols is not None
 
     def metadata(self) -> tuple:
         """What a ConsumerGroupMemberMetadata record holds: a change here is written as one."""
         return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.subscribed_topic_names,
-                self.subscribed_topic_regex, self.rebalance_timeout_ms, self.server_assignor)
+                self.subscribed_topic_regex, self.rebalance_timeout_ms, self.server_assignor, self.classic_protocols)
 
     def current(self) -> tuple:
         """What a ConsumerGroupCurrentMemberAssignment record holds."""

@@ -11,7 +11,9 @@ record                                  key   value
 ConsumerGroupMetadata                   3     Epoch int32, tagged MetadataHash int64 (tag 0)
 ConsumerGroupMemberMetadata             5     InstanceId?, RackId?, ClientId, ClientHost,
                                                 SubscribedTopicNames [string], SubscribedTopicRegex?,
-                                                RebalanceTimeoutMs int32, ServerAssignor?
+                                                RebalanceTimeoutMs int32, ServerAssignor?, tagged
+                                                ClassicMemberMetadata (tag 0): SupportedProtocols
+                                                [Name, Metadata bytes] of a classic-protocol member
 ConsumerGroupTargetAssignmentMetadata   6     AssignmentEpoch int32
 ConsumerGroupTargetAssignmentMember     7     TopicPartitions [TopicId uuid, Partitions [int32]]
 ConsumerGroupCurrentMemberAssignment    8     MemberEpoch, PreviousMemberEpoch int32, State int8,
@@ -53,6 +55,7 @@ class MemberMetadata(NamedTuple):
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
 
 
 class CurrentAssignment(NamedTuple):
@@ -106,6 +109,14 @@ def _partitions(a: Assignment) -> bytes:
                     for t, ps in sorted(a.items(), key=lambda kv: kv[0].bytes)])
 
 
+def _classic_tag(protocols) -> bytes:
+    """The tagged-field section of a member: tag 0 holds ClassicMemberMetadata when there is one."""
+    if protocols is None:
+        return b"\x00"
+    body = _carray([_cstr(name) + _uvarint(len(meta) + 1) + meta + b"\x00" for name, meta in protocols]) + b"\x00"
+    return b"\x01" + _uvarint(0) + _uvarint(len(body)) + body
+
+
 def encode_key(r: Record) -> bytes:
     key = _I16.pack(r.kind) + _str(r.group_id)
     return key + _str(r.member_id) if r.kind in _MEMBER_KEYED else key
@@ -121,7 +132,7 @@ def encode_value(r: Record) -> bytes | None:
     if r.kind == MEMBER_METADATA:
         return (head + _cstr(v.instance_id) + _cstr(v.rack_id) + _cstr(v.client_id) + _cstr(v.client_host)
                 + _carray([_cstr(t) for t in v.subscribed_topic_names]) + _cstr(v.subscribed_topic_regex)
-                + _I32.pack(v.rebalance_timeout_ms) + _cstr(v.server_assignor) + b"\x00")
+                + _I32.pack(v.rebalance_timeout_ms) + _cstr(v.server_assignor) + _classic_tag(v.classic_protocols))
     if r.kind == TARGET_METADATA:
         return head + _I32.pack(v) + b"\x00"
     if r.kind == TARGET_MEMBER:
@@ -208,15 +219,30 @@ def decode(key: bytes, value: bytes | None) -> Record:
         return Record(kind, group_id, None, GroupEpoch(epoch, _I64.unpack(tagged)[0] if tagged and len(tagged) == 8
                                                        else 0))
     if kind == MEMBER_METADATA:
-        meta = MemberMetadata(v.cstr(), v.cstr(), v.cstr() or "", v.cstr() or "",
-                              tuple(v.cstr() or "" for _ in range(v.count())), v.cstr(), v.i32(), v.cstr())
-        return Record(kind, group_id, member_id, meta)
+        fields = (v.cstr(), v.cstr(), v.cstr() or "", v.cstr() or "",
+                  tuple(v.cstr() or "" for _ in range(v.count())), v.cstr(), v.i32(), v.cstr())
+        classic = v.tags().get(0)
+        return Record(kind, group_id, member_id, MemberMetadata(*fields, _read_classic(classic)))
     if kind == TARGET_METADATA:
         return Record(kind, group_id, None, v.i32())
     if kind == TARGET_MEMBER:
         return Record(kind, group_id, member_id, v.partitions())
     epoch, previous, state = v.i32(), v.i32(), MemberState.of(v._unpack(_I8))
     return Record(kind, group_id, member_id, CurrentAssignment(epoch, previous, state, v.partitions(), v.partitions()))
+
+
+def _read_classic(raw: bytes | None) -> tuple[tuple[str, bytes], ...] | None:
+    if raw is None:
+        return None
+    v = _Flex(raw)
+    out = []
+    for _ in range(v.count()):
+        name = v.cstr() or ""
+        n = v.uvarint() - 1
+        out.append((name, bytes(v.buf[v.pos:v.pos + max(n, 0)])))
+        v.pos += max(n, 0)
+        v.tags()
+    return tuple(out)
 
 
 # -- replay -------------------------------------------------------------------------------------

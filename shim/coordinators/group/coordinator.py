@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ..txn.coordinator import TransactionCoordinator
 from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
+from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
 from .loading import load_groups
 from .offsets import OffsetOperations
 from .state import (
@@ -42,25 +42,6 @@ S = GroupState
 E = ErrorCode
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # Kafka: GroupCoordinator.NewMemberJoinTimeoutMs
 IDLE_TICK_MS = 60_000
-
-
-class MemberSummary(NamedTuple):
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    metadata: bytes
-    assignment: bytes
-
-
-class GroupSummary(NamedTuple):
-    state: str
-    protocol_type: str
-    protocol: str
-    members: tuple[MemberSummary, ...]
-
-
-DEAD_SUMMARY = GroupSummary(S.DEAD.value, "", "", ())
 
 
 def _done(result) -> Pending:
@@ -101,8 +82,10 @@ class GroupCoordinator(OffsetOperations):
             return _done(JoinResult(E.invalid_session_timeout, member_id))
         consumer = self.consumer.groups.get(group_id)
         if consumer is not None:
-            if consumer.members:  # a classic member in a consumer group: not built (see the ledger)
-                return _done(JoinResult(E.inconsistent_group_protocol, member_id))
+            if consumer.members:  # a classic member of a consumer group (KIP-848 migration)
+                return _done(self.consumer.classic.join(
+                    consumer, member_id, group_instance_id, protocol_type, protocols, session_timeout_ms,
+                    rebalance_timeout_ms, client_id, client_host, require_known_member_id, now_ms))
             try:
                 self.consumer.to_empty_classic(consumer, now_ms)
             except KafkaError as e:
@@ -361,6 +344,9 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return _done(SyncResult(e.code))
+        if group_id in self.consumer.groups:
+            return _done(self.consumer.classic.sync(self.consumer.groups[group_id], member_id, group_instance_id,
+                                                    generation_id, protocol_type, protocol_name, now_ms))
         group = self.groups.get(group_id)
         if group is None:
             return _done(SyncResult(E.unknown_member_id))
@@ -443,6 +429,9 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return e.code
+        if group_id in self.consumer.groups:
+            return self.consumer.classic.heartbeat(self.consumer.groups[group_id], member_id, group_instance_id,
+                                                   generation_id, now_ms)
         group = self.groups.get(group_id)
         if group is None:
             return E.unknown_member_id
@@ -469,10 +458,15 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return e.code, []
+        return E.none, [self._leave_any(group_id, m, i, now_ms) for m, i in members]
+
+    def _leave_any(self, group_id: str, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
+        """A member of a classic group, or a classic member of a consumer group (whose leaving may
+        turn the group back into a classic group for the members that follow)."""
+        if group_id in self.consumer.groups:
+            return self.consumer.classic.leave(self.consumer.groups[group_id], member_id, instance_id, now_ms)
         group = self.groups.get(group_id)
-        if group is None:
-            return E.none, [E.unknown_member_id for _ in members]
-        return E.none, [self._leave(group, m, i, now_ms) for m, i in members]
+        return E.unknown_member_id if group is None else self._leave(group, member_id, instance_id, now_ms)
 
     def _leave(self, group: GroupMetadata, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
         if member_id == "":
@@ -504,32 +498,13 @@ class GroupCoordinator(OffsetOperations):
     # -- DescribeGroups (15), ListGroups (16) -----------------------------------------------
 
     def describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
-        try:
-            check_group_id(group_id, allow_empty=True)
-        except KafkaError as e:
-            return e.code, GroupSummary("", "", "", ())
-        group = self.groups.get(group_id)
-        if group is None:
-            return E.none, DEAD_SUMMARY
-        stable = group.is_(S.STABLE)
-        members = tuple(
-            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                          m.metadata(group.protocol_name) if stable else b"", m.assignment if stable else b"")
-            for m in group.members.values()
-        )
-        return E.none, GroupSummary(group.state.value, group.protocol_type or "",
-                                    group.protocol_name if stable else "", members)
+        return describe_group(self, group_id)
 
     def list_groups(self, states: list[str] | None = None,
                     types: list[str] | None = None) -> list[tuple[str, str, str, str]]:
         """(group id, protocol type, state, group type) of every group, filtered by state names and
         group types (any case; Kafka: GroupMetadataManager.listGroups)."""
-        wanted = {s.lower() for s in states or ()}
-        kinds = {t.lower() for t in types or ()}
-        listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in self.groups.values()]
-        listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in self.consumer.groups.values()]
-        return [row for row in listed
-                if (not wanted or row[2].lower() in wanted) and (not kinds or row[3] in kinds)]
+        return list_groups(self, states, types)
 
     # -- timers and start-up ----------------------------------------------------------------
 

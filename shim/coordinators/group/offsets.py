@@ -295,6 +295,8 @@ def validate_consumer_commit(group: ConsumerGroup, member_id: str, instance_id: 
     member = group.members.get(member_id)
     if member is None:
         return E.unknown_member_id
+    if member.uses_classic_protocol:  # its generation is its member epoch
+        return E.illegal_generation if member_epoch != member.member_epoch else None
     if not transactional and version < 9:
         return E.unsupported_version
     return E.stale_member_epoch if member_epoch != member.member_epoch else None
