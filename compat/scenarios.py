@@ -214,6 +214,24 @@ SCENARIOS: list[Scenario] = [
              "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
              "none (null).",
              ("java",)),
+    Scenario("admin.metadata_quorum", "DescribeQuorum",
+             "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "
+             "high watermark, is the only voter (log end offset at least the high watermark, fetch and catch-up "
+             "times, a directory id) with one endpoint, and there are no observers.",
+             ("java",)),
+    Scenario("admin.features", "DescribeFeatures / UpdateFeatures",
+             "describeFeatures shows metadata.version 21 and kraft.version 1 finalized, metadata.version 1-21 "
+             "supported, with an epoch; validateOnly updates: the current metadata.version as an upgrade passes, "
+             "a lower one as an upgrade, an unknown feature and a level above the supported range fail with "
+             "InvalidUpdateVersionException; nothing changes.",
+             ("java",)),
+    Scenario("admin.delegation_tokens", "delegation tokens over PLAINTEXT",
+             "create, describe, renew and expire delegation tokens over a PLAINTEXT listener fail with "
+             "UnsupportedByAuthenticationException (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED).",
+             ("java",)),
+    Scenario("admin.unregister_broker", "UnregisterBroker",
+             "unregisterBroker of an id no broker has fails with BrokerIdNotRegisteredException.",
+             ("java",)),
     Scenario("quota.produce_throttle", "a producer_byte_rate quota throttles a producer",
              "With producer_byte_rate=10240 on its client id, a producer sending 1 KiB records one at a time "
              "reports a throttle time (Java: produce-throttle-time-max; librdkafka: the broker's throttle "

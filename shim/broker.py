@@ -37,6 +37,13 @@ class Broker:
     def bootstrap_servers(self) -> str:
         return f"{self.node.host}:{self.node.port}"
 
+    @property
+    def control(self):
+        """The control plane (README.md, Fault injection): ``await broker.control.error(api="Produce", ...)``."""
+        from .control.client import AsyncControl
+
+        return AsyncControl(self)
+
     async def clean_logs(self, now_ms: int | None = None) -> int:
         """Run the log cleaner over every compacted log that qualifies now; how many it cleaned.
         ``now_ms`` stands for the clock (delete horizons and compaction lags are judged by it)."""
@@ -102,9 +109,28 @@ class BrokerThread:
         """Principals of the connections now open on ``listener``."""
         return self.call(lambda: {s.principal for s in self.broker.sessions() if s.listener == listener})
 
+    def add_acls(self, *bindings) -> None:
+        """Create ACLs (``shim.security.acls.AclBinding``) as CreateAcls would (ValueError with its
+        INVALID_REQUEST message otherwise); durable."""
+        from .security.acls import creation_error
+        for b in bindings:
+            if (error := creation_error(b)) is not None:
+                raise ValueError(error)
+        self.call(lambda: self.broker.node.acls.change(add=list(bindings)))
+
+    def remove_acls(self, *bindings) -> None:
+        self.call(lambda: self.broker.node.acls.change(remove=set(bindings)))
+
     @property
     def node(self) -> Node:
         return self.broker.node
+
+    @property
+    def control(self):
+        """The control plane, blocking: ``broker.control.close(api="Produce", when="after")``."""
+        from .control.client import ThreadControl
+
+        return ThreadControl(self)
 
     def __enter__(self) -> "BrokerThread":
         return self.start()

@@ -57,6 +57,14 @@ class BrokerConfig:
     connections_max_reauth_ms: int = 0
     """KIP-368: a SASL session lasts this long, then the client must re-authenticate; 0: forever
     (connections.max.reauth.ms)."""
+    authorizer_class_name: str = ""
+    """``org.apache.kafka.metadata.authorizer.StandardAuthorizer`` turns ACLs on (authorizer.class.name);
+    empty: no authorizer, every client may do everything and the ACL APIs answer SECURITY_DISABLED."""
+    super_users: str = ""
+    """Principals the authorizer allows everything, separated by ``;``: ``User:admin;User:CN=broker``
+    (super.users)."""
+    allow_everyone_if_no_acl_found: bool = False
+    """With an authorizer: allow an action on a resource no ACL names (allow.everyone.if.no.acl.found)."""
 
     node_id: int = 0
     cluster_id: str = "kafka-shim-cluster"
@@ -142,6 +150,9 @@ class BrokerConfig:
         plain_jaas_users(self.plain_sasl_jaas_config)  # refuse a configuration that is not PLAIN's
         if self.connections_max_reauth_ms < 0:
             raise ValueError("connections.max.reauth.ms must not be negative")
+        from .security.authorizer import check_authorizer_class, parse_super_users
+        check_authorizer_class(self.authorizer_class_name)
+        parse_super_users(self.super_users)
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""

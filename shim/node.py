@@ -9,13 +9,17 @@ from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
 from .configs.topic import effective, log_config
+from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
-from .protocol.kafka_releases import RELEASES
+from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
+from .quorum import MetadataQuorum
+from .security.acls import AclStore
+from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
 from .security.session import enabled_mechanisms
 from .storage import fs
@@ -59,13 +63,17 @@ class Node:
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
+        self.acls = AclStore(self.logs.meta_dir)
+        self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
+                                             config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
+        self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
-            transaction_version=self.release.transaction_version,
+            transaction_version=self.quorum.level(TRANSACTION_VERSION),
         )
         self.txn.load(now_ms())
         self.groups = GroupCoordinator(
@@ -74,6 +82,8 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
         self.groups.load(now_ms())
+        self.control = Control(self)
+        self.txn.probe = self.control.probe
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
         window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
         self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
@@ -135,6 +145,12 @@ class Node:
         self.logs.reconfigure()
         for listener in self.config_listeners:
             listener()
+
+    def finalize_features(self, levels: dict[str, int]) -> None:
+        """UpdateFeatures: finalize ``levels`` (checked by quorum.check_update); a new
+        transaction.version governs the coordinator's own aborts and state records from now on."""
+        self.quorum.apply(levels)
+        self.txn.finalized_transaction_version(self.quorum.level(TRANSACTION_VERSION))
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

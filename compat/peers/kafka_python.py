@@ -14,7 +14,7 @@ What the suite needs from its environment, read from its conftest and fixtures:
   Kafka distribution is there before they look at ``KAFKA_URI``); an empty one here.
 * The broker its fixtures would start: four partitions per topic, ``group.min.session.timeout.ms``
   1000 (its consumer-group test joins with three-second sessions), no initial rebalance delay
-  (kafka-shim's default already).
+  (kafka-shim's default already), and an authorizer with ``allow.everyone.if.no.acl.found=true``.
 * Two files of kafka-python's repository that the sdist leaves out (its manifest ships
   ``test/test*.py`` and the ``test.integration``/``test.net`` packages only): ``test/__init__.py``,
   without which Python's own ``test`` package shadows the suite's, and ``test/service.py``, which the
@@ -146,7 +146,10 @@ SUITE = runner.Suite(
     expected_file=HERE / "kafka_python_expected.toml",
     supplied=(("test/__init__.py", SUPPLIED_INIT), ("test/service.py", SUPPLIED_SERVICE),
               *kafka_dist.TEMPLATES.items()),
-    broker_args=("--num-partitions", "4", "--group-min-session-timeout-ms", "1000"),
+    # the ACL settings of the suite's own broker (fixtures.py, _acl_config), with KRaft's authorizer
+    broker_args=("--num-partitions", "4", "--group-min-session-timeout-ms", "1000",
+                 "--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                 "--override", "allow.everyone.if.no.acl.found=true"),
 )
 
 HEADER = f"""\

@@ -7,6 +7,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.messages import RequestHeader, make, response_class, response_module
+from ..security.acls import CLUSTER_NAME, ResourceType
+from ..security.authorizer import SUPPORTED_OPERATIONS, bitfield
+from ..security.session import ANONYMOUS
 
 if TYPE_CHECKING:
     from ..node import Node
@@ -30,6 +33,36 @@ class RequestContext:
     def endpoint(self) -> tuple[str, int]:
         """The advertised (host, port) of the listener this request came in on."""
         return self.node.endpoint(self.session.listener if self.session is not None else None)
+
+    # -- authorization (Kafka: AuthHelper); without an authorizer everything is allowed ----------
+
+    @property
+    def principal(self) -> str:
+        principal = getattr(self.session, "principal", None)
+        return principal or ANONYMOUS
+
+    @property
+    def host(self) -> str:
+        """The client's address as ACL hosts name it: "127.0.0.1"."""
+        return self.client_host.lstrip("/")
+
+    def authorize(self, operation, resource_type, name: str) -> bool:
+        authorizer = self.node.authorizer
+        return authorizer is None or authorizer.authorize(self.principal, self.host, operation, resource_type, name)
+
+    def authorized(self, operation, resource_type, names) -> set:
+        """The names among ``names`` the principal may ``operation`` (Kafka: filterByAuthorized)."""
+        return {n for n in set(names) if self.authorize(operation, resource_type, n)}
+
+    def authorize_cluster(self, operation) -> bool:
+        return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def authorized_operations(self, resource_type, name: str) -> int:
+        """An authorized-operations bitfield: every supported operation without an authorizer."""
+        authorizer = self.node.authorizer
+        if authorizer is None:
+            return bitfield(SUPPORTED_OPERATIONS[resource_type])
+        return authorizer.authorized_operations(self.principal, self.host, resource_type, name)
 
     @property
     def version(self) -> int:

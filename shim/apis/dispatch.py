@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 from typing import NamedTuple
 
 from kio.serial.errors import SerialError
@@ -20,6 +21,7 @@ from ..protocol.messages import (
     response_class,
 )
 from ..protocol.kafka_releases import RELEASES
+from . import _authz
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
 
@@ -59,7 +61,16 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
                          f"{versions[0]}-{versions[1]})")
     header, request = decode_request(frame, key, version)
     ctx = RequestContext(node, header, client_host, len(frame), session=session)
-    result = spec.handler(ctx, request)
+    module = sys.modules[spec.handler.__module__]
+    if hasattr(module, "validate"):  # what Kafka's request class refuses while parsing closes the connection
+        module.validate(ctx, request)
+    refused = _authz.denied(ctx, request)
+    if refused is not None:
+        result = module.error_response(ctx, request, refused)
+    elif node.control.active:  # a fault armed or the request log on (shim.control)
+        result = await node.control.intercept(ctx, spec, request, module)
+    else:
+        result = spec.handler(ctx, request)
     if inspect.isawaitable(result):
         result = await result
     if result is None:

@@ -42,6 +42,7 @@ from ..storage.log_validator import RecordErrors, needs_record_pass, validate_re
 from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
+from ._authz import denied_topics
 from .registry import api
 
 ZSTD_MIN_VERSION = 7
@@ -65,9 +66,12 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
 def handle(ctx, request):
     now = now_ms()
     topics = []
+    denied = denied_topics(ctx, [n for n in map(lambda t: _topic_name(ctx, t), request.topic_data) if n])
     for t in request.topic_data:
         name = _topic_name(ctx, t)
-        if name is None:
+        if name in denied:
+            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data)
+        elif name is None:
             parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
                           for p in t.partition_data)
         else:
@@ -154,3 +158,14 @@ def _partition(ctx, request, topic, p, now):
     return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
                     base_offset=result.base_offset, log_append_time=result.log_append_time,
                     log_start_offset=result.log_start_offset, record_errors=(), error_message=None)
+
+
+def error_response(ctx, request, code):
+    """Kafka: ProduceRequest.getErrorResponse -- the error on every partition."""
+    if request.acks == 0:
+        return None
+    return ctx.response(node_endpoints=(), responses=tuple(
+        ctx.make("TopicProduceResponse", name=t.name if ctx.version < TOPIC_ID_VERSION else None,
+                 topic_id=getattr(t, "topic_id", None),
+                 partition_responses=tuple(_error(ctx, p.index, KafkaError(code)) for p in t.partition_data))
+        for t in request.topic_data))

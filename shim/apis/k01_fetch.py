@@ -22,6 +22,7 @@ from kafka_codecs.legacy import down_convert
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
+from ._authz import denied_topics
 from .registry import api
 
 READ_COMMITTED = 1
@@ -55,11 +56,16 @@ def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     total, errors, topics = 0, False, []
+    denied = denied_topics(ctx, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
     for t in request.topics:
         name = _topic_name(ctx, t)
         parts = []
         for p in t.partitions:
-            data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)), total == 0)
+            if name in denied:
+                data = _data(ctx, p.partition, ErrorCode.topic_authorization_failed, -1, -1, -1, None, b"")
+            else:
+                data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
+                                  total == 0)
             errors |= data.error_code != ErrorCode.none
             total += len(data.records)
             parts.append(data)

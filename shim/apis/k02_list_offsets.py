@@ -15,6 +15,7 @@ offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..storage.partition_log import LEADER_EPOCH
+from ._authz import denied_topics
 from .registry import api
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
@@ -27,19 +28,22 @@ def handle(ctx, request):
         return _legacy(ctx, request)
     committed = getattr(request, "isolation_level", 0) == 1
     topics = []
+    denied = denied_topics(ctx, [t.name for t in request.topics])
     for t in request.topics:
         seen = set()
         parts = []
         for p in t.partitions:
             duplicate = p.partition_index in seen
             seen.add(p.partition_index)
-            parts.append(_partition(ctx, t.name, p, committed, duplicate))
+            parts.append(_partition(ctx, t.name, p, committed, duplicate, t.name in denied))
         topics.append(ctx.make("ListOffsetsTopicResponse", name=t.name, partitions=tuple(parts)))
     return ctx.response(topics=tuple(topics))
 
 
-def _partition(ctx, topic, p, committed, duplicate):
+def _partition(ctx, topic, p, committed, duplicate, denied=False):
     try:
+        if denied:
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         if duplicate:
             raise KafkaError(ErrorCode.invalid_request, "partition listed twice")
         if getattr(p, "current_leader_epoch", -1) > LEADER_EPOCH:
@@ -71,11 +75,14 @@ def _lookup(ctx, plog, ts, committed):
 
 def _legacy(ctx, request):
     topics = []
+    denied = denied_topics(ctx, [t.name for t in request.topics])
     for t in request.topics:
         parts = []
         for p in t.partitions:
             code, offsets = ErrorCode.none, ()
-            if p.timestamp < EARLIEST:
+            if t.name in denied:
+                code = ErrorCode.topic_authorization_failed
+            elif p.timestamp < EARLIEST:
                 code = ErrorCode.unsupported_version
             else:
                 try:

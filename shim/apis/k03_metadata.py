@@ -3,8 +3,11 @@
 One broker leads every partition with leader epoch 0. Topic ids (v10+) are real, so clients use
 Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
 v4) and the broker's auto_create_topics is on; otherwise UNKNOWN_TOPIC_OR_PARTITION.
-Authorized operations (v8+ topics, v8-10 cluster), when asked for: every operation of the resource
-type, as Kafka answers without an authorizer (see _operations); never on unknown-topic-id entries.
+Authorized operations (v8+ topics, v8-10 cluster), when asked for: the authorizer's (every
+operation of the resource type without one, as Kafka answers); never on unknown-topic-id entries.
+With an authorizer, as KafkaApis.handleTopicMetadataRequest: a request for all topics leaves out
+those the principal may not DESCRIBE; a topic named but not describable, or unknown and not
+creatable (CREATE on the cluster or the topic), gets TOPIC_AUTHORIZATION_FAILED.
 """
 
 import uuid
@@ -12,7 +15,10 @@ import uuid
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import validate_topic_name
 from ..storage.partition_log import LEADER_EPOCH
-from ._operations import CLUSTER, NOT_REQUESTED, TOPIC
+from ..security.acls import CLUSTER_NAME
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._operations import NOT_REQUESTED
 from .registry import api
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -22,20 +28,42 @@ ZERO_UUID = uuid.UUID(int=0)
 def handle(ctx, request):
     node = ctx.node
     wanted = request.topics
-    if wanted is None or (ctx.version == 0 and not wanted):
-        names = sorted(node.logs.topics)
+    all_topics = wanted is None or (ctx.version == 0 and not wanted)
+    if all_topics:  # Kafka: topics the principal may not describe are left out
+        names = sorted(ctx.authorized(O.DESCRIBE, R.TOPIC, node.logs.topics))
     else:
         names = [_name_of(ctx, t) for t in wanted]
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
-    topic_ops = TOPIC if getattr(request, "include_topic_authorized_operations", False) else NOT_REQUESTED
-    topics = tuple(_topic(ctx, name, allow_create, topic_ops) for name in names)
+    want_ops = getattr(request, "include_topic_authorized_operations", False)
+    refused = _refused(ctx, [n for n in names if n is not None], allow_create)
+    topics = tuple(_unauthorized(ctx, name) if name in refused else _topic(ctx, name, allow_create, want_ops)
+                   for name in names)
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
-    cluster_ops = CLUSTER if getattr(request, "include_cluster_authorized_operations", False) else NOT_REQUESTED
+    cluster_ops = NOT_REQUESTED
+    if getattr(request, "include_cluster_authorized_operations", False):
+        cluster_ops = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME) if ctx.authorize_cluster(O.DESCRIBE) else 0
     broker = ctx.make("MetadataResponseBroker", node_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1], rack=None)
     return ctx.response(
         brokers=(broker,), cluster_id=node.config.cluster_id, controller_id=node.config.node_id, topics=topics,
         cluster_authorized_operations=cluster_ops,
     )
+
+
+def _refused(ctx, names, allow_create) -> set:
+    """Kafka: topics named but not describable, and unknown ones it may not create, get
+    TOPIC_AUTHORIZATION_FAILED (auto-creation needs CREATE on the cluster or on the topic)."""
+    if ctx.node.authorizer is None:
+        return set()
+    refused = set(names) - ctx.authorized(O.DESCRIBE, R.TOPIC, names)
+    missing = [n for n in names if n not in refused and n not in ctx.node.logs.topics]
+    if allow_create and missing and not ctx.authorize_cluster(O.CREATE):
+        refused |= set(missing) - ctx.authorized(O.CREATE, R.TOPIC, missing)
+    return refused
+
+
+def _unauthorized(ctx, name):
+    return ctx.make("MetadataResponseTopic", error_code=ErrorCode.topic_authorization_failed, name=name,
+                    topic_id=ZERO_UUID, is_internal=False, partitions=(), topic_authorized_operations=NOT_REQUESTED)
 
 
 def _name_of(ctx, t) -> str | None:
@@ -45,8 +73,11 @@ def _name_of(ctx, t) -> str | None:
     return t.name
 
 
-def _topic(ctx, name, allow_create, operations):
+def _topic(ctx, name, allow_create, want_ops):
     logs = ctx.node.logs
+    operations = NOT_REQUESTED
+    if want_ops and name is not None:
+        operations = ctx.authorized_operations(R.TOPIC, name)
     try:
         if name is None:  # Kafka's unknown-topic-id entries never get authorized operations
             operations = NOT_REQUESTED

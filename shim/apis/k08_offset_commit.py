@@ -10,7 +10,9 @@ offsets do not expire. v9's generation field also carries a KIP-848 member epoch
 groups read as a generation.
 """
 
+from ..errors import ErrorCode
 from ..node import now_ms
+from ._authz import denied_topics
 from ._groups import by_topic, requested_offsets
 from .registry import api
 
@@ -18,10 +20,19 @@ from .registry import api
 @api(8, "OffsetCommit", 2, 9)
 def handle(ctx, request):
     now = now_ms()
-    offsets, unknown = requested_offsets(ctx, request.topics, now)
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now) if offsets else {}
     ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
+    return ctx.response(topics=by_topic(ctx, codes, "OffsetCommitResponseTopic", "OffsetCommitResponsePartition"))
+
+
+def error_response(ctx, request, code):
+    """Kafka: OffsetCommitRequest.getErrorResponse -- the error on every partition."""
+    codes = {(t.name, p.partition_index): code for t in request.topics for p in t.partitions}
     return ctx.response(topics=by_topic(ctx, codes, "OffsetCommitResponseTopic", "OffsetCommitResponsePartition"))

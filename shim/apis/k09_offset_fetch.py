@@ -10,6 +10,9 @@ member id and epoch (KIP-848) are ignored: classic groups do not check them.
 """
 
 from ..errors import ErrorCode
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._authz import denied_topics
 from .registry import api
 
 GROUPS_VERSION = 8
@@ -26,15 +29,36 @@ def handle(ctx, request):
         ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
                  topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
                                "OffsetFetchResponsePartitions"))
+        if ctx.authorize(O.DESCRIBE, R.GROUP, g.group_id) else
+        ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.group_authorization_failed,
+                 topics=())
         for g in request.groups
     )
     return ctx.response(groups=groups)
 
 
+def error_response(ctx, request, code):
+    """Kafka: OffsetFetchRequest.getErrorResponse -- v2+ on the request, v1 on every partition."""
+    if ctx.version >= 2:
+        return ctx.response(topics=(), error_code=code)
+    wanted = [(t.name, p) for t in request.topics or () for p in t.partition_indexes]
+    return ctx.response(topics=_answer(ctx, [(tp, None, code) for tp in wanted], "OffsetFetchResponseTopic",
+                                       "OffsetFetchResponsePartition"), error_code=code)
+
+
 def _fetch(ctx, group_id, topics, stable, topic_entity, partition_entity):
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
+    results = list(ctx.node.groups.fetch_offsets(group_id, stable, wanted))
+    denied = denied_topics(ctx, {tp[0] for tp, _, _ in results})
+    results = [r for r in results if r[0][0] not in denied]
+    if wanted is not None:  # Kafka: topics named but not describable fail; left out of an all-topics fetch
+        results += [(tp, None, ErrorCode.topic_authorization_failed) for tp in wanted if tp[0] in denied]
+    return _answer(ctx, results, topic_entity, partition_entity)
+
+
+def _answer(ctx, results, topic_entity, partition_entity):
     by_topic: dict[str, list] = {}
-    for (topic, partition), committed, code in ctx.node.groups.fetch_offsets(group_id, stable, wanted):
+    for (topic, partition), committed, code in results:
         by_topic.setdefault(topic, []).append(ctx.make(
             partition_entity, partition_index=partition, error_code=code,
             committed_offset=committed.offset if committed else -1,

@@ -49,3 +49,10 @@ async def handle(ctx, request):
     return ctx.response(error_code=r.error, generation_id=r.generation_id, protocol_type=r.protocol_type,
                         protocol_name=protocol_name, leader=r.leader, skip_assignment=r.skip_assignment,
                         member_id=r.member_id, members=members)
+
+
+def error_response(ctx, request, code):
+    """Kafka: JoinGroupRequest.getErrorResponse."""
+    return ctx.response(error_code=code, generation_id=-1, protocol_type=None,
+                        protocol_name="" if ctx.version < NULLABLE_PROTOCOL_NAME_VERSION else None,
+                        leader="", skip_assignment=False, member_id="", members=())

@@ -13,3 +13,7 @@ def handle(ctx, request):
     code = ctx.node.groups.heartbeat(request.group_id, request.member_id, getattr(request, "group_instance_id", None),
                                      request.generation_id, now_ms())
     return ctx.response(error_code=code)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code)

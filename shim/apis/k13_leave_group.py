@@ -25,3 +25,7 @@ def handle(ctx, request):
     members = tuple(ctx.make("MemberResponse", member_id=m, group_instance_id=i, error_code=c)
                     for (m, i), c in zip(leaving, codes))
     return ctx.response(error_code=top, members=members)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, members=())

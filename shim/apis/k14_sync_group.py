@@ -30,3 +30,7 @@ async def handle(ctx, request):
     r = await settle(pending)
     return ctx.response(error_code=r.error, protocol_type=r.protocol_type, protocol_name=r.protocol_name,
                         assignment=r.assignment)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, protocol_type=None, protocol_name=None, assignment=b"")

@@ -2,23 +2,33 @@
 
 State, protocol type, and members (member id, v4+ group instance id, client id, client host). The
 protocol name and each member's metadata and assignment only for a Stable group, as Kafka does.
-An unknown group is described as Dead with no error. v3+ authorized operations (when asked):
-every group operation Kafka 3.9 knows (READ, DESCRIBE, DELETE), since there is no
-authorizer.
+An unknown group is described as Dead with no error. v3+ authorized operations (when asked): the
+authorizer's, or every group operation Kafka 3.9 knows (READ, DESCRIBE, DELETE) without one. A
+group the principal may not DESCRIBE gets GROUP_AUTHORIZATION_FAILED.
 """
 
 from ..errors import ErrorCode
-from ._operations import GROUP, NOT_REQUESTED
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._operations import NOT_REQUESTED
 from .registry import api
 
 
 @api(15, "DescribeGroups", 0, 5)
 def handle(ctx, request):
-    operations = GROUP if getattr(request, "include_authorized_operations", False) else NOT_REQUESTED
-    return ctx.response(groups=tuple(_describe(ctx, g, operations) for g in request.groups))
+    want_ops = getattr(request, "include_authorized_operations", False)
+    return ctx.response(groups=tuple(_describe(ctx, g, want_ops) if ctx.authorize(O.DESCRIBE, R.GROUP, g)
+                                     else _refused(ctx, g) for g in request.groups))
 
 
-def _describe(ctx, group_id, operations):
+def _refused(ctx, group_id):
+    return ctx.make("DescribedGroup", error_code=ErrorCode.group_authorization_failed, group_id=group_id,
+                    group_state="", protocol_type="", protocol_data="", members=(),
+                    authorized_operations=NOT_REQUESTED)
+
+
+def _describe(ctx, group_id, want_ops):
+    operations = ctx.authorized_operations(R.GROUP, group_id) if want_ops else NOT_REQUESTED
     code, s = ctx.node.groups.describe_group(group_id)
     members = tuple(
         ctx.make("DescribedGroupMember", member_id=m.member_id, group_instance_id=m.group_instance_id,

@@ -31,3 +31,7 @@ def handle(ctx, request):
             code = ErrorCode.invalid_producer_epoch
         return ctx.response(error_code=code, producer_id=-1, producer_epoch=-1)
     return ctx.response(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, producer_id=-1, producer_epoch=-1)

@@ -4,8 +4,10 @@ v0-3 are the client's form: one transaction. Unknown partitions get UNKNOWN_TOPI
 every other partition of the request OPERATION_NOT_ATTEMPTED, as Kafka answers; coordinator errors
 apply to every partition.
 
-v4-5 are the broker-to-broker form (KIP-890; Kafka requires CLUSTER_ACTION, kafka-shim has no
-ACLs): a batch of transactions, each either verified (VerifyOnly: NONE for the partitions in the
+With an authorizer v0-3 need WRITE on the transactional id and on each topic (the topics refused
+get TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED).
+
+v4-5 are the broker-to-broker form (KIP-890; they need CLUSTER_ACTION on the cluster): a batch of transactions, each either verified (VerifyOnly: NONE for the partitions in the
 ongoing transaction, TRANSACTION_ABORTABLE for the others) or added, under 4.x emulation with the
 client on transaction version 2, which is how Produce v12 and TxnOffsetCommit v5 add partitions
 implicitly. Whole-
@@ -14,7 +16,9 @@ transaction errors apply to every partition of that transaction; the top-level e
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..protocol.kafka_releases import TRANSACTION_VERSION
 from ._txn_errors import for_version
+from ._authz import denied_topics
 from .registry import api
 
 BATCHED_VERSION = 4  # Kafka: TransactionVersion.transactionVersionForAddPartitionsToTxn (v4+ -> TV_2)
@@ -24,6 +28,12 @@ BATCHED_VERSION = 4  # Kafka: TransactionVersion.transactionVersionForAddPartiti
 def handle(ctx, request):
     if ctx.version < BATCHED_VERSION:
         wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
+        denied = denied_topics(ctx, [t for t, _ in wanted])
+        if denied:  # Kafka: the topics it may not WRITE fail, the rest are not attempted
+            return ctx.response(results_by_topic_v3_and_below=_topic_results(ctx, {
+                tp: ErrorCode.topic_authorization_failed if tp[0] in denied else
+                ErrorCode.unknown_topic_or_partition if tp not in ctx.node.logs.logs else
+                ErrorCode.operation_not_attempted for tp in wanted}))
         errors = _transaction(ctx, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
                               request.v3_and_below_producer_epoch, wanted, verify_only=False)
         return ctx.response(results_by_topic_v3_and_below=_topic_results(ctx, errors))
@@ -47,7 +57,7 @@ def _transaction(ctx, txn_id, pid, epoch, wanted, *, verify_only) -> dict:
         if verify_only:
             return txn.verify_partitions(txn_id, pid, epoch, set(wanted))
         # Kafka 4.x records the client as on transaction version 2 for v4+; 3.x has no such notion.
-        tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.release.transaction_version >= 2 else 0
+        tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.quorum.level(TRANSACTION_VERSION) >= 2 else 0
         txn.add_partitions(txn_id, pid, epoch, set(wanted), now_ms(), transaction_version=tv)
         code = ErrorCode.none
     except KafkaError as e:
@@ -62,3 +72,10 @@ def _topic_results(ctx, errors: dict) -> tuple:
             ctx.make("AddPartitionsToTxnPartitionResult", partition_index=p, partition_error_code=code))
     return tuple(ctx.make("AddPartitionsToTxnTopicResult", name=t, results_by_partition=tuple(ps))
                  for t, ps in topics.items())
+
+
+def error_response(ctx, request, code):
+    if ctx.version >= BATCHED_VERSION:
+        return ctx.response(error_code=code, results_by_transaction=())
+    wanted = {(t.name, p): code for t in request.v3_and_below_topics for p in t.partitions}
+    return ctx.response(results_by_topic_v3_and_below=_topic_results(ctx, wanted))

@@ -14,3 +14,7 @@ def handle(ctx, request):
     except KafkaError as e:
         return ctx.response(error_code=for_version(e.code, ctx.version))
     return ctx.response(error_code=ErrorCode.none)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code)

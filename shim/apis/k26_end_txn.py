@@ -28,3 +28,7 @@ def handle(ctx, request):
     except KafkaError as e:
         return ctx.response(error_code=for_version(e.code, ctx.version), producer_id=-1, producer_epoch=-1)
     return ctx.response(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, producer_id=-1, producer_epoch=-1)

@@ -13,7 +13,9 @@ partition not in the transaction with TRANSACTION_ABORTABLE; v5 (transaction ver
 adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn.
 """
 
+from ..errors import ErrorCode
 from ..node import now_ms
+from ._authz import denied_topics
 from ._groups import by_topic, requested_offsets
 from .registry import api
 
@@ -21,11 +23,20 @@ from .registry import api
 @api(28, "TxnOffsetCommit", 0, 5)
 def handle(ctx, request):
     now = now_ms()
-    offsets, unknown = requested_offsets(ctx, request.topics, now)
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
         getattr(request, "generation_id", -1), offsets, now, version=ctx.version) if offsets else {}
     ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
+    return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))
+
+
+def error_response(ctx, request, code):
+    """Kafka: TxnOffsetCommitRequest.getErrorResponse -- the error on every partition."""
+    codes = {(t.name, p.partition_index): code for t in request.topics for p in t.partitions}
     return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))

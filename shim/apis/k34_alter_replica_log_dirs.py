@@ -42,3 +42,14 @@ def _alter(ctx, topic, index, path):
     except KafkaError as e:
         return e.code
     return ErrorCode.none
+
+
+def error_response(ctx, request, code):
+    """Kafka: the error on every partition named."""
+    by_topic: dict[str, list] = {}
+    for d in request.dirs:
+        for t in d.topics:
+            by_topic.setdefault(t.name, []).extend(
+                ctx.make("AlterReplicaLogDirPartitionResult", partition_index=p, error_code=code) for p in t.partitions)
+    return ctx.response(results=tuple(ctx.make("AlterReplicaLogDirTopicResult", topic_name=t, partitions=tuple(ps))
+                                      for t, ps in by_topic.items()))

@@ -39,3 +39,7 @@ def _space(path):
     """(total, usable) bytes of the file system, as Java's FileStore.getTotalSpace / getUsableSpace."""
     st = os.statvfs(path)
     return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, results=())

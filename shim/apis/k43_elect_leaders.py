@@ -46,11 +46,14 @@ def _topic(ctx, name, partitions):
     return ctx.make("ReplicaElectionResult", topic=name, partition_result=partitions)
 
 
-def _refused(ctx, request, message):
+def _refused(ctx, request, message, code=ErrorCode.invalid_request):
     """Kafka: ElectLeadersRequest.getErrorResponse -- the error on the request and on each partition named."""
-    code = ErrorCode.invalid_request
     results = tuple(
         _topic(ctx, t.topic, tuple(ctx.make("PartitionResult", partition_id=p, error_code=code, error_message=message)
                                    for p in t.partitions))
         for t in request.topic_partitions or ())
     return ctx.response(error_code=code, replica_election_results=results)
+
+
+def error_response(ctx, request, code):
+    return _refused(ctx, request, None, code)

@@ -38,3 +38,10 @@ def _alter(ctx, topic, p):
     return ctx.make("ReassignablePartitionResponse", partition_index=p.partition_index, error_code=ErrorCode.none,
                     error_message=None)
 
+
+def error_response(ctx, request, code):
+    """Kafka: AlterPartitionReassignmentsRequest.getErrorResponse -- on the request and every partition."""
+    return ctx.response(error_code=code, error_message=None, responses=tuple(
+        ctx.make("ReassignableTopicResponse", name=t.name, partitions=tuple(
+            ctx.make("ReassignablePartitionResponse", partition_index=p.partition_index, error_code=code,
+                     error_message=None) for p in t.partitions)) for t in request.topics))

@@ -12,3 +12,7 @@ from .registry import api
 @api(46, "ListPartitionReassignments", 0, 0)
 def handle(ctx, request):
     return ctx.response(error_code=ErrorCode.none, error_message=None, topics=())
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, error_message=None, topics=())

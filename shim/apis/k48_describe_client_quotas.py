@@ -25,3 +25,7 @@ def handle(ctx, request):
                  values=tuple(ctx.make("ValueData", key=k, value=v) for k, v in sorted(values.items())))
         for entity, values in found)
     return ctx.response(error_code=ErrorCode.none, error_message=None, entries=entries)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, error_message=None, entries=None)

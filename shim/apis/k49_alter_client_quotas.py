@@ -30,3 +30,11 @@ def handle(ctx, request):
                  entity=tuple(ctx.make("EntityData", entity_type=t, entity_name=n) for t, n in sorted(entity)))
         for entity, err in results.items())
     return ctx.response(entries=entries)
+
+
+def error_response(ctx, request, code):
+    """Kafka: AlterClientQuotasRequest.getErrorResponse -- the error on every entry."""
+    return ctx.response(entries=tuple(
+        ctx.make("EntryData", error_code=code, error_message=None, entity=tuple(
+            ctx.make("EntityData", entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity))
+        for entry in request.entries))

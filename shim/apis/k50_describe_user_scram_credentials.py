@@ -20,3 +20,7 @@ def handle(ctx, request):
         for user, code, message, infos in ctx.node.credentials.describe(users)
     )
     return ctx.response(error_code=ErrorCode.none, error_message=None, results=results)
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, error_message=None, results=())

@@ -21,3 +21,10 @@ def handle(ctx, request):
     return ctx.response(results=tuple(
         ctx.make("AlterUserScramCredentialsResult", user=user, error_code=code, error_message=message)
         for user, code, message in results))
+
+
+def error_response(ctx, request, code):
+    """Kafka: the error on every user named."""
+    users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
+    return ctx.response(results=tuple(
+        ctx.make("AlterUserScramCredentialsResult", user=u, error_code=code, error_message=None) for u in users))

@@ -1,17 +1,23 @@
 """DescribeCluster (60), v0-1: this one broker is the whole cluster and its controller.
 
-Authorized operations, when asked for: every cluster operation (no authorizer, see _operations).
+Authorized operations, when asked for: the authorizer's (0 without DESCRIBE on the cluster), every
+cluster operation without an authorizer.
 """
 
 from ..errors import ErrorCode
-from ._operations import CLUSTER, NOT_REQUESTED
+from ..security.acls import CLUSTER_NAME
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._operations import NOT_REQUESTED
 from .registry import api
 
 
 @api(60, "DescribeCluster", 0, 1)
 def handle(ctx, request):
     node = ctx.node
-    operations = CLUSTER if request.include_cluster_authorized_operations else NOT_REQUESTED
+    operations = NOT_REQUESTED
+    if request.include_cluster_authorized_operations:  # Kafka: AuthHelper.computeDescribeClusterResponse
+        operations = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME) if ctx.authorize_cluster(O.DESCRIBE) else 0
     broker = ctx.make("DescribeClusterBroker", broker_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1], rack=None)
     return ctx.response(error_code=ErrorCode.none, error_message=None, endpoint_type=1,
                         cluster_id=node.config.cluster_id, controller_id=node.config.node_id, brokers=(broker,),

@@ -7,7 +7,8 @@ and KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse). An empty topic
 topic; then unknown names cannot appear, while a named unknown topic is UNKNOWN_TOPIC_OR_PARTITION
 (INVALID_TOPIC_EXCEPTION for an illegal name). A cursor topic missing from a named list, or a
 negative cursor partition, is INVALID_REQUEST on every named topic. Each listed topic carries
-every topic operation (no authorizer). Eligible leader replicas (KIP-966 ELR) are always empty.
+its authorized operations. With an authorizer, every topic means those the principal may DESCRIBE;
+a named one it may not gets TOPIC_AUTHORIZATION_FAILED. Eligible leader replicas (KIP-966 ELR) are always empty.
 """
 
 import uuid
@@ -15,6 +16,8 @@ import uuid
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS, validate_topic_name
 from ..storage.partition_log import LEADER_EPOCH
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from . import _operations
 from .registry import api
 
@@ -28,7 +31,7 @@ def handle(ctx, request):
     cursor = request.cursor
     start_name = cursor.topic_name if cursor is not None else ""
     every = not request.topics
-    names = ctx.node.logs.topics if every else {t.name for t in request.topics}
+    names = ctx.authorized(O.DESCRIBE, R.TOPIC, ctx.node.logs.topics) if every else {t.name for t in request.topics}
     names = sorted(n for n in names if n >= start_name)
     if cursor is not None and not every and cursor.topic_name not in names:
         return _refused(ctx, request)
@@ -51,6 +54,8 @@ def handle(ctx, request):
 
 
 def _topic(ctx, name, first, limit):
+    if not ctx.authorize(O.DESCRIBE, R.TOPIC, name):
+        return _entry(ctx, name, ErrorCode.topic_authorization_failed, ZERO_UUID, ()), -1
     info = ctx.node.logs.topics.get(name)
     if info is None:
         try:
@@ -72,7 +77,8 @@ def _topic(ctx, name, first, limit):
 def _entry(ctx, name, code, topic_id, partitions):
     return ctx.make("DescribeTopicPartitionsResponseTopic", error_code=code, name=name, topic_id=topic_id,
                     is_internal=name in INTERNAL_TOPICS, partitions=partitions,
-                    topic_authorized_operations=_operations.TOPIC)
+                    topic_authorized_operations=ctx.authorized_operations(R.TOPIC, name)
+                    if code != ErrorCode.topic_authorization_failed else _operations.NOT_REQUESTED)
 
 
 def _refused(ctx, request):

@@ -48,7 +48,8 @@ def _same(name: str) -> FieldProperty:
              "ssl.key.password": "ssl_key_password", "ssl.truststore.location": "ssl_truststore_location",
              "ssl.truststore.type": "ssl_truststore_type", "ssl.truststore.certificates": "ssl_truststore_certificates",
              "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
-             "connections.max.reauth.ms": "connections_max_reauth_ms"}[name]
+             "connections.max.reauth.ms": "connections_max_reauth_ms",
+             "authorizer.class.name": "authorizer_class_name"}[name]
     type_ = BROKER_CONFIGS[name].type
     to_field = (lambda v: ",".join(v)) if type_ == "list" else (lambda v: v)  # list fields stay Kafka's text
     return FieldProperty(name, field, to_field, lambda c: to_string(getattr(c, field), type_))
@@ -74,8 +75,15 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
         "listener.security.protocol.map", "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.location", "ssl.truststore.type",
-        "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms")),
+        "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
+        "authorizer.class.name")),
 )
+# Settings of the authorizer rather than of KafkaConfig (Kafka hands every property to the
+# authorizer's configure): not in KafkaConfig's catalogue, read into their fields all the same.
+AUTHORIZER_PROPERTIES: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "super.users": ("super_users", str.strip),
+    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", lambda v: v.strip().lower() == "true"),
+}
 _BY_PROP = {fp.prop: fp for fp in FIELD_PROPERTIES}
 ALWAYS_SHOWN = ("listeners", "log.dirs", "node.id", "broker.id")  # set by every kafka-shim
 
@@ -85,6 +93,9 @@ def canonical_properties(props: dict[str, str]) -> dict[str, str]:
     out = {}
     for name, raw in props.items():
         key = BROKER_CONFIGS.get(name)
+        if key is None and name in AUTHORIZER_PROPERTIES:
+            out[name] = raw
+            continue
         if key is None:
             log.warning("the configuration '%s' was supplied but is not a known config", name)
             out[name] = raw
@@ -100,6 +111,9 @@ def fields_from_properties(props: dict[str, str]) -> dict[str, Any]:
     """BrokerConfig field values set by these (canonical) properties."""
     fields: dict[str, Any] = {}
     for name, raw in props.items():
+        if name in AUTHORIZER_PROPERTIES:
+            field, parse = AUTHORIZER_PROPERTIES[name]
+            fields[field] = parse(raw)
         fp = _BY_PROP.get(name)
         if fp is not None and name != "log.retention.ms":
             fields[fp.field] = fp.to_field(BROKER_CONFIGS[name].parse(raw))

@@ -7,6 +7,9 @@ not generate, derived field by field from kio's nearest version as Kafka's JSON 
   without LastStableOffset and AbortedTransactions, v0 also without ThrottleTimeMs.
 * ListOffsetsRequest v0 has MaxNumOffsets after Timestamp and no IsolationLevel; its response
   gives OldStyleOffsets instead of Timestamp and Offset.
+
+And requests whose kio class cannot hold every value Kafka accepts: the delegation-token APIs'
+periods (CreateDelegationToken, Renew, Expire), read as plain int64 milliseconds.
 """
 
 from __future__ import annotations
@@ -19,15 +22,16 @@ from kio.static.constants import EntityType
 from kio.static.primitive import i16, i32, i64
 
 
-def _derive(cls, version: int, drop=(), replace=None, add=(), name=None):
+def _derive(cls, version: int, drop=(), replace=None, add=(), name=None, plain=()):
     """A copy of kio entity ``cls`` for ``version``: fields dropped, retyped (``replace``: name ->
-    new type) or added after a named field (``add``: (after, name, type, kafka_type))."""
-    replace = replace or {}
+    new type), read as plain int64 (``plain``) or added after a named field (``add``: (after, name,
+    type, kafka_type))."""
+    replace = {**(replace or {}), **dict.fromkeys(plain, i64)}
     spec = []
     for f in dataclasses.fields(cls):
         if f.name in drop:
             continue
-        kwargs = {"metadata": f.metadata}
+        kwargs = {"metadata": {**f.metadata, "kafka_type": "int64"} if f.name in plain else f.metadata}
         if f.default is not dataclasses.MISSING:
             kwargs["default"] = f.default
         spec.append((f.name, replace.get(f.name, f.type), dataclasses.field(**kwargs)))
@@ -90,8 +94,25 @@ def _list_offsets(kind: EntityType) -> ModuleType:
                    ListOffsetsPartitionResponse=part)
 
 
+def _token_period(key: int, version: int, field: str, request: str):
+    """The delegation-token APIs' periods in milliseconds as plain int64: kio reads them as
+    timedelta, which cannot hold the Long.MAX_VALUE a Java client may send (a Kafka broker takes
+    any value: it only compares it with its own maximum). v0 is v1 on the wire."""
+    def build(kind: EntityType) -> ModuleType:
+        kio_module = load_payload_module(key, max(version, 1), kind)
+        if kind is EntityType.response:
+            return kio_module
+        classes = {k: v for k, v in vars(kio_module).items() if isinstance(v, type) and hasattr(v, "__type__")}
+        classes[request] = _derive(classes[request], version, plain=(field,))
+        return _module(f"{kio_module.__name__}_plain_ms", **classes)
+    return build
+
+
 # (api key, version) -> builder of the request or response module
 LEGACY = {
+    **{(38, v): _token_period(38, v, "max_lifetime", "CreateDelegationTokenRequest") for v in range(4)},
+    **{(39, v): _token_period(39, v, "renew_period", "RenewDelegationTokenRequest") for v in range(3)},
+    **{(40, v): _token_period(40, v, "expiry_time_period", "ExpireDelegationTokenRequest") for v in range(3)},
     **{(0, v): (lambda kind, v=v: _produce(v, kind)) for v in range(3)},
     **{(1, v): (lambda kind, v=v: _fetch(v, kind)) for v in range(4)},
     (2, 0): _list_offsets,

@@ -523,6 +523,26 @@ class GroupCoordinator(OffsetOperations):
         self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)), default=now_ms + IDLE_TICK_MS)
         return self._earliest
 
+    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
+        """The group clock moved on by ``advanced_ms`` (shim.control): every session, join and sync
+        deadline due by then is due now. Returns the members removed, as "group/member"."""
+        later = now_ms + advanced_ms
+        groups = [g for g in self.groups.values() if group_id is None or g.group_id == group_id]
+        before = {(g.group_id, m) for g in groups for m in g.members}
+        for group in groups:
+            for member in group.members.values():
+                if member.heartbeat_deadline is not None and member.heartbeat_deadline <= later:
+                    member.heartbeat_deadline = now_ms
+            for member_id, deadline in group.pending_members.items():
+                group.pending_members[member_id] = min(deadline, now_ms) if deadline <= later else deadline
+            if group.join_deadline is not None and group.join_deadline <= later:
+                group.join_deadline = now_ms
+            if group.sync_deadline is not None and group.sync_deadline <= later:
+                group.sync_deadline = now_ms
+        self.tick(now_ms)
+        after = {(g.group_id, m) for g in groups for m in g.members}
+        return sorted(f"{g}/{m}" for g, m in before - after)
+
     def next_deadline(self) -> int:
         """No deadline is earlier than this, without looking at every group: each deadline set since
         the last :meth:`tick` lowered it. A deadline later cleared or moved leaves it early, which

@@ -10,6 +10,7 @@ One coordinator, coordinator epoch 0.
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from kafka_codecs.batch import parse_header
 from kafka_codecs.records import decode_batch, encode_batch
@@ -32,6 +33,10 @@ TXN_TOPIC = "__transaction_state"
 OFFSETS_TOPIC = "__consumer_offsets"
 COORDINATOR_EPOCH = 0
 S = TxnState
+
+
+def _no_probe(name: str) -> None:
+    pass
 
 
 def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
@@ -59,12 +64,7 @@ class TransactionCoordinator:
                  offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int,
                  transaction_version: int = 0) -> None:
         self.logs = logs
-        # The finalized transaction.version: from 1 the state records are written as value v1
-        # (Kafka: TransactionVersion.transactionLogValueVersion). Which EndTxn rules apply is the
-        # client's choice, by request version (Kafka: transactionVersionForEndTxn).
-        self.log_value_version = 1 if transaction_version >= 1 else 0
-        # Aborts the coordinator starts itself (timeouts, fencing) follow the finalized version.
-        self.transaction_version = transaction_version
+        self.finalized_transaction_version(transaction_version)
         self.producer_ids = producer_ids
         self.num_partitions = num_partitions
         self.offsets_partitions = offsets_partitions
@@ -73,6 +73,20 @@ class TransactionCoordinator:
         self.txns: dict[str, TxnMetadata] = {}
         self.marker_listeners: list[MarkerListener] = []
         self._next_check = 0
+        # Kafka writes the markers after EndTxn is answered (TransactionMarkerChannelManager); holding
+        # them keeps a prepared transaction open until released (shim.control: hold_markers).
+        self.markers_held = False
+        self.held: dict[str, bool] = {}  # transactional id -> commit, prepared with markers held
+        self.probe: Callable[[str], None] = _no_probe  # named crash points (shim.control)
+
+    def finalized_transaction_version(self, transaction_version: int) -> None:
+        """The cluster's finalized transaction.version, at start and when UpdateFeatures changes it.
+        From 1 the state records are written as value v1 (Kafka:
+        TransactionVersion.transactionLogValueVersion); aborts the coordinator starts itself
+        (timeouts, fencing) follow it. Which EndTxn rules apply is the client's choice, by request
+        version (Kafka: transactionVersionForEndTxn)."""
+        self.log_value_version = 1 if transaction_version >= 1 else 0
+        self.transaction_version = transaction_version
 
     # -- persistence ------------------------------------------------------------------------
 
@@ -261,8 +275,13 @@ class TransactionCoordinator:
     def _complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
         """Markers to every partition, then CompleteCommit/CompleteAbort (Kafka: prepareComplete;
         with transaction version 2 an exhausted epoch moves to the reserved producer id, epoch 0)."""
+        if self.markers_held:
+            self.held[m.transactional_id] = commit
+            return
+        self.probe("txn.prepared")
         write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
                       commit, sorted(m.partitions), now_ms)
+        self.probe("txn.markers_written")
         nxt = m.copy()
         if m.client_transaction_version >= 2 and m.next_producer_id != NO_PRODUCER_ID:
             nxt.last_producer_id, nxt.producer_id, nxt.producer_epoch = m.producer_id, m.next_producer_id, 0
@@ -286,12 +305,40 @@ class TransactionCoordinator:
         self._move(fenced, S.PREPARE_ABORT, now_ms)
         self._complete(self.txns[m.transactional_id], False, now_ms)
 
+    # -- the control plane's levers ----------------------------------------------------------
+
+    def release_markers(self, now_ms: int, txn_id: str | None = None) -> list[str]:
+        """Write the markers held back for ``txn_id`` (or all) and complete those transactions."""
+        released = [t for t in self.held if txn_id is None or t == txn_id]
+        for t in released:
+            commit = self.held.pop(t)
+            m = self.txns.get(t)
+            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._complete(m, commit, now_ms)
+        return released
+
+    def fence(self, txn_id: str, now_ms: int) -> tuple[int, int]:
+        """Bump the epoch of ``txn_id`` as a new producer's InitProducerId would: an ongoing transaction
+        is aborted; the old producer gets PRODUCER_FENCED (INVALID_PRODUCER_EPOCH on older versions)."""
+        m = self.txns.get(txn_id)
+        if m is None or m.state is S.DEAD:
+            raise KafkaError(ErrorCode.transactional_id_not_found, f"no transactional id {txn_id!r}")
+        if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            raise KafkaError(ErrorCode.concurrent_transactions, f"{txn_id!r} is completing a transaction")
+        if m.state is S.ONGOING:
+            self._fence_and_abort(m, now_ms)
+        else:
+            self._next_producer_identity(m, m.timeout_ms, False, NO_EPOCH, now_ms)
+        done = self.txns[txn_id]
+        return done.producer_id, done.producer_epoch
+
     # -- timeouts ---------------------------------------------------------------------------
 
-    def abort_timed_out(self, now_ms: int) -> list[str]:
-        """Abort every Ongoing transaction older than its timeout; returns their ids."""
+    def abort_timed_out(self, now_ms: int, advanced_ms: int = 0) -> list[str]:
+        """Abort every Ongoing transaction older than its timeout, or that will be within
+        ``advanced_ms`` (the clock advanced by the control plane); returns their ids."""
         expired = [m for m in self.txns.values()
-                   if m.state is S.ONGOING and m.txn_start_ms + m.timeout_ms < now_ms]
+                   if m.state is S.ONGOING and m.txn_start_ms + m.timeout_ms < now_ms + advanced_ms]
         for m in expired:
             log.info("aborting transaction %s: open for more than %d ms", m.transactional_id, m.timeout_ms)
             self._fence_and_abort(m, now_ms)

@@ -1,0 +1,40 @@
+"""DescribeAcls (29), v1-3.
+
+The ACLs a filter matches (shim.security.acls.AclFilter: ANY and MATCH pattern filters, null
+name, principal and host matching any), grouped by resource pattern. Needs DESCRIBE on the
+cluster (CLUSTER_AUTHORIZATION_FAILED); without an authorizer SECURITY_DISABLED. A filter with an
+UNKNOWN element closes the connection, as Kafka's request parsing does. v0 (Kafka 3.9 only) is not
+served: kio has no schema for it.
+"""
+
+from ..errors import ErrorCode
+from ._acls import check_codes, to_filter
+from .registry import api
+
+
+def error_response(ctx, request, code):
+    return ctx.response(error_code=code, error_message=None, resources=())
+
+
+def validate(ctx, r):
+    check_codes(ctx.version, r.resource_type_filter, r.pattern_type_filter, r.operation, r.permission_type,
+                "DescribeAclsRequest")
+
+
+@api(29, "DescribeAcls", 1, 3)
+def handle(ctx, request):
+    r = request
+    authorizer = ctx.node.authorizer
+    if authorizer is None:
+        return ctx.response(error_code=ErrorCode.security_disabled,
+                            error_message="No Authorizer is configured on the broker", resources=())
+    acl_filter = to_filter(ctx.version, r.resource_type_filter, r.resource_name_filter, r.pattern_type_filter,
+                           r.principal_filter, r.host_filter, r.operation, r.permission_type)
+    by_pattern: dict[tuple, list] = {}
+    for b in authorizer.acls(acl_filter):
+        by_pattern.setdefault((b.resource_type, b.name, b.pattern_type), []).append(
+            ctx.make("AclDescription", principal=b.principal, host=b.host, operation=int(b.operation),
+                     permission_type=int(b.permission)))
+    resources = tuple(ctx.make("DescribeAclsResource", resource_type=int(t), resource_name=n, pattern_type=int(p),
+                               acls=tuple(acls)) for (t, n, p), acls in by_pattern.items())
+    return ctx.response(error_code=ErrorCode.none, error_message=None, resources=resources)

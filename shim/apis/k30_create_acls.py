@@ -1,0 +1,35 @@
+"""CreateAcls (30), v1-3.
+
+Each creation is validated as Kafka does (INVALID_REQUEST, Kafka's message: a CLUSTER resource
+not named kafka-cluster, an empty name, resource type ANY, a pattern type other than LITERAL or
+PREFIXED, operation ANY, permission ANY; and, unlike Kafka, a principal without a type) and the
+rest are stored durably in one write; an ACL that exists already succeeds again. Needs ALTER on
+the cluster; without an authorizer every creation gets SECURITY_DISABLED. An UNKNOWN element closes
+the connection (Kafka's CreateAclsRequest.validate). v0 (Kafka 3.9 only) is not served.
+"""
+
+from ..errors import ErrorCode
+from ._acls import SECURITY_DISABLED, check_codes, to_binding
+from .registry import api
+
+
+def error_response(ctx, request, code, message=None):
+    result = ctx.make("AclCreationResult", error_code=code, error_message=message)
+    return ctx.response(results=tuple(result for _ in request.creations))
+
+
+def validate(ctx, request):
+    for c in request.creations:
+        check_codes(ctx.version, c.resource_type, c.resource_pattern_type, c.operation, c.permission_type,
+                    "CreateAclsRequest", any_pattern_allowed=False)
+
+
+@api(30, "CreateAcls", 1, 3)
+def handle(ctx, request):
+    authorizer = ctx.node.authorizer
+    if authorizer is None:
+        return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
+    errors = authorizer.create([to_binding(ctx.version, c) for c in request.creations])
+    return ctx.response(results=tuple(
+        ctx.make("AclCreationResult", error_code=ErrorCode.invalid_request if e else ErrorCode.none, error_message=e)
+        for e in errors))

@@ -1,0 +1,165 @@
+"""ACLs as Kafka names them: resource patterns, access control entries, bindings and filters.
+
+The codes are the wire codes of Kafka's ResourceType, PatternType, AclOperation and
+AclPermissionType; a code Kafka does not know reads as UNKNOWN, as their ``fromCode`` does.
+:class:`AclStore` keeps the bindings durable in ``__cluster_metadata/acls.json``, written the way
+the SCRAM credentials and client quotas are (one atomic write per change: compute the change,
+persist it, then apply it in memory).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..storage import fs
+
+FILE_NAME = "acls.json"
+WILDCARD = "*"  # a LITERAL resource name, principal name or host that matches any
+CLUSTER_NAME = "kafka-cluster"  # Kafka: Resource.CLUSTER_NAME
+
+
+class _Coded(enum.IntEnum):
+    @classmethod
+    def of(cls, code: int):
+        try:
+            return cls(code)
+        except ValueError:
+            return cls(0)  # UNKNOWN
+
+
+class ResourceType(_Coded):
+    UNKNOWN, ANY, TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = range(8)
+
+
+class PatternType(_Coded):
+    UNKNOWN, ANY, MATCH, LITERAL, PREFIXED = range(5)
+
+
+class AclOperation(_Coded):
+    (UNKNOWN, ANY, ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
+     ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS) = range(15)
+
+
+class AclPermissionType(_Coded):
+    UNKNOWN, ANY, DENY, ALLOW = range(4)
+
+
+R, P, O, A = ResourceType, PatternType, AclOperation, AclPermissionType
+
+
+@dataclass(frozen=True, slots=True)
+class AclBinding:
+    resource_type: ResourceType
+    name: str
+    pattern_type: PatternType
+    principal: str
+    host: str
+    operation: AclOperation
+    permission: AclPermissionType
+
+    def to_json(self) -> dict:
+        return {k: (v.name if isinstance(v, enum.Enum) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, entry: dict) -> "AclBinding":
+        return cls(R[entry["resource_type"]], entry["name"], P[entry["pattern_type"]], entry["principal"],
+                   entry["host"], O[entry["operation"]], A[entry["permission"]])
+
+
+@dataclass(frozen=True, slots=True)
+class AclFilter:
+    """Kafka's AclBindingFilter: None matches any name, principal or host; ANY any code; a MATCH
+    pattern matches the LITERAL, wildcard and PREFIXED patterns that would apply to the name."""
+    resource_type: ResourceType = R.ANY
+    name: str | None = None
+    pattern_type: PatternType = P.ANY
+    principal: str | None = None
+    host: str | None = None
+    operation: AclOperation = O.ANY
+    permission: AclPermissionType = A.ANY
+
+    @property
+    def pattern_unknown(self) -> bool:
+        return self.resource_type is R.UNKNOWN or self.pattern_type is P.UNKNOWN
+
+    @property
+    def entry_unknown(self) -> bool:
+        return self.operation is O.UNKNOWN or self.permission is A.UNKNOWN
+
+    def matches(self, b: AclBinding) -> bool:
+        return self._pattern_matches(b) and self._entry_matches(b)
+
+    def _pattern_matches(self, b: AclBinding) -> bool:
+        # Kafka: ResourcePatternFilter.matches
+        if self.resource_type is not R.ANY and self.resource_type is not b.resource_type:
+            return False
+        if self.pattern_type not in (P.ANY, P.MATCH) and self.pattern_type is not b.pattern_type:
+            return False
+        if self.name is None:
+            return True
+        if self.pattern_type is P.ANY or self.pattern_type is b.pattern_type:
+            return self.name == b.name
+        if b.pattern_type is P.LITERAL:
+            return self.name == b.name or b.name == WILDCARD
+        return self.name.startswith(b.name)
+
+    def _entry_matches(self, b: AclBinding) -> bool:
+        # Kafka: AccessControlEntryFilter.matches
+        if self.principal is not None and self.principal != b.principal:
+            return False
+        if self.host is not None and self.host != b.host:
+            return False
+        if self.operation is not O.ANY and self.operation is not b.operation:
+            return False
+        return self.permission is A.ANY or self.permission is b.permission
+
+
+def creation_error(b: AclBinding) -> str | None:
+    """Why CreateAcls refuses this binding (INVALID_REQUEST), in Kafka's words, or None.
+    Kafka: AclApis.handleCreateAcls, then AclControlManager.validateNewAcl."""
+    if b.resource_type is R.CLUSTER and b.name != CLUSTER_NAME:
+        return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
+    if b.name == "":
+        return "Invalid empty resource name"
+    if b.resource_type in (R.UNKNOWN, R.ANY):
+        return f"Invalid resourceType {b.resource_type.name}"
+    if b.pattern_type not in (P.LITERAL, P.PREFIXED):
+        return f"Invalid patternType {b.pattern_type.name}"
+    if b.operation in (O.UNKNOWN, O.ANY):
+        return f"Invalid operation {b.operation.name}"
+    if b.permission not in (A.DENY, A.ALLOW):
+        return f"Invalid permissionType {b.permission.name}"
+    if ":" not in b.principal:
+        # Kafka stores such an ACL and then fails every authorization it is consulted for
+        # (StandardAcl.kafkaPrincipal); refusing it up front is the one difference.
+        return f"Could not parse principal from `{b.principal}` (no colon is present separating the " \
+               f"principal type from the principal name)"
+    return None
+
+
+class AclStore:
+    """The bindings, durable; insertion order is kept so DescribeAcls answers stably."""
+
+    def __init__(self, meta_dir: Path) -> None:
+        self.path = meta_dir / FILE_NAME
+        self.bindings: dict[AclBinding, None] = {}
+        if self.path.exists():
+            self.bindings = {AclBinding.from_json(e): None for e in json.loads(self.path.read_bytes())}
+
+    def __iter__(self):
+        return iter(self.bindings)
+
+    def __len__(self) -> int:
+        return len(self.bindings)
+
+    def change(self, add: list[AclBinding] = (), remove: set[AclBinding] = frozenset()) -> None:
+        """Compute the change, persist it, then apply it in memory."""
+        changed = {b: None for b in self.bindings if b not in remove}
+        changed.update((b, None) for b in add)
+        if changed.keys() == self.bindings.keys():
+            return
+        fs.atomic_write(self.path, json.dumps([b.to_json() for b in changed]).encode())
+        self.bindings = changed

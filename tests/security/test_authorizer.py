@@ -1,0 +1,116 @@
+"""StandardAuthorizer's decisions, case by case as Kafka's StandardAuthorizerData makes them."""
+
+from __future__ import annotations
+
+import pytest
+
+from shim.security.acls import AclBinding, AclFilter, AclStore
+from shim.security.acls import AclOperation as O
+from shim.security.acls import AclPermissionType as A
+from shim.security.acls import PatternType as P
+from shim.security.acls import ResourceType as R
+from shim.security.authorizer import StandardAuthorizer, bitfield, parse_super_users
+
+ALICE, BOB = "User:alice", "User:bob"
+HOST = "127.0.0.1"
+
+
+def acl(name, op, permission=A.ALLOW, principal=ALICE, rtype=R.TOPIC, pattern=P.LITERAL, host="*"):
+    return AclBinding(rtype, name, pattern, principal, host, op, permission)
+
+
+@pytest.fixture
+def authz(tmp_path):
+    count = iter(range(100))
+
+    def make(*bindings, super_users="", allow_if_no_acl=False):
+        directory = tmp_path / str(next(count))
+        directory.mkdir()
+        store = AclStore(directory)
+        store.change(add=list(bindings))
+        return StandardAuthorizer(store, parse_super_users(super_users), allow_if_no_acl)
+    return make
+
+
+def test_literal_prefixed_and_wildcard_patterns(authz):
+    a = authz(acl("orders", O.READ), acl("pay-", O.WRITE, pattern=P.PREFIXED), acl("*", O.DELETE))
+    assert a.authorize(ALICE, HOST, O.READ, R.TOPIC, "orders")
+    assert not a.authorize(ALICE, HOST, O.READ, R.TOPIC, "orders2")  # a literal is not a prefix
+    assert a.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "pay-in")
+    assert not a.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "pa")
+    assert a.authorize(ALICE, HOST, O.DELETE, R.TOPIC, "anything")
+    assert not a.authorize(ALICE, HOST, O.READ, R.GROUP, "orders")  # another resource type
+
+
+def test_deny_wins_and_a_deny_does_not_take_describe(authz):
+    a = authz(acl("t", O.ALL), acl("t", O.WRITE, A.DENY), acl("u", O.READ), acl("u", O.READ, A.DENY))
+    assert not a.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "t")
+    assert a.authorize(ALICE, HOST, O.READ, R.TOPIC, "t")
+    assert not a.authorize(ALICE, HOST, O.READ, R.TOPIC, "u")
+    # an ALLOW READ implies DESCRIBE, a DENY READ does not deny it
+    assert a.authorize(ALICE, HOST, O.DESCRIBE, R.TOPIC, "u")
+
+
+def test_implied_operations_come_from_allow_acls_only(authz):
+    a = authz(acl("w", O.WRITE), acl("c", O.ALTER_CONFIGS), acl("x", O.CREATE))
+    assert a.authorize(ALICE, HOST, O.DESCRIBE, R.TOPIC, "w")
+    assert a.authorize(ALICE, HOST, O.DESCRIBE_CONFIGS, R.TOPIC, "c")
+    assert not a.authorize(ALICE, HOST, O.DESCRIBE, R.TOPIC, "c")  # ALTER_CONFIGS does not imply DESCRIBE
+    assert not a.authorize(ALICE, HOST, O.DESCRIBE, R.TOPIC, "x")  # nor does CREATE
+    assert not a.authorize(ALICE, HOST, O.READ, R.TOPIC, "w")
+
+
+def test_principal_and_host_matching(authz):
+    a = authz(acl("t", O.READ, principal="User:*"), acl("h", O.READ, host="10.0.0.1"))
+    assert a.authorize(BOB, HOST, O.READ, R.TOPIC, "t")
+    assert not a.authorize(ALICE, HOST, O.READ, R.TOPIC, "h")
+    assert a.authorize(ALICE, "10.0.0.1", O.READ, R.TOPIC, "h")
+
+
+def test_no_acl_found_and_super_users(authz):
+    a = authz(acl("t", O.READ, principal=BOB), super_users="User:admin; User:root",
+              allow_if_no_acl=True)
+    assert a.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "free")  # no ACL names it: allowed
+    assert not a.authorize(ALICE, HOST, O.READ, R.TOPIC, "t")  # some ACL names it: denied
+    strict = authz(acl("t", O.ALL, A.DENY, principal="User:root"), super_users="User:admin;User:root")
+    assert not strict.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "free")
+    assert strict.authorize("User:root", HOST, O.WRITE, R.TOPIC, "t")  # a super user passes a DENY
+
+
+def test_super_users_must_name_a_principal_type():
+    with pytest.raises(ValueError, match="principalType:principalName"):
+        parse_super_users("User:admin;admin")
+
+
+def test_authorize_by_resource_type(authz):
+    """Kafka's Authorizer.authorizeByResourceType, which InitProducerId asks for WRITE on TOPIC."""
+    assert authz(acl("t", O.WRITE)).authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+    assert not authz(acl("t", O.READ)).authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+    denied_by_prefix = authz(acl("abc", O.WRITE), acl("ab", O.WRITE, A.DENY, pattern=P.PREFIXED))
+    assert not denied_by_prefix.authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+    denied_literal = authz(acl("abc", O.WRITE), acl("abc", O.WRITE, A.DENY))
+    assert not denied_literal.authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+    assert authz(acl("*", O.ALL)).authorize_by_resource_type(ALICE, HOST, O.WRITE, R.TOPIC)
+
+
+def test_authorized_operations_bitfield(authz):
+    a = authz(acl("t", O.READ), acl("t", O.ALTER_CONFIGS))
+    ops = a.authorized_operations(ALICE, HOST, R.TOPIC, "t")
+    assert ops == bitfield([O.READ, O.DESCRIBE, O.ALTER_CONFIGS, O.DESCRIBE_CONFIGS])
+
+
+def test_filters_match_as_kafka(authz):
+    lit, pre, wild = acl("foo", O.READ), acl("fo", O.READ, pattern=P.PREFIXED), acl("*", O.READ)
+    a = authz(lit, pre, wild, acl("foo", O.WRITE, A.DENY, principal=BOB, rtype=R.GROUP))
+    assert a.acls(AclFilter(R.TOPIC, "foo", P.MATCH)) == [lit, pre, wild]
+    assert a.acls(AclFilter(R.TOPIC, "foo", P.ANY)) == [lit]
+    assert a.acls(AclFilter(R.TOPIC, None, P.PREFIXED)) == [pre]
+    assert a.acls(AclFilter(principal=BOB)) == [a.acls(AclFilter(R.GROUP))[0]]
+    assert a.acls(AclFilter(operation=O.WRITE, permission=A.ALLOW)) == []
+
+
+def test_acls_survive_a_restart(tmp_path):
+    store = AclStore(tmp_path)
+    store.change(add=[acl("t", O.READ), acl("g", O.READ, rtype=R.GROUP)])
+    store.change(remove={acl("t", O.READ)})
+    assert list(AclStore(tmp_path)) == [acl("g", O.READ, rtype=R.GROUP)]
