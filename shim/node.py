@@ -12,6 +12,7 @@ from .configs.topic import effective, log_config
 from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
+from .coordinators.group.consumer_coordinator import ConsumerGroupConfig
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
@@ -21,6 +22,7 @@ from .quorum import MetadataQuorum
 from .security.acls import AclStore
 from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
+from .security.oauthbearer import validator_from_config
 from .security.session import enabled_mechanisms
 from .storage import fs
 from .storage.log_manager import LogManager
@@ -63,6 +65,7 @@ class Node:
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
+        self.oauth_validator = validator_from_config(config)
         self.acls = AclStore(self.logs.meta_dir)
         self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
                                              config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
@@ -80,6 +83,10 @@ class Node:
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            consumer=ConsumerGroupConfig(
+                session_timeout_ms=config.group_consumer_session_timeout_ms,
+                heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+                migration_policy=config.extra.get("group.consumer.migration.policy", "bidirectional").lower()),
         )
         self.groups.load(now_ms())
         self.control = Control(self)

@@ -73,6 +73,7 @@ REQUEST: dict[int, tuple[Check, ...]] = {
     55: (_cluster(O.DESCRIBE),), 57: (_cluster(O.ALTER),), 64: (_cluster(O.ALTER),),
     80: (_cluster(O.ALTER),), 81: (_cluster(O.ALTER),),
     74: (_cluster(O.DESCRIBE_CONFIGS),),  # ListConfigResources (KafkaApis)
+    68: (_group(O.READ),),  # ConsumerGroupHeartbeat
 }
 
 # API key -> the operation needed on every topic it reads or writes

@@ -67,6 +67,14 @@ async def test_metadata_hides_undescribable_topics_and_refuses_named_ones(node):
         ("mine", E.none), ("theirs", E.topic_authorization_failed), ("nowhere", E.topic_authorization_failed)]
 
 
+async def test_metadata_by_topic_id_refuses_without_naming_the_topic(node):
+    topic_id = node.logs.topics["theirs"].topic_id
+    r = await call(node, 3, 12, lambda m: m.MetadataRequest(
+        topics=(m.MetadataRequestTopic(name=None, topic_id=topic_id),), allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False))
+    assert [(t.error_code, t.name, t.topic_id) for t in r.topics] == [(E.topic_authorization_failed, None, topic_id)]
+
+
 async def test_auto_creation_needs_create_on_the_cluster_or_the_topic(node):
     allow(node, R.TOPIC, "new-", O.DESCRIBE, pattern=P.PREFIXED)
     r = await metadata(node, ["new-a"], auto_create=True)
