@@ -215,3 +215,31 @@ async def test_delete_groups_needs_delete_on_each_group(node):
     r = await call(node, 42, 2, lambda m: m.DeleteGroupsRequest(groups_names=("mine", "theirs")))
     assert {x.group_id: x.error_code for x in r.results} == {
         "mine": E.group_id_not_found, "theirs": E.group_authorization_failed}
+
+
+async def test_consumer_group_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(tmp_path):
+    factory = NodeFactory(tmp_path)
+    node = factory(authorizer_class_name=STANDARD, super_users="User:admin", kafka_version="4.1")
+    node.logs.create_topic("mine", 1)
+    node.logs.create_topic("theirs", 1)
+
+    def heartbeat(topics):
+        return call(node, 68, 1, lambda m: m.ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id="m", member_epoch=0, rebalance_timeout=datetime.timedelta(seconds=30),
+            subscribed_topic_names=topics, topic_partitions=()))
+    def describe():
+        return call(node, 69, 1, lambda m: m.ConsumerGroupDescribeRequest(group_ids=("g",),
+                                                                         include_authorized_operations=True))
+    try:
+        assert (await heartbeat(("mine",))).error_code == E.group_authorization_failed
+        assert (await describe()).groups[0].error_code == E.group_authorization_failed
+        allow(node, R.GROUP, "g", O.READ)  # READ implies DESCRIBE
+        assert (await heartbeat(("mine", "theirs"))).error_code == E.topic_authorization_failed
+        allow(node, R.TOPIC, "mine", O.DESCRIBE)
+        r = await heartbeat(("mine",))
+        assert (r.error_code, r.member_epoch) == (E.none, 1)
+        d = (await describe()).groups[0]
+        assert (d.error_code, d.group_state, d.authorized_operations) == (E.none, "Stable",
+                                                                          bitfield([O.READ, O.DESCRIBE]))
+    finally:
+        factory.crash_all()
