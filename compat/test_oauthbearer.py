@@ -4,7 +4,8 @@
   ``sasl.oauthbearer.config`` (librdkafka builds the unsecured JWT), kafka-python and aiokafka with a
   token provider, Java with OAuthBearerLoginModule's ``unsecuredLoginStringClaim_*`` options; each
   produces and consumes, and the broker names the connection ``User:<sub>``. An expired token and
-  one without the scope are refused with the error JSON Kafka's OAuthBearerSaslServer sends.
+  one without the scope are refused with the error JSON Kafka's OAuthBearerSaslServer sends. A
+  short-lived token bounds the session (KIP-368): librdkafka re-authenticates before it ends.
 * Tokens signed with a key of a JWKS file (``sasl.oauthbearer.jwks.endpoint.url``): confluent-kafka's
   ``oauth_cb`` with an RS256 token, kafka-python with an ES256 one; a token signed by another key
   is refused.
@@ -286,3 +287,41 @@ def test_jwks_kafka_python_es256(jwks_broker):
     client = KafkaPythonToken(bootstrap, signed_jwt(jwks_broker.keys["ES256"], "ES256", "ec-1", "kp-signed"))
     assert kp_roundtrip(client, topic()) == [b"by kafka-python"]
     assert INVALID in kp_refusal(bootstrap, unsecured_jwt("kp-signed"))  # unsigned tokens are not taken here
+
+
+def test_librdkafka_reauthenticates_before_its_token_expires(broker):
+    """KIP-368 without connections.max.reauth.ms: the session lasts as long as the token (librdkafka's
+    unsecured JWT with lifeSeconds=3), and librdkafka refreshes the token and re-authenticates on
+    the same connection before then; every record arrives and no error is reported."""
+    from confluent_kafka import Producer
+
+    from compat.support import wait_for
+
+    errors: list = []
+    producer = Producer(ck_conf(broker.bootstrap("SASL_PLAINTEXT"), **{
+        "enable.sasl.oauthbearer.unsecure.jwt": True, "error_cb": errors.append,
+        "sasl.oauthbearer.config": "principal=short-lived scope=kafka lifeSeconds=3"}))
+    t, sent = topic(), []
+
+    def reauthenticated() -> bool:
+        value = f"r{len(sent)}".encode()
+        producer.produce(t, value, partition=0)
+        sent.append(value)
+        assert producer.flush(10) == 0
+        return broker.call(lambda: max((s.reauthentications for s in broker.broker.sessions()
+                                        if s.principal == "User:short-lived"), default=0)) >= 1
+
+    wait_for(reauthenticated, 30, message="a re-authentication on the producer's connection")
+    assert errors == []
+    consumer_conf = ck_conf(broker.bootstrap("SASL_PLAINTEXT"), **{
+        "enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": "principal=reader scope=kafka"})
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({**consumer_conf, "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(t, 0, 0)])
+    got, deadline = [], time.monotonic() + 30
+    while len(got) < len(sent) and time.monotonic() < deadline:
+        m = consumer.poll(0.5)
+        if m is not None and m.error() is None:
+            got.append(m.value())
+    consumer.close()
+    assert got == sent
