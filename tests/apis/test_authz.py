@@ -135,6 +135,23 @@ async def test_produce_needs_write_on_each_topic(node):
     assert r.responses[0].partition_responses[0].error_code == E.topic_authorization_failed
 
 
+async def test_transactional_produce_needs_write_on_its_transactional_id(node):
+    from kafka_codecs import encode_batch
+    allow(node, R.TOPIC, "mine", O.WRITE)
+    txn_batch = encode_batch([(None, b"v", [], 1_700_000_000_000)], producer_id=7, producer_epoch=0, base_sequence=0,
+                             is_transactional=True)
+
+    async def produce(txn_id, records):
+        r = await call(node, 0, 9, lambda m: m.ProduceRequest(
+            transactional_id=txn_id, acks=-1, timeout=datetime.timedelta(seconds=1), topic_data=(m.TopicProduceData(
+                name="mine", partition_data=(m.PartitionProduceData(index=0, records=records),)),)))
+        return r.responses[0].partition_responses[0].error_code
+    assert await produce("tx", txn_batch) == E.transactional_id_authorization_failed
+    assert await produce(None, txn_batch) == E.transactional_id_authorization_failed
+    # a transactional id on a request without transactional records is not checked (Kafka's rule)
+    assert await produce("tx", None) != E.transactional_id_authorization_failed
+
+
 async def test_admin_apis_need_their_cluster_operation(node):
     r = await call(node, 50, 0, lambda m: m.DescribeUserScramCredentialsRequest(users=None))
     assert r.error_code == E.cluster_authorization_failed
