@@ -17,7 +17,6 @@ does not revoke its partitions in time is fenced) and returns the next deadline.
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import logging
@@ -39,6 +38,7 @@ from .consumer_group import (
     ConsumerGroupMember,
     MemberState,
     member_topics,
+    new_member_id,
 )
 from .consumer_reconcile import Owned, reconcile
 from .state import GroupMetadata
@@ -91,11 +91,6 @@ class HeartbeatResult(NamedTuple):
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
     assignment: Assignment | None = None
-
-
-def new_member_id() -> str:
-    """Kafka: Uuid.randomUuid().toString() -- URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
 _RE2_OPTIONS = re2.Options()
