@@ -261,3 +261,22 @@ def test_acls_made_with_kafka_python_survive_kill_9(tmp_path, shim_process, free
     assert sorted((a.resource_pattern.resource_name, a.operation, a.resource_pattern.pattern_type) for a in acls) == [
         ("billing-", ACLOperation.READ, ACLResourcePatternType.PREFIXED),
         ("orders", ACLOperation.WRITE, ACLResourcePatternType.LITERAL)]
+
+
+def test_java_admin_acls(broker, java_drivers):
+    """Java's Admin createAcls, describeAcls (a MATCH filter) and deleteAcls, as a super user."""
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";'
+    prefix = f"java-acls-{uuid.uuid4().hex[:6]}"
+    result = java_drivers.run("AdminDriver", ["admin.acls"], broker.bootstrap("SASL_SSL"), timeout=240, prefix=prefix,
+                              parallel=1, timeout_s=60, **{
+                                  "client.security.protocol": "SASL_SSL", "client.sasl.mechanism": "SCRAM-SHA-512",
+                                  "client.sasl.jaas.config": jaas, "client.ssl.truststore.type": "PEM",
+                                  "client.ssl.truststore.location": broker.certs["ca"]})["results"]["admin.acls"]
+    assert result["ok"], f"{result['error']}\n{result['trace']}"
+    obs, topic = result["observed"], f"{prefix}-acl"
+    assert obs["create"] is None
+    assert obs["create_bad_cluster"]["chain"][0].endswith("InvalidRequestException")
+    assert obs["describe_match"] == [f"TOPIC:PREFIXED:{topic}-:User:alice:*:WRITE:DENY"]
+    assert obs["deleted"] == [f"TOPIC:LITERAL:{topic}:User:alice:*:READ:ALLOW",
+                              f"TOPIC:PREFIXED:{topic}-:User:alice:*:WRITE:DENY"]
+    assert obs["after_delete"] == []
