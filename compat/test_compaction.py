@@ -17,6 +17,8 @@ import pytest
 
 from compat.compaction_clients import CLIENTS, KCAT, java_clients
 
+pytestmark = pytest.mark.shim_only("runs the log cleaner of an in-process kafka-shim, with the clock it names")
+
 RETENTION = 3_600_000
 CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "100", "min.cleanable.dirty.ratio": "0.01",
            "delete.retention.ms": str(RETENTION)}
