@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
                    help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     _security_arguments(s)
+    s.add_argument("--brokers", type=int, default=1, metavar="N",
+                   help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
+                        "README.md, A simulated cluster)")
     s.add_argument("--log-level", default="INFO")
     c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
     c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
@@ -82,12 +85,18 @@ def _security_arguments(s: argparse.ArgumentParser) -> None:
     g.add_argument("--ssl-truststore-location", default=None, help="PEM file of CA certificates for client certificates")
     g.add_argument("--ssl-truststore-type", default=None, help="only PEM")
     g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default=None)
-    g.add_argument("--sasl-enabled-mechanisms", default=None, help="default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
+    g.add_argument("--sasl-enabled-mechanisms", default=None,
+                   help="default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512; OAUTHBEARER too when named")
     g.add_argument("--sasl-user", action="append", default=[], metavar="NAME:PASSWORD",
                    help="a user for PLAIN and SCRAM (repeatable)")
     g.add_argument("--plain-sasl-jaas-config", default=None, metavar="JAAS",
                    help='PLAIN users as Kafka\'s listener.name.<l>.plain.sasl.jaas.config gives them: '
                         '\'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="pw";\'')
+    g.add_argument("--oauthbearer-sasl-jaas-config", default=None, metavar="JAAS",
+                   help="OAUTHBEARER's unsecured-token validation options as Kafka's "
+                        "listener.name.<l>.oauthbearer.sasl.jaas.config gives them (unsecuredValidatorRequiredScope=...)")
+    g.add_argument("--sasl-oauthbearer-jwks-endpoint-url", default=None, metavar="file:///PATH",
+                   help="sasl.oauthbearer.jwks.endpoint.url: OAUTHBEARER tokens must be JWTs signed by a key of this JWKS file")
     g.add_argument("--connections-max-reauth-ms", type=int, default=None,
                    help="KIP-368 session lifetime of SASL connections; 0: no re-authentication (default)")
 
@@ -123,6 +132,7 @@ ALIASES = {
     "ssl_client_auth": ("ssl.client.auth", str),
     "sasl_enabled_mechanisms": ("sasl.enabled.mechanisms", str),
     "connections_max_reauth_ms": ("connections.max.reauth.ms", str),
+    "sasl_oauthbearer_jwks_endpoint_url": ("sasl.oauthbearer.jwks.endpoint.url", str),
 }
 DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
 
@@ -146,6 +156,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(sasl_users=tuple(args.sasl_user))
     if args.plain_sasl_jaas_config:
         config = config.replace(plain_sasl_jaas_config=args.plain_sasl_jaas_config)
+    if args.oauthbearer_sasl_jaas_config:
+        config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
+    if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
+        config = config.replace(brokers=args.brokers)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 
@@ -158,6 +172,9 @@ async def serve(config: BrokerConfig) -> None:
     if config.listeners:
         listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
         print(f"kafka-shim listeners: {listeners}", flush=True)
+    for node_id in broker.node.node_ids[1:]:
+        listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.node_endpoints[node_id].items())
+        print(f"kafka-shim node {node_id}: {listeners}", flush=True)
     from kafka_codecs.records import NATIVE_WALK
 
     if not NATIVE_WALK:

@@ -56,6 +56,8 @@ from . import (  # noqa: F401  (registration side effects)
     k64_unregister_broker,
     k65_describe_transactions,
     k66_list_transactions,
+    k68_consumer_group_heartbeat,
+    k69_consumer_group_describe,
     k74_list_config_resources,
     k75_describe_topic_partitions,
     k80_add_raft_voter,

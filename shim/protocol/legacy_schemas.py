@@ -5,6 +5,7 @@ not generate, derived field by field from kio's nearest version as Kafka's JSON 
   LogAppendTimeMs, v0 no ThrottleTimeMs either.
 * FetchRequest v3 is v4 without IsolationLevel, v0-2 also without MaxBytes; FetchResponse v1-3 is v4
   without LastStableOffset and AbortedTransactions, v0 also without ThrottleTimeMs.
+* DescribeAcls, CreateAcls and DeleteAcls v0 are v1 without the pattern type fields (LITERAL only).
 * ListOffsetsRequest v0 has MaxNumOffsets after Timestamp and no IsolationLevel; its response
   gives OldStyleOffsets instead of Timestamp and Offset.
 
@@ -108,8 +109,39 @@ def _token_period(key: int, version: int, field: str, request: str):
     return build
 
 
+def _acls_v0(key: int):
+    """DescribeAcls, CreateAcls and DeleteAcls v0 (Kafka 3.9; 4.0 removed them): v1 without the
+    pattern type fields, since v0 knows only LITERAL patterns."""
+    # entity -> (field dropped, or the field holding the derived child entity and that child's name)
+    shapes = {
+        (29, EntityType.request): [("DescribeAclsRequest", "pattern_type_filter", None)],
+        (29, EntityType.response): [("DescribeAclsResource", "pattern_type", None),
+                                    ("DescribeAclsResponse", "resources", "DescribeAclsResource")],
+        (30, EntityType.request): [("AclCreation", "resource_pattern_type", None),
+                                   ("CreateAclsRequest", "creations", "AclCreation")],
+        (30, EntityType.response): [],
+        (31, EntityType.request): [("DeleteAclsFilter", "pattern_type_filter", None),
+                                   ("DeleteAclsRequest", "filters", "DeleteAclsFilter")],
+        (31, EntityType.response): [("DeleteAclsMatchingAcl", "pattern_type", None),
+                                    ("DeleteAclsFilterResult", "matching_acls", "DeleteAclsMatchingAcl"),
+                                    ("DeleteAclsResponse", "filter_results", "DeleteAclsFilterResult")],
+    }
+
+    def build(kind: EntityType) -> ModuleType:
+        v1 = load_payload_module(key, 1, kind)
+        classes = {k: v for k, v in vars(v1).items() if isinstance(v, type) and hasattr(v, "__type__")}
+        for entity, field, child in shapes[(key, kind)]:
+            if child is None:
+                classes[entity] = _derive(classes[entity], 0, (field,))
+            else:
+                classes[entity] = _derive(classes[entity], 0, replace={field: tuple[classes[child], ...]})
+        return _module(f"{v1.__name__}_v0", **classes)
+    return build
+
+
 # (api key, version) -> builder of the request or response module
 LEGACY = {
+    **{(key, 0): _acls_v0(key) for key in (29, 30, 31)},
     **{(38, v): _token_period(38, v, "max_lifetime", "CreateDelegationTokenRequest") for v in range(4)},
     **{(39, v): _token_period(39, v, "renew_period", "RenewDelegationTokenRequest") for v in range(3)},
     **{(40, v): _token_period(40, v, "expiry_time_period", "ExpireDelegationTokenRequest") for v in range(3)},
