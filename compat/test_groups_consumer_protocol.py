@@ -166,11 +166,10 @@ def consumer_group_describe(bootstrap, group):
     from compat import support
     from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class
 
-    host, port = bootstrap.rsplit(":", 1)
     payload = encode_request(RequestHeader(69, 1, 1, "kip848-compat"),
                              make(request_class(69, 1), group_ids=(group,), include_authorized_operations=False))
     try:
-        with socket.create_connection((host, int(port)), timeout=5) as s:
+        with socket.create_connection(support.coordinator_address(bootstrap, group), timeout=5) as s:
             s.sendall(struct.pack(">i", len(payload)) + payload)
             _, response = decode_response(support.recv_frame(s), 69, 1)
     except OSError:
@@ -216,3 +215,22 @@ def test_members_carry_on_through_a_broker_restart(shim_process, free_port, tmp_
     finally:
         for m in members:
             m.close()
+
+
+def test_a_regex_subscription_is_resolved_by_the_broker_and_follows_new_topics(broker):
+    """``subscribe(["^rx-.*"])``: librdkafka sends the regex (SubscribedTopicRegex) and the broker
+    matches topic names; a matching topic created later joins the assignment, others do not."""
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, "rx-1", 2)
+    create_topic(bootstrap, "other", 2)
+    m = member(bootstrap, ["^rx-.*"], "regex")
+    try:
+        wait_for(lambda: m.assignment() == {("rx-1", 0), ("rx-1", 1)}, TIMEOUT, "rx-1's partitions")
+        create_topic(bootstrap, "rx-2", 3)
+        wait_for(lambda: m.assignment() == {("rx-1", 0), ("rx-1", 1), ("rx-2", 0), ("rx-2", 1), ("rx-2", 2)},
+                 TIMEOUT, "rx-2's partitions too")
+        regexes = broker.call(lambda: [x.subscribed_topic_regex for x in
+                                       broker.node.groups.consumer.groups["regex"].members.values()])
+        assert regexes == ["(^rx-.*)"]  # librdkafka sends its regex in parentheses
+    finally:
+        m.close()

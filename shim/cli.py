@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
                    help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     _security_arguments(s)
+    s.add_argument("--brokers", type=int, default=1, metavar="N",
+                   help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
+                        "README.md, A simulated cluster)")
     s.add_argument("--log-level", default="INFO")
     c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
     c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
@@ -155,6 +158,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(plain_sasl_jaas_config=args.plain_sasl_jaas_config)
     if args.oauthbearer_sasl_jaas_config:
         config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
+    if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
+        config = config.replace(brokers=args.brokers)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 
@@ -167,6 +172,9 @@ async def serve(config: BrokerConfig) -> None:
     if config.listeners:
         listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
         print(f"kafka-shim listeners: {listeners}", flush=True)
+    for node_id in broker.node.node_ids[1:]:
+        listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.node_endpoints[node_id].items())
+        print(f"kafka-shim node {node_id}: {listeners}", flush=True)
     from kafka_codecs.records import NATIVE_WALK
 
     if not NATIVE_WALK:

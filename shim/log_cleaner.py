@@ -51,6 +51,7 @@ class LogCleaner:
         self.node = node
         self.progress = cm.Progress()
         self.rounds = 0  # cleaning rounds completed since start
+        self.passes = 0  # times the background task looked for work
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -72,6 +73,7 @@ class LogCleaner:
         while True:
             config = self.config
             cleaned = await self.clean_now() if config.enable else 0
+            self.passes += 1
             if not cleaned:
                 self._wake.clear()
                 try:
@@ -92,11 +94,12 @@ class LogCleaner:
                     found.append((ltc.cleanable_ratio, plog, ltc))
         return sorted(found, key=lambda x: -x[0])
 
-    async def clean_now(self) -> int:
-        """Clean every log that qualifies now, once each; returns how many were cleaned."""
+    async def clean_now(self, now_ms: int | None = None) -> int:
+        """Clean every log that qualifies now, once each; returns how many were cleaned. ``now_ms``
+        (tests) is the time the round takes for the compaction lags and delete horizons."""
         async with self._lock:
             config, cleaned = self.config, 0
-            now = int(time.time() * 1000)
+            now = int(time.time() * 1000) if now_ms is None else now_ms
             for _, plog, ltc in self.candidates(now):
                 if await self._clean_one(plog, ltc, now, config):
                     cleaned += 1

@@ -169,6 +169,18 @@ def test_offset_commits_carry_the_member_epoch(gc):
     assert gc.validate_offset_fetch("g", None, -1) == E.none
 
 
+def test_a_stale_transactional_commit_is_an_illegal_generation(node, gc):
+    a = Client(gc, "a")
+    a.beat()
+    pid, epoch = node.txn.init_producer_id("tx", 60_000, -1, -1, T0)
+    node.txn.add_offsets("tx", pid, epoch, "g", T0)
+    one = {(TOPIC, 0): OffsetAndMetadata(5)}
+    # Kafka: TxnOffsetCommit has no STALE_MEMBER_EPOCH code
+    assert gc.commit_txn_offsets("g", "tx", pid, epoch, "a", None, a.epoch + 1, one, T0) == {
+        (TOPIC, 0): E.illegal_generation}
+    assert gc.commit_txn_offsets("g", "tx", pid, epoch, "a", None, a.epoch, one, T0) == {(TOPIC, 0): E.none}
+
+
 @pytest.mark.parametrize("clean", [True, False])
 def test_the_group_survives_a_restart(nodes, node, gc, clean):
     a, b = Client(gc, "a"), Client(gc, "b", instance_id="i")
@@ -233,3 +245,11 @@ async def test_the_apis_under_kafka_4_and_3_9(nodes):
     r = await call(old, HEARTBEAT, 0, group_id="h", member_id="", member_epoch=0, rebalance_timeout=30_000,
                    subscribed_topic_names=(TOPIC,), topic_partitions=())
     assert r.error_code == E.unsupported_version
+
+
+def test_a_regex_that_would_backtrack_forever_is_matched_in_linear_time(node, gc):
+    node.logs.create_topic("a" * 200, 1)
+    # (a+)+b against 200 a's: exponential for a backtracking engine, linear for RE2 (Kafka: RE2/J)
+    a = Client(gc, "a", topics=(), subscribed_topic_regex="(a+)+b")
+    assert a.beat().error == E.none and a.owned == {}
+    assert Client(gc, "b", topics=(), subscribed_topic_regex="(?<=x)y").beat().error == E.invalid_regular_expression
