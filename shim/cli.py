@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
                    help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     _security_arguments(s)
+    s.add_argument("--control-listen", default=None, metavar="HOST:PORT",
+                   help="serve the control plane (fault injection, README.md) over HTTP/JSON on HOST:PORT; "
+                        "port 0 picks a free one")
     s.add_argument("--log-level", default="INFO")
     c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
     c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
@@ -60,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="a name or address of the broker for its certificate (repeatable; default localhost, "
                         "127.0.0.1, ::1)")
     c.add_argument("--client-cn", default="client", help="common name of the client certificate (default client)")
+    from .control.ctl import add_parser as add_ctl_parser
+
+    add_ctl_parser(sub)
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
     i.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -146,6 +152,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(sasl_users=tuple(args.sasl_user))
     if args.plain_sasl_jaas_config:
         config = config.replace(plain_sasl_jaas_config=args.plain_sasl_jaas_config)
+    if args.control_listen:
+        config = config.replace(control_listen=args.control_listen)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 
@@ -154,7 +162,9 @@ async def serve(config: BrokerConfig) -> None:
 
     broker = Broker(config)
     await broker.start()
-    print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}", flush=True)
+    control = f" control={broker.control_url}" if broker.control_url else ""
+    print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}{control}",
+          flush=True)
     if config.listeners:
         listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
         print(f"kafka-shim listeners: {listeners}", flush=True)
@@ -189,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "inspect":
         return _inspect(args)
+    if args.command == "ctl":
+        from .control.ctl import run
+
+        return run(args)
     if args.command == "certs":
         from .security.certs import make_certs
 
