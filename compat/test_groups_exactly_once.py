@@ -6,6 +6,8 @@ offsets to the same transaction. The test SIGKILLs the processor at random point
 whenever it is gone) and SIGKILLs the broker subprocess, restarting it on the same port and data
 directory. When every input offset is committed, the output read with read_committed holds each
 input record exactly once. The kill schedule comes from a random seed printed with any failure.
+confluent-kafka runs it twice: with the classic protocol and with the consumer group protocol
+(KIP-848, ``group.protocol=consumer``, Kafka 4.1 emulation).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.groups_support import create_topic, offset_fetch, produce, read_all, wait_for
+from compat.groups_support import create_topic, group_types, offset_fetch, produce, read_all, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 PARTITIONS = 3
@@ -78,13 +80,20 @@ def committed_total(bootstrap: str, group: str) -> int:
     return sum(max(o, 0) for o in offsets.values())
 
 
-@pytest.mark.parametrize("client", [pytest.param(c, marks=pytest.mark.compat(client=c))
-                                    for c in ("kafka-python", "aiokafka", "confluent-kafka")])
+# The consumer group protocol (KIP-848) needs Kafka 4 emulation; its sessions are the broker's.
+CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consumer.session.timeout.ms=6000",
+                          "--override", "group.consumer.heartbeat.interval.ms=500")
+
+
+@pytest.mark.parametrize("client", [pytest.param(c, marks=pytest.mark.compat(client=c.split("-consumer")[0]))
+                                    for c in ("kafka-python", "aiokafka", "confluent-kafka",
+                                              "confluent-kafka-consumer-protocol")])
 def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process, free_port, tmp_path, client):
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     port, data_dir = free_port(), tmp_path / "broker"
-    broker = shim_process(data_dir, port=port)
+    args = CONSUMER_PROTOCOL_ARGS if client.endswith("consumer-protocol") else ()
+    broker = shim_process(data_dir, port=port, args=args)
     bootstrap = broker.wait_ready()
     create_topic(bootstrap, "in", PARTITIONS)
     create_topic(bootstrap, "out", PARTITIONS)
@@ -102,7 +111,7 @@ def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process,
                 processor.kill()
             else:
                 broker.kill9()
-                broker = shim_process(data_dir, port=port)
+                broker = shim_process(data_dir, port=port, args=args)
                 broker.wait_ready()
         wait_for(lambda: processor.committed(bootstrap, group) >= N, 120,
                  f"all {N} input records committed (seed {seed})")
@@ -116,3 +125,4 @@ def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process,
     assert sorted(read_all(bootstrap, "out", PARTITIONS)) == expected, f"seed {seed}"
     assert offset_fetch(bootstrap, group, "in", range(PARTITIONS)) == {p: PER_PARTITION for p in range(PARTITIONS)}
     assert processor.starts >= 1 + KILLS.count("processor")
+    assert group_types(bootstrap)[group] == ("consumer" if args else "classic")

@@ -4,9 +4,10 @@ kafka-python, confluent-kafka and aiokafka (produce and consume; a transaction a
 committed, read read_committed; a wrong password reported as the client reports Kafka's
 SASL_AUTHENTICATION_FAILED, with Kafka's message), and mutual TLS on an SSL listener with
 ssl.client.auth=required (all three, and Java with PEM stores; the broker names the client by its
-certificate's distinguished name, as Kafka's default principal mapping does). Java also runs
-produce/consume and a transaction over SASL_SSL with SCRAM-SHA-512, and librdkafka re-authenticates
-(KIP-368).
+certificate's distinguished name, as Kafka's default principal mapping does). Over SASL_SSL with
+SCRAM-SHA-512 each of the three, kcat and Java also runs compat/scenarios.py's txn.seed and a
+consumer group, and gets SASL_AUTHENTICATION_FAILED for a wrong password. librdkafka re-authenticates
+(KIP-368), and kcat's old librdkafka shows the SCRAM nonce check of Kafka 3.9 and of 4.0.
 
 One broker for the module with all four listeners (shim.broker.secure_broker, the
 kafka_shim_secure fixture's) and its own throwaway CA.
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.security_clients import CLIENTS, ConfluentKafka, KafkaPython, Security
-from shim.broker import SECURE_USER, secure_broker
+from compat.security_clients import CLIENTS, KCAT, ConfluentKafka, KafkaPython, Kcat, Security
+from shim.broker import SECURE_USER, BrokerThread, secure_broker
 
 pytestmark = pytest.mark.shim_only("starts a kafka-shim with TLS and SASL listeners of its own")
 
@@ -33,12 +34,16 @@ WRONG_PASSWORD_MESSAGE = {
 }
 # how each client names Kafka's SASL_AUTHENTICATION_FAILED (error 58)
 FAILED_NAME = {"kafka-python": "SaslAuthenticationFailedError", "confluent-kafka": "_AUTHENTICATION",
-               "aiokafka": "SaslAuthenticationFailed"}
+               "aiokafka": "SaslAuthenticationFailed", "kcat": "SASL authentication error"}
+needs_kcat = pytest.mark.skipif(KCAT is None, reason="kcat is not installed: apt-get install -y kcat")
+WITH_KCAT = [*CLIENTS, pytest.param(Kcat, marks=needs_kcat)]
 
 
 @pytest.fixture(scope="module")
 def secure(tmp_path_factory):
-    with secure_broker(tmp_path_factory.mktemp("secure"), client_auth="required") as broker:
+    # no initial rebalance delay (Kafka's is 3 s), as the other test brokers: groups form at once
+    with secure_broker(tmp_path_factory.mktemp("secure"), client_auth="required",
+                       group_initial_rebalance_delay_ms=0) as broker:
         yield broker
 
 
@@ -80,7 +85,56 @@ def test_wrong_password_is_sasl_authentication_failed(secure, client, protocol, 
     assert WRONG_PASSWORD_MESSAGE[mechanism] in report
 
 
-@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("client", WITH_KCAT, ids=lambda c: c.name)
+def test_seed_scenario_over_sasl_ssl_scram(secure, client):
+    """compat/scenarios.py's txn.seed over SASL_SSL with SCRAM-SHA-512: a-1, a-2 aborted, plain-1, then
+    b-1, b-2 committed, each by its own producer (kcat, which cannot abort, reads what
+    confluent-kafka wrote)."""
+    reader, t = client(settings(secure, "SASL_SSL", "SCRAM-SHA-512")), topic()
+    writer = reader if reader.transactional else ConfluentKafka(reader.s)
+    writer.transaction(t, committed=[], aborted=[b"a-1", b"a-2"])
+    writer.produce(t, [b"plain-1"])
+    writer.transaction(t, committed=[b"b-1", b"b-2"], aborted=[])
+    assert reader.consume(t, 3, "read_committed") == [b"plain-1", b"b-1", b"b-2"]
+    assert reader.consume(t, 5, "read_uncommitted") == [b"a-1", b"a-2", b"plain-1", b"b-1", b"b-2"]
+
+
+@pytest.mark.parametrize("client", WITH_KCAT, ids=lambda c: c.name)
+def test_consumer_group_over_sasl_ssl_scram(secure, client):
+    """A member of a group reads and commits; the next member of the same group resumes after the
+    commit and reads only what came since (JoinGroup, SyncGroup, OffsetCommit, OffsetFetch over
+    SASL_SSL)."""
+    c, t, group = client(settings(secure, "SASL_SSL", "SCRAM-SHA-512")), topic(), f"g-{uuid.uuid4().hex[:8]}"
+    c.produce(t, [b"g-0", b"g-1", b"g-2"])
+    assert c.group(t, group, 3) == [b"g-0", b"g-1", b"g-2"]
+    c.produce(t, [b"g-3", b"g-4"])
+    assert c.group(t, group, 2) == [b"g-3", b"g-4"]
+
+
+@needs_kcat
+def test_kcat_wrong_password_is_sasl_authentication_failed(secure):
+    report = Kcat(settings(secure, "SASL_SSL", "SCRAM-SHA-512", password="not-the-password")).auth_error()
+    assert FAILED_NAME["kcat"] in report and WRONG_PASSWORD_MESSAGE["SCRAM-SHA-512"] in report
+
+
+@needs_kcat
+def test_scram_nonce_check_follows_the_emulated_release(tmp_path):
+    """kcat 1.7.1's librdkafka (< 2.6.1) sends its client nonce twice in the SCRAM client-final
+    message: Kafka 3.9 lets it through (endsWith), 4.0 refuses it (equals) with the generic
+    message, while a librdkafka >= 2.6.1 (confluent-kafka's) logs in under both."""
+    t = topic()
+    for version, kcat_logs_in in (("3.9", True), ("4.0", False)):
+        with BrokerThread(data_dir=tmp_path / version, listeners="SASL_PLAINTEXT://127.0.0.1:0",
+                          sasl_users=(":".join(SECURE_USER),), kafka_version=version) as broker:
+            s = Security(broker.bootstrap("SASL_PLAINTEXT"), "SASL_PLAINTEXT", "SCRAM-SHA-256", *SECURE_USER)
+            ConfluentKafka(s).produce(t, [b"by librdkafka 2.16"])
+            report = Kcat(s).auth_error()
+            assert (WRONG_PASSWORD_MESSAGE["SCRAM-SHA-512"].replace("512", "256") in report) != kcat_logs_in, report
+            if kcat_logs_in:
+                assert Kcat(s).consume(t, 1) == [b"by librdkafka 2.16"]
+
+
+@pytest.mark.parametrize("client", WITH_KCAT, ids=lambda c: c.name)
 def test_mutual_tls_names_the_client_by_its_certificate(secure, client):
     c, t = client(settings(secure, "SSL", client_cert=True)), topic()
     c.produce(t, [b"over mutual TLS"])
@@ -208,8 +262,9 @@ def test_serve_refuses_a_tls_listener_without_a_keystore(tmp_path):
 
 def test_java_client_over_sasl_ssl_scram(secure, java_drivers):
     """kafka-clients 3.9.1 with its production settings (SCRAM-SHA-512 over SASL_SSL, a PEM
-    truststore, hostname verification on): compat/java/KafkaDriver.java's produce/consume and
-    transaction scenarios, and a wrong password as Java reports it."""
+    truststore, hostname verification on): compat/java/KafkaDriver.java's produce/consume, the
+    txn.seed and open-transaction scenarios and a consumer group, and a wrong password as Java
+    reports it."""
     user, password = SECURE_USER
     jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
 
@@ -221,11 +276,17 @@ def test_java_client_over_sasl_ssl_scram(secure, java_drivers):
                                     "client.ssl.truststore.type": "PEM",
                                     "client.ssl.truststore.location": secure.certs["ca"]})["results"]
 
-    results = run(password, ["produce_consume.none", "txn.open_lso_commit"])
+    results = run(password, ["produce_consume.none", "txn.seed", "txn.open_lso_commit", "consumer.group_commit"])
     for name, result in results.items():
         assert result["ok"], f"{name}: {result['error']}\n{result['trace']}"
     assert results["produce_consume.none"]["observed"]["offsets"] == [0, 1, 2, 3, 4]
     assert results["produce_consume.none"]["observed"]["position"] == 5
+    seed = results["txn.seed"]["observed"]
+    assert [(r["o"], r["v"]) for r in seed["read_committed"]] == [(3, "plain-1"), (4, "b-1"), (5, "b-2")]
+    assert [r["v"] for r in seed["read_uncommitted"]] == ["a-1", "a-2", "plain-1", "b-1", "b-2"]
+    group = results["consumer.group_commit"]["observed"]
+    assert (group["first_member"], group["committed"], group["second_member"]) == (["g-0", "g-1", "g-2"], 3,
+                                                                                    ["g-3", "g-4"])
     failed = run("not-the-password", ["produce_consume.none"])["produce_consume.none"]
     assert not failed["ok"]
     assert "SaslAuthenticationException" in failed["error"] + failed["trace"]

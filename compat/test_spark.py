@@ -1,7 +1,8 @@
 """PySpark 4.0 with the spark-sql-kafka-0-10 connector against the broker under test: batch reads
 and availableNow micro-batches under kafka.isolation.level read_committed and read_uncommitted over
 topics holding aborted, committed and open transactions (written with confluent-kafka) and plain
-records; startingOffsets/endingOffsets as JSON and by timestamp; includeHeaders.
+records; startingOffsets/endingOffsets as JSON and by timestamp; includeHeaders; a read_committed
+batch read over SASL_SSL with SCRAM (kafka.sasl.jaas.config, a PEM truststore).
 
 The rest of the PySpark suite, one SparkSession per module (local[2]):
   test_spark_streaming.py  readStream while a transactional producer commits and aborts, with
@@ -191,3 +192,32 @@ def test_stream_available_now(spark, kafka, tmp_path, iso):
     c.commit_transaction(20)
     kafka.wait_end(topic, {0: 12, 1: 5})  # COMMIT marker at 11
     assert run_once() == sorted(VISIBLE[iso] + AFTER_COMMIT[iso])
+
+
+@pytest.mark.shim_only("starts a kafka-shim with a SASL_SSL listener of its own")
+@pytest.mark.compat(scenario="spark.sasl_ssl_read_committed")
+def test_read_committed_over_sasl_ssl_scram(spark, tmp_path):
+    """A production-style secured read: kafka.security.protocol=SASL_SSL, SCRAM-SHA-512 through
+    kafka.sasl.jaas.config, the CA as a PEM truststore (ssl.truststore.type=PEM): the connector's
+    driver (Admin, offsets) and executor (consumer) both authenticate, and read_committed sees the
+    txn.seed layout as Kafka gives it."""
+    from compat.security_clients import ConfluentKafka, Security
+    from shim.broker import SECURE_USER, secure_broker
+
+    with secure_broker(tmp_path) as broker:
+        writer = ConfluentKafka(Security(broker.bootstrap("SASL_SSL"), "SASL_SSL", "SCRAM-SHA-512", *SECURE_USER,
+                                         broker.certs["ca"]))
+        topic = "spark-sasl-ssl"
+        writer.transaction(topic, committed=[], aborted=[b"a-1", b"a-2"])
+        writer.produce(topic, [b"plain-1"])
+        writer.transaction(topic, committed=[b"b-1", b"b-2"], aborted=[])
+        jaas = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+                f'username="{SECURE_USER[0]}" password="{SECURE_USER[1]}";')
+        secured = {"kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "SCRAM-SHA-512",
+                   "kafka.sasl.jaas.config": jaas, "kafka.ssl.truststore.type": "PEM",
+                   "kafka.ssl.truststore.location": broker.certs["ca"], "subscribe": topic,
+                   "startingOffsets": "earliest", "endingOffsets": "latest"}
+        committed = rows(pov(kafka_read(spark, broker.bootstrap("SASL_SSL"), "read_committed", **secured)))
+        assert committed == [(0, 3, "plain-1"), (0, 4, "b-1"), (0, 5, "b-2")]
+        everything = rows(pov(kafka_read(spark, broker.bootstrap("SASL_SSL"), "read_uncommitted", **secured)))
+        assert [v for _, _, v in everything] == ["a-1", "a-2", "plain-1", "b-1", "b-2"]

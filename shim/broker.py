@@ -162,6 +162,8 @@ class BrokerThread:
 
 
 SECURE_USER = ("alice", "alice-secret")
+ADMIN_USER = ("admin", "admin-secret")
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 def secure_broker(directory, client_auth: str = "requested", **overrides) -> BrokerThread:
@@ -182,3 +184,11 @@ def secure_broker(directory, client_auth: str = "requested", **overrides) -> Bro
     thread = BrokerThread(**{**settings, **overrides})
     thread.certs = {name.removesuffix(".pem"): str(path) for name, path in certs.items()}
     return thread
+
+
+def authorized_broker(directory, **overrides) -> BrokerThread:
+    """:func:`secure_broker` with Kafka's StandardAuthorizer: :data:`ADMIN_USER` is a super user,
+    :data:`SECURE_USER` (``User:alice``) holds no ACLs until ``add_acls`` gives it some."""
+    settings = dict(sasl_users=(":".join(SECURE_USER), ":".join(ADMIN_USER)), authorizer_class_name=STANDARD_AUTHORIZER,
+                    super_users=f"User:{ADMIN_USER[0]}")
+    return secure_broker(directory, **{**settings, **overrides})

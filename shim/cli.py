@@ -88,12 +88,18 @@ def _security_arguments(s: argparse.ArgumentParser) -> None:
     g.add_argument("--ssl-truststore-location", default=None, help="PEM file of CA certificates for client certificates")
     g.add_argument("--ssl-truststore-type", default=None, help="only PEM")
     g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default=None)
-    g.add_argument("--sasl-enabled-mechanisms", default=None, help="default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
+    g.add_argument("--sasl-enabled-mechanisms", default=None,
+                   help="default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512; OAUTHBEARER too when named")
     g.add_argument("--sasl-user", action="append", default=[], metavar="NAME:PASSWORD",
                    help="a user for PLAIN and SCRAM (repeatable)")
     g.add_argument("--plain-sasl-jaas-config", default=None, metavar="JAAS",
                    help='PLAIN users as Kafka\'s listener.name.<l>.plain.sasl.jaas.config gives them: '
                         '\'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="pw";\'')
+    g.add_argument("--oauthbearer-sasl-jaas-config", default=None, metavar="JAAS",
+                   help="OAUTHBEARER's unsecured-token validation options as Kafka's "
+                        "listener.name.<l>.oauthbearer.sasl.jaas.config gives them (unsecuredValidatorRequiredScope=...)")
+    g.add_argument("--sasl-oauthbearer-jwks-endpoint-url", default=None, metavar="file:///PATH",
+                   help="sasl.oauthbearer.jwks.endpoint.url: OAUTHBEARER tokens must be JWTs signed by a key of this JWKS file")
     g.add_argument("--connections-max-reauth-ms", type=int, default=None,
                    help="KIP-368 session lifetime of SASL connections; 0: no re-authentication (default)")
 
@@ -129,6 +135,7 @@ ALIASES = {
     "ssl_client_auth": ("ssl.client.auth", str),
     "sasl_enabled_mechanisms": ("sasl.enabled.mechanisms", str),
     "connections_max_reauth_ms": ("connections.max.reauth.ms", str),
+    "sasl_oauthbearer_jwks_endpoint_url": ("sasl.oauthbearer.jwks.endpoint.url", str),
 }
 DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
 
@@ -154,6 +161,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(plain_sasl_jaas_config=args.plain_sasl_jaas_config)
     if args.control_listen:
         config = config.replace(control_listen=args.control_listen)
+    if args.oauthbearer_sasl_jaas_config:
+        config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 

@@ -47,13 +47,28 @@ class BrokerConfig:
     """none, requested or required: whether TLS clients present a certificate (ssl.client.auth)."""
 
     sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
-    """Mechanisms SASL listeners offer (sasl.enabled.mechanisms); GSSAPI and OAUTHBEARER are not served."""
+    """Mechanisms SASL listeners offer (sasl.enabled.mechanisms): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
+    OAUTHBEARER; GSSAPI is not served."""
     sasl_users: tuple[str, ...] = ()
     """``name:password`` users for PLAIN and both SCRAM mechanisms; SCRAM credentials can also be
     managed with AlterUserScramCredentials (durable in the data directory)."""
     plain_sasl_jaas_config: str = ""
     """A PlainLoginModule JAAS configuration whose ``user_NAME="PASSWORD"`` entries are PLAIN users
     (Kafka's ``listener.name.<listener>.plain.sasl.jaas.config``, here for every SASL listener)."""
+    oauthbearer_sasl_jaas_config: str = ""
+    """The OAuthBearerLoginModule JAAS configuration whose ``unsecuredValidator*`` options set Kafka's
+    default (unsecured) token validation (``listener.name.<listener>.oauthbearer.sasl.jaas.config``)."""
+    sasl_oauthbearer_jwks_endpoint_url: str = ""
+    """``file:`` URL of a JWKS: OAUTHBEARER tokens must be JWTs signed by one of its keys instead of
+    unsecured ones (sasl.oauthbearer.jwks.endpoint.url, with Kafka's OAuthBearerValidatorCallbackHandler)."""
+    sasl_oauthbearer_expected_audience: str = ""
+    """Comma-separated audiences a JWKS-checked token's ``aud`` must name one of (sasl.oauthbearer.expected.audience)."""
+    sasl_oauthbearer_expected_issuer: str = ""
+    """The ``iss`` a JWKS-checked token must carry (sasl.oauthbearer.expected.issuer)."""
+    sasl_oauthbearer_sub_claim_name: str = "sub"
+    sasl_oauthbearer_scope_claim_name: str = "scope"
+    sasl_oauthbearer_clock_skew_seconds: int = 30
+    """Seconds of clock difference allowed for ``exp`` and ``nbf`` (sasl.oauthbearer.clock.skew.seconds)."""
     connections_max_reauth_ms: int = 0
     """KIP-368: a SASL session lasts this long, then the client must re-authenticate; 0: forever
     (connections.max.reauth.ms)."""
@@ -127,6 +142,11 @@ class BrokerConfig:
     """Smallest session.timeout.ms a member may ask for; below it JoinGroup answers INVALID_SESSION_TIMEOUT
     (group.min.session.timeout.ms)."""
     group_max_session_timeout_ms: int = 1_800_000
+    group_consumer_session_timeout_ms: int = 45_000
+    """How long a consumer-protocol member (KIP-848) lives without a heartbeat
+    (group.consumer.session.timeout.ms); Kafka's default."""
+    group_consumer_heartbeat_interval_ms: int = 5_000
+    """How often consumer-protocol members are told to heartbeat (group.consumer.heartbeat.interval.ms)."""
     quota_window_num: int = 11
     """Samples in which client byte rates are measured (quota.window.num)."""
     quota_window_size_seconds: int = 1
@@ -151,6 +171,8 @@ class BrokerConfig:
         self.listener_endpoints()
         from .security.credentials import plain_jaas_users
         plain_jaas_users(self.plain_sasl_jaas_config)  # refuse a configuration that is not PLAIN's
+        from .security.oauthbearer import validator_from_config
+        validator_from_config(self)  # refuse bad validator options and an unreadable JWKS
         if self.connections_max_reauth_ms < 0:
             raise ValueError("connections.max.reauth.ms must not be negative")
         from .security.authorizer import check_authorizer_class, parse_super_users

@@ -12,14 +12,17 @@ from .configs.topic import effective, log_config
 from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
+from .coordinators.group.consumer_coordinator import ConsumerGroupConfig
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
-from .protocol.kafka_releases import RELEASES
+from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
+from .quorum import MetadataQuorum
 from .security.acls import AclStore
 from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
+from .security.oauthbearer import validator_from_config
 from .security.session import enabled_mechanisms
 from .storage import fs
 from .storage.log_manager import LogManager
@@ -61,22 +64,28 @@ class Node:
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
+        self.oauth_validator = validator_from_config(config)
         self.acls = AclStore(self.logs.meta_dir)
         self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
                                              config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
+        self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
-            transaction_version=self.release.transaction_version,
+            transaction_version=self.quorum.level(TRANSACTION_VERSION),
         )
         self.txn.load(now_ms())
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            consumer=ConsumerGroupConfig(
+                session_timeout_ms=config.group_consumer_session_timeout_ms,
+                heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+                migration_policy=config.extra.get("group.consumer.migration.policy", "bidirectional").lower()),
         )
         self.groups.load(now_ms())
         self.control = Control(self)
@@ -132,6 +141,12 @@ class Node:
         self.logs.reconfigure()
         for listener in self.config_listeners:
             listener()
+
+    def finalize_features(self, levels: dict[str, int]) -> None:
+        """UpdateFeatures: finalize ``levels`` (checked by quorum.check_update); a new
+        transaction.version governs the coordinator's own aborts and state records from now on."""
+        self.quorum.apply(levels)
+        self.txn.finalized_transaction_version(self.quorum.level(TRANSACTION_VERSION))
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""

@@ -1,5 +1,6 @@
 """pytest plugin (entry point ``pytest11``): the ``kafka_shim`` fixture, a fresh broker per test,
-and ``kafka_shim_secure``, one with SASL and TLS listeners (README.md, Security).
+``kafka_shim_secure``, one with SASL and TLS listeners (README.md, Security), and
+``kafka_shim_acls``, the same with Kafka's StandardAuthorizer (README.md, ACLs).
 
 The emulated Kafka release is 3.9 unless the test says otherwise, either with a marker,
 ``@pytest.mark.kafka_version("4.0")``, or by parametrizing the fixture indirectly,
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from .broker import BrokerThread, secure_broker
+from .broker import BrokerThread, authorized_broker, secure_broker
 from .protocol.kafka_releases import DEFAULT_RELEASE
 
 
@@ -40,4 +41,13 @@ def kafka_shim_secure(tmp_path):
     (``.certs``: ca.pem, client-cert.pem, client-key.pem ...) and the user ``alice``/``alice-secret``
     for PLAIN and SCRAM; ``.bootstrap("SASL_SSL")`` is that listener's address. Needs ``cryptography``."""
     with secure_broker(tmp_path) as broker:
+        yield broker
+
+
+@pytest.fixture
+def kafka_shim_acls(tmp_path):
+    """``kafka_shim_secure`` with ACLs enforced (StandardAuthorizer): ``admin``/``admin-secret`` is a
+    super user, ``alice``/``alice-secret`` may do nothing until the test gives her ACLs:
+    ``kafka_shim_acls.add_acls(acl("User:alice", "WRITE", topic="orders"))`` (shim.security.acls.acl)."""
+    with authorized_broker(tmp_path) as broker:
         yield broker

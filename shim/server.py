@@ -408,7 +408,8 @@ class Connection(asyncio.BufferedProtocol):
         node, name = self.server.node, self.listener.name
         if self.listener.sasl:
             return SaslAuthenticator(name, node.sasl_mechanisms, node.credentials,
-                                     node.config.connections_max_reauth_ms, node.release.scram_nonce_check)
+                                     node.config.connections_max_reauth_ms, node.release.scram_nonce_check,
+                                     node.oauth_validator)
         ssl_object = transport.get_extra_info("ssl_object")
         return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None))
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .run import fuzz
+from .secure import secure_fuzz
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,8 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="keep the data dir and broker.log here")
     parser.add_argument("--findings", type=Path, default=None, help="append failing cases here (JSON lines)")
     parser.add_argument("--rss-limit-mib", type=int, default=400, help="the broker's peak RSS limit")
+    parser.add_argument("--secure", action="store_true",
+                        help="fuzz the SASL exchange and the TLS listeners instead (secure.py)")
     args = parser.parse_args(argv)
-    result = fuzz(args.duration, args.seed, args.workdir, args.rss_limit_mib)
+    run = secure_fuzz if args.secure else fuzz
+    result = run(args.duration, args.seed, args.workdir, args.rss_limit_mib)
     summary = {k: v for k, v in vars(result).items() if k != "findings"}
     print(json.dumps(summary, indent=1))
     if args.findings is not None and result.findings:

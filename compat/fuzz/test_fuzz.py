@@ -25,3 +25,18 @@ def test_a_minute_of_mutated_requests_leaves_the_broker_serving(tmp_path):
     # Both kinds of connection were seen and checked, and the canary kept being acknowledged.
     assert result.closed_as_malformed > 0 and result.fully_answered > 0, report
     assert result.canary_acked > 0, report
+
+
+def test_fuzzed_sasl_exchanges_and_tls_connections_leave_the_broker_serving(tmp_path):
+    """compat/fuzz/secure.py: mutated SASL exchanges (every mechanism, v0 and v1 framing) on
+    SASL_PLAINTEXT and SASL_SSL, and garbage, cut handshakes and mutated requests over TLS ended by a
+    bare FIN, a close_notify or a reset, for about 15 s; no connection may stay open or leak."""
+    from compat.fuzz.secure import secure_fuzz
+
+    seed = int(os.environ.get("KAFKA_SHIM_FUZZ_SEED", 20261123))
+    result = secure_fuzz(float(os.environ.get("KAFKA_SHIM_FUZZ_SECURE_SECONDS", 15)), seed, tmp_path)
+    report = json.dumps({k: v for k, v in vars(result).items() if k != "findings"}, indent=1)
+    assert result.failures == [], report
+    # clients that finished, clients the broker refused or reset, and the canary all happened
+    assert result.outcomes.get("eof", 0) > 0 and result.outcomes.get("reset", 0) > 0, report
+    assert result.canary_acked > 0, report

@@ -26,6 +26,11 @@ def check_codes(version: int, resource_type, pattern_type, operation, permission
         raise FrameError(f"{api} contains UNKNOWN elements")
 
 
+def pattern_of(entity, field: str) -> int:
+    """The pattern type of a v1+ entity; v0 has no field: LITERAL (an ANY filter there means LITERAL)."""
+    return getattr(entity, field, PatternType.LITERAL)
+
+
 def to_filter(version: int, resource_type, name, pattern_type, principal, host, operation, permission) -> AclFilter:
     pattern = PatternType.LITERAL if version == 0 else PatternType.of(_code(pattern_type))
     return AclFilter(ResourceType.of(_code(resource_type)), name, pattern, principal, host,
@@ -33,6 +38,6 @@ def to_filter(version: int, resource_type, name, pattern_type, principal, host, 
 
 
 def to_binding(version: int, c) -> AclBinding:
-    pattern = PatternType.LITERAL if version == 0 else PatternType.of(_code(c.resource_pattern_type))
+    pattern = PatternType.LITERAL if version == 0 else PatternType.of(_code(pattern_of(c, "resource_pattern_type")))
     return AclBinding(ResourceType.of(_code(c.resource_type)), c.resource_name, pattern, c.principal, c.host,
                       AclOperation.of(_code(c.operation)), AclPermissionType.of(_code(c.permission_type)))

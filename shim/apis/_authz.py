@@ -69,11 +69,17 @@ REQUEST: dict[int, tuple[Check, ...]] = {
     47: (_group(O.DELETE),),  # OffsetDelete
     48: (_cluster(O.DESCRIBE_CONFIGS),), 49: (_cluster(O.ALTER_CONFIGS),),  # client quotas
     50: (_cluster(O.DESCRIBE),), 51: (_cluster(O.ALTER),),  # SCRAM credentials
+    # checked by the controller a 3.9 broker forwards them to (ControllerApis)
+    55: (_cluster(O.DESCRIBE),), 57: (_cluster(O.ALTER),), 64: (_cluster(O.ALTER),),
+    80: (_cluster(O.ALTER),), 81: (_cluster(O.ALTER),),
+    74: (_cluster(O.DESCRIBE_CONFIGS),),  # ListConfigResources (KafkaApis)
+    68: (_group(O.READ),),  # ConsumerGroupHeartbeat
 }
 
 # API key -> the operation needed on every topic it reads or writes
 TOPICS: dict[int, O] = {
-    0: O.WRITE, 1: O.READ, 2: O.DESCRIBE, 8: O.READ, 9: O.DESCRIBE, 24: O.WRITE, 28: O.READ,
+    0: O.WRITE, 1: O.READ, 2: O.DESCRIBE, 8: O.READ, 9: O.DESCRIBE, 21: O.DELETE, 23: O.DESCRIBE,
+    24: O.WRITE, 28: O.READ, 37: O.ALTER, 47: O.READ, 61: O.READ,
 }
 
 
@@ -104,3 +110,23 @@ def denied_topics(ctx, names) -> set[str]:
         return set()
     names = set(names)
     return names - ctx.authorized(TOPICS[ctx.header.api_key], R.TOPIC, names)
+
+
+# config resource type -> (resource type authorized, its name, error): Kafka's ConfigHelper and
+# KafkaApis.handle(Incremental)AlterConfigsRequest; BROKER and BROKER_LOGGER are the cluster's
+_CONFIG_RESOURCES = {
+    2: (R.TOPIC, None, E.topic_authorization_failed),
+    4: (R.CLUSTER, CLUSTER_NAME, E.cluster_authorization_failed),
+    8: (R.CLUSTER, CLUSTER_NAME, E.cluster_authorization_failed),
+    32: (R.GROUP, None, E.group_authorization_failed),
+}
+
+
+def config_denied(ctx, resource_type: int, resource_name: str, operation: O) -> E | None:
+    """The error of a DescribeConfigs (DESCRIBE_CONFIGS) or AlterConfigs (ALTER_CONFIGS) resource
+    the principal may not use, or None."""
+    found = _CONFIG_RESOURCES.get(resource_type)
+    if found is None:
+        return None
+    rtype, name, error = found
+    return None if ctx.authorize(operation, rtype, name or resource_name) else error

@@ -33,10 +33,11 @@ def handle(ctx, request):
         names = sorted(ctx.authorized(O.DESCRIBE, R.TOPIC, node.logs.topics))
     else:
         names = [_name_of(ctx, t) for t in wanted]
+    by_id = {} if all_topics else {n: t.topic_id for n, t in zip(names, wanted) if n is not None and t.name is None}
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
-    topics = tuple(_unauthorized(ctx, name) if name in refused else _topic(ctx, name, allow_create, want_ops)
+    topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused else _topic(ctx, name, allow_create, want_ops)
                    for name in names)
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
@@ -61,9 +62,11 @@ def _refused(ctx, names, allow_create) -> set:
     return refused
 
 
-def _unauthorized(ctx, name):
-    return ctx.make("MetadataResponseTopic", error_code=ErrorCode.topic_authorization_failed, name=name,
-                    topic_id=ZERO_UUID, is_internal=False, partitions=(), topic_authorized_operations=NOT_REQUESTED)
+def _unauthorized(ctx, name, topic_id=None):
+    """Kafka names no topic it refuses; one asked for by id keeps its id (ids are not secret)."""
+    return ctx.make("MetadataResponseTopic", error_code=ErrorCode.topic_authorization_failed,
+                    name=name if topic_id is None else None, topic_id=topic_id or ZERO_UUID, is_internal=False,
+                    partitions=(), topic_authorized_operations=NOT_REQUESTED)
 
 
 def _name_of(ctx, t) -> str | None:

@@ -7,7 +7,8 @@ commits with generation -1 to an empty (or new) group; a member must name its cu
 (FENCED_INSTANCE_ID); during CompletingRebalance a member gets REBALANCE_IN_PROGRESS. Metadata
 over 4096 bytes: OFFSET_METADATA_TOO_LARGE. The retention time of v2-4 is accepted and ignored:
 offsets do not expire. v9's generation field also carries a KIP-848 member epoch, which classic
-groups read as a generation.
+groups read as a generation; a consumer group's member must commit at its current member epoch
+(STALE_MEMBER_EPOCH) with v9 or later (UNSUPPORTED_VERSION below), as Kafka 4 checks.
 """
 
 from ..errors import ErrorCode
@@ -26,7 +27,7 @@ def handle(ctx, request):
                     for t in request.topics if t.name in denied for p in t.partitions})
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
-        request.generation_id_or_member_epoch, offsets, now) if offsets else {}
+        request.generation_id_or_member_epoch, offsets, now, version=ctx.version) if offsets else {}
     ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
     codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
     return ctx.response(topics=by_topic(ctx, codes, "OffsetCommitResponseTopic", "OffsetCommitResponsePartition"))

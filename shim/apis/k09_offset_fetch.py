@@ -6,7 +6,9 @@ leader epoch -1, metadata "", no error. RequireStable (v7+, KIP-447): a partitio
 transactional offset commit answers UNSTABLE_OFFSET_COMMIT, which clients retry until the
 transaction ends. Group-level errors have no field before v2; the only ones possible here
 (INVALID_GROUP_ID) cannot occur, since OffsetFetch accepts any group id, "" included. v9's
-member id and epoch (KIP-848) are ignored: classic groups do not check them.
+member id and epoch (KIP-848) are checked against a consumer group's member (UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH for the group); classic groups do not check them, nor do requests without a
+member id and with epoch -1 (the admin client).
 """
 
 from ..errors import ErrorCode
@@ -25,16 +27,20 @@ def handle(ctx, request):
         topics = _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
                         "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
-    groups = tuple(
-        ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
-                 topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
-                               "OffsetFetchResponsePartitions"))
-        if ctx.authorize(O.DESCRIBE, R.GROUP, g.group_id) else
-        ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.group_authorization_failed,
-                 topics=())
-        for g in request.groups
-    )
-    return ctx.response(groups=groups)
+    return ctx.response(groups=tuple(_group(ctx, g, stable) for g in request.groups))
+
+
+def _group(ctx, g, stable):
+    if not ctx.authorize(O.DESCRIBE, R.GROUP, g.group_id):
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id,
+                        error_code=ErrorCode.group_authorization_failed, topics=())
+    error = ctx.node.groups.validate_offset_fetch(g.group_id, getattr(g, "member_id", None),
+                                                  getattr(g, "member_epoch", -1))
+    if error != ErrorCode.none:
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=error, topics=())
+    return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
+                    topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
+                                  "OffsetFetchResponsePartitions"))
 
 
 def error_response(ctx, request, code):

@@ -4,7 +4,8 @@ Built from the handler registry limited to the emulated Kafka release (``--kafka
 shim.protocol.kafka_releases), so what is advertised is exactly what is served. v3+ answers carry
 that release's supported features and the features a cluster of that release is formatted with
 (metadata.version, kraft.version, and from 4.0 transaction.version 2 and group.version 1), with a
-non-negative FinalizedFeaturesEpoch. Supported features whose lowest level is 0 are left out of
+non-negative FinalizedFeaturesEpoch. The finalized features are the cluster's (shim.quorum): the
+release's defaults until UpdateFeatures changes them. Supported features whose lowest level is 0 are left out of
 answers below v4, as Kafka leaves them out (KAFKA-17492: older clients cannot read them).
 An unsupported request version gets a v0 body with UNSUPPORTED_VERSION (KIP-511, see dispatch); an
 invalid client software name or version (v3+) gets INVALID_REQUEST, as Kafka answers.
@@ -13,7 +14,7 @@ invalid client software name or version (v3+) gets INVALID_REQUEST, as Kafka ans
 import re
 
 from ..errors import ErrorCode
-from ..protocol.kafka_releases import FINALIZED_FEATURES_EPOCH, RELEASES
+from ..protocol.kafka_releases import RELEASES
 from .registry import api, served
 
 # Kafka: ApiVersionsRequest.isValid (v3+ carry the client's software name and version)
@@ -40,11 +41,12 @@ def handle(ctx, request):
         for name, (low, high) in release.supported_features.items()
         if low > 0 or ctx.version >= FEATURE_LEVEL_0_VERSION
     )
+    quorum = ctx.node.quorum
     finalized = tuple(
         ctx.make("FinalizedFeatureKey", name=name, min_version_level=level, max_version_level=level)
-        for name, level in release.finalized_features.items()
+        for name, level in quorum.finalized.items()
     )
     return ctx.response(
         error_code=ErrorCode.none, api_keys=keys, supported_features=supported,
-        finalized_features_epoch=FINALIZED_FEATURES_EPOCH, finalized_features=finalized, zk_migration_ready=False,
+        finalized_features_epoch=quorum.epoch, finalized_features=finalized, zk_migration_ready=False,
     )

@@ -6,6 +6,9 @@ as Kafka does (wrong type or value, unknown name: INVALID_CONFIG with Kafka's me
 remote.storage.enable=true (no tiered storage). cleanup.policy=compact topics are cleaned by
 shim.storage.cleaner.
 From v5 the result lists the topic's configs with their values and sources, as Kafka does.
+With an authorizer each topic needs CREATE on the cluster or on the topic (TOPIC_AUTHORIZATION_FAILED,
+"Authorization failed."), and its configs are shown only with DESCRIBE_CONFIGS on it (v5+:
+TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED otherwise).
 A request whose topics add up to more than 10,000 partitions is refused as a whole with
 POLICY_VIOLATION, as Kafka's controller refuses it (one request cannot tie the broker up creating
 partitions for minutes).
@@ -13,6 +16,8 @@ partitions for minutes).
 
 from ..configs import describe
 from ..errors import ErrorCode, KafkaError
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from .registry import api
 
 CONFIGS_VERSION = 5
@@ -30,7 +35,14 @@ def handle(ctx, request):
             for t in request.topics))  # fmt: skip
     results = []
     seen = set()
+    # Kafka: ControllerApis.createTopics -- CREATE on the cluster, or on each topic
+    creatable = None if ctx.authorize_cluster(O.CREATE) else ctx.authorized(O.CREATE, R.TOPIC, [t.name for t in request.topics])
     for t in request.topics:
+        if creatable is not None and t.name not in creatable:
+            results.append(ctx.make("CreatableTopicResult", name=t.name, topic_id=None,
+                                    error_code=ErrorCode.topic_authorization_failed, error_message="Authorization failed.",
+                                    num_partitions=-1, replication_factor=-1, configs=None))
+            continue
         duplicate = t.name in seen
         seen.add(t.name)
         results.append(_create(ctx, t, request.validate_only, duplicate))
@@ -58,6 +70,10 @@ def _create(ctx, t, validate_only, duplicate):
     except KafkaError as e:
         return ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=e.code, error_message=e.message,
                         num_partitions=-1, replication_factor=-1, configs=None)
+    if not ctx.authorize(O.DESCRIBE_CONFIGS, R.TOPIC, t.name):  # created, but its configs are not shown
+        return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
+                        error_message=None, num_partitions=info.partitions, replication_factor=1, configs=(),
+                        topic_config_error_code=ErrorCode.topic_authorization_failed)
     configs = tuple(
         ctx.make("CreatableTopicConfigs", name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                  is_sensitive=e.sensitive)

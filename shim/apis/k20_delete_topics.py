@@ -2,6 +2,8 @@
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from .registry import api
 
 
@@ -22,7 +24,11 @@ def _delete(ctx, name, topic_id):
             info = logs.topic_by_id(topic_id)
             if info is None:
                 raise KafkaError(ErrorCode.unknown_topic_id)
+            if not ctx.authorize(O.DESCRIBE, R.TOPIC, info.name):  # Kafka: the name of an id stays hidden
+                raise KafkaError(ErrorCode.topic_authorization_failed)
             name = info.name
+        if not ctx.authorize(O.DELETE, R.TOPIC, name):
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         info = logs.topic(name)
         if name in INTERNAL_TOPICS:
             raise KafkaError(ErrorCode.topic_deletion_disabled, f"internal topic {name} cannot be deleted")

@@ -5,20 +5,24 @@ The internal topics are refused with INVALID_TOPIC_EXCEPTION (Kafka: ReplicaMana
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS
+from ._authz import denied_topics
 from .registry import api
 
 
 @api(21, "DeleteRecords", 0, 2)
 def handle(ctx, request):
     topics = []
+    denied = denied_topics(ctx, [t.name for t in request.topics])
     for t in request.topics:
-        parts = tuple(_partition(ctx, t.name, p) for p in t.partitions)
+        parts = tuple(_partition(ctx, t.name, p, t.name in denied) for p in t.partitions)
         topics.append(ctx.make("DeleteRecordsTopicResult", name=t.name, partitions=parts))
     return ctx.response(topics=tuple(topics))
 
 
-def _partition(ctx, topic, p):
+def _partition(ctx, topic, p, denied):
     try:
+        if denied:
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         if topic in INTERNAL_TOPICS:
             raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot delete records of internal topic {topic}")
         low = ctx.node.logs.get(topic, p.partition_index).delete_records(p.offset)

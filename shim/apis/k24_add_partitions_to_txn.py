@@ -16,6 +16,7 @@ transaction errors apply to every partition of that transaction; the top-level e
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..protocol.kafka_releases import TRANSACTION_VERSION
 from ._txn_errors import for_version
 from ._authz import denied_topics
 from .registry import api
@@ -56,7 +57,7 @@ def _transaction(ctx, txn_id, pid, epoch, wanted, *, verify_only) -> dict:
         if verify_only:
             return txn.verify_partitions(txn_id, pid, epoch, set(wanted))
         # Kafka 4.x records the client as on transaction version 2 for v4+; 3.x has no such notion.
-        tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.release.transaction_version >= 2 else 0
+        tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.quorum.level(TRANSACTION_VERSION) >= 2 else 0
         txn.add_partitions(txn_id, pid, epoch, set(wanted), now_ms(), transaction_version=tv)
         code = ErrorCode.none
     except KafkaError as e:

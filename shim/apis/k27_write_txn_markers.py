@@ -6,7 +6,9 @@ coordinator (shim.coordinators.txn.markers).
 """
 
 from ..coordinators.txn.markers import write_markers
+from ..errors import ErrorCode
 from ..node import now_ms
+from ..security.acls import AclOperation as O
 from .registry import api
 
 
@@ -14,10 +16,13 @@ from .registry import api
 def handle(ctx, request):
     node = ctx.node
     results = []
+    # Kafka: ALTER or CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED on every partition
+    allowed = ctx.authorize_cluster(O.ALTER) or ctx.authorize_cluster(O.CLUSTER_ACTION)
     for marker in request.markers:
         wanted = [(t.name, p) for t in marker.topics for p in t.partition_indexes]
-        codes = write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
-                              marker.coordinator_epoch, marker.transaction_result, wanted, now_ms())
+        codes = {tp: ErrorCode.cluster_authorization_failed for tp in wanted} if not allowed else write_markers(
+            node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
+            marker.coordinator_epoch, marker.transaction_result, wanted, now_ms())
         topics = {}
         for (topic, p), code in codes.items():
             topics.setdefault(topic, []).append(

@@ -1,14 +1,14 @@
-"""DescribeAcls (29), v1-3.
+"""DescribeAcls (29), v0-3.
 
 The ACLs a filter matches (shim.security.acls.AclFilter: ANY and MATCH pattern filters, null
 name, principal and host matching any), grouped by resource pattern. Needs DESCRIBE on the
 cluster (CLUSTER_AUTHORIZATION_FAILED); without an authorizer SECURITY_DISABLED. A filter with an
-UNKNOWN element closes the connection, as Kafka's request parsing does. v0 (Kafka 3.9 only) is not
-served: kio has no schema for it.
+UNKNOWN element closes the connection, as Kafka's request parsing does. v0 (Kafka 3.9 only) knows
+LITERAL patterns only.
 """
 
 from ..errors import ErrorCode
-from ._acls import check_codes, to_filter
+from ._acls import check_codes, pattern_of, to_filter
 from .registry import api
 
 
@@ -17,18 +17,18 @@ def error_response(ctx, request, code):
 
 
 def validate(ctx, r):
-    check_codes(ctx.version, r.resource_type_filter, r.pattern_type_filter, r.operation, r.permission_type,
+    check_codes(ctx.version, r.resource_type_filter, pattern_of(r, "pattern_type_filter"), r.operation, r.permission_type,
                 "DescribeAclsRequest")
 
 
-@api(29, "DescribeAcls", 1, 3)
+@api(29, "DescribeAcls", 0, 3)
 def handle(ctx, request):
     r = request
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return ctx.response(error_code=ErrorCode.security_disabled,
                             error_message="No Authorizer is configured on the broker", resources=())
-    acl_filter = to_filter(ctx.version, r.resource_type_filter, r.resource_name_filter, r.pattern_type_filter,
+    acl_filter = to_filter(ctx.version, r.resource_type_filter, r.resource_name_filter, pattern_of(r, "pattern_type_filter"),
                            r.principal_filter, r.host_filter, r.operation, r.permission_type)
     by_pattern: dict[tuple, list] = {}
     for b in authorizer.acls(acl_filter):

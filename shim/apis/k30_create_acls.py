@@ -1,15 +1,15 @@
-"""CreateAcls (30), v1-3.
+"""CreateAcls (30), v0-3.
 
 Each creation is validated as Kafka does (INVALID_REQUEST, Kafka's message: a CLUSTER resource
 not named kafka-cluster, an empty name, resource type ANY, a pattern type other than LITERAL or
 PREFIXED, operation ANY, permission ANY; and, unlike Kafka, a principal without a type) and the
 rest are stored durably in one write; an ACL that exists already succeeds again. Needs ALTER on
 the cluster; without an authorizer every creation gets SECURITY_DISABLED. An UNKNOWN element closes
-the connection (Kafka's CreateAclsRequest.validate). v0 (Kafka 3.9 only) is not served.
+the connection (Kafka's CreateAclsRequest.validate). v0 (Kafka 3.9 only) creates LITERAL patterns.
 """
 
 from ..errors import ErrorCode
-from ._acls import SECURITY_DISABLED, check_codes, to_binding
+from ._acls import SECURITY_DISABLED, check_codes, pattern_of, to_binding
 from .registry import api
 
 
@@ -20,11 +20,11 @@ def error_response(ctx, request, code, message=None):
 
 def validate(ctx, request):
     for c in request.creations:
-        check_codes(ctx.version, c.resource_type, c.resource_pattern_type, c.operation, c.permission_type,
+        check_codes(ctx.version, c.resource_type, pattern_of(c, "resource_pattern_type"), c.operation, c.permission_type,
                     "CreateAclsRequest", any_pattern_allowed=False)
 
 
-@api(30, "CreateAcls", 1, 3)
+@api(30, "CreateAcls", 0, 3)
 def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:

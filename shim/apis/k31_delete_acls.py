@@ -1,15 +1,15 @@
-"""DeleteAcls (31), v1-3.
+"""DeleteAcls (31), v0-3.
 
 Each filter removes the ACLs it matches (the same matching as DescribeAcls) and lists them; an ACL
 two filters match is removed once and listed by both, as Kafka's controller does. A filter whose
 resource type or pattern type (or operation or permission) is not one Kafka knows gets
 INVALID_REQUEST ("Unknown patternFilter." / "Unknown entryFilter."). Needs ALTER on the cluster;
 without an authorizer SECURITY_DISABLED. An UNKNOWN (code 0) element closes the connection
-(Kafka's DeleteAclsRequest.normalizeAndValidate). v0 (Kafka 3.9 only) is not served.
+(Kafka's DeleteAclsRequest.normalizeAndValidate). v0 (Kafka 3.9 only) matches LITERAL patterns only.
 """
 
 from ..errors import ErrorCode
-from ._acls import SECURITY_DISABLED, check_codes, to_filter
+from ._acls import SECURITY_DISABLED, check_codes, pattern_of, to_filter
 from .registry import api
 
 
@@ -20,16 +20,16 @@ def error_response(ctx, request, code, message=None):
 
 def validate(ctx, request):
     for f in request.filters:
-        check_codes(ctx.version, f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type,
+        check_codes(ctx.version, f.resource_type_filter, pattern_of(f, "pattern_type_filter"), f.operation, f.permission_type,
                     "DeleteAclsRequest")
 
 
-@api(31, "DeleteAcls", 1, 3)
+@api(31, "DeleteAcls", 0, 3)
 def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
-    filters = [to_filter(ctx.version, f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
+    filters = [to_filter(ctx.version, f.resource_type_filter, f.resource_name_filter, pattern_of(f, "pattern_type_filter"),
                          f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in request.filters]
     return ctx.response(filter_results=tuple(_result(ctx, r) for r in authorizer.delete(filters)))
 

@@ -16,6 +16,8 @@ from ..configs import describe, loggers
 from ..configs.admin import BROKER, BROKER_LOGGER, TOPIC
 from ..errors import ErrorCode, KafkaError
 from ..protocol.messages import make
+from ..security.acls import AclOperation as O
+from ._authz import config_denied
 from .registry import api
 
 
@@ -44,6 +46,8 @@ def _entries(node, r, synonyms, documentation):
 
 def _resource(ctx, r, synonyms, documentation):
     try:
+        if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.DESCRIBE_CONFIGS)) is not None:
+            raise KafkaError(denied)
         entries = _entries(ctx.node, r, synonyms, documentation)
     except KafkaError as e:
         message = None if e.code == ErrorCode.unknown_topic_or_partition else e.message

@@ -12,6 +12,8 @@ as in Kafka.
 
 from ..configs.admin import SET, Op, alter, duplicate_resources
 from ..errors import ErrorCode, KafkaError
+from ..security.acls import AclOperation as O
+from ._authz import config_denied
 from .registry import api
 
 
@@ -25,6 +27,8 @@ def _resource(ctx, r, validate_only, twice):
     try:
         if (r.resource_type, r.resource_name) in twice:
             raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
+        if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.ALTER_CONFIGS)) is not None:
+            raise KafkaError(denied)
         alter(ctx.node, r.resource_type, r.resource_name, [Op(c.name, SET, c.value) for c in r.configs],
               validate_only, incremental=False)
     except KafkaError as e:

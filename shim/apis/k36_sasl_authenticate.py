@@ -1,9 +1,11 @@
 """SaslAuthenticate (36), v0-2.
 
-One token of the exchange the SaslHandshake chose (PLAIN: one round, SCRAM: two). A failure answers
+One token of the exchange the SaslHandshake chose (PLAIN: one round, SCRAM: two, OAUTHBEARER: one,
+or two when the token is refused: the error JSON, then the client's %x01). A failure answers
 SASL_AUTHENTICATION_FAILED with Kafka's message (its generic 'invalid credentials' text unless the
 mechanism words a reason for the client) and closes the connection. When the exchange completes,
-session_lifetime_ms (v1+) is connections.max.reauth.ms (0: no re-authentication). Outside an
+session_lifetime_ms (v1+) is connections.max.reauth.ms, or an OAUTHBEARER token's remaining life when
+shorter (0: no re-authentication). Outside an
 exchange: ILLEGAL_SASL_STATE, as Kafka's KafkaApis answers it. Rules: shim/security/session.py.
 """
 

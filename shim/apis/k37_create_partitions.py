@@ -12,6 +12,7 @@ import collections
 
 from ..errors import ErrorCode, KafkaError
 from ._assignment import check_manual_assignment
+from ._authz import denied_topics
 from .registry import api
 
 # Kafka's controller bounds the records of one request (QuorumController.MAX_RECORDS_PER_USER_OP, one
@@ -25,8 +26,11 @@ def handle(ctx, request):
     duplicates = {n for n, c in counts.items() if c > 1}
     results = [_result(ctx, n, ErrorCode.invalid_request, "Duplicate topic name.") for n in sorted(duplicates)]
     budget = [MAX_NEW_PARTITIONS_PER_REQUEST]  # what the topics answered so far have used
+    denied = denied_topics(ctx, [t.name for t in request.topics if t.name not in duplicates])
+    results += [_result(ctx, n, ErrorCode.topic_authorization_failed, "The topic authorization is failed.")
+                for n in sorted(denied)]
     for t in request.topics:
-        if t.name not in duplicates:
+        if t.name not in duplicates and t.name not in denied:
             results.append(_grow(ctx, t, request.validate_only, budget))
     return ctx.response(results=tuple(results))
 

@@ -1,12 +1,17 @@
 """DeleteGroups (42), v0-2: deletes empty groups with their committed offsets (tombstones in
 __consumer_offsets). GROUP_ID_NOT_FOUND for unknown groups, NON_EMPTY_GROUP while members remain."""
 
+from ..errors import ErrorCode
 from ..node import now_ms
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from .registry import api
 
 
 @api(42, "DeleteGroups", 0, 2)
 def handle(ctx, request):
-    results = ctx.node.groups.delete_groups(list(request.groups_names), now_ms())
+    allowed = ctx.authorized(O.DELETE, R.GROUP, request.groups_names)  # Kafka: DELETE on each group
+    results = ctx.node.groups.delete_groups([g for g in request.groups_names if g in allowed], now_ms())
+    results.update({g: ErrorCode.group_authorization_failed for g in request.groups_names if g not in allowed})
     return ctx.response(results=tuple(ctx.make("DeletableGroupResult", group_id=g, error_code=c)
                                       for g, c in results.items()))

@@ -9,6 +9,8 @@ validate_only checks without changing anything.
 
 from ..configs.admin import Op, alter, duplicate_resources
 from ..errors import ErrorCode, KafkaError
+from ..security.acls import AclOperation as O
+from ._authz import config_denied
 from .registry import api
 
 
@@ -22,6 +24,8 @@ def _resource(ctx, r, validate_only, twice):
     try:
         if (r.resource_type, r.resource_name) in twice:
             raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
+        if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.ALTER_CONFIGS)) is not None:
+            raise KafkaError(denied)
         ops = [Op(c.name, c.config_operation, c.value) for c in r.configs]
         alter(ctx.node, r.resource_type, r.resource_name, ops, validate_only, incremental=True)
     except KafkaError as e:

@@ -9,12 +9,16 @@ UNKNOWN_TOPIC_OR_PARTITION. A group left empty without offsets is deleted.
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import by_topic, split_unknown
+from ._authz import denied_topics
 from .registry import api
 
 
 @api(47, "OffsetDelete", 0, 0)
 def handle(ctx, request):
-    known, unknown = split_unknown(ctx, request.topics)
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    known, unknown = split_unknown(ctx, [t for t in request.topics if t.name not in denied])
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
     top, results = ctx.node.groups.delete_offsets(request.group_id, known, now_ms())
     if top != ErrorCode.none:
         return ctx.response(error_code=top, topics=())

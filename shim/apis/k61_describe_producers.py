@@ -1,20 +1,24 @@
 """DescribeProducers (61), v0 (KIP-664): the active producers of each partition."""
 
 from ..errors import ErrorCode, KafkaError
+from ._authz import denied_topics
 from .registry import api
 
 
 @api(61, "DescribeProducers", 0, 0)
 def handle(ctx, request):
     topics = []
+    denied = denied_topics(ctx, [t.name for t in request.topics])
     for t in request.topics:
-        parts = tuple(_partition(ctx, t.name, p) for p in t.partition_indexes)
+        parts = tuple(_partition(ctx, t.name, p, t.name in denied) for p in t.partition_indexes)
         topics.append(ctx.make("TopicResponse", name=t.name, partitions=parts))
     return ctx.response(topics=tuple(topics))
 
 
-def _partition(ctx, topic, index):
+def _partition(ctx, topic, index, denied=False):
     try:
+        if denied:
+            raise KafkaError(ErrorCode.topic_authorization_failed)
         plog = ctx.node.logs.get(topic, index)
     except KafkaError as e:
         return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=e.message,

@@ -2,6 +2,8 @@
 
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from .registry import api
 
 
@@ -12,13 +14,18 @@ def handle(ctx, request):
 
 def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
-    if not txn_id or m is None or m.state is TxnState.DEAD:
+    allowed = ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, txn_id)
+    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD:
         code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
+        if not allowed:  # Kafka checks DESCRIBE on the transactional id first
+            code = ErrorCode.transactional_id_authorization_failed
         return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,
                         transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
                         producer_epoch=-1, topics=())
     by_topic = {}
     for topic, p in sorted(m.partitions):
+        if not ctx.authorize(O.DESCRIBE, R.TOPIC, topic):  # Kafka: only the topics it may describe
+            continue
         by_topic.setdefault(topic, []).append(p)
     topics = tuple(ctx.make("TopicData", topic=t, partitions=tuple(ps)) for t, ps in by_topic.items())
     return ctx.make("TransactionState", error_code=ErrorCode.none, transactional_id=txn_id,

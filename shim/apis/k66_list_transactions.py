@@ -3,6 +3,8 @@
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from ..node import now_ms
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from .registry import api
 
 NAMES = {s.kafka_name: s for s in TxnState}
@@ -20,6 +22,7 @@ def handle(ctx, request):
                  transaction_state=m.state.kafka_name)
         for m in ctx.node.txn.txns.values()
         if m.state is not TxnState.DEAD
+        and ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, m.transactional_id)
         and (not request.state_filters or m.state in states)
         and (not pids or m.producer_id in pids)
         and (duration < 0 or now - m.txn_start_ms > duration)  # Kafka keeps Empty ones (start -1)

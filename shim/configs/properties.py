@@ -27,6 +27,10 @@ class FieldProperty(NamedTuple):
     from_field: Callable[[BrokerConfig], str | None]
 
 
+OAUTHBEARER = ("jwks.endpoint.url", "expected.audience", "expected.issuer", "sub.claim.name", "scope.claim.name",
+               "clock.skew.seconds")
+
+
 def _same(name: str) -> FieldProperty:
     field = {"auto.create.topics.enable": "auto_create_topics", "num.partitions": "num_partitions",
              "socket.request.max.bytes": "max_request_bytes", "message.max.bytes": "max_message_bytes",
@@ -37,6 +41,8 @@ def _same(name: str) -> FieldProperty:
              "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
              "group.min.session.timeout.ms": "group_min_session_timeout_ms",
              "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+             "group.consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
+             "group.consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
              "offsets.topic.num.partitions": "offsets_topic_num_partitions",
              "max.connections": "max_connections", "max.connections.per.ip": "max_connections_per_ip",
              "max.connections.per.ip.overrides": "max_connections_per_ip_overrides",
@@ -49,7 +55,8 @@ def _same(name: str) -> FieldProperty:
              "ssl.truststore.type": "ssl_truststore_type", "ssl.truststore.certificates": "ssl_truststore_certificates",
              "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
              "connections.max.reauth.ms": "connections_max_reauth_ms",
-             "authorizer.class.name": "authorizer_class_name"}[name]
+             "authorizer.class.name": "authorizer_class_name",
+             **{f"sasl.oauthbearer.{p}": "sasl_oauthbearer_" + p.replace(".", "_") for p in OAUTHBEARER}}[name]
     type_ = BROKER_CONFIGS[name].type
     to_field = (lambda v: ",".join(v)) if type_ == "list" else (lambda v: v)  # list fields stay Kafka's text
     return FieldProperty(name, field, to_field, lambda c: to_string(getattr(c, field), type_))
@@ -71,12 +78,13 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "log.segment.bytes", "log.index.interval.bytes", "log.retention.bytes", "log.retention.check.interval.ms",
         "transaction.max.timeout.ms", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
         "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms",
+        "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
         "offsets.topic.num.partitions", "transaction.state.log.num.partitions", "max.connections",
         "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
         "listener.security.protocol.map", "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.location", "ssl.truststore.type",
         "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
-        "authorizer.class.name")),
+        "authorizer.class.name", *(f"sasl.oauthbearer.{p}" for p in OAUTHBEARER))),
 )
 # Settings of the authorizer rather than of KafkaConfig (Kafka hands every property to the
 # authorizer's configure): not in KafkaConfig's catalogue, read into their fields all the same.

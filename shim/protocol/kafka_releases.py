@@ -12,7 +12,12 @@ to Apache's for 3.7.0, 3.8.0 and 3.9.0):
   ``listeners`` include ``broker``; ``validVersions`` less the last version when
   ``latestVersionUnstable`` is true (``unstable.api.versions.enable`` is off by default;
   Kafka: ApiKeys.toApiVersion, ApiVersionsResponse.filterApis). GetTelemetrySubscriptions (71) and
-  PushTelemetry (72) are left out as Kafka leaves them out without a client-telemetry reporter.
+  PushTelemetry (72), v0 in every release here, are on the broker listener too, but Kafka advertises
+  them only when a metrics reporter that receives client telemetry is configured
+  (ClientMetricsManager.isTelemetryReceiverConfigured; none by default), so they are kept apart in
+  ``TELEMETRY_APIS``: kafka-shim has no such receiver and, like a default Kafka, neither advertises
+  nor serves them (clients only push telemetry to a broker that advertises them, KIP-714).
+  Checked against the tags by reading every ``*Request.json`` (3.7.0, 3.8.0, 3.9.0).
   4.0 and 4.1 advertise Produce from version 0 although they serve it from 3 (KAFKA-18659);
   these tables hold the versions served, which is what a request at an older version finds out.
 * ``metadata.version``: ``MetadataVersion.LATEST_PRODUCTION`` (the level a new cluster is
@@ -104,6 +109,10 @@ _API_4_1 = {
     76: (1, 1), 77: (1, 1), 78: (1, 1), 79: (1, 1), 83: (0, 0), 84: (0, 0), 85: (0, 0), 86: (0, 0),
     87: (0, 0), 90: (0, 0), 91: (0, 0), 92: (0, 0),
 }
+
+# KIP-714 client telemetry: on the broker listener of every release here, advertised only with a
+# telemetry receiver (see the module docstring).
+TELEMETRY_APIS: Mapping[int, tuple[int, int]] = MappingProxyType({71: (0, 0), 72: (0, 0)})
 
 RELEASES: Mapping[str, KafkaRelease] = MappingProxyType({
     "3.7": _release("3.7", "3.7.0", _API_3_7, {METADATA_VERSION: (1, 19)}, {METADATA_VERSION: 19}),

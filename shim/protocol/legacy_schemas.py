@@ -5,8 +5,12 @@ not generate, derived field by field from kio's nearest version as Kafka's JSON 
   LogAppendTimeMs, v0 no ThrottleTimeMs either.
 * FetchRequest v3 is v4 without IsolationLevel, v0-2 also without MaxBytes; FetchResponse v1-3 is v4
   without LastStableOffset and AbortedTransactions, v0 also without ThrottleTimeMs.
+* DescribeAcls, CreateAcls and DeleteAcls v0 are v1 without the pattern type fields (LITERAL only).
 * ListOffsetsRequest v0 has MaxNumOffsets after Timestamp and no IsolationLevel; its response
   gives OldStyleOffsets instead of Timestamp and Offset.
+
+And requests whose kio class cannot hold every value Kafka accepts: the delegation-token APIs'
+periods (CreateDelegationToken, Renew, Expire), read as plain int64 milliseconds.
 """
 
 from __future__ import annotations
@@ -19,15 +23,16 @@ from kio.static.constants import EntityType
 from kio.static.primitive import i16, i32, i64
 
 
-def _derive(cls, version: int, drop=(), replace=None, add=(), name=None):
+def _derive(cls, version: int, drop=(), replace=None, add=(), name=None, plain=()):
     """A copy of kio entity ``cls`` for ``version``: fields dropped, retyped (``replace``: name ->
-    new type) or added after a named field (``add``: (after, name, type, kafka_type))."""
-    replace = replace or {}
+    new type), read as plain int64 (``plain``) or added after a named field (``add``: (after, name,
+    type, kafka_type))."""
+    replace = {**(replace or {}), **dict.fromkeys(plain, i64)}
     spec = []
     for f in dataclasses.fields(cls):
         if f.name in drop:
             continue
-        kwargs = {"metadata": f.metadata}
+        kwargs = {"metadata": {**f.metadata, "kafka_type": "int64"} if f.name in plain else f.metadata}
         if f.default is not dataclasses.MISSING:
             kwargs["default"] = f.default
         spec.append((f.name, replace.get(f.name, f.type), dataclasses.field(**kwargs)))
@@ -90,8 +95,56 @@ def _list_offsets(kind: EntityType) -> ModuleType:
                    ListOffsetsPartitionResponse=part)
 
 
+def _token_period(key: int, version: int, field: str, request: str):
+    """The delegation-token APIs' periods in milliseconds as plain int64: kio reads them as
+    timedelta, which cannot hold the Long.MAX_VALUE a Java client may send (a Kafka broker takes
+    any value: it only compares it with its own maximum). v0 is v1 on the wire."""
+    def build(kind: EntityType) -> ModuleType:
+        kio_module = load_payload_module(key, max(version, 1), kind)
+        if kind is EntityType.response:
+            return kio_module
+        classes = {k: v for k, v in vars(kio_module).items() if isinstance(v, type) and hasattr(v, "__type__")}
+        classes[request] = _derive(classes[request], version, plain=(field,))
+        return _module(f"{kio_module.__name__}_plain_ms", **classes)
+    return build
+
+
+def _acls_v0(key: int):
+    """DescribeAcls, CreateAcls and DeleteAcls v0 (Kafka 3.9; 4.0 removed them): v1 without the
+    pattern type fields, since v0 knows only LITERAL patterns."""
+    # entity -> (field dropped, or the field holding the derived child entity and that child's name)
+    shapes = {
+        (29, EntityType.request): [("DescribeAclsRequest", "pattern_type_filter", None)],
+        (29, EntityType.response): [("DescribeAclsResource", "pattern_type", None),
+                                    ("DescribeAclsResponse", "resources", "DescribeAclsResource")],
+        (30, EntityType.request): [("AclCreation", "resource_pattern_type", None),
+                                   ("CreateAclsRequest", "creations", "AclCreation")],
+        (30, EntityType.response): [],
+        (31, EntityType.request): [("DeleteAclsFilter", "pattern_type_filter", None),
+                                   ("DeleteAclsRequest", "filters", "DeleteAclsFilter")],
+        (31, EntityType.response): [("DeleteAclsMatchingAcl", "pattern_type", None),
+                                    ("DeleteAclsFilterResult", "matching_acls", "DeleteAclsMatchingAcl"),
+                                    ("DeleteAclsResponse", "filter_results", "DeleteAclsFilterResult")],
+    }
+
+    def build(kind: EntityType) -> ModuleType:
+        v1 = load_payload_module(key, 1, kind)
+        classes = {k: v for k, v in vars(v1).items() if isinstance(v, type) and hasattr(v, "__type__")}
+        for entity, field, child in shapes[(key, kind)]:
+            if child is None:
+                classes[entity] = _derive(classes[entity], 0, (field,))
+            else:
+                classes[entity] = _derive(classes[entity], 0, replace={field: tuple[classes[child], ...]})
+        return _module(f"{v1.__name__}_v0", **classes)
+    return build
+
+
 # (api key, version) -> builder of the request or response module
 LEGACY = {
+    **{(key, 0): _acls_v0(key) for key in (29, 30, 31)},
+    **{(38, v): _token_period(38, v, "max_lifetime", "CreateDelegationTokenRequest") for v in range(4)},
+    **{(39, v): _token_period(39, v, "renew_period", "RenewDelegationTokenRequest") for v in range(3)},
+    **{(40, v): _token_period(40, v, "expiry_time_period", "ExpireDelegationTokenRequest") for v in range(3)},
     **{(0, v): (lambda kind, v=v: _produce(v, kind)) for v in range(3)},
     **{(1, v): (lambda kind, v=v: _fetch(v, kind)) for v in range(4)},
     (2, 0): _list_offsets,

@@ -140,14 +140,57 @@ def creation_error(b: AclBinding) -> str | None:
     return None
 
 
+def acl(principal: str, operation: str | AclOperation, *, topic: str | None = None, group: str | None = None,
+        transactional_id: str | None = None, cluster: bool = False, user: str | None = None,
+        delegation_token: str | None = None, prefixed: bool = False, deny: bool = False,
+        host: str = WILDCARD) -> AclBinding:
+    """One ACL in a line: ``acl("User:alice", "WRITE", topic="orders")``,
+    ``acl("User:alice", "READ", group="app-", prefixed=True)``, ``acl("User:ops", "ALTER", cluster=True)``."""
+    named = [(R.TOPIC, topic), (R.GROUP, group), (R.TRANSACTIONAL_ID, transactional_id),
+             (R.CLUSTER, CLUSTER_NAME if cluster else None), (R.USER, user), (R.DELEGATION_TOKEN, delegation_token)]
+    named = [(t, n) for t, n in named if n is not None]
+    if len(named) != 1:
+        raise ValueError("name exactly one resource: topic, group, transactional_id, cluster, user or delegation_token")
+    (resource_type, name), = named
+    op = operation if isinstance(operation, AclOperation) else AclOperation[operation.upper()]
+    return AclBinding(resource_type, name, P.PREFIXED if prefixed else P.LITERAL, principal, host, op,
+                      A.DENY if deny else A.ALLOW)
+
+
 class AclStore:
-    """The bindings, durable; insertion order is kept so DescribeAcls answers stably."""
+    """The bindings, durable; insertion order is kept so DescribeAcls answers stably. An index by
+    resource pattern gives the ACLs that apply to one resource without a scan (Kafka's AclCache
+    sorts them for the same purpose)."""
 
     def __init__(self, meta_dir: Path) -> None:
         self.path = meta_dir / FILE_NAME
         self.bindings: dict[AclBinding, None] = {}
         if self.path.exists():
             self.bindings = {AclBinding.from_json(e): None for e in json.loads(self.path.read_bytes())}
+        self._reindex()
+
+    def _reindex(self) -> None:
+        self.by_pattern: dict[tuple, list[AclBinding]] = {}
+        self.prefix_lengths: dict[ResourceType, list[int]] = {}
+        for b in self.bindings:
+            self.by_pattern.setdefault((b.resource_type, b.pattern_type, b.name), []).append(b)
+        for rtype, pattern, name in self.by_pattern:
+            if pattern is PatternType.PREFIXED:
+                self.prefix_lengths.setdefault(rtype, []).append(len(name))
+        for lengths in self.prefix_lengths.values():
+            lengths[:] = sorted(set(lengths))
+
+    def applying_to(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
+        """The ACLs whose pattern matches the resource: LITERAL with its name or ``*``, PREFIXED
+        with a prefix of its name."""
+        get = self.by_pattern.get
+        found = [*get((resource_type, PatternType.LITERAL, name), ()),
+                 *get((resource_type, PatternType.LITERAL, WILDCARD), ())]
+        for length in self.prefix_lengths.get(resource_type, ()):
+            if length > len(name):
+                break
+            found += get((resource_type, PatternType.PREFIXED, name[:length]), ())
+        return found
 
     def __iter__(self):
         return iter(self.bindings)
@@ -163,3 +206,4 @@ class AclStore:
             return
         fs.atomic_write(self.path, json.dumps([b.to_json() for b in changed]).encode())
         self.bindings = changed
+        self._reindex()

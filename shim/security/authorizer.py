@@ -57,14 +57,6 @@ def check_authorizer_class(name: str) -> None:
         raise ValueError(f"authorizer.class.name: only {STANDARD_AUTHORIZER} is served, not {name!r}")
 
 
-def _applies(acl: AclBinding, resource_type: R, name: str) -> bool:
-    if acl.resource_type is not resource_type:
-        return False
-    if acl.pattern_type is P.LITERAL:
-        return acl.name == name or acl.name == WILDCARD
-    return name.startswith(acl.name)
-
-
 def _result(acl: AclBinding, principal: str, host: str, op: O) -> A | None:
     """Kafka: StandardAuthorizerData.findResult -- None when the ACL does not match the action."""
     if acl.principal != principal and acl.principal != WILDCARD_PRINCIPAL:
@@ -91,16 +83,14 @@ class StandardAuthorizer:
     def authorize(self, principal: str, host: str, op: O, resource_type: R, name: str) -> bool:
         if principal in self.super_users:
             return True
-        found, allowed = False, False
-        for acl in self.store:
-            if not _applies(acl, resource_type, name):
-                continue
-            found = True
+        applying = self.store.applying_to(resource_type, name)
+        allowed = False
+        for acl in applying:
             result = _result(acl, principal, host, op)
             if result is A.DENY:
                 return False
             allowed = allowed or result is A.ALLOW
-        return allowed or (not found and self.allow_if_no_acl)
+        return allowed or (not applying and self.allow_if_no_acl)
 
     def authorized_operations(self, principal: str, host: str, resource_type: R, name: str) -> int:
         """Kafka: AuthHelper.authorizedOperations, as a bitfield."""

@@ -5,9 +5,10 @@ authentication completes only ApiVersions, SaslHandshake and SaslAuthenticate ar
 else closes the connection. After a v0 SaslHandshake the tokens are raw size-prefixed frames
 (Kafka 0.10 clients), after v1 they come in SaslAuthenticate requests. A failed exchange is answered
 (SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM) and then the connection is closed.
-With ``connections.max.reauth.ms`` (KIP-368) a session lasts that long: a client that said it can
-re-authenticate (SaslAuthenticate v1+) must send a new SaslHandshake before then, or its next
-request closes the connection.
+With ``connections.max.reauth.ms`` (KIP-368) a session lasts that long, and an OAUTHBEARER session
+no longer than its token: the client must re-authenticate (a new SaslHandshake) before then, or
+its next request closes the connection (one that cannot re-authenticate, SaslAuthenticate v0, is
+closed then, as Kafka does).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import enum
 
 from ..errors import ErrorCode
+from .oauthbearer import MECHANISM as OAUTHBEARER
+from .oauthbearer import OAuthBearerServer
 from .plain import PlainServer
 from .scram import HASHES, SaslFailure, ScramServer
 
@@ -62,10 +65,12 @@ class SaslAuthenticator:
     sasl = True
 
     def __init__(self, listener: str, mechanisms: tuple[str, ...], credentials, max_reauth_ms: int = 0,
-                 scram_nonce_check: str = "exact") -> None:
+                 scram_nonce_check: str = "exact", oauth_validator=None) -> None:
         self.listener, self.mechanisms, self.credentials = listener, mechanisms, credentials
         self.max_reauth_ms = max_reauth_ms
         self.scram_nonce_check = scram_nonce_check
+        self.oauth_validator = oauth_validator  # shim/security/oauthbearer.py: the token validator
+        self._now_ms = 0  # the time of the token being evaluated (OAUTHBEARER checks exp against it)
         self.state = State.HANDSHAKE_OR_VERSIONS_REQUEST
         self.principal: str | None = None
         self.mechanism: str | None = None
@@ -109,8 +114,10 @@ class SaslAuthenticator:
             self.state = State.FAILED  # the exchange already began: answered, then closed, as Kafka
             return ErrorCode.illegal_sasl_state
         if self.state is State.COMPLETE:
-            if not (self.supports_reauth and self.max_reauth_ms > 0 and version >= 1):
-                return ErrorCode.illegal_sasl_state  # Kafka: KafkaApis answers a handshake after authentication
+            if self.session_expires_ms is None or version < 1:
+                # Kafka: KafkaChannel.maybeBeginServerReauthentication needs a session that expires,
+                # else KafkaApis answers the handshake
+                return ErrorCode.illegal_sasl_state
             if mechanism != self.mechanism:
                 self.state = State.FAILED
                 return ErrorCode.unsupported_sasl_mechanism
@@ -129,6 +136,8 @@ class SaslAuthenticator:
         self.mechanism = mechanism
         if mechanism == "PLAIN":
             self._server = PlainServer(self.credentials.verify_plain)
+        elif mechanism == OAUTHBEARER:
+            self._server = OAuthBearerServer(self.oauth_validator, lambda: self._now_ms)
         else:
             self._server = ScramServer(mechanism, lambda user: self.credentials.scram(mechanism, user),
                                        nonce_check=self.scram_nonce_check)
@@ -140,6 +149,7 @@ class SaslAuthenticator:
         if self.state not in (State.AUTHENTICATE, State.REAUTHENTICATE) or self.raw_tokens:
             return ErrorCode.illegal_sasl_state, "SaslAuthenticate request received after successful authentication", b"", 0
         self.supports_reauth = self.supports_reauth or version > 0
+        self._now_ms = now_ms
         try:
             answer = self._evaluate(token)
         except SaslFailure as e:
@@ -149,6 +159,7 @@ class SaslAuthenticator:
 
     def raw_token(self, token: bytes, now_ms: int) -> bytes:
         """A token after a v0 SaslHandshake; a failure raises :class:`SaslFailure` (close, no answer)."""
+        self._now_ms = now_ms
         try:
             answer = self._evaluate(token)
         except SaslFailure:
@@ -171,11 +182,22 @@ class SaslAuthenticator:
         return answer
 
     def _lifetime(self, now_ms: int) -> int:
-        if not self.complete or self.max_reauth_ms <= 0:
+        """Kafka: SaslServerAuthenticator.ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs. The
+        session ends at connections.max.reauth.ms or when the credential (an OAUTHBEARER token)
+        expires, whichever is first, for every client: one that cannot re-authenticate is closed then."""
+        if not self.complete:
             return 0
-        if self.supports_reauth:
-            self.session_expires_ms = now_ms + self.max_reauth_ms
-        return self.max_reauth_ms
+        credential_ms = getattr(self._server, "lifetime_ms", None)
+        if credential_ms is None and self.max_reauth_ms <= 0:
+            return 0
+        if credential_ms is None:
+            lifetime = self.max_reauth_ms
+        elif self.max_reauth_ms <= 0:
+            lifetime = max(0, credential_ms - now_ms)
+        else:
+            lifetime = max(0, min(credential_ms - now_ms, self.max_reauth_ms))
+        self.session_expires_ms = now_ms + lifetime
+        return lifetime
 
     def _generic(self) -> str:
         # Kafka: SaslServerAuthenticator.handleSaslToken, the text that reveals nothing of the reason
@@ -185,7 +207,8 @@ class SaslAuthenticator:
 
 def enabled_mechanisms(spec: str) -> tuple[str, ...]:
     names = tuple(m.strip() for m in spec.split(",") if m.strip())
-    unknown = [m for m in names if m != "PLAIN" and m not in HASHES]
+    unknown = [m for m in names if m not in ("PLAIN", OAUTHBEARER) and m not in HASHES]
     if unknown:
-        raise ValueError(f"unsupported sasl.enabled.mechanisms {unknown}: PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are")
+        raise ValueError(f"unsupported sasl.enabled.mechanisms {unknown}: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 "
+                         f"and OAUTHBEARER are")
     return names

@@ -151,3 +151,32 @@ async def test_acls_survive_kill_9(nodes):
     nodes.crash(node)
     node = secured(nodes)
     assert set((await describe(node))[1]) == {(TOPIC, "b", LITERAL)}
+
+
+async def test_version_0_knows_literal_patterns_only(nodes):
+    """Kafka 3.9 serves v0 of the three APIs: no pattern type on the wire, LITERAL meant."""
+    node = secured(nodes, kafka_version="3.9")
+    await create(node, creation(TOPIC, "pre-", READ, pattern=PREFIXED))
+    r = await call(node, 30, 0, lambda m: m.CreateAclsRequest(creations=(m.AclCreation(
+        resource_type=TOPIC, resource_name="lit", principal="User:alice", host="*", operation=WRITE,
+        permission_type=ALLOW),)))
+    assert [x.error_code for x in r.results] == [E.none]
+    r = await call(node, 29, 0, lambda m: m.DescribeAclsRequest(
+        resource_type_filter=ANY, resource_name_filter=None, principal_filter=None, host_filter=None, operation=ANY,
+        permission_type=ANY))
+    assert [(x.resource_type, x.resource_name, [a.operation for a in x.acls]) for x in r.resources] == [
+        (TOPIC, "lit", [WRITE])]
+    assert set((await describe(node))[1]) == {(TOPIC, "pre-", PREFIXED), (TOPIC, "lit", LITERAL)}
+    r = await call(node, 31, 0, lambda m: m.DeleteAclsRequest(filters=(m.DeleteAclsFilter(
+        resource_type_filter=ANY, resource_name_filter=None, principal_filter=None, host_filter=None, operation=ANY,
+        permission_type=ANY),)))
+    assert [(a.resource_name, a.operation) for a in r.filter_results[0].matching_acls] == [("lit", WRITE)]
+    assert set((await describe(node))[1]) == {(TOPIC, "pre-", PREFIXED)}
+
+
+async def test_version_0_is_not_served_by_kafka_4(nodes):
+    node = secured(nodes, kafka_version="4.0")
+    with pytest.raises(FrameError, match="unsupported version"):
+        await call(node, 29, 0, lambda m: m.DescribeAclsRequest(
+            resource_type_filter=ANY, resource_name_filter=None, principal_filter=None, host_filter=None,
+            operation=ANY, permission_type=ANY))

@@ -67,6 +67,14 @@ async def test_metadata_hides_undescribable_topics_and_refuses_named_ones(node):
         ("mine", E.none), ("theirs", E.topic_authorization_failed), ("nowhere", E.topic_authorization_failed)]
 
 
+async def test_metadata_by_topic_id_refuses_without_naming_the_topic(node):
+    topic_id = node.logs.topics["theirs"].topic_id
+    r = await call(node, 3, 12, lambda m: m.MetadataRequest(
+        topics=(m.MetadataRequestTopic(name=None, topic_id=topic_id),), allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False))
+    assert [(t.error_code, t.name, t.topic_id) for t in r.topics] == [(E.topic_authorization_failed, None, topic_id)]
+
+
 async def test_auto_creation_needs_create_on_the_cluster_or_the_topic(node):
     allow(node, R.TOPIC, "new-", O.DESCRIBE, pattern=P.PREFIXED)
     r = await metadata(node, ["new-a"], auto_create=True)
@@ -144,3 +152,49 @@ async def test_describe_cluster_operations_come_from_the_authorizer(node):
     assert await ops() == bitfield([O.DESCRIBE])
     assert await ops(ConnectionSession("PLAINTEXT", "User:admin")) == bitfield(
         [O.CREATE, O.CLUSTER_ACTION, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS, O.IDEMPOTENT_WRITE, O.ALTER, O.DESCRIBE])
+
+
+async def test_create_topics_needs_create_and_shows_configs_with_describe_configs(node):
+    def create(m):
+        return m.CreateTopicsRequest(timeout=datetime.timedelta(seconds=5), validate_only=False, topics=(
+            m.CreatableTopic(name="made", num_partitions=1, replication_factor=1, assignments=(), configs=()),))
+    r = await call(node, 19, 7, create)
+    assert (r.topics[0].error_code, r.topics[0].error_message) == (E.topic_authorization_failed, "Authorization failed.")
+    allow(node, R.TOPIC, "made", O.CREATE)
+    r = await call(node, 19, 7, create)
+    assert (r.topics[0].error_code, r.topics[0].topic_config_error_code) == (E.none, E.topic_authorization_failed)
+    assert r.topics[0].configs == ()
+
+
+async def test_delete_topics_needs_delete(node):
+    def delete(m):
+        return m.DeleteTopicsRequest(topics=(m.DeleteTopicState(name="theirs", topic_id=None),),
+                                     timeout=datetime.timedelta(seconds=5))
+    assert (await call(node, 20, 6, delete)).responses[0].error_code == E.topic_authorization_failed
+    allow(node, R.TOPIC, "theirs", O.DELETE)
+    assert (await call(node, 20, 6, delete)).responses[0].error_code == E.none
+    assert "theirs" not in node.logs.topics
+
+
+async def test_configs_need_describe_configs_and_alter_configs(node):
+    def describe(m):
+        return m.DescribeConfigsRequest(include_synonyms=False, include_documentation=False, resources=(
+            m.DescribeConfigsResource(resource_type=2, resource_name="mine", configuration_keys=None),
+            m.DescribeConfigsResource(resource_type=4, resource_name="", configuration_keys=None)))
+    r = await call(node, 32, 4, describe)
+    assert [x.error_code for x in r.results] == [E.topic_authorization_failed, E.cluster_authorization_failed]
+    allow(node, R.TOPIC, "mine", O.ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
+    assert [x.error_code for x in (await call(node, 32, 4, describe)).results] == [E.none, E.cluster_authorization_failed]
+
+    def alter(m):
+        return m.IncrementalAlterConfigsRequest(validate_only=True, resources=(m.AlterConfigsResource(
+            resource_type=2, resource_name="theirs", configs=(m.AlterableConfig(
+                name="retention.ms", config_operation=0, value="1000"),)),))
+    assert (await call(node, 44, 1, alter)).responses[0].error_code == E.topic_authorization_failed
+
+
+async def test_delete_groups_needs_delete_on_each_group(node):
+    allow(node, R.GROUP, "mine", O.DELETE)
+    r = await call(node, 42, 2, lambda m: m.DeleteGroupsRequest(groups_names=("mine", "theirs")))
+    assert {x.group_id: x.error_code for x in r.results} == {
+        "mine": E.group_id_not_found, "theirs": E.group_authorization_failed}

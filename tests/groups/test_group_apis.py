@@ -246,7 +246,7 @@ async def test_list_groups_v4_filters_by_state(node):
 
 @pytest.mark.parametrize("types,listed", [((), ["g", "solo"]), (("Classic",), ["g", "solo"]),
                                           (("consumer",), []), (("share", "classic"), ["g", "solo"])])
-async def test_list_groups_v5_type_filter_every_group_classic(node, types, listed):
+async def test_list_groups_v5_type_filter_of_classic_groups(node, types, listed):
     await one_member_group(node)
     node.groups.commit_offsets("solo", "", None, -1, {(TOPIC, 0): _o(1)}, 0)
     r = await call(node, LIST, 5, states_filter=(), types_filter=types)

@@ -432,8 +432,8 @@ def test_describe_shows_metadata_and_assignments_only_when_stable(gc):
 def test_list_groups_filters_by_state_in_any_case(gc):
     form_group(gc, 1, group="stable")
     join(gc, group="completing")
-    assert sorted(g for g, _, _ in gc.list_groups()) == ["completing", "stable"]
-    assert gc.list_groups(["STABLE"]) == [("stable", "consumer", "Stable")]
+    assert sorted(g for g, _, _, _ in gc.list_groups()) == ["completing", "stable"]
+    assert gc.list_groups(["STABLE"]) == [("stable", "consumer", "Stable", "classic")]
     assert gc.list_groups(["empty"]) == []
 
 

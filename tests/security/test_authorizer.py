@@ -114,3 +114,65 @@ def test_acls_survive_a_restart(tmp_path):
     store.change(add=[acl("t", O.READ), acl("g", O.READ, rtype=R.GROUP)])
     store.change(remove={acl("t", O.READ)})
     assert list(AclStore(tmp_path)) == [acl("g", O.READ, rtype=R.GROUP)]
+
+
+def test_one_line_acls():
+    from shim.security.acls import acl
+    assert acl("User:alice", "write", topic="orders") == AclBinding(R.TOPIC, "orders", P.LITERAL, ALICE, "*", O.WRITE,
+                                                                     A.ALLOW)
+    assert acl("User:ops", O.ALTER, cluster=True, deny=True) == AclBinding(R.CLUSTER, "kafka-cluster", P.LITERAL,
+                                                                            "User:ops", "*", O.ALTER, A.DENY)
+    assert acl(ALICE, "READ", group="app-", prefixed=True).pattern_type is P.PREFIXED
+    with pytest.raises(ValueError, match="exactly one resource"):
+        acl(ALICE, "READ", topic="t", group="g")
+
+
+def test_configured_by_kafkas_property_names(tmp_path):
+    from shim.configs.properties import config_from_properties, read_properties_file
+    from shim.node import Node
+    (tmp_path / "server.properties").write_text(
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
+        "super.users=User:admin;User:CN=broker\nallow.everyone.if.no.acl.found=true\n")
+    config = config_from_properties(read_properties_file(tmp_path / "server.properties")).replace(data_dir=tmp_path)
+    node = Node(config)
+    try:
+        assert node.authorizer.super_users == {"User:admin", "User:CN=broker"}
+        assert node.authorizer.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "t")  # no ACL at all: allowed
+    finally:
+        node.close()
+    with pytest.raises(ValueError, match="only org.apache.kafka.metadata.authorizer.StandardAuthorizer"):
+        config_from_properties({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    assert config_from_properties({}).authorizer_class_name == ""
+
+
+def _reference(bindings, principal, host, op, rtype, name, allow_if_no_acl):
+    """StandardAuthorizerData.authorize by a plain scan, for comparison with the indexed lookup."""
+    from shim.security.authorizer import _result
+    applying = [b for b in bindings if b.resource_type is rtype and (
+        (b.pattern_type is P.LITERAL and b.name in (name, "*")) or
+        (b.pattern_type is P.PREFIXED and name.startswith(b.name)))]
+    results = [_result(b, principal, host, op) for b in applying]
+    return A.DENY not in results and (A.ALLOW in results or (not applying and allow_if_no_acl))
+
+
+def test_the_index_decides_as_a_scan_does(tmp_path):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    names = st.text("ab*", min_size=1, max_size=3)
+    bindings = st.builds(AclBinding, st.sampled_from([R.TOPIC, R.GROUP]), names, st.sampled_from([P.LITERAL, P.PREFIXED]),
+                         st.sampled_from([ALICE, BOB, "User:*"]), st.sampled_from(["*", HOST]),
+                         st.sampled_from([O.ALL, O.READ, O.WRITE, O.DESCRIBE, O.ALTER_CONFIGS]),
+                         st.sampled_from([A.ALLOW, A.DENY]))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(bindings, max_size=8), st.sampled_from([R.TOPIC, R.GROUP]), st.text("ab", min_size=1, max_size=4),
+           st.sampled_from([O.READ, O.WRITE, O.DESCRIBE, O.DESCRIBE_CONFIGS]), st.booleans())
+    def check(acls, rtype, name, op, allow_if_no_acl):
+        store = AclStore(tmp_path)
+        store.bindings = dict.fromkeys(acls)
+        store._reindex()
+        got = StandardAuthorizer(store, frozenset(), allow_if_no_acl).authorize(ALICE, HOST, op, rtype, name)
+        assert got == _reference(acls, ALICE, HOST, op, rtype, name, allow_if_no_acl)
+
+    check()

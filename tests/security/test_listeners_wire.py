@@ -168,6 +168,26 @@ async def test_garbage_and_stalled_tls_handshakes_hold_up_no_one(tmp_path):
             await asyncio.sleep(0.01)
 
 
+@pytest.mark.parametrize("partial", [b"", b"\x00\x00\x00\x40partial"], ids=["idle", "mid-request"])
+async def test_a_tls_client_that_half_closes_is_closed_and_freed(tmp_path, partial):
+    """A bare FIN under TLS (no close_notify), the client keeping its socket: TLS has no half-close,
+    so the broker closes its side and frees the connection instead of holding it forever."""
+    certs = make_certs(tmp_path / "certs")
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0",
+                      ssl_keystore_location=str(certs["broker.pem"])) as broker:
+        reader, writer = await open_to(broker, "SSL", ssl.create_default_context(cafile=str(certs["ca.pem"])))
+        assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
+        writer.write(partial)
+        await writer.drain()
+        writer.transport.get_extra_info("socket").shutdown(socket.SHUT_WR)  # beneath TLS: FIN alone
+        assert await closed(reader)
+        deadline = asyncio.get_running_loop().time() + 10
+        while broker._server.quotas.total or broker.sessions():
+            assert asyncio.get_running_loop().time() < deadline, broker._server.quotas.total
+            await asyncio.sleep(0.01)
+        writer.close()
+
+
 async def test_ssl_client_auth_requested_names_who_presents_a_certificate(tmp_path):
     certs = make_certs(tmp_path / "certs")
     async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0", ssl_client_auth="requested",

@@ -229,11 +229,21 @@ def test_reauthentication_kip368(store):
     assert not auth.admits(3, 6500) and auth.failed  # expired without re-authenticating: closed
 
 
-def test_a_client_without_reauthentication_keeps_its_session(store):
+def test_a_client_without_reauthentication_is_closed_when_its_session_ends(store):
+    # Kafka: SocketServer closes an expired channel whatever SaslAuthenticate version it used
     auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store, max_reauth_ms=1000)
     auth.handshake("PLAIN", 1)
     assert auth.authenticate(b"\x00alice\x00pw", 0, 0)[0] == ErrorCode.none  # SaslAuthenticate v0
-    assert auth.admits(3, 10**9)
+    assert auth.admits(3, 999)
+    assert not auth.admits(3, 1000) and auth.failed
+
+
+def test_without_connections_max_reauth_ms_a_session_never_ends(store):
+    auth = SaslAuthenticator("SASL_PLAINTEXT", ("PLAIN",), store)
+    auth.handshake("PLAIN", 1)
+    assert auth.authenticate(b"\x00alice\x00pw", 1, 0)[3] == 0
+    assert auth.admits(3, 10**12)
+    assert auth.handshake("PLAIN", 1) == ErrorCode.illegal_sasl_state  # no re-authentication to begin
 
 
 def test_stored_credentials_survive_a_restart(tmp_path):

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ..txn.coordinator import TransactionCoordinator
+from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
+from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
+from .loading import load_groups
 from .offsets import OffsetOperations
 from .state import (
     GroupMetadata,
@@ -42,38 +44,21 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # Kafka: GroupCoordinator.NewMemberJ
 IDLE_TICK_MS = 60_000
 
 
-class MemberSummary(NamedTuple):
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    metadata: bytes
-    assignment: bytes
-
-
-class GroupSummary(NamedTuple):
-    state: str
-    protocol_type: str
-    protocol: str
-    members: tuple[MemberSummary, ...]
-
-
-DEAD_SUMMARY = GroupSummary(S.DEAD.value, "", "", ())
-
-
 def _done(result) -> Pending:
     return Pending(result)
 
 
 class GroupCoordinator(OffsetOperations):
     def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, min_session_timeout_ms: int = 6_000,
-                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0) -> None:
+                 max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
+                 consumer: ConsumerGroupConfig | None = None) -> None:
         self.store = GroupStore(logs, txn)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
-        self.groups: dict[str, GroupMetadata] = {}
+        self.groups: dict[str, GroupMetadata] = {}  # classic groups; consumer groups in self.consumer
+        self.consumer = ConsumerGroups(self, consumer or ConsumerGroupConfig())
         self.producer_groups: dict[int, set[str]] = {}  # Kafka: openGroupsForProducer
         self._earliest = 0  # no deadline of any group is earlier (see next_deadline)
         self.on_earlier_deadline: Callable[[int], None] | None = None
@@ -95,6 +80,16 @@ class GroupCoordinator(OffsetOperations):
             return _done(JoinResult(e.code, member_id))
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             return _done(JoinResult(E.invalid_session_timeout, member_id))
+        consumer = self.consumer.groups.get(group_id)
+        if consumer is not None:
+            if consumer.members:  # a classic member of a consumer group (KIP-848 migration)
+                return _done(self.consumer.classic.join(
+                    consumer, member_id, group_instance_id, protocol_type, protocols, session_timeout_ms,
+                    rebalance_timeout_ms, client_id, client_host, require_known_member_id, now_ms))
+            try:
+                self.consumer.to_empty_classic(consumer, now_ms)
+            except KafkaError as e:
+                return _done(JoinResult(e.code, member_id))
         unknown = member_id == ""
         group = self.groups.get(group_id)
         if group is None:
@@ -349,6 +344,9 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return _done(SyncResult(e.code))
+        if group_id in self.consumer.groups:
+            return _done(self.consumer.classic.sync(self.consumer.groups[group_id], member_id, group_instance_id,
+                                                    generation_id, protocol_type, protocol_name, now_ms))
         group = self.groups.get(group_id)
         if group is None:
             return _done(SyncResult(E.unknown_member_id))
@@ -431,6 +429,9 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return e.code
+        if group_id in self.consumer.groups:
+            return self.consumer.classic.heartbeat(self.consumer.groups[group_id], member_id, group_instance_id,
+                                                   generation_id, now_ms)
         group = self.groups.get(group_id)
         if group is None:
             return E.unknown_member_id
@@ -457,10 +458,15 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return e.code, []
+        return E.none, [self._leave_any(group_id, m, i, now_ms) for m, i in members]
+
+    def _leave_any(self, group_id: str, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
+        """A member of a classic group, or a classic member of a consumer group (whose leaving may
+        turn the group back into a classic group for the members that follow)."""
+        if group_id in self.consumer.groups:
+            return self.consumer.classic.leave(self.consumer.groups[group_id], member_id, instance_id, now_ms)
         group = self.groups.get(group_id)
-        if group is None:
-            return E.none, [E.unknown_member_id for _ in members]
-        return E.none, [self._leave(group, m, i, now_ms) for m, i in members]
+        return E.unknown_member_id if group is None else self._leave(group, member_id, instance_id, now_ms)
 
     def _leave(self, group: GroupMetadata, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
         if member_id == "":
@@ -492,27 +498,13 @@ class GroupCoordinator(OffsetOperations):
     # -- DescribeGroups (15), ListGroups (16) -----------------------------------------------
 
     def describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
-        try:
-            check_group_id(group_id, allow_empty=True)
-        except KafkaError as e:
-            return e.code, GroupSummary("", "", "", ())
-        group = self.groups.get(group_id)
-        if group is None:
-            return E.none, DEAD_SUMMARY
-        stable = group.is_(S.STABLE)
-        members = tuple(
-            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                          m.metadata(group.protocol_name) if stable else b"", m.assignment if stable else b"")
-            for m in group.members.values()
-        )
-        return E.none, GroupSummary(group.state.value, group.protocol_type or "",
-                                    group.protocol_name if stable else "", members)
+        return describe_group(self, group_id)
 
-    def list_groups(self, states: list[str] | None = None) -> list[tuple[str, str, str]]:
-        """(group id, protocol type, state) of every group, filtered by state names (any case)."""
-        wanted = {s.lower() for s in states or ()}
-        return [(g.group_id, g.protocol_type or "", g.state.value) for g in self.groups.values()
-                if not wanted or g.state.value.lower() in wanted]
+    def list_groups(self, states: list[str] | None = None,
+                    types: list[str] | None = None) -> list[tuple[str, str, str, str]]:
+        """(group id, protocol type, state, group type) of every group, filtered by state names and
+        group types (any case; Kafka: GroupMetadataManager.listGroups)."""
+        return list_groups(self, states, types)
 
     # -- timers and start-up ----------------------------------------------------------------
 
@@ -520,7 +512,11 @@ class GroupCoordinator(OffsetOperations):
         """Expire sessions, pending members, join and sync phases due at ``now_ms``; return the next deadline."""
         for group in list(self.groups.values()):
             self._expire(group, now_ms)
-        self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)), default=now_ms + IDLE_TICK_MS)
+        consumer = self.consumer.tick(now_ms)
+        self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)),
+                             default=now_ms + IDLE_TICK_MS)
+        if consumer is not None:
+            self._earliest = min(self._earliest, consumer)
         return self._earliest
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
@@ -574,35 +570,7 @@ class GroupCoordinator(OffsetOperations):
 
     def load(self, now_ms: int) -> None:
         """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout."""
-        for part in self.store.load():
-            for group_id in set(part.groups) | set(part.offsets) | {g for p in part.pending.values() for g in p}:
-                group = self._loaded_group(group_id, part, now_ms)
-                self.groups[group_id] = group
-                for pid in group.pending_txn_offsets:
-                    self.producer_groups.setdefault(pid, set()).add(group_id)
-        log.info("loaded %d groups from __consumer_offsets", len(self.groups))
-
-    def _loaded_group(self, group_id: str, part, now_ms: int) -> GroupMetadata:
-        group = GroupMetadata(group_id, state_timestamp=now_ms)
-        if group_id in part.groups:
-            record, _ = part.groups[group_id]
-            group.protocol_type = record.protocol_type or None
-            group.generation_id = record.generation_id
-            group.protocol_name = record.protocol_name
-            group.state_timestamp = record.state_timestamp
-            for m in record.members:
-                member = MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                        m.rebalance_timeout_ms, m.session_timeout_ms, record.protocol_type,
-                                        [(record.protocol_name, m.subscription)], m.assignment)
-                group.add(member)
-                self._schedule_heartbeat(member, now_ms)
-            group.leader_id = record.leader_id if record.members else None
-            group.state = S.STABLE if record.members else S.EMPTY
-        group.offsets = dict(part.offsets.get(group_id, {}))
-        for pid, groups in part.pending.items():
-            if groups.get(group_id):
-                group.pending_txn_offsets[pid] = dict(groups[group_id])
-        return group
+        load_groups(self, now_ms)
 
 
 def _deadlines(group: GroupMetadata):

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from ...errors import ErrorCode, KafkaError
 from ..txn.coordinator import OFFSETS_TOPIC
 from .records import OffsetAndMetadata
-from .state import CommittedOffset, GroupMetadata, GroupState, check_group_id
+from .consumer_group import ConsumerGroup
+from .state import CommittedOffset, GroupMetadata, GroupState, OffsetsHolder, check_group_id
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -50,8 +51,14 @@ class OffsetOperations:
     # -- OffsetCommit (8) -------------------------------------------------------------------
 
     def commit_offsets(self: "GroupCoordinator", group_id: str, member_id: str, group_instance_id: str | None,
-                       generation_id: int, offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> dict[TP, ErrorCode]:
-        """Kafka: handleCommitOffsets. Generation -1 is a consumer without group management."""
+                       generation_id: int, offsets: dict[TP, OffsetAndMetadata], now_ms: int,
+                       version: int = 9) -> dict[TP, ErrorCode]:
+        """Kafka: handleCommitOffsets. Generation -1 is a consumer without group management; a
+        consumer group's members name their member epoch instead."""
+        consumer = self.consumer.groups.get(group_id)
+        if consumer is not None:
+            error = validate_consumer_commit(consumer, member_id, group_instance_id, generation_id, False, version)
+            return {tp: error for tp in offsets} if error is not None else self._store(consumer, offsets, now_ms)
         group = self.groups.get(group_id)
         try:
             check_group_id(group_id, allow_empty=True)
@@ -68,7 +75,7 @@ class OffsetOperations:
             return {tp: e.code for tp in offsets}
         return self._store(group, offsets, now_ms)
 
-    def _store(self: "GroupCoordinator", group: GroupMetadata, offsets: dict[TP, OffsetAndMetadata], now_ms: int,
+    def _store(self: "GroupCoordinator", group: OffsetsHolder, offsets: dict[TP, OffsetAndMetadata], now_ms: int,
                producer: tuple[int, int] | None = None) -> dict[TP, ErrorCode]:
         """Kafka: storeOffsets -- too-long metadata is refused per partition, the rest written in one batch."""
         ok = {tp: o for tp, o in offsets.items() if len(o.metadata.encode()) <= OFFSET_METADATA_MAX_BYTES}
@@ -115,12 +122,15 @@ class OffsetOperations:
             check_group_id(group_id)
         except KafkaError as e:
             return {tp: e.code for tp in offsets}
-        group = self.groups.get(group_id)
+        group = self._offsets_group(group_id)
         if group is None:
             group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=now_ms)
         try:
             self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch, now_ms, version)
-            _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
+            if isinstance(group, GroupMetadata):
+                _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
+            else:
+                _raise(validate_consumer_commit(group, member_id, group_instance_id, generation_id, True, version))
         except KafkaError as e:
             return {tp: e.code for tp in offsets}
         return self._store(group, offsets, now_ms, producer=(producer_id, producer_epoch))
@@ -150,7 +160,7 @@ class OffsetOperations:
         for group_id in list(self.producer_groups.get(producer_id, ())):
             if self.store.partition_for(group_id) != partition:
                 continue
-            group = self.groups.get(group_id)
+            group = self._offsets_group(group_id)
             if group is not None:
                 group.complete_txn_offsets(producer_id, commit)
             self._forget_producer_group(producer_id, group_id)
@@ -167,7 +177,7 @@ class OffsetOperations:
     def fetch_offsets(self, group_id: str, require_stable: bool,
                       partitions: list[TP] | None) -> list[tuple[TP, OffsetAndMetadata | None, ErrorCode]]:
         """Kafka: getOffsets. ``partitions`` None means every partition with a committed offset."""
-        group = self.groups.get(group_id)
+        group = self._offsets_group(group_id)
         if group is None:
             return [(tp, None, E.none) for tp in partitions or ()]
         out = []
@@ -179,6 +189,20 @@ class OffsetOperations:
                 out.append((tp, committed.value if committed else None, E.none))
         return out
 
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """Kafka: ConsumerGroup.validateOffsetFetch (OffsetFetch v9+). Classic groups check nothing."""
+        group = self.consumer.groups.get(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return E.none
+        member = group.members.get(member_id)
+        if member is None:
+            return E.unknown_member_id
+        return E.stale_member_epoch if member_epoch != member.member_epoch else E.none
+
+    def _offsets_group(self, group_id: str) -> OffsetsHolder | None:
+        """The group of either type that holds ``group_id``'s offsets."""
+        return self.consumer.groups.get(group_id) or self.groups.get(group_id)
+
     # -- DeleteGroups (42), OffsetDelete (47) -----------------------------------------------
 
     def delete_groups(self, group_ids: list[str], now_ms: int) -> dict[str, ErrorCode]:
@@ -186,7 +210,10 @@ class OffsetOperations:
         results = {}
         for group_id in dict.fromkeys(group_ids):
             group = self.groups.get(group_id)
-            if group is None:
+            consumer = self.consumer.groups.get(group_id)
+            if consumer is not None:
+                results[group_id] = self._delete_consumer_group(consumer, now_ms)
+            elif group is None:
                 results[group_id] = E.group_id_not_found
             elif not group.is_(S.EMPTY):
                 results[group_id] = E.non_empty_group
@@ -204,6 +231,9 @@ class OffsetOperations:
         except KafkaError as e:
             return e.code, {}
         group = self.groups.get(group_id)
+        consumer = self.consumer.groups.get(group_id)
+        if consumer is not None:
+            return E.none, self._delete_consumer_offsets(consumer, partitions, now_ms)
         if group is None:
             return E.group_id_not_found, {}
         results: dict[TP, ErrorCode] = {}
@@ -219,6 +249,27 @@ class OffsetOperations:
             self._cleanup(group, eligible, now_ms)
         return E.none, results | {tp: E.none for tp in eligible}
 
+    def _delete_consumer_group(self: "GroupCoordinator", group: ConsumerGroup, now_ms: int) -> ErrorCode:
+        if group.members:
+            return E.non_empty_group
+        try:
+            self.store.write_tombstones(group.group_id, group.remove_offsets(list(group.offsets)), False, now_ms)
+            self.consumer.delete(group, now_ms)
+        except KafkaError as e:
+            return e.code
+        for pid in list(self.producer_groups):
+            self._forget_producer_group(pid, group.group_id)
+        return E.none
+
+    def _delete_consumer_offsets(self: "GroupCoordinator", group: ConsumerGroup, partitions: list[TP],
+                                 now_ms: int) -> dict[TP, ErrorCode]:
+        subscribed = group.subscribed_topic_names(self.consumer.resolve_regex) if group.members else set()
+        eligible = [tp for tp in partitions if tp[0] not in subscribed]
+        if eligible:
+            self.store.write_tombstones(group.group_id, group.remove_offsets(eligible), False, now_ms)
+        return {tp: E.group_subscribed_to_topic for tp in partitions if tp[0] in subscribed} | {
+            tp: E.none for tp in eligible}
+
     def _cleanup(self, group: GroupMetadata, partitions: list[TP], now_ms: int) -> None:
         """Kafka: cleanupGroupMetadata -- drop offsets, write their tombstones; an empty group without
         offsets is dead and goes too (its metadata tombstone only if it ever had a generation)."""
@@ -231,6 +282,24 @@ class OffsetOperations:
             for pid in list(self.producer_groups):
                 self._forget_producer_group(pid, group.group_id)
         self.store.write_tombstones(group.group_id, removed, dead and group.generation_id > 0, now_ms)
+
+
+def validate_consumer_commit(group: ConsumerGroup, member_id: str, instance_id: str | None, member_epoch: int,
+                             transactional: bool, version: int) -> ErrorCode | None:
+    """Kafka: ConsumerGroup.validateOffsetCommit -- a member commits at its current member epoch
+    (STALE_MEMBER_EPOCH otherwise), with OffsetCommit v9+; anyone commits to an empty group."""
+    if member_epoch < 0 and not group.members:
+        return None
+    if transactional and member_epoch < 0 and member_id == "" and instance_id is None:
+        return None
+    member = group.members.get(member_id)
+    if member is None:
+        return E.unknown_member_id
+    if member.uses_classic_protocol:  # its generation is its member epoch
+        return E.illegal_generation if member_epoch != member.member_epoch else None
+    if not transactional and version < 9:
+        return E.unsupported_version
+    return E.stale_member_epoch if member_epoch != member.member_epoch else None
 
 
 def _raise(error: ErrorCode | None) -> None:

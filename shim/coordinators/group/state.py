@@ -145,8 +145,43 @@ class CommittedOffset:
     record_offset: int
 
 
+class OffsetsHolder:
+    """The committed and pending transactional offsets every group type keeps (Kafka:
+    OffsetMetadataManager's per-group maps), shared by classic and consumer groups."""
+
+    __slots__ = ()
+    offsets: dict[tuple[str, int], CommittedOffset]
+    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]]
+
+    def has_pending_offsets(self, tp: tuple[str, int]) -> bool:
+        return any(tp in pending for pending in self.pending_txn_offsets.values())
+
+    def has_offsets(self) -> bool:
+        return bool(self.offsets) or bool(self.pending_txn_offsets)
+
+    def complete_txn_offsets(self, producer_id: int, commit: bool) -> None:
+        """Kafka: GroupMetadata.completePendingTxnOffsetCommit."""
+        pending = self.pending_txn_offsets.pop(producer_id, {})
+        if not commit:
+            return
+        for tp, c in pending.items():
+            current = self.offsets.get(tp)
+            if current is None or current.record_offset < c.record_offset:
+                self.offsets[tp] = c
+
+    def remove_offsets(self, tps) -> list[tuple[str, int]]:
+        removed = []
+        for tp in tps:
+            for pending in self.pending_txn_offsets.values():
+                pending.pop(tp, None)
+            if self.offsets.pop(tp, None) is not None:
+                removed.append(tp)
+        self.pending_txn_offsets = {pid: p for pid, p in self.pending_txn_offsets.items() if p}
+        return removed
+
+
 @dataclass(slots=True)
-class GroupMetadata:
+class GroupMetadata(OffsetsHolder):
     group_id: str
     state: GroupState = GroupState.EMPTY
     state_timestamp: int = -1
@@ -281,31 +316,3 @@ class GroupMetadata:
                 return None
             topics |= member_topics
         return topics
-
-    # -- offsets ----------------------------------------------------------------------------
-
-    def has_pending_offsets(self, tp: tuple[str, int]) -> bool:
-        return any(tp in pending for pending in self.pending_txn_offsets.values())
-
-    def has_offsets(self) -> bool:
-        return bool(self.offsets) or bool(self.pending_txn_offsets)
-
-    def complete_txn_offsets(self, producer_id: int, commit: bool) -> None:
-        """Kafka: GroupMetadata.completePendingTxnOffsetCommit."""
-        pending = self.pending_txn_offsets.pop(producer_id, {})
-        if not commit:
-            return
-        for tp, c in pending.items():
-            current = self.offsets.get(tp)
-            if current is None or current.record_offset < c.record_offset:
-                self.offsets[tp] = c
-
-    def remove_offsets(self, tps) -> list[tuple[str, int]]:
-        removed = []
-        for tp in tps:
-            for pending in self.pending_txn_offsets.values():
-                pending.pop(tp, None)
-            if self.offsets.pop(tp, None) is not None:
-                removed.append(tp)
-        self.pending_txn_offsets = {pid: p for pid, p in self.pending_txn_offsets.items() if p}
-        return removed

@@ -21,6 +21,7 @@ from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
 from ..txn.coordinator import OFFSETS_TOPIC, TransactionCoordinator
+from . import consumer_records as cr
 from . import records as rec
 from .records import GroupRecord, MemberRecord, OffsetAndMetadata
 from .state import CommittedOffset, GroupMetadata
@@ -55,6 +56,7 @@ class LoadedPartition:
     groups: dict[str, tuple[GroupRecord, int]] = field(default_factory=dict)  # group -> (record, offset)
     offsets: dict[str, dict[TP, CommittedOffset]] = field(default_factory=dict)
     pending: dict[int, dict[str, dict[TP, CommittedOffset]]] = field(default_factory=dict)  # pid -> group -> tp
+    consumer_records: list = field(default_factory=list)  # consumer-group records, in log order
 
 
 class GroupStore:
@@ -87,6 +89,13 @@ class GroupStore:
                                             group.leader_id, group.state_timestamp, members))
         try:
             self._append(group.group_id, [(rec.group_key(group.group_id), value)], now_ms)
+        except KafkaError as e:
+            raise KafkaError(group_store_error(e.code), e.message) from None
+
+    def append_records(self, group_id: str, records: list[tuple[bytes, bytes | None]], now_ms: int) -> None:
+        """Consumer-group records in one batch; KafkaError with Kafka's storeGroup code."""
+        try:
+            self._append(group_id, records, now_ms)
         except KafkaError as e:
             raise KafkaError(group_store_error(e.code), e.message) from None
 
@@ -157,11 +166,17 @@ def _replay_marker(out: LoadedPartition, raw: bytes, producer_id: int) -> None:
 
 def _replay_record(out: LoadedPartition, r, h) -> None:
     try:
+        if r.key is not None and len(r.key) >= 2 and int.from_bytes(r.key[:2], "big") in cr.KINDS:
+            out.consumer_records.append(cr.decode(r.key, r.value))
+            return
         key = rec.read_key(r.key)
         if isinstance(key, rec.GroupKey):
             if r.value is None:
+                # Committed offsets have tombstones of their own (a classic group converted to a
+                # consumer group keeps them); its pending transactional offsets go with it.
                 out.groups.pop(key.group_id, None)
-                _forget_group(out, key.group_id)
+                for groups in out.pending.values():
+                    groups.pop(key.group_id, None)
             else:
                 out.groups[key.group_id] = (rec.read_group_value(r.value), h.base_offset)
             return
@@ -182,10 +197,3 @@ def _replay_record(out: LoadedPartition, r, h) -> None:
                 groups.get(key.group_id, {}).pop(tp, None)
     else:
         target[tp] = value
-
-
-def _forget_group(out: LoadedPartition, group_id: str) -> None:
-    """A deleted group loses its offsets and its pending transactional offsets, as live."""
-    out.offsets.pop(group_id, None)
-    for groups in out.pending.values():
-        groups.pop(group_id, None)

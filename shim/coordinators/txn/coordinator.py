@@ -64,12 +64,7 @@ class TransactionCoordinator:
                  offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int,
                  transaction_version: int = 0) -> None:
         self.logs = logs
-        # The finalized transaction.version: from 1 the state records are written as value v1
-        # (Kafka: TransactionVersion.transactionLogValueVersion). Which EndTxn rules apply is the
-        # client's choice, by request version (Kafka: transactionVersionForEndTxn).
-        self.log_value_version = 1 if transaction_version >= 1 else 0
-        # Aborts the coordinator starts itself (timeouts, fencing) follow the finalized version.
-        self.transaction_version = transaction_version
+        self.finalized_transaction_version(transaction_version)
         self.producer_ids = producer_ids
         self.num_partitions = num_partitions
         self.offsets_partitions = offsets_partitions
@@ -83,6 +78,15 @@ class TransactionCoordinator:
         self.markers_held = False
         self.held: dict[str, bool] = {}  # transactional id -> commit, prepared with markers held
         self.probe: Callable[[str], None] = _no_probe  # named crash points (shim.control)
+
+    def finalized_transaction_version(self, transaction_version: int) -> None:
+        """The cluster's finalized transaction.version, at start and when UpdateFeatures changes it.
+        From 1 the state records are written as value v1 (Kafka:
+        TransactionVersion.transactionLogValueVersion); aborts the coordinator starts itself
+        (timeouts, fencing) follow it. Which EndTxn rules apply is the client's choice, by request
+        version (Kafka: transactionVersionForEndTxn)."""
+        self.log_value_version = 1 if transaction_version >= 1 else 0
+        self.transaction_version = transaction_version
 
     # -- persistence ------------------------------------------------------------------------
 

@@ -1,0 +1,113 @@
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.LinkedHashMap;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.admin.QuorumInfo;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
+import org.apache.kafka.common.KafkaFuture;
+
+/**
+ * The cluster-level Admin calls, with the stock Java Admin: describeMetadataQuorum,
+ * describeFeatures/updateFeatures, the delegation-token calls and unregisterBroker. Each scenario
+ * only observes and records; compat/test_java_cluster_admin.py holds the expectations. Nothing
+ * here changes the cluster (updates are validateOnly, the broker unregistered is not one), so the
+ * scenarios run against a shared Apache Kafka as they do against kafka-shim.
+ */
+public final class ClusterAdminDriver {
+    public static void main(String[] args) {
+        Map<String, Support.Scenario> all = new LinkedHashMap<>();
+        all.put("admin.metadata_quorum", ClusterAdminDriver::metadataQuorum);
+        all.put("admin.features", ClusterAdminDriver::features);
+        all.put("admin.delegation_tokens", ClusterAdminDriver::delegationTokens);
+        all.put("admin.unregister_broker", ClusterAdminDriver::unregisterBroker);
+        Support.main("ClusterAdminDriver", all, args);
+    }
+
+    static Object outcome(KafkaFuture<?> f) {
+        try {
+            f.get(20, TimeUnit.SECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return Support.failure(e.getCause());
+        } catch (Exception e) {
+            return Support.failure(e);
+        }
+    }
+
+    static void metadataQuorum(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            obs.put("controller", admin.describeCluster().controller().get().id());
+            QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get(20, TimeUnit.SECONDS);
+            obs.put("leader", q.leaderId());
+            obs.put("epoch_positive", q.leaderEpoch() > 0);
+            obs.put("high_watermark_positive", q.highWatermark() > 0);
+            obs.put("observers", q.observers().size());
+            List<Object> voters = new java.util.ArrayList<>();
+            for (QuorumInfo.ReplicaState v : q.voters()) {
+                voters.add(Support.map("id", v.replicaId(), "leo_at_least_hw", v.logEndOffset() >= q.highWatermark(),
+                        "fetch_time", v.lastFetchTimestamp().isPresent(),
+                        "caught_up_time", v.lastCaughtUpTimestamp().isPresent(),
+                        "directory_id_set", !v.replicaDirectoryId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)));
+            }
+            obs.put("voters", voters);
+            List<Object> nodes = new java.util.ArrayList<>();
+            for (QuorumInfo.Node n : q.nodes().values()) {
+                nodes.add(Support.map("id", n.nodeId(), "endpoints", n.endpoints().size()));
+            }
+            obs.put("nodes", nodes);
+        }
+    }
+
+    static void features(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            FeatureMetadata f = admin.describeFeatures().featureMetadata().get(20, TimeUnit.SECONDS);
+            Map<String, Object> finalized = new TreeMap<>();
+            for (Map.Entry<String, FinalizedVersionRange> e : f.finalizedFeatures().entrySet()) {
+                finalized.put(e.getKey(), List.of(e.getValue().minVersionLevel(), e.getValue().maxVersionLevel()));
+            }
+            Map<String, Object> supported = new TreeMap<>();
+            for (Map.Entry<String, SupportedVersionRange> e : f.supportedFeatures().entrySet()) {
+                supported.put(e.getKey(), List.of(e.getValue().minVersion(), e.getValue().maxVersion()));
+            }
+            obs.put("finalized", finalized);
+            obs.put("supported", supported);
+            obs.put("epoch_present", f.finalizedFeaturesEpoch().isPresent());
+            short mv = f.finalizedFeatures().get("metadata.version").maxVersionLevel();
+            UpdateFeaturesOptions validate = new UpdateFeaturesOptions().validateOnly(true);
+            obs.put("same_level", outcome(admin.updateFeatures(Map.of("metadata.version",
+                    new FeatureUpdate(mv, FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
+            obs.put("downgrade_as_upgrade", outcome(admin.updateFeatures(Map.of("metadata.version",
+                    new FeatureUpdate((short) (mv - 1), FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
+            obs.put("unknown_feature", outcome(admin.updateFeatures(Map.of("no.such.feature",
+                    new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
+            obs.put("above_supported", outcome(admin.updateFeatures(Map.of("metadata.version",
+                    new FeatureUpdate((short) (mv + 100), FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
+            obs.put("metadata_version_after", admin.describeFeatures().featureMetadata().get()
+                    .finalizedFeatures().get("metadata.version").maxVersionLevel());
+        }
+    }
+
+    static void delegationTokens(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            obs.put("create", outcome(admin.createDelegationToken().delegationToken()));
+            obs.put("describe", outcome(admin.describeDelegationToken().delegationTokens()));
+            obs.put("renew", outcome(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+            obs.put("expire", outcome(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+        }
+    }
+
+    static void unregisterBroker(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            int node = admin.describeCluster().nodes().get().iterator().next().id();
+            obs.put("unknown", outcome(admin.unregisterBroker(node + 1000).all()));
+        }
+    }
+}

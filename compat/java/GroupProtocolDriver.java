@@ -1,0 +1,198 @@
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The consumer group protocol (KIP-848) with kafka-clients 4.x's {@code group.protocol=consumer}.
+ *
+ * {@code consumer_protocol.rebalance}: one member owns a 6-partition topic, two more join and the
+ * broker splits it 2/2/2, two leave and the first owns all six again, then subscribes to a second
+ * topic as well; each record reaches its partition's owner once; after all commit and close, a new
+ * member resumes at the committed offsets. {@code consumer_protocol.eos}: consume-transform-produce
+ * with sendOffsetsToTransaction(offsets, consumer.groupMetadata()), whose member epoch the broker
+ * checks; a committed round moves the group's offset, an aborted one does not. The members are
+ * polled in turn from one thread (each consumer is only touched by it); the protocol's heartbeats
+ * run in the clients' background threads. Synchronised on observed assignments.
+ */
+final class GroupProtocolDriver {
+    static final int PARTITIONS = 6;
+    static final String RC = "read_committed";
+
+    public static void main(String[] args) {
+        Map<String, Support.Scenario> all = new LinkedHashMap<>();
+        all.put("consumer_protocol.rebalance", GroupProtocolDriver::rebalance);
+        all.put("consumer_protocol.eos", GroupProtocolDriver::eos);
+        Support.main("GroupProtocolDriver", all, args);
+    }
+
+    static KafkaConsumer<byte[], byte[]> member(Support s, String group) {
+        return s.consumer(RC, "group.id", group, "group.protocol", "consumer");
+    }
+
+    /** Polls every member until their assignments have these sizes and split {@code every}. */
+    static List<Set<TopicPartition>> settle(List<KafkaConsumer<byte[], byte[]>> members, List<Integer> sizes,
+                                            Set<TopicPartition> every) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (System.currentTimeMillis() < deadline) {
+            List<Set<TopicPartition>> owned = new ArrayList<>();
+            int total = 0;
+            Set<TopicPartition> union = new HashSet<>();
+            List<Integer> got = new ArrayList<>();
+            for (KafkaConsumer<byte[], byte[]> c : members) {
+                if (!c.poll(Duration.ofMillis(100)).isEmpty()) throw new IllegalStateException("records while settling");
+                Set<TopicPartition> a = new HashSet<>(c.assignment());
+                owned.add(a);
+                total += a.size();
+                union.addAll(a);
+                got.add(a.size());
+            }
+            if (total == every.size() && union.equals(every) && got.equals(sizes)) return owned;
+        }
+        throw new IllegalStateException("assignments never reached sizes " + sizes);
+    }
+
+    /** Every value of {@code expected} (partition -> values) once, at the member owning its partition. */
+    static void consume(List<KafkaConsumer<byte[], byte[]>> members, List<Set<TopicPartition>> owned,
+                        Map<TopicPartition, List<String>> expected) {
+        int want = expected.values().stream().mapToInt(List::size).sum();
+        Map<TopicPartition, List<String>> got = new HashMap<>();
+        int n = 0;
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (n < want && System.currentTimeMillis() < deadline) {
+            for (int i = 0; i < members.size(); i++) {
+                for (ConsumerRecord<byte[], byte[]> r : members.get(i).poll(Duration.ofMillis(100))) {
+                    TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                    if (!owned.get(i).contains(tp)) throw new IllegalStateException(tp + " read by a non-owner");
+                    got.computeIfAbsent(tp, k -> new ArrayList<>()).add(new String(r.value()));
+                    n++;
+                }
+            }
+        }
+        if (!got.equals(expected)) throw new IllegalStateException("read " + got + ", expected " + expected);
+    }
+
+    static Map<TopicPartition, List<String>> produce(Support s, String tag, String... topics) {
+        Map<TopicPartition, List<String>> sent = new HashMap<>();
+        try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+            for (String t : topics) {
+                for (int part = 0; part < PARTITIONS; part++) {
+                    for (int i = 0; i < 3; i++) {
+                        String v = tag + "-" + t + "-" + part + "-" + i;
+                        p.send(Support.rec(t, part, null, v));
+                        sent.computeIfAbsent(new TopicPartition(t, part), k -> new ArrayList<>()).add(v);
+                    }
+                }
+            }
+            p.flush();
+        }
+        return sent;
+    }
+
+    static Set<TopicPartition> partitions(String... topics) {
+        Set<TopicPartition> out = new HashSet<>();
+        for (String t : topics) for (int p = 0; p < PARTITIONS; p++) out.add(new TopicPartition(t, p));
+        return out;
+    }
+
+    static void rebalance(Support s, Map<String, Object> obs) throws Exception {
+        String a = s.name("cp-a"), b = s.name("cp-b"), group = s.name("cp-G");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, a, PARTITIONS);
+            Support.createTopic(admin, b, PARTITIONS);
+        }
+        List<KafkaConsumer<byte[], byte[]>> members = new ArrayList<>(List.of(member(s, group)));
+        members.get(0).subscribe(List.of(a));
+        List<Set<TopicPartition>> owned = settle(members, List.of(6), partitions(a));
+        consume(members, owned, produce(s, "one", a));
+        members.get(0).commitSync(Duration.ofSeconds(15));
+        for (int i = 0; i < 2; i++) {
+            KafkaConsumer<byte[], byte[]> c = member(s, group);
+            c.subscribe(List.of(a));
+            members.add(c);
+        }
+        owned = settle(members, List.of(2, 2, 2), partitions(a));
+        obs.put("three_members", List.of(owned.get(0).size(), owned.get(1).size(), owned.get(2).size()));
+        consume(members, owned, produce(s, "three", a));
+        for (KafkaConsumer<byte[], byte[]> c : members) c.commitSync(Duration.ofSeconds(15));
+        try (Admin admin = s.admin()) {
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all()
+                    .get(20, TimeUnit.SECONDS).get(group);
+            obs.put("group_type", d.type().toString());
+            obs.put("described_members", d.members().size());
+        }
+        members.get(1).close();
+        members.get(2).close();
+        members = new ArrayList<>(List.of(members.get(0)));
+        owned = settle(members, List.of(6), partitions(a));
+        consume(members, owned, produce(s, "back-to-one", a));
+        members.get(0).subscribe(List.of(a, b));
+        owned = settle(members, List.of(12), partitions(a, b));
+        obs.put("after_subscription_change", owned.get(0).size());
+        consume(members, owned, produce(s, "both", a, b));
+        members.get(0).commitSync(Duration.ofSeconds(15));
+        members.get(0).close();
+        try (KafkaConsumer<byte[], byte[]> c = member(s, group)) {
+            c.subscribe(List.of(a, b));
+            List<KafkaConsumer<byte[], byte[]>> resumed = List.of(c);
+            owned = settle(resumed, List.of(12), partitions(a, b));  // nothing committed is read again
+            consume(resumed, owned, produce(s, "later", a, b));
+        }
+        obs.put("resumed", true);
+    }
+
+    static void eos(Support s, Map<String, Object> obs) throws Exception {
+        String in = s.name("cp-eos-in"), out = s.name("cp-eos-out"), group = s.name("cp-eos-G");
+        TopicPartition inTp = new TopicPartition(in, 0);
+        try (Admin admin = s.admin();
+             KafkaProducer<byte[], byte[]> plain = s.producer();
+             KafkaProducer<byte[], byte[]> tx = s.txnProducer(s.name("cp-eos-T"));
+             KafkaConsumer<byte[], byte[]> c = member(s, group)) {
+            Support.createTopic(admin, in, 1);
+            Support.createTopic(admin, out, 1);
+            for (int i = 0; i < 5; i++) plain.send(Support.rec(in, 0, null, "in-" + i));
+            plain.flush();
+            c.subscribe(List.of(in));
+            obs.put("committed_round", round(c, tx, inTp, out, 3, true));
+            obs.put("member_epoch_positive", c.groupMetadata().generationId() > 0);
+            obs.put("aborted_round", round(c, tx, inTp, out, 2, false));
+            Map<TopicPartition, OffsetAndMetadata> offsets =
+                    admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS);
+            obs.put("group_offset", offsets.get(inTp) == null ? null : offsets.get(inTp).offset());
+        }
+    }
+
+    static long round(KafkaConsumer<byte[], byte[]> c, KafkaProducer<byte[], byte[]> tx, TopicPartition inTp,
+                      String out, int take, boolean commit) {
+        long next = -1;
+        int got = 0;
+        long deadline = System.currentTimeMillis() + 30_000;
+        tx.beginTransaction();
+        while (got < take && System.currentTimeMillis() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                if (got == take) break;
+                tx.send(Support.rec(out, 0, null, "out-" + new String(r.value())));
+                next = r.offset() + 1;
+                got++;
+            }
+        }
+        if (got < take) throw new IllegalStateException("only " + got + " records");
+        tx.sendOffsetsToTransaction(Map.of(inTp, new OffsetAndMetadata(next)), c.groupMetadata());
+        if (commit) tx.commitTransaction(); else tx.abortTransaction();
+        c.seek(inTp, next);
+        return next;
+    }
+}

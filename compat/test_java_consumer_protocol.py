@@ -1,0 +1,42 @@
+"""The consumer group protocol (KIP-848) with Java kafka-clients 4.x (``group.protocol=consumer``,
+the ``java4`` extra) against Kafka 4.1 emulation: compat/java/GroupProtocolDriver.java's
+``consumer_protocol.rebalance`` (1 -> 3 -> 1 members, a subscription change, committed offsets
+resumed, the group described as a consumer group) and ``consumer_protocol.eos``
+(sendOffsetsToTransaction with the member's epoch; commit moves the offset, abort does not)."""
+
+from __future__ import annotations
+
+import pytest
+
+import shim
+from compat import javarun
+
+pytestmark = [pytest.mark.compat(client="java"), pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
+
+
+@pytest.fixture(scope="module")
+def java4(tmp_path_factory) -> javarun.JavaDrivers:
+    try:
+        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
+    except javarun.JavaUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.compat(scenario="consumer.group_protocol_consumer")
+def test_kafka_clients_4_consumer_protocol(tmp_path, java4):
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
+                           group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
+                           transaction_abort_check_interval_ms=200) as broker:
+        out = java4.run("GroupProtocolDriver", ["consumer_protocol.rebalance", "consumer_protocol.eos"],
+                        broker.bootstrap_servers, timeout=300, prefix="kip848", parallel=2, timeout_s=180)
+        types = broker.call(lambda: {g: "consumer" for g in broker.node.groups.consumer.groups})
+    assert out["kafka_clients"].startswith("4.")
+    failed = {name: (r["error"], r.get("trace", "")[:2000]) for name, r in out["results"].items() if not r["ok"]}
+    assert not failed
+    rebalance = out["results"]["consumer_protocol.rebalance"]["observed"]
+    assert rebalance["three_members"] == [2, 2, 2] and rebalance["after_subscription_change"] == 12
+    assert (rebalance["group_type"], rebalance["described_members"]) == ("Consumer", 3)
+    eos = out["results"]["consumer_protocol.eos"]["observed"]
+    assert eos["member_epoch_positive"] and (eos["committed_round"], eos["aborted_round"]) == (3, 5)
+    assert eos["group_offset"] == 3
+    assert {"kip848-cp-G", "kip848-cp-eos-G"} <= set(types)

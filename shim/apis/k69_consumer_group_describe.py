@@ -1,0 +1,59 @@
+"""ConsumerGroupDescribe (69), v0-1: consumer groups (KIP-848) as Kafka 4 describes them.
+
+Per group: state (Empty, Assigning, Reconciling, Stable), group epoch, assignment epoch, the
+server assignor in use, and per member its epoch, subscription (names and regex), current and
+target assignment (topic id, name, partitions) and, from v1, its type (1: consumer protocol). A
+group that does not exist or is a classic group answers GROUP_ID_NOT_FOUND with Kafka's message.
+Served from 4.0; under 3.9 emulation every group answers UNSUPPORTED_VERSION, as Kafka 3.9 does
+while the consumer protocol is off (its default). A group the principal may not DESCRIBE gets
+GROUP_AUTHORIZATION_FAILED.
+"""
+
+from ..errors import ErrorCode, KafkaError
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._operations import NOT_REQUESTED
+from .k68_consumer_group_heartbeat import consumer_protocol_enabled
+from .registry import api
+
+CONSUMER_MEMBER_TYPE = 1  # Kafka: MemberType.CONSUMER
+
+
+@api(69, "ConsumerGroupDescribe", 0, 1)
+def handle(ctx, request):
+    names = {info.topic_id: name for name, info in ctx.node.logs.topics.items()}
+    return ctx.response(groups=tuple(_describe(ctx, g, request.include_authorized_operations, names)
+                                     for g in request.group_ids))
+
+
+def _describe(ctx, group_id, want_ops, names):
+    refused = None
+    if not consumer_protocol_enabled(ctx):
+        refused = ErrorCode.unsupported_version
+    elif not ctx.authorize(O.DESCRIBE, R.GROUP, group_id):
+        refused = ErrorCode.group_authorization_failed
+    if refused is not None:
+        return ctx.make("DescribedGroup", error_code=refused, group_id=group_id, group_state="", group_epoch=0,
+                        assignment_epoch=0, assignor_name="", members=())
+    operations = ctx.authorized_operations(R.GROUP, group_id) if want_ops else NOT_REQUESTED
+    try:
+        d = ctx.node.groups.consumer.describe(group_id)
+    except KafkaError as e:
+        return ctx.make("DescribedGroup", error_code=e.code, error_message=e.message, group_id=group_id,
+                        group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=())
+    members = tuple(
+        ctx.make("Member", member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                 member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+                 subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex=m.subscribed_topic_regex,
+                 assignment=_assignment(ctx, m.assigned, names), target_assignment=_assignment(ctx, target, names),
+                 member_type=CONSUMER_MEMBER_TYPE)
+        for m, target in d.members)
+    return ctx.make("DescribedGroup", error_code=ErrorCode.none, group_id=group_id, group_state=d.state,
+                    group_epoch=d.group_epoch, assignment_epoch=d.assignment_epoch, assignor_name=d.assignor,
+                    members=members, authorized_operations=operations)
+
+
+def _assignment(ctx, assignment, names):
+    return ctx.make("Assignment", topic_partitions=tuple(
+        ctx.make("TopicPartitions", topic_id=t, topic_name=names[t], partitions=tuple(sorted(ps)))
+        for t, ps in sorted(assignment.items(), key=lambda kv: kv[0].bytes) if t in names))

@@ -1,0 +1,295 @@
+"""Classic-protocol members inside consumer groups, and groups changing protocol online (Kafka 4:
+``GroupMetadataManager.classicGroupJoinToConsumerGroup``, ``classicGroupSyncToConsumerGroup``,
+``classicGroupHeartbeatToConsumerGroup``, ``classicGroupLeaveToConsumerGroup``,
+``convertToConsumerGroup``, ``convertToClassicGroup``; ``group.consumer.migration.policy``).
+
+* Upgrade: a consumer-protocol member joining a classic group of the ``consumer`` protocol type
+  that has members turns it into a consumer group (policy ``upgrade`` or ``bidirectional``): each
+  classic member becomes a member at the group's generation, subscribed to the topics of its
+  subscription and owning its assignment, which is also its target, and the joining member then
+  bumps the group epoch as any new member does.
+* Classic members of a consumer group keep using JoinGroup, SyncGroup, Heartbeat and LeaveGroup:
+  the broker assigns for them (the group's assignor) and answers JoinGroup at once with the
+  member epoch as generation; SyncGroup returns the member's partitions as a
+  ConsumerProtocolAssignment; Heartbeat answers REBALANCE_IN_PROGRESS when the group epoch moved
+  past the member's or partitions it was waiting for were released, and the member rejoins.
+* Downgrade: when a consumer-protocol member leaves (or is fenced) and every member left uses the
+  classic protocol (policy ``downgrade`` or ``bidirectional``), the group becomes a classic group
+  at generation = group epoch with the members' current assignments, and a rebalance starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ...errors import ErrorCode, KafkaError
+from . import consumer_records as cr
+from .consumer_group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState, member_topics
+from .consumer_reconcile import reconcile
+from .records import UnknownRecord, _Reader, _str
+from .state import (
+    CONSUMER_PROTOCOL_TYPE,
+    GroupMetadata,
+    GroupState,
+    JoinResult,
+    MemberMetadata,
+    SyncResult,
+)
+
+if TYPE_CHECKING:
+    from .consumer_coordinator import ConsumerGroups
+
+log = logging.getLogger(__name__)
+E = ErrorCode
+_I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
+UPGRADE_POLICIES, DOWNGRADE_POLICIES = {"upgrade", "bidirectional"}, {"downgrade", "bidirectional"}
+
+
+# -- the embedded consumer protocol ---------------------------------------------------------------
+
+
+def parse_subscription(metadata: bytes) -> tuple[int, tuple[str, ...], dict[str, set[int]]]:
+    """ConsumerProtocolSubscription v0-3: (version, topics, owned partitions by topic name)."""
+    r = _Reader(metadata)
+    version = r.i16()
+    if version < 0:
+        raise UnknownRecord("a negative subscription version")
+    topics = tuple(r.str() or "" for _ in range(r.i32()))
+    owned: dict[str, set[int]] = {}
+    n = r.i32()  # user data
+    r.pos += max(n, 0)
+    if version >= 1 and r.pos < len(r.buf):
+        for _ in range(r.i32()):
+            topic = r.str() or ""
+            owned.setdefault(topic, set()).update(r.i32() for _ in range(r.i32()))
+    return version, topics, owned
+
+
+def parse_assignment(data: bytes) -> dict[str, set[int]]:
+    """ConsumerProtocolAssignment: the partitions by topic name (empty when it does not parse)."""
+    try:
+        r = _Reader(data)
+        if r.i16() < 0:
+            return {}
+        out: dict[str, set[int]] = {}
+        for _ in range(r.i32()):
+            topic = r.str() or ""
+            out.setdefault(topic, set()).update(r.i32() for _ in range(r.i32()))
+        return out
+    except UnknownRecord:
+        return {}
+
+
+def encode_assignment(version: int, by_name: dict[str, frozenset[int]]) -> bytes:
+    """ConsumerProtocolAssignment at the member's subscription version (v0-3 share the fields), no user data."""
+    out = [_I16.pack(max(0, min(version, 3))), _I32.pack(len(by_name))]
+    for topic, partitions in sorted(by_name.items()):
+        out += [_str(topic), _I32.pack(len(partitions)), *(_I32.pack(p) for p in sorted(partitions))]
+    return b"".join(out) + _I32.pack(-1)
+
+
+class ClassicMembers:
+    """The classic protocol's requests to consumer groups; owned by :class:`ConsumerGroups`."""
+
+    def __init__(self, groups: "ConsumerGroups") -> None:
+        self.cg = groups
+
+    def _ids(self, by_name: dict[str, set[int]]) -> Assignment:
+        topics = self.cg.topics
+        return {topics[t].topic_id: frozenset(ps) for t, ps in by_name.items() if t in topics and ps}
+
+    def _names(self, assignment: Assignment) -> dict[str, frozenset[int]]:
+        names = {info.topic_id: name for name, info in self.cg.topics.items()}
+        return {names[t]: ps for t, ps in assignment.items() if t in names}
+
+    # -- upgrade --------------------------------------------------------------------------------
+
+    def upgrade(self, classic: GroupMetadata, now_ms: int) -> ConsumerGroup:
+        """Kafka: validateOnlineUpgrade + convertToConsumerGroup; GROUP_ID_NOT_FOUND when not allowed."""
+        gid = classic.group_id
+        if self.cg.config.migration_policy not in UPGRADE_POLICIES or classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            raise KafkaError(E.group_id_not_found, f"Group {gid} is not a consumer group.")
+        members = []
+        for m in classic.members.values():
+            try:
+                metadata = m.metadata(classic.protocol_name) if classic.protocol_name else m.protocols[0][1]
+                _, topics, _ = parse_subscription(metadata)
+            except (UnknownRecord, StopIteration, IndexError):
+                raise KafkaError(E.group_id_not_found, f"Cannot upgrade the classic group {gid} to consumer group "
+                                 "because the embedded consumer protocol is malformed.") from None
+            members.append((m, topics))
+        for m in classic.members.values():  # parked requests learn of the new rebalance
+            if m.awaiting_join is not None:
+                m.awaiting_join.complete(JoinResult(E.rebalance_in_progress, m.member_id))
+            if m.awaiting_sync is not None:
+                m.awaiting_sync.complete(SyncResult(E.rebalance_in_progress))
+        epoch = classic.generation_id
+        records = [cr.Record(cr.GROUP_METADATA, gid, None, cr.GroupEpoch(epoch, 0))]
+        for m, topics in members:
+            member = ConsumerGroupMember(m.member_id, instance_id=m.group_instance_id, client_id=m.client_id,
+                                         client_host=m.client_host, subscribed_topic_names=tuple(sorted(topics)),
+                                         rebalance_timeout_ms=m.rebalance_timeout_ms,
+                                         classic_protocols=tuple(m.protocols), member_epoch=epoch,
+                                         previous_member_epoch=epoch,
+                                         assigned=self._ids(parse_assignment(m.assignment)))
+            records += [cr.Record(cr.MEMBER_METADATA, gid, m.member_id, cr.member_metadata(member)),
+                        cr.Record(cr.TARGET_MEMBER, gid, m.member_id, member.assigned),
+                        cr.Record(cr.CURRENT_ASSIGNMENT, gid, m.member_id, cr.current_assignment(member))]
+        records.append(cr.Record(cr.TARGET_METADATA, gid, None, epoch))
+        self.cg.parent.store.write_tombstones(gid, [], True, now_ms)
+        del self.cg.parent.groups[gid]
+        self.cg.groups[gid] = ConsumerGroup(gid, state_timestamp=now_ms, offsets=classic.offsets,
+                                            pending_txn_offsets=classic.pending_txn_offsets)
+        self.cg._apply(gid, records, now_ms)
+        group = self.cg.groups[gid]
+        for m, _ in members:
+            group.members[m.member_id].classic_session_timeout_ms = m.session_timeout_ms
+            self.cg.schedule_session(group.members[m.member_id], now_ms)
+        log.info("group %s: the classic group became a consumer group at epoch %d", gid, epoch)
+        return group
+
+    # -- JoinGroup, SyncGroup, Heartbeat, LeaveGroup --------------------------------------------
+
+    def join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, protocol_type: str,
+             protocols: list[tuple[str, bytes]], session_timeout_ms: int, rebalance_timeout_ms: int,
+             client_id: str, client_host: str, require_known_member_id: bool, now_ms: int) -> JoinResult:
+        if protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols:
+            return JoinResult(E.inconsistent_group_protocol, member_id)
+        if member_id == "":
+            member_id = f"{instance_id if instance_id is not None else client_id}-{uuid.uuid4()}"
+            if require_known_member_id:
+                return JoinResult(E.member_id_required, member_id)
+        existing = group.members.get(member_id)
+        if existing is not None and not existing.uses_classic_protocol:
+            return JoinResult(E.unknown_member_id, member_id)
+        try:
+            version, topics, owned = parse_subscription(protocols[0][1])
+            member = self._join(group, existing or ConsumerGroupMember(member_id), instance_id, topics, owned,
+                                protocols, rebalance_timeout_ms, client_id, client_host, now_ms)
+        except UnknownRecord:
+            return JoinResult(E.inconsistent_group_protocol, member_id)
+        except KafkaError as e:
+            return JoinResult(e.code, member_id)
+        member.classic_session_timeout_ms = session_timeout_ms
+        self.cg.schedule_session(member, now_ms)
+        return JoinResult(E.none, member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
+
+    def _join(self, group: ConsumerGroup, member: ConsumerGroupMember, instance_id, topics, owned, protocols,
+              rebalance_timeout_ms, client_id, client_host, now_ms) -> ConsumerGroupMember:
+        gid, member_id = group.group_id, member.member_id
+        new = member_id not in group.members
+        updated = replace(member, instance_id=instance_id, subscribed_topic_names=tuple(sorted(topics)),
+                          rebalance_timeout_ms=rebalance_timeout_ms, classic_protocols=tuple(protocols),
+                          client_id=client_id, client_host=client_host)
+        records = []
+        if new or updated.metadata() != member.metadata():
+            records.append(cr.Record(cr.MEMBER_METADATA, gid, member_id, cr.member_metadata(updated)))
+        bump = group.group_epoch == 0 or new or updated.subscribed_topic_names != member.subscribed_topic_names
+        meta = self.cg._subscription_metadata(group, updated)
+        group_epoch = self.cg._maybe_bump(group, meta, bump, records)
+        target_epoch, target = self.cg._target(group, group_epoch, updated, meta, records)
+        subscribed = {meta[t][0] for t in member_topics(updated, self.cg.resolve_regex) if t in meta}
+        # a classic member has revoked what its subscription no longer lists as owned
+        reconciled = reconcile(updated, target_epoch, target, subscribed, group.partition_epoch, self._ids(owned))
+        if new or reconciled.current() != member.current():
+            records.append(cr.Record(cr.CURRENT_ASSIGNMENT, gid, member_id, cr.current_assignment(reconciled)))
+        self.cg._apply(gid, records, now_ms)
+        return self.cg.groups[gid].members[member_id]
+
+    def _member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
+        member = group.members.get(member_id)
+        if member is None or not member.uses_classic_protocol:
+            raise KafkaError(E.unknown_member_id)
+        if instance_id is not None and member.instance_id != instance_id:
+            raise KafkaError(E.fenced_instance_id)
+        return member
+
+    def _check_rebalance(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """Kafka: throwIfRebalanceInProgress, and partitions the member waits for being free now."""
+        if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+            raise KafkaError(E.rebalance_in_progress)
+        if member.state is MemberState.UNRELEASED_PARTITIONS:
+            meta = self.cg._subscription_metadata(group, member)
+            subscribed = {meta[t][0] for t in member_topics(member, self.cg.resolve_regex) if t in meta}
+            nxt = reconcile(member, group.assignment_epoch, group.target_of(member), subscribed,
+                            group.partition_epoch, member.assigned)
+            if nxt.assigned != member.assigned:
+                raise KafkaError(E.rebalance_in_progress)
+
+    def sync(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int,
+             protocol_type: str | None, protocol_name: str | None, now_ms: int) -> SyncResult:
+        try:
+            member = self._member(group, member_id, instance_id)
+            name = member.classic_protocols[0][0]
+            if (protocol_type is not None and protocol_type != CONSUMER_PROTOCOL_TYPE) or (
+                    protocol_name is not None and protocol_name != name):
+                raise KafkaError(E.inconsistent_group_protocol)
+            if generation_id != member.member_epoch:
+                raise KafkaError(E.illegal_generation)
+            self._check_rebalance(group, member)
+        except KafkaError as e:
+            return SyncResult(e.code)
+        self.cg.schedule_session(member, now_ms)
+        version, _, _ = parse_subscription(member.classic_protocols[0][1])
+        return SyncResult(E.none, CONSUMER_PROTOCOL_TYPE, name, encode_assignment(version, self._names(member.assigned)))
+
+    def heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int,
+                  now_ms: int) -> ErrorCode:
+        try:
+            member = self._member(group, member_id, instance_id)
+            if generation_id != member.member_epoch:
+                raise KafkaError(E.illegal_generation)
+            self.cg.schedule_session(member, now_ms)
+            self._check_rebalance(group, member)
+        except KafkaError as e:
+            return e.code
+        return E.none
+
+    def leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
+        if member_id == "" and instance_id is not None:
+            member = group.member_by_instance(instance_id)
+            if member is None:
+                return E.unknown_member_id
+        else:
+            try:
+                member = self._member(group, member_id, instance_id)
+            except KafkaError as e:
+                return e.code
+        self.cg.fence(group, member, now_ms, "left the group (classic protocol)")
+        return E.none
+
+    # -- downgrade ------------------------------------------------------------------------------
+
+    def maybe_downgrade(self, group: ConsumerGroup, left: ConsumerGroupMember, now_ms: int) -> None:
+        """Kafka: validateOnlineDowngradeWithFencedMembers + convertToClassicGroup."""
+        if (left.uses_classic_protocol or not group.members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
+                or not all(m.uses_classic_protocol for m in group.members.values())):
+            return
+        gid = group.group_id
+        classic = GroupMetadata(gid, state=GroupState.STABLE, state_timestamp=now_ms,
+                                protocol_type=CONSUMER_PROTOCOL_TYPE, generation_id=group.group_epoch,
+                                offsets=group.offsets, pending_txn_offsets=group.pending_txn_offsets)
+        assignments = {}
+        for m in group.members.values():
+            session = m.classic_session_timeout_ms or self.cg.config.session_timeout_ms
+            member = MemberMetadata(m.member_id, m.instance_id, m.client_id, m.client_host,
+                                    max(m.rebalance_timeout_ms, 0), session, CONSUMER_PROTOCOL_TYPE,
+                                    list(m.classic_protocols))
+            classic.add(member)
+            version, _, _ = parse_subscription(m.classic_protocols[0][1])
+            member.assignment = assignments[m.member_id] = encode_assignment(version, self._names(m.assigned))
+        classic.protocol_name = classic.select_protocol()
+        records = [r for mid in group.members for r in self.cg._tombstones(gid, mid)]
+        records += [cr.Record(cr.TARGET_METADATA, gid, None, None), cr.Record(cr.GROUP_METADATA, gid, None, None)]
+        self.cg._apply(gid, records, now_ms)
+        parent = self.cg.parent
+        parent.store.store_group(classic, assignments, now_ms)
+        parent.groups[gid] = classic
+        for m in classic.members.values():
+            parent._schedule_heartbeat(m, now_ms)
+        parent._prepare_rebalance(classic, now_ms)  # the member that left had partitions
+        log.info("group %s: the consumer group became a classic group at generation %d", gid, classic.generation_id)

@@ -1,0 +1,477 @@
+"""The consumer group protocol (KIP-848; Kafka 4: ``GroupMetadataManager.consumerGroupHeartbeat``,
+``consumerGroupLeave``, the session and rebalance timeouts).
+
+One ConsumerGroupHeartbeat does, in order: find or create the group and the member (checking the
+member epoch: FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, static members' FENCED_INSTANCE_ID and
+UNRELEASED_INSTANCE_ID); record what changed of the member; bump the group epoch when a
+subscription or the partitions of a subscribed topic changed; recompute the target assignment with
+the server-side assignor when the group epoch passed the assignment epoch; move the member one
+step towards its target (:mod:`.consumer_reconcile`). Each step yields records of
+``__consumer_offsets`` (:mod:`.consumer_records`), written before they are applied in memory by
+replaying them, the one path both live changes and start-up take.
+
+Synchronous and clock-free like the classic coordinator: ``now_ms`` comes in, :meth:`tick`
+expires sessions (``group.consumer.session.timeout.ms``) and rebalance timeouts (a member that
+does not revoke its partitions in time is fenced) and returns the next deadline.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import re
+import uuid
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
+
+from ...errors import ErrorCode, KafkaError
+from . import consumer_records as cr
+from .consumer_classic import ClassicMembers
+from .consumer_assignors import ASSIGNORS, DEFAULT_ASSIGNORS, MemberSpec
+from .consumer_group import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    Assignment,
+    ConsumerGroup,
+    ConsumerGroupMember,
+    MemberState,
+    member_topics,
+)
+from .consumer_reconcile import Owned, reconcile
+from .state import GroupMetadata
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+
+log = logging.getLogger(__name__)
+E = ErrorCode
+TopicMeta = dict[str, tuple[uuid.UUID, int]]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
+    heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
+    max_size: int = 2**31 - 1  # group.consumer.max.size
+    assignors: tuple[str, ...] = DEFAULT_ASSIGNORS  # group.consumer.assignors, the first the default
+    migration_policy: str = "bidirectional"  # group.consumer.migration.policy
+
+
+class HeartbeatRequest(NamedTuple):
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    owned: Owned = None
+    client_id: str = ""
+    client_host: str = ""
+    version: int = 1
+
+
+class GroupDescription(NamedTuple):
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: tuple[tuple[ConsumerGroupMember, Assignment], ...]  # (member, its target assignment)
+
+
+class HeartbeatResult(NamedTuple):
+    error: ErrorCode
+    message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Assignment | None = None
+
+
+def new_member_id() -> str:
+    """Kafka: Uuid.randomUuid().toString() -- URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def _check_request(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
+    """Kafka: throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+    def empty(value: str | None, message: str) -> None:
+        if value is not None and value.strip() == "":
+            raise KafkaError(E.invalid_request, message)
+    if req.version >= 1 or req.member_epoch > 0 or req.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+        empty(req.member_id, "MemberId can't be empty.")
+    empty(req.group_id, "GroupId can't be empty.")
+    empty(req.instance_id, "InstanceId can't be empty.")
+    empty(req.rack_id, "RackId can't be empty.")
+    if req.member_epoch == 0:
+        if req.rebalance_timeout_ms == -1:
+            raise KafkaError(E.invalid_request, "RebalanceTimeoutMs must be provided in first request.")
+        if req.owned is None or any(req.owned.values()):
+            raise KafkaError(E.invalid_request, "TopicPartitions must be empty when (re-)joining.")
+        if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+            raise KafkaError(E.invalid_request, "Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                             "non-null when (re-)joining.")
+    elif req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if req.instance_id is None:
+            raise KafkaError(E.invalid_request, "InstanceId can't be null.")
+    elif req.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise KafkaError(E.invalid_request, "MemberEpoch is invalid.")
+    if req.server_assignor is not None and req.server_assignor not in assignors:
+        raise KafkaError(E.unsupported_assignor, f"ServerAssignor {req.server_assignor} is not supported. "
+                         f"Supported assignors: {', '.join(assignors)}.")
+    if req.subscribed_topic_regex:
+        try:
+            re.compile(req.subscribed_topic_regex)
+        except re.error as e:
+            raise KafkaError(E.invalid_regular_expression, f"SubscribedTopicRegex `{req.subscribed_topic_regex}` "
+                             f"is not a valid regular expression: {e}.") from None
+
+
+def _check_epoch(member: ConsumerGroupMember, received: int, owned: Owned) -> None:
+    """Kafka: throwIfConsumerGroupMemberEpochIsInvalid -- a member one epoch behind, owning no more
+    than it is assigned, lost the answer that bumped it and is let through."""
+    if received > member.member_epoch:
+        raise KafkaError(E.fenced_member_epoch, f"The consumer group member has a greater member epoch "
+                         f"({received}) than the one known by the group coordinator ({member.member_epoch}). "
+                         "The member must abandon all its partitions and rejoin.")
+    if received < member.member_epoch:
+        subset = owned is not None and all(t in member.assigned and ps <= member.assigned[t]
+                                           for t, ps in owned.items())
+        if received != member.previous_member_epoch or not subset:
+            raise KafkaError(E.fenced_member_epoch, f"The consumer group member has a smaller member epoch "
+                             f"({received}) than the one known by the group coordinator ({member.member_epoch}). "
+                             "The member must abandon all its partitions and rejoin.")
+
+
+def metadata_hash(meta: TopicMeta) -> int:
+    """A hash of the subscribed topics' ids and partition counts (Kafka 4.1 keeps one, KIP-1101)."""
+    text = ";".join(f"{name}:{tid}:{n}" for name, (tid, n) in sorted(meta.items()))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+class ConsumerGroups:
+    """The consumer-group half of the group coordinator; :class:`GroupCoordinator` owns one."""
+
+    def __init__(self, parent: "GroupCoordinator", config: ConsumerGroupConfig) -> None:
+        self.parent = parent
+        self.config = config
+        self.groups: dict[str, ConsumerGroup] = {}
+        self.classic = ClassicMembers(self)
+
+    @property
+    def topics(self):
+        return self.parent.store.logs.topics
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _apply(self, group_id: str, records: list[cr.Record], now_ms: int) -> None:
+        """Persist the records, then replay them: the one write path of consumer groups."""
+        if not records:
+            return
+        self.parent.store.append_records(group_id, [(cr.encode_key(r), cr.encode_value(r)) for r in records], now_ms)
+        for r in records:
+            cr.replay(self.groups, r, now_ms)
+
+    # -- ConsumerGroupHeartbeat (68) ----------------------------------------------------------
+
+    def heartbeat(self, req: HeartbeatRequest, now_ms: int) -> HeartbeatResult:
+        try:
+            _check_request(req, self.config.assignors)
+            if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return self._leave(req, now_ms)
+            return self._heartbeat(req, now_ms)
+        except KafkaError as e:
+            return HeartbeatResult(e.code, e.message)
+
+    def _heartbeat(self, req: HeartbeatRequest, now_ms: int) -> HeartbeatResult:
+        joining = req.member_epoch == 0
+        group = self._group(req.group_id, create=joining, now_ms=now_ms)
+        member_id = req.member_id or new_member_id()
+        if len(group.members) >= self.config.max_size and member_id not in group.members:
+            raise KafkaError(E.group_max_size_reached, "The consumer group has reached its maximum capacity of "
+                             f"{self.config.max_size} members.")
+        if req.instance_id is None:
+            member = self._dynamic_member(group, member_id, req)
+        else:
+            member = self._static_member(group, member_id, req, now_ms)
+        updated = self._updated(member, req)
+        records: list[cr.Record] = []
+        if member.member_id not in group.members or updated.metadata() != member.metadata():
+            records.append(cr.Record(cr.MEMBER_METADATA, group.group_id, member_id, cr.member_metadata(updated)))
+        bump = group.group_epoch == 0 or member.member_id not in group.members or (
+            (updated.subscribed_topic_names, updated.subscribed_topic_regex)
+            != (member.subscribed_topic_names, member.subscribed_topic_regex))
+        meta = self._subscription_metadata(group, updated)
+        group_epoch = self._maybe_bump(group, meta, bump, records)
+        target_epoch, target = self._target(group, group_epoch, updated, meta, records)
+        subscribed = {meta[t][0] for t in member_topics(updated, self.resolve_regex) if t in meta}
+        reconciled = reconcile(updated, target_epoch, target, subscribed, group.partition_epoch, req.owned)
+        if member.member_id not in group.members or reconciled.current() != member.current():
+            records.append(cr.Record(cr.CURRENT_ASSIGNMENT, group.group_id, member_id,
+                                     cr.current_assignment(reconciled)))
+        changed = reconciled.assigned != member.assigned
+        self._apply(group.group_id, records, now_ms)
+        group = self.groups[group.group_id]
+        live = group.members[member_id]
+        self._schedule(group, live, now_ms)
+        full = joining or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
+                           and req.owned is not None)
+        return HeartbeatResult(E.none, None, member_id, live.member_epoch, self.config.heartbeat_interval_ms,
+                               live.assigned if full or changed else None)
+
+    def _group(self, group_id: str, create: bool, now_ms: int) -> ConsumerGroup:
+        """Kafka: getOrMaybeCreateConsumerGroup (an empty classic group of the name is replaced)."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            return group
+        classic = self.parent.groups.get(group_id)
+        if classic is not None:
+            if create and not classic.members:
+                return self._from_empty_classic(classic, now_ms)
+            if create:
+                return self.classic.upgrade(classic, now_ms)
+            raise KafkaError(E.group_id_not_found, f"Group {group_id} is not a consumer group.")
+        if not create:
+            raise KafkaError(E.group_id_not_found, f"Consumer group {group_id} not found.")
+        return ConsumerGroup(group_id, state_timestamp=now_ms)
+
+    def _from_empty_classic(self, classic, now_ms: int) -> ConsumerGroup:
+        """Kafka: maybeDeleteEmptyClassicGroup -- the classic group's metadata goes, its offsets stay."""
+        if classic.generation_id > 0:
+            self.parent.store.write_tombstones(classic.group_id, [], True, now_ms)
+        del self.parent.groups[classic.group_id]
+        group = ConsumerGroup(classic.group_id, state_timestamp=now_ms, offsets=classic.offsets,
+                              pending_txn_offsets=classic.pending_txn_offsets)
+        self.groups[classic.group_id] = group
+        log.info("group %s: the empty classic group became a consumer group", classic.group_id)
+        return group
+
+    @staticmethod
+    def _dynamic_member(group: ConsumerGroup, member_id: str, req: HeartbeatRequest) -> ConsumerGroupMember:
+        member = group.members.get(member_id)
+        if member is None:
+            if req.member_epoch != 0:
+                raise KafkaError(E.unknown_member_id, f"Member {member_id} is not a member of group "
+                                 f"{group.group_id}.")
+            member = ConsumerGroupMember(member_id)
+        _check_epoch(member, req.member_epoch, req.owned)
+        return member
+
+    def _static_member(self, group: ConsumerGroup, member_id: str, req: HeartbeatRequest,
+                       now_ms: int) -> ConsumerGroupMember:
+        """Kafka: getOrMaybeSubscribeStaticConsumerGroupMember."""
+        existing = group.member_by_instance(req.instance_id)
+        if req.member_epoch == 0:
+            if existing is None:
+                member = group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=req.instance_id)
+                _check_epoch(member, 0, req.owned)
+                return member
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                raise KafkaError(E.unreleased_instance_id, f"Static member {existing.member_id} with instance id "
+                                 f"{req.instance_id} is not released yet; {member_id} cannot take its place.")
+            return self._replace_static(group, existing, member_id, now_ms)
+        if existing is None:
+            raise KafkaError(E.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise KafkaError(E.fenced_instance_id, f"Static member {member_id} with instance id "
+                             f"{req.instance_id} was fenced by member {existing.member_id}.")
+        _check_epoch(existing, req.member_epoch, req.owned)
+        return existing
+
+    def _replace_static(self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str,
+                        now_ms: int) -> ConsumerGroupMember:
+        """A static member that left (epoch -2) comes back under a new member id with its assignment."""
+        gid = group.group_id
+        new = replace(old, member_id=member_id, member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
+                      pending_revocation={}, session_deadline=None, rebalance_deadline=None)
+        records = self._tombstones(gid, old.member_id) + [
+            cr.Record(cr.MEMBER_METADATA, gid, member_id, cr.member_metadata(new)),
+            cr.Record(cr.TARGET_MEMBER, gid, member_id, group.target_of(old)),
+            cr.Record(cr.CURRENT_ASSIGNMENT, gid, member_id, cr.current_assignment(new)),
+        ]
+        self._apply(gid, records, now_ms)
+        return group.members[member_id]
+
+    @staticmethod
+    def _tombstones(group_id: str, member_id: str) -> list[cr.Record]:
+        """Kafka: the order matters -- assignment, then target, then the member."""
+        return [cr.Record(cr.CURRENT_ASSIGNMENT, group_id, member_id, None),
+                cr.Record(cr.TARGET_MEMBER, group_id, member_id, None),
+                cr.Record(cr.MEMBER_METADATA, group_id, member_id, None)]
+
+    @staticmethod
+    def _updated(member: ConsumerGroupMember, req: HeartbeatRequest) -> ConsumerGroupMember:
+        """The member with what the request changes; absent fields keep their values."""
+        def keep(new, old):
+            return old if new is None else new
+        return replace(
+            member, instance_id=keep(req.instance_id, member.instance_id), rack_id=keep(req.rack_id, member.rack_id),
+            rebalance_timeout_ms=member.rebalance_timeout_ms if req.rebalance_timeout_ms == -1
+            else req.rebalance_timeout_ms, server_assignor=keep(req.server_assignor, member.server_assignor),
+            subscribed_topic_names=tuple(sorted(keep(req.subscribed_topic_names, member.subscribed_topic_names))),
+            subscribed_topic_regex=keep(req.subscribed_topic_regex, member.subscribed_topic_regex),
+            client_id=req.client_id, client_host=req.client_host)
+
+    # -- subscriptions, group epoch and target assignment -----------------------------------
+
+    def resolve_regex(self, regex: str) -> set[str]:
+        """Topics whose whole name the regex matches (Kafka: RE2/J; Python's re agrees on the common subset)."""
+        try:
+            pattern = re.compile(regex)
+        except re.error:
+            return set()
+        return {name for name in self.topics if pattern.fullmatch(name)}
+
+    def _subscription_metadata(self, group: ConsumerGroup, updated: ConsumerGroupMember | None,
+                               removed: str | None = None) -> TopicMeta:
+        names: set[str] = set()
+        for m in group.members.values():
+            if m.member_id != removed and (updated is None or m.member_id != updated.member_id):
+                names |= member_topics(m, self.resolve_regex)
+        if updated is not None:
+            names |= member_topics(updated, self.resolve_regex)
+        out = {}
+        for name in names:
+            info = self.topics.get(name)
+            if info is not None:
+                out[name] = (info.topic_id, info.partitions)
+        return out
+
+    @staticmethod
+    def _maybe_bump(group: ConsumerGroup, meta: TopicMeta, bump: bool, records: list[cr.Record]) -> int:
+        h = metadata_hash(meta)
+        if bump or h != group.metadata_hash:
+            epoch = group.group_epoch + 1
+            records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
+            log.info("group %s: epoch bumped to %d", group.group_id, epoch)
+            return epoch
+        return group.group_epoch
+
+    def _target(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember, meta: TopicMeta,
+                records: list[cr.Record]) -> tuple[int, Assignment]:
+        """Kafka: updateTargetAssignment -- run the assignor when the group epoch moved on."""
+        if group_epoch <= group.assignment_epoch:
+            return group.assignment_epoch, group.target.get(updated.member_id, {})
+        members = dict(group.members)
+        members[updated.member_id] = updated
+        specs = {mid: MemberSpec(frozenset(meta[t][0] for t in member_topics(m, self.resolve_regex) if t in meta),
+                                 group.target.get(mid, {})) for mid, m in members.items()}
+        assignor = ASSIGNORS[self._assignor_name(members.values())]
+        new = assignor(specs, {tid: n for tid, n in meta.values()})
+        for mid, assignment in new.items():
+            if group.target.get(mid) != assignment:
+                records.append(cr.Record(cr.TARGET_MEMBER, group.group_id, mid, assignment))
+        records.append(cr.Record(cr.TARGET_METADATA, group.group_id, None, group_epoch))
+        return group_epoch, new.get(updated.member_id, {})
+
+    def _assignor_name(self, members) -> str:
+        """Kafka: the assignor most members ask for, else the first configured."""
+        votes: dict[str, int] = {}
+        for m in members:
+            if m.server_assignor is not None:
+                votes[m.server_assignor] = votes.get(m.server_assignor, 0) + 1
+        return max(votes, key=lambda a: (votes[a], a)) if votes else self.config.assignors[0]
+
+    # -- ConsumerGroupDescribe (69) ----------------------------------------------------------
+
+    def describe(self, group_id: str) -> GroupDescription:
+        """Kafka: consumerGroupDescribe; GROUP_ID_NOT_FOUND for a missing or classic group."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if group_id in self.parent.groups:
+                raise KafkaError(E.group_id_not_found, f"Group {group_id} is not a consumer group.")
+            raise KafkaError(E.group_id_not_found, f"Group {group_id} not found.")
+        return GroupDescription(group.state.value, group.group_epoch, group.assignment_epoch,
+                                self._assignor_name(group.members.values()),
+                                tuple((m, group.target_of(m)) for m in group.members.values()))
+
+    # -- leaving and fencing ----------------------------------------------------------------
+
+    def _leave(self, req: HeartbeatRequest, now_ms: int) -> HeartbeatResult:
+        """Kafka: consumerGroupLeave. A static member leaving with -2 keeps its place (and
+        partitions) for its session timeout, so that it can come back without a rebalance."""
+        group = self._group(req.group_id, create=False, now_ms=now_ms)
+        if req.instance_id is None:
+            member = group.members.get(req.member_id)
+            if member is None:
+                raise KafkaError(E.unknown_member_id, f"Member {req.member_id} is not a member of group "
+                                 f"{group.group_id}.")
+        else:
+            member = group.member_by_instance(req.instance_id)
+            if member is None:
+                raise KafkaError(E.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
+            if member.member_id != req.member_id:
+                raise KafkaError(E.fenced_instance_id, f"Static member {req.member_id} with instance id "
+                                 f"{req.instance_id} was fenced by member {member.member_id}.")
+            if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                left = replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={})
+                self._apply(group.group_id, [cr.Record(cr.CURRENT_ASSIGNMENT, group.group_id, member.member_id,
+                                                       cr.current_assignment(left))], now_ms)
+                group.members[member.member_id].rebalance_deadline = None
+                log.info("static member %s of group %s left (epoch -2)", member.member_id, group.group_id)
+                return HeartbeatResult(E.none, None, req.member_id, req.member_epoch)
+        self.fence(group, member, now_ms, "left the group")
+        return HeartbeatResult(E.none, None, req.member_id, req.member_epoch)
+
+    def delete(self, group: ConsumerGroup, now_ms: int) -> None:
+        """DeleteGroups of an empty group (Kafka: ConsumerGroup.createGroupTombstoneRecords)."""
+        gid = group.group_id
+        self._apply(gid, [cr.Record(cr.TARGET_METADATA, gid, None, None),
+                          cr.Record(cr.GROUP_METADATA, gid, None, None)], now_ms)
+
+    def to_empty_classic(self, group: ConsumerGroup, now_ms: int) -> None:
+        """Kafka: maybeDeleteEmptyConsumerGroup -- a classic member joins an empty consumer group:
+        the group's records go, its offsets stay with the classic group that replaces it."""
+        self.delete(group, now_ms)
+        self.parent.groups[group.group_id] = GroupMetadata(group.group_id, state_timestamp=now_ms,
+                                                           offsets=group.offsets,
+                                                           pending_txn_offsets=group.pending_txn_offsets)
+
+    def fence(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int, why: str) -> None:
+        """Kafka: consumerGroupFenceMember -- remove the member and bump the group epoch."""
+        records = self._tombstones(group.group_id, member.member_id)
+        meta = self._subscription_metadata(group, None, removed=member.member_id)
+        epoch = group.group_epoch + 1
+        records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, metadata_hash(meta))))
+        self._apply(group.group_id, records, now_ms)
+        log.info("member %s of group %s %s; group epoch %d", member.member_id, group.group_id, why, epoch)
+        self.classic.maybe_downgrade(group, member, now_ms)
+
+    # -- timers -----------------------------------------------------------------------------
+
+    def schedule_session(self, member: ConsumerGroupMember, now_ms: int) -> None:
+        timeout = member.classic_session_timeout_ms or self.config.session_timeout_ms
+        member.session_deadline = self.parent._arm(now_ms + timeout)
+
+    def _schedule(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int) -> None:
+        self.schedule_session(member, now_ms)
+        if member.state is MemberState.UNREVOKED_PARTITIONS:
+            if member.rebalance_deadline is None:
+                member.rebalance_deadline = self.parent._arm(now_ms + max(member.rebalance_timeout_ms, 0))
+        else:
+            member.rebalance_deadline = None
+
+    def tick(self, now_ms: int) -> int | None:
+        """Fence members whose session or rebalance timeout passed; the earliest deadline left."""
+        earliest = None
+        for group in list(self.groups.values()):
+            for member in list(group.members.values()):
+                if member.session_deadline is not None and now_ms >= member.session_deadline:
+                    self._expire(group, member, now_ms, "session timeout expired")
+                elif member.rebalance_deadline is not None and now_ms >= member.rebalance_deadline:
+                    self._expire(group, member, now_ms, "did not revoke its partitions within its rebalance timeout")
+                else:
+                    for d in (member.session_deadline, member.rebalance_deadline):
+                        if d is not None and (earliest is None or d < earliest):
+                            earliest = d
+        return earliest
+
+    def _expire(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int, why: str) -> None:
+        try:
+            self.fence(group, member, now_ms, why)
+        except KafkaError as e:  # the write failed: try again at the next tick
+            log.warning("could not fence member %s of group %s: %s", member.member_id, group.group_id, e)
+            member.session_deadline = now_ms + 1000

@@ -1,0 +1,69 @@
+"""Start-up of the group coordinator: replay ``__consumer_offsets`` into classic and consumer
+groups (Kafka: GroupMetadataManager's replay of each record type, then onLoaded, which restarts
+every member's session timer).
+
+A group id is a classic group or a consumer group, never both: converting one to the other writes
+the tombstones of the old type first, so after the replay at most one of them is left.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from . import consumer_records as cr
+from .state import GroupMetadata, GroupState, MemberMetadata
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+    from .store import LoadedPartition
+
+log = logging.getLogger(__name__)
+
+
+def load_groups(gc: "GroupCoordinator", now_ms: int) -> None:
+    consumer = gc.consumer.groups
+    for part in gc.store.load():
+        for record in part.consumer_records:
+            cr.replay(consumer, record, now_ms)
+        with_offsets = {g for g, o in part.offsets.items() if o}
+        with_pending = {g for p in part.pending.values() for g, o in p.items() if o}
+        for group_id in set(part.groups) | with_offsets | with_pending:
+            group = consumer.get(group_id)
+            if group is None:
+                group = gc.groups[group_id] = _classic_group(gc, group_id, part, now_ms)
+            else:
+                _attach_offsets(group, group_id, part)
+            for pid in group.pending_txn_offsets:
+                gc.producer_groups.setdefault(pid, set()).add(group_id)
+    for group in consumer.values():
+        for member in group.members.values():
+            gc.consumer.schedule_session(member, now_ms)
+    log.info("loaded %d classic and %d consumer groups from __consumer_offsets", len(gc.groups), len(consumer))
+
+
+def _attach_offsets(group, group_id: str, part: "LoadedPartition") -> None:
+    group.offsets = dict(part.offsets.get(group_id, {}))
+    for pid, groups in part.pending.items():
+        if groups.get(group_id):
+            group.pending_txn_offsets[pid] = dict(groups[group_id])
+
+
+def _classic_group(gc: "GroupCoordinator", group_id: str, part: "LoadedPartition", now_ms: int) -> GroupMetadata:
+    group = GroupMetadata(group_id, state_timestamp=now_ms)
+    if group_id in part.groups:
+        record, _ = part.groups[group_id]
+        group.protocol_type = record.protocol_type or None
+        group.generation_id = record.generation_id
+        group.protocol_name = record.protocol_name
+        group.state_timestamp = record.state_timestamp
+        for m in record.members:
+            member = MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                    m.rebalance_timeout_ms, m.session_timeout_ms, record.protocol_type,
+                                    [(record.protocol_name, m.subscription)], m.assignment)
+            group.add(member)
+            gc._schedule_heartbeat(member, now_ms)
+        group.leader_id = record.leader_id if record.members else None
+        group.state = GroupState.STABLE if record.members else GroupState.EMPTY
+    _attach_offsets(group, group_id, part)
+    return group
