@@ -365,6 +365,21 @@ SCENARIOS: list[Scenario] = [
     Scenario("security.reauthentication", "KIP-368 re-authentication (connections.max.reauth.ms)",
              "With connections.max.reauth.ms=1000 the client re-authenticates on its connection while producing, "
              "and every record arrives.", ("confluent-kafka",)),
+    Scenario("compaction.keyed", "log compaction: keyed updates and tombstones (cleanup.policy=compact)",
+             "Keyed updates and two tombstones on a compacted topic; after a cleaner round an assign() consumer "
+             "reads the latest value of each key at its own offset (the gaps skipped) and the tombstones; after "
+             "delete.retention.ms a later round has removed the tombstones.", ("java", "kcat", *PY)),
+    Scenario("compaction.transactions", "log compaction of transactions",
+             "A transactional producer commits, aborts, commits keyed records; after compaction neither isolation "
+             "level sees an aborted record and both see the committed ones; later rounds remove the ABORT marker.",
+             ("java", "kcat", *PY)),
+    Scenario("compaction.changelog_restore", "a Kafka Streams-like changelog restore",
+             "Transactional keyed writes and deletes, some transactions aborted; after compaction a read_committed "
+             "restore into a dictionary yields exactly the committed final state.", ("java", *PY)),
+    Scenario("spark.compacted", "Spark batch and streaming reads of a compacted topic with gaps",
+             "A compacted topic with gaps left by the cleaner (and by aborted transactions): batch and "
+             "availableNow streaming reads under both isolation levels, failOnDataLoss true and false, return the "
+             "records kept, in offset order, with no data-loss error.", ("spark",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}

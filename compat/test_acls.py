@@ -233,3 +233,31 @@ def test_the_kafka_shim_acls_fixture(kafka_shim_acls):
     producer = KafkaProducer(**kw)
     assert producer.send("orders", b"allowed").get(timeout=10).offset == 0
     producer.close()
+
+
+def test_acls_made_with_kafka_python_survive_kill_9(tmp_path, shim_process, free_port):
+    """``kafka-shim serve`` configured by Kafka's property names; ACLs created with kafka-python's
+    admin client are there after a SIGKILL and a restart."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern,
+                             ResourcePatternFilter, ResourceType)
+
+    args = ("--override", f"authorizer.class.name={STANDARD}", "--override", "super.users=User:ANONYMOUS")
+    port = free_port()
+    broker = shim_process(tmp_path / "data", port, args=args)
+    admin = KafkaAdminClient(bootstrap_servers=broker.wait_ready())
+    made = [ACL("User:alice", "*", ACLOperation.WRITE, ACLPermissionType.ALLOW,
+                ResourcePattern(ResourceType.TOPIC, "orders")),
+            ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                ResourcePattern(ResourceType.GROUP, "billing-", ACLResourcePatternType.PREFIXED))]
+    assert len(admin.create_acls(made)["succeeded"]) == 2
+    admin.close()
+    broker.kill9()
+    broker = shim_process(tmp_path / "data", port, args=args)
+    admin = KafkaAdminClient(bootstrap_servers=broker.wait_ready())
+    acls, _ = admin.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                            ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY)))
+    admin.close()
+    assert sorted((a.resource_pattern.resource_name, a.operation, a.resource_pattern.pattern_type) for a in acls) == [
+        ("billing-", ACLOperation.READ, ACLResourcePatternType.PREFIXED),
+        ("orders", ACLOperation.WRITE, ACLResourcePatternType.LITERAL)]

@@ -216,3 +216,22 @@ def test_members_carry_on_through_a_broker_restart(shim_process, free_port, tmp_
     finally:
         for m in members:
             m.close()
+
+
+def test_a_regex_subscription_is_resolved_by_the_broker_and_follows_new_topics(broker):
+    """``subscribe(["^rx-.*"])``: librdkafka sends the regex (SubscribedTopicRegex) and the broker
+    matches topic names; a matching topic created later joins the assignment, others do not."""
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, "rx-1", 2)
+    create_topic(bootstrap, "other", 2)
+    m = member(bootstrap, ["^rx-.*"], "regex")
+    try:
+        wait_for(lambda: m.assignment() == {("rx-1", 0), ("rx-1", 1)}, TIMEOUT, "rx-1's partitions")
+        create_topic(bootstrap, "rx-2", 3)
+        wait_for(lambda: m.assignment() == {("rx-1", 0), ("rx-1", 1), ("rx-2", 0), ("rx-2", 1), ("rx-2", 2)},
+                 TIMEOUT, "rx-2's partitions too")
+        regexes = broker.call(lambda: [x.subscribed_topic_regex for x in
+                                       broker.node.groups.consumer.groups["regex"].members.values()])
+        assert regexes == ["(^rx-.*)"]  # librdkafka sends its regex in parentheses
+    finally:
+        m.close()

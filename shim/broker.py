@@ -67,9 +67,10 @@ class Broker:
 
         return AsyncControl(self)
 
-    async def clean_logs(self) -> int:
-        """Run the log cleaner over every compacted log that qualifies now; how many it cleaned."""
-        return await self._server.cleaner.clean_now()
+    async def clean_logs(self, now_ms: int | None = None) -> int:
+        """Run the log cleaner over every compacted log that qualifies now; how many it cleaned.
+        ``now_ms`` stands for the clock (delete horizons and compaction lags are judged by it)."""
+        return await self._server.cleaner.clean_now(now_ms)
 
     @property
     def cleaner(self):
@@ -116,9 +117,9 @@ class BrokerThread:
             return fn(*args)
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=30)
 
-    def clean_logs(self) -> int:
+    def clean_logs(self, now_ms: int | None = None) -> int:
         """Run the log cleaner now (see Broker.clean_logs) and wait for it."""
-        return asyncio.run_coroutine_threadsafe(self.broker.clean_logs(), self.loop).result(timeout=120)
+        return asyncio.run_coroutine_threadsafe(self.broker.clean_logs(now_ms), self.loop).result(timeout=120)
 
     @property
     def bootstrap_servers(self) -> str:

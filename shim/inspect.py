@@ -2,7 +2,9 @@
 
 Reads a data directory without changing it (safe while a broker is serving it): every partition's
 log start offset, high watermark and last stable offset, its open transactions (transactional id,
-producer id/epoch, first offset, age) and its aborted-transaction index.
+producer id/epoch, first offset, age) and its aborted-transaction index; for compacted partitions
+the log cleaner's progress: where it stopped (the first dirty offset), the clean and dirty bytes and
+the dirty ratio against min.cleanable.dirty.ratio, and when it last finished a round.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import json
 from pathlib import Path
 
 from .coordinators.txn.coordinator import read_transactions
+from .storage import cleaner_manager as cm
 from .storage.log_manager import LogManager
-from .storage.partition_log import LogConfig
+from .storage.partition_log import LogConfig, PartitionLog
 
 
 def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False) -> dict:
@@ -37,6 +40,7 @@ def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False
                 "topic": topic, "partition": partition, "log_start_offset": plog.log_start_offset,
                 "high_watermark": plog.high_watermark, "last_stable_offset": plog.last_stable_offset,
                 "open_transactions": open_txns, "aborted_transactions": [a._asdict() for a in plog.aborted],
+                "cleaner": _cleaner(plog, now_ms),
             })
         transactions = [
             {"transactional_id": m.transactional_id, "state": m.state.kafka_name, "producer_id": m.producer_id,
@@ -51,11 +55,32 @@ def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False
                 seg.close()
 
 
+def _cleaner(plog: PartitionLog, now_ms: int) -> dict | None:
+    """The log cleaner's view of a compacted partition (Kafka: LogToClean, the cleaner checkpoint)."""
+    if not plog.config.compact:
+        return None
+    ltc = cm.plan(plog, now_ms)
+    checkpoint = plog.directory / cm.CHECKPOINT_FILE
+    return {
+        "first_dirty_offset": ltc.first_dirty_offset, "first_uncleanable_offset": ltc.first_uncleanable_offset,
+        "clean_bytes": ltc.clean_bytes, "dirty_bytes": ltc.cleanable_bytes,
+        "dirty_ratio": round(ltc.cleanable_ratio, 4), "min_cleanable_dirty_ratio": plog.config.min_cleanable_dirty_ratio,
+        "cleanable_now": cm.should_clean(plog, ltc),
+        "last_cleaned_ms": int(checkpoint.stat().st_mtime * 1000) if checkpoint.exists() else None,
+    }
+
+
 def render(report: dict) -> str:
     lines = [f"{'partition':<32} {'log start':>10} {'HW':>10} {'LSO':>10}  open transactions / aborted"]
     for p in report["partitions"]:
         name = f"{p['topic']}-{p['partition']}"
         lines.append(f"{name:<32} {p['log_start_offset']:>10} {p['high_watermark']:>10} {p['last_stable_offset']:>10}")
+        c = p.get("cleaner")
+        if c:
+            lines.append(f"    cleaner dirty ratio {c['dirty_ratio']:.2f} (min {c['min_cleanable_dirty_ratio']}) "
+                         f"clean {c['clean_bytes']}B dirty {c['dirty_bytes']}B, cleaned up to offset "
+                         f"{c['first_dirty_offset']}, cleanable up to {c['first_uncleanable_offset']}"
+                         f"{', due' if c['cleanable_now'] else ''}")
         for t in p["open_transactions"]:
             age = "?" if t["age_ms"] is None else f"{t['age_ms'] / 1000:.1f}s"
             lines.append(f"    open    {t['transactional_id']!s:<20} pid={t['producer_id']} epoch={t['producer_epoch']} "

@@ -92,11 +92,12 @@ class LogCleaner:
                     found.append((ltc.cleanable_ratio, plog, ltc))
         return sorted(found, key=lambda x: -x[0])
 
-    async def clean_now(self) -> int:
-        """Clean every log that qualifies now, once each; returns how many were cleaned."""
+    async def clean_now(self, now_ms: int | None = None) -> int:
+        """Clean every log that qualifies now, once each; returns how many were cleaned. ``now_ms``
+        (tests) is the time the round takes for the compaction lags and delete horizons."""
         async with self._lock:
             config, cleaned = self.config, 0
-            now = int(time.time() * 1000)
+            now = int(time.time() * 1000) if now_ms is None else now_ms
             for _, plog, ltc in self.candidates(now):
                 if await self._clean_one(plog, ltc, now, config):
                     cleaned += 1

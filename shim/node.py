@@ -52,7 +52,8 @@ class Node:
         self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config))
         self._apply_dynamic_fields()
         # the sync policy is decided there alone
-        self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config)
+        self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config,
+                               internal_configs=self._internal_topic_configs())
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -119,6 +120,16 @@ class Node:
     def endpoint(self, listener: str | None) -> tuple[str, int]:
         """The advertised address of the listener a request came in on (Kafka: its listener name)."""
         return self.endpoints.get(listener, (self.host, self.port))
+
+    def _internal_topic_configs(self) -> dict[str, dict[str, str]]:
+        """Kafka: offsetsTopicConfigs and transactionTopicConfigs -- compacted, with their own segment size."""
+        props = self.broker_configs.merged()
+        return {
+            "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
+                                   "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
+            "__transaction_state": {"cleanup.policy": "compact",
+                                    "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
+        }
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""

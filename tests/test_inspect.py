@@ -64,3 +64,34 @@ def test_cli_json_and_table(kafka_shim, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "shim", "inspect", "--data-dir", str(tmp_path / "nope")],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "not a kafka-shim data directory" in missing.stderr
+
+
+def test_the_cleaner_progress_of_a_compacted_partition(kafka_shim):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bs = kafka_shim.bootstrap_servers
+    data_dir = kafka_shim.broker.config.data_dir
+    topic = NewTopic("inspected-compact", 1, 1, config={"cleanup.policy": "compact", "segment.bytes": "600",
+                                                        "min.cleanable.dirty.ratio": "0.2"})
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([topic])["inspected-compact"].result(10)
+    p = ck.Producer({"bootstrap.servers": bs})
+    for i in range(40):
+        p.produce("inspected-compact", key=b"k%d" % (i % 2), value=b"v%d" % i)
+        p.flush(10)
+
+    def cleaner():
+        report = kafka_shim.call(inspect_data_dir, data_dir, 10**13)
+        (part,) = [x for x in report["partitions"] if x["topic"] == "inspected-compact"]
+        return part["cleaner"]
+
+    before = cleaner()
+    assert before["first_dirty_offset"] == 0 and before["clean_bytes"] == 0
+    assert before["dirty_ratio"] == 1.0 and before["cleanable_now"] and before["last_cleaned_ms"] is None
+    assert kafka_shim.clean_logs() == 1
+    after = cleaner()
+    assert after["first_dirty_offset"] == after["first_uncleanable_offset"] > 0
+    assert after["dirty_ratio"] == 0.0 and not after["cleanable_now"] and after["last_cleaned_ms"] > 0
+    assert after["clean_bytes"] < before["dirty_bytes"]
+    plain = [x for x in kafka_shim.call(inspect_data_dir, data_dir, 10**13)["partitions"] if x["topic"] == "inspected"]
+    assert all(x["cleaner"] is None for x in plain)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+from kafka_codecs.batch import ATTRIBUTES_OFFSET, MAGIC, TRANSACTIONAL_FLAG
+
 from ..errors import ErrorCode as E
 from ..security.acls import CLUSTER_NAME
 from ..security.acls import AclOperation as O
@@ -40,6 +42,22 @@ def _txn(operation: O) -> Check:
                  E.transactional_id_authorization_failed)
 
 
+REFUSED = object()  # a Check's name for a request refused whatever the ACLs say
+MAGIC_OFFSET = 16  # after BaseOffset, BatchLength and PartitionLeaderEpoch
+
+
+def _produce_transactional_id(ctx, r):
+    """Kafka: only a request with transactional records (RequestUtils.hasTransactionalRecords, the
+    first batch of each partition) is checked, and then it must carry a transactional id."""
+    for t in r.topic_data:
+        for p in t.partition_data:
+            records = p.records
+            if records and len(records) > ATTRIBUTES_OFFSET + 1 and records[MAGIC_OFFSET] == MAGIC \
+                    and records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG:
+                return getattr(r, "transactional_id", None) or REFUSED
+    return None
+
+
 def _single_group_fetch(ctx, r):
     return r.group_id if ctx.version < 8 else None  # v8+: per group, in the handler
 
@@ -52,7 +70,7 @@ ADD_PARTITIONS_BROKER = Check(O.CLUSTER_ACTION, R.CLUSTER,  # v4+: between broke
 
 
 REQUEST: dict[int, tuple[Check, ...]] = {
-    0: (_txn(O.WRITE),),  # Produce: a transactional produce needs WRITE on its transactional id
+    0: (Check(O.WRITE, R.TRANSACTIONAL_ID, _produce_transactional_id, E.transactional_id_authorization_failed),),
     8: (_group(O.READ),),  # OffsetCommit
     9: (Check(O.DESCRIBE, R.GROUP, _single_group_fetch, E.group_authorization_failed),),  # OffsetFetch v0-7
     11: (_group(O.READ),), 12: (_group(O.READ),), 13: (_group(O.READ),), 14: (_group(O.READ),),
@@ -89,7 +107,7 @@ def denied(ctx, request) -> E | None:
         return None
     for check in REQUEST.get(ctx.header.api_key, ()):
         name = check.name(ctx, request)
-        if name is not None and not ctx.authorize(check.operation, check.resource_type, name):
+        if name is REFUSED or name is not None and not ctx.authorize(check.operation, check.resource_type, name):
             return check.error
     if ctx.header.api_key == 22 and request.transactional_id is None and idempotent_denied(ctx):
         return E.cluster_authorization_failed

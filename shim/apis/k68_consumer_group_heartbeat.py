@@ -6,19 +6,23 @@ epoch -1 (static members: -2, keeping their place for the session timeout). The 
 assigns partitions itself (``uniform`` or ``range``, the request's ServerAssignor) and moves each
 member towards its target one epoch at a time, revoking before assigning
 (:mod:`shim.coordinators.group.consumer_coordinator`). v1 (KIP-1082): the client chooses its
-member id, which may not be empty. A regex subscription (v1's SubscribedTopicRegex) is matched by
-Python's ``re`` (whole topic names), close to Kafka's RE2/J on the common subset.
+member id, which may not be empty. A regex subscription (v1's SubscribedTopicRegex) is RE2 syntax,
+matched against whole topic names by Google's RE2 as Kafka does with RE2/J (an invalid one:
+INVALID_REGULAR_EXPRESSION).
 
 Kafka 3.9 advertises v0 but answers UNSUPPORTED_VERSION while the consumer protocol is off, as it
 is by default (group.coordinator.rebalance.protocols=classic); kafka-shim does the same under
 ``--kafka-version`` 3.9 and serves the protocol from 4.0, where ``group.version`` 1 is finalized.
-READ on the group is required (GROUP_AUTHORIZATION_FAILED).
+READ on the group is required (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every subscribed topic
+name (TOPIC_AUTHORIZATION_FAILED), as Kafka 4's KafkaApis checks.
 """
 
 from ..errors import ErrorCode
 from ..coordinators.group.consumer_coordinator import HeartbeatRequest
 from ..node import now_ms
 from ..protocol.kafka_releases import GROUP_VERSION
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
 from ._groups import ms
 from .registry import api
 
@@ -36,6 +40,10 @@ def consumer_protocol_enabled(ctx) -> bool:
 def handle(ctx, request):
     if not consumer_protocol_enabled(ctx):
         return error_response(ctx, request, ErrorCode.unsupported_version)
+    names = request.subscribed_topic_names
+    if names and len(ctx.authorized(O.DESCRIBE, R.TOPIC, names)) < len(set(names)):
+        # Kafka: clients may not learn of topics they cannot DESCRIBE
+        return error_response(ctx, request, ErrorCode.topic_authorization_failed)
     owned = None
     if request.topic_partitions is not None:
         owned = {}

@@ -64,8 +64,13 @@ def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
 
 class LogManager:
     def __init__(self, data_dir: Path, defaults: LogConfig, read_only: bool = False,
-                 resolve: Callable[[dict[str, str]], LogConfig] | None = None) -> None:
+                 resolve: Callable[[dict[str, str]], LogConfig] | None = None,
+                 internal_configs: dict[str, dict[str, str]] | None = None) -> None:
         self.data_dir = data_dir
+        # the configs an internal topic is created with (Kafka: GroupCoordinator.offsetsTopicConfigs,
+        # TransactionStateManager.transactionTopicConfigs)
+        self.internal_configs = internal_configs if internal_configs is not None else {
+            name: {"cleanup.policy": "compact"} for name in INTERNAL_TOPICS}
         self.defaults = defaults
         # a topic's overrides -> the LogConfig its partitions run with (the broker's values in between)
         self.resolve = resolve or (lambda configs: log_config_for(defaults, configs))
@@ -121,7 +126,7 @@ class LogManager:
 
     def ensure_topic(self, name: str, partitions: int) -> TopicInfo:
         """The topic, created first if missing (internal topics are created on first use)."""
-        return self.topics.get(name) or self.create_topic(name, partitions)
+        return self.topics.get(name) or self.create_topic(name, partitions, self.internal_configs.get(name))
 
     def delete_topic(self, name: str) -> None:
         info = self.topic(name)
@@ -189,8 +194,13 @@ class LogManager:
         path = self.meta_dir / "topics.json"
         if not path.exists():
             return
+        upgraded = False
         for t in json.loads(path.read_text())["topics"]:
             info = TopicInfo(t["name"], uuid.UUID(t["id"]), t["partitions"], t.get("configs", {}))
+            if info.internal and "cleanup.policy" not in info.configs:
+                # created by a kafka-shim without compaction: compacted from now on, as Kafka creates it
+                info.configs = {**self.internal_configs.get(info.name, {}), **info.configs}
+                upgraded = True
             self.topics[info.name] = info
             config = self.resolve(info.configs)
             for p in range(info.partitions):
@@ -200,6 +210,8 @@ class LogManager:
             if d.is_dir() and part.isdigit() and topic and (topic, int(part)) not in self.logs and _only_log_files(d):
                 log.info("removing %s: its topic was deleted", d)
                 fs.remove_tree(d, sync=self.defaults.fsync)
+        if upgraded and not self.read_only:
+            self._save_topics()
 
     def _save_topics(self) -> None:
         data = {"topics": [

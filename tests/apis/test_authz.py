@@ -135,6 +135,23 @@ async def test_produce_needs_write_on_each_topic(node):
     assert r.responses[0].partition_responses[0].error_code == E.topic_authorization_failed
 
 
+async def test_transactional_produce_needs_write_on_its_transactional_id(node):
+    from kafka_codecs import encode_batch
+    allow(node, R.TOPIC, "mine", O.WRITE)
+    txn_batch = encode_batch([(None, b"v", [], 1_700_000_000_000)], producer_id=7, producer_epoch=0, base_sequence=0,
+                             is_transactional=True)
+
+    async def produce(txn_id, records):
+        r = await call(node, 0, 9, lambda m: m.ProduceRequest(
+            transactional_id=txn_id, acks=-1, timeout=datetime.timedelta(seconds=1), topic_data=(m.TopicProduceData(
+                name="mine", partition_data=(m.PartitionProduceData(index=0, records=records),)),)))
+        return r.responses[0].partition_responses[0].error_code
+    assert await produce("tx", txn_batch) == E.transactional_id_authorization_failed
+    assert await produce(None, txn_batch) == E.transactional_id_authorization_failed
+    # a transactional id on a request without transactional records is not checked (Kafka's rule)
+    assert await produce("tx", None) != E.transactional_id_authorization_failed
+
+
 async def test_admin_apis_need_their_cluster_operation(node):
     r = await call(node, 50, 0, lambda m: m.DescribeUserScramCredentialsRequest(users=None))
     assert r.error_code == E.cluster_authorization_failed
@@ -198,3 +215,31 @@ async def test_delete_groups_needs_delete_on_each_group(node):
     r = await call(node, 42, 2, lambda m: m.DeleteGroupsRequest(groups_names=("mine", "theirs")))
     assert {x.group_id: x.error_code for x in r.results} == {
         "mine": E.group_id_not_found, "theirs": E.group_authorization_failed}
+
+
+async def test_consumer_group_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(tmp_path):
+    factory = NodeFactory(tmp_path)
+    node = factory(authorizer_class_name=STANDARD, super_users="User:admin", kafka_version="4.1")
+    node.logs.create_topic("mine", 1)
+    node.logs.create_topic("theirs", 1)
+
+    def heartbeat(topics):
+        return call(node, 68, 1, lambda m: m.ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id="m", member_epoch=0, rebalance_timeout=datetime.timedelta(seconds=30),
+            subscribed_topic_names=topics, topic_partitions=()))
+    def describe():
+        return call(node, 69, 1, lambda m: m.ConsumerGroupDescribeRequest(group_ids=("g",),
+                                                                         include_authorized_operations=True))
+    try:
+        assert (await heartbeat(("mine",))).error_code == E.group_authorization_failed
+        assert (await describe()).groups[0].error_code == E.group_authorization_failed
+        allow(node, R.GROUP, "g", O.READ)  # READ implies DESCRIBE
+        assert (await heartbeat(("mine", "theirs"))).error_code == E.topic_authorization_failed
+        allow(node, R.TOPIC, "mine", O.DESCRIBE)
+        r = await heartbeat(("mine",))
+        assert (r.error_code, r.member_epoch) == (E.none, 1)
+        d = (await describe()).groups[0]
+        assert (d.error_code, d.group_state, d.authorized_operations) == (E.none, "Stable",
+                                                                          bitfield([O.READ, O.DESCRIBE]))
+    finally:
+        factory.crash_all()

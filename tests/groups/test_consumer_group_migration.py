@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from group_helpers import T0, TOPIC, join, subscription, sync
+from group_helpers import SESSION, T0, TOPIC, join, subscription, sync
 from shim.coordinators.group.consumer_classic import encode_assignment, parse_assignment
 from shim.coordinators.group.consumer_coordinator import ConsumerGroupConfig, HeartbeatRequest
 from shim.coordinators.group.state import GroupState
@@ -106,6 +106,7 @@ def test_an_upgraded_group_survives_a_restart_with_its_classic_members(nodes, no
     gc = nodes().groups
     group = gc.consumer.groups["g"]
     assert group.members[m1].uses_classic_protocol and not group.members["new"].uses_classic_protocol
+    assert group.members[m1].classic_session_timeout_ms == SESSION  # Kafka's ClassicMemberMetadata keeps it
     assert gc.heartbeat("g", m2, None, generation, T0) == E.rebalance_in_progress
     assert rejoin_and_sync(gc, m2)[0] == group.group_epoch
 

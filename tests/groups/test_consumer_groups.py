@@ -233,3 +233,11 @@ async def test_the_apis_under_kafka_4_and_3_9(nodes):
     r = await call(old, HEARTBEAT, 0, group_id="h", member_id="", member_epoch=0, rebalance_timeout=30_000,
                    subscribed_topic_names=(TOPIC,), topic_partitions=())
     assert r.error_code == E.unsupported_version
+
+
+def test_a_regex_that_would_backtrack_forever_is_matched_in_linear_time(node, gc):
+    node.logs.create_topic("a" * 200, 1)
+    # (a+)+b against 200 a's: exponential for a backtracking engine, linear for RE2 (Kafka: RE2/J)
+    a = Client(gc, "a", topics=(), subscribed_topic_regex="(a+)+b")
+    assert a.beat().error == E.none and a.owned == {}
+    assert Client(gc, "b", topics=(), subscribed_topic_regex="(?<=x)y").beat().error == E.invalid_regular_expression

@@ -22,13 +22,19 @@ from __future__ import annotations
 
 import logging
 import struct
-import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
-from .consumer_group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState, member_topics
+from .consumer_group import (
+    Assignment,
+    ConsumerGroup,
+    ConsumerGroupMember,
+    MemberState,
+    member_topics,
+    new_member_id,
+)
 from .consumer_reconcile import reconcile
 from .records import UnknownRecord, _Reader, _str
 from .state import (
@@ -133,7 +139,8 @@ class ClassicMembers:
             member = ConsumerGroupMember(m.member_id, instance_id=m.group_instance_id, client_id=m.client_id,
                                          client_host=m.client_host, subscribed_topic_names=tuple(sorted(topics)),
                                          rebalance_timeout_ms=m.rebalance_timeout_ms,
-                                         classic_protocols=tuple(m.protocols), member_epoch=epoch,
+                                         classic_protocols=tuple(m.protocols),
+                                         classic_session_timeout_ms=m.session_timeout_ms, member_epoch=epoch,
                                          previous_member_epoch=epoch,
                                          assigned=self._ids(parse_assignment(m.assignment)))
             records += [cr.Record(cr.MEMBER_METADATA, gid, m.member_id, cr.member_metadata(member)),
@@ -147,7 +154,6 @@ class ClassicMembers:
         self.cg._apply(gid, records, now_ms)
         group = self.cg.groups[gid]
         for m, _ in members:
-            group.members[m.member_id].classic_session_timeout_ms = m.session_timeout_ms
             self.cg.schedule_session(group.members[m.member_id], now_ms)
         log.info("group %s: the classic group became a consumer group at epoch %d", gid, epoch)
         return group
@@ -160,7 +166,7 @@ class ClassicMembers:
         if protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols:
             return JoinResult(E.inconsistent_group_protocol, member_id)
         if member_id == "":
-            member_id = f"{instance_id if instance_id is not None else client_id}-{uuid.uuid4()}"
+            member_id = new_member_id()
             if require_known_member_id:
                 return JoinResult(E.member_id_required, member_id)
         existing = group.members.get(member_id)
@@ -169,22 +175,21 @@ class ClassicMembers:
         try:
             version, topics, owned = parse_subscription(protocols[0][1])
             member = self._join(group, existing or ConsumerGroupMember(member_id), instance_id, topics, owned,
-                                protocols, rebalance_timeout_ms, client_id, client_host, now_ms)
+                                protocols, session_timeout_ms, rebalance_timeout_ms, client_id, client_host, now_ms)
         except UnknownRecord:
             return JoinResult(E.inconsistent_group_protocol, member_id)
         except KafkaError as e:
             return JoinResult(e.code, member_id)
-        member.classic_session_timeout_ms = session_timeout_ms
         self.cg.schedule_session(member, now_ms)
         return JoinResult(E.none, member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
 
     def _join(self, group: ConsumerGroup, member: ConsumerGroupMember, instance_id, topics, owned, protocols,
-              rebalance_timeout_ms, client_id, client_host, now_ms) -> ConsumerGroupMember:
+              session_timeout_ms, rebalance_timeout_ms, client_id, client_host, now_ms) -> ConsumerGroupMember:
         gid, member_id = group.group_id, member.member_id
         new = member_id not in group.members
         updated = replace(member, instance_id=instance_id, subscribed_topic_names=tuple(sorted(topics)),
                           rebalance_timeout_ms=rebalance_timeout_ms, classic_protocols=tuple(protocols),
-                          client_id=client_id, client_host=client_host)
+                          classic_session_timeout_ms=session_timeout_ms, client_id=client_id, client_host=client_host)
         records = []
         if new or updated.metadata() != member.metadata():
             records.append(cr.Record(cr.MEMBER_METADATA, gid, member_id, cr.member_metadata(updated)))

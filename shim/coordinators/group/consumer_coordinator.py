@@ -17,13 +17,14 @@ does not revoke its partitions in time is fenced) and returns the next deadline.
 
 from __future__ import annotations
 
-import base64
+import functools
 import hashlib
 import logging
-import re
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
+
+import re2
 
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
@@ -37,6 +38,7 @@ from .consumer_group import (
     ConsumerGroupMember,
     MemberState,
     member_topics,
+    new_member_id,
 )
 from .consumer_reconcile import Owned, reconcile
 from .state import GroupMetadata
@@ -91,9 +93,14 @@ class HeartbeatResult(NamedTuple):
     assignment: Assignment | None = None
 
 
-def new_member_id() -> str:
-    """Kafka: Uuid.randomUuid().toString() -- URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # an invalid regex is the client's answer, not a broker log line
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_regex(regex: str):
+    """RE2, as Kafka's RE2/J: linear-time matching, so no subscription can stall the broker."""
+    return re2.compile(regex, _RE2_OPTIONS)
 
 
 def _check_request(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
@@ -124,10 +131,11 @@ def _check_request(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
                          f"Supported assignors: {', '.join(assignors)}.")
     if req.subscribed_topic_regex:
         try:
-            re.compile(req.subscribed_topic_regex)
-        except re.error as e:
+            compile_regex(req.subscribed_topic_regex)
+        except re2.error as e:
+            reason = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
             raise KafkaError(E.invalid_regular_expression, f"SubscribedTopicRegex `{req.subscribed_topic_regex}` "
-                             f"is not a valid regular expression: {e}.") from None
+                             f"is not a valid regular expression: {reason}.") from None
 
 
 def _check_epoch(member: ConsumerGroupMember, received: int, owned: Owned) -> None:
@@ -318,10 +326,10 @@ class ConsumerGroups:
     # -- subscriptions, group epoch and target assignment -----------------------------------
 
     def resolve_regex(self, regex: str) -> set[str]:
-        """Topics whose whole name the regex matches (Kafka: RE2/J; Python's re agrees on the common subset)."""
+        """Topics whose whole name the regex matches (Kafka: RE2/J's Pattern.matcher(topic).matches())."""
         try:
-            pattern = re.compile(regex)
-        except re.error:
+            pattern = compile_regex(regex)
+        except re2.error:
             return set()
         return {name for name in self.topics if pattern.fullmatch(name)}
 

@@ -11,6 +11,7 @@ is another topic, as in Kafka.
 
 from __future__ import annotations
 
+import base64
 import enum
 import uuid
 from dataclasses import dataclass, field
@@ -61,8 +62,10 @@ class ConsumerGroupMember:
     subscribed_topic_regex: str | None = None
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
-    # a member of the classic protocol (JoinGroup/SyncGroup) inside the group: its protocols
+    # a member of the classic protocol (JoinGroup/SyncGroup) inside the group: its protocols and
+    # JoinGroup's session timeout (Kafka: ClassicMemberMetadata)
     classic_protocols: tuple[tuple[str, bytes], ...] | None = None
+    classic_session_timeout_ms: int | None = None
     # the current assignment (Kafka: ConsumerGroupCurrentMemberAssignmentValue)
     member_epoch: int = 0
     previous_member_epoch: int = 0
@@ -72,7 +75,6 @@ class ConsumerGroupMember:
     # timers, not persisted: the session and, while partitions await revocation, the rebalance timeout
     session_deadline: int | None = None
     rebalance_deadline: int | None = None
-    classic_session_timeout_ms: int | None = None  # JoinGroup's, for a classic member
 
     @property
     def uses_classic_protocol(self) -> bool:
@@ -81,7 +83,8 @@ class ConsumerGroupMember:
     def metadata(self) -> tuple:
         """What a ConsumerGroupMemberMetadata record holds: a change here is written as one."""
         return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.subscribed_topic_names,
-                self.subscribed_topic_regex, self.rebalance_timeout_ms, self.server_assignor, self.classic_protocols)
+                self.subscribed_topic_regex, self.rebalance_timeout_ms, self.server_assignor, self.classic_protocols,
+                self.classic_session_timeout_ms)
 
     def current(self) -> tuple:
         """What a ConsumerGroupCurrentMemberAssignment record holds."""
@@ -144,6 +147,11 @@ class ConsumerGroup(OffsetsHolder):
                             del self.partition_epochs[(topic_id, p)]
                     else:
                         self.partition_epochs[(topic_id, p)] = epoch
+
+
+def new_member_id() -> str:
+    """Kafka: Uuid.randomUuid().toString() -- URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
 def member_topics(member: ConsumerGroupMember, resolve_regex) -> set[str]:

@@ -12,8 +12,9 @@ ConsumerGroupMetadata                   3     Epoch int32, tagged MetadataHash i
 ConsumerGroupMemberMetadata             5     InstanceId?, RackId?, ClientId, ClientHost,
                                                 SubscribedTopicNames [string], SubscribedTopicRegex?,
                                                 RebalanceTimeoutMs int32, ServerAssignor?, tagged
-                                                ClassicMemberMetadata (tag 0): SupportedProtocols
-                                                [Name, Metadata bytes] of a classic-protocol member
+                                                ClassicMemberMetadata (tag 0): SessionTimeoutMs int32,
+                                                SupportedProtocols [Name, Metadata bytes] of a
+                                                classic-protocol member
 ConsumerGroupTargetAssignmentMetadata   6     AssignmentEpoch int32
 ConsumerGroupTargetAssignmentMember     7     TopicPartitions [TopicId uuid, Partitions [int32]]
 ConsumerGroupCurrentMemberAssignment    8     MemberEpoch, PreviousMemberEpoch int32, State int8,
@@ -56,6 +57,7 @@ class MemberMetadata(NamedTuple):
     rebalance_timeout_ms: int
     server_assignor: str | None
     classic_protocols: tuple[tuple[str, bytes], ...] | None = None
+    classic_session_timeout_ms: int | None = None
 
 
 class CurrentAssignment(NamedTuple):
@@ -109,11 +111,12 @@ def _partitions(a: Assignment) -> bytes:
                     for t, ps in sorted(a.items(), key=lambda kv: kv[0].bytes)])
 
 
-def _classic_tag(protocols) -> bytes:
+def _classic_tag(protocols, session_timeout_ms) -> bytes:
     """The tagged-field section of a member: tag 0 holds ClassicMemberMetadata when there is one."""
     if protocols is None:
         return b"\x00"
-    body = _carray([_cstr(name) + _uvarint(len(meta) + 1) + meta + b"\x00" for name, meta in protocols]) + b"\x00"
+    body = (_I32.pack(session_timeout_ms if session_timeout_ms is not None else -1)
+            + _carray([_cstr(name) + _uvarint(len(meta) + 1) + meta + b"\x00" for name, meta in protocols]) + b"\x00")
     return b"\x01" + _uvarint(0) + _uvarint(len(body)) + body
 
 
@@ -132,7 +135,8 @@ def encode_value(r: Record) -> bytes | None:
     if r.kind == MEMBER_METADATA:
         return (head + _cstr(v.instance_id) + _cstr(v.rack_id) + _cstr(v.client_id) + _cstr(v.client_host)
                 + _carray([_cstr(t) for t in v.subscribed_topic_names]) + _cstr(v.subscribed_topic_regex)
-                + _I32.pack(v.rebalance_timeout_ms) + _cstr(v.server_assignor) + _classic_tag(v.classic_protocols))
+                + _I32.pack(v.rebalance_timeout_ms) + _cstr(v.server_assignor)
+                + _classic_tag(v.classic_protocols, v.classic_session_timeout_ms))
     if r.kind == TARGET_METADATA:
         return head + _I32.pack(v) + b"\x00"
     if r.kind == TARGET_MEMBER:
@@ -222,7 +226,7 @@ def decode(key: bytes, value: bytes | None) -> Record:
         fields = (v.cstr(), v.cstr(), v.cstr() or "", v.cstr() or "",
                   tuple(v.cstr() or "" for _ in range(v.count())), v.cstr(), v.i32(), v.cstr())
         classic = v.tags().get(0)
-        return Record(kind, group_id, member_id, MemberMetadata(*fields, _read_classic(classic)))
+        return Record(kind, group_id, member_id, MemberMetadata(*fields, *_read_classic(classic)))
     if kind == TARGET_METADATA:
         return Record(kind, group_id, None, v.i32())
     if kind == TARGET_MEMBER:
@@ -231,10 +235,12 @@ def decode(key: bytes, value: bytes | None) -> Record:
     return Record(kind, group_id, member_id, CurrentAssignment(epoch, previous, state, v.partitions(), v.partitions()))
 
 
-def _read_classic(raw: bytes | None) -> tuple[tuple[str, bytes], ...] | None:
+def _read_classic(raw: bytes | None) -> tuple[tuple[tuple[str, bytes], ...] | None, int | None]:
+    """(supported protocols, session timeout) of a ClassicMemberMetadata, or (None, None)."""
     if raw is None:
-        return None
+        return None, None
     v = _Flex(raw)
+    session = v.i32()
     out = []
     for _ in range(v.count()):
         name = v.cstr() or ""
@@ -242,7 +248,7 @@ def _read_classic(raw: bytes | None) -> tuple[tuple[str, bytes], ...] | None:
         out.append((name, bytes(v.buf[v.pos:v.pos + max(n, 0)])))
         v.pos += max(n, 0)
         v.tags()
-    return tuple(out)
+    return tuple(out), session
 
 
 # -- replay -------------------------------------------------------------------------------------

@@ -144,9 +144,9 @@ class GroupStore:
             for r in records:
                 _replay_record(out, r, h)
         for pid in [pid for pid in out.pending if pid not in plog.producer_state.ongoing_txns]:
-            log.warning("dropping transactional offsets of producer %d in %s-%d: no open transaction",
-                        pid, OFFSETS_TOPIC, partition)
-            del out.pending[pid]
+            # No open transaction and no marker: the log cleaner removed a COMMIT marker once no batch of
+            # its transaction was left beside it (an aborted transaction's batches go before its marker).
+            _complete_pending(out, pid, commit=True)
         return out
 
 
@@ -155,8 +155,12 @@ def _replay_marker(out: LoadedPartition, raw: bytes, producer_id: int) -> None:
         kind, _ = read_end_txn_marker(raw)
     except InvalidBatch:
         return  # other control records are not transaction markers
+    _complete_pending(out, producer_id, commit=kind is ControlRecordType.COMMIT)
+
+
+def _complete_pending(out: LoadedPartition, producer_id: int, commit: bool) -> None:
     for group_id, pending in out.pending.pop(producer_id, {}).items():
-        if kind is not ControlRecordType.COMMIT:
+        if not commit:
             continue
         committed = out.offsets.setdefault(group_id, {})
         for tp, c in pending.items():

@@ -1,0 +1,150 @@
+"""Log compaction through each client library (confluent-kafka, kafka-python, aiokafka, kcat; Java
+in test_java_clients.py): keyed updates and tombstones compacted and read back as the latest value
+per key at their own offsets (gaps skipped), tombstones gone after delete.retention.ms; a
+transactional producer's aborted records gone from the compacted log under both isolation levels,
+committed ones kept, the ABORT marker removed in the end; a Kafka Streams-like changelog restore.
+
+The rounds are run with ``BrokerThread.clean_logs(now_ms)``, the clock standing in for the time
+delete.retention.ms takes (no sleeps). segment.bytes=100 puts every batch in a segment of its own,
+so everything but the last batch is cleanable.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from compat.compaction_clients import CLIENTS, KCAT
+
+RETENTION = 3_600_000
+CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "100", "min.cleanable.dirty.ratio": "0.01",
+           "delete.retention.ms": str(RETENTION)}
+ISOLATIONS = ("read_uncommitted", "read_committed")
+
+
+def _params(scenario):
+    return list(_each(scenario))
+
+
+def _each(scenario):
+    for name in CLIENTS:
+        marks = [pytest.mark.compat(client=name, scenario=scenario)]
+        if name == "kcat":
+            marks.append(pytest.mark.skipif(KCAT is None, reason="kcat is not installed"))
+        yield pytest.param(name, marks=marks, id=name)
+
+
+@pytest.fixture
+def compacted(kafka_shim):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": kafka_shim.bootstrap_servers})
+
+    def create(name: str) -> str:
+        admin.create_topics([NewTopic(name, 1, 1, config=CONFIGS)])[name].result(20)
+        return name
+    return create
+
+
+def _latest(records):
+    return {k: v for _, k, v in records}
+
+
+def _end(kafka_shim, topic):
+    return kafka_shim.call(lambda: kafka_shim.node.logs.get(topic, 0).log_end_offset)
+
+
+def _batches(kafka_shim, topic):
+    def collect():
+        plog = kafka_shim.node.logs.get(topic, 0)
+        return [h for seg in plog.segments for _, h in seg.iter_headers()]
+    return kafka_shim.call(collect)
+
+
+@pytest.mark.parametrize("client", _params("compaction.keyed"))
+def test_keyed_updates_and_tombstones_compact_to_the_latest_value_per_key(kafka_shim, compacted, client):
+    produce, consume = CLIENTS[client]
+    bs, topic = kafka_shim.bootstrap_servers, compacted(f"keyed-{client}")
+    updates = [(b"k%d" % (i % 4), b"v%d" % i) for i in range(24)]
+    produce(bs, topic, updates + [(b"k1", None), (b"k2", None), (b"seal", b"s")])
+    end = _end(kafka_shim, topic)
+    before = consume(bs, topic, "read_uncommitted", end)
+    assert len(before) == 27 and [o for o, _, _ in before] == list(range(27))
+    now = int(time.time() * 1000)
+    assert kafka_shim.clean_logs(now) == 1
+    after = consume(bs, topic, "read_uncommitted", end)
+    # the latest of each key at its own offset; the deletes still there as tombstones
+    assert after == [(20, b"k0", b"v20"), (23, b"k3", b"v23"), (24, b"k1", None), (25, b"k2", None),
+                     (26, b"seal", b"s")]
+    # a round before the delete horizon keeps the tombstones; one after it removes them
+    produce(bs, topic, [(b"k0", b"v-late"), (b"seal", b"t")])
+    assert kafka_shim.clean_logs(now + RETENTION - 1) == 1
+    assert _latest(consume(bs, topic, "read_uncommitted", end + 2)).keys() >= {b"k1", b"k2"}
+    produce(bs, topic, [(b"k3", b"v-later"), (b"seal", b"u")])
+    assert kafka_shim.clean_logs(now + RETENTION) == 1
+    final = consume(bs, topic, "read_committed", end + 4)
+    assert _latest(final) == {b"k0": b"v-late", b"k3": b"v-later", b"seal": b"u"}
+    assert [o for o, _, _ in final] == [27, 28, 29, 30]  # seal@28 stays: its successor is in the active segment
+
+
+@pytest.mark.parametrize("client", _params("compaction.transactions"))
+def test_aborted_records_vanish_committed_stay_markers_go(kafka_shim, compacted, client):
+    produce, consume = CLIENTS[client]
+    bs, topic = kafka_shim.bootstrap_servers, compacted(f"txn-{client}")
+    txn_id = f"compaction-{client}"
+    produce(bs, topic, [(b"a", b"a-committed"), (b"b", b"b-committed")], txn_id=txn_id, commit=True)
+    produce(bs, topic, [(b"a", b"a-aborted"), (b"c", b"c-aborted")], txn_id=txn_id, commit=False)
+    produce(bs, topic, [(b"d", b"d-committed")], txn_id=txn_id, commit=True)
+    produce(bs, topic, [(b"seal", b"s")])
+    end = _end(kafka_shim, topic)
+    assert b"a-aborted" in [v for _, _, v in consume(bs, topic, "read_uncommitted", end)]
+    expected = {b"a": b"a-committed", b"b": b"b-committed", b"d": b"d-committed", b"seal": b"s"}
+    now = int(time.time() * 1000)
+    assert kafka_shim.clean_logs(now) == 1
+    for isolation in ISOLATIONS:
+        got = consume(bs, topic, isolation, end)
+        assert _latest(got) == expected, isolation
+        assert not any(v and v.endswith(b"-aborted") for _, _, v in got)
+    aborts = lambda: [h for h in _batches(kafka_shim, topic) if h.is_control and h.base_offset == 5]  # noqa: E731
+    assert aborts()  # its batches were seen by this round: kept
+    # later rounds: no batch of it left, so it gets a delete horizon and then goes
+    produce(bs, topic, [(b"seal", b"t")])
+    assert kafka_shim.clean_logs(now) == 1
+    produce(bs, topic, [(b"seal", b"u")])
+    assert kafka_shim.clean_logs(now + RETENTION) == 1
+    assert not aborts()
+    for isolation in ISOLATIONS:
+        assert _latest(consume(bs, topic, isolation, end + 2)) == {**expected, b"seal": b"u"}
+
+
+@pytest.mark.parametrize("client", [p for p in _params("compaction.changelog_restore") if p.id != "kcat"])
+def test_a_changelog_restore_yields_exactly_the_committed_final_state(kafka_shim, compacted, client):
+    # Kafka Streams' exactly-once changelog: keyed writes in transactions, some aborted; after
+    # compaction a read_committed restore into a dict is the committed state, nothing more
+    produce, consume = CLIENTS[client]
+    bs, topic = kafka_shim.bootstrap_servers, compacted(f"changelog-{client}")
+    state: dict[bytes, bytes] = {}
+    for txn in range(8):
+        writes = [(b"store-%d" % ((txn * 3 + i) % 5), b"t%d-%d" % (txn, i)) for i in range(3)]
+        if txn % 3 == 2:
+            writes.append((b"store-%d" % (txn % 5), None))
+        commit = txn % 4 != 3
+        produce(bs, topic, writes, txn_id=f"changelog-{client}", commit=commit)
+        if commit:
+            for k, v in writes:
+                if v is None:
+                    state.pop(k, None)
+                else:
+                    state[k] = v
+    produce(bs, topic, [(b"seal", b"s")])
+    state[b"seal"] = b"s"
+    end = _end(kafka_shim, topic)
+    assert kafka_shim.clean_logs(int(time.time() * 1000)) == 1
+    restored: dict[bytes, bytes] = {}
+    for _, k, v in consume(bs, topic, "read_committed", end):
+        if v is None:
+            restored.pop(k, None)
+        else:
+            restored[k] = v
+    assert restored == state
