@@ -182,3 +182,39 @@ def test_consumer_group_survives_coordinator_errors(kafka_shim, client, error):
         member.close()
         producer.close()
     assert sorted(v for _, _, v in got) == sorted(values["a"] + values["b"])
+
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_session_expires_when_the_group_clock_advances(kafka_shim, client):
+    bootstrap = kafka_shim.bootstrap_servers
+    topic, group = f"control-session-{client}", f"control-session-{client}"
+    create_topic(bootstrap, topic, 1)
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    member = start_member(client, bootstrap, topic, group)
+    got: list = []
+
+    def received(n):
+        got.extend(member.take())
+        return len(got) >= n
+    try:
+        producer.send(topic, b"before", partition=0).get(10)
+        wait_for(lambda: received(1), 60, 0.02, "the first record")
+        expired = kafka_shim.control.advance_clock(ms=60_000, clock="groups")
+        assert expired["aborted_transactions"] == [] and len(expired["expired_members"]) == 1
+        assert expired["expired_members"][0].startswith(f"{group}/")
+        old = expired["expired_members"][0].split("/", 1)[1]
+
+        def rejoined():  # the member learns it was removed (UNKNOWN_MEMBER_ID) and joins again
+            _, summary = kafka_shim.call(lambda: kafka_shim.node.groups.describe_group(group))
+            received(0)
+            return summary.state == "Stable" and [m.member_id for m in summary.members] not in ([], [old])
+        wait_for(rejoined, 60, 0.05, "the member back in the group under a new member id")
+        producer.send(topic, b"after", partition=0).get(10)
+        wait_for(lambda: received(2), 60, 0.02, "the record sent after the expiry")
+        assert kafka_shim.control.advance_clock(ms=0, clock="groups")["expired_members"] == []
+    finally:
+        member.close()
+        producer.close()
+    assert [v for _, _, v in got][-1] == b"after"

@@ -20,7 +20,7 @@ from .plane import CRASH_POINTS, Control
 
 # Requests a group coordinator answers, and a transaction coordinator (Kafka routes them by
 # FindCoordinator; an InitProducerId without a transactional id goes to any broker).
-GROUP_COORDINATOR_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 28, 42, 47})
+GROUP_COORDINATOR_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 28, 42, 47, 68, 69})
 TXN_COORDINATOR_APIS = frozenset({22, 24, 25, 26})
 HEARTBEAT = 12
 COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
