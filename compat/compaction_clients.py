@@ -179,9 +179,34 @@ def kcat_consume(bootstrap, topic, isolation, end):
     return out
 
 
+# -- Java kafka-clients (compat/java/CompactionDriver.java, one JVM per call) -------------------
+
+
+def java_clients(drivers):
+    """(produce, consume) running CompactionDriver with the compiled ``drivers`` (compat.javarun)."""
+    def run(scenario, bootstrap, **options):
+        out = drivers.run("CompactionDriver", scenario, bootstrap, timeout=120, **options)
+        result = out["results"][scenario]
+        if not result["ok"]:
+            raise AssertionError(f"{scenario}: {result['error']}\n{result.get('trace', '')}")
+        return result["observed"]
+
+    def produce(bootstrap, topic, records, txn_id=None, commit=True):
+        spec = ";".join(f"{k.decode()}:{'~' if v is None else v.decode()}" for k, v in records)
+        run("compaction.produce", bootstrap, topic=topic, records=spec, txn=txn_id or "", commit=str(commit).lower())
+
+    def consume(bootstrap, topic, isolation, end):
+        seen = run("compaction.read", bootstrap, topic=topic, isolation=isolation, until=end)
+        assert seen["position"] >= end, seen
+        return [(r["o"], None if r["k"] is None else r["k"].encode(), None if r["v"] is None else r["v"].encode())
+                for r in seen["records"]]
+    return produce, consume
+
+
 CLIENTS = {
     "confluent-kafka": (ck_produce, ck_consume),
     "kafka-python": (kp_produce, kp_consume),
     "aiokafka": (ak_produce, ak_consume),
     "kcat": (kcat_produce, kcat_consume),
+    "java": None,  # java_clients(java_drivers)
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import selectors
 import signal
 import socket
@@ -23,6 +24,7 @@ import pytest
 
 from kafka_codecs import iter_batches
 from compat.support import recv_frame, wait_for
+from compat.targets import BROKERS_ENV
 from shim.protocol.messages import decode_request, decode_response, encode_response, peek
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,6 +51,9 @@ class ShimProcess:
         # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, for fast tests (as the Kafka targets)
         cmd += ["serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(data_dir),
                 "--override", "group.initial.rebalance.delay.ms=0", *args]
+        brokers = os.environ.get(BROKERS_ENV)  # --shim-brokers N: every kafka-shim of the run is a cluster
+        if brokers and "--brokers" not in args:
+            cmd += ["--brokers", brokers]
         self.data_dir = data_dir
         self.started = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, text=True)
@@ -280,7 +285,7 @@ class RawConnection:
     """A blocking socket that speaks Kafka framing, for requests no client library would send."""
 
     def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
-        host, port = bootstrap.rsplit(":", 1)
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
 
     def send_raw(self, data: bytes) -> None:

@@ -350,15 +350,14 @@ def admin_group_offsets(client: str, bootstrap: str, group: str) -> dict[tuple[s
 
 
 def offset_fetch(bootstrap: str, group: str, topic: str, partitions, timeout: float = 5.0) -> dict[int, int] | None:
-    """Committed offsets through one OffsetFetch v7 (RequireStable off) on a fresh socket; None
-    while the broker does not answer (e.g. it is restarting)."""
-    host, port = bootstrap.rsplit(":", 1)
+    """Committed offsets through one OffsetFetch v7 (RequireStable off) on a fresh socket to the
+    group's coordinator; None while the broker does not answer (e.g. it is restarting)."""
     m = request_module(9, 7)
     request = make(request_class(9, 7), group_id=group, require_stable=False,
                    topics=(m.OffsetFetchRequestTopic(name=topic, partition_indexes=tuple(partitions)),))
     payload = encode_request(RequestHeader(9, 7, 1, "groups-compat"), request)
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        with socket.create_connection(support.coordinator_address(bootstrap, group), timeout=timeout) as s:
             s.sendall(struct.pack(">i", len(payload)) + payload)
             _, response = decode_response(support.recv_frame(s), 9, 7)
     except OSError:
@@ -367,12 +366,12 @@ def offset_fetch(bootstrap: str, group: str, topic: str, partitions, timeout: fl
 
 
 def describe_group(bootstrap: str, group: str) -> tuple[str, list[str]] | None:
-    """(state, member ids) through DescribeGroups v5 on a fresh socket; None if unreachable."""
-    host, port = bootstrap.rsplit(":", 1)
+    """(state, member ids) through DescribeGroups v5 on a fresh socket to the group's coordinator;
+    None if unreachable."""
     payload = encode_request(RequestHeader(15, 5, 1, "groups-compat"),
                              make(request_class(15, 5), groups=(group,), include_authorized_operations=False))
     try:
-        with socket.create_connection((host, int(port)), timeout=5) as s:
+        with socket.create_connection(support.coordinator_address(bootstrap, group), timeout=5) as s:
             s.sendall(struct.pack(">i", len(payload)) + payload)
             _, response = decode_response(support.recv_frame(s), 15, 5)
     except OSError:
@@ -382,11 +381,14 @@ def describe_group(bootstrap: str, group: str) -> tuple[str, list[str]] | None:
 
 
 def group_types(bootstrap: str) -> dict[str, str]:
-    """{group id: group type ("classic" or "consumer")} through one ListGroups v5 on a fresh socket."""
-    host, port = bootstrap.rsplit(":", 1)
+    """{group id: group type ("classic" or "consumer")} through ListGroups v5 on a fresh socket to
+    each broker (each lists the groups it coordinates, as admin clients merge them)."""
     payload = encode_request(RequestHeader(16, 5, 1, "groups-compat"),
                              make(request_class(16, 5), states_filter=(), types_filter=()))
-    with socket.create_connection((host, int(port)), timeout=5) as s:
-        s.sendall(struct.pack(">i", len(payload)) + payload)
-        _, response = decode_response(support.recv_frame(s), 16, 5)
-    return {g.group_id: g.group_type for g in response.groups}
+    types = {}
+    for address in support.broker_addresses(bootstrap):
+        with socket.create_connection(address, timeout=5) as s:
+            s.sendall(struct.pack(">i", len(payload)) + payload)
+            _, response = decode_response(support.recv_frame(s), 16, 5)
+        types.update({g.group_id: g.group_type for g in response.groups})
+    return types

@@ -3,6 +3,8 @@
 * ``--kafka-bootstrap`` / ``KAFKA_SHIM_TARGET``: the broker under test (see compat/targets.py);
 * ``--shim-kafka-version`` / ``KAFKA_SHIM_KAFKA_VERSION``: the Kafka release an in-process
   kafka-shim emulates (``--kafka-version`` of ``kafka-shim serve``);
+* ``--shim-brokers N`` / ``KAFKA_SHIM_BROKERS``: the in-process kafka-shim simulates N brokers
+  (``--brokers`` of ``kafka-shim serve``; README.md, A simulated cluster);
 * ``compat_target`` (module scope): that broker, with a fresh random topic prefix;
 * ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1 (``--java-client 4``
   / ``KAFKA_SHIM_JAVA_CLIENT=4``: 4.x), or a skip;
@@ -15,6 +17,8 @@
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -38,9 +42,14 @@ def pytest_addoption(parser):
     group.addoption("--shim-kafka-version", dest="shim_kafka_version", default=None, metavar="X.Y",
                     help=f"the Kafka release the in-process kafka-shim emulates (also ${targets.VERSION_ENV}; "
                          f"default 3.9)")
+    group.addoption("--shim-brokers", dest="shim_brokers", default=None, type=int, metavar="N",
+                    help=f"the in-process kafka-shim simulates N brokers (also ${targets.BROKERS_ENV}; default 1)")
 
 
 def pytest_configure(config):
+    brokers = config.getoption("shim_brokers", default=None)
+    if brokers:  # also for the kafka-shim processes and kafka_shim fixtures the tests start themselves
+        os.environ[targets.BROKERS_ENV] = str(brokers)
     config.addinivalue_line("markers", "compat(client, scenario): the compatibility-matrix cell this test fills")
     config.addinivalue_line("markers", "shim_only(reason): needs a kafka-shim of its own; skipped for an external target")
 
@@ -86,7 +95,8 @@ def compat_target(request, _external_target, tmp_path_factory):
         yield targets.Target(_external_target.kind, _external_target.bootstrap_servers,
                              _external_target.description)
         return
-    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim"), targets.shim_version(request.config)) as target:
+    with targets.shim_target(tmp_path_factory.mktemp("kafka-shim"), targets.shim_version(request.config),
+                             targets.shim_brokers(request.config)) as target:
         yield target
 
 

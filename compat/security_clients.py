@@ -287,7 +287,7 @@ class AioKafka:
         """aiokafka's bootstrap hides the cause; its connection raises the broker's error itself."""
         async def connect() -> str:
             from aiokafka.conn import create_conn
-            host, port = self.s.bootstrap.rsplit(":", 1)
+            host, port = self.s.bootstrap.split(",")[0].rsplit(":", 1)
             kw = _ak(self.s)
             kw.pop("bootstrap_servers")
             try:

@@ -24,6 +24,7 @@ from pathlib import Path
 KAFKA_IMAGE = "apache/kafka:3.9.1"
 ENV = "KAFKA_SHIM_TARGET"
 VERSION_ENV = "KAFKA_SHIM_KAFKA_VERSION"
+BROKERS_ENV = "KAFKA_SHIM_BROKERS"
 
 
 @dataclass
@@ -51,16 +52,25 @@ def shim_version(config) -> str | None:
     return value.strip() if value else None
 
 
+def shim_brokers(config) -> int:
+    """How many brokers the in-process kafka-shim simulates, from the option or the env var."""
+    value = config.getoption("shim_brokers", default=None) or os.environ.get(BROKERS_ENV)
+    return int(value) if value else 1
+
+
 @contextlib.contextmanager
-def shim_target(data_dir: Path, kafka_version: str | None = None):
+def shim_target(data_dir: Path, kafka_version: str | None = None, brokers: int = 1):
     from shim import BrokerThread
 
     emulation = {"kafka_version": kafka_version} if kafka_version else {}
+    if brokers != 1:
+        emulation["brokers"] = brokers
     # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, as the Apache Kafka targets set it:
     # the first rebalance of each test's group need not wait.
     with BrokerThread(data_dir=data_dir, listen="127.0.0.1:0", transaction_abort_check_interval_ms=200,
                       group_initial_rebalance_delay_ms=0, **emulation) as broker:
-        label = f"kafka-shim (in-process, Kafka {broker.broker.config.kafka_version} emulation)"
+        label = f"kafka-shim (in-process, Kafka {broker.broker.config.kafka_version} emulation" + (
+            f", {brokers} brokers)" if brokers != 1 else ")")
         yield Target("kafka-shim", broker.bootstrap_servers, label, broker=broker)
 
 

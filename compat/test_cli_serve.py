@@ -112,3 +112,22 @@ def test_invalid_listen_address_exits_with_usage_error(tmp_path):
                          capture_output=True, text=True, timeout=30)  # fmt: skip
     assert out.returncode == 2
     assert "listen" in out.stderr
+
+
+def test_serve_brokers_runs_a_cluster_whose_brokers_each_listen(tmp_path, shim_process):
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    broker = shim_process(tmp_path / "data", 0, console_script=True, args=("--brokers", "3"))
+    bootstrap = broker.wait_ready(timeout=10)
+    addresses = bootstrap.split(",")
+    assert len(addresses) == 3 and len(set(addresses)) == 3
+    admin = KafkaAdminClient(bootstrap_servers=addresses[2])  # any broker answers for the cluster
+    try:
+        admin.create_topics([NewTopic("spread", 3, 3)])
+        topic = admin.describe_topics(["spread"])[0]
+        assert sorted(p["leader_id"] for p in topic["partitions"]) == [0, 1, 2]
+        assert all(sorted(p["isr_nodes"]) == [0, 1, 2] for p in topic["partitions"])
+        brokers = admin.describe_cluster()["brokers"]
+        assert sorted(f"{b['host']}:{b['port']}" for b in brokers) == sorted(addresses)
+    finally:
+        admin.close()

@@ -1,5 +1,5 @@
-"""Log compaction through each client library (confluent-kafka, kafka-python, aiokafka, kcat; Java
-in test_java_clients.py): keyed updates and tombstones compacted and read back as the latest value
+"""Log compaction through each client library (confluent-kafka, kafka-python, aiokafka, kcat and Java
+kafka-clients through compat/java/CompactionDriver.java): keyed updates and tombstones compacted and read back as the latest value
 per key at their own offsets (gaps skipped), tombstones gone after delete.retention.ms; a
 transactional producer's aborted records gone from the compacted log under both isolation levels,
 committed ones kept, the ABORT marker removed in the end; a Kafka Streams-like changelog restore.
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from compat.compaction_clients import CLIENTS, KCAT
+from compat.compaction_clients import CLIENTS, KCAT, java_clients
 
 RETENTION = 3_600_000
 CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "100", "min.cleanable.dirty.ratio": "0.01",
@@ -33,6 +33,24 @@ def _each(scenario):
         if name == "kcat":
             marks.append(pytest.mark.skipif(KCAT is None, reason="kcat is not installed"))
         yield pytest.param(name, marks=marks, id=name)
+
+
+@pytest.fixture
+def clients(request, client):
+    """(produce, consume) of the client under test."""
+    if client == "java":
+        return java_clients(request.getfixturevalue("java_drivers"))
+    return CLIENTS[client]
+
+
+@pytest.fixture
+def kafka_shim(tmp_path):
+    """A broker whose background cleaner waits an hour between passes: the test runs each round."""
+    from shim.broker import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0",
+                      extra={"log.cleaner.backoff.ms": "3600000"}) as broker:
+        yield broker
 
 
 @pytest.fixture
@@ -63,8 +81,8 @@ def _batches(kafka_shim, topic):
 
 
 @pytest.mark.parametrize("client", _params("compaction.keyed"))
-def test_keyed_updates_and_tombstones_compact_to_the_latest_value_per_key(kafka_shim, compacted, client):
-    produce, consume = CLIENTS[client]
+def test_keyed_updates_and_tombstones_compact_to_the_latest_value_per_key(kafka_shim, compacted, client, clients):
+    produce, consume = clients
     bs, topic = kafka_shim.bootstrap_servers, compacted(f"keyed-{client}")
     updates = [(b"k%d" % (i % 4), b"v%d" % i) for i in range(24)]
     produce(bs, topic, updates + [(b"k1", None), (b"k2", None), (b"seal", b"s")])
@@ -89,8 +107,8 @@ def test_keyed_updates_and_tombstones_compact_to_the_latest_value_per_key(kafka_
 
 
 @pytest.mark.parametrize("client", _params("compaction.transactions"))
-def test_aborted_records_vanish_committed_stay_markers_go(kafka_shim, compacted, client):
-    produce, consume = CLIENTS[client]
+def test_aborted_records_vanish_committed_stay_markers_go(kafka_shim, compacted, client, clients):
+    produce, consume = clients
     bs, topic = kafka_shim.bootstrap_servers, compacted(f"txn-{client}")
     txn_id = f"compaction-{client}"
     produce(bs, topic, [(b"a", b"a-committed"), (b"b", b"b-committed")], txn_id=txn_id, commit=True)
@@ -119,10 +137,10 @@ def test_aborted_records_vanish_committed_stay_markers_go(kafka_shim, compacted,
 
 
 @pytest.mark.parametrize("client", [p for p in _params("compaction.changelog_restore") if p.id != "kcat"])
-def test_a_changelog_restore_yields_exactly_the_committed_final_state(kafka_shim, compacted, client):
+def test_a_changelog_restore_yields_exactly_the_committed_final_state(kafka_shim, compacted, client, clients):
     # Kafka Streams' exactly-once changelog: keyed writes in transactions, some aborted; after
     # compaction a read_committed restore into a dict is the committed state, nothing more
-    produce, consume = CLIENTS[client]
+    produce, consume = clients
     bs, topic = kafka_shim.bootstrap_servers, compacted(f"changelog-{client}")
     state: dict[bytes, bytes] = {}
     for txn in range(8):

@@ -51,7 +51,7 @@ def rss_bytes(pid: int) -> int:
 
 
 def connect(bootstrap: str) -> socket.socket:
-    host, port = bootstrap.rsplit(":", 1)
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
     return socket.create_connection((host, int(port)), timeout=20)
 
 

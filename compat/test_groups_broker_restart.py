@@ -48,10 +48,11 @@ def heartbeat(bootstrap, member_id, generation):
     import socket
     import struct
 
-    host, port = bootstrap.rsplit(":", 1)
+    from compat.support import coordinator_address
+
     payload = encode_request(RequestHeader(12, 4, 1, "restart-test"), make(
         request_class(12, 4), group_id=GROUP, generation_id=generation, member_id=member_id, group_instance_id=None))
-    with socket.create_connection((host, int(port)), timeout=10) as s:
+    with socket.create_connection(coordinator_address(bootstrap, GROUP), timeout=10) as s:
         s.sendall(struct.pack(">i", len(payload)) + payload)
         size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
         _, response = decode_response(s.recv(size, socket.MSG_WAITALL), 12, 4)

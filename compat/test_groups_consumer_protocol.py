@@ -166,11 +166,10 @@ def consumer_group_describe(bootstrap, group):
     from compat import support
     from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class
 
-    host, port = bootstrap.rsplit(":", 1)
     payload = encode_request(RequestHeader(69, 1, 1, "kip848-compat"),
                              make(request_class(69, 1), group_ids=(group,), include_authorized_operations=False))
     try:
-        with socket.create_connection((host, int(port)), timeout=5) as s:
+        with socket.create_connection(support.coordinator_address(bootstrap, group), timeout=5) as s:
             s.sendall(struct.pack(">i", len(payload)) + payload)
             _, response = decode_response(support.recv_frame(s), 69, 1)
     except OSError:

@@ -33,7 +33,7 @@ def each(clients, scenario):
 
 
 def host_port(bootstrap):
-    host, _, port = bootstrap.rpartition(":")
+    host, _, port = bootstrap.split(",")[0].rpartition(":")
     return host, int(port)
 
 

@@ -490,24 +490,61 @@ _correlation = itertools.count(1)
 
 
 class Wire:
-    """A blocking connection to one broker for requests built with kio (no ApiVersions handshake:
-    the versions used are supported by kafka-shim and Apache Kafka 3.9)."""
+    """Blocking connections for requests built with kio (no ApiVersions handshake: the versions
+    used are supported by kafka-shim and Apache Kafka 3.9). Like a client, each request goes to
+    the broker that must answer it: a partition's leader (Metadata), a group's or transactional
+    id's coordinator (FindCoordinator), else the first bootstrap broker; so the scenarios hold on
+    a cluster too (``--shim-brokers 3``)."""
 
     def __init__(self, bootstrap: str, timeout: float = 15.0) -> None:
-        host, port = bootstrap.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.timeout = timeout
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        self.bootstrap = (host, int(port))
+        self.socks: dict[tuple[str, int], socket.socket] = {}
+        self.sock = self._connect(self.bootstrap)
+
+    def _connect(self, address: tuple[str, int]) -> socket.socket:
+        if address not in self.socks:
+            self.socks[address] = socket.create_connection(address, timeout=self.timeout)
+        return self.socks[address]
 
     def call(self, api_key: int, version: int, **fields):
         request = make(request_class(api_key, version), **fields)
+        return self._send(self._connect(self._route(api_key, request)), api_key, version, request)
+
+    def _send(self, sock: socket.socket, api_key: int, version: int, request):
         corr = next(_correlation)
         payload = encode_request(RequestHeader(api_key, version, corr, "txn-compat"), request)
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-        got_corr, response = decode_response(recv_frame(self.sock), api_key, version)
+        sock.sendall(struct.pack(">i", len(payload)) + payload)
+        got_corr, response = decode_response(recv_frame(sock), api_key, version)
         assert got_corr == corr
         return response
 
+    def _route(self, api_key: int, request) -> tuple[str, int]:
+        partition = _partition_of(api_key, request)
+        if partition is not None:
+            return self._leader(*partition) or self.bootstrap
+        key = _coordinator_key_of(api_key, request)
+        if key is not None:
+            return self._coordinator(*key) or self.bootstrap
+        return self.bootstrap
+
+    def _leader(self, topic: str, partition: int) -> tuple[str, int] | None:
+        m = request_module(3, 12)
+        r = self._send(self.sock, 3, 12, make(m.MetadataRequest, topics=(make(m.MetadataRequestTopic, topic_id=None, name=topic),),
+                                              allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+        brokers = {b.node_id: (b.host, b.port) for b in r.brokers}
+        leaders = {p.partition_index: p.leader_id for t in r.topics for p in t.partitions}
+        return brokers.get(leaders.get(partition, -1))
+
+    def _coordinator(self, key_type: int, key: str) -> tuple[str, int] | None:
+        r = self._send(self.sock, 10, 4, make(request_class(10, 4), key_type=key_type, coordinator_keys=(key,)))
+        (c,) = r.coordinators
+        return (c.host, c.port) if c.error_code == 0 else None
+
     def close(self) -> None:
-        self.sock.close()
+        for sock in self.socks.values():
+            sock.close()
 
     # -- the requests the scenarios use ----------------------------------------------------------
 
@@ -572,3 +609,44 @@ class Wire:
                                      coordinator_epoch=coordinator_epoch)
         r = self.call(27, 1, markers=(marker,))
         return {p.partition_index: p.error_code for t in r.markers[0].topics for p in t.partitions}
+
+
+# Where Wire sends a request: (topic, partition) for the APIs a partition's leader answers, (key
+# type, key) for those a coordinator answers (0: group, 1: transaction).
+_PARTITION_OF = {
+    0: lambda r: (r.topic_data[0].name, r.topic_data[0].partition_data[0].index),
+    1: lambda r: (r.topics[0].topic, r.topics[0].partitions[0].partition),
+    2: lambda r: (r.topics[0].name, r.topics[0].partitions[0].partition_index),
+    21: lambda r: (r.topics[0].name, r.topics[0].partitions[0].partition_index),
+    23: lambda r: (r.topics[0].topic, r.topics[0].partitions[0].partition),
+    27: lambda r: (r.markers[0].topics[0].name, r.markers[0].topics[0].partition_indexes[0]),
+    61: lambda r: (r.topics[0].name, r.topics[0].partition_indexes[0]),
+}
+_GROUP_APIS = {8, 11, 12, 13, 14, 28, 47}
+_TXN_APIS = {22, 25, 26}
+
+
+def _partition_of(api_key: int, request):
+    get = _PARTITION_OF.get(api_key)
+    try:
+        return get(request) if get else None
+    except (AttributeError, IndexError, TypeError):  # by topic id, or nothing named: the bootstrap broker
+        return None
+
+
+def _coordinator_key_of(api_key: int, request):
+    if api_key in _GROUP_APIS or (api_key == 9 and getattr(request, "group_id", None)):
+        return 0, request.group_id
+    if api_key == 9 and getattr(request, "groups", None):
+        return 0, request.groups[0].group_id
+    if api_key == 15 and request.groups:
+        return 0, request.groups[0]
+    if api_key in _TXN_APIS and getattr(request, "transactional_id", None):
+        return 1, request.transactional_id
+    if api_key == 24:
+        txn_id = getattr(request, "v3_and_below_transactional_id", None) or (
+            request.transactions[0].transactional_id if getattr(request, "transactions", None) else None)
+        return (1, txn_id) if txn_id else None
+    if api_key == 65 and request.transactional_ids:
+        return 1, request.transactional_ids[0]
+    return None

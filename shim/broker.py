@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 
 from .config import BrokerConfig
-from .node import Node
+from .cluster import GROUP, TRANSACTION
+from .node import Node, now_ms
 from .server import Server
+
+
+_KINDS = {"group": GROUP, "transaction": TRANSACTION}
 
 
 class Broker:
@@ -58,7 +63,42 @@ class Broker:
 
     @property
     def bootstrap_servers(self) -> str:
-        return f"{self.node.host}:{self.node.port}"
+        """host:port of every broker (the first listener's), comma-separated."""
+        node = self.node
+        return ",".join(f"{host}:{port}" for host, port in (node.endpoint(None, n) for n in node.node_ids))
+
+    # -- the simulated cluster (shim.cluster); each returns once the change is applied -----------
+
+    async def node_down(self, node_id: int) -> None:
+        """Broker ``node_id`` goes away: leadership and coordinators move to other ISR members
+        (leader epochs bumped), then its listeners and connections close."""
+        await self._server.node_down(node_id)
+
+    async def node_up(self, node_id: int) -> None:
+        """Broker ``node_id`` comes back on its ports and rejoins the ISR of its partitions."""
+        await self._server.node_up(node_id)
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
+        """Elect ``node_id`` (an in-sync replica) leader; returns the new leader epoch."""
+        return self.node.cluster.move_leader(topic, partition, node_id, now_ms())
+
+    def move_coordinator(self, kind: str, key: str, node_id: int) -> int:
+        """Move the coordinator of a group (kind "group") or transactional id ("transaction")."""
+        return self.node.cluster.move_coordinator(_KINDS[kind], key, node_id, now_ms())
+
+    def slow_follower(self, topic: str, partition: int, node_id: int) -> None:
+        """The follower on ``node_id`` stops replicating: the high watermark stays where it is."""
+        self.node.cluster.slow_follower(topic, partition, node_id, now_ms())
+
+    def unslow_follower(self, topic: str, partition: int, node_id: int) -> None:
+        self.node.cluster.unslow_follower(topic, partition, node_id, now_ms())
+
+    def partition_state(self, topic: str, partition: int):
+        """The partition's row of the state table: leader, leader_epoch, replicas, isr."""
+        return self.node.cluster.state(topic, partition)
+
+    def coordinator(self, kind: str, key: str) -> int:
+        return self.node.cluster.coordinator(_KINDS[kind], key)
 
     @property
     def control(self):
@@ -154,6 +194,37 @@ class BrokerThread:
         from .control.client import ThreadControl
 
         return ThreadControl(self)
+
+    def run(self, coro_fn, *args):
+        """Run ``await coro_fn(*args)`` on the broker's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coro_fn(*args), self.loop).result(timeout=30)
+
+    def node_down(self, node_id: int) -> None:
+        self.run(self.broker.node_down, node_id)
+
+    def node_up(self, node_id: int) -> None:
+        self.run(self.broker.node_up, node_id)
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
+        return self.call(self.broker.move_leader, topic, partition, node_id)
+
+    def move_coordinator(self, kind: str, key: str, node_id: int) -> int:
+        return self.call(self.broker.move_coordinator, kind, key, node_id)
+
+    def slow_follower(self, topic: str, partition: int, node_id: int) -> None:
+        self.call(self.broker.slow_follower, topic, partition, node_id)
+
+    def unslow_follower(self, topic: str, partition: int, node_id: int) -> None:
+        self.call(self.broker.unslow_follower, topic, partition, node_id)
+
+    def partition_state(self, topic: str, partition: int):
+        """A copy of the partition's row of the state table (taken on the broker's loop)."""
+        return self.call(lambda: dataclasses.replace(self.broker.partition_state(topic, partition),
+                                                     epochs=[list(e) for e in
+                                                             self.broker.partition_state(topic, partition).epochs]))
+
+    def coordinator(self, kind: str, key: str) -> int:
+        return self.call(self.broker.coordinator, kind, key)
 
     def __enter__(self) -> "BrokerThread":
         return self.start()

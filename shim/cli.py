@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--control-listen", default=None, metavar="HOST:PORT",
                    help="serve the control plane (fault injection, README.md) over HTTP/JSON on HOST:PORT; "
                         "port 0 picks a free one")
+    s.add_argument("--brokers", type=int, default=1, metavar="N",
+                   help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
+                        "README.md, A simulated cluster)")
     s.add_argument("--log-level", default="INFO")
     c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
     c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
@@ -63,9 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a name or address of the broker for its certificate (repeatable; default localhost, "
                         "127.0.0.1, ::1)")
     c.add_argument("--client-cn", default="client", help="common name of the client certificate (default client)")
-    from .control.ctl import add_parser as add_ctl_parser
-
-    add_ctl_parser(sub)
+    # kafka-shim ctl has a parser of its own, built from the operations table (shim.control.ctl)
+    sub.add_parser("ctl", help="drive a running broker's control plane (fault injection) over HTTP", add_help=False)
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
     i.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -163,6 +165,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(control_listen=args.control_listen)
     if args.oauthbearer_sasl_jaas_config:
         config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
+    if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
+        config = config.replace(brokers=args.brokers)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
 
 
@@ -177,6 +181,9 @@ async def serve(config: BrokerConfig) -> None:
     if config.listeners:
         listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
         print(f"kafka-shim listeners: {listeners}", flush=True)
+    for node_id in broker.node.node_ids[1:]:
+        listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.node_endpoints[node_id].items())
+        print(f"kafka-shim node {node_id}: {listeners}", flush=True)
     from kafka_codecs.records import NATIVE_WALK
 
     if not NATIVE_WALK:
@@ -205,13 +212,18 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # kio registers hypothesis strategies for its types at import time when hypothesis is installed
+    # (a test dependency): a quarter of a second of start-up the broker process never needs.
+    if "hypothesis" not in sys.modules:
+        sys.modules["hypothesis"] = None
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["ctl"]:
+        from .control.ctl import main as ctl
+
+        return ctl(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "inspect":
         return _inspect(args)
-    if args.command == "ctl":
-        from .control.ctl import run
-
-        return run(args)
     if args.command == "certs":
         from .security.certs import make_certs
 
@@ -219,10 +231,6 @@ def main(argv: list[str] | None = None) -> int:
                            args.client_cn)
         print("\n".join(str(p) for p in paths.values()))
         return 0
-    # kio registers hypothesis strategies for its types at import time when hypothesis is installed
-    # (a test dependency): a quarter of a second of start-up the broker process never needs.
-    if "hypothesis" not in sys.modules:
-        sys.modules["hypothesis"] = None
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

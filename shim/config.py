@@ -85,6 +85,12 @@ class BrokerConfig:
     """With an authorizer: allow an action on a resource no ACL names (allow.everyone.if.no.acl.found)."""
 
     node_id: int = 0
+    """The first broker's node id (node.id); with ``brokers`` > 1 the others follow it."""
+    brokers: int = 1
+    """Brokers simulated in this process over the one store (shim.cluster): node ids node_id ..
+    node_id+brokers-1, each with its own listeners (port+i, or a free port for port 0)."""
+    replica_lag_time_max_ms: int = 30_000
+    """A slowed follower that has not caught up for this long leaves the ISR (replica.lag.time.max.ms)."""
     cluster_id: str = "kafka-shim-cluster"
     kafka_version: str = DEFAULT_RELEASE
     """The Apache Kafka release to emulate: "3.7", "3.8", "3.9", "4.0" or "4.1". ApiVersions advertises
@@ -171,6 +177,8 @@ class BrokerConfig:
         self.listener_endpoints()
         from .security.credentials import plain_jaas_users
         plain_jaas_users(self.plain_sasl_jaas_config)  # refuse a configuration that is not PLAIN's
+        if self.brokers < 1:
+            raise ValueError("brokers must be at least 1")
         from .security.oauthbearer import validator_from_config
         validator_from_config(self)  # refuse bad validator options and an unreadable JWKS
         if self.connections_max_reauth_ms < 0:

@@ -51,6 +51,7 @@ class LogCleaner:
         self.node = node
         self.progress = cm.Progress()
         self.rounds = 0  # cleaning rounds completed since start
+        self.passes = 0  # times the background task looked for work
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -72,6 +73,7 @@ class LogCleaner:
         while True:
             config = self.config
             cleaned = await self.clean_now() if config.enable else 0
+            self.passes += 1
             if not cleaned:
                 self._wake.clear()
                 try:

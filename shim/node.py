@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
+from .cluster import Cluster
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -62,6 +63,17 @@ class Node:
         self.host, self.port = config.advertised_host or first.host, first.port
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
+        self.node_ids = tuple(range(config.node_id, config.node_id + config.brokers))
+        # node id -> listener name -> advertised (host, port); the first node's is ``endpoints``
+        self.node_endpoints: dict[int, dict[str, tuple[str, int]]] = {config.node_id: self.endpoints}
+        self.cluster = Cluster(
+            self.node_ids, meta_dir, lambda t, p: self.logs.logs.get((t, p)), lambda: list(self.logs.logs),
+            offsets_partitions=config.offsets_topic_num_partitions,
+            txn_partitions=config.transaction_state_num_partitions,
+            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
+        for (topic, partition), plog in self.logs.logs.items():
+            self.cluster.apply(topic, partition, plog)
+        self.logs.on_topic_deleted = self.cluster.delete_topic
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
@@ -96,8 +108,15 @@ class Node:
         self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
         self.fetch_quota = ByteRateQuota(self.quotas, "consumer_byte_rate", **window)
 
-    def bound(self, listener, port: int) -> None:
-        """The server bound ``listener`` on ``port``: its advertised address is now known."""
+    def bound(self, listener, port: int, node_id: int | None = None) -> None:
+        """The server bound ``listener`` on ``port`` (for ``node_id``, else the first node): its
+        advertised address is now known."""
+        if node_id is not None and node_id != self.config.node_id:
+            advertised = self._advertised.get(listener.name)  # an advertised port names the first node's
+            host = advertised.host if advertised else (self.config.advertised_host or listener.host)
+            host = socket.getfqdn() if host in ("", "0.0.0.0", "::") else host
+            self.node_endpoints.setdefault(node_id, {})[listener.name] = (host, port)
+            return
         self.bound_ports[listener.name] = port
         advertised = self._advertised.get(listener.name)
         host = advertised.host if advertised else (self.config.advertised_host or listener.host)
@@ -117,9 +136,13 @@ class Node:
             static["advertised.listeners"] = ",".join(
                 f"{l.name}://{self.endpoints[l.name][0]}:{self.endpoints[l.name][1]}" for l in bound)
 
-    def endpoint(self, listener: str | None) -> tuple[str, int]:
-        """The advertised address of the listener a request came in on (Kafka: its listener name)."""
-        return self.endpoints.get(listener, (self.host, self.port))
+    def endpoint(self, listener: str | None, node_id: int | None = None) -> tuple[str, int]:
+        """The advertised address of the listener a request came in on (Kafka: its listener name),
+        of the first node or of ``node_id``."""
+        if node_id is None or node_id == self.config.node_id:
+            return self.endpoints.get(listener, (self.host, self.port))
+        endpoints = self.node_endpoints.get(node_id, {})
+        return endpoints.get(listener) or next(iter(endpoints.values()), ("", -1))
 
     def _internal_topic_configs(self) -> dict[str, dict[str, str]]:
         """Kafka: offsetsTopicConfigs and transactionTopicConfigs -- compacted, with their own segment size."""
@@ -164,16 +187,18 @@ class Node:
         if now >= self._next_retention:
             self.logs.enforce_retention(now)
             self._next_retention = now + self.config.retention_check_interval_ms
-        return min(self._next_retention, self.txn.tick(now), self.groups.tick(now))
+        return min(self._next_retention, self.txn.tick(now), self.groups.tick(now), self.cluster.tick(now))
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this (ms); cheap enough to ask after every request."""
-        return min(self._next_retention, self.txn.next_deadline(), self.groups.next_deadline())
+        return min(self._next_retention, self.txn.next_deadline(), self.groups.next_deadline(),
+                   self.cluster.next_deadline())
 
     def watch_deadlines(self, callback) -> None:
         """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than
         :meth:`next_deadline` said (only the group coordinator sets deadlines outside :meth:`tick`)."""
         self.groups.on_earlier_deadline = callback
+        self.cluster.on_earlier_deadline = callback
 
     def close(self) -> None:
         self.logs.close()

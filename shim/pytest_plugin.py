@@ -5,9 +5,15 @@
 The emulated Kafka release is 3.9 unless the test says otherwise, either with a marker,
 ``@pytest.mark.kafka_version("4.0")``, or by parametrizing the fixture indirectly,
 ``@pytest.mark.parametrize("kafka_shim", ["3.9", "4.0"], indirect=True)``.
+
+``@pytest.mark.kafka_brokers(3)`` (or the environment variable ``KAFKA_SHIM_BROKERS=3``) makes the
+fixture a simulated cluster of three brokers in one process (README.md, A simulated cluster): ``.node_down(1)``, ``.move_leader(topic, p, node)``,
+``.move_coordinator("group", group_id, node)``, ``.slow_follower(topic, p, node)`` ...
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -17,6 +23,7 @@ from .protocol.kafka_releases import DEFAULT_RELEASE
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "kafka_version(version): the Kafka release the kafka_shim fixture emulates")
+    config.addinivalue_line("markers", "kafka_brokers(n): the kafka_shim fixture simulates n brokers")
 
 
 def _kafka_version(request) -> str:
@@ -26,12 +33,17 @@ def _kafka_version(request) -> str:
     return marker.args[0] if marker else DEFAULT_RELEASE
 
 
+def _brokers(request) -> int:
+    marker = request.node.get_closest_marker("kafka_brokers")
+    return marker.args[0] if marker else int(os.environ.get("KAFKA_SHIM_BROKERS") or 1)
+
+
 @pytest.fixture
 def kafka_shim(request, tmp_path):
     """A broker on 127.0.0.1 (free port) over a fresh data directory; ``.bootstrap_servers``."""
     # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000: a test's first rebalance need not wait.
     with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
-                      kafka_version=_kafka_version(request)) as broker:
+                      kafka_version=_kafka_version(request), brokers=_brokers(request)) as broker:
         yield broker
 
 

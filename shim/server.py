@@ -111,8 +111,10 @@ class Server:
         self.timer: DeadlineTimer | None = None
         self.cleaner = LogCleaner(node)
         self.connections: set[Connection] = set()
-        self._sockets: list[socket.socket] = []
-        self._acceptors: list[asyncio.Task] = []
+        self._sockets: dict[int, list[socket.socket]] = {}  # node id -> its listening sockets
+        self._acceptors: dict[int, list[asyncio.Task]] = {}
+        self._ports: dict[tuple[int, str], int] = {}  # (node id, listener name) -> bound port
+        self._tls: dict = {}
         self._slot_waiters: list[asyncio.Future] = []  # acceptors waiting for a connection to close
         self._handshakes: set[asyncio.Task] = set()  # TLS handshakes under way, off the accept loop
         node.config_listeners.append(self._config_changed)
@@ -131,27 +133,72 @@ class Server:
         tls = {"SSL": server_context(config) if any(lst.protocol == "SSL" for lst in listeners) else None,
                "SASL_SSL": server_context(config.replace(ssl_client_auth="none"))
                if any(lst.protocol == "SASL_SSL" for lst in listeners) else None}
+        self._tls = tls
         try:
-            for listener in listeners:
-                sockets = await _listen(loop, listener.host, listener.port)
-                self._sockets += sockets
-                self.node.bound(listener, sockets[0].getsockname()[1])
-                self._acceptors += [loop.create_task(self._accept(sock, listener, tls.get(listener.protocol)))
-                                    for sock in sockets]
+            for node_id in self.node.node_ids:
+                await self._bind(node_id)
         except BaseException:
             await self.stop()
             raise
         self.timer = DeadlineTimer(loop, self.node)
         self.timer.start()
         self.cleaner.start()
+        self.node.control.server = self  # node down/up close and reopen listeners (shim.control.cluster_ops)
+
+    async def _bind(self, node_id: int) -> None:
+        """Listen on every listener of ``node_id``: the first node on the configured ports, node i
+        on port+i (a free port for port 0); a node brought back binds the ports it had."""
+        loop = asyncio.get_running_loop()
+        index = self.node.node_ids.index(node_id)
+        self._sockets.setdefault(node_id, [])
+        self._acceptors.setdefault(node_id, [])
+        for listener in self.node.listeners:
+            port = self._ports.get((node_id, listener.name), listener.port + index if listener.port else 0)
+            sockets = await _listen(loop, listener.host, port)
+            self._sockets[node_id] += sockets
+            bound = sockets[0].getsockname()[1]
+            self._ports[(node_id, listener.name)] = bound
+            self.node.bound(listener, bound, node_id)
+            self._acceptors[node_id] += [
+                loop.create_task(self._accept(sock, listener, self._tls.get(listener.protocol), node_id))
+                for sock in sockets]
+
+    async def _unbind(self, node_id: int) -> None:
+        """Close ``node_id``'s listeners and its open connections (a broker gone)."""
+        tasks = self._acceptors.pop(node_id, [])
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for sock in self._sockets.pop(node_id, []):
+            sock.close()
+        closing = [c for c in self.connections if c.node_id == node_id]
+        for conn in closing:
+            conn.abort()
+        await asyncio.gather(*[c.task for c in closing if c.task is not None], return_exceptions=True)
+
+    async def node_down(self, node_id: int) -> None:
+        """Stop broker ``node_id``: leadership and coordinators move first, then its listeners close."""
+        if node_id not in self._sockets:
+            raise ValueError(f"node {node_id} is not up")
+        self.node.cluster.node_down(node_id, now_ms())
+        await self._unbind(node_id)
+
+    async def node_up(self, node_id: int) -> None:
+        """Start broker ``node_id`` again on the ports it had; it rejoins the ISR of its partitions."""
+        if node_id in self._sockets:
+            raise ValueError(f"node {node_id} is up")
+        await self._bind(node_id)
+        self.node.cluster.node_up(node_id, now_ms())
 
     async def stop(self) -> None:
         await self.cleaner.stop()
-        for task in self._acceptors + list(self._handshakes):
+        acceptors = [t for tasks in self._acceptors.values() for t in tasks]
+        for task in acceptors + list(self._handshakes):
             task.cancel()
-        await asyncio.gather(*self._acceptors, *self._handshakes, return_exceptions=True)
-        for sock in self._sockets:
-            sock.close()
+        await asyncio.gather(*acceptors, *self._handshakes, return_exceptions=True)
+        for sockets in self._sockets.values():
+            for sock in sockets:
+                sock.close()
         if self.timer is not None:
             self.timer.stop()
         tasks = [c.task for c in self.connections if c.task is not None]
@@ -161,7 +208,7 @@ class Server:
 
     # -- accepting (Kafka: Acceptor + ConnectionQuotas) -------------------------------------
 
-    async def _accept(self, listener: socket.socket, endpoint, tls) -> None:
+    async def _accept(self, listener: socket.socket, endpoint, tls, node_id: int) -> None:
         loop = asyncio.get_running_loop()
         while True:
             if not self.quotas.slot_available():
@@ -181,17 +228,17 @@ class Server:
                 sock.close()
                 continue
             if tls is None:
-                await self._connect(sock, ip, endpoint, None)
+                await self._connect(sock, ip, endpoint, None, node_id)
             else:  # a client slow to finish its TLS handshake must not hold up the next accept
-                task = loop.create_task(self._connect(sock, ip, endpoint, tls))
+                task = loop.create_task(self._connect(sock, ip, endpoint, tls, node_id))
                 self._handshakes.add(task)
                 task.add_done_callback(self._handshakes.discard)
 
-    async def _connect(self, sock: socket.socket, ip: str, endpoint, tls) -> None:
+    async def _connect(self, sock: socket.socket, ip: str, endpoint, tls, node_id: int) -> None:
         loop = asyncio.get_running_loop()
         extra = {} if tls is None else {"ssl": tls, "ssl_handshake_timeout": min(self.idle_s, 60.0)}
         try:
-            await loop.connect_accepted_socket(lambda: Connection(self, ip, endpoint), sock, **extra)
+            await loop.connect_accepted_socket(lambda: Connection(self, ip, endpoint, node_id), sock, **extra)
         except (OSError, asyncio.TimeoutError, asyncio.CancelledError) as exc:  # ssl.SSLError is an OSError
             log.info("connection from %s failed before its first request: %r", ip, exc)
             self.quotas.dec(ip)
@@ -244,8 +291,9 @@ async def _listen(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list
 
 
 class Connection(asyncio.BufferedProtocol):
-    def __init__(self, server: Server, ip: str, listener) -> None:
+    def __init__(self, server: Server, ip: str, listener, node_id: int) -> None:
         self.server = server
+        self.node_id = node_id  # the simulated broker whose listener accepted it
         self.ip = ip
         self.listener = listener
         self.session = None
@@ -439,7 +487,7 @@ class Connection(asyncio.BufferedProtocol):
         api_key = peek(request)[0]
         if not session.admits(api_key, now):
             raise SaslFailure(f"request of API key {api_key} not allowed in SASL state {session.state.name}")
-        answer = await _dispatch.dispatch_request(self.server.node, request, self.client_host, session)
+        answer = await _dispatch.dispatch_request(self.server.node, request, self.client_host, session, self.node_id)
         if session.sasl and session.complete:
             self.decoder.max_frame = self.server.node.config.max_request_bytes
         return answer
@@ -501,6 +549,14 @@ class Connection(asyncio.BufferedProtocol):
                 and self.queued_bytes <= MAX_QUEUED_BYTES // 2 and not self.transport.is_closing()):
             self._reading = True
             self.transport.resume_reading()
+
+    def abort(self) -> None:
+        """Drop the connection at once, unsent responses included (its broker went down)."""
+        self.done = True
+        if self.transport is not None:
+            self.transport.abort()
+        if self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
 
     def close(self) -> None:
         self.done = True

@@ -209,7 +209,7 @@ async def test_at_max_connections_every_listening_socket_waits_and_each_is_woken
             pytest.skip("no IPv6 loopback")
         port = probe.getsockname()[1]
     async with Broker(data_dir=tmp_path / "d", listen=f":{port}", max_connections=1) as broker:
-        assert len(broker._server._sockets) == 2
+        assert len(broker._server._sockets[0]) == 2
         first = await asyncio.open_connection("127.0.0.1", port)
         assert await answered(*first)
         waiting = [await asyncio.open_connection(host, port) for host in ("127.0.0.1", "::1")]

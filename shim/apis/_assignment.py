@@ -4,15 +4,16 @@
 from ..errors import ErrorCode, KafkaError
 
 
-def check_manual_assignment(me: int, replicas) -> None:
-    ordered = sorted(replicas)
-    if not ordered:
+def check_manual_assignment(nodes, replicas) -> None:
+    """Kafka: ReplicationControlManager.validateManualPartitionAssignment, over the brokers ``nodes``."""
+    if not replicas:
         raise KafkaError(ErrorCode.invalid_replica_assignment,
                          "The manual partition assignment includes an empty replica list.")
-    other = next((b for b in ordered if b != me), None)
+    other = next((b for b in sorted(replicas) if b not in nodes), None)
     if other is not None:
         raise KafkaError(ErrorCode.invalid_replica_assignment,
                          f"The manual partition assignment includes broker {other}, but no such broker is registered.")
-    if len(ordered) > 1:
+    twice = next((b for b in replicas if list(replicas).count(b) > 1), None)
+    if twice is not None:
         raise KafkaError(ErrorCode.invalid_replica_assignment,
-                         f"The manual partition assignment includes the broker {me} more than once.")
+                         f"The manual partition assignment includes the broker {twice} more than once.")

@@ -23,6 +23,7 @@ class RequestContext:
     request_size: int = 0  # bytes of the request frame after its size (Kafka: Request.sizeInBytes)
     mute_ms: int = 0  # set by a throttled handler: read nothing more from the connection for this long
     session: Any = None  # shim.security.session: the connection's listener, principal, SASL state
+    node_id: int = 0  # the simulated broker the request came to (shim.cluster)
 
     def throttle(self, ms: int) -> int:
         """A quota's throttle time: muting the connection for ``ms``; returns it for throttle_time_ms."""
@@ -32,7 +33,25 @@ class RequestContext:
     @property
     def endpoint(self) -> tuple[str, int]:
         """The advertised (host, port) of the listener this request came in on."""
-        return self.node.endpoint(self.session.listener if self.session is not None else None)
+        return self.node.endpoint(self.listener, self.node_id)
+
+    @property
+    def listener(self) -> str | None:
+        return self.session.listener if self.session is not None else None
+
+    def endpoint_of(self, node_id: int) -> tuple[str, int]:
+        """The advertised (host, port) of broker ``node_id`` on this request's listener."""
+        return self.node.endpoint(self.listener, node_id)
+
+    def leader_of(self, topic: str, partition: int, current_leader_epoch: int = -1):
+        """The partition's cluster state when this broker leads it at that epoch, else raises
+        NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (shim.cluster)."""
+        return self.node.cluster.check_leader(self.node_id, topic, partition, current_leader_epoch)
+
+    def coordinates(self, kind: int, key: str) -> bool:
+        """This broker coordinates ``key`` (a group id for kind 0, a transactional id for kind 1)."""
+        cluster = self.node.cluster
+        return cluster.single or cluster.coordinator(kind, key) == self.node_id
 
     # -- authorization (Kafka: AuthHelper); without an authorizer everything is allowed ----------
 

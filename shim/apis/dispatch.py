@@ -46,7 +46,8 @@ class Answer(NamedTuple):
     mute_ms: int  # a throttled client's channel is muted this long after the answer (Kafka: ThrottledChannel)
 
 
-async def dispatch_request(node, frame: bytes, client_host: str = "", session=None) -> Answer:
+async def dispatch_request(node, frame: bytes, client_host: str = "", session=None, node_id: int | None = None) -> Answer:
+    """``node_id``: the simulated broker the request came to (shim.cluster), the first one by default."""
     key, version, correlation_id = peek(frame)
     release = RELEASES[node.config.kafka_version]
     spec = REGISTRY.get(key)
@@ -60,7 +61,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         raise FrameError(f"unsupported version {version} of {spec.name} (Kafka {release.name} emulation serves "
                          f"{versions[0]}-{versions[1]})")
     header, request = decode_request(frame, key, version)
-    ctx = RequestContext(node, header, client_host, len(frame), session=session)
+    ctx = RequestContext(node, header, client_host, len(frame), session=session,
+                         node_id=node.config.node_id if node_id is None else node_id)
     module = sys.modules[spec.handler.__module__]
     if hasattr(module, "validate"):  # what Kafka's request class refuses while parsing closes the connection
         module.validate(ctx, request)

@@ -26,12 +26,21 @@ v11 except CONCURRENT_TRANSACTIONS, which is answered as it is (Kafka: ReplicaMa
 clients that bump epochs). v13 (Kafka 4.1) names topics by id; an unknown id gets
 UNKNOWN_TOPIC_ID for each of its partitions.
 
-Topic configs: min.insync.replicas above 1 answers acks=all with NOT_ENOUGH_REPLICAS (one replica);
+In a simulated cluster (shim.cluster) only the partition's leader appends; any other broker answers
+NOT_LEADER_OR_FOLLOWER, from v10 with the current leader and its address (KIP-951). acks=all is
+answered once the high watermark passes the batch (a slowed follower in the ISR holds it back), or
+REQUEST_TIMED_OUT after the request's timeout (Kafka: DelayedProduce); an ISR smaller than
+min.insync.replicas refuses acks=all with NOT_ENOUGH_REPLICAS before the append, and answers
+NOT_ENOUGH_REPLICAS_AFTER_APPEND when it shrank below it while waiting.
+
+Topic configs: min.insync.replicas above the ISR size answers acks=all with NOT_ENOUGH_REPLICAS;
 compression.type other than producer recompresses the batch when its codec differs, and
 message.timestamp.before/after.max.ms refuse a batch with INVALID_TIMESTAMP and one RecordError per
 bad record (KIP-467), both in shim.storage.log_validator; segment.ms and segment.index.bytes roll
 the segment first (shim.storage.roll).
 """
+
+import dataclasses
 
 from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
 
@@ -42,6 +51,7 @@ from ..storage.log_validator import RecordErrors, needs_record_pass, validate_re
 from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
 from ..storage.validation import validate_client_batch
+from ._leaders import Replication, leader_hint, node_endpoints
 from ._authz import denied_topics
 from .registry import api
 
@@ -65,7 +75,8 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
 @api(0, "Produce", 0, 13)
 def handle(ctx, request):
     now = now_ms()
-    topics = []
+    topics, hinted = [], set()
+    replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
     denied = denied_topics(ctx, [n for n in map(lambda t: _topic_name(ctx, t), request.topic_data) if n])
     for t in request.topic_data:
         name = _topic_name(ctx, t)
@@ -75,14 +86,28 @@ def handle(ctx, request):
             parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
                           for p in t.partition_data)
         else:
-            parts = tuple(_partition(ctx, request, name, p, now) for p in t.partition_data)
+            parts = tuple(_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i))
+                          for i, p in enumerate(t.partition_data))
         topics.append(ctx.make("TopicProduceResponse", name=name, topic_id=getattr(t, "topic_id", None),
                                partition_responses=parts))
     # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
     throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:
         return None
-    return ctx.response(responses=tuple(topics), node_endpoints=(), throttle_time=throttle)
+    if replication is not None and replication.waiting:
+        return _replicated(ctx, request, topics, hinted, replication, throttle)
+    return ctx.response(responses=tuple(topics), node_endpoints=node_endpoints(ctx, hinted), throttle_time=throttle)
+
+
+async def _replicated(ctx, request, topics, hinted, replication, throttle):
+    """The answer once acks=all is satisfied for each partition that appended (or timed out)."""
+    codes = await replication.wait(ctx, max(request.timeout.total_seconds(), 0))
+    parts = [list(t.partition_responses) for t in topics]
+    for (ti, pi), code in codes.items():
+        if code != ErrorCode.none:
+            parts[ti][pi] = dataclasses.replace(parts[ti][pi], error_code=code)
+    responses = tuple(dataclasses.replace(t, partition_responses=tuple(ps)) for t, ps in zip(topics, parts))
+    return ctx.response(responses=responses, node_endpoints=node_endpoints(ctx, hinted), throttle_time=throttle)
 
 
 def _topic_name(ctx, t) -> str | None:
@@ -93,9 +118,9 @@ def _topic_name(ctx, t) -> str | None:
     return info.name if info else None
 
 
-def _error(ctx, index: int, e: KafkaError):
+def _error(ctx, index: int, e: KafkaError, **hint):
     return ctx.make("PartitionProduceResponse", index=index, error_code=e.code, base_offset=-1,
-                    log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message)
+                    log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message, **hint)
 
 
 def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
@@ -124,7 +149,7 @@ def _up_convert(batch):
         raise KafkaError(ErrorCode.invalid_record, str(e)) from None
 
 
-def _partition(ctx, request, topic, p, now):
+def _partition(ctx, request, topic, p, now, hinted, replication, slot):
     try:
         if request.acks not in (-1, 0, 1):
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks must be -1, 0 or 1, not {request.acks}")
@@ -133,10 +158,11 @@ def _partition(ctx, request, topic, p, now):
             # the coordinators' state, replayed at every start.
             raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}")
         plog = ctx.node.logs.get(topic, p.index)
+        state = ctx.leader_of(topic, p.index)
         if p.records is None:
             raise KafkaError(ErrorCode.invalid_record, "no records")
         batch = p.records
-        if request.acks == -1 and plog.config.min_insync_replicas > 1:  # Kafka: Partition.appendRecordsToLeader
+        if request.acks == -1 and len(state.isr) < plog.config.min_insync_replicas:  # Partition.appendRecordsToLeader
             raise KafkaError(ErrorCode.not_enough_replicas, None)
         if ctx.version < LEGACY_BELOW and is_legacy(batch):
             batch = _up_convert(batch)
@@ -154,7 +180,9 @@ def _partition(ctx, request, topic, p, now):
                         log_append_time=-1, log_start_offset=plog.log_start_offset, record_errors=errors,
                         error_message=e.message)
     except KafkaError as e:
-        return _error(ctx, p.index, e)
+        return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
+    if replication is not None:
+        replication.add(slot, topic, p.index, plog, result.base_offset + h.last_offset_delta + 1)
     return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
                     base_offset=result.base_offset, log_append_time=result.log_append_time,
                     log_start_offset=result.log_start_offset, record_errors=(), error_message=None)

@@ -11,6 +11,11 @@ v0-3 (deprecated in Kafka 3.9, gone in 4.0) get the records down-converted to me
 (v0-1) or 1 (v2-3), as Kafka's LazyDownConversionRecords does: control batches left out, headers
 lost, from the fetch offset on (a read holding only control batches answers no messages, as Kafka's
 does; the consumer moves past them once records follow).
+In a simulated cluster (shim.cluster) only the leader serves a consumer's fetch (no follower
+fetching, KIP-392 is not built): another broker answers NOT_LEADER_OR_FOLLOWER; a current leader
+epoch below the partition's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH; from v16 both
+errors carry the current leader and its address (KIP-951). Reads stop at the high watermark, which
+a slowed follower holds back.
 A consumer_byte_rate quota counts the record bytes of each answer; a client over it gets an empty
 answer with throttle_time_ms and its connection is not read for that long, as Kafka answers.
 """
@@ -21,8 +26,8 @@ from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
-from ..storage.partition_log import LEADER_EPOCH
 from ._authz import denied_topics
+from ._leaders import NOT_LEADER, leader_hint, node_endpoints
 from .registry import api
 
 READ_COMMITTED = 1
@@ -34,28 +39,29 @@ MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
 async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     while True:
-        topics, total, errors = _collect(ctx, request)
+        topics, total, errors, hinted = _collect(ctx, request)
         remaining = deadline - time.monotonic()
         if total >= request.min_bytes or errors or remaining <= 0:
-            return _respond(ctx, topics, total)
+            return _respond(ctx, topics, total, hinted)
         await ctx.node.changes.wait(remaining)
 
 
-def _respond(ctx, topics, total):
+def _respond(ctx, topics, total, hinted):
     """Kafka: a Fetch over consumer_byte_rate is answered empty with its throttle time, and not counted."""
     quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
     throttle = ctx.throttle(quota.record(client_id, total, now))
     if throttle > 0:
         quota.unrecord(client_id, total, now)
         topics = ()
-    return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics, node_endpoints=(),
+    return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics,
+                        node_endpoints=node_endpoints(ctx, hinted),
                         throttle_time=throttle)
 
 
 def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
-    total, errors, topics = 0, False, []
+    total, errors, topics, hinted = 0, False, [], set()
     denied = denied_topics(ctx, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
     for t in request.topics:
         name = _topic_name(ctx, t)
@@ -65,13 +71,13 @@ def _collect(ctx, request):
                 data = _data(ctx, p.partition, ErrorCode.topic_authorization_failed, -1, -1, -1, None, b"")
             else:
                 data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
-                                  total == 0)
+                                  total == 0, hinted)
             errors |= data.error_code != ErrorCode.none
             total += len(data.records)
             parts.append(data)
         key = {"topic_id": t.topic_id} if ctx.version >= TOPIC_ID_VERSION else {"topic": t.topic}
         topics.append(ctx.make("FetchableTopicResponse", partitions=tuple(parts), **key))
-    return tuple(topics), total, errors
+    return tuple(topics), total, errors, hinted
 
 
 def _topic_name(ctx, t):
@@ -81,18 +87,18 @@ def _topic_name(ctx, t):
     return info.name if info else None
 
 
-def _partition(ctx, name, p, committed, max_bytes, min_one):
+def _partition(ctx, name, p, committed, max_bytes, min_one, hinted):
     try:
         if name is None:
             raise KafkaError(ErrorCode.unknown_topic_id)
-        if getattr(p, "current_leader_epoch", -1) > LEADER_EPOCH:
-            raise KafkaError(ErrorCode.unknown_leader_epoch)
         plog = ctx.node.logs.get(name, p.partition)
+        ctx.leader_of(name, p.partition, getattr(p, "current_leader_epoch", -1))
         r = plog.read(p.fetch_offset, max_bytes, committed, min_one)
     except KafkaError as e:
         plog = ctx.node.logs.logs.get((name, p.partition))
         hw, lso, start = (plog.high_watermark, plog.last_stable_offset, plog.log_start_offset) if plog else (-1, -1, -1)
-        return _data(ctx, p.partition, e.code, hw, lso, start, None, b"")
+        hint = leader_hint(ctx, name, p.partition, e.code, hinted, (NOT_LEADER, ErrorCode.fenced_leader_epoch))
+        return _data(ctx, p.partition, e.code, hw, lso, start, None, b"", **hint)
     records = r.records
     if ctx.version < MAGIC_2_VERSION:
         records = down_convert(r.data, 0 if ctx.version <= 1 else 1, p.fetch_offset)
@@ -102,7 +108,7 @@ def _partition(ctx, name, p, committed, max_bytes, min_one):
     return _data(ctx, p.partition, ErrorCode.none, r.high_watermark, r.last_stable_offset, r.log_start_offset, aborted, records)
 
 
-def _data(ctx, index, code, hw, lso, start, aborted, records):
+def _data(ctx, index, code, hw, lso, start, aborted, records, **hint):
     return ctx.make("PartitionData", partition_index=index, error_code=code, high_watermark=hw,
                     last_stable_offset=lso, log_start_offset=start, aborted_transactions=aborted,
-                    preferred_read_replica=-1, records=records)
+                    preferred_read_replica=-1, records=records, **hint)

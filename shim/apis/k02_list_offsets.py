@@ -10,11 +10,14 @@ and EARLIEST_LOCAL (-4, v8) the log start offset; LATEST_TIERED (-5, v9, KIP-100
 timestamp -1, as Kafka answers for a topic without tiered storage; MAX_TIMESTAMP (-3, v7) the record with the
 largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
 offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
+
+In a simulated cluster (shim.cluster) only the leader answers (v1+; NOT_LEADER_OR_FOLLOWER
+elsewhere, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future current leader epoch);
+LATEST carries the current leader epoch, other offsets the epoch they were written in.
 """
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
-from ..storage.partition_log import LEADER_EPOCH
 from ._authz import denied_topics
 from .registry import api
 
@@ -46,15 +49,20 @@ def _partition(ctx, topic, p, committed, duplicate, denied=False):
             raise KafkaError(ErrorCode.topic_authorization_failed)
         if duplicate:
             raise KafkaError(ErrorCode.invalid_request, "partition listed twice")
-        if getattr(p, "current_leader_epoch", -1) > LEADER_EPOCH:
-            raise KafkaError(ErrorCode.unknown_leader_epoch)
         plog = ctx.node.logs.get(topic, p.partition_index)
+        state = ctx.leader_of(topic, p.partition_index, getattr(p, "current_leader_epoch", -1))
         offset, ts = _lookup(ctx, plog, p.timestamp, committed)
     except KafkaError as e:
         return ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=e.code,
                         timestamp=-1, offset=-1, leader_epoch=-1)
     return ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=ErrorCode.none,
-                    timestamp=ts, offset=offset, leader_epoch=LEADER_EPOCH if offset >= 0 else -1)
+                    timestamp=ts, offset=offset, leader_epoch=_epoch(state, p.timestamp, offset))
+
+
+def _epoch(state, ts, offset) -> int:
+    if offset < 0:
+        return -1
+    return state.leader_epoch if ts == LATEST else state.epoch_for(offset)
 
 
 def _lookup(ctx, plog, ts, committed):
@@ -86,6 +94,7 @@ def _legacy(ctx, request):
                 code = ErrorCode.unsupported_version
             else:
                 try:
+                    ctx.leader_of(t.name, p.partition_index)
                     offsets = tuple(ctx.node.logs.get(t.name, p.partition_index).legacy_offsets_before(
                         p.timestamp, p.max_num_offsets, now_ms()))
                 except KafkaError as e:

@@ -1,6 +1,9 @@
 """Metadata (3), v0-12.
 
-One broker leads every partition with leader epoch 0. Topic ids (v10+) are real, so clients use
+Brokers, leaders, leader epochs, replicas and ISR come from the cluster's state table
+(shim.cluster): every live broker is listed with its address on the request's listener; a
+partition whose replicas are all down has leader -1 and LEADER_NOT_AVAILABLE, and its down replicas
+are listed as offline (v5+). The controller is the first live broker. Topic ids (v10+) are real, so clients use
 Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
 v4) and the broker's auto_create_topics is on; otherwise UNKNOWN_TOPIC_OR_PARTITION.
 Authorized operations (v8+ topics, v8-10 cluster), when asked for: the authorizer's (every
@@ -14,7 +17,6 @@ import uuid
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import validate_topic_name
-from ..storage.partition_log import LEADER_EPOCH
 from ..security.acls import CLUSTER_NAME
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
@@ -43,9 +45,10 @@ def handle(ctx, request):
     cluster_ops = NOT_REQUESTED
     if getattr(request, "include_cluster_authorized_operations", False):
         cluster_ops = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME) if ctx.authorize_cluster(O.DESCRIBE) else 0
-    broker = ctx.make("MetadataResponseBroker", node_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1], rack=None)
+    brokers = tuple(ctx.make("MetadataResponseBroker", node_id=n, host=host, port=port, rack=None)
+                    for n in node.cluster.alive() for host, port in (ctx.endpoint_of(n),))
     return ctx.response(
-        brokers=(broker,), cluster_id=node.config.cluster_id, controller_id=node.config.node_id, topics=topics,
+        brokers=brokers, cluster_id=node.config.cluster_id, controller_id=node.cluster.controller(), topics=topics,
         cluster_authorized_operations=cluster_ops,
     )
 
@@ -94,11 +97,14 @@ def _topic(ctx, name, allow_create, want_ops):
         return ctx.make("MetadataResponseTopic", error_code=e.code, name=name, topic_id=ZERO_UUID,
                         is_internal=False, partitions=(), topic_authorized_operations=operations)
     info = logs.topics[name]
-    me = ctx.node.config.node_id
-    partitions = tuple(
-        ctx.make("MetadataResponsePartition", error_code=ErrorCode.none, partition_index=p, leader_id=me,
-                 leader_epoch=LEADER_EPOCH, replica_nodes=(me,), isr_nodes=(me,), offline_replicas=())
-        for p in range(info.partitions)
-    )
+    cluster = ctx.node.cluster
+    partitions = tuple(_partition(ctx, p, cluster.state(name, p), cluster.down) for p in range(info.partitions))
     return ctx.make("MetadataResponseTopic", error_code=ErrorCode.none, name=name, topic_id=info.topic_id,
                     is_internal=info.internal, partitions=partitions, topic_authorized_operations=operations)
+
+
+def _partition(ctx, index, s, down):
+    code = ErrorCode.none if s.leader >= 0 else ErrorCode.leader_not_available
+    return ctx.make("MetadataResponsePartition", error_code=code, partition_index=index, leader_id=s.leader,
+                    leader_epoch=s.leader_epoch, replica_nodes=s.replicas, isr_nodes=s.isr,
+                    offline_replicas=tuple(r for r in s.replicas if r in down))

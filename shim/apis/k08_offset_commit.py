@@ -11,6 +11,7 @@ groups read as a generation; a consumer group's member must commit at its curren
 (STALE_MEMBER_EPOCH) with v9 or later (UNSUPPORTED_VERSION below), as Kafka 4 checks.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._authz import denied_topics
@@ -25,6 +26,8 @@ def handle(ctx, request):
     offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
     unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
                     for t in request.topics if t.name in denied for p in t.partitions})
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now, version=ctx.version) if offsets else {}

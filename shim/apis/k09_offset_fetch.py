@@ -11,6 +11,7 @@ STALE_MEMBER_EPOCH for the group); classic groups do not check them, nor do requ
 member id and with epoch -1 (the admin client).
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
@@ -24,6 +25,8 @@ GROUPS_VERSION = 8
 def handle(ctx, request):
     stable = getattr(request, "require_stable", False)
     if ctx.version < GROUPS_VERSION:
+        if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+            return ctx.response(topics=(), error_code=ErrorCode.not_coordinator)
         topics = _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
                         "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
@@ -34,6 +37,9 @@ def _group(ctx, g, stable):
     if not ctx.authorize(O.DESCRIBE, R.GROUP, g.group_id):
         return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id,
                         error_code=ErrorCode.group_authorization_failed, topics=())
+    if not ctx.coordinates(GROUP, g.group_id):  # shim.cluster: another broker coordinates it
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.not_coordinator,
+                        topics=())
     error = ctx.node.groups.validate_offset_fetch(g.group_id, getattr(g, "member_id", None),
                                                   getattr(g, "member_epoch", -1))
     if error != ErrorCode.none:

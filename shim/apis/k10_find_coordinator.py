@@ -1,4 +1,6 @@
-"""FindCoordinator (10), v0-6: this broker coordinates every group and transactional id.
+"""FindCoordinator (10), v0-6: the coordinator of a group or transactional id is the leader of the
+partition of __consumer_offsets or __transaction_state its key hashes to (shim.cluster), wherever
+the request came; with that partition's replicas all down, COORDINATOR_NOT_AVAILABLE.
 
 v0-3 carry one key; v4+ a batch of keys. Key type 1 (transaction) needs v1+. Key type 2 (share
 group, v6) is COORDINATOR_NOT_AVAILABLE, as Kafka 3.9 answers with share groups not built
@@ -20,7 +22,6 @@ SHARE_VERSION = 6
 
 @api(10, "FindCoordinator", 0, 6)
 def handle(ctx, request):
-    node = ctx.node
     key_type = getattr(request, "key_type", GROUP)
     if ctx.version < BATCHED_VERSION:
         return ctx.response(error_message=None, **_coordinator(ctx, key_type, request.key))
@@ -33,7 +34,6 @@ def handle(ctx, request):
 
 def _coordinator(ctx, key_type, key) -> dict:
     """Kafka: KafkaApis.getCoordinator -- DESCRIBE on the group or transactional id comes first."""
-    node = ctx.node
     if key_type == GROUP and not ctx.authorize(O.DESCRIBE, R.GROUP, key):
         code = ErrorCode.group_authorization_failed
     elif key_type == TRANSACTION and not ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, key):
@@ -44,6 +44,9 @@ def _coordinator(ctx, key_type, key) -> dict:
         code = ErrorCode.coordinator_not_available
     else:
         code = ErrorCode.invalid_request
-    if code != ErrorCode.none:
+    node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none else -1
+    if node_id < 0:
+        code = code if code != ErrorCode.none else ErrorCode.coordinator_not_available
         return dict(error_code=code, node_id=-1, host="", port=-1)
-    return dict(error_code=code, node_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1])
+    host, port = ctx.endpoint_of(node_id)
+    return dict(error_code=code, node_id=node_id, host=host, port=port)

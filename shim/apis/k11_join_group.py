@@ -12,6 +12,8 @@ Below v7 a missing protocol name is "" rather than null, as Kafka's JoinGroupRes
 
 import logging
 
+from ..cluster import GROUP
+from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import ms, settle
 from .registry import api
@@ -28,6 +30,10 @@ async def handle(ctx, request):
     session_timeout = ms(request.session_timeout)
     rebalance_timeout = ms(request.rebalance_timeout) if ctx.version >= 1 else session_timeout
     instance_id = getattr(request, "group_instance_id", None)
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        return ctx.response(error_code=ErrorCode.not_coordinator, generation_id=-1, protocol_type=None,
+                            protocol_name=None if ctx.version >= NULLABLE_PROTOCOL_NAME_VERSION else "",
+                            leader="", skip_assignment=False, member_id=request.member_id, members=())
     if getattr(request, "reason", None):
         log.info("member %r joins group %s: %s", request.member_id, request.group_id, request.reason)
     pending = ctx.node.groups.join_group(

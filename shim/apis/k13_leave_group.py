@@ -5,6 +5,7 @@ of members, each by member id or, with an empty member id, by group instance id 
 removal of static members), with an error per member. A departure rebalances the group.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from .registry import api
@@ -18,6 +19,8 @@ def handle(ctx, request):
         leaving = [(request.member_id, None)]
     else:
         leaving = [(m.member_id, m.group_instance_id) for m in request.members]
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        return ctx.response(error_code=ErrorCode.not_coordinator, members=())
     top, codes = ctx.node.groups.leave_group(request.group_id, leaving, now_ms())
     if ctx.version < BATCH_VERSION:
         # Kafka: LeaveGroupResponse puts the member's error at the top level for old versions.

@@ -7,6 +7,7 @@ is removed and the group rebalances (Kafka's pending-sync expiration). From v5 t
 and name are mandatory and must match the group's (else INCONSISTENT_GROUP_PROTOCOL).
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import settle
@@ -22,6 +23,9 @@ async def handle(ctx, request):
     if ctx.version >= MANDATORY_PROTOCOL_VERSION and (protocol_type is None or protocol_name is None):
         return ctx.response(error_code=ErrorCode.inconsistent_group_protocol, protocol_type=None,
                             protocol_name=None, assignment=b"")
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        return ctx.response(error_code=ErrorCode.not_coordinator, protocol_type=None, protocol_name=None,
+                            assignment=b"")
     pending = ctx.node.groups.sync_group(
         request.group_id, request.generation_id, request.member_id, getattr(request, "group_instance_id", None),
         {a.member_id: a.assignment for a in request.assignments}, now_ms=now_ms(),

@@ -7,6 +7,7 @@ authorizer's, or every group operation Kafka 3.9 knows (READ, DESCRIBE, DELETE) 
 group the principal may not DESCRIBE gets GROUP_AUTHORIZATION_FAILED.
 """
 
+from ..cluster import GROUP as GROUP_KEY
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
@@ -29,6 +30,9 @@ def _refused(ctx, group_id):
 
 def _describe(ctx, group_id, want_ops):
     operations = ctx.authorized_operations(R.GROUP, group_id) if want_ops else NOT_REQUESTED
+    if not ctx.coordinates(GROUP_KEY, group_id):  # shim.cluster: another broker coordinates it
+        return ctx.make("DescribedGroup", error_code=ErrorCode.not_coordinator, group_id=group_id, group_state="",
+                        protocol_type="", protocol_data="", members=(), authorized_operations=NOT_REQUESTED)
     code, s = ctx.node.groups.describe_group(group_id)
     members = tuple(
         ctx.make("DescribedGroupMember", member_id=m.member_id, group_instance_id=m.group_instance_id,

@@ -6,6 +6,7 @@ Classic groups are of type "classic"; consumer groups (KIP-848) of type "consume
 DESCRIBE on the cluster only the groups the principal may DESCRIBE are listed.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
@@ -16,6 +17,7 @@ from .registry import api
 def handle(ctx, request):
     listed = ctx.node.groups.list_groups(getattr(request, "states_filter", None),
                                          getattr(request, "types_filter", None))
+    listed = [g for g in listed if ctx.coordinates(GROUP, g[0])]  # each broker lists the groups it coordinates
     if not ctx.authorize_cluster(O.DESCRIBE):  # Kafka: then only the groups it may DESCRIBE
         listed = [g for g in listed if ctx.authorize(O.DESCRIBE, R.GROUP, g[0])]
     groups = tuple(ctx.make("ListedGroup", group_id=g, protocol_type=t, group_state=s, group_type=kind)

@@ -1,7 +1,9 @@
 """CreateTopics (19), v2-7.
 
-num_partitions -1 takes the broker default; the replication factor must be -1 or 1 (one broker);
-manual assignments must name this broker. Every topic config of Kafka 3.9 is accepted and validated
+num_partitions -1 takes the broker default; replication factor -1 is default.replication.factor
+(1), and no more replicas than live brokers can be asked for (shim.cluster places them as Kafka
+does); manual assignments must name known brokers, each once, and set each partition's replicas
+(the first leads). Every topic config of Kafka 3.9 is accepted and validated
 as Kafka does (wrong type or value, unknown name: INVALID_CONFIG with Kafka's message), except
 remote.storage.enable=true (no tiered storage). cleanup.policy=compact topics are cleaned by
 shim.storage.cleaner.
@@ -18,6 +20,7 @@ from ..configs import describe
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._assignment import check_manual_assignment
 from .registry import api
 
 CONFIGS_VERSION = 5
@@ -54,19 +57,29 @@ def _create(ctx, t, validate_only, duplicate):
     try:
         if duplicate:
             raise KafkaError(ErrorCode.invalid_request, f"topic {t.name!r} appears twice in the request")
-        if t.replication_factor not in (-1, 1) and not t.assignments:
+        rf = 1 if t.replication_factor == -1 else t.replication_factor
+        alive = len(node.cluster.alive())
+        if not t.assignments and rf <= 0:
             raise KafkaError(ErrorCode.invalid_replication_factor,
-                             f"replication factor {t.replication_factor} is larger than the 1 available broker")
+                             "Replication factor must be larger than 0, or -1 to use the default value.")
+        if not t.assignments and rf > alive:
+            raise KafkaError(ErrorCode.invalid_replication_factor,
+                             f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
+                             f"cannot be reached because only {alive} broker(s) are registered.")
         partitions = t.num_partitions
         if t.assignments:
-            if any(tuple(a.broker_ids) != (node.config.node_id,) for a in t.assignments):
-                raise KafkaError(ErrorCode.invalid_replica_assignment, "assignments must name broker "
-                                 f"{node.config.node_id} only")
+            for a in t.assignments:
+                check_manual_assignment(node.node_ids, a.broker_ids)
             partitions = len(t.assignments)
+            rf = len(t.assignments[0].broker_ids)
         elif partitions == -1:
             partitions = node.config.num_partitions
         configs = {c.name: c.value for c in t.configs}
         info = node.logs.create_topic(t.name, partitions, configs, validate_only)
+        if not validate_only:
+            node.cluster.set_replication_factor(t.name, rf)
+            for a in t.assignments:
+                node.cluster.assign(t.name, a.partition_index, tuple(a.broker_ids))
     except KafkaError as e:
         return ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=e.code, error_message=e.message,
                         num_partitions=-1, replication_factor=-1, configs=None)
@@ -80,7 +93,7 @@ def _create(ctx, t, validate_only, duplicate):
         for e in describe.topic_entries(info.configs, node.broker_configs, None, False, False)
     ) if ctx.version >= CONFIGS_VERSION else ()
     return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
-                    error_message=None, num_partitions=info.partitions, replication_factor=1, configs=configs)
+                    error_message=None, num_partitions=info.partitions, replication_factor=rf, configs=configs)
 
 
 def _total_partitions(request, default: int) -> int:

@@ -1,6 +1,8 @@
 """DeleteRecords (21), v0-2: advance the log start offset; -1 means the high watermark.
 
 The internal topics are refused with INVALID_TOPIC_EXCEPTION (Kafka: ReplicaManager.deleteRecords).
+Only the partition's leader deletes (NOT_LEADER_OR_FOLLOWER elsewhere, shim.cluster); the high
+watermark bounds the offset, so a slowed follower bounds it too.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -25,7 +27,9 @@ def _partition(ctx, topic, p, denied):
             raise KafkaError(ErrorCode.topic_authorization_failed)
         if topic in INTERNAL_TOPICS:
             raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot delete records of internal topic {topic}")
-        low = ctx.node.logs.get(topic, p.partition_index).delete_records(p.offset)
+        plog = ctx.node.logs.get(topic, p.partition_index)
+        ctx.leader_of(topic, p.partition_index)
+        low = plog.delete_records(p.offset)
     except KafkaError as e:
         return ctx.make("DeleteRecordsPartitionResult", partition_index=p.partition_index, low_watermark=-1, error_code=e.code)
     return ctx.make("DeleteRecordsPartitionResult", partition_index=p.partition_index, low_watermark=low,

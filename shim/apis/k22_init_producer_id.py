@@ -6,6 +6,7 @@ coordinator decides (shim.coordinators.txn).
 """
 
 from ..errors import ErrorCode, KafkaError
+from ..cluster import TRANSACTION
 from ..node import now_ms
 from .registry import api
 
@@ -18,6 +19,8 @@ def handle(ctx, request):
     try:
         if (pid == -1) != (epoch == -1):
             raise KafkaError(ErrorCode.invalid_request, "producer id and epoch must both be set or both be -1")
+        if request.transactional_id is not None and not ctx.coordinates(TRANSACTION, request.transactional_id):
+            raise KafkaError(ErrorCode.not_coordinator)  # shim.cluster: another broker coordinates it
         if request.transactional_id is None:
             pid, epoch = ctx.node.producer_ids.next_id(), 0
         else:

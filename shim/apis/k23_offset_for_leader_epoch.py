@@ -1,12 +1,13 @@
 """OffsetForLeaderEpoch (23), v2-4.
 
-There is one leader epoch, 0, stamped on every batch: its end offset is the log end offset. A
-larger requested epoch is unknown (-1/-1, as Kafka answers for an epoch it has not seen), and a
-current leader epoch above ours is UNKNOWN_LEADER_EPOCH.
+The end offset of a leader epoch from the partition's leader-epoch cache (shim.cluster): the start
+offset of the next larger epoch, the log end offset for the current epoch, -1/-1 for an epoch above
+it (Kafka: LeaderEpochFileCache.endOffsetFor). Only the leader answers (NOT_LEADER_OR_FOLLOWER
+elsewhere); a current leader epoch below the partition's is FENCED_LEADER_EPOCH, above it
+UNKNOWN_LEADER_EPOCH. Consumers ask it after a leader change to validate their position (KIP-320).
 """
 
 from ..errors import ErrorCode, KafkaError
-from ..storage.partition_log import LEADER_EPOCH
 from ..security.acls import AclOperation as O
 from ._authz import denied_topics
 from .registry import api
@@ -27,13 +28,9 @@ def _partition(ctx, topic, p, denied=False):
     try:
         if denied:
             raise KafkaError(ErrorCode.topic_authorization_failed)
-        if p.current_leader_epoch > LEADER_EPOCH:
-            raise KafkaError(ErrorCode.unknown_leader_epoch)
         plog = ctx.node.logs.get(topic, p.partition)
+        state = ctx.leader_of(topic, p.partition, p.current_leader_epoch)
     except KafkaError as e:
         return ctx.make("EpochEndOffset", error_code=e.code, partition=p.partition, leader_epoch=-1, end_offset=-1)
-    if p.leader_epoch == LEADER_EPOCH:
-        epoch, end = LEADER_EPOCH, plog.log_end_offset
-    else:
-        epoch, end = -1, -1
+    epoch, end = state.end_offset_for(p.leader_epoch, plog.log_end_offset)
     return ctx.make("EpochEndOffset", error_code=ErrorCode.none, partition=p.partition, leader_epoch=epoch, end_offset=end)

@@ -14,6 +14,7 @@ implicitly. Whole-
 transaction errors apply to every partition of that transaction; the top-level error is NONE.
 """
 
+from ..cluster import TRANSACTION
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..protocol.kafka_releases import TRANSACTION_VERSION
@@ -48,6 +49,8 @@ def handle(ctx, request):
 
 
 def _transaction(ctx, txn_id, pid, epoch, wanted, *, verify_only) -> dict:
+    if not ctx.coordinates(TRANSACTION, txn_id):  # shim.cluster: another broker coordinates it
+        return {tp: ErrorCode.not_coordinator for tp in wanted}
     unknown = {tp for tp in wanted if tp not in ctx.node.logs.logs}
     if unknown:
         return {tp: ErrorCode.unknown_topic_or_partition if tp in unknown else ErrorCode.operation_not_attempted

@@ -1,5 +1,6 @@
 """AddOffsetsToTxn (25), v0-4: adds the group's __consumer_offsets partition to the transaction."""
 
+from ..cluster import TRANSACTION
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._txn_errors import for_version
@@ -9,6 +10,8 @@ from .registry import api
 @api(25, "AddOffsetsToTxn", 0, 4)
 def handle(ctx, request):
     try:
+        if not ctx.coordinates(TRANSACTION, request.transactional_id):
+            raise KafkaError(ErrorCode.not_coordinator)  # shim.cluster: another broker coordinates it
         ctx.node.txn.add_offsets(request.transactional_id, request.producer_id, request.producer_epoch,
                                  request.group_id, now_ms())
     except KafkaError as e:

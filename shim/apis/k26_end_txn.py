@@ -12,6 +12,7 @@ version, not the finalized feature, decides (TransactionVersion.transactionVersi
 """
 
 from ..errors import ErrorCode, KafkaError
+from ..cluster import TRANSACTION
 from ..node import now_ms
 from ._txn_errors import for_version
 from .registry import api
@@ -23,6 +24,8 @@ TRANSACTION_V2_VERSION = 5
 def handle(ctx, request):
     tv = 2 if ctx.version >= TRANSACTION_V2_VERSION else 0
     try:
+        if not ctx.coordinates(TRANSACTION, request.transactional_id):
+            raise KafkaError(ErrorCode.not_coordinator)  # shim.cluster: another broker coordinates it
         pid, epoch = ctx.node.txn.end_txn(request.transactional_id, request.producer_id, request.producer_epoch,
                                           request.committed, now_ms(), transaction_version=tv)
     except KafkaError as e:

@@ -13,6 +13,7 @@ partition not in the transaction with TRANSACTION_ABORTABLE; v5 (transaction ver
 adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._authz import denied_topics
@@ -27,6 +28,8 @@ def handle(ctx, request):
     offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
     unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
                     for t in request.topics if t.name in denied for p in t.partitions})
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),

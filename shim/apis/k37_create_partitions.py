@@ -59,7 +59,7 @@ def _check_assignments(ctx, t, additional):
         raise KafkaError(ErrorCode.invalid_replica_assignment, f"Attempted to add {additional} additional "
                          f"partition(s), but only {len(t.assignments)} assignment(s) were specified.")
     for a in t.assignments:
-        check_manual_assignment(ctx.node.config.node_id, a.broker_ids)
+        check_manual_assignment(ctx.node.node_ids, a.broker_ids)
 
 
 def _result(ctx, name, code, message):

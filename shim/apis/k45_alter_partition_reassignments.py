@@ -31,7 +31,7 @@ def _alter(ctx, topic, p):
                              f"Unable to find partition {topic}:{p.partition_index}.")
         if p.replicas is None:
             raise KafkaError(ErrorCode.no_reassignment_in_progress, "No partition reassignment is in progress.")
-        check_manual_assignment(ctx.node.config.node_id, p.replicas)
+        check_manual_assignment(ctx.node.node_ids, p.replicas)
     except KafkaError as e:
         return ctx.make("ReassignablePartitionResponse", partition_index=p.partition_index, error_code=e.code,
                         error_message=e.message)

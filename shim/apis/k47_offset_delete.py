@@ -6,6 +6,7 @@ protocol type: NON_EMPTY_GROUP. Unknown group: GROUP_ID_NOT_FOUND; unknown topic
 UNKNOWN_TOPIC_OR_PARTITION. A group left empty without offsets is deleted.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import by_topic, split_unknown
@@ -15,6 +16,8 @@ from .registry import api
 
 @api(47, "OffsetDelete", 0, 0)
 def handle(ctx, request):
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        return ctx.response(error_code=ErrorCode.not_coordinator, topics=())
     denied = denied_topics(ctx, [t.name for t in request.topics])
     known, unknown = split_unknown(ctx, [t for t in request.topics if t.name not in denied])
     unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed

@@ -1,4 +1,5 @@
-"""DescribeCluster (60), v0-1: this one broker is the whole cluster and its controller.
+"""DescribeCluster (60), v0-1: the live brokers of the cluster (shim.cluster), the first of them as
+controller (Kafka's brokers answer a random live broker as the controller id for admin clients).
 
 Authorized operations, when asked for: the authorizer's (0 without DESCRIBE on the cluster), every
 cluster operation without an authorizer.
@@ -18,7 +19,8 @@ def handle(ctx, request):
     operations = NOT_REQUESTED
     if request.include_cluster_authorized_operations:  # Kafka: AuthHelper.computeDescribeClusterResponse
         operations = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME) if ctx.authorize_cluster(O.DESCRIBE) else 0
-    broker = ctx.make("DescribeClusterBroker", broker_id=node.config.node_id, host=ctx.endpoint[0], port=ctx.endpoint[1], rack=None)
+    brokers = tuple(ctx.make("DescribeClusterBroker", broker_id=n, host=host, port=port, rack=None)
+                    for n in node.cluster.alive() for host, port in (ctx.endpoint_of(n),))
     return ctx.response(error_code=ErrorCode.none, error_message=None, endpoint_type=1,
-                        cluster_id=node.config.cluster_id, controller_id=node.config.node_id, brokers=(broker,),
+                        cluster_id=node.config.cluster_id, controller_id=node.cluster.controller(), brokers=brokers,
                         cluster_authorized_operations=operations)

@@ -20,6 +20,7 @@ def _partition(ctx, topic, index, denied=False):
         if denied:
             raise KafkaError(ErrorCode.topic_authorization_failed)
         plog = ctx.node.logs.get(topic, index)
+        ctx.leader_of(topic, index)  # shim.cluster: the leader's producer state (Kafka: ReplicaManager.activeProducerState)
     except KafkaError as e:
         return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=e.message,
                         active_producers=())

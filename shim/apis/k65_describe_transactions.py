@@ -1,5 +1,6 @@
 """DescribeTransactions (65), v0 (KIP-664). Unknown or Dead ids: TRANSACTIONAL_ID_NOT_FOUND; empty: INVALID_REQUEST."""
 
+from ..cluster import TRANSACTION
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
@@ -15,8 +16,10 @@ def handle(ctx, request):
 def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
     allowed = ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, txn_id)
-    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD:
+    elsewhere = txn_id and not ctx.coordinates(TRANSACTION, txn_id)  # shim.cluster
+    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD or elsewhere:
         code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
+        code = ErrorCode.not_coordinator if elsewhere else code
         if not allowed:  # Kafka checks DESCRIBE on the transactional id first
             code = ErrorCode.transactional_id_authorization_failed
         return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,

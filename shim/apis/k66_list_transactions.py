@@ -1,5 +1,6 @@
 """ListTransactions (66), v0-1 (KIP-664): filters by state names, producer ids, and (v1) duration."""
 
+from ..cluster import TRANSACTION
 from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from ..node import now_ms
@@ -21,7 +22,7 @@ def handle(ctx, request):
         ctx.make("TransactionState", transactional_id=m.transactional_id, producer_id=m.producer_id,
                  transaction_state=m.state.kafka_name)
         for m in ctx.node.txn.txns.values()
-        if m.state is not TxnState.DEAD
+        if m.state is not TxnState.DEAD and ctx.coordinates(TRANSACTION, m.transactional_id)
         and ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, m.transactional_id)
         and (not request.state_filters or m.state in states)
         and (not pids or m.producer_id in pids)

@@ -17,6 +17,7 @@ READ on the group is required (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every
 name (TOPIC_AUTHORIZATION_FAILED), as Kafka 4's KafkaApis checks.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..coordinators.group.consumer_coordinator import HeartbeatRequest
 from ..node import now_ms
@@ -44,6 +45,8 @@ def handle(ctx, request):
     if names and len(ctx.authorized(O.DESCRIBE, R.TOPIC, names)) < len(set(names)):
         # Kafka: clients may not learn of topics they cannot DESCRIBE
         return error_response(ctx, request, ErrorCode.topic_authorization_failed)
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        return error_response(ctx, request, ErrorCode.not_coordinator)
     owned = None
     if request.topic_partitions is not None:
         owned = {}

@@ -9,6 +9,7 @@ while the consumer protocol is off (its default). A group the principal may not 
 GROUP_AUTHORIZATION_FAILED.
 """
 
+from ..cluster import GROUP
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
@@ -32,6 +33,8 @@ def _describe(ctx, group_id, want_ops, names):
         refused = ErrorCode.unsupported_version
     elif not ctx.authorize(O.DESCRIBE, R.GROUP, group_id):
         refused = ErrorCode.group_authorization_failed
+    elif not ctx.coordinates(GROUP, group_id):  # shim.cluster: another broker coordinates it
+        refused = ErrorCode.not_coordinator
     if refused is not None:
         return ctx.make("DescribedGroup", error_code=refused, group_id=group_id, group_state="", group_epoch=0,
                         assignment_epoch=0, assignor_name="", members=())

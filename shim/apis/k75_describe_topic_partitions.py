@@ -8,14 +8,14 @@ topic; then unknown names cannot appear, while a named unknown topic is UNKNOWN_
 (INVALID_TOPIC_EXCEPTION for an illegal name). A cursor topic missing from a named list, or a
 negative cursor partition, is INVALID_REQUEST on every named topic. Each listed topic carries
 its authorized operations. With an authorizer, every topic means those the principal may DESCRIBE;
-a named one it may not gets TOPIC_AUTHORIZATION_FAILED. Eligible leader replicas (KIP-966 ELR) are always empty.
+a named one it may not gets TOPIC_AUTHORIZATION_FAILED. Leaders, epochs, replicas and ISR come from
+the cluster's state table (shim.cluster). Eligible leader replicas (KIP-966 ELR) are always empty.
 """
 
 import uuid
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS, validate_topic_name
-from ..storage.partition_log import LEADER_EPOCH
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from . import _operations
@@ -65,12 +65,13 @@ def _topic(ctx, name, first, limit):
             code = ErrorCode.invalid_topic_exception
         return _entry(ctx, name, code, ZERO_UUID, ()), -1
     upper = min(info.partitions, first + limit)
-    me = ctx.node.config.node_id
+    cluster = ctx.node.cluster
     partitions = tuple(
         ctx.make("DescribeTopicPartitionsResponsePartition", error_code=ErrorCode.none, partition_index=p,
-                 leader_id=me, leader_epoch=LEADER_EPOCH, replica_nodes=(me,), isr_nodes=(me,),
-                 eligible_leader_replicas=(), last_known_elr=(), offline_replicas=())
-        for p in range(first, upper))
+                 leader_id=s.leader, leader_epoch=s.leader_epoch, replica_nodes=s.replicas, isr_nodes=s.isr,
+                 eligible_leader_replicas=(), last_known_elr=(),
+                 offline_replicas=tuple(r for r in s.replicas if r in cluster.down))
+        for p in range(first, upper) for s in (cluster.state(name, p),))
     return _entry(ctx, name, ErrorCode.none, info.topic_id, partitions), (upper if upper < info.partitions else -1)
 
 

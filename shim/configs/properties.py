@@ -55,6 +55,7 @@ def _same(name: str) -> FieldProperty:
              "ssl.truststore.type": "ssl_truststore_type", "ssl.truststore.certificates": "ssl_truststore_certificates",
              "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
              "connections.max.reauth.ms": "connections_max_reauth_ms",
+             "replica.lag.time.max.ms": "replica_lag_time_max_ms",
              "authorizer.class.name": "authorizer_class_name",
              **{f"sasl.oauthbearer.{p}": "sasl_oauthbearer_" + p.replace(".", "_") for p in OAUTHBEARER}}[name]
     type_ = BROKER_CONFIGS[name].type
@@ -84,7 +85,7 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "listener.security.protocol.map", "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.location", "ssl.truststore.type",
         "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
-        "authorizer.class.name", *(f"sasl.oauthbearer.{p}" for p in OAUTHBEARER))),
+        "replica.lag.time.max.ms", "authorizer.class.name", *(f"sasl.oauthbearer.{p}" for p in OAUTHBEARER))),
 )
 # Settings of the authorizer rather than of KafkaConfig (Kafka hands every property to the
 # authorizer's configure): not in KafkaConfig's catalogue, read into their fields all the same.

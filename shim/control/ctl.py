@@ -23,9 +23,13 @@ ENV = "KAFKA_SHIM_CONTROL"
 TIMEOUT_S = 660.0  # longer than the longest wait an operation may ask for
 
 
-def add_parser(sub) -> None:
-    c = sub.add_parser("ctl", help="drive a running broker's control plane (fault injection) over HTTP",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str]) -> int:
+    return run(_parser().parse_args(argv))
+
+
+def _parser() -> argparse.ArgumentParser:
+    c = argparse.ArgumentParser(prog="kafka-shim ctl", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("--control", default=os.environ.get(ENV), metavar="URL",
                    help=f"the broker's control URL, as its ready line prints it (default ${ENV})")
     ops = c.add_subparsers(dest="op", metavar="OPERATION")
@@ -37,6 +41,7 @@ def add_parser(sub) -> None:
             extra += f" (default {arg.default})" if arg.default is not None else ""
             o.add_argument(*flags, dest=f"arg_{arg.name}", metavar=arg.kind.upper(), help=arg.help + extra,
                            required=arg.required)
+    return c
 
 
 def run(args: argparse.Namespace) -> int:

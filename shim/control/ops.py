@@ -192,4 +192,4 @@ def _requests(control, api, client_id, since, limit, clear):
     return {"requests": entries}
 
 
-from . import levers  # noqa: E402,F401  (the coordinator operations register themselves)
+from . import cluster_ops, levers  # noqa: E402,F401  (the coordinator and cluster operations register themselves)

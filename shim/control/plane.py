@@ -47,6 +47,7 @@ class Control:
         self.active = False  # the one check the request path makes
         self._fired: asyncio.Event | None = None
         self.exit: Callable[[int], None] = os._exit
+        self.server = None  # the asyncio shell serving the node (shim.server), for node down/up
 
     def refresh(self) -> None:
         self.active = bool(self.faults.live) or self.requests.enabled
@@ -56,7 +57,7 @@ class Control:
     async def intercept(self, ctx: "RequestContext", spec, request: Any, module: Any = None) -> Any:
         """Handle one request under the armed rules, and log it when the log is on."""
         started = time.monotonic()
-        rule = self.faults.take(self.node.config.node_id, spec.key, ctx.header.client_id, request) \
+        rule = self.faults.take(ctx.node_id, spec.key, ctx.header.client_id, request) \
             if self.faults.live else None
         outcome, result = "closed", None
         try:
@@ -100,7 +101,7 @@ class Control:
             outcome = "closed after"
         self.requests.add(api=spec.name, api_key=spec.key, version=ctx.version,
                           correlation_id=ctx.header.correlation_id, client_id=ctx.header.client_id,
-                          node=self.node.config.node_id, latency_ms=round((time.monotonic() - started) * 1000, 3),
+                          node=ctx.node_id, latency_ms=round((time.monotonic() - started) * 1000, 3),
                           error=error.name.upper() if error is not None else None,
                           fault=rule.id if rule is not None else None, outcome=outcome)
 

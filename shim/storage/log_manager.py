@@ -82,6 +82,7 @@ class LogManager:
         self.clean_start = marker.exists()
         self.topics: dict[str, TopicInfo] = {}
         self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self.on_topic_deleted: Callable[[str], None] | None = None
         self._load_topics()
         if not read_only and self.clean_start:
             fs.remove(marker, sync=True)
@@ -132,6 +133,8 @@ class LogManager:
         info = self.topic(name)
         del self.topics[name]
         self._save_topics()  # first: a crash now leaves directories that the next start removes
+        if self.on_topic_deleted is not None:
+            self.on_topic_deleted(name)
         for p in range(info.partitions):
             self.logs.pop((name, p)).delete()
         if self.defaults.fsync:

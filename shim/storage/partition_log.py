@@ -1,7 +1,9 @@
 """One partition's log (Kafka: UnifiedLog + LocalLog): segments, offsets, producer state.
 
-A single replica, so the high watermark is the log end offset after every append; the last stable
-offset is the first offset of the oldest open transaction, else the high watermark.
+The high watermark is the log end offset after every append, unless the simulated cluster
+(shim.cluster) holds it back at a slowed follower's log end (``high_watermark_limit``); the last
+stable offset is the first offset of the oldest open transaction, else the high watermark. Batches
+are stamped with the partition's current ``leader_epoch``, which the cluster bumps on a leader change.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .segment import FileRecords, LogSegment
 
 log = logging.getLogger(__name__)
 
-LEADER_EPOCH = 0  # one broker, one constant leader epoch
+LEADER_EPOCH = 0  # the leader epoch of a partition whose leader never changed
 LOG_START_FILE = "log-start-offset"
 
 
@@ -95,6 +97,8 @@ class PartitionLog:
         self.producer_state = ProducerStateManager()
         self.aborted: list[AbortedTxn] = []  # sorted by last_offset (marker offset)
         self.on_append: Callable[[], None] | None = None
+        self.leader_epoch = LEADER_EPOCH  # stamped on appended batches (set by shim.cluster)
+        self.high_watermark_limit: int | None = None  # a slowed ISR follower's log end (shim.cluster)
         self._dir_dirty = False  # a file was created in the directory since its last fsync
         if not read_only:
             fs.make_dirs(directory, sync=config.fsync)
@@ -114,7 +118,9 @@ class PartitionLog:
 
     @property
     def high_watermark(self) -> int:
-        return self.log_end_offset
+        limit = self.high_watermark_limit
+        end = self.active.next_offset
+        return end if limit is None or limit >= end else max(limit, self.log_start_offset)
 
     @property
     def last_stable_offset(self) -> int:
@@ -173,12 +179,12 @@ class PartitionLog:
         """(log append time or -1, the batch as buffers to write) with its offset stamped."""
         if self.config.log_append_time:  # the CRC covers MaxTimestamp: rewrite the whole batch
             whole = bytearray(batch)
-            stamp(whole, base, LEADER_EPOCH)
+            stamp(whole, base, self.leader_epoch)
             set_max_timestamp(whole, now_ms)
             return now_ms, (whole,)
         # base offset and leader epoch are outside the CRC: a new header, the rest as received
         head = bytearray(memoryview(batch)[:HEADER_SIZE])
-        stamp(head, base, LEADER_EPOCH)
+        stamp(head, base, self.leader_epoch)
         return -1, (head, memoryview(batch)[HEADER_SIZE:])
 
     def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
@@ -186,7 +192,7 @@ class PartitionLog:
         """Write a COMMIT/ABORT control batch as the coordinator (Kafka: MemoryRecords.writeEndTransactionalMarker)."""
         batch = encode_end_txn_marker(
             producer_id=producer_id, producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
-            commit=commit, timestamp=now_ms, base_offset=0, partition_leader_epoch=LEADER_EPOCH,
+            commit=commit, timestamp=now_ms, base_offset=0, partition_leader_epoch=self.leader_epoch,
         )
         return self.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
 

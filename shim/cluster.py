@@ -1,0 +1,348 @@
+"""The simulated cluster's assignment state: one table of partitions (leader, leader epoch,
+replicas, ISR, the leader-epoch cache) over the one shared store, and the operations that change it.
+
+Every broker of ``--brokers N`` serves the same logs; what differs is who leads a partition and who
+coordinates a key. Placement of a new topic's replicas is Kafka's rack-unaware assignment with a
+fixed start index of 0 (AdminUtils.assignReplicasToBrokersRackUnaware): partition p's first
+replica is node p mod N, the others follow at a shift that grows every N partitions. The first
+replica leads. A coordinator is the leader of the internal partition its key hashes to
+(``abs(hashCode) % partitions`` of __consumer_offsets or __transaction_state), so moving that
+partition's leader moves the coordinator.
+
+Replication is simulated: a follower normally holds the leader's log end. A slowed follower
+stops at the log end it had (its fetched offset), so the high watermark, the smallest log end in
+the ISR, stops there too; after replica.lag.time.max.ms without catching up it leaves the ISR
+(Kafka: Partition.maybeShrinkIsr / Replica.isCaughtUp) and the high watermark moves on. Leader
+changes bump the leader epoch and record the new epoch's start offset, the leader's log end
+(Kafka: Partition.makeLeader, LeaderEpochFileCache.assign), which is what OffsetForLeaderEpoch
+answers from. The table is written atomically to ``__cluster_metadata/cluster.json`` after each change.
+
+Clock-free: operations take ``now_ms``; :meth:`Cluster.tick` runs the ISR check and returns the next
+deadline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .coordinators.partitioning import partition_for
+from .errors import ErrorCode, KafkaError
+from .storage import fs
+
+GROUP, TRANSACTION = 0, 1
+OFFSETS_TOPIC, TXN_TOPIC = "__consumer_offsets", "__transaction_state"
+NO_LEADER = -1
+FOREVER = 1 << 62
+STATE_FILE = "cluster.json"
+
+
+def placement(partition: int, replication_factor: int, nodes: tuple[int, ...]) -> tuple[int, ...]:
+    """Kafka's rack-unaware replica assignment with fixed start index 0, for one partition."""
+    n = len(nodes)
+    first = partition % n
+    shift = partition // n
+    replicas = [nodes[first]]
+    for j in range(min(replication_factor, n) - 1):
+        step = 1 + (shift + j) % (n - 1)
+        replicas.append(nodes[(first + step) % n])
+    return tuple(replicas)
+
+
+@dataclass(slots=True)
+class PartitionState:
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    epochs: list = field(default_factory=lambda: [[0, 0]])  # [epoch, start offset]: the leader-epoch cache
+
+    def epoch_for(self, offset: int) -> int:
+        """The leader epoch in which ``offset`` was written (Kafka: LeaderEpochFileCache.epochForOffset)."""
+        found = -1
+        for e, start in self.epochs:
+            if start > offset:
+                break
+            found = e
+        return found
+
+    def end_offset_for(self, epoch: int, log_end: int) -> tuple[int, int]:
+        """(epoch, end offset) for a requested epoch (Kafka: LeaderEpochFileCache.endOffsetFor): the
+        largest known epoch at most ``epoch`` and the start offset of the next one, the log end for
+        the latest epoch, (-1, -1) above it."""
+        if epoch == self.epochs[-1][0]:
+            return epoch, log_end
+        floor = epoch  # below the earliest epoch Kafka answers the requested epoch itself
+        for e, start in self.epochs:
+            if e > epoch:
+                return floor, start
+            floor = e
+        return -1, -1
+
+
+@dataclass(slots=True)
+class SlowFollower:
+    end_offset: int  # the log end it has fetched up to
+    caught_up_ms: int  # when it last held the leader's log end
+
+
+class Cluster:
+    """``node_ids`` in order; ``log_of(topic, partition)`` gives the shared PartitionLog (or None),
+    ``existing()`` the (topic, partition) pairs of the store."""
+
+    def __init__(self, node_ids, meta_dir: Path | None, log_of: Callable, existing: Callable = tuple, *,
+                 offsets_partitions: int = 50,
+                 txn_partitions: int = 50, replica_lag_time_max_ms: int = 30000, on_change=None) -> None:
+        self.node_ids = tuple(node_ids)
+        self.log_of, self.existing = log_of, existing
+        self.offsets_partitions, self.txn_partitions = offsets_partitions, txn_partitions
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.on_change = on_change  # called after leadership, ISR or the high watermark moved
+        self.down: set[int] = set()
+        self.partitions: dict[tuple[str, int], PartitionState] = {}
+        self.replication_factor: dict[str, int] = {}  # topic -> replicas per partition
+        self.slow: dict[tuple[str, int, int], SlowFollower] = {}  # (topic, partition, node)
+        self._limited: set = set()  # partitions whose logs carry a high-watermark limit
+        self._next_check = 0  # the ISR check runs then (while followers are slowed)
+        self.on_earlier_deadline = None  # the shell's timer, told when slowing a follower sets a deadline
+        self._path = meta_dir / STATE_FILE if meta_dir is not None else None
+        self._load()
+
+    @property
+    def single(self) -> bool:
+        return len(self.node_ids) == 1
+
+    # -- reading the table ------------------------------------------------------------------
+
+    def state(self, topic: str, partition: int) -> PartitionState:
+        """The partition's state, placed on first sight (a new topic's partitions)."""
+        s = self.partitions.get((topic, partition))
+        if s is None:
+            rf = self.replication_factor.get(topic) or self.default_replication_factor(topic)
+            replicas = placement(partition, rf, self.node_ids)
+            up = [r for r in replicas if r not in self.down]
+            s = PartitionState(up[0] if up else NO_LEADER, 0, replicas, tuple(up) or replicas[:1])
+            self.partitions[(topic, partition)] = s
+        return s
+
+    def default_replication_factor(self, topic: str) -> int:
+        # offsets.topic.replication.factor and transaction.state.log.replication.factor are 3 in Kafka
+        return min(3, len(self.node_ids)) if topic in (OFFSETS_TOPIC, TXN_TOPIC) else 1
+
+    def alive(self) -> list[int]:
+        return [n for n in self.node_ids if n not in self.down]
+
+    def controller(self) -> int:
+        up = self.alive()
+        return up[0] if up else NO_LEADER
+
+    def check_leader(self, node_id: int, topic: str, partition: int, current_leader_epoch: int = -1) -> PartitionState:
+        """The state when ``node_id`` leads the partition at the given epoch, else Kafka's error
+        (Partition.checkCurrentLeaderEpoch, then getLocalLog's leader check)."""
+        s = self.state(topic, partition)
+        if current_leader_epoch >= 0:
+            if current_leader_epoch < s.leader_epoch:
+                raise KafkaError(ErrorCode.fenced_leader_epoch)
+            if current_leader_epoch > s.leader_epoch:
+                raise KafkaError(ErrorCode.unknown_leader_epoch)
+        if s.leader != node_id:
+            raise KafkaError(ErrorCode.not_leader_or_follower)
+        return s
+
+    def coordinator_partition(self, kind: int, key: str) -> tuple[str, int]:
+        if kind == TRANSACTION:
+            return TXN_TOPIC, partition_for(key, self.txn_partitions)
+        return OFFSETS_TOPIC, partition_for(key, self.offsets_partitions)
+
+    def coordinator(self, kind: int, key: str) -> int:
+        """The node coordinating ``key``: the leader of the internal partition it hashes to."""
+        return self.state(*self.coordinator_partition(kind, key)).leader
+
+    def high_watermark_limit(self, topic: str, partition: int) -> int | None:
+        """The smallest log end of the slowed followers still in the ISR, or None."""
+        s = self.partitions.get((topic, partition))
+        if s is None:
+            return None
+        ends = [f.end_offset for (t, p, n), f in self.slow.items() if (t, p) == (topic, partition) and n in s.isr]
+        return min(ends) if ends else None
+
+    # -- operations -------------------------------------------------------------------------
+
+    def node_down(self, node_id: int, now_ms: int) -> None:
+        """Fence a node: it leaves every ISR, and partitions it led elect another ISR member."""
+        self._known(node_id)
+        self._place_all()
+        self.down.add(node_id)
+        for (topic, partition), s in list(self.partitions.items()):
+            if node_id in s.isr and len(s.isr) > 1:
+                s.isr = tuple(r for r in s.isr if r != node_id)
+            if s.leader == node_id:
+                self._elect(topic, partition, s, self._candidates(topic, partition, s))
+        self._changed()
+
+    def node_up(self, node_id: int, now_ms: int) -> None:
+        """Unfence a node: it catches up at once, rejoins the ISR of its partitions and leads
+        those that had no leader."""
+        self._known(node_id)
+        self._place_all()
+        self.down.discard(node_id)
+        for (topic, partition), s in self.partitions.items():
+            if node_id in s.replicas and node_id not in s.isr:
+                s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
+            if s.leader == NO_LEADER and node_id in s.isr:
+                self._elect(topic, partition, s, [node_id])
+        self._changed()
+
+    def move_leader(self, topic: str, partition: int, node_id: int, now_ms: int) -> int:
+        """Make ``node_id`` the leader (a preferred or forced election); returns the new leader epoch."""
+        self._known(node_id)
+        s = self.state(topic, partition)
+        if node_id in self.down or node_id not in s.isr or (topic, partition, node_id) in self.slow:
+            raise ValueError(f"node {node_id} is not an up-to-date, live ISR member of {topic}-{partition}")
+        if s.leader != node_id:
+            self._elect(topic, partition, s, [node_id])
+            self._changed()
+        return s.leader_epoch
+
+    def move_coordinator(self, kind: int, key: str, node_id: int, now_ms: int) -> int:
+        """Move the coordinator of a group (GROUP) or transactional id (TRANSACTION) to ``node_id``."""
+        return self.move_leader(*self.coordinator_partition(kind, key), node_id, now_ms)
+
+    def slow_follower(self, topic: str, partition: int, node_id: int, now_ms: int) -> None:
+        """The follower on ``node_id`` stops fetching: it keeps the log end it has now."""
+        s = self.state(topic, partition)
+        if node_id == s.leader or node_id not in s.replicas:
+            raise ValueError(f"node {node_id} is not a follower of {topic}-{partition}")
+        plog = self.log_of(topic, partition)
+        end = plog.log_end_offset if plog is not None else 0
+        self.slow.setdefault((topic, partition, node_id), SlowFollower(end, now_ms))
+        self._next_check = now_ms + max(self.replica_lag_time_max_ms // 2, 1)
+        self._changed()
+        if self.on_earlier_deadline is not None:
+            self.on_earlier_deadline(self._next_check)
+
+    def unslow_follower(self, topic: str, partition: int, node_id: int, now_ms: int) -> None:
+        """The follower fetches again: it catches up at once and rejoins the ISR if it had left."""
+        if self.slow.pop((topic, partition, node_id), None) is None:
+            return
+        s = self.state(topic, partition)
+        if node_id not in s.isr and node_id not in self.down:
+            s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
+        self._changed()
+
+    def delete_topic(self, topic: str) -> None:
+        for key in [k for k in self.partitions if k[0] == topic]:
+            del self.partitions[key]
+        for key in [k for k in self.slow if k[0] == topic]:
+            del self.slow[key]
+        self.replication_factor.pop(topic, None)
+        self._save()
+
+    def assign(self, topic: str, partition: int, replicas: tuple[int, ...]) -> None:
+        """A manual assignment: these replicas, the first live one leading."""
+        up = [r for r in replicas if r not in self.down]
+        self.partitions[(topic, partition)] = PartitionState(up[0] if up else NO_LEADER, 0, replicas,
+                                                             tuple(up) or replicas[:1])
+        self._save()
+
+    def set_replication_factor(self, topic: str, replication_factor: int) -> None:
+        self.replication_factor[topic] = replication_factor
+        self._save()
+
+    # -- the ISR check (Kafka: ReplicaManager's isr-expiration task, every lag/2) --------------
+
+    def next_deadline(self) -> int:
+        return self._next_check if self.slow else FOREVER
+
+    def tick(self, now_ms: int) -> int:
+        if not self.slow:
+            return FOREVER
+        shrunk = False
+        for (topic, partition, node_id), f in self.slow.items():
+            s = self.partitions.get((topic, partition))
+            plog = self.log_of(topic, partition)
+            if s is None or plog is None or node_id not in s.isr:
+                continue
+            if plog.log_end_offset == f.end_offset:
+                f.caught_up_ms = now_ms
+            elif now_ms - f.caught_up_ms > self.replica_lag_time_max_ms:
+                s.isr = tuple(r for r in s.isr if r != node_id)
+                shrunk = True
+        if shrunk:
+            self._changed()
+        self._next_check = now_ms + max(self.replica_lag_time_max_ms // 2, 1)
+        return self._next_check
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _place_all(self) -> None:
+        """Every partition of the store in the table, so a change of nodes applies to each."""
+        for topic, partition in self.existing():
+            self.state(topic, partition)
+
+    def _known(self, node_id: int) -> None:
+        if node_id not in self.node_ids:
+            raise ValueError(f"no node {node_id} (nodes: {list(self.node_ids)})")
+
+    def _candidates(self, topic: str, partition: int, s: PartitionState) -> list[int]:
+        """ISR members that are up, those not slowed first (a slowed one would lose data)."""
+        up = [r for r in s.isr if r not in self.down]
+        return sorted(up, key=lambda r: (topic, partition, r) in self.slow)
+
+    def _elect(self, topic: str, partition: int, s: PartitionState, candidates: list[int]) -> None:
+        s.leader = candidates[0] if candidates else NO_LEADER
+        if s.leader == NO_LEADER:
+            return  # Kafka keeps the last ISR member and no leader until it returns (no unclean election)
+        s.leader_epoch += 1
+        plog = self.log_of(topic, partition)
+        start = plog.log_end_offset if plog is not None else 0
+        if s.epochs and s.epochs[-1][1] == start:
+            s.epochs[-1] = [s.leader_epoch, start]  # an epoch with no records has no end offset
+        else:
+            s.epochs.append([s.leader_epoch, start])
+        self.slow.pop((topic, partition, s.leader), None)
+        if plog is not None:
+            plog.leader_epoch = s.leader_epoch
+
+    def apply(self, topic: str, partition: int, plog) -> None:
+        """Give an opened log its partition's current leader epoch and high-watermark limit."""
+        s = self.partitions.get((topic, partition))
+        if s is not None:
+            plog.leader_epoch = s.leader_epoch
+        plog.high_watermark_limit = self.high_watermark_limit(topic, partition)
+
+    def _changed(self) -> None:
+        for (topic, partition) in {(t, p) for (t, p, _) in self.slow} | self._limited:
+            plog = self.log_of(topic, partition)
+            if plog is not None:
+                plog.high_watermark_limit = self.high_watermark_limit(topic, partition)
+        self._limited = {(t, p) for (t, p, _) in self.slow}
+        self._save()
+        if self.on_change is not None:
+            self.on_change()
+
+    def _save(self) -> None:
+        if self._path is None or self.single:  # one broker: nothing to remember beyond its logs
+            return
+        state = {
+            "nodes": list(self.node_ids), "down": sorted(self.down), "replication_factor": self.replication_factor,
+            "partitions": [[t, p, s.leader, s.leader_epoch, list(s.replicas), list(s.isr), s.epochs]
+                           for (t, p), s in self.partitions.items()],
+            "slow": [[t, p, n, f.end_offset] for (t, p, n), f in self.slow.items()],
+        }
+        fs.atomic_write(self._path, json.dumps(state).encode())
+
+    def _load(self) -> None:
+        if self._path is None or not self._path.exists():
+            return
+        state = json.loads(self._path.read_bytes())
+        if tuple(state["nodes"]) != self.node_ids:
+            return  # another cluster size: place afresh
+        self.down = set(state["down"])
+        self.replication_factor = dict(state["replication_factor"])
+        for t, p, leader, epoch, replicas, isr, epochs in state["partitions"]:
+            self.partitions[(t, p)] = PartitionState(leader, epoch, tuple(replicas), tuple(isr), epochs)
+        for t, p, n, end in state["slow"]:
+            self.slow[(t, p, n)] = SlowFollower(end, 0)

@@ -1,0 +1,192 @@
+"""The partition and coordinator APIs of a simulated three-broker cluster (shim.cluster), through
+the dispatch seam as each broker would receive them."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+
+import pytest
+
+from kafka_codecs import encode_batch
+from kafka_codecs.batch import parse_header
+from shim.apis.dispatch import dispatch_request
+from shim.cluster import GROUP, TRANSACTION
+from shim.config import BrokerConfig
+from shim.errors import ErrorCode
+from shim.node import Node
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, join_parts, request_module
+
+_corr = itertools.count(1)
+PORTS = {0: 9000, 1: 9001, 2: 9002}
+
+
+@pytest.fixture
+def node(tmp_path):
+    n = Node(BrokerConfig(data_dir=tmp_path, brokers=3, group_initial_rebalance_delay_ms=0))
+    for node_id, port in PORTS.items():
+        n.bound(n.listeners[0], port, node_id)
+    n.logs.create_topic("t", 3)
+    n.cluster.set_replication_factor("t", 3)
+    yield n
+    n.close()
+
+
+async def call(node, node_id, api_key, version, build):
+    m = request_module(api_key, version)
+    corr = next(_corr)
+    answer = await dispatch_request(node, encode_request(RequestHeader(api_key, version, corr, "t"), build(m)),
+                                    node_id=node_id)
+    got, response = decode_response(join_parts(answer.parts), api_key, version)
+    assert got == corr
+    return response
+
+
+async def produce(node, node_id, partition=0, version=10, values=(b"a", b"b")):
+    batch = encode_batch([(None, v, (), 1_700_000_000_000) for v in values])
+    r = await call(node, node_id, 0, version, lambda m: m.ProduceRequest(
+        transactional_id=None, acks=1, timeout=datetime.timedelta(seconds=5),
+        topic_data=(m.TopicProduceData(name="t", partition_data=(m.PartitionProduceData(index=partition, records=batch),)),)))
+    return r, r.responses[0].partition_responses[0]
+
+
+async def fetch(node, node_id, epoch=-1, offset=0, version=16):
+    info = node.logs.topics["t"]
+    r = await call(node, node_id, 1, version, lambda m: m.FetchRequest(
+        cluster_id=None, replica_state=m.ReplicaState(replica_id=-1, replica_epoch=-1), max_wait=datetime.timedelta(0),
+        min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=(),
+        rack_id="", topics=(m.FetchTopic(topic_id=info.topic_id, partitions=(m.FetchPartition(
+            partition=0, current_leader_epoch=epoch, fetch_offset=offset, last_fetched_epoch=-1, log_start_offset=-1,
+            partition_max_bytes=1 << 20),)),)))
+    return r, r.responses[0].partitions[0]
+
+
+async def test_metadata_lists_every_broker_and_each_partitions_leader_replicas_and_isr(node):
+    r = await call(node, 1, 3, 12, lambda m: m.MetadataRequest(
+        topics=(m.MetadataRequestTopic(topic_id=None, name="t"),), allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False))
+    assert [(b.node_id, b.port) for b in r.brokers] == [(0, 9000), (1, 9001), (2, 9002)]
+    parts = sorted(r.topics[0].partitions, key=lambda p: p.partition_index)
+    assert [p.leader_id for p in parts] == [0, 1, 2]
+    assert [tuple(p.replica_nodes) for p in parts] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert all(sorted(p.isr_nodes) == [0, 1, 2] and p.leader_epoch == 0 for p in parts)
+
+
+async def test_a_node_down_is_left_out_and_its_replicas_are_offline(node):
+    node.cluster.node_down(0, 0)
+    r = await call(node, 1, 3, 12, lambda m: m.MetadataRequest(
+        topics=(m.MetadataRequestTopic(topic_id=None, name="t"),), allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False))
+    assert [b.node_id for b in r.brokers] == [1, 2] and r.controller_id == 1
+    p0 = next(p for p in r.topics[0].partitions if p.partition_index == 0)
+    assert (p0.leader_id, p0.leader_epoch, tuple(p0.offline_replicas)) == (1, 1, (0,))
+    assert 0 not in p0.isr_nodes
+
+
+async def test_produce_to_a_follower_is_not_leader_with_the_leaders_address(node):
+    r, p = await produce(node, 1)
+    assert p.error_code == ErrorCode.not_leader_or_follower
+    assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (0, 0)  # KIP-951
+    assert [(e.node_id, e.port) for e in r.node_endpoints] == [(0, 9000)]
+    assert node.logs.get("t", 0).log_end_offset == 0
+    _, p = await produce(node, 0)
+    assert (p.error_code, p.base_offset) == (ErrorCode.none, 0)
+
+
+async def test_batches_carry_the_leader_epoch_they_were_written_in(node):
+    await produce(node, 0)
+    node.cluster.move_leader("t", 0, 2, 0)
+    _, p = await produce(node, 2)
+    assert p.error_code == ErrorCode.none
+    epochs = [parse_header(b).partition_leader_epoch for b in node.logs.get("t", 0).iter_batches()]
+    assert epochs == [0, 1]
+
+
+async def test_fetch_checks_the_leader_and_its_epoch(node):
+    await produce(node, 0)
+    node.cluster.move_leader("t", 0, 1, 0)
+    _, p = await fetch(node, 0)
+    assert p.error_code == ErrorCode.not_leader_or_follower
+    assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (1, 1)
+    r, p = await fetch(node, 1, epoch=0)
+    assert p.error_code == ErrorCode.fenced_leader_epoch and p.current_leader.leader_id == 1
+    assert [e.node_id for e in r.node_endpoints] == [1]
+    _, p = await fetch(node, 1, epoch=2)
+    assert p.error_code == ErrorCode.unknown_leader_epoch
+    _, p = await fetch(node, 1, epoch=1)
+    assert p.error_code == ErrorCode.none and p.high_watermark == 2 and len(p.records) > 0
+
+
+async def test_a_slowed_follower_holds_the_high_watermark_of_fetch(node):
+    await produce(node, 0)
+    node.cluster.slow_follower("t", 0, 1, 0)
+    await produce(node, 0)
+    _, p = await fetch(node, 0)
+    assert p.high_watermark == 2 and node.logs.get("t", 0).log_end_offset == 4
+    _, p = await fetch(node, 0, offset=2)
+    assert p.error_code == ErrorCode.none and len(p.records) == 0
+    node.cluster.unslow_follower("t", 0, 1, 0)
+    _, p = await fetch(node, 0, offset=2)
+    assert p.high_watermark == 4 and len(p.records) > 0
+
+
+async def test_offset_for_leader_epoch_answers_from_the_epoch_cache(node):
+    await produce(node, 0)  # epoch 0: offsets 0-1
+    node.cluster.move_leader("t", 0, 1, 0)
+    await produce(node, 1, values=(b"c", b"d", b"e"))  # epoch 1: offsets 2-4
+
+    async def ask(node_id, leader_epoch, current=-1):
+        r = await call(node, node_id, 23, 4, lambda m: m.OffsetForLeaderEpochRequest(replica_id=-1, topics=(
+            m.OffsetForLeaderTopic(topic="t", partitions=(m.OffsetForLeaderPartition(
+                partition=0, current_leader_epoch=current, leader_epoch=leader_epoch),)),)))
+        p = r.topics[0].partitions[0]
+        return p.error_code, p.leader_epoch, p.end_offset
+
+    assert await ask(1, 0) == (ErrorCode.none, 0, 2)
+    assert await ask(1, 1) == (ErrorCode.none, 1, 5)
+    assert await ask(1, 2) == (ErrorCode.none, -1, -1)
+    assert (await ask(0, 0))[0] == ErrorCode.not_leader_or_follower
+    assert (await ask(1, 0, current=0))[0] == ErrorCode.fenced_leader_epoch
+
+
+async def test_list_offsets_and_delete_records_are_for_the_leader(node):
+    await produce(node, 0)
+
+    async def latest(node_id):
+        r = await call(node, node_id, 2, 8, lambda m: m.ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=(
+            m.ListOffsetsTopic(name="t", partitions=(
+                m.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1),)),)))
+        p = r.topics[0].partitions[0]
+        return p.error_code, p.offset, p.leader_epoch
+
+    assert await latest(2) == (ErrorCode.not_leader_or_follower, -1, -1)
+    node.cluster.move_leader("t", 0, 2, 0)
+    assert await latest(2) == (ErrorCode.none, 2, 1)
+    r = await call(node, 0, 21, 2, lambda m: m.DeleteRecordsRequest(timeout=datetime.timedelta(seconds=5), topics=(
+        m.DeleteRecordsTopic(name="t", partitions=(m.DeleteRecordsPartition(partition_index=0, offset=1),)),)))
+    assert r.topics[0].partitions[0].error_code == ErrorCode.not_leader_or_follower
+
+
+async def test_coordinators_are_found_where_keys_hash_and_refuse_elsewhere(node):
+    group, txn = "g-1", "tx-1"
+    r = await call(node, 0, 10, 4, lambda m: m.FindCoordinatorRequest(key_type=GROUP, coordinator_keys=(group,)))
+    coordinator = r.coordinators[0].node_id
+    assert coordinator == node.cluster.coordinator(GROUP, group)
+    assert r.coordinators[0].port == PORTS[coordinator]
+    elsewhere = (coordinator + 1) % 3
+    r = await call(node, elsewhere, 12, 4, lambda m: m.HeartbeatRequest(
+        group_id=group, generation_id=1, member_id="m", group_instance_id=None))
+    assert r.error_code == ErrorCode.not_coordinator
+    r = await call(node, coordinator, 12, 4, lambda m: m.HeartbeatRequest(
+        group_id=group, generation_id=1, member_id="m", group_instance_id=None))
+    assert r.error_code == ErrorCode.unknown_member_id  # this one coordinates it
+    node.cluster.move_coordinator(GROUP, group, elsewhere, 0)
+    r = await call(node, coordinator, 12, 4, lambda m: m.HeartbeatRequest(
+        group_id=group, generation_id=1, member_id="m", group_instance_id=None))
+    assert r.error_code == ErrorCode.not_coordinator
+
+    txn_node = node.cluster.coordinator(TRANSACTION, txn)
+    init = lambda m: m.InitProducerIdRequest(  # noqa: E731
+        transactional_id=txn, transaction_timeout=datetime.timedelta(seconds=60), producer_id=-1, producer_epoch=-1)
+    assert (await call(node, (txn_node + 1) % 3, 22, 4, init)).error_code == ErrorCode.not_coordinator
+    assert (await call(node, txn_node, 22, 4, init)).error_code == ErrorCode.none
