@@ -228,6 +228,18 @@ SCENARIOS: list[Scenario] = [
              "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
              "none (null).",
              ("java",)),
+    Scenario("security.acls", "the seed and a group under exactly the ACLs Kafka requires",
+             "With StandardAuthorizer, over SASL_SSL with SCRAM-SHA-512, a principal holding WRITE on the topic and "
+             "its transactional ids and READ on the topic and its group runs txn.seed (kcat: consumes and produces "
+             "it) and reads plain-1, b-1, b-2 read_committed in a consumer group, committing past them; with any "
+             "one of those ACLs taken away the client raises Kafka's TRANSACTIONAL_ID_, TOPIC_ or "
+             "GROUP_AUTHORIZATION_FAILED.",
+             ("java", "kcat", *PY)),
+    Scenario("admin.acls", "CreateAcls, DescribeAcls, DeleteAcls",
+             "As a super user: a LITERAL ALLOW and a PREFIXED DENY are created, a CLUSTER ACL not named "
+             "kafka-cluster is InvalidRequestException, a MATCH filter finds the PREFIXED one for a name under its "
+             "prefix, and filters by name delete both.",
+             ("java",)),
     Scenario("admin.metadata_quorum", "DescribeQuorum",
              "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "
              "high watermark, is the only voter (log end offset at least the high watermark, fetch and catch-up "
@@ -380,6 +392,24 @@ SCENARIOS: list[Scenario] = [
              "A compacted topic with gaps left by the cleaner (and by aborted transactions): batch and "
              "availableNow streaming reads under both isolation levels, failOnDataLoss true and false, return the "
              "records kept, in offset order, with no data-loss error.", ("spark",)),
+    Scenario("cluster.leader_move", "idempotent producer across partition-leader moves (3 brokers)",
+             "On a simulated three-broker kafka-shim, an idempotent acks=all producer writes 300 values to one "
+             "partition while its leader moves twice; a consumer reads every value once, in order, no gap.",
+             ("java", *PY)),
+    Scenario("cluster.group_coordinator_move", "consumer group across a coordinator move (3 brokers)",
+             "A group member consumes and commits, the group's coordinator moves to another broker, the member "
+             "consumes and commits the next records; the committed offset is the log end.", ("java", *PY)),
+    Scenario("cluster.txn_coordinator_move", "transaction across a coordinator move (3 brokers)",
+             "A transactional producer's coordinator moves to another broker half-way through a transaction; the "
+             "commit succeeds and a read_committed consumer reads every value once.", ("java", *PY)),
+    Scenario("cluster.slow_follower", "consumers stop at the high watermark of a slowed follower (3 brokers)",
+             "With a follower slowed, records written by the leader alone stay above the high watermark: a "
+             "consumer reads up to it and no further, and reads the rest once the follower catches up.",
+             ("java", *PY)),
+    Scenario("spark.cluster_changes", "Spark readStream across a leader move and a broker down and up",
+             "A processingTime streaming read of a two-partition topic on a simulated three-broker kafka-shim "
+             "while a partition leader moves and the other partition's leader goes down and comes back: every "
+             "record exactly once.", ("spark",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}

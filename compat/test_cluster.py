@@ -34,6 +34,15 @@ def cluster(tmp_path):
         yield broker
 
 
+COMPAT_CLIENT = {"java": "java", "confluent": "confluent-kafka", "kafka-python": "kafka-python", "aiokafka": "aiokafka"}
+
+
+def each_client(scenario: str):
+    return pytest.mark.parametrize("client", [
+        pytest.param(name, id=name, marks=pytest.mark.compat(client=COMPAT_CLIENT[name], scenario=scenario))
+        for name in CLIENTS], indirect=True)
+
+
 @pytest.fixture
 def client(request, cluster):
     name = request.param
@@ -65,7 +74,7 @@ def other_node(node: int) -> int:
     return (node + 1) % 3
 
 
-@pytest.mark.parametrize("client", CLIENTS, indirect=True)
+@each_client("cluster.leader_move")
 def test_idempotent_producer_across_leader_moves_leaves_no_duplicate_and_no_gap(cluster, client):
     topic = create_topic(cluster)
     client.producer()
@@ -80,7 +89,7 @@ def test_idempotent_producer_across_leader_moves_leaves_no_duplicate_and_no_gap(
     assert cluster.partition_state(topic, 0).epochs[-1][0] == 2
 
 
-@pytest.mark.parametrize("client", CLIENTS, indirect=True)
+@each_client("cluster.group_coordinator_move")
 def test_consumer_group_survives_a_coordinator_move(cluster, client):
     topic = create_topic(cluster)
     group = f"{topic}-group"
@@ -98,7 +107,7 @@ def test_consumer_group_survives_a_coordinator_move(cluster, client):
     assert [c.offset for _, c, _ in committed] == [100]
 
 
-@pytest.mark.parametrize("client", CLIENTS, indirect=True)
+@each_client("cluster.txn_coordinator_move")
 def test_transactional_producer_survives_a_coordinator_move_mid_transaction(cluster, client):
     topic = create_topic(cluster)
     txn_id = f"{topic}-txn"
@@ -115,7 +124,7 @@ def test_transactional_producer_survives_a_coordinator_move_mid_transaction(clus
     assert state == "CompleteCommit"
 
 
-@pytest.mark.parametrize("client", CLIENTS, indirect=True)
+@each_client("cluster.slow_follower")
 def test_consumer_stops_at_the_high_watermark_of_a_slowed_follower(cluster, client):
     from kafka import KafkaProducer
 

@@ -17,6 +17,8 @@ import pytest
 
 from compat.compaction_clients import CLIENTS, KCAT, java_clients
 
+pytestmark = pytest.mark.shim_only("runs the log cleaner of an in-process kafka-shim, with the clock it names")
+
 RETENTION = 3_600_000
 CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "100", "min.cleanable.dirty.ratio": "0.01",
            "delete.retention.ms": str(RETENTION)}
@@ -84,17 +86,21 @@ def _batches(kafka_shim, topic):
 def test_keyed_updates_and_tombstones_compact_to_the_latest_value_per_key(kafka_shim, compacted, client, clients):
     produce, consume = clients
     bs, topic = kafka_shim.bootstrap_servers, compacted(f"keyed-{client}")
+    produce(bs, topic, [(b"k0", b"early")])  # a producer of its own, its only batch superseded below
     updates = [(b"k%d" % (i % 4), b"v%d" % i) for i in range(24)]
     produce(bs, topic, updates + [(b"k1", None), (b"k2", None), (b"seal", b"s")])
     end = _end(kafka_shim, topic)
     before = consume(bs, topic, "read_uncommitted", end)
-    assert len(before) == 27 and [o for o, _, _ in before] == list(range(27))
+    assert len(before) == 28 and [o for o, _, _ in before] == list(range(28))
     now = int(time.time() * 1000)
     assert kafka_shim.clean_logs(now) == 1
     after = consume(bs, topic, "read_uncommitted", end)
     # the latest of each key at its own offset; the deletes still there as tombstones
-    assert after == [(20, b"k0", b"v20"), (23, b"k3", b"v23"), (24, b"k1", None), (25, b"k2", None),
-                     (26, b"seal", b"s")]
+    assert after == [(21, b"k0", b"v20"), (24, b"k3", b"v23"), (25, b"k1", None), (26, b"k2", None),
+                     (27, b"seal", b"s")]
+    first = _batches(kafka_shim, topic)[0]
+    if first.producer_id >= 0:  # an idempotent producer's last batch stays, empty, for its sequence
+        assert (first.base_offset, first.records_count) == (0, 0)
     # a round before the delete horizon keeps the tombstones; one after it removes them
     produce(bs, topic, [(b"k0", b"v-late"), (b"seal", b"t")])
     assert kafka_shim.clean_logs(now + RETENTION - 1) == 1
@@ -103,7 +109,7 @@ def test_keyed_updates_and_tombstones_compact_to_the_latest_value_per_key(kafka_
     assert kafka_shim.clean_logs(now + RETENTION) == 1
     final = consume(bs, topic, "read_committed", end + 4)
     assert _latest(final) == {b"k0": b"v-late", b"k3": b"v-later", b"seal": b"u"}
-    assert [o for o, _, _ in final] == [27, 28, 29, 30]  # seal@28 stays: its successor is in the active segment
+    assert [o for o, _, _ in final] == [28, 29, 30, 31]  # seal@29 stays: its successor is in the active segment
 
 
 @pytest.mark.parametrize("client", _params("compaction.transactions"))

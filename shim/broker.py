@@ -120,6 +120,18 @@ class Broker:
         """The sessions of the open connections: ``.listener``, ``.principal`` (``User:...``)."""
         return [c.session for c in self._server.connections if c.session is not None] if self._server else []
 
+    def add_acls(self, *bindings) -> None:
+        """Create ACLs (``shim.security.acls.acl(...)``) as CreateAcls would (ValueError with its
+        INVALID_REQUEST message otherwise); durable, and in force at once when the broker has an authorizer."""
+        from .security.acls import creation_error
+        for b in bindings:
+            if (error := creation_error(b)) is not None:
+                raise ValueError(error)
+        self.node.acls.change(add=list(bindings))
+
+    def remove_acls(self, *bindings) -> None:
+        self.node.acls.change(remove=set(bindings))
+
     def bootstrap(self, listener: str) -> str:
         """host:port advertised by the listener named ``listener`` (e.g. "SASL_SSL")."""
         host, port = self.node.endpoints[listener]
@@ -173,16 +185,11 @@ class BrokerThread:
         return self.call(lambda: {s.principal for s in self.broker.sessions() if s.listener == listener})
 
     def add_acls(self, *bindings) -> None:
-        """Create ACLs (``shim.security.acls.AclBinding``) as CreateAcls would (ValueError with its
-        INVALID_REQUEST message otherwise); durable."""
-        from .security.acls import creation_error
-        for b in bindings:
-            if (error := creation_error(b)) is not None:
-                raise ValueError(error)
-        self.call(lambda: self.broker.node.acls.change(add=list(bindings)))
+        """:meth:`Broker.add_acls` on the broker's loop."""
+        self.call(self.broker.add_acls, *bindings)
 
     def remove_acls(self, *bindings) -> None:
-        self.call(lambda: self.broker.node.acls.change(remove=set(bindings)))
+        self.call(self.broker.remove_acls, *bindings)
 
     @property
     def node(self) -> Node:

@@ -29,7 +29,16 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
@@ -51,6 +60,7 @@ public final class AdminDriver {
         all.put("admin.client_quotas", AdminDriver::clientQuotas);
         all.put("admin.describe_topics_paged", AdminDriver::describeTopicsPaged);
         all.put("admin.authorized_operations", AdminDriver::authorizedOperations);
+        all.put("admin.acls", AdminDriver::acls);
         all.put("quota.produce_throttle", AdminDriver::produceThrottle);
         all.put("quota.fetch_throttle", AdminDriver::fetchThrottle);
         Support.main("AdminDriver", all, args);
@@ -288,6 +298,48 @@ public final class AdminDriver {
                 obs.put("group", names(admin.describeConsumerGroups(List.of(group),
                         new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true)).all().get().get(group).authorizedOperations()));
             }
+        }
+    }
+
+    // ------------------------------------------------------------------ ACLs
+
+    static List<String> described(java.util.Collection<AclBinding> acls) {
+        List<String> out = new ArrayList<>();
+        for (AclBinding b : acls) {
+            out.add(b.pattern().resourceType() + ":" + b.pattern().patternType() + ":" + b.pattern().name() + ":"
+                    + b.entry().principal() + ":" + b.entry().host() + ":" + b.entry().operation() + ":"
+                    + b.entry().permissionType());
+        }
+        java.util.Collections.sort(out);
+        return out;
+    }
+
+    /** createAcls, describeAcls with a MATCH filter and deleteAcls (Kafka's kafka-acls.sh calls). */
+    static void acls(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("acl");
+        AclBinding literal = new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW));
+        AclBinding prefixed = new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic + "-", PatternType.PREFIXED),
+                new AccessControlEntry("User:alice", "*", AclOperation.WRITE, AclPermissionType.DENY));
+        AclBinding badCluster = new AclBinding(new ResourcePattern(ResourceType.CLUSTER, "other", PatternType.LITERAL),
+                new AccessControlEntry("User:alice", "*", AclOperation.ALTER, AclPermissionType.ALLOW));
+        AclBindingFilter match = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TOPIC, topic + "-x", PatternType.MATCH), AccessControlEntryFilter.ANY);
+        AccessControlEntryFilter alice = new AccessControlEntryFilter("User:alice", null, AclOperation.ANY, AclPermissionType.ANY);
+        List<AclBindingFilter> mine = List.of(   // the two patterns by name, ANY pattern type
+                new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, topic, PatternType.ANY), alice),
+                new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, topic + "-", PatternType.ANY), alice));
+        try (Admin admin = s.admin()) {
+            obs.put("create", outcome(admin.createAcls(List.of(literal, prefixed)).all()));
+            obs.put("create_bad_cluster", outcome(admin.createAcls(List.of(badCluster)).all()));
+            try {
+                obs.put("describe_match", described(admin.describeAcls(match).values().get(20, TimeUnit.SECONDS)));
+            } catch (ExecutionException e) {
+                obs.put("describe_error", Support.failure(e.getCause()));
+                return;
+            }
+            obs.put("deleted", described(admin.deleteAcls(mine).all().get(20, TimeUnit.SECONDS)));
+            obs.put("after_delete", described(admin.describeAcls(match).values().get(20, TimeUnit.SECONDS)));
         }
     }
 

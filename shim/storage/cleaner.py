@@ -83,9 +83,11 @@ class TransactionMetadata:
             txn = heapq.heappop(self._pending)
             self.ongoing_aborted[txn.producer_id] = [txn, None]
 
-    def on_control_batch(self, h: BatchHeader, kind: int) -> bool:
+    def on_control_batch(self, h: BatchHeader, kind: int | None) -> bool:
         """True if the marker may be discarded (once its delete horizon has passed)."""
         self._consume_up_to(h.last_offset)
+        if kind is None:  # Kafka: an empty control batch was already cleaned, so it may go
+            return True
         if kind == ControlRecordType.ABORT:
             entry = self.ongoing_aborted.pop(h.producer_id, None)
             if entry is not None and entry[1] is not None:  # batches of it still seen: keep the marker
@@ -130,6 +132,11 @@ class GroupResult:
     aborted: list[AbortedTxn] = field(default_factory=list)
 
 
+def _marker_kind(batch: bytes, h: BatchHeader) -> int | None:
+    """The control record's type; None for a control batch a round left empty."""
+    return read_end_txn_marker(batch)[0] if h.records_count else None
+
+
 def _records(batch: bytes):
     header, payload = _header_and_payload(batch)
     pos = 0
@@ -153,7 +160,7 @@ def build_offset_map(segments: list[LogSegment], start: int, end: int, aborted: 
                 return
             batch = seg.read(position, h.size)
             if h.is_control:
-                txns.on_control_batch(h, read_end_txn_marker(batch)[0])
+                txns.on_control_batch(h, _marker_kind(batch, h))
             elif not txns.on_batch(h):
                 for r in _records(batch):
                     if r.key is not None and start <= r.offset < end:
@@ -225,7 +232,7 @@ class GroupCleaner:
         """The batch as the cleaned segment keeps it, or None (Kafka: checkBatchRetention, filterTo)."""
         horizon = h.base_timestamp if has_delete_horizon(h) else None
         if h.is_control:
-            can_discard = txns.on_control_batch(h, read_end_txn_marker(batch)[0])
+            can_discard = txns.on_control_batch(h, _marker_kind(batch, h))
             discard_records = can_discard and horizon is not None and horizon <= self.now
         else:
             can_discard = discard_records = txns.on_batch(h)

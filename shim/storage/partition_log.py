@@ -476,6 +476,8 @@ class PartitionLog:
                     self.producer_state.apply_data(append, h.base_offset, h.last_offset)
 
     def _replay_marker(self, seg: LogSegment, position: int, h: BatchHeader) -> None:
+        if not h.records_count:  # Kafka: an empty control batch is a transaction the cleaner removed whole
+            return
         kind, coordinator_epoch = read_end_txn_marker(seg.read(position, h.size))
         if kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
             self._complete_marker(h.producer_id, h.producer_epoch, coordinator_epoch,

@@ -74,10 +74,12 @@ def _segment_bases(directory: Path) -> list[int]:
 
 
 def recover(directory: Path) -> None:
-    """At load: complete a committed swap, remove what an uncommitted one left."""
-    marker = directory / SWAP_FILE
-    if marker.exists():
-        base, end = (int(x) for x in marker.read_text().split())
+    """At load: complete a committed swap, remove what an uncommitted one left (one directory
+    listing when there is nothing to do, as in every partition that was never compacted)."""
+    names = os.listdir(directory)
+    if SWAP_FILE in names:
+        base, end = (int(x) for x in (directory / SWAP_FILE).read_text().split())
         _finish(directory, base, end)
-    for leftover in directory.glob("*" + CLEANED):
-        fs.disk.unlink(leftover)
+    for name in names:
+        if name.endswith(CLEANED):
+            fs.disk.unlink(directory / name)

@@ -169,6 +169,18 @@ def test_offset_commits_carry_the_member_epoch(gc):
     assert gc.validate_offset_fetch("g", None, -1) == E.none
 
 
+def test_a_stale_transactional_commit_is_an_illegal_generation(node, gc):
+    a = Client(gc, "a")
+    a.beat()
+    pid, epoch = node.txn.init_producer_id("tx", 60_000, -1, -1, T0)
+    node.txn.add_offsets("tx", pid, epoch, "g", T0)
+    one = {(TOPIC, 0): OffsetAndMetadata(5)}
+    # Kafka: TxnOffsetCommit has no STALE_MEMBER_EPOCH code
+    assert gc.commit_txn_offsets("g", "tx", pid, epoch, "a", None, a.epoch + 1, one, T0) == {
+        (TOPIC, 0): E.illegal_generation}
+    assert gc.commit_txn_offsets("g", "tx", pid, epoch, "a", None, a.epoch, one, T0) == {(TOPIC, 0): E.none}
+
+
 @pytest.mark.parametrize("clean", [True, False])
 def test_the_group_survives_a_restart(nodes, node, gc, clean):
     a, b = Client(gc, "a"), Client(gc, "b", instance_id="i")

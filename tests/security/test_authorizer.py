@@ -176,3 +176,17 @@ def test_the_index_decides_as_a_scan_does(tmp_path):
         assert got == _reference(acls, ALICE, HOST, op, rtype, name, allow_if_no_acl)
 
     check()
+
+
+async def test_an_in_process_broker_with_users_and_acls(tmp_path):
+    """shim.Broker: a secured broker and its ACLs in a few lines; a bad ACL is refused as CreateAcls would."""
+    from shim import Broker
+    from shim.security.acls import acl
+    async with Broker(data_dir=tmp_path, listeners="SASL_PLAINTEXT://127.0.0.1:0", sasl_users=("alice:pw",),
+                      authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer") as broker:
+        broker.add_acls(acl(ALICE, "WRITE", topic="orders"))
+        assert broker.node.authorizer.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "orders")
+        with pytest.raises(ValueError, match="only valid name for the CLUSTER resource"):
+            broker.add_acls(AclBinding(R.CLUSTER, "mine", P.LITERAL, ALICE, "*", O.ALTER, A.ALLOW))
+        broker.remove_acls(acl(ALICE, "WRITE", topic="orders"))
+        assert not broker.node.authorizer.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "orders")

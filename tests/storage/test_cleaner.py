@@ -128,8 +128,9 @@ def test_tombstones_stay_for_delete_retention_ms_then_go(open_log):
     assert clean(plog, now=T0)
     rs = records(plog)
     assert (b"k1", None) in [(k, v) for _, k, v in rs]
-    tomb = next(h for h, recs in batches(plog) if any(r.key == b"k1" for r in recs))
+    tomb, recs = next((h, recs) for h, recs in batches(plog) if any(r.key == b"k1" for r in recs))
     assert has_delete_horizon(tomb) and tomb.base_timestamp == T0 + DAY
+    assert [r.timestamp for r in recs] == [T0] and tomb.max_timestamp == T0  # record times unchanged
     # a later round before the horizon keeps it, one after it removes it
     put(plog, "k2", "late", now=T0 + 1)
     roll_active(plog, now=T0 + 1)
@@ -303,3 +304,29 @@ def test_a_crash_at_each_step_of_the_swap_leaves_a_whole_log(open_log, step):
     assert (len(offsets) < 51) if step != "before-commit" else (len(offsets) == 51)
     assert clean(again)
     assert latest(records(again)) == before and len(records(again)) == 5
+
+
+def test_a_marker_left_as_the_last_of_its_producer_is_emptied_and_the_log_still_loads(open_log):
+    # a transaction with no data here (the coordinator writes markers to every partition it added):
+    # the marker carries the producer's epoch, so it is kept -- with no record once its delete
+    # horizon has passed, as Kafka's writeEmptyHeader does
+    plog = open_log(_with(COMPACT, delete_retention_ms=DAY))
+    put(plog, "k", "v")
+    plog.append_marker(77, 3, 0, True, T0)
+    for i in range(3):
+        put(plog, "k", f"w{i}")
+    roll_active(plog)
+    assert clean(plog, now=T0)
+    put(plog, "k", "x")
+    roll_active(plog)
+    assert clean(plog, now=T0 + DAY)
+    (marker,) = [h for h, _ in batches(plog) if h.producer_id == 77]
+    assert marker.is_control and marker.records_count == 0 and marker.producer_epoch == 3
+    put(plog, "k", "y")
+    roll_active(plog)
+    assert clean(plog, now=T0 + DAY)  # an empty control batch in the way of a round
+    open_log.crash(plog)
+    for snap in plog.directory.glob("*.snapshot"):
+        snap.unlink()
+    again = open_log(COMPACT, clean=False)  # replayed from the log, the empty marker included
+    assert latest(records(again))[b"k"] == b"y"

@@ -37,6 +37,53 @@ def _freeze(out: dict[str, dict[uuid.UUID, set[int]]]) -> dict[str, Assignment]:
 
 
 def uniform(members: dict[str, MemberSpec], topics: TopicPartitions) -> dict[str, Assignment]:
+    subscriptions = {frozenset(spec.subscribed & topics.keys()) for spec in members.values()}
+    if len(subscriptions) == 1:
+        return _uniform_homogeneous(members, topics, next(iter(subscriptions)))
+    return _uniform_general(members, topics)
+
+
+def _uniform_homogeneous(members: dict[str, MemberSpec], topics: TopicPartitions,
+                         subscribed: frozenset[uuid.UUID]) -> dict[str, Assignment]:
+    """Every member subscribes to the same topics (Kafka: UniformHomogeneousAssignmentBuilder):
+    each keeps up to its quota of what it has, the rest fills those below quota. Linear."""
+    order = sorted(members)
+    every = [(t, p) for t in sorted(subscribed, key=str) for p in range(topics[t])]
+    base, extra = divmod(len(every), len(order)) if order else (0, 0)
+    out: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in order}
+    count = dict.fromkeys(order, 0)
+    taken: set[tuple[uuid.UUID, int]] = set()
+    for m in order:  # stickiness, up to the quota; a member over it keeps one more while extras last
+        kept = sorted((t, p) for t, ps in members[m].current.items() if t in subscribed
+                      for p in ps if p < topics[t] and (t, p) not in taken)
+        quota = base + 1 if len(kept) > base and extra > 0 else base
+        if quota > base:
+            extra -= 1
+        for t, p in kept[:quota]:
+            out[m].setdefault(t, set()).add(p)
+            taken.add((t, p))
+        count[m] = min(len(kept), quota)
+    free = [tp for tp in every if tp not in taken]
+    given = 0
+    for m in order:  # up to the base quota ...
+        while count[m] < base:
+            t, p = free[given]
+            out[m].setdefault(t, set()).add(p)
+            count[m] += 1
+            given += 1
+    for m in order:  # ... then the partitions left over, one to each member still at it
+        if given == len(free):
+            break
+        if count[m] == base:
+            t, p = free[given]
+            out[m].setdefault(t, set()).add(p)
+            count[m] += 1
+            given += 1
+    return _freeze(out)
+
+
+def _uniform_general(members: dict[str, MemberSpec], topics: TopicPartitions) -> dict[str, Assignment]:
+    """Members subscribe to different topics (Kafka: UniformHeterogeneousAssignmentBuilder)."""
     out: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in members}
     owner: dict[tuple[uuid.UUID, int], str] = {}
     count = {m: 0 for m in members}

@@ -129,8 +129,9 @@ class OffsetOperations:
             self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch, now_ms, version)
             if isinstance(group, GroupMetadata):
                 _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
-            else:
-                _raise(validate_consumer_commit(group, member_id, group_instance_id, generation_id, True, version))
+            else:  # Kafka: TxnOffsetCommit has no STALE_MEMBER_EPOCH; it answers ILLEGAL_GENERATION
+                error = validate_consumer_commit(group, member_id, group_instance_id, generation_id, True, version)
+                _raise(E.illegal_generation if error == E.stale_member_epoch else error)
         except KafkaError as e:
             return {tp: e.code for tp in offsets}
         return self._store(group, offsets, now_ms, producer=(producer_id, producer_epoch))
@@ -197,7 +198,9 @@ class OffsetOperations:
         member = group.members.get(member_id)
         if member is None:
             return E.unknown_member_id
-        return E.stale_member_epoch if member_epoch != member.member_epoch else E.none
+        if member_epoch == member.member_epoch:
+            return E.none
+        return E.illegal_generation if member.uses_classic_protocol else E.stale_member_epoch
 
     def _offsets_group(self, group_id: str) -> OffsetsHolder | None:
         """The group of either type that holds ``group_id``'s offsets."""
