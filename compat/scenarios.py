@@ -228,6 +228,18 @@ SCENARIOS: list[Scenario] = [
              "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
              "none (null).",
              ("java",)),
+    Scenario("security.acls", "the seed and a group under exactly the ACLs Kafka requires",
+             "With StandardAuthorizer, over SASL_SSL with SCRAM-SHA-512, a principal holding WRITE on the topic and "
+             "its transactional ids and READ on the topic and its group runs txn.seed (kcat: consumes and produces "
+             "it) and reads plain-1, b-1, b-2 read_committed in a consumer group, committing past them; with any "
+             "one of those ACLs taken away the client raises Kafka's TRANSACTIONAL_ID_, TOPIC_ or "
+             "GROUP_AUTHORIZATION_FAILED.",
+             ("java", "kcat", *PY)),
+    Scenario("admin.acls", "CreateAcls, DescribeAcls, DeleteAcls",
+             "As a super user: a LITERAL ALLOW and a PREFIXED DENY are created, a CLUSTER ACL not named "
+             "kafka-cluster is InvalidRequestException, a MATCH filter finds the PREFIXED one for a name under its "
+             "prefix, and filters by name delete both.",
+             ("java",)),
     Scenario("admin.metadata_quorum", "DescribeQuorum",
              "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "
              "high watermark, is the only voter (log end offset at least the high watermark, fetch and catch-up "

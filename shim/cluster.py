@@ -106,6 +106,9 @@ class Cluster:
         self.slow: dict[tuple[str, int, int], SlowFollower] = {}  # (topic, partition, node)
         self._limited: set = set()  # partitions whose logs carry a high-watermark limit
         self._next_check = 0  # the ISR check runs then (while followers are slowed)
+        # the one row of every partition of a single broker whose leadership never changed
+        self._unchanged = PartitionState(self.node_ids[0], 0, self.node_ids, self.node_ids) \
+            if len(self.node_ids) == 1 else None
         self.on_earlier_deadline = None  # the shell's timer, told when slowing a follower sets a deadline
         self._path = meta_dir / STATE_FILE if meta_dir is not None else None
         self._load()
@@ -117,15 +120,20 @@ class Cluster:
     # -- reading the table ------------------------------------------------------------------
 
     def state(self, topic: str, partition: int) -> PartitionState:
-        """The partition's state, placed on first sight (a new topic's partitions)."""
+        """The partition's state, placed on first sight (a new topic's partitions). One broker with
+        nothing changed answers one shared row, so that path costs no lookup and no memory."""
+        if self._unchanged is not None:
+            return self._unchanged
         s = self.partitions.get((topic, partition))
         if s is None:
-            rf = self.replication_factor.get(topic) or self.default_replication_factor(topic)
-            replicas = placement(partition, rf, self.node_ids)
-            up = [r for r in replicas if r not in self.down]
-            s = PartitionState(up[0] if up else NO_LEADER, 0, replicas, tuple(up) or replicas[:1])
-            self.partitions[(topic, partition)] = s
+            s = self.partitions[(topic, partition)] = self._placed(topic, partition)
         return s
+
+    def _placed(self, topic: str, partition: int) -> PartitionState:
+        rf = self.replication_factor.get(topic) or self.default_replication_factor(topic)
+        replicas = placement(partition, rf, self.node_ids)
+        up = [r for r in replicas if r not in self.down]
+        return PartitionState(up[0] if up else NO_LEADER, 0, replicas, tuple(up) or replicas[:1])
 
     def default_replication_factor(self, topic: str) -> int:
         # offsets.topic.replication.factor and transaction.state.log.replication.factor are 3 in Kafka
@@ -242,6 +250,7 @@ class Cluster:
 
     def assign(self, topic: str, partition: int, replicas: tuple[int, ...]) -> None:
         """A manual assignment: these replicas, the first live one leading."""
+        self._unchanged = None
         up = [r for r in replicas if r not in self.down]
         self.partitions[(topic, partition)] = PartitionState(up[0] if up else NO_LEADER, 0, replicas,
                                                              tuple(up) or replicas[:1])
@@ -279,6 +288,7 @@ class Cluster:
 
     def _place_all(self) -> None:
         """Every partition of the store in the table, so a change of nodes applies to each."""
+        self._unchanged = None
         for topic, partition in self.existing():
             self.state(topic, partition)
 

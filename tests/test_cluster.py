@@ -18,7 +18,7 @@ class FakeLog:
 
 def cluster(tmp_path=None, nodes=(0, 1, 2), **kw):
     logs: dict = {}
-    c = Cluster(nodes, tmp_path, lambda t, p: logs.setdefault((t, p), FakeLog()), **kw)
+    c = Cluster(nodes, tmp_path, lambda t, p: logs.setdefault((t, p), FakeLog()), lambda: list(logs), **kw)
     c.logs = logs
     return c
 
@@ -174,3 +174,16 @@ def test_deleting_a_topic_forgets_its_partitions():
     c.move_leader("t", 0, 2, 0)
     c.delete_topic("t")
     assert c.state("t", 0) == PartitionState(0, 0, (0,), (0,))  # a new topic of that name starts afresh
+
+
+def test_one_broker_answers_one_row_until_its_node_goes_down():
+    c = cluster(nodes=(5,))
+    c.logs[("t", 0)] = FakeLog(end=3)
+    s = c.state("t", 0)
+    assert (s.leader, s.leader_epoch, s.replicas, s.isr) == (5, 0, (5,), (5,))
+    assert c.state("u", 7) is s and not c.partitions  # nothing stored per partition
+    assert c.move_leader("t", 0, 5, 0) == 0  # already the leader: nothing changes
+    c.node_down(5, 0)
+    assert c.state("t", 0).leader == NO_LEADER and s.leader == 5
+    c.node_up(5, 0)
+    assert (c.state("t", 0).leader, c.state("t", 0).leader_epoch) == (5, 1)

@@ -190,3 +190,45 @@ async def test_coordinators_are_found_where_keys_hash_and_refuse_elsewhere(node)
         transactional_id=txn, transaction_timeout=datetime.timedelta(seconds=60), producer_id=-1, producer_epoch=-1)
     assert (await call(node, (txn_node + 1) % 3, 22, 4, init)).error_code == ErrorCode.not_coordinator
     assert (await call(node, txn_node, 22, 4, init)).error_code == ErrorCode.none
+
+
+async def produce_all(node, node_id, timeout_ms):
+    batch = encode_batch([(None, b"v", (), 1_700_000_000_000)])
+    r = await call(node, node_id, 0, 9, lambda m: m.ProduceRequest(
+        transactional_id=None, acks=-1, timeout=datetime.timedelta(milliseconds=timeout_ms),
+        topic_data=(m.TopicProduceData(name="t", partition_data=(m.PartitionProduceData(index=0, records=batch),)),)))
+    return r.responses[0].partition_responses[0]
+
+
+async def test_acks_all_times_out_while_a_slowed_follower_holds_the_high_watermark(node):
+    node.cluster.slow_follower("t", 0, 1, 0)
+    p = await produce_all(node, 0, 50)
+    assert p.error_code == ErrorCode.request_timed_out
+    assert node.logs.get("t", 0).log_end_offset == 1 and node.logs.get("t", 0).high_watermark == 0
+    node.cluster.unslow_follower("t", 0, 1, 0)
+    p = await produce_all(node, 0, 5000)
+    assert (p.error_code, p.base_offset) == (ErrorCode.none, 1)
+
+
+async def test_acks_all_is_answered_when_the_isr_drops_the_slowed_follower(node):
+    import asyncio
+
+    node.cluster.slow_follower("t", 0, 2, 0)
+    pending = asyncio.ensure_future(produce_all(node, 0, 30_000))
+    while node.logs.get("t", 0).log_end_offset == 0:  # appended, now waiting for the high watermark
+        await asyncio.sleep(0)
+    assert not pending.done()
+    node.cluster.replica_lag_time_max_ms = 0
+    node.cluster.tick(1 << 50)  # the follower has been behind for longer than replica.lag.time.max.ms
+    assert 2 not in node.cluster.state("t", 0).isr
+    p = await pending
+    assert (p.error_code, p.base_offset) == (ErrorCode.none, 0)
+
+
+async def test_acks_all_needs_min_insync_replicas_in_the_isr(node):
+    node.logs.set_topic_configs("t", {"min.insync.replicas": "3"})
+    assert (await produce_all(node, 0, 1000)).error_code == ErrorCode.none
+    node.cluster.node_down(2, 0)
+    leader = node.cluster.state("t", 0).leader
+    assert (await produce_all(node, leader, 1000)).error_code == ErrorCode.not_enough_replicas
+    assert node.logs.get("t", 0).log_end_offset == 1  # refused before the append
