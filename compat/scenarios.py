@@ -144,8 +144,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("eos.kill_restart", "exactly-once pipeline under SIGKILL",
              "A consume → transform → produce processor (read_committed, transactional producer, offsets sent "
              "to the transaction) is SIGKILLed at random points and restarted, and the broker is SIGKILLed and "
-             "restarted on the same port: read_committed, the output holds each input record exactly once.",
-             PY),
+             "restarted on the same port: read_committed, the output holds each input record exactly once. "
+             "Java (kafka-clients 4.x) and confluent-kafka also run it as consumer group protocol members "
+             "(KIP-848) against Kafka 4.1 emulation.",
+             (*PY, "java")),
     Scenario("broker.restart_groups", "group state and offsets survive a broker restart",
              "Members of a stable group keep running while the broker is stopped (cleanly, or with SIGKILL) and "
              "restarted on the same data directory: the group comes back Stable with the same members and "
@@ -169,8 +171,8 @@ SCENARIOS: list[Scenario] = [
              ("java", "confluent-kafka", "kafka-python")),
     Scenario("topic.compression_zstd", "topic compression.type=zstd",
              "A topic created with compression.type=zstd stores zstd batches whatever codec the producer used "
-             "(none, gzip, lz4), and every client reads them back.",
-             ("confluent-kafka", "kafka-python", "aiokafka")),
+             "(none, gzip, lz4, snappy), and every client reads them back.",
+             ("java", "kcat", "confluent-kafka", "kafka-python", "aiokafka")),
     Scenario("admin.list_offsets_isolation", "ListOffsets with isolation levels",
              "Offsets 0-1 plain, 2 committed txn, 3 COMMIT, 4 open txn, 5 plain: earliest 0; latest 6 "
              "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); with record timestamps after the marker's, forTimestamp "
@@ -227,6 +229,18 @@ SCENARIOS: list[Scenario] = [
              "Asked for, describeCluster, describeTopics and describeConsumerGroups list every operation Kafka "
              "supports for the resource type (cluster 7, topic 8, group READ/DESCRIBE/DELETE); not asked for, "
              "none (null).",
+             ("java",)),
+    Scenario("security.acls", "the seed and a group under exactly the ACLs Kafka requires",
+             "With StandardAuthorizer, over SASL_SSL with SCRAM-SHA-512, a principal holding WRITE on the topic and "
+             "its transactional ids and READ on the topic and its group runs txn.seed (kcat: consumes and produces "
+             "it) and reads plain-1, b-1, b-2 read_committed in a consumer group, committing past them; with any "
+             "one of those ACLs taken away the client raises Kafka's TRANSACTIONAL_ID_, TOPIC_ or "
+             "GROUP_AUTHORIZATION_FAILED.",
+             ("java", "kcat", *PY)),
+    Scenario("admin.acls", "CreateAcls, DescribeAcls, DeleteAcls",
+             "As a super user: a LITERAL ALLOW and a PREFIXED DENY are created, a CLUSTER ACL not named "
+             "kafka-cluster is InvalidRequestException, a MATCH filter finds the PREFIXED one for a name under its "
+             "prefix, and filters by name delete both.",
              ("java",)),
     Scenario("admin.metadata_quorum", "DescribeQuorum",
              "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "

@@ -52,6 +52,11 @@ MISSING = {
         "aiokafka": "TopicAuthorizationFailedError"}),
 }
 PRODUCER_ACLS = ("txn-write", "topic-write")
+# each Python client is a cell of the compatibility matrix (compat/scenarios.py, security.acls)
+PY_CLIENTS = [pytest.param(c, id=c.name, marks=pytest.mark.compat(client=c.name, scenario="security.acls"))
+              for c in ACL_CLIENTS]
+JAVA_CELL = pytest.mark.compat(client="java", scenario="security.acls")
+KCAT_CELL = pytest.mark.compat(client="kcat", scenario="security.acls")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +91,7 @@ def prepare(broker, without: str | None = None) -> Names:
     return names
 
 
-@pytest.mark.parametrize("cls", ACL_CLIENTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", PY_CLIENTS)
 def test_the_seed_scenario_and_a_group_with_exactly_the_acls_kafka_requires(broker, cls):
     names, c = prepare(broker), client(broker, cls)
     c.seed(names.topic, names.txn_prefix + "a", names.txn_prefix + "b")
@@ -96,7 +101,7 @@ def test_the_seed_scenario_and_a_group_with_exactly_the_acls_kafka_requires(brok
 
 
 @pytest.mark.parametrize("missing", list(MISSING))
-@pytest.mark.parametrize("cls", ACL_CLIENTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", PY_CLIENTS)
 def test_each_acl_taken_away_gives_kafkas_error(broker, cls, missing):
     names, c = prepare(broker, without=missing), client(broker, cls)
     expected = MISSING[missing][1][cls.name]
@@ -141,6 +146,7 @@ def run_java(broker, java_drivers, scenarios: list[str], without: str | None = N
                                 "client.ssl.truststore.location": broker.certs["ca"]})["results"]
 
 
+@JAVA_CELL
 def test_java_seed_and_group_with_exactly_the_acls_kafka_requires(broker, java_drivers):
     results = run_java(broker, java_drivers, ["txn.seed", "consumer.group_commit"])
     for name, result in results.items():
@@ -152,6 +158,7 @@ def test_java_seed_and_group_with_exactly_the_acls_kafka_requires(broker, java_d
     assert (group["committed"], group["second_member"], group["admin_group_offset"]) == (3, ["g-3", "g-4"], 3)
 
 
+@JAVA_CELL
 @pytest.mark.parametrize("missing", list(JAVA_ERRORS))
 def test_java_each_acl_taken_away_gives_kafkas_error(broker, java_drivers, missing):
     result = run_java(broker, java_drivers, [JAVA_SCENARIOS[missing]], without=missing)[JAVA_SCENARIOS[missing]]
@@ -188,6 +195,7 @@ def kcat_group_read(broker, names) -> tuple[int | None, list, str]:
 
 
 @needs_kcat
+@KCAT_CELL
 def test_kcat_with_exactly_the_acls_kafka_requires(broker):
     from compat.acl_clients import ConfluentKafkaAcl
     names = prepare(broker)
@@ -200,6 +208,7 @@ def test_kcat_with_exactly_the_acls_kafka_requires(broker):
 
 
 @needs_kcat
+@KCAT_CELL
 @pytest.mark.parametrize("missing, expected", [("topic-write", "Topic authorization failed"),
                                                ("group-read", "Group authorization failed"),
                                                ("topic-read", "Topic authorization failed")])
@@ -263,6 +272,7 @@ def test_acls_made_with_kafka_python_survive_kill_9(tmp_path, shim_process, free
         ("orders", ACLOperation.WRITE, ACLResourcePatternType.LITERAL)]
 
 
+@pytest.mark.compat(client="java", scenario="admin.acls")
 def test_java_admin_acls(broker, java_drivers):
     """Java's Admin createAcls, describeAcls (a MATCH filter) and deleteAcls, as a super user."""
     jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";'
