@@ -144,8 +144,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("eos.kill_restart", "exactly-once pipeline under SIGKILL",
              "A consume → transform → produce processor (read_committed, transactional producer, offsets sent "
              "to the transaction) is SIGKILLed at random points and restarted, and the broker is SIGKILLed and "
-             "restarted on the same port: read_committed, the output holds each input record exactly once.",
-             PY),
+             "restarted on the same port: read_committed, the output holds each input record exactly once. "
+             "Java (kafka-clients 4.x) and confluent-kafka also run it as consumer group protocol members "
+             "(KIP-848) against Kafka 4.1 emulation.",
+             (*PY, "java")),
     Scenario("broker.restart_groups", "group state and offsets survive a broker restart",
              "Members of a stable group keep running while the broker is stopped (cleanly, or with SIGKILL) and "
              "restarted on the same data directory: the group comes back Stable with the same members and "
