@@ -23,9 +23,10 @@ NOT_LIVE = {"listeners": "kafka-shim cannot change its listeners while it runs",
 
 
 class BrokerConfigs:
-    def __init__(self, meta_dir: Path, node_id: int, static: Mapping[str, str]) -> None:
+    def __init__(self, meta_dir: Path, node_id: int, static: Mapping[str, str], release: str = "3.9") -> None:
         self.path = meta_dir / FILE_NAME
         self.node_id = node_id
+        self.release = release  # the emulated Kafka release: which configs are dynamic
         self.static = dict(static)
         self.per_broker: dict[str, str] = {}
         self.cluster_default: dict[str, str] = {}
@@ -55,7 +56,7 @@ class BrokerConfigs:
         """The new layer ``props`` checked as DynamicBrokerConfig.validate does (INVALID_REQUEST with its
         message, KAFKA-13609), values rendered as Kafka stores them."""
         self.check_resource(resource_name)
-        read_only = sorted(n for n in props if n in BROKER_CONFIGS and not dynamic(n))
+        read_only = sorted(n for n in props if n in BROKER_CONFIGS and not dynamic(n, self.release))
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
         out = {}
