@@ -144,8 +144,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("eos.kill_restart", "exactly-once pipeline under SIGKILL",
              "A consume → transform → produce processor (read_committed, transactional producer, offsets sent "
              "to the transaction) is SIGKILLed at random points and restarted, and the broker is SIGKILLed and "
-             "restarted on the same port: read_committed, the output holds each input record exactly once.",
-             PY),
+             "restarted on the same port: read_committed, the output holds each input record exactly once. "
+             "Java (kafka-clients 4.x) and confluent-kafka also run it as consumer group protocol members "
+             "(KIP-848) against Kafka 4.1 emulation.",
+             (*PY, "java")),
     Scenario("broker.restart_groups", "group state and offsets survive a broker restart",
              "Members of a stable group keep running while the broker is stopped (cleanly, or with SIGKILL) and "
              "restarted on the same data directory: the group comes back Stable with the same members and "
@@ -169,8 +171,8 @@ SCENARIOS: list[Scenario] = [
              ("java", "confluent-kafka", "kafka-python")),
     Scenario("topic.compression_zstd", "topic compression.type=zstd",
              "A topic created with compression.type=zstd stores zstd batches whatever codec the producer used "
-             "(none, gzip, lz4), and every client reads them back.",
-             ("confluent-kafka", "kafka-python", "aiokafka")),
+             "(none, gzip, lz4, snappy), and every client reads them back.",
+             ("java", "kcat", "confluent-kafka", "kafka-python", "aiokafka")),
     Scenario("admin.list_offsets_isolation", "ListOffsets with isolation levels",
              "Offsets 0-1 plain, 2 committed txn, 3 COMMIT, 4 open txn, 5 plain: earliest 0; latest 6 "
              "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); with record timestamps after the marker's, forTimestamp "

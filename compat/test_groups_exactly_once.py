@@ -7,7 +7,8 @@ whenever it is gone) and SIGKILLs the broker subprocess, restarting it on the sa
 directory. When every input offset is committed, the output read with read_committed holds each
 input record exactly once. The kill schedule comes from a random seed printed with any failure.
 confluent-kafka runs it twice: with the classic protocol and with the consumer group protocol
-(KIP-848, ``group.protocol=consumer``, Kafka 4.1 emulation).
+(KIP-848, ``group.protocol=consumer``, Kafka 4.1 emulation); so does Java kafka-clients 4.x
+(compat/java/EosProcessor.java) with the consumer group protocol.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ pytestmark = [pytest.mark.compat(scenario="eos.kill_restart"), pytest.mark.shim_
 class Supervisor:
     """Keeps one processor running: starts another whenever the last one is gone."""
 
-    def __init__(self, client: str, bootstrap: str, log: Path) -> None:
-        self.args = [sys.executable, "-m", "compat.groups_eos_processor", client, bootstrap, "in", "out",
-                     f"eos-{client}", f"eos-{client}"]
+    def __init__(self, client: str, bootstrap: str, log: Path, command: list[str] | None = None) -> None:
+        self.args = (command or [sys.executable, "-m", "compat.groups_eos_processor", client]) + [
+            bootstrap, "in", "out", f"eos-{client}", f"eos-{client}"]
         self.log = log
         self.proc: subprocess.Popen | None = None
         self.starts = 0
@@ -85,14 +86,35 @@ CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consume
                           "--override", "group.consumer.heartbeat.interval.ms=500")
 
 
+@pytest.fixture(scope="module")
+def java4(tmp_path_factory):
+    from compat import javarun
+
+    try:
+        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
+    except javarun.JavaUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def processor_command(request, client: str) -> list[str] | None:
+    """The Java processor (compat/java/EosProcessor.java, kafka-clients 4.x); None: the Python one."""
+    if not client.startswith("java"):
+        return None
+    drivers = request.getfixturevalue("java4")
+    return [drivers.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", drivers.classpath, "EosProcessor",
+            "consumer"]
+
+
 @pytest.mark.parametrize("client", [pytest.param(c, marks=pytest.mark.compat(client=c.split("-consumer")[0]))
                                     for c in ("kafka-python", "aiokafka", "confluent-kafka",
-                                              "confluent-kafka-consumer-protocol")])
-def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process, free_port, tmp_path, client):
+                                              "confluent-kafka-consumer-protocol", "java-consumer-protocol")])
+def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process, free_port, tmp_path, client,
+                                                                    request):
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     port, data_dir = free_port(), tmp_path / "broker"
     args = CONSUMER_PROTOCOL_ARGS if client.endswith("consumer-protocol") else ()
+    command = processor_command(request, client)
     broker = shim_process(data_dir, port=port, args=args)
     bootstrap = broker.wait_ready()
     create_topic(bootstrap, "in", PARTITIONS)
@@ -100,7 +122,7 @@ def test_each_input_record_is_output_exactly_once_despite_sigkills(shim_process,
     inputs = {p: [b"in-%d-%03d" % (p, i) for i in range(PER_PARTITION)] for p in range(PARTITIONS)}
     produce(bootstrap, "in", inputs)
 
-    processor = Supervisor(client, bootstrap, tmp_path / "processor.log")
+    processor = Supervisor(client, bootstrap, tmp_path / "processor.log", command)
     group = f"eos-{client}"
     thresholds = sorted(rng.sample(range(N // 10, N * 9 // 10), len(KILLS)))
     try:

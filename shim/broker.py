@@ -20,18 +20,41 @@ class Broker:
         self.config = config.replace(**overrides) if config else BrokerConfig(**overrides)
         self.node: Node | None = None
         self._server: Server | None = None
+        self._control_listener = None
+        self.control_address: tuple[str, int] | None = None  # (host, port) of --control-listen
 
     async def start(self) -> "Broker":
         self.node = Node(self.config)
         self._server = Server(self.node)
         try:
             await self._server.start()
+            if self.config.control_listen:
+                await self._start_control()
         except BaseException:
+            await self._server.stop()
             self.node.close()
             raise
         return self
 
+    async def _start_control(self) -> None:
+        from .control.http import ControlListener
+
+        host, _, port = self.config.control_listen.rpartition(":")
+        self._control_listener = ControlListener(self.node.control)
+        self.control_address = await self._control_listener.start(host.strip("[]"), int(port))
+
+    @property
+    def control_url(self) -> str | None:
+        """``http://host:port`` of the control listener, when there is one."""
+        if self.control_address is None:
+            return None
+        host, port = self.control_address
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
     async def stop(self) -> None:
+        if self._control_listener is not None:
+            await self._control_listener.stop()
+            self._control_listener = None
         if self._server is not None:
             await self._server.stop()
             self._server = None

@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
                    help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
     _security_arguments(s)
+    s.add_argument("--control-listen", default=None, metavar="HOST:PORT",
+                   help="serve the control plane (fault injection, README.md) over HTTP/JSON on HOST:PORT; "
+                        "port 0 picks a free one")
     s.add_argument("--brokers", type=int, default=1, metavar="N",
                    help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
                         "README.md, A simulated cluster)")
@@ -63,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a name or address of the broker for its certificate (repeatable; default localhost, "
                         "127.0.0.1, ::1)")
     c.add_argument("--client-cn", default="client", help="common name of the client certificate (default client)")
+    # kafka-shim ctl has a parser of its own, built from the operations table (shim.control.ctl)
+    sub.add_parser("ctl", help="drive a running broker's control plane (fault injection) over HTTP", add_help=False)
     i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
     i.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -156,6 +161,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(sasl_users=tuple(args.sasl_user))
     if args.plain_sasl_jaas_config:
         config = config.replace(plain_sasl_jaas_config=args.plain_sasl_jaas_config)
+    if args.control_listen:
+        config = config.replace(control_listen=args.control_listen)
     if args.oauthbearer_sasl_jaas_config:
         config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
     if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
@@ -168,7 +175,9 @@ async def serve(config: BrokerConfig) -> None:
 
     broker = Broker(config)
     await broker.start()
-    print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}", flush=True)
+    control = f" control={broker.control_url}" if broker.control_url else ""
+    print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}{control}",
+          flush=True)
     if config.listeners:
         listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.endpoints.items())
         print(f"kafka-shim listeners: {listeners}", flush=True)
@@ -203,6 +212,15 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # kio registers hypothesis strategies for its types at import time when hypothesis is installed
+    # (a test dependency): a quarter of a second of start-up the broker process never needs.
+    if "hypothesis" not in sys.modules:
+        sys.modules["hypothesis"] = None
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["ctl"]:
+        from .control.ctl import main as ctl
+
+        return ctl(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "inspect":
         return _inspect(args)
@@ -213,10 +231,6 @@ def main(argv: list[str] | None = None) -> int:
                            args.client_cn)
         print("\n".join(str(p) for p in paths.values()))
         return 0
-    # kio registers hypothesis strategies for its types at import time when hypothesis is installed
-    # (a test dependency): a quarter of a second of start-up the broker process never needs.
-    if "hypothesis" not in sys.modules:
-        sys.modules["hypothesis"] = None
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -72,6 +72,9 @@ class BrokerConfig:
     connections_max_reauth_ms: int = 0
     """KIP-368: a SASL session lasts this long, then the client must re-authenticate; 0: forever
     (connections.max.reauth.ms)."""
+    control_listen: str = ""
+    """host:port of the control plane's HTTP/JSON listener (shim.control.http; not a Kafka property);
+    empty: none. Port 0 picks a free port."""
     authorizer_class_name: str = ""
     """``org.apache.kafka.metadata.authorizer.StandardAuthorizer`` turns ACLs on (authorizer.class.name);
     empty: no authorizer, every client may do everything and the ACL APIs answer SECURITY_DISABLED."""
@@ -183,6 +186,10 @@ class BrokerConfig:
         from .security.authorizer import check_authorizer_class, parse_super_users
         check_authorizer_class(self.authorizer_class_name)
         parse_super_users(self.super_users)
+        if self.control_listen:
+            host, sep, port = self.control_listen.rpartition(":")
+            if not sep or not port.isdigit() or int(port) > 65535:
+                raise ValueError(f"control listen must be host:port, not {self.control_listen!r}")
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""

@@ -112,9 +112,9 @@ def _zero(f: dataclasses.Field, hint: Any) -> Any:
     kind = f.metadata.get("kafka_type")
     if type(None) in typing.get_args(hint):
         return None
-    if kind in ("timedelta_i32", "timedelta_i64") or f.name in _ZERO_INT:
-        return 0
-    if kind in ("int8", "int16", "int32", "int64", "datetime_i64"):
+    if kind in ("timedelta_i32", "timedelta_i64", "datetime_i64") or f.name in _ZERO_INT:
+        return 0  # a timestamp the protocol cannot carry as -1 is the epoch
+    if kind in ("int8", "int16", "int32", "int64"):
         return -1
     if kind == "string":
         return ""

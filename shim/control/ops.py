@@ -20,8 +20,9 @@ from .plane import CRASH_POINTS, Control
 
 # Requests a group coordinator answers, and a transaction coordinator (Kafka routes them by
 # FindCoordinator; an InitProducerId without a transactional id goes to any broker).
-GROUP_COORDINATOR_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 28, 42, 47})
+GROUP_COORDINATOR_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 28, 42, 47, 68, 69})
 TXN_COORDINATOR_APIS = frozenset({22, 24, 25, 26})
+HEARTBEAT = 12
 COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
 
 
@@ -117,6 +118,8 @@ def _close(control, api, when, count, skip, **filters):
 def _fail_coordinator(control, coordinator, error, count, skip, **filters):
     code = ErrorCode[error.lower()]
     apis = GROUP_COORDINATOR_APIS if coordinator == "group" else TXN_COORDINATOR_APIS
+    if coordinator == "group" and code == ErrorCode.coordinator_load_in_progress:
+        apis -= {HEARTBEAT}  # Kafka: GroupCoordinator.handleHeartbeat answers NONE while the group loads
     match = _match(None, apis=apis, **filters)
     match.transactional_only = coordinator == "transaction"
     return _armed(control, "error", "fail_coordinator", match, error=code, count=count, skip=skip)

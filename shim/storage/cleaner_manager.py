@@ -11,7 +11,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from . import fs
+from . import fs, swap
 from .cleaner import CleanerStats, GroupCleaner, GroupResult, LastRecord, OffsetMap, build_offset_map
 from .partition_log import PartitionLog
 from .segment import LogSegment
@@ -131,6 +131,14 @@ def _group_by_size(segments: list[LogSegment], max_size: int) -> list[list[LogSe
     return groups
 
 
+def _abandon(output: LogSegment) -> None:
+    """Drop a cleaned segment that will not be swapped in. Once a swap is committed its files are
+    the log's (the next load completes it), whatever failed after."""
+    output.close()
+    if output.log_path.name.endswith(swap.CLEANED) and not (output.directory / swap.SWAP_FILE).exists():
+        fs.disk.unlink(output.log_path)
+
+
 @dataclass
 class Progress:
     """What a round is doing, for ``kafka-shim inspect`` and tests."""
@@ -163,12 +171,18 @@ def clean(plog: PartitionLog, ltc: LogToClean, now_ms: int, config: CleanerConfi
                                 plog.config.segment_bytes):
         producers = {e.producer_id: LastRecord(e.last_data_offset, e.producer_epoch)
                      for e in plog.producer_state.active_producers()}
-        result = GroupResult(group)
+        result = GroupResult(group, plog.cleaned_segment(group[0].base_offset))
         upper = group[-1].next_offset
         cleaner = GroupCleaner(offset_map, producers, now_ms, plog.config.delete_retention_ms, stats)
-        yield from cleaner.clean(result, plog.aborted_between(group[0].base_offset, upper), chunk)
-        progress.phase = "swapping"
-        if not plog.replace_segments(result.segments, result.data, result.aborted, crash_point):
+        try:
+            yield from cleaner.clean(result, plog.aborted_between(group[0].base_offset, upper), chunk)
+            progress.phase = "swapping"
+            swapped = plog.replace_segments(result.segments, result.output, result.aborted, crash_point)
+        except BaseException:
+            _abandon(result.output)
+            raise
+        if not swapped:
+            _abandon(result.output)
             break  # the log changed under the round: the next one starts again from the checkpoint
         progress.phase = "cleaning"
     else:

@@ -23,6 +23,7 @@ from ..errors import ErrorCode, KafkaError
 from . import fs, snapshot, swap, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
+from .segment import file_name as segment_file_name
 
 log = logging.getLogger(__name__)
 
@@ -286,23 +287,35 @@ class PartitionLog:
         """Aborted transactions with records in [start, end) (Kafka: collectAbortedTransactions)."""
         return [a for a in self.aborted if a.first_offset < end and a.last_offset >= start]
 
-    def replace_segments(self, old: list[LogSegment], data: bytes | bytearray, aborted: list[AbortedTxn],
+    def cleaned_segment(self, base: int) -> LogSegment:
+        """A new, empty ``<base>.log.cleaned`` for the cleaner to write (shim.storage.swap)."""
+        if (self.directory / swap.SWAP_FILE).exists():  # a swap failed after its commit: the next load ends it
+            raise OSError(f"{self.directory}: a committed swap is waiting for the next start")
+        path = swap.cleaned_path(self.directory, base, ".log")
+        fs.disk.unlink(path)  # what an abandoned round left
+        return LogSegment(self.directory, base, self.config.index_interval_bytes, max_size=self.config.segment_bytes,
+                          log_path=path)
+
+    def replace_segments(self, old: list[LogSegment], cleaned: LogSegment, aborted: list[AbortedTxn],
                          crash_point=None) -> bool:
-        """Put one cleaned segment of ``data`` in place of ``old`` (shim.storage.swap), or return
-        False if ``old`` is no longer part of the log (retention or DeleteRecords removed some)."""
+        """Put the cleaned segment in place of ``old`` (shim.storage.swap), or return False if ``old``
+        is no longer part of the log (retention or DeleteRecords removed some)."""
         i = next((n for n, s in enumerate(self.segments) if s is old[0]), None)
         if i is None or self.segments[i:i + len(old)] != old or self.segments[-1] in old:
             return False
         base, end = old[0].base_offset, old[-1].next_offset
-        swap.write_cleaned(self.directory, base, data, b"".join(txn_index.pack(a) for a in aborted))
+        cleaned.release_reserved()
+        cleaned.flush()
+        cleaned._dirty = True  # fsync even an empty file: its creation is made durable with the directory
+        cleaned.flush()
+        swap.write_cleaned_index(self.directory, base, b"".join(txn_index.pack(a) for a in aborted))
         swap.commit(self.directory, base, end, crash_point)
-        new = LogSegment(self.directory, base, self.config.index_interval_bytes, max_size=self.config.segment_bytes)
-        new.load(recover=False, max_batch=max(self.config.max_message_bytes, 1 << 24))
-        new.next_offset = end
-        new.write_index_files()
+        cleaned.log_path = self.directory / segment_file_name(base, ".log")  # renamed under its open fd
+        cleaned.next_offset = end
+        cleaned.write_index_files()
         for seg in old:
             seg.close()
-        self.segments[i:i + len(old)] = [new]
+        self.segments[i:i + len(old)] = [cleaned]
         kept = [a for a in self.aborted if not base <= a.last_offset < end]
         self.aborted = sorted(kept + [a for a in aborted if a.last_offset >= self.log_start_offset],
                               key=lambda a: a.last_offset)

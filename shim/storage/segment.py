@@ -77,11 +77,12 @@ class FileRegion:
 
 class LogSegment:
     def __init__(self, directory: Path, base_offset: int, index_interval: int, read_only: bool = False,
-                 max_size: int | None = None) -> None:
+                 max_size: int | None = None, log_path: Path | None = None) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval = index_interval
-        self.log_path = directory / file_name(base_offset, ".log")
+        # another name while the segment is being written elsewhere (the cleaner's .cleaned file)
+        self.log_path = log_path or directory / file_name(base_offset, ".log")
         self.read_only = read_only
         flags = os.O_RDONLY if read_only else os.O_RDWR | os.O_CREAT | os.O_APPEND
         self._fd = os.open(self.log_path, flags) if read_only else fs.disk.open(self.log_path, flags)

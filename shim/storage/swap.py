@@ -2,7 +2,8 @@
 moment leaves either the old segments or the cleaned one, whole (Kafka: the ``.cleaned``/``.swap``
 suffixes of LocalLog.replaceSegments and their completion in LogLoader).
 
-1. The cleaner writes ``<base>.log.cleaned`` and ``<base>.txnindex.cleaned`` and fsyncs them.
+1. The cleaner writes ``<base>.log.cleaned`` (a batch at a time, as it cleans) and
+   ``<base>.txnindex.cleaned`` and fsyncs them.
 2. ``cleaner-swap`` is written atomically with ``<base> <end>``: the commit point. From here the
    swap is completed, never rolled back. (Kafka renames the files to ``.swap`` for this; one file
    naming the range also tells which old segments the cleaned one replaces, which a ``.swap``
@@ -32,16 +33,16 @@ def cleaned_path(directory: Path, base: int, suffix: str) -> Path:
     return directory / (file_name(base, suffix) + CLEANED)
 
 
-def write_cleaned(directory: Path, base: int, data: bytes | bytearray, txnindex: bytes) -> None:
-    """Step 1: the cleaned segment and its aborted-transaction index, durable."""
-    for suffix, content in ((".log", data), (".txnindex", txnindex)):
-        path = cleaned_path(directory, base, suffix)
-        fd = fs.disk.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        try:
-            fs.write_all(fd, content)
-            fs.disk.fsync(fd)
-        finally:
-            fs.disk.close(fd)
+def write_cleaned_index(directory: Path, base: int, txnindex: bytes) -> None:
+    """Step 1, its second half: the cleaned segment's aborted-transaction index, durable (the
+    cleaned log is written and fsynced through its LogSegment)."""
+    path = cleaned_path(directory, base, ".txnindex")
+    fd = fs.disk.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        fs.write_all(fd, txnindex)
+        fs.disk.fsync(fd)
+    finally:
+        fs.disk.close(fd)
 
 
 def commit(directory: Path, base: int, end: int, crash_point=None) -> None:

@@ -290,7 +290,8 @@ def test_a_crash_at_each_step_of_the_swap_leaves_a_whole_log(open_log, step):
                 clean(plog)
         finally:
             swap.commit = saved
-        assert list(plog.directory.glob("*.cleaned"))
+        # a failure before the commit: the log goes on as it was, the cleaned log file is gone
+        assert latest(records(plog)) == before and not list(plog.directory.glob("*.log.cleaned"))
     else:
         with pytest.raises(Crash):
             clean(plog, crash_point=crash_point)
@@ -330,3 +331,25 @@ def test_a_marker_left_as_the_last_of_its_producer_is_emptied_and_the_log_still_
         snap.unlink()
     again = open_log(COMPACT, clean=False)  # replayed from the log, the empty marker included
     assert latest(records(again))[b"k"] == b"y"
+
+
+def test_a_round_whose_key_map_fills_cleans_up_to_what_it_mapped_and_the_next_round_goes_on(open_log):
+    # Kafka: the offset map holds what log.cleaner.dedupe.buffer.size allows; a round cleans up to
+    # the last offset it mapped and checkpoints there
+    from shim.storage.cleaner import MAP_ENTRY_BYTES
+
+    plog = open_log(COMPACT)
+    for i in range(80):
+        put(plog, f"k{i % 20}", f"v{i}")
+    roll_active(plog)
+    before = latest(records(plog))
+    small = cm.CleanerConfig(io_buffer_size=256, dedupe_buffer_size=int(10 * MAP_ENTRY_BYTES / 0.9) + 1)
+    assert clean(plog, settings=small)
+    first = cm.read_checkpoint(plog)
+    assert 0 < first < plog.active.base_offset  # stopped where the map filled
+    assert latest(records(plog)) == before
+    while clean(plog, settings=small):
+        pass
+    assert cm.read_checkpoint(plog) == plog.active.base_offset
+    assert latest(records(plog)) == before
+    assert len(records(plog)) == 21  # one per key and the filler

@@ -520,23 +520,23 @@ class GroupCoordinator(OffsetOperations):
         return self._earliest
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
-        """The group clock moved on by ``advanced_ms`` (shim.control): every session, join and sync
-        deadline due by then is due now. Returns the members removed, as "group/member"."""
-        later = now_ms + advanced_ms
-        groups = [g for g in self.groups.values() if group_id is None or g.group_id == group_id]
-        before = {(g.group_id, m) for g in groups for m in g.members}
-        for group in groups:
+        """The group clock moved on by ``advanced_ms`` (shim.control): every session, join, sync and
+        rebalance deadline due by then is due now. Returns the members removed, as "group/member"."""
+        classic = [g for g in self.groups.values() if group_id in (None, g.group_id)]
+        consumer = [g for g in self.consumer.groups.values() if group_id in (None, g.group_id)]
+        before = {(g.group_id, m) for g in classic + consumer for m in g.members}
+        due = _bring_forward(now_ms, now_ms + advanced_ms)
+        for group in classic:
             for member in group.members.values():
-                if member.heartbeat_deadline is not None and member.heartbeat_deadline <= later:
-                    member.heartbeat_deadline = now_ms
-            for member_id, deadline in group.pending_members.items():
-                group.pending_members[member_id] = min(deadline, now_ms) if deadline <= later else deadline
-            if group.join_deadline is not None and group.join_deadline <= later:
-                group.join_deadline = now_ms
-            if group.sync_deadline is not None and group.sync_deadline <= later:
-                group.sync_deadline = now_ms
+                member.heartbeat_deadline = due(member.heartbeat_deadline)
+            group.pending_members.update({m: due(d) for m, d in group.pending_members.items()})
+            group.join_deadline, group.sync_deadline = due(group.join_deadline), due(group.sync_deadline)
+        for group in consumer:
+            for member in group.members.values():
+                member.session_deadline = due(member.session_deadline)
+                member.rebalance_deadline = due(member.rebalance_deadline)
         self.tick(now_ms)
-        after = {(g.group_id, m) for g in groups for m in g.members}
+        after = {(g.group_id, m) for g in classic + consumer for m in g.members}
         return sorted(f"{g}/{m}" for g, m in before - after)
 
     def next_deadline(self) -> int:
@@ -571,6 +571,11 @@ class GroupCoordinator(OffsetOperations):
     def load(self, now_ms: int) -> None:
         """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout."""
         load_groups(self, now_ms)
+
+
+def _bring_forward(now_ms: int, later_ms: int):
+    """A deadline due by ``later_ms`` is due at ``now_ms``; others (and none) stay."""
+    return lambda deadline: now_ms if deadline is not None and deadline <= later_ms else deadline
 
 
 def _deadlines(group: GroupMetadata):
