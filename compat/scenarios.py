@@ -171,8 +171,8 @@ SCENARIOS: list[Scenario] = [
              ("java", "confluent-kafka", "kafka-python")),
     Scenario("topic.compression_zstd", "topic compression.type=zstd",
              "A topic created with compression.type=zstd stores zstd batches whatever codec the producer used "
-             "(none, gzip, lz4), and every client reads them back.",
-             ("confluent-kafka", "kafka-python", "aiokafka")),
+             "(none, gzip, lz4, snappy), and every client reads them back.",
+             ("java", "kcat", "confluent-kafka", "kafka-python", "aiokafka")),
     Scenario("admin.list_offsets_isolation", "ListOffsets with isolation levels",
              "Offsets 0-1 plain, 2 committed txn, 3 COMMIT, 4 open txn, 5 plain: earliest 0; latest 6 "
              "(READ_UNCOMMITTED) and 4 = LSO (READ_COMMITTED); with record timestamps after the marker's, forTimestamp "

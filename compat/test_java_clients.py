@@ -279,3 +279,16 @@ def test_admin_broker_configs(observed, compat_target):
         "86400000", "DYNAMIC_BROKER_CONFIG")
     assert obs["deleted_log.retention.ms"]["source"] != "DYNAMIC_BROKER_CONFIG"
     assert "org.apache.kafka.common.errors.InvalidRequestException" in obs["read_only_error"]["chain"]
+
+
+@pytest.mark.compat(scenario="topic.compression_zstd")
+def test_zstd_topic_recompresses_what_java_sends(observed, compat_target):
+    obs = observed("topic.compression_zstd")
+    assert obs["values"] == ["java-none", "java-snappy", "java-gzip"]
+    if compat_target.is_shim:
+        from kafka_codecs import Compression
+        from kafka_codecs.batch import iter_batches
+
+        plog = compat_target.broker.node.logs.get(obs["topic"], 0)
+        stored = [h.compression for seg in plog.segments for _, h in iter_batches(seg.log_path.read_bytes())]
+        assert stored == [Compression.ZSTD] * 3

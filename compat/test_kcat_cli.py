@@ -192,3 +192,24 @@ def test_only_aborted_transactions(compat_target, ck, isolation):
         assert got == []
     else:
         assert got == [(0, "aborted-1"), (1, "aborted-2"), (3, "aborted-3")]
+
+
+@pytest.mark.compat(scenario="topic.compression_zstd")
+def test_zstd_topic_recompresses_what_kcat_sends(compat_target):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"{compat_target.prefix}-kc-zstd-topic"
+    admin = AdminClient({"bootstrap.servers": compat_target.bootstrap_servers})
+    for f in admin.create_topics([NewTopic(topic, 1, 1, config={"compression.type": "zstd"})]).values():
+        f.result(20)
+    for codec in ("none", "snappy", "lz4"):
+        kcat("-P", "-b", compat_target.bootstrap_servers, "-t", topic, "-p", "0", "-z", codec, stdin=f"kcat-{codec}\n")
+    got = consume(compat_target.bootstrap_servers, topic, "read_uncommitted")
+    assert offsets_payloads(got) == [(0, "kcat-none"), (1, "kcat-snappy"), (2, "kcat-lz4")]
+    if compat_target.is_shim:
+        from kafka_codecs import Compression
+        from kafka_codecs.batch import iter_batches
+
+        plog = compat_target.broker.node.logs.get(topic, 0)
+        stored = [h.compression for seg in plog.segments for _, h in iter_batches(seg.log_path.read_bytes())]
+        assert stored == [Compression.ZSTD] * 3

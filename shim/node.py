@@ -50,7 +50,8 @@ class Node:
         )
         meta_dir = config.data_dir / "__cluster_metadata"
         fs.make_dirs(meta_dir, sync=True)
-        self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config))
+        self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config),
+                                            config.kafka_version)
         self._apply_dynamic_fields()
         # the sync policy is decided there alone
         self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config,

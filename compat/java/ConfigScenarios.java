@@ -44,6 +44,28 @@ final class ConfigScenarios {
         }
     }
 
+    /** topic.compression_zstd: Java producers with other codecs, a Java consumer reading the zstd topic. */
+    static void compressionZstd(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("zstd-topic");
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("compression.type", "zstd"))))
+                    .all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, topic, 1);
+        }
+        obs.put("topic", topic);
+        for (String codec : List.of("none", "snappy", "gzip")) {
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p = s.producer("compression.type", codec)) {
+                p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, null, Support.b("java-" + codec))).get();
+            }
+        }
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted")) {
+            List<Object> values = new ArrayList<>();
+            for (Map<String, Object> r : Support.readFromStart(c, tp, 3, 15_000)) values.add(r.get("v"));
+            obs.put("values", values);
+        }
+    }
+
     static void brokerConfigs(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
             String id = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());

@@ -152,6 +152,14 @@ def _install_credentials(data_dir: Path, creds: dict[str, dict]) -> list[str]:
     return sorted({user for _, user in upserts})
 
 
+def _formatted_users(data_dir: Path) -> list[str]:
+    """The SCRAM users ``kafka-storage.sh format --add-scram`` left in ``data_dir`` (KRaft fixtures)."""
+    from shim.security.credentials import CredentialStore
+
+    meta = data_dir / "__cluster_metadata"
+    return sorted(CredentialStore(meta).users()) if meta.is_dir() else []
+
+
 # -- the broker -------------------------------------------------------------------------------
 
 
@@ -184,12 +192,17 @@ def _pem_keystore(props: dict[str, str], out_dir: Path) -> Path:
 def _config(props: dict[str, str], keystore: Path | None):
     from shim.cli import DEFAULTS
     from shim.configs.properties import config_from_properties
+    from shim.protocol.kafka_releases import RELEASES
 
     props = {k: v for k, v in props.items() if not k.startswith(("ssl.keystore.", "ssl.truststore.", "ssl.key."))
              and k not in ("zookeeper.connect", "sasl.mechanism.inter.broker.protocol")}
     if keystore is not None:
         props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore)})
     config = config_from_properties(props, DEFAULTS)
+    # the release the suite's KAFKA_VERSION names, as the runner's own kafka-shim emulates it
+    release = ".".join(os.environ.get("KAFKA_VERSION", "").split(".")[:2])
+    if release in RELEASES:
+        config = config.replace(kafka_version=release)
     jaas = _jaas_server_section()
     return config.replace(plain_sasl_jaas_config=jaas) if "PlainLoginModule" in jaas else config
 
@@ -204,7 +217,7 @@ def kafka_server(properties: Path) -> int:
     chroot = props.get("zookeeper.connect", "").partition("/")[2]
     if chroot and _zk_store(chroot).exists():
         creds = json.loads(_zk_store(chroot).read_text())
-    users = _install_credentials(Path(props["log.dirs"]), creds)
+    users = _install_credentials(Path(props["log.dirs"]), creds) or _formatted_users(Path(props["log.dirs"]))
     with tempfile.TemporaryDirectory(prefix="kafka-dist-") as d:
         keystore = _pem_keystore(props, Path(d)) if "ssl.keystore.location" in props else None
         config = _config(props, keystore)

@@ -8,7 +8,9 @@ What the suite needs from its environment, read from its conftest and fixtures:
 
 * ``KAFKA_VERSION``: without it every integration test skips ("No KAFKA_VERSION set"); it also picks
   the version gates and the ``api_version`` every client is built with. kafka-shim follows Apache
-  Kafka 3.9, so 3.9.0.
+  Kafka 3.9 by default, so 3.9.0; ``--kafka-version 4.0`` (or 4.1, 3.8, 3.7) runs the suite with
+  KAFKA_VERSION 4.0.0 against a kafka-shim emulating that release (``kafka-shim serve
+  --kafka-version``), whose results are kept in ``kafka_python_expected-4.0.toml``.
 * ``KAFKA_URI=PLAINTEXT://host:port``: use that broker instead of starting Apache Kafka.
 * ``KAFKA_ROOT``: an existing directory, even for an external broker (the fixtures check that their
   Kafka distribution is there before they look at ``KAFKA_URI``); an empty one here.
@@ -42,6 +44,7 @@ from compat.peers import kafka_dist, runner  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 KAFKA_VERSION = "3.9.0"
+RELEASES = ("3.9", "4.0", "4.1")  # the runs compat/peers/test_kafka_python_suite.py makes, each with its expected list
 # the tests whose fixtures start a broker of their own, always (SSL) or unless KAFKA_URI is set (SASL,
 # which then skip): run a second time without KAFKA_URI, over compat/peers/kafka_dist.py's KAFKA_ROOT
 OWN_BROKER = ("test/integration/test_sasl_integration.py", "test/integration/test_ssl_integration.py")
@@ -164,6 +167,34 @@ keep their reasons; a new failure gets a TODO the test refuses until its cause i
 """
 
 
+def release_of(kafka_version: str) -> str:
+    """"4.0.0" or "4.0" -> "4.0": the release kafka-shim emulates for a KAFKA_VERSION."""
+    return ".".join(kafka_version.split(".")[:2])
+
+
+def suite_version(kafka_version: str) -> str:
+    """"4.0" -> "4.0.0": the KAFKA_VERSION the suite's version gates compare."""
+    parts = kafka_version.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts)))
+
+
+def expected_file(kafka_version: str = KAFKA_VERSION) -> Path:
+    """The expected results of a run with ``kafka_version``: 3.9's in SUITE.expected_file."""
+    release = release_of(kafka_version)
+    if release == release_of(KAFKA_VERSION):
+        return SUITE.expected_file
+    return SUITE.expected_file.with_name(f"{SUITE.expected_file.stem}-{release}.toml")
+
+
+def header(kafka_version: str) -> str:
+    release = release_of(kafka_version)
+    if release == release_of(KAFKA_VERSION):
+        return HEADER
+    return (HEADER.replace("does\nagainst kafka-shim.",
+                           f"does\nagainst kafka-shim --kafka-version {release} (KAFKA_VERSION={suite_version(kafka_version)}).")
+            .replace("kafka_python --update", f"kafka_python --kafka-version {release} --update"))
+
+
 def installed_version() -> str | None:
     try:
         return importlib.metadata.version("kafka-python")
@@ -174,6 +205,7 @@ def installed_version() -> str | None:
 def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_VERSION,
         cache_dir: Path = runner.DEFAULT_CACHE) -> runner.RunResult:
     """Runs the suite in ``workdir`` against ``bootstrap``, or a kafka-shim started for it."""
+    kafka_version = suite_version(kafka_version)
     installed = installed_version()
     own = installed == SUITE.version
     members = SUITE.members if own else SUITE.members + ("kafka",)
@@ -187,12 +219,12 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
         if bootstrap is None:
             (workdir / "data").mkdir(exist_ok=True)
             broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log",
-                                                              SUITE.broker_args))
+                                                              broker_args(kafka_version)))
             bootstrap = broker.bootstrap_servers
             ignore = [f"--ignore={p}" for p in OWN_BROKER]
         env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": f"PLAINTEXT://{bootstrap}", "KAFKA_ROOT": str(kafka_root)}
         code, seconds = runner.run_pytest(suite_dir, SUITE.paths, env, junit, log, extra_args=ignore)
-        broker_text = _broker_text(broker, bootstrap)
+        broker_text = _broker_text(broker, bootstrap, kafka_version)
     outcomes = runner.read_junit(junit, suite_dir) if junit.exists() else {}
     if ignore and code in (0, 1):
         own_code, own_seconds, own = _run_own_brokers(workdir, suite_dir, kafka_version)
@@ -203,7 +235,7 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
     client = (f"kafka-python {installed} (installed)" if own
               else f"kafka-python {SUITE.version} from its sdist (installed: {installed or 'none'})")
     return runner.RunResult(outcomes, seconds, code, workdir, suite_dir, client,
-                            f"{broker_text}, KAFKA_VERSION={kafka_version}")
+                            f"{broker_text}, KAFKA_VERSION={kafka_version}", kafka_version)
 
 
 def _run_own_brokers(workdir: Path, suite_dir: Path, kafka_version: str) -> tuple[int, float, dict]:
@@ -217,10 +249,19 @@ def _run_own_brokers(workdir: Path, suite_dir: Path, kafka_version: str) -> tupl
     return code, seconds, runner.read_junit(junit, suite_dir)
 
 
-def _broker_text(broker: runner.BrokerProcess | None, bootstrap: str) -> str:
+def broker_args(kafka_version: str) -> tuple[str, ...]:
+    """SUITE.broker_args with the release the suite's KAFKA_VERSION names. The fixtures' KRaft
+    broker (4.0 on) sets advertised.listeners in its properties, and the suite checks that
+    DescribeConfigs calls it STATIC_BROKER_CONFIG; their 3.x broker leaves it to its default."""
+    release = release_of(kafka_version)
+    static = ("--override", "advertised.listeners=PLAINTEXT://127.0.0.1:0") if release >= "4.0" else ()
+    return (*SUITE.broker_args, "--kafka-version", release, *static)
+
+
+def _broker_text(broker: runner.BrokerProcess | None, bootstrap: str, kafka_version: str) -> str:
     if broker is None:
         return f"the broker at {bootstrap}"
-    text = "kafka-shim serve " + " ".join(SUITE.broker_args)
+    text = "kafka-shim serve " + " ".join(broker_args(kafka_version))
     if broker.proc.poll() is not None:  # it should still be serving: the runner stops it
         text += f" (which exited with {broker.proc.returncode} during the suite; its log: {broker.log_path})"
     return text
@@ -264,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=target if target not in ("", "shim", "testcontainers") else None,
                         help="run against this broker (default: a kafka-shim serve of its own; also $KAFKA_SHIM_TARGET)")
     parser.add_argument("--kafka-version", default=KAFKA_VERSION,
-                        help=f"KAFKA_VERSION for the suite: its version gates and clients' api_version (default {KAFKA_VERSION})")
+                        help=f"KAFKA_VERSION for the suite (its version gates and clients' api_version) and the "
+                             f"release kafka-shim emulates: 3.9, 4.0, 4.1, ... (default {KAFKA_VERSION})")
     parser.add_argument("--update", action="store_true", help=f"rewrite {SUITE.expected_file.name} from this run")
     parser.add_argument("--keep", metavar="DIR", type=Path, help="run in DIR and keep it (logs, JUnit XML, data)")
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the outcomes as JSON")
@@ -279,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _conclude(args, result: runner.RunResult) -> int:
-    expected = runner.load_expected(SUITE.expected_file) if not args.bootstrap else None
+    path = expected_file(args.kafka_version)
+    expected = (runner.load_expected(path) if path.exists() else {}) if not args.bootstrap else None
     print(report(result, expected))
     if args.json:
         args.json.write_text(json.dumps({"client": result.client, "broker": result.broker,
@@ -287,9 +330,10 @@ def _conclude(args, result: runner.RunResult) -> int:
     if expected is None:
         return 0
     if args.update:
-        SUITE.expected_file.write_text(runner.render_expected(runner.updated_expected(expected, result.outcomes), HEADER))
-        expected = runner.load_expected(SUITE.expected_file)
-        print(f"wrote {SUITE.expected_file.relative_to(runner.ROOT)}")
+        path.write_text(runner.render_expected(runner.updated_expected(expected, result.outcomes),
+                                               header(args.kafka_version)))
+        expected = runner.load_expected(path)
+        print(f"wrote {path.relative_to(runner.ROOT)}")
     problems = runner.check_expected(expected) + runner.compare(expected, result.outcomes)
     print("\n".join(["", "differences from the expected list:", *problems]) if problems
           else "\nevery test did what the expected list says")

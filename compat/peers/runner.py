@@ -67,6 +67,7 @@ class RunResult:
     suite_dir: Path                    # the unpacked sdist the suite ran in
     client: str = ""
     broker: str = ""
+    kafka_version: str = ""            # the suite's KAFKA_VERSION
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -1,6 +1,8 @@
-"""kafka-python 3.0.12's own integration suite, unchanged, against a ``kafka-shim serve`` of its own:
-every test must do what compat/peers/kafka_python_expected.toml says (compat/README.md explains
-how to run it alone, against another broker, and how to update the list)."""
+"""kafka-python 3.0.12's own integration suite, unchanged, against a ``kafka-shim serve`` of its own,
+once per emulated release (KAFKA_VERSION 3.9.0, 4.0.0 and 4.1.0, whose version gates enable more
+tests): every test must do what compat/peers/kafka_python_expected.toml (3.9) or
+kafka_python_expected-4.x.toml says (compat/README.md explains how to run it alone, against another
+broker, and how to update the lists)."""
 
 from __future__ import annotations
 
@@ -13,25 +15,28 @@ pytestmark = pytest.mark.shim_only(
     "runs the suite against another broker")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=kafka_python.RELEASES)
 def suite_run(request, tmp_path_factory) -> runner.RunResult:
     cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
     cache_dir = cache.mkdir("kafka-shim-peers") if cache else runner.DEFAULT_CACHE
     try:
-        return kafka_python.run(tmp_path_factory.mktemp("kafka-python-suite"), cache_dir=cache_dir)
+        return kafka_python.run(tmp_path_factory.mktemp("kafka-python-suite"), kafka_version=request.param,
+                                cache_dir=cache_dir)
     except runner.SdistUnavailable as exc:
         pytest.skip(f"kafka-python {kafka_python.SUITE.version}'s sdist is not here and could not be downloaded: {exc}")
 
 
-def test_the_expected_list_gives_every_failure_its_reason():
-    assert runner.check_expected(runner.load_expected(kafka_python.SUITE.expected_file)) == []
+@pytest.mark.parametrize("release", kafka_python.RELEASES)
+def test_the_expected_list_gives_every_failure_its_reason(release):
+    assert runner.check_expected(runner.load_expected(kafka_python.expected_file(release))) == []
 
 
 def test_kafka_pythons_integration_suite_does_what_the_expected_list_says(suite_run):
-    expected = runner.load_expected(kafka_python.SUITE.expected_file)
+    path = kafka_python.expected_file(suite_run.kafka_version)
+    expected = runner.load_expected(path)
     problems = runner.compare(expected, suite_run.outcomes)
     assert not problems, (
-        f"{len(problems)} difference(s) from {kafka_python.SUITE.expected_file.name} "
+        f"{len(problems)} difference(s) from {path.name} "
         f"({suite_run.client} against {suite_run.broker}; the suite's output: {suite_run.workdir / 'pytest.log'}, "
         f"the broker's log: {suite_run.workdir / 'broker.log'}):\n" + "\n".join(problems))
 

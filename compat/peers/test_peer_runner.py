@@ -200,6 +200,17 @@ def test_a_broker_that_exited_during_the_suite_is_named_with_the_result(tmp_path
             def poll():
                 return -9
 
-    text = kafka_python._broker_text(Exited, "127.0.0.1:1")
+    text = kafka_python._broker_text(Exited, "127.0.0.1:1", kafka_python.KAFKA_VERSION)
     assert text.endswith(f"(which exited with -9 during the suite; its log: {tmp_path / 'broker.log'})")
-    assert kafka_python._broker_text(None, "10.0.0.1:9092") == "the broker at 10.0.0.1:9092"
+    assert kafka_python._broker_text(None, "10.0.0.1:9092", kafka_python.KAFKA_VERSION) == "the broker at 10.0.0.1:9092"
+
+
+def test_each_kafka_version_has_its_release_broker_and_expected_list():
+    from compat.peers import kafka_python
+
+    assert kafka_python.suite_version("4.1") == "4.1.0" and kafka_python.release_of("4.0.0") == "4.0"
+    assert kafka_python.expected_file("3.9.0") == kafka_python.SUITE.expected_file
+    assert kafka_python.expected_file("4.1").name == "kafka_python_expected-4.1.toml"
+    args39, args41 = kafka_python.broker_args("3.9.0"), kafka_python.broker_args("4.1.0")
+    assert args39[-2:] == ("--kafka-version", "3.9") and "advertised.listeners" not in " ".join(args39)
+    assert ("--kafka-version", "4.1") == args41[-4:-2] and args41[-1].startswith("advertised.listeners=")

@@ -225,7 +225,16 @@ def unit_ms(name: str) -> int:
     return _UNIT_MS.get(name, 1)
 
 
-def dynamic(name: str) -> bool:
-    """Whether a broker config can be changed at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS)."""
+# Broker configs a later release made read-only: release -> names. KRaft brokers cannot change the
+# addresses they registered with, so 4.0 took advertised.listeners out of DynamicListenerConfig's
+# reconfigurable configs (KAFKA-18405).
+READ_ONLY_FROM = {"4.0": frozenset({"advertised.listeners"})}
+
+
+def dynamic(name: str, release: str = "3.9") -> bool:
+    """Whether a broker config can be changed at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS)
+    under the emulated ``release``."""
     key = BROKER_CONFIGS.get(name)
+    if any(release >= since and name in names for since, names in READ_ONLY_FROM.items()):
+        return False
     return key is not None and key.update_mode != "read-only"

@@ -97,7 +97,7 @@ def _broker_entry(configs: BrokerConfigs, name: str, raw: str | None, per_broker
     found = [s for s in _config_synonyms(configs, name, sensitive)
              if per_broker or s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
     source = found[0].source if found else int(ConfigSource.DEFAULT_CONFIG)
-    return Entry(name, value, source, not dynamic(name), sensitive, tuple(found) if synonyms else (),
+    return Entry(name, value, source, not dynamic(name, configs.release), sensitive, tuple(found) if synonyms else (),
                  int(key.config_type) if key else int(ConfigType.UNKNOWN),
                  key.doc if documentation and key else None)
 

@@ -94,6 +94,19 @@ async def test_broker_entries_show_our_values_read_only_and_sensitive(node):
     assert configs["log.retention.ms"].value is None  # unset in Kafka too: the hours give the value
 
 
+@pytest.mark.parametrize("release,read_only", [("3.9", False), ("4.0", True), ("4.1", True)])
+async def test_advertised_listeners_became_read_only_in_4_0(tmp_path, release, read_only):
+    """KAFKA-18405: KRaft brokers cannot change the addresses they registered with."""
+    node = Node(BrokerConfig(data_dir=tmp_path, kafka_version=release))
+    try:
+        assert by_name(await describe(node, BROKER, "0"))["advertised.listeners"].read_only is read_only
+        (r,) = await incremental(node, [(BROKER, "0", [("advertised.listeners", SET, "PLAINTEXT://h:1")])])
+        assert r.error_code == ErrorCode.invalid_request
+        assert (r.error_message == "Cannot update these configs dynamically: Set(advertised.listeners)") is read_only
+    finally:
+        node.close()
+
+
 async def test_unknown_topic_and_other_broker_ids_are_errors(node):
     missing = await describe(node, TOPIC, "nope")
     assert missing.error_code == ErrorCode.unknown_topic_or_partition and missing.configs == ()
