@@ -139,3 +139,11 @@ async def test_offsets_survive_a_clean_restart(tmp_path):
         node.close()
     assert after == before
     assert before[2] == (ErrorCode.none, 7, TS + 60)
+
+
+async def test_delete_records_of_a_compact_only_topic_is_policy_violation(node):
+    # Kafka: Partition.deleteRecordsOnLeader refuses unless cleanup.policy includes delete
+    node.logs.create_topic("t", 1, {"cleanup.policy": "compact"})
+    assert await delete_records(node, 0) == (ErrorCode.policy_violation, -1)
+    node.logs.set_topic_configs("t", {"cleanup.policy": "compact,delete"})
+    assert await delete_records(node, 0) == (ErrorCode.none, 0)

@@ -26,6 +26,7 @@ from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..security.acls import AclOperation as O
 from ._authz import denied_topics
 from ._leaders import NOT_LEADER, leader_hint, node_endpoints
 from .registry import api
@@ -62,7 +63,7 @@ def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     total, errors, topics, hinted = 0, False, [], set()
-    denied = denied_topics(ctx, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
+    denied = _denied(ctx, request, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
     for t in request.topics:
         name = _topic_name(ctx, t)
         parts = []
@@ -78,6 +79,16 @@ def _collect(ctx, request):
         key = {"topic_id": t.topic_id} if ctx.version >= TOPIC_ID_VERSION else {"topic": t.topic}
         topics.append(ctx.make("FetchableTopicResponse", partitions=tuple(parts), **key))
     return tuple(topics), total, errors, hinted
+
+
+def _denied(ctx, request, names) -> set:
+    """Kafka: a follower's fetch needs CLUSTER_ACTION (every partition TOPIC_AUTHORIZATION_FAILED
+    without it), a consumer's READ on each topic."""
+    state = getattr(request, "replica_state", None)
+    replica_id = state.replica_id if state is not None else getattr(request, "replica_id", -1)
+    if replica_id >= 0:
+        return set() if ctx.authorize_cluster(O.CLUSTER_ACTION) else set(names)
+    return denied_topics(ctx, names)
 
 
 def _topic_name(ctx, t):

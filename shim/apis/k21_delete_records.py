@@ -1,6 +1,7 @@
 """DeleteRecords (21), v0-2: advance the log start offset; -1 means the high watermark.
 
-The internal topics are refused with INVALID_TOPIC_EXCEPTION (Kafka: ReplicaManager.deleteRecords).
+The internal topics are refused with INVALID_TOPIC_EXCEPTION (Kafka: ReplicaManager.deleteRecords),
+a topic whose cleanup.policy lacks delete with POLICY_VIOLATION (Kafka: Partition.deleteRecordsOnLeader).
 Only the partition's leader deletes (NOT_LEADER_OR_FOLLOWER elsewhere, shim.cluster); the high
 watermark bounds the offset, so a slowed follower bounds it too.
 """
@@ -29,6 +30,9 @@ def _partition(ctx, topic, p, denied):
             raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot delete records of internal topic {topic}")
         plog = ctx.node.logs.get(topic, p.partition_index)
         ctx.leader_of(topic, p.partition_index)
+        if not plog.config.delete:  # Kafka: Partition.deleteRecordsOnLeader
+            raise KafkaError(ErrorCode.policy_violation, f"Records of partition {topic}-{p.partition_index} can not "
+                             f"be deleted due to the configured policy")
         low = plog.delete_records(p.offset)
     except KafkaError as e:
         return ctx.make("DeleteRecordsPartitionResult", partition_index=p.partition_index, low_watermark=-1, error_code=e.code)

@@ -152,6 +152,31 @@ async def test_transactional_produce_needs_write_on_its_transactional_id(node):
     assert await produce("tx", None) != E.transactional_id_authorization_failed
 
 
+@pytest.mark.parametrize("version", [12, 15])
+async def test_a_follower_fetch_needs_cluster_action(node, version):
+    allow(node, R.TOPIC, "mine", O.READ)
+
+    def fetch(replica_id):
+        def build(m):
+            from shim.protocol.messages import make
+            ids = {"replica_id": replica_id} if version < 15 else {"replica_state": make(
+                m.ReplicaState, replica_id=replica_id, replica_epoch=-1)}
+            part = make(m.FetchPartition, partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1,
+                        log_start_offset=-1, partition_max_bytes=1024)
+            topic = make(m.FetchTopic, topic="mine", topic_id=node.logs.topics["mine"].topic_id, partitions=(part,))
+            return make(m.FetchRequest, **ids, max_wait=0, min_bytes=0, max_bytes=1024, isolation_level=0,
+                        session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=(), topics=(topic,))
+        return build
+
+    async def code(replica_id):
+        r = await call(node, 1, version, fetch(replica_id))
+        return r.responses[0].partitions[0].error_code
+    assert await code(-1) == E.none  # a consumer with READ
+    assert await code(1) == E.topic_authorization_failed  # a follower without CLUSTER_ACTION
+    allow(node, R.CLUSTER, "kafka-cluster", O.CLUSTER_ACTION)
+    assert await code(1) == E.none
+
+
 async def test_admin_apis_need_their_cluster_operation(node):
     r = await call(node, 50, 0, lambda m: m.DescribeUserScramCredentialsRequest(users=None))
     assert r.error_code == E.cluster_authorization_failed
