@@ -28,18 +28,18 @@ def handle(ctx, request):
     return ctx.response(results=tuple(_resource(ctx, r, synonyms, documentation) for r in request.resources))
 
 
-def _entries(node, r, synonyms, documentation):
+def _entries(node, r, synonyms, documentation, node_id):
     keys = r.configuration_keys
     if r.resource_type == TOPIC:
         info = node.logs.topic(r.resource_name)
         return describe.topic_entries(info.configs, node.broker_configs, keys, synonyms, documentation)
     if r.resource_type == BROKER:
-        node.broker_configs.check_resource(r.resource_name)
+        node.broker_configs.check_resource(r.resource_name, node_id)
         return describe.broker_entries(node.broker_configs, r.resource_name, keys, synonyms, documentation)
     if r.resource_type == BROKER_LOGGER:
         if not r.resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Broker id must not be empty")
-        node.broker_configs.check_resource(r.resource_name)
+        node.broker_configs.check_resource(r.resource_name, node_id)
         return describe.logger_entries(loggers.levels(), keys)
     raise KafkaError(ErrorCode.invalid_request, f"Unsupported resource type: {r.resource_type}")
 
@@ -48,7 +48,7 @@ def _resource(ctx, r, synonyms, documentation):
     try:
         if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.DESCRIBE_CONFIGS)) is not None:
             raise KafkaError(denied)
-        entries = _entries(ctx.node, r, synonyms, documentation)
+        entries = _entries(ctx.node, r, synonyms, documentation, ctx.node_id)
     except KafkaError as e:
         message = None if e.code == ErrorCode.unknown_topic_or_partition else e.message
         return ctx.make("DescribeConfigsResult", error_code=e.code, error_message=message,

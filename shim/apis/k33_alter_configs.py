@@ -30,7 +30,7 @@ def _resource(ctx, r, validate_only, twice):
         if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.ALTER_CONFIGS)) is not None:
             raise KafkaError(denied)
         alter(ctx.node, r.resource_type, r.resource_name, [Op(c.name, SET, c.value) for c in r.configs],
-              validate_only, incremental=False)
+              validate_only, incremental=False, node_id=ctx.node_id)
     except KafkaError as e:
         return ctx.make("AlterConfigsResourceResponse", error_code=e.code, error_message=e.message,
                         resource_type=r.resource_type, resource_name=r.resource_name)

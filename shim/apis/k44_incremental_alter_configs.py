@@ -27,7 +27,7 @@ def _resource(ctx, r, validate_only, twice):
         if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.ALTER_CONFIGS)) is not None:
             raise KafkaError(denied)
         ops = [Op(c.name, c.config_operation, c.value) for c in r.configs]
-        alter(ctx.node, r.resource_type, r.resource_name, ops, validate_only, incremental=True)
+        alter(ctx.node, r.resource_type, r.resource_name, ops, validate_only, incremental=True, node_id=ctx.node_id)
     except KafkaError as e:
         return ctx.make("AlterConfigsResourceResponse", error_code=e.code, error_message=e.message,
                         resource_type=r.resource_type, resource_name=r.resource_name)

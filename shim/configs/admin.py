@@ -28,17 +28,19 @@ def duplicate_resources(resources) -> set[tuple[int, str]]:
 
 
 def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_only: bool,
-          incremental: bool) -> None:
-    """Raises KafkaError with Kafka's code and message; returns when applied (or only validated)."""
+          incremental: bool, node_id: int | None = None) -> None:
+    """Raises KafkaError with Kafka's code and message; returns when applied (or only validated).
+    ``node_id``: the broker the request came to (shim.cluster), else the node's own."""
+    node_id = node.config.node_id if node_id is None else node_id
     if len({o.name for o in ops}) != len(ops):
         raise KafkaError(ErrorCode.invalid_request, "Error due to duplicate config keys")
     nulls = [o.name for o in ops if o.value is None and o.op != DELETE]
     if nulls:
         raise KafkaError(ErrorCode.invalid_request, "Null value not supported for : " + ", ".join(nulls))
     if resource_type == BROKER_LOGGER and incremental:
-        _alter_loggers(node, resource_name, ops, validate_only)
+        _alter_loggers(node, resource_name, ops, validate_only, node_id)
     elif resource_type == BROKER:
-        _alter_broker(node, resource_name, ops, validate_only, incremental)
+        _alter_broker(node, resource_name, ops, validate_only, incremental, node_id)
     elif resource_type == TOPIC:
         if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
@@ -50,13 +52,14 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
 
 
-def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, incremental: bool) -> None:
+def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, incremental: bool,
+                  node_id: int) -> None:
     store = node.broker_configs
-    store.check_resource(resource_name)
+    store.check_resource(resource_name, node_id)
     current = store.layer(resource_name)
     props = _apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
                        lambda n: store.merged().get(n, BROKER_CONFIGS[n].default if n in BROKER_CONFIGS else None))
-    props = store.validate(resource_name, props)
+    props = store.validate(resource_name, props, node_id)
     layers = {"per_broker": store.per_broker, "cluster_default": store.cluster_default}
     layers["per_broker" if resource_name else "cluster_default"] = props
     try:  # the whole resulting config must hold together before anything is persisted
@@ -68,14 +71,14 @@ def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, 
         node.broker_configs_changed()
 
 
-def _alter_loggers(node, resource_name: str, ops: list[Op], validate_only: bool) -> None:
+def _alter_loggers(node, resource_name: str, ops: list[Op], validate_only: bool, node_id: int) -> None:
     try:  # RuntimeLoggerManager.validateResourceNameIsNodeId
         broker_id = int(resource_name)
     except ValueError:
         raise KafkaError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {resource_name}") from None
-    if broker_id != node.broker_configs.node_id:
+    if broker_id != node_id:
         raise KafkaError(ErrorCode.invalid_request,
-                         f"Unexpected node id. Expected {node.broker_configs.node_id}, but received {broker_id}")
+                         f"Unexpected node id. Expected {node_id}, but received {broker_id}")
     changes = [(o.name, o.op, o.value) for o in ops]
     loggers.validate(changes)
     if not validate_only:

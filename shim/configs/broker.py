@@ -42,20 +42,22 @@ class BrokerConfigs:
     def layer(self, resource_name: str) -> dict[str, str]:
         return self.per_broker if resource_name else self.cluster_default
 
-    def check_resource(self, resource_name: str) -> None:
+    def check_resource(self, resource_name: str, node_id: int | None = None) -> None:
+        """``node_id``: the broker the request came to (a simulated cluster's, shim.cluster), else this one."""
+        node_id = self.node_id if node_id is None else node_id
         if resource_name:  # ConfigAdminManager.validateResourceNameIsCurrentNodeId
             try:
                 broker_id = int(resource_name)
             except ValueError:
                 raise KafkaError(ErrorCode.invalid_request, f"Node id must be an integer, but it is: {resource_name}") from None
-            if broker_id != self.node_id:
+            if broker_id != node_id:
                 raise KafkaError(ErrorCode.invalid_request,
-                                 f"Unexpected broker id, expected {self.node_id}, but received {resource_name}")
+                                 f"Unexpected broker id, expected {node_id}, but received {resource_name}")
 
-    def validate(self, resource_name: str, props: Mapping[str, str]) -> dict[str, str]:
+    def validate(self, resource_name: str, props: Mapping[str, str], node_id: int | None = None) -> dict[str, str]:
         """The new layer ``props`` checked as DynamicBrokerConfig.validate does (INVALID_REQUEST with its
         message, KAFKA-13609), values rendered as Kafka stores them."""
-        self.check_resource(resource_name)
+        self.check_resource(resource_name, node_id)
         read_only = sorted(n for n in props if n in BROKER_CONFIGS and not dynamic(n, self.release))
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")

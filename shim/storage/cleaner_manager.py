@@ -18,6 +18,9 @@ from .segment import LogSegment
 
 CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 LONG_MAX = (1 << 63) - 1
+# A round gives the event loop back at least this often (bytes read and written in between): about
+# a few milliseconds of decoding, whatever log.cleaner.io.buffer.size says.
+MAX_STEP_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def clean(plog: PartitionLog, ltc: LogToClean, now_ms: int, config: CleanerConfi
     progress.topic, progress.partition, progress.phase, progress.stats = plog.topic, plog.partition, "mapping", stats
     offset_map = OffsetMap(config.map_memory)
     start, end = ltc.first_dirty_offset, ltc.first_uncleanable_offset
-    chunk = max(config.io_buffer_size, 1)
+    chunk = max(min(config.io_buffer_size, MAX_STEP_BYTES), 1)
     yield from build_offset_map(list(plog.segments[:-1]), start, end, plog.aborted_between(start, end),
                                 offset_map, stats, chunk)
     end_offset = offset_map.latest_offset + 1 if offset_map.full else end

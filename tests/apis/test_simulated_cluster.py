@@ -232,3 +232,14 @@ async def test_acks_all_needs_min_insync_replicas_in_the_isr(node):
     leader = node.cluster.state("t", 0).leader
     assert (await produce_all(node, leader, 1000)).error_code == ErrorCode.not_enough_replicas
     assert node.logs.get("t", 0).log_end_offset == 1  # refused before the append
+
+
+async def test_each_broker_describes_its_own_broker_configs(node):
+    async def describe(node_id, resource_name):
+        r = await call(node, node_id, 32, 4, lambda m: m.DescribeConfigsRequest(resources=(m.DescribeConfigsResource(
+            resource_type=4, resource_name=resource_name, configuration_keys=("node.id",)),),
+            include_synonyms=False, include_documentation=False))
+        return r.results[0].error_code
+
+    assert await describe(1, "1") == ErrorCode.none
+    assert await describe(0, "1") == ErrorCode.invalid_request  # Kafka: only the broker itself describes it
