@@ -58,6 +58,15 @@ def test_transaction_survives_a_failing_coordinator(java_drivers, broker, error)
     assert (o["rc_position_0"], o["rc_position_1"]) == (2, 2)
 
 
+def test_a_producer_whose_commit_response_is_lost(java_drivers, broker):
+    broker.control.log_requests()
+    o = run(java_drivers, broker, "ControlDriver", "control.lost_commit")
+    assert (o["offset_once"], o["fired"], o["offset_next"]) == (0, 1, 2)
+    assert values(o["rc"]) == ["once", "next"]
+    outcomes = [e["outcome"] for e in broker.control.requests(api="EndTxn")["requests"]]
+    assert outcomes == ["closed after", "answered", "answered"]
+
+
 def test_held_markers_keep_read_committed_at_the_lso(java_drivers, broker):
     o = run(java_drivers, broker, "ControlDriver", "control.markers_held")
     assert (o["held_records"], o["held_position"], o["held_lso"], o["held_hw"]) == ([], 0, 0, 2)

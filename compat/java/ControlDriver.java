@@ -31,6 +31,7 @@ public final class ControlDriver {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("control.txn_coordinator_failing", ControlDriver::txnCoordinatorFailing);
         all.put("control.markers_held", ControlDriver::markersHeld);
+        all.put("control.lost_commit", ControlDriver::lostCommit);
         all.put("control.txn_expires", ControlDriver::txnExpires);
         all.put("control.group_coordinator_errors", ControlDriver::groupCoordinatorErrors);
         Support.main("ControlDriver", all, args);
@@ -87,6 +88,28 @@ public final class ControlDriver {
                 obs.put("rc_" + p, Support.readFromStart(c, new TopicPartition(topic, p), 2, 15_000));
                 obs.put("rc_position_" + p, c.position(new TopicPartition(topic, p)));
             }
+        }
+    }
+
+    /** The EndTxn of a commit is applied and its response lost: the producer retries and goes on. */
+    static void lostCommit(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("control-lost-commit");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+        }
+        try (KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name("control-lost-commit-T"))) {
+            t.beginTransaction();
+            obs.put("offset_once", t.send(Support.rec(topic, 0, null, "once")).get().offset());
+            long rule = field(control(s, "close", "{\"api\": \"EndTxn\", \"when\": \"after\"}"), "rule");
+            t.commitTransaction();
+            obs.put("fired", waitFired(s, rule, 1));
+            t.beginTransaction();
+            obs.put("offset_next", t.send(Support.rec(topic, 0, null, "next")).get().offset());
+            t.commitTransaction();
+        }
+        try (KafkaConsumer<byte[], byte[]> c = s.consumer(RC)) {
+            obs.put("rc", Support.readFromStart(c, tp, 4, 15_000));
         }
     }
 
