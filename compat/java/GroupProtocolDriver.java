@@ -13,7 +13,6 @@ import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 
@@ -165,7 +164,7 @@ final class GroupProtocolDriver {
         try (Admin admin = s.admin(); KafkaConsumer<byte[], byte[]> c = member(s, group)) {
             Support.createTopic(admin, one, 2);
             Support.createTopic(admin, other, 2);
-            c.subscribe(new SubscriptionPattern(s.prefix + "-rx-.*"));
+            subscribePattern(c, s.prefix + "-rx-.*");
             Set<TopicPartition> first = Set.of(new TopicPartition(one, 0), new TopicPartition(one, 1));
             if (!Support.await(() -> { c.poll(Duration.ofMillis(100)); return c.assignment().equals(first); }, 60_000)) {
                 throw new IllegalStateException("assignment " + c.assignment() + ", expected " + first);
@@ -178,6 +177,16 @@ final class GroupProtocolDriver {
             }
             obs.put("assigned", c.assignment().size());
         }
+    }
+
+    /**
+     * {@code consumer.subscribe(new SubscriptionPattern(regex))}, by reflection: the class is
+     * kafka-clients 4's, and every driver is compiled against 3.9.1 as well.
+     */
+    static void subscribePattern(KafkaConsumer<byte[], byte[]> c, String regex) throws Exception {
+        Class<?> pattern = Class.forName("org.apache.kafka.clients.consumer.SubscriptionPattern");
+        Object p = pattern.getConstructor(String.class).newInstance(regex);
+        KafkaConsumer.class.getMethod("subscribe", pattern).invoke(c, p);
     }
 
     static void eos(Support s, Map<String, Object> obs) throws Exception {
