@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--systems", default=",".join(ALL), help="comma-separated, from: " + ", ".join(ALL))
-    p.add_argument("--groups", default=",".join(suite.GROUPS), help="phase groups to run: " + ", ".join(suite.GROUPS))
+    p.add_argument("--groups", default=None,
+                   help="phase groups to run (default: all; with --smoke all but scale): " + ", ".join(suite.GROUPS))
     p.add_argument("--records", type=int, default=100_000, help="records per produce phase (1 KiB each)")
     p.add_argument("--queue-messages", type=int, default=20_000,
                    help="producer queue bound (queue.buffering.max.messages)")
@@ -73,10 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 20_000, 1_000, 1.0, 20, 1
         args.systems = "kafka-shim"
+        if args.groups is None:  # the scale group's sizes are its own (--scale-*), not a smoke's
+            args.groups = ",".join(g for g in suite.GROUPS if g != "scale")
         if args.out is None:
             args.out = Path(tempfile.gettempdir()) / "kafka-shim-bench-smoke.json"
     if args.out is None:
         args.out = DEFAULT_OUT
+    if args.groups is None:
+        args.groups = ",".join(suite.GROUPS)
     keys = [k.strip() for k in args.systems.split(",") if k.strip()]
     groups = [g.strip() for g in args.groups.split(",") if g.strip()]
     bad = [k for k in keys if k not in ALL] + [g for g in groups if g not in suite.GROUPS]

@@ -245,10 +245,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.metadata_quorum", "DescribeQuorum",
              "describeMetadataQuorum of a single combined node: the controller leads with a positive epoch and "
              "high watermark, is the only voter (log end offset at least the high watermark, fetch and catch-up "
-             "times, a directory id) with one endpoint, and there are no observers.",
+             "times; a directory id when formatted --standalone) with one endpoint, and there are no observers.",
              ("java",)),
     Scenario("admin.features", "DescribeFeatures / UpdateFeatures",
-             "describeFeatures shows metadata.version 21 and kraft.version 1 finalized, metadata.version 1-21 "
+             "describeFeatures shows metadata.version 21 (and kraft.version 1 when formatted --standalone) "
+             "finalized, metadata.version 1-21 "
              "supported, with an epoch; validateOnly updates: the current metadata.version as an upgrade passes, "
              "a lower one as an upgrade, an unknown feature and a level above the supported range fail with "
              "InvalidUpdateVersionException; nothing changes.",

@@ -93,6 +93,26 @@ def test_transaction_survives_a_failing_coordinator(kafka_shim, clients, wire, e
 
 
 @each_client
+def test_a_producer_whose_commit_response_is_lost(kafka_shim, clients, wire):
+    topic = f"control-lost-commit-{clients.name}"
+    wire.create_topic(topic)
+    control = kafka_shim.control
+    control.log_requests()
+    t = clients.txn_producer(f"txn-lost-commit-{clients.name}")
+    t.begin()
+    assert t.send(topic, b"once") == 0
+    rule = control.close(api="EndTxn", when="after")["rule"]
+    t.commit()  # the commit is applied, its answer lost; the client retries and is told it committed
+    assert control.wait(rule=rule, fired=1, timeout_ms=0)["fired"] == 1
+    end_txns = control.requests(api="EndTxn")["requests"]
+    assert [e["outcome"] for e in end_txns] == ["closed after", "answered"] and end_txns[1]["error"] is None
+    t.begin()
+    assert t.send(topic, b"next") == 2  # after the COMMIT marker at 1: written once
+    t.commit()
+    assert settle(clients.consumer(RC, topic), 4) == [(0, b"once"), (2, b"next")]
+
+
+@each_client
 def test_held_markers_keep_read_committed_consumers_at_the_lso(kafka_shim, clients, wire):
     topic = f"control-held-{clients.name}"
     wire.create_topic(topic)

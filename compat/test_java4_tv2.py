@@ -65,11 +65,14 @@ def test_kafka_clients_4_uses_transaction_version_2_where_finalized(tmp_path, ja
 
 
 def test_a_transaction_version_downgrade_turns_kafka_clients_4_back_to_version_1(tmp_path, java4):
-    """UpdateFeatures (here its effect, finalize_features) takes 4.0's transaction.version from 2 to 1:
-    ApiVersions says so and new kafka-clients 4.x producers drive their transactions on version 1."""
+    """kafka-clients 4.x's Admin.updateFeatures (UpdateFeatures v2) takes 4.0's transaction.version
+    from 2 to 1: describeFeatures says so and new producers drive their transactions on version 1."""
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.0",
                            transaction_abort_check_interval_ms=200) as broker:
-        broker.call(broker.node.finalize_features, {"transaction.version": 1})
+        admin = java4.run("ClusterAdminDriver", ["features.transaction_version_1"], broker.bootstrap_servers,
+                          timeout=120, prefix="tv1", parallel=1, timeout_s=60)["results"]["features.transaction_version_1"]
+        assert admin["ok"], admin["error"]
+        assert (admin["observed"]["before"], admin["observed"]["update"], admin["observed"]["after"]) == (2, None, 1)
         out = java4.run("KafkaDriver", ["txn.seed", "txn.zombie_fencing"], broker.bootstrap_servers, timeout=300,
                         prefix="tv1", parallel=2, timeout_s=90)
         versions = broker.call(lambda: {m.client_transaction_version for m in broker.node.txn.txns.values()})

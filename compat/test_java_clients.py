@@ -282,6 +282,11 @@ def test_admin_broker_configs(observed, compat_target):
         "86400000", "DYNAMIC_BROKER_CONFIG")
     assert obs["deleted_log.retention.ms"]["source"] != "DYNAMIC_BROKER_CONFIG"
     assert "org.apache.kafka.common.errors.InvalidRequestException" in obs["read_only_error"]["chain"]
+    assert obs["root_logger"] in ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+    assert obs["root_set_same"] is None
+    invalid = "org.apache.kafka.common.errors.InvalidRequestException"
+    assert obs["root_delete"]["chain"][0] == obs["root_append"]["chain"][0] == invalid
+    assert obs["root_delete"]["message"] == "Removing the log level of the root logger is not allowed"
 
 
 @pytest.mark.compat(scenario="topic.compression_zstd")

@@ -37,19 +37,26 @@ def error(outcome) -> str | None:
 
 
 @pytest.mark.compat(scenario="admin.metadata_quorum")
-def test_metadata_quorum(observed):
+def test_metadata_quorum(observed, compat_target):
     obs = observed("admin.metadata_quorum")
     assert obs["leader"] == obs["controller"]
     assert obs["epoch_positive"] and obs["high_watermark_positive"] and obs["observers"] == 0
-    assert obs["voters"] == [{"id": obs["leader"], "leo_at_least_hw": True, "fetch_time": True,
-                              "caught_up_time": True, "directory_id_set": True}]
+    [voter] = obs["voters"]
+    assert {k: v for k, v in voter.items() if k != "directory_id_set"} == {
+        "id": obs["leader"], "leo_at_least_hw": True, "fetch_time": True, "caught_up_time": True}
+    # a quorum formatted --standalone (kraft.version 1) knows its voter's directory; one of static
+    # controller.quorum.voters (docker-compose.yml's Apache Kafka) does not
+    assert voter["directory_id_set"] or not compat_target.is_shim
     assert obs["nodes"] == [{"id": obs["leader"], "endpoints": 1}]
 
 
 @pytest.mark.compat(scenario="admin.features")
 def test_features(observed):
     obs = observed("admin.features")
-    assert obs["finalized"] == {"metadata.version": [21, 21], "kraft.version": [1, 1]}
+    # kraft.version 1 where the quorum was formatted --standalone (kafka-shim), absent (level 0) with
+    # static controller.quorum.voters
+    assert obs["finalized"]["metadata.version"] == [21, 21]
+    assert obs["finalized"].get("kraft.version", [1, 1]) == [1, 1] and len(obs["finalized"]) <= 2
     assert obs["supported"]["metadata.version"] == [1, 21] and obs["epoch_present"]
     assert error(obs["same_level"]) is None
     assert error(obs["downgrade_as_upgrade"]) == error(obs["unknown_feature"]) == "InvalidUpdateVersionException"

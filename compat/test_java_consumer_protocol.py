@@ -2,7 +2,9 @@
 the ``java4`` extra) against Kafka 4.1 emulation: compat/java/GroupProtocolDriver.java's
 ``consumer_protocol.rebalance`` (1 -> 3 -> 1 members, a subscription change, committed offsets
 resumed, the group described as a consumer group) and ``consumer_protocol.eos``
-(sendOffsetsToTransaction with the member's epoch; commit moves the offset, abort does not)."""
+(sendOffsetsToTransaction with the member's epoch; commit moves the offset, abort does not) and
+``consumer_protocol.regex`` (subscribe(SubscriptionPattern), resolved by the broker, follows a
+topic created later)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ def test_kafka_clients_4_consumer_protocol(tmp_path, java4):
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
                            group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
                            transaction_abort_check_interval_ms=200) as broker:
-        out = java4.run("GroupProtocolDriver", ["consumer_protocol.rebalance", "consumer_protocol.eos"],
+        out = java4.run("GroupProtocolDriver", ["consumer_protocol.rebalance", "consumer_protocol.eos",
+                                                "consumer_protocol.regex"],
                         broker.bootstrap_servers, timeout=300, prefix="kip848", parallel=2, timeout_s=180)
         types = broker.call(lambda: {g: "consumer" for g in broker.node.groups.consumer.groups})
     assert out["kafka_clients"].startswith("4.")
@@ -39,4 +42,5 @@ def test_kafka_clients_4_consumer_protocol(tmp_path, java4):
     eos = out["results"]["consumer_protocol.eos"]["observed"]
     assert eos["member_epoch_positive"] and (eos["committed_round"], eos["aborted_round"]) == (3, 5)
     assert eos["group_offset"] == 3
-    assert {"kip848-cp-G", "kip848-cp-eos-G"} <= set(types)
+    assert out["results"]["consumer_protocol.regex"]["observed"]["assigned"] == 3
+    assert {"kip848-cp-G", "kip848-cp-eos-G", "kip848-rx-G"} <= set(types)

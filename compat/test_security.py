@@ -334,3 +334,21 @@ def test_java_client_over_mutual_tls(secure, java_drivers):
     result = results["results"]["produce_consume.none"]
     assert result["ok"], f"{result['error']}\n{result['trace']}"
     assert result["observed"]["offsets"] == [0, 1, 2, 3, 4]
+
+
+def test_java_admin_delegation_tokens_over_sasl_find_them_disabled(secure, java_drivers):
+    """Over an authenticated SASL_SSL connection the delegation-token calls pass the broker's
+    listener check and reach the controller, which has no token secret: DELEGATION_TOKEN_AUTH_DISABLED,
+    DelegationTokenDisabledException in Java (over PLAINTEXT they are refused earlier, see
+    compat/test_java_cluster_admin.py)."""
+    user, password = SECURE_USER
+    jaas = f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{password}";'
+    out = java_drivers.run("ClusterAdminDriver", ["admin.delegation_tokens"], secure.bootstrap("SASL_SSL"),
+                           timeout=180, prefix=f"java-tok-{uuid.uuid4().hex[:6]}", parallel=1, timeout_s=60, **{
+                               "client.security.protocol": "SASL_SSL", "client.sasl.mechanism": "SCRAM-SHA-512",
+                               "client.sasl.jaas.config": jaas, "client.ssl.truststore.type": "PEM",
+                               "client.ssl.truststore.location": secure.certs["ca"]})
+    result = out["results"]["admin.delegation_tokens"]
+    assert result["ok"], f"{result['error']}\n{result['trace']}"
+    errors = {k: v["chain"][0].rsplit(".", 1)[-1] for k, v in result["observed"].items()}
+    assert errors == dict.fromkeys(("create", "describe", "renew", "expire"), "DelegationTokenDisabledException")

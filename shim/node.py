@@ -13,7 +13,7 @@ from .configs.topic import effective, log_config
 from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
-from .coordinators.group.consumer_coordinator import ConsumerGroupConfig
+from .coordinators.group.consumer_coordinator import consumer_group_config
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.txn import TransactionCoordinator
@@ -97,10 +97,8 @@ class Node:
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
-            consumer=ConsumerGroupConfig(
-                session_timeout_ms=config.group_consumer_session_timeout_ms,
-                heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
-                migration_policy=config.extra.get("group.consumer.migration.policy", "bidirectional").lower()),
+            consumer=consumer_group_config(config.group_consumer_session_timeout_ms,
+                                           config.group_consumer_heartbeat_interval_ms, config.extra),
         )
         self.groups.load(now_ms())
         self.control = Control(self)

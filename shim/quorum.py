@@ -104,7 +104,7 @@ class MetadataQuorum:
 
     def _write(self, finalized: dict | None = None, epoch: int | None = None) -> None:
         state = {"release": self.release.name, "directory_id": str(self.directory_id),
-                 "finalized": {k: v for k, v in (finalized or self.finalized).items() if v > 0},
+                 "finalized": {k: v for k, v in (self.finalized if finalized is None else finalized).items() if v > 0},
                  "epoch": self.epoch if epoch is None else epoch}
         fs.atomic_write(self.path, json.dumps(state, sort_keys=True).encode())
 

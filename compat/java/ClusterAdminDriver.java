@@ -28,6 +28,8 @@ public final class ClusterAdminDriver {
         all.put("admin.features", ClusterAdminDriver::features);
         all.put("admin.delegation_tokens", ClusterAdminDriver::delegationTokens);
         all.put("admin.unregister_broker", ClusterAdminDriver::unregisterBroker);
+        // changes the cluster: only for a broker of the test's own (compat/test_java4_tv2.py)
+        all.put("features.transaction_version_1", ClusterAdminDriver::transactionVersion1);
         Support.main("ClusterAdminDriver", all, args);
     }
 
@@ -101,6 +103,18 @@ public final class ClusterAdminDriver {
             obs.put("describe", outcome(admin.describeDelegationToken().delegationTokens()));
             obs.put("renew", outcome(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
             obs.put("expire", outcome(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+        }
+    }
+
+    /** Finalizes transaction.version 1 (a safe downgrade from 4.x's 2) and reads the features back. */
+    static void transactionVersion1(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            obs.put("before", admin.describeFeatures().featureMetadata().get()
+                    .finalizedFeatures().get("transaction.version").maxVersionLevel());
+            obs.put("update", outcome(admin.updateFeatures(Map.of("transaction.version",
+                    new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all()));
+            obs.put("after", admin.describeFeatures().featureMetadata().get()
+                    .finalizedFeatures().get("transaction.version").maxVersionLevel());
         }
     }
 

@@ -87,6 +87,28 @@ final class ConfigScenarios {
                 readOnly = e;
             }
             obs.put("read_only_error", Support.failure(readOnly));
+            // BROKER_LOGGER: the root logger is described; set to its own level it stays; it cannot be
+            // removed, and APPEND is no operation for loggers (ConfigAdminManager.validateLogLevelConfigs)
+            ConfigResource loggers = new ConfigResource(ConfigResource.Type.BROKER_LOGGER, id);
+            ConfigEntry root = describe(admin, loggers).get("root");
+            obs.put("root_logger", root == null ? null : root.value());
+            if (root != null) {
+                obs.put("root_set_same", loggerError(admin, loggers, new AlterConfigOp(
+                        new ConfigEntry("root", root.value()), AlterConfigOp.OpType.SET)));
+                obs.put("root_delete", loggerError(admin, loggers, new AlterConfigOp(
+                        new ConfigEntry("root", null), AlterConfigOp.OpType.DELETE)));
+                obs.put("root_append", loggerError(admin, loggers, new AlterConfigOp(
+                        new ConfigEntry("root", "INFO"), AlterConfigOp.OpType.APPEND)));
+            }
+        }
+    }
+
+    static Object loggerError(Admin admin, ConfigResource res, AlterConfigOp op) {
+        try {
+            alter(admin, res, List.of(op));
+            return null;
+        } catch (Exception e) {
+            return Support.failure(e instanceof ExecutionException ? e.getCause() : e);
         }
     }
 

@@ -36,6 +36,7 @@ final class GroupProtocolDriver {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("consumer_protocol.rebalance", GroupProtocolDriver::rebalance);
         all.put("consumer_protocol.eos", GroupProtocolDriver::eos);
+        all.put("consumer_protocol.regex", GroupProtocolDriver::regex);
         Support.main("GroupProtocolDriver", all, args);
     }
 
@@ -152,6 +153,40 @@ final class GroupProtocolDriver {
             consume(resumed, owned, produce(s, "later", a, b));
         }
         obs.put("resumed", true);
+    }
+
+    /**
+     * subscribe(SubscriptionPattern): the broker resolves the RE2 pattern (KIP-848); a matching topic
+     * created later joins the assignment, a topic that does not match never does.
+     */
+    static void regex(Support s, Map<String, Object> obs) throws Exception {
+        String one = s.name("rx-1"), two = s.name("rx-2"), other = s.name("other"), group = s.name("rx-G");
+        try (Admin admin = s.admin(); KafkaConsumer<byte[], byte[]> c = member(s, group)) {
+            Support.createTopic(admin, one, 2);
+            Support.createTopic(admin, other, 2);
+            subscribePattern(c, s.prefix + "-rx-.*");
+            Set<TopicPartition> first = Set.of(new TopicPartition(one, 0), new TopicPartition(one, 1));
+            if (!Support.await(() -> { c.poll(Duration.ofMillis(100)); return c.assignment().equals(first); }, 60_000)) {
+                throw new IllegalStateException("assignment " + c.assignment() + ", expected " + first);
+            }
+            Support.createTopic(admin, two, 1);
+            Set<TopicPartition> both = new HashSet<>(first);
+            both.add(new TopicPartition(two, 0));
+            if (!Support.await(() -> { c.poll(Duration.ofMillis(100)); return c.assignment().equals(both); }, 60_000)) {
+                throw new IllegalStateException("assignment " + c.assignment() + ", expected " + both);
+            }
+            obs.put("assigned", c.assignment().size());
+        }
+    }
+
+    /**
+     * {@code consumer.subscribe(new SubscriptionPattern(regex))}, by reflection: the class is
+     * kafka-clients 4's, and every driver is compiled against 3.9.1 as well.
+     */
+    static void subscribePattern(KafkaConsumer<byte[], byte[]> c, String regex) throws Exception {
+        Class<?> pattern = Class.forName("org.apache.kafka.clients.consumer.SubscriptionPattern");
+        Object p = pattern.getConstructor(String.class).newInstance(regex);
+        KafkaConsumer.class.getMethod("subscribe", pattern).invoke(c, p);
     }
 
     static void eos(Support s, Map<String, Object> obs) throws Exception {

@@ -144,8 +144,10 @@ public final class KafkaDriver {
     static void idempotentRetries(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.option("topic", s.name("idempotent-retries"));
         int n = Integer.parseInt(s.option("records", "3000"));
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
+        if (!s.option("create_topic", "true").equals("false")) {  // false: the caller made it (replicated)
+            try (Admin admin = s.admin()) {
+                Support.createTopic(admin, topic, 1);
+            }
         }
         AtomicIntegerArray callbacks = new AtomicIntegerArray(n);
         List<Long> offsets = new ArrayList<>();

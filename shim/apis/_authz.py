@@ -74,8 +74,8 @@ REQUEST: dict[int, tuple[Check, ...]] = {
     8: (_group(O.READ),),  # OffsetCommit
     9: (Check(O.DESCRIBE, R.GROUP, _single_group_fetch, E.group_authorization_failed),),  # OffsetFetch v0-7
     11: (_group(O.READ),), 12: (_group(O.READ),), 13: (_group(O.READ),), 14: (_group(O.READ),),
-    22: (_txn(O.WRITE),),  # InitProducerId
-    24: (ADD_PARTITIONS_CLIENT, ADD_PARTITIONS_BROKER),  # AddPartitionsToTxn; without a transactional id see idempotent_denied
+    22: (_txn(O.WRITE),),  # InitProducerId; without a transactional id see idempotent_denied
+    24: (ADD_PARTITIONS_CLIENT, ADD_PARTITIONS_BROKER),  # AddPartitionsToTxn
     25: (_txn(O.WRITE), _group(O.READ)),  # AddOffsetsToTxn
     26: (_txn(O.WRITE),),  # EndTxn
     28: (_txn(O.WRITE), _group(O.READ)),  # TxnOffsetCommit

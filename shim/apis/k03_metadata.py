@@ -35,7 +35,7 @@ def handle(ctx, request):
         names = sorted(ctx.authorized(O.DESCRIBE, R.TOPIC, node.logs.topics))
     else:
         names = [_name_of(ctx, t) for t in wanted]
-    by_id = {} if all_topics else {n: t.topic_id for n, t in zip(names, wanted) if n is not None and t.name is None}
+    by_id = {} if all_topics else {n: t.topic_id for n, t in zip(names, wanted) if n is not None and _by_id(t)}
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
@@ -72,8 +72,15 @@ def _unauthorized(ctx, name, topic_id=None):
                     partitions=(), topic_authorized_operations=NOT_REQUESTED)
 
 
+def _by_id(t) -> bool:
+    """Kafka (KIP-516): a topic with a non-zero id is looked up by its id, whatever its name says
+    (Java's kafka-clients 4 asks by id with the name left "")."""
+    topic_id = getattr(t, "topic_id", None)
+    return topic_id is not None and topic_id != ZERO_UUID
+
+
 def _name_of(ctx, t) -> str | None:
-    if t.name is None and getattr(t, "topic_id", None):
+    if _by_id(t):
         info = ctx.node.logs.topic_by_id(t.topic_id)
         return info.name if info else None
     return t.name

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -107,12 +108,27 @@ def _jackson_map(split: str) -> dict:
     text, numbers stay numbers, anything else becomes its text."""
     raw = _java_base64(split)
     try:
-        node = json.loads(raw)
+        node = json.loads(raw, parse_constant=_no_constant)
     except ValueError:
         raise InvalidToken("malformed JSON") from None
     if not isinstance(node, dict):
         return {}
     return {k: _jackson_value(v) for k, v in node.items()}
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")  # Jackson and jose4j refuse NaN and Infinity
+
+
+def java_round_ms(seconds: float) -> int:
+    """Math.round(seconds * 1000) as Java computes it: clamped to a long (1e300 or 1e999 seconds
+    is Long.MAX_VALUE ms, not a number no response field can carry)."""
+    ms = seconds * 1000
+    if ms >= 2**63 - 1:
+        return 2**63 - 1
+    if ms <= -(2**63):
+        return -(2**63)
+    return math.floor(ms + 0.5)
 
 
 def _jackson_value(value):
@@ -174,7 +190,7 @@ class UnsecuredValidator:
             # the scope is the required list as Java's List.toString writes it
             raise InvalidToken(f"missing a required scope ({missing[0]})", "insufficient_scope",
                                "[" + ", ".join(self.required_scope) + "]")
-        return Token(principal, round(exp * 1000), scope)
+        return Token(principal, java_round_ms(exp), scope)
 
     @staticmethod
     def _parse(token: str) -> dict:
@@ -225,7 +241,8 @@ class JwksValidator:
         if len(parts) != 3 or not all(parts):
             raise InvalidToken("Malformed JWT provided; expected three sections (header, payload, and signature)")
         try:
-            header, claims = json.loads(_b64url(parts[0])), json.loads(_b64url(parts[1]))
+            header = json.loads(_b64url(parts[0]), parse_constant=_no_constant)
+            claims = json.loads(_b64url(parts[1]), parse_constant=_no_constant)
         except ValueError:
             raise InvalidToken("malformed JSON") from None
         if not isinstance(header, dict) or not isinstance(claims, dict):
@@ -241,7 +258,7 @@ class JwksValidator:
         scope = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
         if any(not isinstance(s, str) or not s.strip() for s in scope):
             raise InvalidToken(f"a {self.scope_claim} value is blank")
-        return Token(sub.strip(), int(claims["exp"] * 1000), frozenset(s.strip() for s in scope))
+        return Token(sub.strip(), java_round_ms(claims["exp"]), frozenset(s.strip() for s in scope))
 
     def _check_times(self, claims: dict, now_ms: int) -> None:
         # jose4j's JwtConsumer as ValidatorAccessTokenValidator builds it: exp and iat required

@@ -33,6 +33,15 @@ from kafka_codecs.records import _header_and_payload, _read_record, _write_recor
 from .producer_state import AbortedTxn
 from .segment import LogSegment
 
+class LogChanged(Exception):
+    """A segment the round reads was deleted while the round yielded: it gives up."""
+
+
+def _check(seg: LogSegment) -> None:
+    if seg.closed:
+        raise LogChanged(f"{seg.log_path.name} was removed during the round")
+
+
 MAP_ENTRY_BYTES = 140  # what one key -> offset entry of OffsetMap costs in Python (measured: ~133)
 
 
@@ -152,6 +161,7 @@ def build_offset_map(segments: list[LogSegment], start: int, end: int, aborted: 
     txns = TransactionMetadata(aborted)
     since = 0
     for seg in segments:
+        _check(seg)
         found = seg.find(start) if seg.base_offset < start else (0, None)
         if found is None:
             continue
@@ -175,6 +185,7 @@ def build_offset_map(segments: list[LogSegment], start: int, end: int, aborted: 
             if since >= chunk:
                 yield since
                 since = 0
+                _check(seg)
     if since:
         yield since
 
@@ -211,6 +222,7 @@ class GroupCleaner:
         txns = TransactionMetadata(aborted)
         since = 0
         for seg in group.segments:
+            _check(seg)
             for position, h in seg.iter_headers():
                 batch = seg.read(position, h.size)
                 out = self._filter(batch, h, txns)
@@ -224,6 +236,7 @@ class GroupCleaner:
                 if since >= chunk:
                     yield since
                     since = 0
+                    _check(seg)
         group.aborted = txns.cleaned_index
         if since:
             yield since

@@ -12,12 +12,15 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from . import fs, swap
-from .cleaner import CleanerStats, GroupCleaner, GroupResult, LastRecord, OffsetMap, build_offset_map
+from .cleaner import CleanerStats, GroupCleaner, GroupResult, LastRecord, LogChanged, OffsetMap, build_offset_map
 from .partition_log import PartitionLog
 from .segment import LogSegment
 
 CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 LONG_MAX = (1 << 63) - 1
+# A round gives the event loop back at least this often (bytes read and written in between): about
+# a few milliseconds of decoding, whatever log.cleaner.io.buffer.size says.
+MAX_STEP_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,13 @@ def clean(plog: PartitionLog, ltc: LogToClean, now_ms: int, config: CleanerConfi
     progress.topic, progress.partition, progress.phase, progress.stats = plog.topic, plog.partition, "mapping", stats
     offset_map = OffsetMap(config.map_memory)
     start, end = ltc.first_dirty_offset, ltc.first_uncleanable_offset
-    chunk = max(config.io_buffer_size, 1)
-    yield from build_offset_map(list(plog.segments[:-1]), start, end, plog.aborted_between(start, end),
-                                offset_map, stats, chunk)
+    chunk = max(min(config.io_buffer_size, MAX_STEP_BYTES), 1)
+    try:
+        yield from build_offset_map(list(plog.segments[:-1]), start, end, plog.aborted_between(start, end),
+                                    offset_map, stats, chunk)
+    except LogChanged:
+        progress.phase = "idle"
+        return stats  # the next round starts again from the checkpoint
     end_offset = offset_map.latest_offset + 1 if offset_map.full else end
     progress.phase = "cleaning"
     for group in _group_by_size([s for s in plog.segments[:-1] if s.base_offset < end_offset],
@@ -178,6 +185,8 @@ def clean(plog: PartitionLog, ltc: LogToClean, now_ms: int, config: CleanerConfi
             yield from cleaner.clean(result, plog.aborted_between(group[0].base_offset, upper), chunk)
             progress.phase = "swapping"
             swapped = plog.replace_segments(result.segments, result.output, result.aborted, crash_point)
+        except LogChanged:
+            swapped = False
         except BaseException:
             _abandon(result.output)
             raise

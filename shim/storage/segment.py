@@ -169,6 +169,11 @@ class LogSegment:
     def fileno(self) -> int:
         return self._fd
 
+    @property
+    def closed(self) -> bool:
+        """Closed or deleted (retention, DeleteRecords, a swap, the topic's deletion)."""
+        return self._fd < 0
+
     def header_at(self, position: int) -> BatchHeader | None:
         data = os.pread(self._fd, HEADER_SIZE, position)
         return parse_header(data) if len(data) == HEADER_SIZE else None

@@ -119,6 +119,14 @@ async def test_metadata_v12_topic_operations_not_on_unknown_topic_ids(node):
     assert bits(r.topics[0].topic_authorized_operations) == TOPIC_OPS
 
 
+async def test_metadata_v12_a_topic_id_wins_over_an_empty_name(node):
+    # Java kafka-clients 4 asks by id with the name left "" (its regex subscriptions resolve so)
+    info = node.logs.create_topic("t", 2)
+    r = await metadata(node, 12, [dict(name="", topic_id=info.topic_id)])
+    assert [(t.error_code, t.name, t.topic_id, len(t.partitions)) for t in r.topics] == [
+        (E.none, "t", info.topic_id, 2)]
+
+
 @pytest.mark.parametrize("asked", [True, False])
 async def test_describe_cluster_operations(node, asked):
     r = await call(node, DESCRIBE_CLUSTER, 1, lambda m: m.DescribeClusterRequest(

@@ -253,3 +253,15 @@ def test_a_regex_that_would_backtrack_forever_is_matched_in_linear_time(node, gc
     a = Client(gc, "a", topics=(), subscribed_topic_regex="(a+)+b")
     assert a.beat().error == E.none and a.owned == {}
     assert Client(gc, "b", topics=(), subscribed_topic_regex="(?<=x)y").beat().error == E.invalid_regular_expression
+
+
+def test_group_consumer_settings_by_their_kafka_names(nodes):
+    node = nodes(extra={"group.consumer.max.size": "1", "group.consumer.migration.policy": "Disabled",
+                        "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor, uniform"})
+    node.logs.create_topic(TOPIC, 2)
+    config = node.groups.consumer.config
+    assert (config.max_size, config.migration_policy, config.assignors) == (1, "disabled", ("range", "uniform"))
+    gc = node.groups
+    assert Client(gc, "a").beat().error == E.none
+    assert gc.consumer.describe("g").assignor == "range"
+    assert Client(gc, "b").beat().error == E.group_max_size_reached

@@ -80,6 +80,16 @@ def test_unsecured_claims_are_read_with_javas_basic_base64_decoder():
         UnsecuredValidator({}).validate(f"{b64({'alg': 'none'})}.{b64(claims, urlsafe=True)}.", NOW_MS)
 
 
+def test_extreme_times_are_clamped_as_java_and_non_json_numbers_refused():
+    far = UnsecuredValidator({}).validate(unsecured({**GOOD, "exp": 1e300}), NOW_MS)
+    assert far.lifetime_ms == 2**63 - 1  # Math.round: Long.MAX_VALUE
+    auth = authenticator()
+    assert auth.authenticate(message(unsecured({**GOOD, "exp": 1e300})), 1, NOW_MS)[3] == 2**63 - 1 - NOW_MS
+    claims = base64.b64encode(b'{"sub": "alice", "exp": NaN}').decode()
+    with pytest.raises(InvalidToken):
+        UnsecuredValidator({}).validate(f"{b64({'alg': 'none'})}.{claims}.", NOW_MS)
+
+
 def test_clock_skew_scope_and_principal_claim_options():
     v = UnsecuredValidator({"unsecuredValidatorAllowableClockSkewMs": "2000",
                             "unsecuredValidatorPrincipalClaimName": "client_id",

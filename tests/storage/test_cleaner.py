@@ -353,3 +353,22 @@ def test_a_round_whose_key_map_fills_cleans_up_to_what_it_mapped_and_the_next_ro
     assert cm.read_checkpoint(plog) == plog.active.base_offset
     assert latest(records(plog)) == before
     assert len(records(plog)) == 21  # one per key and the filler
+
+
+def test_a_round_whose_segments_are_deleted_under_it_gives_up_and_the_next_one_starts_over(open_log):
+    plog = open_log(_with(COMPACT, cleanup_policy=("compact", "delete")))
+    for i in range(60):
+        put(plog, f"k{i % 4}", f"v{i}")
+    roll_active(plog)
+    ltc = cm.plan(plog, T0)
+    steps = cm.clean(plog, ltc, T0, SETTINGS)
+    next(steps)  # the round has begun: mapping
+    low = plog.segments[2].base_offset
+    plog.delete_records(low)  # DeleteRecords removes the first segments meanwhile
+    for _ in steps:
+        pass
+    assert cm.read_checkpoint(plog) is None  # nothing swapped: no progress recorded
+    assert not list(plog.directory.glob("*.cleaned"))
+    assert [o for o, _, _ in records(plog)] == list(range(low, 61))
+    assert clean(plog)  # the next round starts from the new log start
+    assert latest(records(plog)) == {b"k0": b"v56", b"k1": b"v57", b"k2": b"v58", b"k3": b"v59", b"filler": b"x"}

@@ -60,6 +60,25 @@ class ConsumerGroupConfig:
     migration_policy: str = "bidirectional"  # group.consumer.migration.policy
 
 
+def consumer_group_config(session_timeout_ms: int, heartbeat_interval_ms: int,
+                          properties: dict[str, str]) -> ConsumerGroupConfig:
+    """The settings from the broker's properties: ``group.consumer.max.size``,
+    ``group.consumer.assignors`` (Kafka's class names or the assignors' names, the first the
+    default; others are ignored with a warning) and ``group.consumer.migration.policy``."""
+    assignors = []
+    for entry in properties.get("group.consumer.assignors", "").split(","):
+        name = entry.strip().rsplit(".", 1)[-1].lower().removesuffix("assignor")
+        if name in ASSIGNORS and name not in assignors:
+            assignors.append(name)
+        elif entry.strip():
+            log.warning("group.consumer.assignors: %s is not a server assignor kafka-shim has", entry.strip())
+    return ConsumerGroupConfig(
+        session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+        max_size=int(properties.get("group.consumer.max.size", 2**31 - 1)),
+        assignors=tuple(assignors) or DEFAULT_ASSIGNORS,
+        migration_policy=properties.get("group.consumer.migration.policy", "bidirectional").strip().lower())
+
+
 class HeartbeatRequest(NamedTuple):
     group_id: str
     member_id: str
