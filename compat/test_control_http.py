@@ -117,3 +117,22 @@ def test_crash_between_prepare_commit_and_markers_then_recovery(broker):
         assert got == [b"committed?"]
     finally:
         consumer.close()
+
+
+def test_oversized_or_malformed_requests_are_refused(tmp_path):
+    import socket
+
+    from shim.broker import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "d", listen="127.0.0.1:0", control_listen="127.0.0.1:0") as b:
+        host, port = b.broker.control_address
+
+        def raw(data: bytes) -> bytes:
+            with socket.create_connection((host, port), timeout=10) as s:
+                s.sendall(data)
+                return s.recv(65536)
+        assert raw(b"GET /v1/ops HTTP/1.1\r\nX: " + b"y" * 20_000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431")
+        assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n").startswith(b"HTTP/1.1 413")
+        assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").startswith(b"HTTP/1.1 411")
+        assert raw(b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
+        assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").startswith(b"HTTP/1.1 200")

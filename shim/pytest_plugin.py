@@ -40,7 +40,9 @@ def _brokers(request) -> int:
 
 @pytest.fixture
 def kafka_shim(request, tmp_path):
-    """A broker on 127.0.0.1 (free port) over a fresh data directory; ``.bootstrap_servers``."""
+    """A broker on 127.0.0.1 (free port) over a fresh data directory; ``.bootstrap_servers``, and
+    ``.control`` to inject faults (README.md, Fault injection): ``kafka_shim.control.close(api="Produce",
+    when="after")``, ``kafka_shim.control.wait(rule=1, fired=1)``."""
     # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000: a test's first rebalance need not wait.
     with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
                       kafka_version=_kafka_version(request), brokers=_brokers(request)) as broker:

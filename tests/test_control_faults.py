@@ -185,3 +185,15 @@ async def test_the_produce_error_response_names_each_partition(topics):
         (1, NOT_LEADER, -1), (0, NOT_LEADER, -1)]
     raw = await dispatch(topics, encode_request(RequestHeader(0, 9, 1, "c"), request))
     assert raw is not None
+
+
+async def test_armed_rules_are_bounded(node):
+    from shim.control.plane import MAX_LIVE_RULES
+
+    for _ in range(MAX_LIVE_RULES):
+        await op(node, "delay", ms=1, count=0)
+    with pytest.raises(ControlError, match="clear some first") as e:
+        await op(node, "delay", ms=1)
+    assert e.value.status == 409
+    assert len((await op(node, "clear"))["cleared"]) == MAX_LIVE_RULES
+    await op(node, "delay", ms=1)

@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ErrorCode
+from .args import ControlError
 from .faults import FaultTable, Match, Rule
 from .mirror import error_codes, error_response
 from .requestlog import RequestLog
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MAX_LIVE_RULES = 1000  # armed at once; each request is matched against them in turn
 CRASH_EXIT_CODE = 86  # the exit status of a process stopped at a crash point
 # Named points inside the broker where a crash can be armed (shim.control.ops: crash --point).
 CRASH_POINTS = {
@@ -108,6 +110,8 @@ class Control:
     # -- rules ------------------------------------------------------------------------------
 
     def arm(self, action: str, match: Match, **settings) -> Rule:
+        if len(self.faults.live) >= MAX_LIVE_RULES:
+            raise ControlError(f"{MAX_LIVE_RULES} rules are armed already; clear some first", status=409)
         rule = self.faults.arm(action, match, **settings)
         self.refresh()
         return rule
