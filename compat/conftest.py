@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 import selectors
 import signal
@@ -32,9 +33,24 @@ READY_PREFIX = "kafka-shim ready: bootstrap.servers="
 
 
 def pick_free_port() -> int:
+    """A free port; under --shim-brokers N the first of N free ports in a row (broker i listens on
+    port+i), so a kafka-shim restarted on it finds all of them."""
+    brokers = int(os.environ.get(BROKERS_ENV) or 1)
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if brokers == 1 or all(_free(port + i) for i in range(1, brokers)):
+            return port
+
+
+def _free(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 # -- a broker in a subprocess ------------------------------------------------------------------
@@ -155,7 +171,8 @@ class DroppingProxy:
 
     ``on_drop()`` runs (on the proxy's thread) just before a dropped connection is closed.
     With ``advertise``, Metadata responses are rewritten to name the proxy's port, for brokers
-    whose advertised port cannot be changed (a subprocess).
+    whose advertised port cannot be changed (a subprocess); in front of a cluster it listens on one
+    port per broker and each broker is advertised as its own proxy port.
     """
 
     def __init__(self, upstream_port: int, drop, *, advertise: bool = False, on_drop=None) -> None:
@@ -171,6 +188,8 @@ class DroppingProxy:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="dropping-proxy", daemon=True)
         self._tasks: set[asyncio.Task] = set()
+        self.ports: dict[int, int] = {}  # upstream broker port -> proxy port
+        self._servers: list = []
 
     def start(self) -> "DroppingProxy":
         self._thread.start()
@@ -178,12 +197,22 @@ class DroppingProxy:
         return self
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        upstreams = [self.upstream_port]
+        if self.advertise:  # every broker of a cluster behind a proxy port of its own
+            from compat.support import broker_addresses
+
+            addresses = await asyncio.to_thread(broker_addresses, f"127.0.0.1:{self.upstream_port}")
+            upstreams += [port for _, port in addresses if port != self.upstream_port]
+        for upstream in upstreams:
+            server = await asyncio.start_server(functools.partial(self._handle, upstream=upstream), "127.0.0.1", 0)
+            self._servers.append(server)
+            self.ports[upstream] = server.sockets[0].getsockname()[1]
+        self.port = self.ports[self.upstream_port]
 
     def stop(self) -> None:
         async def shutdown():
-            self._server.close()
+            for server in self._servers:
+                server.close()
             for t in list(self._tasks):
                 t.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -195,14 +224,14 @@ class DroppingProxy:
 
     def _rewrite_metadata(self, body: bytes, version: int) -> bytes:
         correlation_id, response = decode_response(body, 3, version)
-        brokers = tuple(dataclasses.replace(b, port=self.port) for b in response.brokers)
+        brokers = tuple(dataclasses.replace(b, port=self.ports.get(b.port, self.port)) for b in response.brokers)
         return encode_response(correlation_id, dataclasses.replace(response, brokers=brokers))
 
-    async def _handle(self, client_r, client_w) -> None:
+    async def _handle(self, client_r, client_w, upstream: int) -> None:
         self._tasks.add(asyncio.current_task())
         self.connections += 1
         try:
-            broker_r, broker_w = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+            broker_r, broker_w = await asyncio.open_connection("127.0.0.1", upstream)
         except OSError:
             client_w.close()
             return

@@ -18,7 +18,7 @@ from shim.storage.partition_log import LogConfig
 
 pytestmark = pytest.mark.shim_only("starts the kafka-shim command itself")
 
-READY = re.compile(r"^kafka-shim ready: bootstrap\.servers=127\.0\.0\.1:(\d+) data-dir=(.+)$")
+READY = re.compile(r"^kafka-shim ready: bootstrap\.servers=127\.0\.0\.1:(\d+)(?:,\S+)? data-dir=(.+)$")
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kafka-shim"
 
 

@@ -71,7 +71,7 @@ def test_slow_fetch_response_survives_segment_deletion(kafka_shim, deletion):
 
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
-    host, port = kafka_shim.bootstrap_servers.rsplit(":", 1)
+    host, port = kafka_shim.bootstrap_servers.split(",")[0].rsplit(":", 1)
     sock.connect((host, int(port)))
     sock.settimeout(30)
     try:

@@ -137,7 +137,7 @@ def test_lost_produce_responses_are_retried_without_duplicates(compat_target, wi
     produce = PRODUCE[client]
     if client == "java":  # skips here when there is no JDK or no client jars
         produce = functools.partial(produce, java_drivers=request.getfixturevalue("java_drivers"))
-    host, port = compat_target.bootstrap_servers.rsplit(":", 1)
+    host, port = compat_target.bootstrap_servers.split(",")[0].rsplit(":", 1)
     assert host in ("127.0.0.1", "localhost"), "the proxy forwards to a broker on this machine"
     drop = DROP_FOR.get(client, DROP)
     # Metadata answers are rewritten to name the proxy, so that every connection, not only the

@@ -177,8 +177,11 @@ def test_admin_topics(compat_target, client_name):
     prefix = f"{compat_target.prefix}-admin-{client_name}"
     obs = TOPICS[client_name](compat_target.bootstrap_servers, f"{prefix}-topic", f"{prefix}-doomed")
     assert obs["create_again"] == 36  # TOPIC_ALREADY_EXISTS, by every client
-    (node,) = obs["nodes"]  # one broker
-    assert obs["partitions"] == [(p, node, [node], [node]) for p in range(3)]
+    nodes = obs["nodes"]  # one broker, or a simulated cluster's (--shim-brokers)
+    assert len(nodes) == len(compat_target.bootstrap_servers.split(","))
+    leaders = [leader for _, leader, _, _ in obs["partitions"]]
+    assert obs["partitions"] == [(p, leader, [leader], [leader]) for p, leader in enumerate(leaders)]
+    assert len(set(leaders)) == min(3, len(nodes)) and set(leaders) <= set(nodes)  # spread over the brokers
     assert obs["internal"] is False
     if client_name != "aiokafka":  # see topics_aiokafka
         assert obs["topic_id"] is not None

@@ -159,7 +159,8 @@ def test_log_dirs_kafka_python(compat_target, kp_admin):
     for i in range(10):
         producer.send(topic, b"value-%d" % i, partition=1).get(timeout=20)
     producer.close()
-    [broker] = kp_admin.describe_log_dirs()
+    # the broker holding the topic (the only one, or on a cluster one that hosts it)
+    broker = next(b for b in kp_admin.describe_log_dirs() if any(t["name"] == topic for d in b["log_dirs"] for t in d["topics"]))
     [log_dir] = broker["log_dirs"]
     assert log_dir["error_code"] == 0 and log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
     mine = {p["partition_index"]: p for t in log_dir["topics"] if t["name"] == topic for p in t["partitions"]}

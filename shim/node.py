@@ -67,6 +67,7 @@ class Node:
         self.node_ids = tuple(range(config.node_id, config.node_id + config.brokers))
         # node id -> listener name -> advertised (host, port); the first node's is ``endpoints``
         self.node_endpoints: dict[int, dict[str, tuple[str, int]]] = {config.node_id: self.endpoints}
+        self._node_ports: dict[int, dict[str, int]] = {}  # the other brokers' bound ports by listener name
         self.cluster = Cluster(
             self.node_ids, meta_dir, lambda t, p: self.logs.logs.get((t, p)), lambda: list(self.logs.logs),
             offsets_partitions=config.offsets_topic_num_partitions,
@@ -115,6 +116,11 @@ class Node:
             host = advertised.host if advertised else (self.config.advertised_host or listener.host)
             host = socket.getfqdn() if host in ("", "0.0.0.0", "::") else host
             self.node_endpoints.setdefault(node_id, {})[listener.name] = (host, port)
+            ports = self._node_ports.setdefault(node_id, {})
+            ports[listener.name] = port
+            self.broker_configs.node_static[node_id] = {  # what DescribeConfigs shows for that broker
+                "node.id": str(node_id), "broker.id": str(node_id),
+                "listeners": ",".join(f"{l.name}://{l.host}:{ports[l.name]}" for l in self.listeners if l.name in ports)}
             return
         self.bound_ports[listener.name] = port
         advertised = self._advertised.get(listener.name)

@@ -35,7 +35,8 @@ def _entries(node, r, synonyms, documentation, node_id):
         return describe.topic_entries(info.configs, node.broker_configs, keys, synonyms, documentation)
     if r.resource_type == BROKER:
         node.broker_configs.check_resource(r.resource_name, node_id)
-        return describe.broker_entries(node.broker_configs, r.resource_name, keys, synonyms, documentation)
+        configs = node.broker_configs.for_node(node_id) if r.resource_name else node.broker_configs
+        return describe.broker_entries(configs, r.resource_name, keys, synonyms, documentation)
     if r.resource_type == BROKER_LOGGER:
         if not r.resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Broker id must not be empty")

@@ -8,6 +8,7 @@ Dynamic configs are kept in ``__cluster_metadata/broker-configs.json``, replaced
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Mapping
@@ -28,12 +29,23 @@ class BrokerConfigs:
         self.node_id = node_id
         self.release = release  # the emulated Kafka release: which configs are dynamic
         self.static = dict(static)
+        self.node_static: dict[int, dict[str, str]] = {}  # other brokers of a simulated cluster: their own values
         self.per_broker: dict[str, str] = {}
         self.cluster_default: dict[str, str] = {}
         if self.path.exists():
             data = json.loads(self.path.read_text())
             self.per_broker = data.get("broker", {})
             self.cluster_default = data.get("default", {})
+
+    def for_node(self, node_id: int) -> "BrokerConfigs":
+        """The configs as broker ``node_id`` of a simulated cluster shows them (shim.cluster): its
+        own node.id, broker.id and listeners over the shared layers (read-only)."""
+        own = self.node_static.get(node_id)
+        if not own:
+            return self
+        view = copy.copy(self)
+        view.static = {**self.static, **own}
+        return view
 
     def merged(self) -> dict[str, str]:
         """Every property set in some layer, with the value of the highest layer."""

@@ -243,3 +243,11 @@ async def test_each_broker_describes_its_own_broker_configs(node):
 
     assert await describe(1, "1") == ErrorCode.none
     assert await describe(0, "1") == ErrorCode.invalid_request  # Kafka: only the broker itself describes it
+
+
+async def test_a_broker_describes_its_own_id_and_listeners(node):
+    node.bound(node.listeners[0], 9101, 1)
+    r = await call(node, 1, 32, 4, lambda m: m.DescribeConfigsRequest(resources=(m.DescribeConfigsResource(
+        resource_type=4, resource_name="1", configuration_keys=("node.id", "listeners")),),
+        include_synonyms=False, include_documentation=False))
+    assert {c.name: c.value for c in r.results[0].configs} == {"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:9101"}

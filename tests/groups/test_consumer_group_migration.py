@@ -119,3 +119,15 @@ def test_classic_member_commits_with_its_generation(gc):
     one = {(TOPIC, 0): OffsetAndMetadata(3)}
     assert gc.commit_offsets("g", m1, None, generation, one, T0, version=7) == {(TOPIC, 0): E.none}
     assert gc.commit_offsets("g", m1, None, generation + 5, one, T0) == {(TOPIC, 0): E.illegal_generation}
+
+
+async def test_consumer_group_describe_names_each_members_protocol(nodes):
+    from group_helpers import call
+
+    node = nodes(kafka_version="4.1")
+    node.logs.create_topic(TOPIC, 6)
+    (m1, m2), _ = classic_group(node.groups)
+    consumer_join(node.groups)
+    d = await call(node, 69, 1, group_ids=("g",), include_authorized_operations=False)
+    assert sorted((m.member_id, m.member_type) for m in d.groups[0].members) == sorted(
+        [(m1, 0), (m2, 0), ("new", 1)])
