@@ -258,6 +258,10 @@ SCENARIOS: list[Scenario] = [
              "create, describe, renew and expire delegation tokens over a PLAINTEXT listener fail with "
              "UnsupportedByAuthenticationException (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED).",
              ("java",)),
+    Scenario("admin.client_metrics_resources", "ListClientMetricsResources",
+             "listClientMetricsResources on a cluster without client-metrics configs lists none (KIP-714; "
+             "ListConfigResources v0 since Kafka 4.1).",
+             ("java",)),
     Scenario("admin.unregister_broker", "UnregisterBroker",
              "unregisterBroker of an id no broker has fails with BrokerIdNotRegisteredException.",
              ("java",)),
