@@ -39,7 +39,8 @@ def handle(ctx, request):
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
-    topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused else _topic(ctx, name, allow_create, want_ops)
+    topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                   else _topic(ctx, name, allow_create, want_ops)
                    for name in names)
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
