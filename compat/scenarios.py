@@ -130,6 +130,15 @@ SCENARIOS: list[Scenario] = [
              "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
              "with the same member and group epochs.",
              ("confluent-kafka", "java")),
+    Scenario("share.groups", "share groups (KIP-932): queues with per-group isolation",
+             "Against Kafka 4.1 emulation with share.version=1, three ShareConsumers of one group share a topic "
+             "and every record is delivered once; in explicit mode a released record comes back with a higher "
+             "delivery count, a rejected one never does and one released every time is delivered five times "
+             "(group.share.delivery.count.limit) and archived; a read_committed and a read_uncommitted share group "
+             "(share.isolation.level set through IncrementalAlterConfigs on the GROUP) read a topic a "
+             "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
+             "record, the second sees them all.",
+             ("confluent-kafka",)),
     Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
              "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "
              "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "

@@ -1,0 +1,144 @@
+"""Share groups (KIP-932) with confluent-kafka's ShareConsumer against Kafka 4.1 emulation.
+
+Several consumers of one group share a topic and every record is delivered once; in explicit
+acknowledgement mode a released record comes back with a higher delivery count, a rejected one
+never does, and a record released every time is delivered ``group.share.delivery.count.limit`` (5)
+times and then archived. The seed scenario: a transactional producer commits, aborts and leaves a
+transaction open while a read_committed and a read_uncommitted share group consume the topic; the
+first never sees an aborted or open-transaction record, the second sees them all. Share groups are
+turned on with share.version=1 (UpdateFeatures) and ``share.auto.offset.reset=earliest`` is set
+as a group config through the AdminClient. Synchronised on consumed records and described members.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from compat.groups_support import create_topic
+from compat.share_support import (
+    describe_share_group, enable_share_groups, poll_until, produce, set_group_configs, share_consumer,
+)
+
+pytest.importorskip("confluent_kafka")
+
+pytestmark = pytest.mark.compat(client="confluent-kafka", scenario="share.groups")
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    from shim import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path_factory.mktemp("share"), listen="127.0.0.1:0", kafka_version="4.1") as b:
+        enable_share_groups(b.bootstrap_servers)
+        yield b
+
+
+def test_consumers_share_a_topic_and_every_record_is_delivered_once(broker):
+    bs = broker.bootstrap_servers
+    create_topic(bs, "shared", 3)
+    set_group_configs(bs, "g-shared", share_auto_offset_reset="earliest")
+    consumers = [share_consumer(bs, "g-shared") for _ in range(3)]
+    try:
+        for c in consumers:
+            c.subscribe(["shared"])
+        poll_until(consumers, lambda: len(describe_share_group(bs, "g-shared").members) == 3
+                   and all(m.assignment.topic_partitions for m in describe_share_group(bs, "g-shared").members))
+        produce(bs, "shared", [(p, b"r%d-%d" % (p, i)) for p in range(3) for i in range(20)])
+        seen = collections.Counter()
+        by_consumer = collections.Counter()
+
+        def record(i, c, m):
+            seen[m.value()] += 1
+            by_consumer[i] += 1
+
+        poll_until(consumers, lambda: len(seen) == 60, record)
+        assert set(seen.values()) == {1}
+        assert len(by_consumer) == 3  # each member was assigned a partition of its own and read it
+    finally:
+        for c in consumers:
+            c.close()
+
+
+def test_release_reject_and_the_delivery_limit(broker):
+    from confluent_kafka import AcknowledgeType
+
+    bs = broker.bootstrap_servers
+    create_topic(bs, "acks", 1)
+    set_group_configs(bs, "g-acks", share_auto_offset_reset="earliest")
+    produce(bs, "acks", [(0, b"keep%d" % i) for i in range(4)] + [(0, b"release-once"), (0, b"reject"),
+                                                                  (0, b"release-always")])
+    c = share_consumer(bs, "g-acks", explicit=True)
+    deliveries = collections.defaultdict(list)
+
+    def handle(_, consumer, m):
+        deliveries[m.value()].append(m.delivery_count())
+        if m.value() == b"reject":
+            consumer.acknowledge(m, AcknowledgeType.REJECT)
+        elif m.value() == b"release-always" or (m.value() == b"release-once" and m.delivery_count() == 1):
+            consumer.acknowledge(m, AcknowledgeType.RELEASE)
+        else:
+            consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+
+    try:
+        c.subscribe(["acks"])
+        poll_until([c], lambda: len(deliveries[b"release-always"]) == 5 and deliveries[b"release-once"] == [1, 2],
+                   handle)
+        c.commit_sync()
+        produce(bs, "acks", [(0, b"sentinel")])  # redeliveries come before newer records
+        poll_until([c], lambda: b"sentinel" in deliveries, handle)
+        c.commit_sync()
+    finally:
+        c.close()
+    assert deliveries[b"release-always"] == [1, 2, 3, 4, 5]  # then archived: the limit held
+    assert deliveries[b"release-once"] == [1, 2]
+    assert deliveries[b"reject"] == [1]
+    assert all(deliveries[b"keep%d" % i] == [1] for i in range(4))
+
+
+def test_seed_scenario_read_committed_and_read_uncommitted_share_groups(broker):
+    import confluent_kafka as ck
+
+    bs = broker.bootstrap_servers
+    create_topic(bs, "orders", 1)
+    set_group_configs(bs, "business", share_auto_offset_reset="earliest", share_isolation_level="read_committed")
+    set_group_configs(bs, "monitoring", share_auto_offset_reset="earliest")
+    producer = ck.Producer({"bootstrap.servers": bs, "transactional.id": "orders-tx"})
+    producer.init_transactions(30)
+
+    def transaction(values, commit):
+        producer.begin_transaction()
+        for v in values:
+            producer.produce("orders", value=v, partition=0)
+        producer.flush(30)
+        if commit is True:
+            producer.commit_transaction(30)
+        elif commit is False:
+            producer.abort_transaction(30)
+
+    committed = [b"c%d" % i for i in range(5)]
+    aborted = [b"a%d" % i for i in range(5)]
+    open_txn = [b"o%d" % i for i in range(3)]
+    business, monitoring = share_consumer(bs, "business"), share_consumer(bs, "monitoring")
+    seen = {"business": [], "monitoring": []}
+    try:
+        business.subscribe(["orders"])
+        monitoring.subscribe(["orders"])
+        transaction(committed[:3], True)
+        transaction(aborted, False)
+        transaction(committed[3:], True)
+        transaction(open_txn, None)  # left open while both groups read
+        poll_until([business, monitoring], lambda: set(seen["monitoring"]) >= set(committed + aborted + open_txn),
+                   lambda i, c, m: seen["business" if i == 0 else "monitoring"].append(m.value()))
+        poll_until([business], lambda: set(seen["business"]) >= set(committed),
+                   lambda i, c, m: seen["business"].append(m.value()))
+        producer.abort_transaction(30)
+        transaction([b"end"], True)
+        poll_until([business, monitoring], lambda: b"end" in seen["business"] and b"end" in seen["monitoring"],
+                   lambda i, c, m: seen["business" if i == 0 else "monitoring"].append(m.value()))
+    finally:
+        business.close()
+        monitoring.close()
+    assert sorted(seen["business"]) == sorted(committed + [b"end"])
+    assert sorted(seen["monitoring"]) == sorted(committed + aborted + open_txn + [b"end"])
