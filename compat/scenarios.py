@@ -135,7 +135,7 @@ SCENARIOS: list[Scenario] = [
              "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "
              "with JoinGroup/SyncGroup while the broker assigns 2/2/2; when it leaves the group is classic again "
              "and the two members are back at 3/3; each record reaches its partition's owner once, commits hold.",
-             ("confluent-kafka",)),
+             ("confluent-kafka", "java")),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "

@@ -81,8 +81,10 @@ class Node:
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self.oauth_validator = validator_from_config(config)
         self.acls = AclStore(self.logs.meta_dir)
-        self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
-                                             config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
+        self.authorizer = None  # no authorizer.class.name: everything allowed, the ACL APIs SECURITY_DISABLED
+        if config.authorizer_class_name:
+            self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
+                                                 config.allow_everyone_if_no_acl_found)
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
         self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
