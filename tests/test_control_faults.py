@@ -226,3 +226,17 @@ async def test_filter_by_transactional_id(topics):
     await op(node, "error", api="InitProducerId", error="COORDINATOR_NOT_AVAILABLE", transactional_id="b", count=0)
     assert (await init_producer_id(node, "a")).error_code == ErrorCode.none
     assert (await init_producer_id(node, "b")).error_code == ErrorCode.coordinator_not_available
+
+
+async def test_the_async_broker_has_the_same_operations(tmp_path):
+    from shim.broker import Broker
+
+    async with Broker(data_dir=tmp_path / "b", listen="127.0.0.1:0") as b:
+        rule = await b.control.delay(ms=1, count=0)
+        assert (rule["delay_ms"], rule["count"]) == (1, 0)
+        assert [r["rule"] for r in (await b.control.faults())["rules"]] == [rule["rule"]]
+        assert {"fence", "hold_markers", "wait"} <= set(dir(b.control))
+        with pytest.raises(AttributeError):
+            b.control.no_such_operation
+        with pytest.raises(ControlError, match="ms is required"):
+            await b.control.delay()
