@@ -142,3 +142,83 @@ def test_seed_scenario_read_committed_and_read_uncommitted_share_groups(broker):
         monitoring.close()
     assert sorted(seen["business"]) == sorted(committed + [b"end"])
     assert sorted(seen["monitoring"]) == sorted(committed + aborted + open_txn + [b"end"])
+
+
+def test_an_expired_lock_redelivers_to_another_member(tmp_path):
+    """A member that holds records without acknowledging them loses them when the acquisition lock
+    (here group.share.record.lock.duration.ms=1500 on the broker) expires: another member gets them
+    with delivery count 2, while the first is still in the group."""
+    from shim import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "share", listen="127.0.0.1:0", kafka_version="4.1",
+                      extra={"group.share.record.lock.duration.ms": "1500"}) as b:
+        bs = b.bootstrap_servers
+        enable_share_groups(bs)
+        create_topic(bs, "locks", 1)
+        set_group_configs(bs, "g-locks", share_auto_offset_reset="earliest")
+        produce(bs, "locks", [(0, b"x%d" % i) for i in range(3)])
+        holder, other = share_consumer(bs, "g-locks", explicit=True), share_consumer(bs, "g-locks", explicit=True)
+        held, redelivered = [], []
+        try:
+            holder.subscribe(["locks"])
+            poll_until([holder], lambda: len(held) == 3, lambda i, c, m: held.append((m.value(), m.delivery_count())))
+            other.subscribe(["locks"])  # the holder never acknowledges nor polls again
+
+            def take(i, c, m):
+                redelivered.append((m.value(), m.delivery_count()))
+                c.acknowledge(m)
+
+            poll_until([other], lambda: len(redelivered) == 3, take)
+            other.commit_sync()
+            assert len(describe_share_group(bs, "g-locks").members) == 2  # the holder is still a member
+        finally:
+            other.close()
+            holder.close()
+        assert sorted(held) == [(b"x0", 1), (b"x1", 1), (b"x2", 1)]
+        assert sorted(redelivered) == [(b"x0", 2), (b"x1", 2), (b"x2", 2)]
+
+
+@pytest.mark.parametrize("clean", [True, False], ids=["clean", "kill-9"])
+def test_acknowledgements_survive_a_broker_restart(shim_process, free_port, tmp_path, clean):
+    """Records a share consumer accepted stay delivered after the broker restarts (clean or kill -9);
+    the ones it released come back to the group once more, with their delivery count."""
+    import signal
+
+    from confluent_kafka import AcknowledgeType
+
+    port, data_dir = free_port(), tmp_path / "broker"
+    broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1"))
+    bs = broker.wait_ready()
+    enable_share_groups(bs)
+    create_topic(bs, "durable", 1)
+    set_group_configs(bs, "g-durable", share_auto_offset_reset="earliest")
+    produce(bs, "durable", [(0, b"d%d" % i) for i in range(10)])
+    first = share_consumer(bs, "g-durable", explicit=True)
+    seen = []
+
+    def half(_, c, m):
+        seen.append(m.value())
+        c.acknowledge(m, AcknowledgeType.ACCEPT if int(m.value()[1:]) < 5 else AcknowledgeType.RELEASE)
+
+    first.subscribe(["durable"])
+    poll_until([first], lambda: len(seen) >= 10, half)
+    first.commit_sync()
+    first.close()
+    if clean:
+        broker.send_signal(signal.SIGTERM)
+        assert broker.wait() == 0
+    else:
+        broker.kill9()
+    broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1"))
+    bs = broker.wait_ready()
+    second = share_consumer(bs, "g-durable")
+    again = []
+    try:
+        second.subscribe(["durable"])
+        poll_until([second], lambda: len(again) >= 5, lambda i, c, m: again.append((m.value(), m.delivery_count())))
+        produce(bs, "durable", [(0, b"after")])
+        poll_until([second], lambda: any(v == b"after" for v, _ in again),
+                   lambda i, c, m: again.append((m.value(), m.delivery_count())))
+    finally:
+        second.close()
+    assert sorted(again) == sorted([(b"d%d" % i, 2) for i in range(5, 10)] + [(b"after", 1)])

@@ -16,7 +16,7 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import consumer_group_config
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
-from .coordinators.share import GroupConfigs, ShareCoordinator, share_settings
+from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
@@ -106,7 +106,7 @@ class Node:
         self.groups.load(now_ms())
         settings = share_settings(config.extra)
         self.share = ShareCoordinator(settings, GroupConfigs(meta_dir / "group-configs.json", settings),
-                                      self._partition_count)
+                                      self._partition_count, ShareStateStore(meta_dir))
         self.share.on_release = self.changes.changed
         self.control = Control(self)
         self.txn.probe = self.control.probe

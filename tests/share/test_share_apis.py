@@ -199,3 +199,25 @@ async def test_find_coordinator_for_a_share_partition_key(share_node):
     r = await call(share_node, 10, 6, key_type=2, coordinator_keys=(key, "no-colons"))
     assert r.coordinators[0].error_code == ErrorCode.none and r.coordinators[0].node_id == share_node.config.node_id
     assert r.coordinators[1].error_code == ErrorCode.invalid_request
+
+
+async def test_acknowledged_state_survives_a_crash(tmp_path):
+    from node_support import NodeFactory
+
+    nodes = NodeFactory(tmp_path / "data", kafka_version="4.1")
+    first = nodes()
+    first.logs.create_topic(TOPIC, 2)
+    first.finalize_features({"share.version": 1})
+    first.share.configs.alter("g", [_set("share.auto.offset.reset", "earliest")], False)
+    await produce(first, 0, b"a", b"b", b"c", b"d")
+    assert acquired(await share_fetch(first, "m1", 0)) == [(0, 3, 1)]
+    r = await share_ack(first, "m1", 1, 0, [(0, 1, (1, 3)), (2, 2, (2,))])  # accept, reject, release; 3 held
+    assert r.responses[0].partitions[0].error_code == ErrorCode.none
+    nodes.crash(first)
+    again = nodes()
+    try:
+        # acknowledged and archived stay done; the released and the held one come back, counted
+        assert acquired(await share_fetch(again, "m2", 0)) == [(2, 3, 2)]
+        assert again.share.partitions[("g", TOPIC, 0)].start_offset == 2
+    finally:
+        nodes.crash_all()

@@ -2,5 +2,6 @@
 
 from .configs import GroupConfigs, ShareSettings, share_settings
 from .coordinator import ShareCoordinator
+from .store import ShareStateStore
 
-__all__ = ["GroupConfigs", "ShareCoordinator", "ShareSettings", "share_settings"]
+__all__ = ["GroupConfigs", "ShareCoordinator", "ShareSettings", "ShareStateStore", "share_settings"]

@@ -2,8 +2,9 @@
 
 Kafka splits this between the group coordinator (membership: GroupMetadataManager's share-group
 part), the broker's SharePartitionManager (sessions, acquisition) and the share coordinator
-(durable state in ``__share_group_state``). kafka-shim keeps the three together and in memory: share
-state does not survive a restart (see shim/apis/NOT_IMPLEMENTED.md).
+(durable state in ``__share_group_state``). kafka-shim keeps the three together; the share-partition
+state is durable (:mod:`.store`), membership and sessions are not: after a restart members join
+again (see shim/apis/NOT_IMPLEMENTED.md).
 
 Acquisition (Kafka: SharePartition.acquire, ShareFetchUtils): a share fetch reads whole batches from
 the partition's first AVAILABLE offset, or from the first offset never fetched, up to the high
@@ -24,6 +25,7 @@ from .configs import GroupConfigs, ShareSettings
 from .group import ShareGroup
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
+from .store import ShareStateStore, encode, restore
 
 CONTROL_FLAG = 0x20
 READ_COMMITTED = "read_committed"
@@ -36,8 +38,11 @@ class Acquired:
 
 
 class ShareCoordinator:
-    def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count) -> None:
+    def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count,
+                 store: ShareStateStore | None = None) -> None:
         self.settings = settings
+        self.store = store or ShareStateStore(None)
+        self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.groups: dict[str, ShareGroup] = {}
@@ -75,6 +80,7 @@ class ShareCoordinator:
         for (g, _, _), sp in self.partitions.items():
             if g == group_id:
                 sp.release_member(member_id)
+        self._persist(group_id)
         self._released()
 
     # -- acquisition ----------------------------------------------------------------------------
@@ -89,6 +95,9 @@ class ShareCoordinator:
             sp = self.partitions[key] = SharePartition(
                 start, lock_duration_ms=lock_ms, delivery_count_limit=self.settings.delivery_count_limit,
                 max_in_flight=self.settings.max_record_locks)
+            saved = self._saved.get(group_id, {}).pop((topic, partition), None)
+            if saved is not None:
+                restore(sp, saved)
         return sp
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
@@ -133,11 +142,14 @@ class ShareCoordinator:
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int, batches, now_ms: int) -> None:
         """``batches``: (first offset, last offset, acknowledge types) of one partition."""
-        sp = self.partitions.get((group_id, topic, partition))
-        if sp is None:
+        key = (group_id, topic, partition)
+        if key not in self.partitions:
             raise KafkaError(ErrorCode.invalid_record_state, "no records of this partition were acquired")
+        changed = self.partitions[key].copy()
         for first, last, types in batches:
-            sp.acknowledge(member_id, first, last, list(types), now_ms)
+            changed.acknowledge(member_id, first, last, list(types), now_ms)
+        self._persist(group_id, {(topic, partition): changed})
+        self.partitions[key] = changed
         self._released()
 
     def close_session(self, group_id: str, member_id: str) -> None:
@@ -147,6 +159,7 @@ class ShareCoordinator:
                 sp = self.partitions.get((group_id, topic, partition))
                 if sp is not None:
                     sp.release_member(member_id)
+            self._persist(group_id)
             self._released()
 
     # -- timers ---------------------------------------------------------------------------------
@@ -158,7 +171,10 @@ class ShareCoordinator:
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id)
-        if [sp for sp in self.partitions.values() if sp.expire(now_ms)]:
+        expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
+        for group_id in sorted(expired):
+            self._persist(group_id)
+        if expired:
             self._released()
         return self.next_deadline()
 
@@ -167,6 +183,14 @@ class ShareCoordinator:
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
         deadlines.append(self.sessions.next_deadline())
         return min(deadlines, default=NO_DEADLINE)
+
+    def _persist(self, group_id: str, changed: dict | None = None) -> None:
+        """The one write path of share state: the group's whole file, with ``changed`` partitions
+        ((topic, partition) -> SharePartition) in place of the live ones."""
+        states = {(t, p): state for (t, p), state in self._saved.get(group_id, {}).items()}
+        states.update({(t, p): encode(sp) for (g, t, p), sp in self.partitions.items() if g == group_id})
+        states.update({tp: encode(sp) for tp, sp in (changed or {}).items()})
+        self.store.write(group_id, states)
 
     def _deadline_set(self, deadline: int) -> None:
         if self.on_earlier_deadline is not None and deadline < NO_DEADLINE:

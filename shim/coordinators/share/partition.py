@@ -74,6 +74,15 @@ class SharePartition:
         self.records: dict[int, InFlight] = {}  # offset >= start_offset -> its state
         self.end_offset = start_offset  # the first offset never fetched
 
+    def copy(self) -> "SharePartition":
+        """A copy to change before the change is persisted (compute, persist, then apply)."""
+        other = SharePartition(self.start_offset, lock_duration_ms=self.lock_duration_ms,
+                               delivery_count_limit=self.delivery_count_limit, max_in_flight=self.max_in_flight)
+        other.end_offset = self.end_offset
+        other.records = {o: InFlight(r.state, r.delivery_count, r.member_id, r.lock_deadline)
+                         for o, r in self.records.items()}
+        return other
+
     # -- what to fetch --------------------------------------------------------------------------
 
     def next_fetch_offset(self, now_ms: int) -> int | None:
