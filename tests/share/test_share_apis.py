@@ -221,3 +221,12 @@ async def test_acknowledged_state_survives_a_crash(tmp_path):
         assert again.share.partitions[("g", TOPIC, 0)].start_offset == 2
     finally:
         nodes.crash_all()
+
+
+async def test_list_groups_names_share_groups(share_node):
+    await heartbeat(share_node, "m1", 0)
+    r = await call(share_node, 16, 5, states_filter=(), types_filter=())
+    assert [(g.group_id, g.protocol_type, g.group_state, g.group_type) for g in r.groups] == [
+        ("g", "share", "Stable", "share")]
+    assert (await call(share_node, 16, 5, states_filter=(), types_filter=("classic",))).groups == ()
+    assert (await call(share_node, 16, 5, states_filter=("empty",), types_filter=("share",))).groups == ()
