@@ -11,7 +11,8 @@ available again.
 Served where the emulated Kafka serves it (4.1) and, as Kafka 4.1 does, only once ``share.version``
 1 is finalized (UpdateFeatures); before that every request is UNSUPPORTED_VERSION. READ on the
 group (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every subscribed topic
-(TOPIC_AUTHORIZATION_FAILED) are required.
+(TOPIC_AUTHORIZATION_FAILED) are required. A group id a classic or consumer group already has is
+GROUP_ID_NOT_FOUND ("... is not a share group."), as Kafka's one namespace of groups answers.
 """
 
 from ..cluster import GROUP
@@ -41,6 +42,8 @@ def handle(ctx, request):
     if not ctx.coordinates(GROUP, request.group_id):
         return _error(ctx, ErrorCode.not_coordinator)
     share = ctx.node.share
+    if _other_type(ctx, request.group_id):  # Kafka: one namespace for every group type
+        return _error(ctx, ErrorCode.group_id_not_found, f"Group {request.group_id} is not a share group.")
     try:
         r = share.heartbeat(request.group_id, request.member_id, request.member_epoch, names, request.rack_id,
                             (ctx.header.client_id or "", ctx.client_host), now_ms())
@@ -54,6 +57,11 @@ def handle(ctx, request):
     return ctx.response(error_code=ErrorCode.none, error_message=None, member_id=r.member_id,
                         member_epoch=r.member_epoch, heartbeat_interval=share.heartbeat_interval_ms(request.group_id),
                         assignment=assignment)
+
+
+def _other_type(ctx, group_id) -> bool:
+    groups = ctx.node.groups
+    return group_id not in ctx.node.share.groups and (group_id in groups.groups or group_id in groups.consumer.groups)
 
 
 def _invalid(request) -> str | None:

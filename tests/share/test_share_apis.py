@@ -230,3 +230,14 @@ async def test_list_groups_names_share_groups(share_node):
         ("g", "share", "Stable", "share")]
     assert (await call(share_node, 16, 5, states_filter=(), types_filter=("classic",))).groups == ()
     assert (await call(share_node, 16, 5, states_filter=("empty",), types_filter=("share",))).groups == ()
+
+
+async def test_a_classic_groups_id_is_not_a_share_group(share_node):
+    r = await call(share_node, 11, 9, group_id="classic", session_timeout=10_000, rebalance_timeout=10_000,
+                   member_id="", group_instance_id=None, protocol_type="consumer",
+                   protocols=(request_module(11, 9).JoinGroupRequestProtocol(name="range", metadata=b""),),
+                   reason=None)
+    assert r.error_code in (ErrorCode.member_id_required, ErrorCode.none)
+    hb = await heartbeat(share_node, "m1", 0, group="classic")
+    assert hb.error_code == ErrorCode.group_id_not_found
+    assert hb.error_message == "Group classic is not a share group."

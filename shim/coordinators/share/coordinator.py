@@ -60,9 +60,9 @@ class ShareCoordinator:
                 raise KafkaError(ErrorCode.unknown_member_id, f"Group {group_id} not found.")
             group = self.groups[group_id] = ShareGroup(group_id)
         timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
+        # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
+        # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
         result = group.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms, timeout, self.partition_count)
-        if epoch == -1:
-            self._member_gone(group_id, member_id)
         self._deadline_set(now_ms + timeout)
         return result
 
