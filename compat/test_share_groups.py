@@ -235,3 +235,30 @@ def test_acknowledgements_survive_a_broker_restart(shim_process, free_port, tmp_
     finally:
         second.close()
     assert sorted(again) == sorted([(b"d%d" % i, 2) for i in range(5, 10)] + [(b"after", 1)])
+
+
+def test_close_delivers_the_last_acknowledgements(broker):
+    """Acknowledgements still pending at close() (explicit mode, not committed) are sent by close()
+    itself; they reach the broker whatever the order of the leave heartbeat and the final
+    ShareAcknowledge, so the next member of the group gets only what came after."""
+    bs = broker.bootstrap_servers
+    create_topic(bs, "closing", 1)
+    set_group_configs(bs, "g-closing", share_auto_offset_reset="earliest")
+    produce(bs, "closing", [(0, b"k%d" % i) for i in range(5)])
+    first, got = share_consumer(bs, "g-closing", explicit=True), []
+
+    def accept(i, c, m):
+        got.append(m.value())
+        c.acknowledge(m)
+
+    first.subscribe(["closing"])
+    poll_until([first], lambda: len(got) == 5, accept)
+    first.close()  # sends the five acceptances
+    produce(bs, "closing", [(0, b"next")])
+    second, later = share_consumer(bs, "g-closing"), []
+    try:
+        second.subscribe(["closing"])
+        poll_until([second], lambda: b"next" in later, lambda i, c, m: later.append(m.value()))
+    finally:
+        second.close()
+    assert later == [b"next"]
