@@ -130,12 +130,21 @@ SCENARIOS: list[Scenario] = [
              "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
              "with the same member and group epochs.",
              ("confluent-kafka", "java")),
+    Scenario("share.groups", "share groups (KIP-932): queues with per-group isolation",
+             "Against Kafka 4.1 emulation with share.version=1, three ShareConsumers of one group share a topic "
+             "and every record is delivered once; in explicit mode a released record comes back with a higher "
+             "delivery count, a rejected one never does and one released every time is delivered five times "
+             "(group.share.delivery.count.limit) and archived; a read_committed and a read_uncommitted share group "
+             "(share.isolation.level set through IncrementalAlterConfigs on the GROUP) read a topic a "
+             "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
+             "record, the second sees them all.",
+             ("confluent-kafka",)),
     Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
              "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "
              "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "
              "with JoinGroup/SyncGroup while the broker assigns 2/2/2; when it leaves the group is classic again "
              "and the two members are back at 3/3; each record reaches its partition's owner once, commits hold.",
-             ("confluent-kafka",)),
+             ("confluent-kafka", "java")),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
@@ -257,6 +266,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.delegation_tokens", "delegation tokens over PLAINTEXT",
              "create, describe, renew and expire delegation tokens over a PLAINTEXT listener fail with "
              "UnsupportedByAuthenticationException (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED).",
+             ("java",)),
+    Scenario("admin.client_metrics_resources", "ListClientMetricsResources",
+             "listClientMetricsResources on a cluster without client-metrics configs lists none (KIP-714; "
+             "ListConfigResources v0 since Kafka 4.1).",
              ("java",)),
     Scenario("admin.unregister_broker", "UnregisterBroker",
              "unregisterBroker of an id no broker has fails with BrokerIdNotRegisteredException.",

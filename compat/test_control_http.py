@@ -136,3 +136,15 @@ def test_oversized_or_malformed_requests_are_refused(tmp_path):
         assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").startswith(b"HTTP/1.1 411")
         assert raw(b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
         assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").startswith(b"HTTP/1.1 200")
+
+
+def test_a_control_port_in_use_stops_the_start(shim_process, tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        p = shim_process(tmp_path / "data", args=["--control-listen", f"127.0.0.1:{port}"])
+        assert p.wait(30) == 2
+    assert "kafka-shim:" in p.stderr and "address already in use" in p.stderr.lower()

@@ -77,3 +77,8 @@ def test_delegation_tokens_over_plaintext(observed):
 def test_unregister_unknown_broker(observed):
     obs = observed("admin.unregister_broker")
     assert error(obs["unknown"]) == "BrokerIdNotRegisteredException"
+
+
+@pytest.mark.compat(scenario="admin.client_metrics_resources")
+def test_list_client_metrics_resources(observed):
+    assert observed("admin.client_metrics_resources")["listed"] == 0  # no CLIENT_METRICS configs exist

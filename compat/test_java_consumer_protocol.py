@@ -4,7 +4,8 @@ the ``java4`` extra) against Kafka 4.1 emulation: compat/java/GroupProtocolDrive
 resumed, the group described as a consumer group) and ``consumer_protocol.eos``
 (sendOffsetsToTransaction with the member's epoch; commit moves the offset, abort does not) and
 ``consumer_protocol.regex`` (subscribe(SubscriptionPattern), resolved by the broker, follows a
-topic created later)."""
+topic created later) and ``consumer_protocol.migration`` (two classic members, a consumer-protocol
+member joins and leaves: classic -> consumer -> classic, as the Admin client describes it)."""
 
 from __future__ import annotations
 
@@ -24,15 +25,30 @@ def java4(tmp_path_factory) -> javarun.JavaDrivers:
         pytest.skip(str(exc))
 
 
-@pytest.mark.compat(scenario="consumer.group_protocol_consumer")
-def test_kafka_clients_4_consumer_protocol(tmp_path, java4):
+def run(tmp_path, java4, scenarios):
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
                            group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
                            transaction_abort_check_interval_ms=200) as broker:
-        out = java4.run("GroupProtocolDriver", ["consumer_protocol.rebalance", "consumer_protocol.eos",
-                                                "consumer_protocol.regex"],
-                        broker.bootstrap_servers, timeout=300, prefix="kip848", parallel=2, timeout_s=180)
+        out = java4.run("GroupProtocolDriver", scenarios, broker.bootstrap_servers, timeout=300, prefix="kip848",
+                        parallel=2, timeout_s=180)
         types = broker.call(lambda: {g: "consumer" for g in broker.node.groups.consumer.groups})
+    return out, types
+
+
+@pytest.mark.compat(scenario="consumer.group_protocol_migration")
+def test_kafka_clients_4_classic_group_to_consumer_group_and_back(tmp_path, java4):
+    out, _ = run(tmp_path, java4, ["consumer_protocol.migration"])
+    result = out["results"]["consumer_protocol.migration"]
+    assert result["ok"], result.get("trace", "")[:2000]
+    migration = result["observed"]
+    assert (migration["classic_type"], migration["mixed_type"], migration["back_type"]) == (
+        "Classic", "Consumer", "Classic")
+
+
+@pytest.mark.compat(scenario="consumer.group_protocol_consumer")
+def test_kafka_clients_4_consumer_protocol(tmp_path, java4):
+    out, types = run(tmp_path, java4, ["consumer_protocol.rebalance", "consumer_protocol.eos",
+                                       "consumer_protocol.regex"])
     assert out["kafka_clients"].startswith("4.")
     failed = {name: (r["error"], r.get("trace", "")[:2000]) for name, r in out["results"].items() if not r["ok"]}
     assert not failed

@@ -212,10 +212,6 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # kio registers hypothesis strategies for its types at import time when hypothesis is installed
-    # (a test dependency): a quarter of a second of start-up the broker process never needs.
-    if "hypothesis" not in sys.modules:
-        sys.modules["hypothesis"] = None
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["ctl"]:
         from .control.ctl import main as ctl

@@ -119,6 +119,10 @@ class Cluster:
 
     # -- reading the table ------------------------------------------------------------------
 
+    def uniform_state(self) -> PartitionState | None:
+        """The one row every partition shares (one broker whose leadership never changed), or None."""
+        return self._unchanged
+
     def state(self, topic: str, partition: int) -> PartitionState:
         """The partition's state, placed on first sight (a new topic's partitions). One broker with
         nothing changed answers one shared row, so that path costs no lookup and no memory."""

@@ -16,6 +16,7 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import consumer_group_config
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
+from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
@@ -81,8 +82,10 @@ class Node:
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
         self.oauth_validator = validator_from_config(config)
         self.acls = AclStore(self.logs.meta_dir)
-        self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
-                                             config.allow_everyone_if_no_acl_found) if config.authorizer_class_name else None
+        self.authorizer = None  # no authorizer.class.name: everything allowed, the ACL APIs SECURITY_DISABLED
+        if config.authorizer_class_name:
+            self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
+                                                 config.allow_everyone_if_no_acl_found)
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
         self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
@@ -101,6 +104,10 @@ class Node:
                                            config.group_consumer_heartbeat_interval_ms, config.extra),
         )
         self.groups.load(now_ms())
+        settings = share_settings(config.extra)
+        self.share = ShareCoordinator(settings, GroupConfigs(meta_dir / "group-configs.json", settings),
+                                      self._partition_count, ShareStateStore(meta_dir))
+        self.share.on_release = self.changes.changed
         self.control = Control(self)
         self.txn.probe = self.control.probe
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
@@ -192,18 +199,24 @@ class Node:
         if now >= self._next_retention:
             self.logs.enforce_retention(now)
             self._next_retention = now + self.config.retention_check_interval_ms
-        return min(self._next_retention, self.txn.tick(now), self.groups.tick(now), self.cluster.tick(now))
+        return min(self._next_retention, self.txn.tick(now), self.groups.tick(now), self.cluster.tick(now),
+                   self.share.tick(now))
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this (ms); cheap enough to ask after every request."""
         return min(self._next_retention, self.txn.next_deadline(), self.groups.next_deadline(),
-                   self.cluster.next_deadline())
+                   self.cluster.next_deadline(), self.share.next_deadline())
 
     def watch_deadlines(self, callback) -> None:
         """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than
         :meth:`next_deadline` said (only the group coordinator sets deadlines outside :meth:`tick`)."""
         self.groups.on_earlier_deadline = callback
         self.cluster.on_earlier_deadline = callback
+        self.share.on_earlier_deadline = callback
+
+    def _partition_count(self, topic: str) -> int:
+        info = self.logs.topics.get(topic)
+        return info.partitions if info is not None else 0
 
     def close(self) -> None:
         self.logs.close()

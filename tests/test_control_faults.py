@@ -197,3 +197,46 @@ async def test_armed_rules_are_bounded(node):
     assert e.value.status == 409
     assert len((await op(node, "clear"))["cleared"]) == MAX_LIVE_RULES
     await op(node, "delay", ms=1)
+
+
+class Stopped(Exception):
+    pass
+
+
+@pytest.mark.parametrize("when, appended", [("before", 0), ("after", 1)])
+async def test_crash_before_or_after_a_request(topics, when, appended):
+    from shim.control import CRASH_EXIT_CODE
+
+    node, codes = topics, []
+
+    def stop(code):
+        codes.append(code)
+        raise Stopped
+
+    node.control.exit = stop
+    await op(node, "crash", api="Produce", when=when, topic="t")
+    assert (await produce_one(node, batch(), topic="u")).error_code == ErrorCode.none  # another topic
+    with pytest.raises(Stopped):
+        await produce_one(node, batch())
+    assert codes == [CRASH_EXIT_CODE] and end_offset(node) == appended
+
+
+async def test_filter_by_transactional_id(topics):
+    node = topics
+    await op(node, "error", api="InitProducerId", error="COORDINATOR_NOT_AVAILABLE", transactional_id="b", count=0)
+    assert (await init_producer_id(node, "a")).error_code == ErrorCode.none
+    assert (await init_producer_id(node, "b")).error_code == ErrorCode.coordinator_not_available
+
+
+async def test_the_async_broker_has_the_same_operations(tmp_path):
+    from shim.broker import Broker
+
+    async with Broker(data_dir=tmp_path / "b", listen="127.0.0.1:0") as b:
+        rule = await b.control.delay(ms=1, count=0)
+        assert (rule["delay_ms"], rule["count"]) == (1, 0)
+        assert [r["rule"] for r in (await b.control.faults())["rules"]] == [rule["rule"]]
+        assert {"fence", "hold_markers", "wait"} <= set(dir(b.control))
+        with pytest.raises(AttributeError):
+            b.control.no_such_operation
+        with pytest.raises(ControlError, match="ms is required"):
+            await b.control.delay()

@@ -28,6 +28,7 @@ public final class ClusterAdminDriver {
         all.put("admin.features", ClusterAdminDriver::features);
         all.put("admin.delegation_tokens", ClusterAdminDriver::delegationTokens);
         all.put("admin.unregister_broker", ClusterAdminDriver::unregisterBroker);
+        all.put("admin.client_metrics_resources", ClusterAdminDriver::clientMetricsResources);
         // changes the cluster: only for a broker of the test's own (compat/test_java4_tv2.py)
         all.put("features.transaction_version_1", ClusterAdminDriver::transactionVersion1);
         Support.main("ClusterAdminDriver", all, args);
@@ -115,6 +116,12 @@ public final class ClusterAdminDriver {
                     new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all()));
             obs.put("after", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("transaction.version").maxVersionLevel());
+        }
+    }
+
+    static void clientMetricsResources(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            obs.put("listed", admin.listClientMetricsResources().all().get(20, TimeUnit.SECONDS).size());
         }
     }
 

@@ -37,6 +37,7 @@ final class GroupProtocolDriver {
         all.put("consumer_protocol.rebalance", GroupProtocolDriver::rebalance);
         all.put("consumer_protocol.eos", GroupProtocolDriver::eos);
         all.put("consumer_protocol.regex", GroupProtocolDriver::regex);
+        all.put("consumer_protocol.migration", GroupProtocolDriver::migration);
         Support.main("GroupProtocolDriver", all, args);
     }
 
@@ -177,6 +178,72 @@ final class GroupProtocolDriver {
             }
             obs.put("assigned", c.assignment().size());
         }
+    }
+
+    /**
+     * Two classic members (range) split a topic 3/3; a consumer-protocol member joins and the group
+     * becomes a consumer group (the Admin client describes it so) that assigns 2/2/2; it leaves and
+     * the group is classic again, 3/3. Records reach their partition's owner throughout.
+     */
+    static void migration(Support s, Map<String, Object> obs) throws Exception {
+        String a = s.name("mig-a"), group = s.name("mig-G");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, a, PARTITIONS);
+            List<KafkaConsumer<byte[], byte[]>> members = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                KafkaConsumer<byte[], byte[]> c = s.consumer(RC, "group.id", group, "group.protocol", "classic",
+                        "partition.assignment.strategy", "org.apache.kafka.clients.consumer.RangeAssignor",
+                        "session.timeout.ms", "10000", "heartbeat.interval.ms", "200");
+                c.subscribe(List.of(a));
+                members.add(c);
+            }
+            List<Set<TopicPartition>> owned = settle(members, List.of(3, 3), partitions(a));
+            obs.put("classic_type", groupType(admin, group));
+            consume(members, owned, produce(s, "classic", a));
+            for (KafkaConsumer<byte[], byte[]> c : members) c.commitSync(Duration.ofSeconds(15));
+            KafkaConsumer<byte[], byte[]> modern = member(s, group);
+            modern.subscribe(List.of(a));
+            members.add(modern);
+            owned = settleAnyOrder(members, List.of(2, 2, 2), partitions(a));
+            obs.put("mixed_type", groupType(admin, group));
+            consume(members, owned, produce(s, "mixed", a));
+            for (KafkaConsumer<byte[], byte[]> c : members) c.commitSync(Duration.ofSeconds(15));
+            modern.close();
+            members.remove(modern);
+            owned = settleAnyOrder(members, List.of(3, 3), partitions(a));
+            obs.put("back_type", groupType(admin, group));
+            consume(members, owned, produce(s, "classic-again", a));
+            for (KafkaConsumer<byte[], byte[]> c : members) c.close();
+        }
+    }
+
+    static String groupType(Admin admin, String group) throws Exception {
+        return admin.describeConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS).get(group).type().toString();
+    }
+
+    /** As {@link #settle}, the sizes in any order. */
+    static List<Set<TopicPartition>> settleAnyOrder(List<KafkaConsumer<byte[], byte[]>> members, List<Integer> sizes,
+                                                    Set<TopicPartition> every) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        List<Integer> want = new ArrayList<>(sizes);
+        java.util.Collections.sort(want);
+        while (System.currentTimeMillis() < deadline) {
+            List<Set<TopicPartition>> owned = new ArrayList<>();
+            Set<TopicPartition> union = new HashSet<>();
+            List<Integer> got = new ArrayList<>();
+            int total = 0;
+            for (KafkaConsumer<byte[], byte[]> c : members) {
+                if (!c.poll(Duration.ofMillis(100)).isEmpty()) throw new IllegalStateException("records while settling");
+                Set<TopicPartition> asg = new HashSet<>(c.assignment());
+                owned.add(asg);
+                union.addAll(asg);
+                got.add(asg.size());
+                total += asg.size();
+            }
+            java.util.Collections.sort(got);
+            if (total == every.size() && union.equals(every) && got.equals(want)) return owned;
+        }
+        throw new IllegalStateException("assignments never reached sizes " + sizes);
     }
 
     /**

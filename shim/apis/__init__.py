@@ -60,6 +60,10 @@ from . import (  # noqa: F401  (registration side effects)
     k69_consumer_group_describe,
     k74_list_config_resources,
     k75_describe_topic_partitions,
+    k76_share_group_heartbeat,
+    k77_share_group_describe,
+    k78_share_fetch,
+    k79_share_acknowledge,
     k80_add_raft_voter,
     k81_remove_raft_voter,
 )

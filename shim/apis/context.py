@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -62,8 +63,9 @@ class RequestContext:
 
     @property
     def host(self) -> str:
-        """The client's address as ACL hosts name it: "127.0.0.1"."""
-        return self.client_host.lstrip("/")
+        """The client's address as ACL hosts name it (Java's InetAddress.getHostAddress): "127.0.0.1",
+        "0:0:0:0:0:0:0:1" for ::1, an IPv4-mapped IPv6 address as its IPv4 form."""
+        return java_host_address(self.client_host.lstrip("/"))
 
     def authorize(self, operation, resource_type, name: str) -> bool:
         authorizer = self.node.authorizer
@@ -99,3 +101,15 @@ class RequestContext:
     def response(self, **fields: Any) -> Any:
         fields.setdefault("throttle_time", 0)
         return make(response_class(self.header.api_key, self.header.api_version), **fields)
+
+
+def java_host_address(host: str) -> str:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if address.version == 6:
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))
+    return str(address)

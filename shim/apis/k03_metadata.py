@@ -39,7 +39,8 @@ def handle(ctx, request):
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
-    topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused else _topic(ctx, name, allow_create, want_ops)
+    topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                   else _topic(ctx, name, allow_create, want_ops)
                    for name in names)
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
@@ -104,10 +105,29 @@ def _topic(ctx, name, allow_create, want_ops):
         return ctx.make("MetadataResponseTopic", error_code=e.code, name=name, topic_id=ZERO_UUID,
                         is_internal=False, partitions=(), topic_authorized_operations=operations)
     info = logs.topics[name]
-    cluster = ctx.node.cluster
-    partitions = tuple(_partition(ctx, p, cluster.state(name, p), cluster.down) for p in range(info.partitions))
     return ctx.make("MetadataResponseTopic", error_code=ErrorCode.none, name=name, topic_id=info.topic_id,
-                    is_internal=info.internal, partitions=partitions, topic_authorized_operations=operations)
+                    is_internal=info.internal, partitions=_partitions(ctx, info), topic_authorized_operations=operations)
+
+
+_SHARED: dict = {}  # (response module, topic id, partitions, the shared row's fields) -> partition entities
+_SHARED_MAX = 4096
+
+
+def _partitions(ctx, info):
+    """A topic's partition entities. While every partition shares one row (one broker, leadership
+    never moved) they depend only on the version, the topic and that row: built once and reused,
+    as kio's entities are immutable (a Metadata answer over 10,000 partitions is mostly these)."""
+    cluster = ctx.node.cluster
+    shared = cluster.uniform_state()
+    if shared is None or cluster.down:
+        return tuple(_partition(ctx, p, cluster.state(info.name, p), cluster.down) for p in range(info.partitions))
+    key = (ctx.m, info.topic_id, info.partitions, shared.leader, shared.leader_epoch, shared.replicas, shared.isr)
+    built = _SHARED.get(key)
+    if built is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        built = _SHARED[key] = tuple(_partition(ctx, p, shared, ()) for p in range(info.partitions))
+    return built
 
 
 def _partition(ctx, index, s, down):

@@ -2,17 +2,25 @@
 partition of __consumer_offsets or __transaction_state its key hashes to (shim.cluster), wherever
 the request came; with that partition's replicas all down, COORDINATOR_NOT_AVAILABLE.
 
-v0-3 carry one key; v4+ a batch of keys. Key type 1 (transaction) needs v1+. Key type 2 (share
-group, v6) is COORDINATOR_NOT_AVAILABLE, as Kafka 3.9 answers with share groups not built
-(KafkaApis.getCoordinator); below v6 it is INVALID_REQUEST, like any other unknown type. v5 only
+v0-3 carry one key; v4+ a batch of keys. Key type 1 (transaction) needs v1+. Key type 2 (the share
+coordinator, v6) takes a share-partition key ``group:topicId:partition`` and needs CLUSTER_ACTION
+(CLUSTER_AUTHORIZATION_FAILED); while share groups are off (share.version 0, and always before 4.1)
+it is COORDINATOR_NOT_AVAILABLE, as Kafka answers with no share coordinator; with them on, the
+group's coordinator, which keeps the share state (shim.coordinators.share); a malformed key is
+INVALID_REQUEST. Below v6 type 2 is INVALID_REQUEST, like any other unknown type. v5 only
 allows TRANSACTION_ABORTABLE, which this API never returns. With an authorizer a group key needs
 DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transaction key DESCRIBE on the transactional
 id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
+import base64
+import binascii
+import uuid
+
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._share import share_groups_enabled
 from .registry import api
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
@@ -41,12 +49,30 @@ def _coordinator(ctx, key_type, key) -> dict:
     elif key_type in (GROUP, TRANSACTION):
         code = ErrorCode.none
     elif key_type == SHARE and ctx.version >= SHARE_VERSION:
-        code = ErrorCode.coordinator_not_available
+        code, key = _share_key(ctx, key)
     else:
         code = ErrorCode.invalid_request
-    node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none else -1
+    kind = GROUP if key_type == SHARE else key_type
+    node_id = ctx.node.cluster.coordinator(kind, key) if code == ErrorCode.none else -1
     if node_id < 0:
         code = code if code != ErrorCode.none else ErrorCode.coordinator_not_available
         return dict(error_code=code, node_id=-1, host="", port=-1)
     host, port = ctx.endpoint_of(node_id)
     return dict(error_code=code, node_id=node_id, host=host, port=port)
+
+
+def _share_key(ctx, key):
+    """(error code, group id) of a share-partition key (Kafka: SharePartitionKey.validate)."""
+    if not ctx.authorize_cluster(O.CLUSTER_ACTION):
+        return ErrorCode.cluster_authorization_failed, key
+    if not share_groups_enabled(ctx):
+        return ErrorCode.coordinator_not_available, key
+    parts = key.rsplit(":", 2)
+    try:
+        if len(parts) != 3 or not parts[0]:
+            raise ValueError(key)
+        uuid.UUID(parts[1]) if "-" in parts[1] else base64.urlsafe_b64decode(parts[1] + "==")
+        int(parts[2])
+    except (ValueError, binascii.Error):
+        return ErrorCode.invalid_request, key
+    return ErrorCode.none, parts[0]

@@ -2,7 +2,8 @@
 (case-insensitive, KIP-518); v5 filters by group type (KIP-848) and names each group's type.
 
 Classic groups are of type "classic"; consumer groups (KIP-848) of type "consumer", protocol type
-"consumer", in the states Empty, Assigning, Reconciling or Stable, as Kafka 4 lists them. Without
+"consumer", in the states Empty, Assigning, Reconciling or Stable, as Kafka 4 lists them; share
+groups (KIP-932) of type and protocol type "share", Empty or Stable. Without
 DESCRIBE on the cluster only the groups the principal may DESCRIBE are listed.
 """
 
@@ -15,11 +16,21 @@ from .registry import api
 
 @api(16, "ListGroups", 0, 5)
 def handle(ctx, request):
-    listed = ctx.node.groups.list_groups(getattr(request, "states_filter", None),
-                                         getattr(request, "types_filter", None))
+    states, types = getattr(request, "states_filter", None), getattr(request, "types_filter", None)
+    listed = ctx.node.groups.list_groups(states, types) + _share_groups(ctx, states, types)
     listed = [g for g in listed if ctx.coordinates(GROUP, g[0])]  # each broker lists the groups it coordinates
     if not ctx.authorize_cluster(O.DESCRIBE):  # Kafka: then only the groups it may DESCRIBE
         listed = [g for g in listed if ctx.authorize(O.DESCRIBE, R.GROUP, g[0])]
     groups = tuple(ctx.make("ListedGroup", group_id=g, protocol_type=t, group_state=s, group_type=kind)
                    for g, t, s, kind in listed)
     return ctx.response(error_code=ErrorCode.none, groups=groups)
+
+
+def _share_groups(ctx, states, types) -> list[tuple[str, str, str, str]]:
+    """Kafka: ShareGroup.PROTOCOL_TYPE and GroupType.SHARE, filtered as the other types are."""
+    wanted_states = {x.lower() for x in states or ()}
+    wanted_types = {x.lower() for x in types or ()}
+    if wanted_types and "share" not in wanted_types:
+        return []
+    return [(g.group_id, "share", g.state, "share") for g in ctx.node.share.groups.values()
+            if not wanted_states or g.state.lower() in wanted_states]

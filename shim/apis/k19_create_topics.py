@@ -39,7 +39,8 @@ def handle(ctx, request):
     results = []
     seen = set()
     # Kafka: ControllerApis.createTopics -- CREATE on the cluster, or on each topic
-    creatable = None if ctx.authorize_cluster(O.CREATE) else ctx.authorized(O.CREATE, R.TOPIC, [t.name for t in request.topics])
+    creatable = None if ctx.authorize_cluster(O.CREATE) else ctx.authorized(O.CREATE, R.TOPIC,
+                                                                            [t.name for t in request.topics])
     for t in request.topics:
         if creatable is not None and t.name not in creatable:
             results.append(ctx.make("CreatableTopicResult", name=t.name, topic_id=None,

@@ -17,7 +17,8 @@ def error_response(ctx, request, code):
 
 
 def validate(ctx, r):
-    check_codes(ctx.version, r.resource_type_filter, pattern_of(r, "pattern_type_filter"), r.operation, r.permission_type,
+    check_codes(ctx.version, r.resource_type_filter, pattern_of(r, "pattern_type_filter"), r.operation,
+                r.permission_type,
                 "DescribeAclsRequest")
 
 
@@ -28,7 +29,8 @@ def handle(ctx, request):
     if authorizer is None:
         return ctx.response(error_code=ErrorCode.security_disabled,
                             error_message="No Authorizer is configured on the broker", resources=())
-    acl_filter = to_filter(ctx.version, r.resource_type_filter, r.resource_name_filter, pattern_of(r, "pattern_type_filter"),
+    acl_filter = to_filter(ctx.version, r.resource_type_filter, r.resource_name_filter,
+                           pattern_of(r, "pattern_type_filter"),
                            r.principal_filter, r.host_filter, r.operation, r.permission_type)
     by_pattern: dict[tuple, list] = {}
     for b in authorizer.acls(acl_filter):

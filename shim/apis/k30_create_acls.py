@@ -20,7 +20,8 @@ def error_response(ctx, request, code, message=None):
 
 def validate(ctx, request):
     for c in request.creations:
-        check_codes(ctx.version, c.resource_type, pattern_of(c, "resource_pattern_type"), c.operation, c.permission_type,
+        check_codes(ctx.version, c.resource_type, pattern_of(c, "resource_pattern_type"), c.operation,
+                    c.permission_type,
                     "CreateAclsRequest", any_pattern_allowed=False)
 
 

@@ -20,7 +20,8 @@ def error_response(ctx, request, code, message=None):
 
 def validate(ctx, request):
     for f in request.filters:
-        check_codes(ctx.version, f.resource_type_filter, pattern_of(f, "pattern_type_filter"), f.operation, f.permission_type,
+        check_codes(ctx.version, f.resource_type_filter, pattern_of(f, "pattern_type_filter"), f.operation,
+                    f.permission_type,
                     "DeleteAclsRequest")
 
 
@@ -29,7 +30,8 @@ def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
-    filters = [to_filter(ctx.version, f.resource_type_filter, f.resource_name_filter, pattern_of(f, "pattern_type_filter"),
+    filters = [to_filter(ctx.version, f.resource_type_filter, f.resource_name_filter,
+                         pattern_of(f, "pattern_type_filter"),
                          f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in request.filters]
     return ctx.response(filter_results=tuple(_result(ctx, r) for r in authorizer.delete(filters)))
 
@@ -39,6 +41,7 @@ def _result(ctx, removed):
         return ctx.make("DeleteAclsFilterResult", error_code=ErrorCode.invalid_request, error_message=removed,
                         matching_acls=())
     return ctx.make("DeleteAclsFilterResult", error_code=ErrorCode.none, error_message=None, matching_acls=tuple(
-        ctx.make("DeleteAclsMatchingAcl", error_code=ErrorCode.none, error_message=None, resource_type=int(b.resource_type),
+        ctx.make("DeleteAclsMatchingAcl", error_code=ErrorCode.none, error_message=None,
+                 resource_type=int(b.resource_type),
                  resource_name=b.name, pattern_type=int(b.pattern_type), principal=b.principal, host=b.host,
                  operation=int(b.operation), permission_type=int(b.permission)) for b in removed))

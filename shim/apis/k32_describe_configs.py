@@ -13,7 +13,7 @@ Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it), CLIENT_METRICS and GRO
 """
 
 from ..configs import describe, loggers
-from ..configs.admin import BROKER, BROKER_LOGGER, TOPIC
+from ..configs.admin import BROKER, BROKER_LOGGER, GROUP, TOPIC
 from ..errors import ErrorCode, KafkaError
 from ..protocol.messages import make
 from ..security.acls import AclOperation as O
@@ -42,6 +42,10 @@ def _entries(node, r, synonyms, documentation, node_id):
             raise KafkaError(ErrorCode.invalid_request, "Broker id must not be empty")
         node.broker_configs.check_resource(r.resource_name, node_id)
         return describe.logger_entries(loggers.levels(), keys)
+    if r.resource_type == GROUP:
+        if not r.resource_name:
+            raise KafkaError(ErrorCode.invalid_request, "Group name can't be empty.")
+        return describe.group_entries(node.share.configs.describe(r.resource_name), keys)
     raise KafkaError(ErrorCode.invalid_request, f"Unsupported resource type: {r.resource_type}")
 
 

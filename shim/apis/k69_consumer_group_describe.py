@@ -2,7 +2,8 @@
 
 Per group: state (Empty, Assigning, Reconciling, Stable), group epoch, assignment epoch, the
 server assignor in use, and per member its epoch, subscription (names and regex), current and
-target assignment (topic id, name, partitions) and, from v1, its type (1: consumer protocol). A
+target assignment (topic id, name, partitions) and, from v1, its type (0: a classic-protocol member
+of a group being migrated, 1: consumer protocol). A
 group that does not exist or is a classic group answers GROUP_ID_NOT_FOUND with Kafka's message.
 Served from 4.0; under 3.9 emulation every group answers UNSUPPORTED_VERSION, as Kafka 3.9 does
 while the consumer protocol is off (its default). A group the principal may not DESCRIBE gets
@@ -17,7 +18,7 @@ from ._operations import NOT_REQUESTED
 from .k68_consumer_group_heartbeat import consumer_protocol_enabled
 from .registry import api
 
-CONSUMER_MEMBER_TYPE = 1  # Kafka: MemberType.CONSUMER
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # Kafka: MemberType
 
 
 @api(69, "ConsumerGroupDescribe", 0, 1)
@@ -49,7 +50,7 @@ def _describe(ctx, group_id, want_ops, names):
                  member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                  subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex=m.subscribed_topic_regex,
                  assignment=_assignment(ctx, m.assigned, names), target_assignment=_assignment(ctx, target, names),
-                 member_type=CONSUMER_MEMBER_TYPE)
+                 member_type=CLASSIC_MEMBER_TYPE if m.uses_classic_protocol else CONSUMER_MEMBER_TYPE)
         for m, target in d.members)
     return ctx.make("DescribedGroup", error_code=ErrorCode.none, group_id=group_id, group_state=d.state,
                     group_epoch=d.group_epoch, assignment_epoch=d.assignment_epoch, assignor_name=d.assignor,

@@ -11,7 +11,7 @@ from ..errors import ErrorCode, KafkaError
 from . import loggers
 from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS
 
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
@@ -48,6 +48,8 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         configs = _apply_ops(dict(info.configs) if incremental else {}, ops, TOPIC_CONFIGS,
                              lambda n: node.topic_effective(info.configs).get(n))
         node.logs.set_topic_configs(resource_name, configs, validate_only)
+    elif resource_type == GROUP and incremental:  # Kafka: GroupConfig (KIP-848, KIP-932)
+        node.share.configs.alter(resource_name, ops, validate_only)
     else:
         raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
 

@@ -21,6 +21,8 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
 
 
 class Synonym(NamedTuple):
@@ -105,3 +107,13 @@ def _broker_entry(configs: BrokerConfigs, name: str, raw: str | None, per_broker
 def logger_entries(levels: Mapping[str, str], keys) -> list[Entry]:
     return [Entry(name, levels[name], int(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG), False, False, (),
                   int(ConfigType.UNKNOWN), None) for name in _wanted(sorted(levels), keys)]
+
+
+def group_entries(described, keys) -> list[Entry]:
+    """A GROUP resource: its share group configs, GROUP_CONFIG where set for the group, else the
+    broker's value as DEFAULT_CONFIG (Kafka: ConfigHelper.createGroupConfigEntry)."""
+    types = {"share.auto.offset.reset": ConfigType.STRING, "share.isolation.level": ConfigType.STRING}
+    values = {name: (value, own) for name, value, own in described}
+    return [Entry(name, values[name][0],
+                  int(ConfigSource.GROUP_CONFIG if values[name][1] else ConfigSource.DEFAULT_CONFIG), False, False, (),
+                  int(types.get(name, ConfigType.INT)), None) for name in _wanted(sorted(values), keys)]

@@ -59,8 +59,9 @@ def _same(name: str) -> FieldProperty:
              "authorizer.class.name": "authorizer_class_name",
              **{f"sasl.oauthbearer.{p}": "sasl_oauthbearer_" + p.replace(".", "_") for p in OAUTHBEARER}}[name]
     type_ = BROKER_CONFIGS[name].type
-    to_field = (lambda v: ",".join(v)) if type_ == "list" else (lambda v: v)  # list fields stay Kafka's text
-    return FieldProperty(name, field, to_field, lambda c: to_string(getattr(c, field), type_))
+    if type_ == "list":  # list fields keep Kafka's text, both ways
+        return FieldProperty(name, field, lambda v: ",".join(v), lambda c: getattr(c, field))
+    return FieldProperty(name, field, lambda v: v, lambda c: to_string(getattr(c, field), type_))
 
 
 FIELD_PROPERTIES: tuple[FieldProperty, ...] = (

@@ -66,11 +66,13 @@ def _build(cls: type, source: Any, code: ErrorCode, *, top: bool = False, quiet_
     fields = {}
     for f in dataclasses.fields(cls):
         hint = _hints(cls)[f.name]
-        if f.metadata.get("kafka_type") == "error_code":
+        if f.metadata.get("kafka_type") == "error_code" or f.name.endswith("_error_code"):  # ShareFetch's ack error
             fields[f.name] = ErrorCode.none if (top and quiet_top) else code
         elif (element := _list_element(hint)) is not None:
             items = _source_list(source, f.name)
             fields[f.name] = tuple(_build(element, item, code) for item in items) if _is_entity(element) else ()
+        elif _is_entity(hint):  # a nested struct such as ShareFetch's CurrentLeader: its unknown values
+            fields[f.name] = _build(hint, None, code)
         else:
             value = _copied(source, f.name)
             if value is _MISSING or (value is None and type(None) not in typing.get_args(hint)):
@@ -118,7 +120,7 @@ def _zero(f: dataclasses.Field, hint: Any) -> Any:
         return -1
     if kind == "string":
         return ""
-    if kind == "bytes":
+    if kind in ("bytes", "records"):
         return b""
     if kind == "bool":
         return False

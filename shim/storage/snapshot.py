@@ -9,6 +9,7 @@ all five so duplicate detection survives a restart as well as it does in memory.
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -63,8 +64,9 @@ def read(path: Path, state: ProducerStateManager) -> bool:
     return True
 
 
-def offsets(directory: Path) -> list[int]:
-    return sorted(int(p.stem) for p in directory.glob("*.snapshot") if p.stem.isdigit())
+def offsets(directory: Path, names: list[str] | None = None) -> list[int]:
+    """The snapshots' offsets, in order; ``names`` is a listing of ``directory`` already made."""
+    return fs.numbered(os.listdir(directory) if names is None else names, ".snapshot")
 
 
 def path_for(directory: Path, offset: int) -> Path:

@@ -71,16 +71,20 @@ def _finish(directory: Path, base: int, end: int, crash_point=None) -> None:
 
 
 def _segment_bases(directory: Path) -> list[int]:
-    return sorted(int(p.stem) for p in directory.glob("*.log") if p.stem.isdigit())
+    return fs.numbered(os.listdir(directory), ".log")
 
 
-def recover(directory: Path) -> None:
-    """At load: complete a committed swap, remove what an uncommitted one left (one directory
-    listing when there is nothing to do, as in every partition that was never compacted)."""
-    names = os.listdir(directory)
+def recover(directory: Path, names: list[str]) -> bool:
+    """At load, given the directory's listing: complete a committed swap, remove what an
+    uncommitted one left. Returns whether it changed the directory (nothing to do in every
+    partition that was never compacted)."""
+    changed = False
     if SWAP_FILE in names:
         base, end = (int(x) for x in (directory / SWAP_FILE).read_text().split())
         _finish(directory, base, end)
+        changed = True
     for name in names:
         if name.endswith(CLEANED):
             fs.disk.unlink(directory / name)
+            changed = True
+    return changed

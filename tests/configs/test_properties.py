@@ -64,3 +64,11 @@ def test_static_properties_are_what_was_set_and_our_own_defaults():
     assert "log.retention.ms" not in props  # the field follows the hours; they were what was set
     assert props["log.segment.bytes"] == str(64 * 1024 * 1024)  # kafka-shim's default differs from Kafka's
     assert "message.max.bytes" not in props  # equal to Kafka's default, not set
+
+
+def test_list_settings_are_described_as_kafkas_comma_separated_text():
+    # kafka-shim's default mechanisms differ from Kafka's (GSSAPI), so they are shown as set
+    assert static_properties(BrokerConfig())["sasl.enabled.mechanisms"] == "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    c = config_from_properties({"sasl.enabled.mechanisms": "SCRAM-SHA-512, PLAIN"}, BrokerConfig())
+    assert c.sasl_enabled_mechanisms == "SCRAM-SHA-512,PLAIN"
+    assert static_properties(c)["sasl.enabled.mechanisms"] == "SCRAM-SHA-512,PLAIN"  # ConfigDef.convertToString

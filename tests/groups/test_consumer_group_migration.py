@@ -119,3 +119,28 @@ def test_classic_member_commits_with_its_generation(gc):
     one = {(TOPIC, 0): OffsetAndMetadata(3)}
     assert gc.commit_offsets("g", m1, None, generation, one, T0, version=7) == {(TOPIC, 0): E.none}
     assert gc.commit_offsets("g", m1, None, generation + 5, one, T0) == {(TOPIC, 0): E.illegal_generation}
+
+
+async def test_consumer_group_describe_names_each_members_protocol(nodes):
+    from group_helpers import call
+
+    node = nodes(kafka_version="4.1")
+    node.logs.create_topic(TOPIC, 6)
+    (m1, m2), _ = classic_group(node.groups)
+    consumer_join(node.groups)
+    d = await call(node, 69, 1, group_ids=("g",), include_authorized_operations=False)
+    assert sorted((m.member_id, m.member_type) for m in d.groups[0].members) == sorted(
+        [(m1, 0), (m2, 0), ("new", 1)])
+
+
+def test_members_expiring_together_after_a_downgrade_do_not_bring_the_consumer_group_back(gc):
+    (m1, m2), _ = classic_group(gc)
+    consumer_join(gc)
+    group = gc.consumer.groups["g"]
+    # the consumer member's session ends first, then the classic members' in the same tick
+    group.members = {"new": group.members["new"], m1: group.members[m1], m2: group.members[m2]}
+    for m in group.members.values():
+        m.session_deadline = T0 + 1
+    gc.tick(T0 + 1)
+    assert "g" not in gc.consumer.groups
+    assert set(gc.groups["g"].members) == {m1, m2}  # the downgrade took them; their classic sessions run

@@ -190,3 +190,11 @@ async def test_an_in_process_broker_with_users_and_acls(tmp_path):
             broker.add_acls(AclBinding(R.CLUSTER, "mine", P.LITERAL, ALICE, "*", O.ALTER, A.ALLOW))
         broker.remove_acls(acl(ALICE, "WRITE", topic="orders"))
         assert not broker.node.authorizer.authorize(ALICE, HOST, O.WRITE, R.TOPIC, "orders")
+
+
+@pytest.mark.parametrize("peer, host", [("/127.0.0.1", "127.0.0.1"), ("/::1", "0:0:0:0:0:0:0:1"),
+                                        ("/::ffff:10.0.0.7", "10.0.0.7"), ("/fe80::1:abcd", "fe80:0:0:0:0:0:1:abcd")])
+def test_acl_hosts_name_a_client_as_java_does(peer, host):
+    """Kafka matches an ACL's host against InetAddress.getHostAddress() of the client."""
+    from shim.apis.context import RequestContext
+    assert RequestContext(None, None, peer).host == host

@@ -486,6 +486,8 @@ class ConsumerGroups:
         earliest = None
         for group in list(self.groups.values()):
             for member in list(group.members.values()):
+                if self.groups.get(group.group_id) is not group or member.member_id not in group.members:
+                    continue  # fenced with another, or the group became a classic group meanwhile
                 if member.session_deadline is not None and now_ms >= member.session_deadline:
                     self._expire(group, member, now_ms, "session timeout expired")
                 elif member.rebalance_deadline is not None and now_ms >= member.rebalance_deadline:

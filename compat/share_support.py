@@ -1,0 +1,75 @@
+"""Helpers of the share-group compat tests: share.version on, group configs, describe, consumers."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import time
+
+from compat import support
+
+SHARE_TIMEOUT = 60
+
+
+def enable_share_groups(bootstrap: str) -> None:
+    """UpdateFeatures share.version=1, as ``kafka-features upgrade --feature share.version=1``."""
+    from shim.protocol.messages import request_class
+
+    m = importlib.import_module(request_class(57, 1).__module__)
+    r = support._ask(support.first_address(bootstrap), 57, 1, m.UpdateFeaturesRequest(
+        timeout=datetime.timedelta(seconds=5), validate_only=False,
+        feature_updates=(m.FeatureUpdateKey(feature="share.version", max_version_level=1, upgrade_type=1),)))
+    assert r.error_code == 0 and all(x.error_code == 0 for x in r.results), r
+
+
+def set_group_configs(bootstrap: str, group: str, **configs) -> None:
+    """IncrementalAlterConfigs on the GROUP resource, through confluent-kafka's AdminClient."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    entries = [ConfigEntry(k.replace("_", "."), v, incremental_operation=AlterConfigOpType.SET)
+               for k, v in configs.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the result is in
+    assert admin.incremental_alter_configs([resource])[resource].result(timeout=30) is None
+
+
+def describe_share_group(bootstrap: str, group: str):
+    from shim.protocol.messages import make, request_class
+
+    r = support._ask(support.first_address(bootstrap), 77, 1,
+                     make(request_class(77, 1), group_ids=(group,), include_authorized_operations=False))
+    return r.groups[0]
+
+
+def share_consumer(bootstrap: str, group: str, explicit: bool = False):
+    import confluent_kafka as ck
+
+    conf = {"bootstrap.servers": bootstrap, "group.id": group}
+    if explicit:
+        conf["share.acknowledgement.mode"] = "explicit"
+    return ck.ShareConsumer(conf)
+
+
+def poll(consumer, timeout: float = 0.2) -> list:
+    return [m for m in consumer.poll(timeout) if m.error() is None]
+
+
+def poll_until(consumers, done, on_message=None, timeout: float = SHARE_TIMEOUT) -> None:
+    """Poll every consumer in turn until ``done()``; ``on_message(index, consumer, message)``."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "timed out polling the share consumers"
+        for i, c in enumerate(consumers):
+            for m in poll(c):
+                if on_message is not None:
+                    on_message(i, c, m)
+
+
+def produce(bootstrap: str, topic: str, records) -> None:
+    """``records``: (partition, value) pairs, in order."""
+    import confluent_kafka as ck
+
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for partition, value in records:
+        producer.produce(topic, value=value, partition=partition)
+    assert producer.flush(30) == 0

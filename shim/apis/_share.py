@@ -1,0 +1,88 @@
+"""What the share-group APIs (76-79) have in common: the feature gate and topic ids."""
+
+from ..errors import ErrorCode, KafkaError
+from ..protocol.kafka_releases import SHARE_VERSION
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+
+
+def share_groups_enabled(ctx) -> bool:
+    """Kafka 4.1: isShareGroupProtocolEnabled -- a finalized share.version of 1 or more
+    (``kafka-features upgrade --feature share.version=1``; 0 after a default format)."""
+    return ctx.node.quorum.level(SHARE_VERSION) >= 1
+
+
+def topic_name(ctx, topic_id):
+    info = ctx.node.logs.topic_by_id(topic_id)
+    return info.name if info is not None else None
+
+
+def topic_id(ctx, name):
+    info = ctx.node.logs.topics.get(name)
+    return info.topic_id if info is not None else None
+
+
+def current_leader(ctx, topic, partition):
+    s = ctx.node.cluster.state(topic, partition) if topic is not None else None
+    if s is None:
+        return ctx.make("LeaderIdAndEpoch", leader_id=-1, leader_epoch=-1)
+    return ctx.make("LeaderIdAndEpoch", leader_id=s.leader, leader_epoch=s.leader_epoch)
+
+
+def partition_error(ctx, topic, partition, allowed: bool):
+    """The error of one requested partition before any share state is touched, or None."""
+    if topic is None:
+        return ErrorCode.unknown_topic_id
+    if not allowed:
+        return ErrorCode.topic_authorization_failed
+    info = ctx.node.logs.topics[topic]
+    if not 0 <= partition < info.partitions:
+        return ErrorCode.unknown_topic_or_partition
+    try:
+        ctx.leader_of(topic, partition)
+    except KafkaError as e:
+        return e.code
+    return None
+
+
+ACK_TYPES = range(0, 4)  # Gap, Accept, Release, Reject (Renew is v2, not served)
+
+
+def request_error(ctx, request):
+    """The top-level error of a ShareFetch/ShareAcknowledge before its session is looked at."""
+    if not share_groups_enabled(ctx):
+        return ErrorCode.unsupported_version, None
+    if not request.group_id:
+        return ErrorCode.invalid_request, "group id is required"
+    if not ctx.authorize(O.READ, R.GROUP, request.group_id):
+        return ErrorCode.group_authorization_failed, None
+    if not request.member_id:
+        return ErrorCode.invalid_request, "member id is required"
+    return None
+
+
+def resolve(ctx, topics):
+    """[(topic id, name or None, partition, acknowledgement batches, error or None)] of a request."""
+    names = {t.topic_id: topic_name(ctx, t.topic_id) for t in topics}
+    allowed = ctx.authorized(O.READ, R.TOPIC, [n for n in names.values() if n])
+    out = []
+    for t in topics:
+        name = names[t.topic_id]
+        for p in t.partitions:
+            error = partition_error(ctx, name, p.partition_index, name in allowed)
+            out.append((t.topic_id, name, p.partition_index, p.acknowledgement_batches, error))
+    return out
+
+
+def acknowledge(ctx, group_id, member_id, topic, partition, batches, now) -> ErrorCode:
+    """Apply one partition's acknowledgement batches; the partition's acknowledge error code."""
+    for b in batches:
+        if b.last_offset < b.first_offset or not b.acknowledge_types or any(t not in ACK_TYPES
+                                                                             for t in b.acknowledge_types):
+            return ErrorCode.invalid_request
+    try:
+        ctx.node.share.acknowledge(group_id, member_id, topic, partition,
+                                   [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches], now)
+    except KafkaError as e:
+        return e.code
+    return ErrorCode.none

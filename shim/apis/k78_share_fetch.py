@@ -1,0 +1,123 @@
+"""ShareFetch (78), v1: fetch records for a share group, acquiring them (KIP-932).
+
+The request names the member's share session by epoch (:mod:`shim.coordinators.share.sessions`):
+0 opens one over the listed partitions (no acknowledgements allowed: INVALID_REQUEST), n > 0 adds the
+listed partitions and drops the forgotten ones, -1 only acknowledges and closes the session,
+releasing what the member still holds. Piggybacked acknowledgements (Accept, Release, Reject, Gap)
+are applied first; each partition answers its own acknowledge error (INVALID_RECORD_STATE for
+records the member does not hold). Then every partition of the session is asked for records to
+acquire: whole batches are returned with the acquired ranges (first, last offset, delivery count)
+and the acquisition lock time; the request parks until something is acquired or MaxWaitMs passes
+(an append, an acknowledgement or an expired lock wakes it). MaxRecords bounds the acquired records
+at a batch boundary; MinBytes is treated as 1 and BatchSize is not used.
+Unknown topic ids are UNKNOWN_TOPIC_ID, topics without READ TOPIC_AUTHORIZATION_FAILED, per
+partition; a group without READ is GROUP_AUTHORIZATION_FAILED for the whole request.
+"""
+
+import time
+
+from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
+from ._share import acknowledge, current_leader, request_error, resolve, topic_name
+from .registry import api
+
+INITIAL_EPOCH, FINAL_EPOCH = 0, -1
+
+
+@api(78, "ShareFetch", 1, 1)
+async def handle(ctx, request):
+    refused = request_error(ctx, request)
+    if refused is not None:
+        return _top_error(ctx, *refused)
+    group, member, epoch = request.group_id, request.member_id, request.share_session_epoch
+    requested = resolve(ctx, request.topics)
+    valid = [(name, p) for _, name, p, _, error in requested if error is None]
+    share, now = ctx.node.share, now_ms()
+    try:
+        session = _session(share, group, member, epoch, requested, valid, _forgotten(ctx, request), now)
+    except KafkaError as e:
+        return _top_error(ctx, e.code, e.message)
+    answers = {}  # (topic id, partition) -> dict of PartitionData fields
+    for tid, name, p, batches, error in requested:
+        answer = answers[(tid, p)] = _answer(ctx, name, p, error)
+        if batches and error is None:
+            answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)
+    if session is None:
+        share.close_session(group, member)
+    else:
+        await _fetch(ctx, request, session, answers, epoch == INITIAL_EPOCH)
+    lock_ms = share.configs.int(group, "share.record.lock.duration.ms", share.settings.record_lock_duration_ms)
+    return ctx.response(error_code=ErrorCode.none, error_message=None, acquisition_lock_timeout=lock_ms,
+                        responses=_topics(ctx, answers), node_endpoints=())
+
+
+def _session(share, group, member, epoch, requested, valid, forgotten, now):
+    if epoch == INITIAL_EPOCH:
+        if any(batches for _, _, _, batches, _ in requested):
+            raise KafkaError(ErrorCode.invalid_request, "acknowledgements in the request that opens a share session")
+        return share.sessions.open(group, member, valid, now)
+    if epoch == FINAL_EPOCH:
+        share.sessions.get(group, member)
+        return None
+    return share.sessions.advance(group, member, epoch, valid, forgotten, now)
+
+
+def _forgotten(ctx, request):
+    return [(name, p) for t in request.forgotten_topics_data if (name := topic_name(ctx, t.topic_id))
+            for p in t.partitions]
+
+
+async def _fetch(ctx, request, session, answers, full):
+    """Acquire from the session's partitions; park until something is acquired or max_wait passes."""
+    deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
+    ids = {name: info.topic_id for name, info in ctx.node.logs.topics.items()}
+    while True:
+        got = _acquire(ctx, request, session, ids)
+        remaining = deadline - time.monotonic()
+        if got or remaining <= 0:
+            break
+        await ctx.node.changes.wait(remaining)
+    for (name, p), (records, ranges) in got.items():
+        answer = answers.setdefault((ids[name], p), _answer(ctx, name, p, None))
+        answer["records"] = records
+        answer["acquired_records"] = tuple(ctx.make("AcquiredRecords", first_offset=f, last_offset=l, delivery_count=c)
+                                           for f, l, c in ranges)
+    if full:
+        for name, p in session.partitions:
+            answers.setdefault((ids[name], p), _answer(ctx, name, p, None))
+
+
+def _acquire(ctx, request, session, ids) -> dict:
+    share, now = ctx.node.share, now_ms()
+    budget_records = request.max_records if request.max_records > 0 else 2**31 - 1
+    budget_bytes = request.max_bytes
+    got = {}
+    for name, p in list(session.partitions):
+        plog = ctx.node.logs.logs.get((name, p))
+        if plog is None or name not in ids or budget_records <= 0 or budget_bytes <= 0:
+            continue
+        a = share.acquire(session.group_id, session.member_id, name, p, plog, budget_records, budget_bytes, now)
+        if a.ranges:
+            got[(name, p)] = (a.records, a.ranges)
+            budget_records -= sum(last - first + 1 for first, last, _ in a.ranges)
+            budget_bytes -= len(a.records)
+    return got
+
+
+def _answer(ctx, name, p, error) -> dict:
+    return dict(partition_index=p, error_code=error or ErrorCode.none, error_message=None,
+                acknowledge_error_code=ErrorCode.none, acknowledge_error_message=None,
+                current_leader=current_leader(ctx, name, p), records=b"", acquired_records=())
+
+
+def _topics(ctx, answers):
+    by_topic: dict = {}
+    for (tid, _), fields in answers.items():
+        by_topic.setdefault(tid, []).append(ctx.make("PartitionData", **fields))
+    return tuple(ctx.make("ShareFetchableTopicResponse", topic_id=tid, partitions=tuple(parts))
+                 for tid, parts in by_topic.items())
+
+
+def _top_error(ctx, code, message=None):
+    return ctx.response(error_code=code, error_message=message, acquisition_lock_timeout=0, responses=(),
+                        node_endpoints=())

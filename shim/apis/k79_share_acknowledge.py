@@ -1,0 +1,48 @@
+"""ShareAcknowledge (79), v1: acknowledge acquired records outside a ShareFetch (KIP-932).
+
+Each batch (first offset, last offset, one type or one per offset: 0 Gap, 1 Accept, 2 Release,
+3 Reject) settles records the member holds; INVALID_RECORD_STATE for any it does not hold,
+INVALID_REQUEST for a malformed batch, per partition. The share session must exist
+(SHARE_SESSION_NOT_FOUND) and the epoch match (INVALID_SHARE_SESSION_EPOCH; 0 is never valid here);
+-1 acknowledges and closes the session, releasing what the member still holds. A group without READ
+is GROUP_AUTHORIZATION_FAILED for the whole request.
+"""
+
+from ..errors import ErrorCode, KafkaError
+from ..node import now_ms
+from ._share import acknowledge, current_leader, request_error, resolve
+from .registry import api
+
+INITIAL_EPOCH, FINAL_EPOCH = 0, -1
+
+
+@api(79, "ShareAcknowledge", 1, 1)
+def handle(ctx, request):
+    refused = request_error(ctx, request)
+    if refused is not None:
+        return _top_error(ctx, *refused)
+    group, member, epoch = request.group_id, request.member_id, request.share_session_epoch
+    share, now = ctx.node.share, now_ms()
+    try:
+        if epoch == INITIAL_EPOCH:
+            raise KafkaError(ErrorCode.invalid_share_session_epoch, "a share session is opened by ShareFetch")
+        if epoch == FINAL_EPOCH:
+            share.sessions.get(group, member)
+        else:
+            share.sessions.advance(group, member, epoch, (), (), now)
+    except KafkaError as e:
+        return _top_error(ctx, e.code, e.message)
+    by_topic: dict = {}
+    for tid, name, p, batches, error in resolve(ctx, request.topics):
+        code = error if error is not None else acknowledge(ctx, group, member, name, p, batches, now)
+        by_topic.setdefault(tid, []).append(ctx.make("PartitionData", partition_index=p, error_code=code,
+                                                     error_message=None, current_leader=current_leader(ctx, name, p)))
+    if epoch == FINAL_EPOCH:
+        share.close_session(group, member)
+    return ctx.response(error_code=ErrorCode.none, error_message=None, node_endpoints=(), responses=tuple(
+        ctx.make("ShareAcknowledgeTopicResponse", topic_id=tid, partitions=tuple(parts))
+        for tid, parts in by_topic.items()))
+
+
+def _top_error(ctx, code, message=None):
+    return ctx.response(error_code=code, error_message=message, responses=(), node_endpoints=())

@@ -1,0 +1,201 @@
+"""The share coordinator: share groups, their share sessions and share-partition state.
+
+Kafka splits this between the group coordinator (membership: GroupMetadataManager's share-group
+part), the broker's SharePartitionManager (sessions, acquisition) and the share coordinator
+(durable state in ``__share_group_state``). kafka-shim keeps the three together; the share-partition
+state is durable (:mod:`.store`), membership and sessions are not: after a restart members join
+again (see shim/apis/NOT_IMPLEMENTED.md).
+
+Acquisition (Kafka: SharePartition.acquire, ShareFetchUtils): a share fetch reads whole batches from
+the partition's first AVAILABLE offset, or from the first offset never fetched, up to the high
+watermark (read_uncommitted) or the last stable offset (read_committed, the group's
+``share.isolation.level``), and acquires the records of those batches that are AVAILABLE or new.
+Control batches, and under read_committed the batches of aborted transactions (found with the
+partition's aborted-transaction index), are archived as they are first fetched and never delivered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_codecs.batch import iter_batches
+
+from ...errors import ErrorCode, KafkaError
+from .configs import GroupConfigs, ShareSettings
+from .group import ShareGroup
+from .partition import NO_DEADLINE, SharePartition
+from .sessions import ShareSessionCache
+from .store import ShareStateStore, encode, restore
+
+CONTROL_FLAG = 0x20
+READ_COMMITTED = "read_committed"
+
+
+@dataclass(slots=True)
+class Acquired:
+    records: bytes
+    ranges: list[tuple[int, int, int]]  # (first offset, last offset, delivery count)
+
+
+class ShareCoordinator:
+    def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count,
+                 store: ShareStateStore | None = None) -> None:
+        self.settings = settings
+        self.store = store or ShareStateStore(None)
+        self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
+        self.configs = configs
+        self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
+        self.groups: dict[str, ShareGroup] = {}
+        self.partitions: dict[tuple[str, str, int], SharePartition] = {}
+        self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
+        self.on_earlier_deadline = None
+        self.on_release = None  # records became available: wake parked share fetches
+
+    # -- membership -----------------------------------------------------------------------------
+
+    def heartbeat(self, group_id, member_id, epoch, subscribed, rack_id, client, now_ms):
+        group = self.groups.get(group_id)
+        if group is None:
+            if epoch != 0:
+                raise KafkaError(ErrorCode.unknown_member_id, f"Group {group_id} not found.")
+            group = self.groups[group_id] = ShareGroup(group_id)
+        timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
+        # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
+        # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
+        result = group.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms, timeout, self.partition_count)
+        self._deadline_set(now_ms + timeout)
+        return result
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
+
+    def describe(self, group_id: str) -> ShareGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
+        return group
+
+    def _member_gone(self, group_id: str, member_id: str) -> None:
+        self.sessions.close(group_id, member_id)
+        for (g, _, _), sp in self.partitions.items():
+            if g == group_id:
+                sp.release_member(member_id)
+        self._persist(group_id)
+        self._released()
+
+    # -- acquisition ----------------------------------------------------------------------------
+
+    def share_partition(self, group_id: str, topic: str, partition: int, plog) -> SharePartition:
+        key = (group_id, topic, partition)
+        sp = self.partitions.get(key)
+        if sp is None:
+            reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
+            start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
+            lock_ms = self.configs.int(group_id, "share.record.lock.duration.ms", self.settings.record_lock_duration_ms)
+            sp = self.partitions[key] = SharePartition(
+                start, lock_duration_ms=lock_ms, delivery_count_limit=self.settings.delivery_count_limit,
+                max_in_flight=self.settings.max_record_locks)
+            saved = self._saved.get(group_id, {}).pop((topic, partition), None)
+            if saved is not None:
+                restore(sp, saved)
+        return sp
+
+    def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
+                max_bytes: int, now_ms: int) -> Acquired:
+        sp = self.share_partition(group_id, topic, partition, plog)
+        sp.skip_to(plog.log_start_offset)
+        offset = sp.next_fetch_offset(now_ms)
+        committed = self.configs.get(group_id, "share.isolation.level", "read_uncommitted") == READ_COMMITTED
+        upper = plog.last_stable_offset if committed else plog.high_watermark
+        if offset is None or offset >= upper:
+            return Acquired(b"", [])
+        read = plog.read(offset, max_bytes, committed, True)
+        out = self._acquire_batches(sp, member_id, read.data, offset, upper, read.aborted or [], max_records, now_ms)
+        self._deadline_set(sp.next_deadline())
+        return out
+
+    def _acquire_batches(self, sp, member_id, data, offset, upper, aborted, max_records, now_ms) -> Acquired:
+        pending = sorted(aborted, key=lambda a: a.first_offset)
+        aborting: set[int] = set()
+        chunks, ranges, count, expected = [], [], 0, offset
+        for pos, h in iter_batches(data):
+            if h.base_offset >= upper or (max_records > 0 and count >= max_records):
+                break
+            while pending and pending[0].first_offset <= h.last_offset:
+                aborting.add(pending.pop(0).producer_id)
+            control = bool(h.attributes & CONTROL_FLAG)
+            skipped = h.is_transactional and h.producer_id in aborting
+            if control:
+                aborting.discard(h.producer_id)  # the marker that ends the producer's aborted transaction
+            if h.base_offset > expected:
+                sp.mark_gap(expected, h.base_offset - 1)
+            got = sp.acquire(member_id, range(max(h.base_offset, offset), h.last_offset + 1),
+                             not (control or skipped), now_ms)
+            expected = h.next_offset
+            if got:
+                chunks.append(bytes(data[pos:pos + h.size]))
+                ranges.extend(got)
+                count += sum(last - first + 1 for first, last, _ in got)
+        return Acquired(b"".join(chunks), ranges)
+
+    # -- acknowledgements -----------------------------------------------------------------------
+
+    def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int, batches, now_ms: int) -> None:
+        """``batches``: (first offset, last offset, acknowledge types) of one partition."""
+        key = (group_id, topic, partition)
+        if key not in self.partitions:
+            raise KafkaError(ErrorCode.invalid_record_state, "no records of this partition were acquired")
+        changed = self.partitions[key].copy()
+        for first, last, types in batches:
+            changed.acknowledge(member_id, first, last, list(types), now_ms)
+        self._persist(group_id, {(topic, partition): changed})
+        self.partitions[key] = changed
+        self._released()
+
+    def close_session(self, group_id: str, member_id: str) -> None:
+        session = self.sessions.close(group_id, member_id)
+        if session is not None:
+            for topic, partition in session.partitions:
+                sp = self.partitions.get((group_id, topic, partition))
+                if sp is not None:
+                    sp.release_member(member_id)
+            self._persist(group_id)
+            self._released()
+
+    # -- timers ---------------------------------------------------------------------------------
+
+    def tick(self, now_ms: int) -> int:
+        for group in list(self.groups.values()):
+            for member_id in group.expired(now_ms):
+                group.remove(member_id, self.partition_count)
+                self._member_gone(group.group_id, member_id)
+        for session in self.sessions.idle(now_ms):
+            self.close_session(session.group_id, session.member_id)
+        expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
+        for group_id in sorted(expired):
+            self._persist(group_id)
+        if expired:
+            self._released()
+        return self.next_deadline()
+
+    def next_deadline(self) -> int:
+        deadlines = [g.next_deadline() for g in self.groups.values()]
+        deadlines += [sp.next_deadline() for sp in self.partitions.values()]
+        deadlines.append(self.sessions.next_deadline())
+        return min(deadlines, default=NO_DEADLINE)
+
+    def _persist(self, group_id: str, changed: dict | None = None) -> None:
+        """The one write path of share state: the group's whole file, with ``changed`` partitions
+        ((topic, partition) -> SharePartition) in place of the live ones."""
+        states = {(t, p): state for (t, p), state in self._saved.get(group_id, {}).items()}
+        states.update({(t, p): encode(sp) for (g, t, p), sp in self.partitions.items() if g == group_id})
+        states.update({tp: encode(sp) for tp, sp in (changed or {}).items()})
+        self.store.write(group_id, states)
+
+    def _deadline_set(self, deadline: int) -> None:
+        if self.on_earlier_deadline is not None and deadline < NO_DEADLINE:
+            self.on_earlier_deadline(deadline)
+
+    def _released(self) -> None:
+        if self.on_release is not None:
+            self.on_release()

@@ -1,0 +1,125 @@
+"""Share groups' membership (KIP-932): join, heartbeat, leave, session timeout, assignment.
+
+Kafka: GroupMetadataManager.shareGroupHeartbeat and ShareGroup. A member joins with epoch 0 and its
+subscribed topic names, heartbeats with its current epoch and leaves with -1. Every change of
+membership, subscriptions or the subscribed topics' partition counts bumps the group epoch and the
+coordinator computes a new target assignment at once; share groups have no revocation step, so a
+member takes its target and the group's epoch on its next heartbeat. Partitions need not be
+exclusive: Kafka's SimpleAssignor spreads the partitions over the members when there are at least as
+many partitions as members and shares each partition among several members otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ...errors import ErrorCode, KafkaError
+
+JOIN_EPOCH, LEAVE_EPOCH = 0, -1
+EMPTY, STABLE = "Empty", "Stable"
+ASSIGNOR = "simple"
+
+Assignment = dict[str, frozenset[int]]  # topic name -> partitions
+
+
+@dataclass(slots=True)
+class ShareMember:
+    member_id: str
+    member_epoch: int
+    subscribed: tuple[str, ...]
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    deadline: int
+    assignment: Assignment = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class HeartbeatResult:
+    member_id: str
+    member_epoch: int
+    assignment: Assignment | None  # None: unchanged since the member last heard it
+
+
+class ShareGroup:
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.members: dict[str, ShareMember] = {}
+        self.target: dict[str, Assignment] = {}
+        self._metadata: dict[str, int] = {}
+
+    @property
+    def state(self) -> str:
+        return STABLE if self.members else EMPTY
+
+    def heartbeat(self, member_id: str, epoch: int, subscribed, rack_id, client: tuple[str, str], now_ms: int,
+                  session_timeout_ms: int, partitions: Callable[[str], int]) -> HeartbeatResult:
+        if epoch == LEAVE_EPOCH:
+            self.remove(member_id, partitions)
+            return HeartbeatResult(member_id, LEAVE_EPOCH, None)
+        member = self.members.get(member_id)
+        if epoch == JOIN_EPOCH:
+            if member is None:
+                if not subscribed:
+                    raise KafkaError(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
+                member = self.members[member_id] = ShareMember(member_id, 0, (), rack_id, *client, 0)
+                self.group_epoch += 1
+        elif member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {self.group_id}.")
+        elif epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.fenced_member_epoch, f"The share group member has a smaller member epoch "
+                                                            f"({epoch}) than the one known by the group coordinator "
+                                                            f"({member.member_epoch}).")
+        member.deadline = now_ms + session_timeout_ms
+        if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed:
+            member.subscribed = tuple(sorted(set(subscribed)))
+            self.group_epoch += 1
+        self._refresh(partitions)
+        target = self.target.get(member_id, {})
+        changed = epoch == JOIN_EPOCH or member.member_epoch != self.assignment_epoch or target != member.assignment
+        member.member_epoch, member.assignment = self.assignment_epoch, target
+        return HeartbeatResult(member_id, member.member_epoch, target if changed else None)
+
+    def remove(self, member_id: str, partitions: Callable[[str], int]) -> bool:
+        if self.members.pop(member_id, None) is None:
+            return False
+        self.group_epoch += 1
+        self._refresh(partitions)
+        return True
+
+    def expired(self, now_ms: int) -> list[str]:
+        return [m.member_id for m in self.members.values() if m.deadline <= now_ms]
+
+    def next_deadline(self) -> int:
+        return min((m.deadline for m in self.members.values()), default=2**63 - 1)
+
+    def _refresh(self, partitions: Callable[[str], int]) -> None:
+        """A new target assignment when the group epoch moved or a subscribed topic changed size."""
+        topics = sorted({t for m in self.members.values() for t in m.subscribed})
+        metadata = {t: n for t in topics if (n := partitions(t)) > 0}
+        if metadata != self._metadata:
+            self._metadata = metadata
+            self.group_epoch += 1
+        if self.assignment_epoch != self.group_epoch:
+            self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()}, metadata)
+            self.assignment_epoch = self.group_epoch
+
+
+def simple_assign(subscriptions: dict[str, tuple[str, ...]], metadata: dict[str, int]) -> dict[str, Assignment]:
+    """Per topic, its partitions over its subscribers: round robin when there are at least as many
+    partitions as subscribers, else each subscriber gets one partition and partitions are shared."""
+    out: dict[str, dict[str, set[int]]] = {m: {} for m in subscriptions}
+    for topic, count in sorted(metadata.items()):
+        members = sorted(m for m, topics in subscriptions.items() if topic in topics)
+        if not members:
+            continue
+        if count >= len(members):
+            pairs = ((members[p % len(members)], p) for p in range(count))
+        else:
+            pairs = ((m, i % count) for i, m in enumerate(members))
+        for member, partition in pairs:
+            out[member].setdefault(topic, set()).add(partition)
+    return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in out.items()}
