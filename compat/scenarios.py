@@ -138,7 +138,7 @@ SCENARIOS: list[Scenario] = [
              "(share.isolation.level set through IncrementalAlterConfigs on the GROUP) read a topic a "
              "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
              "record, the second sees them all.",
-             ("confluent-kafka",)),
+             ("confluent-kafka", "java")),
     Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
              "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "
              "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "

@@ -241,3 +241,12 @@ async def test_a_classic_groups_id_is_not_a_share_group(share_node):
     hb = await heartbeat(share_node, "m1", 0, group="classic")
     assert hb.error_code == ErrorCode.group_id_not_found
     assert hb.error_message == "Group classic is not a share group."
+
+
+async def test_a_recreated_topic_starts_its_share_state_afresh(share_node):
+    await produce(share_node, 0, b"a", b"b")
+    assert acquired(await share_fetch(share_node, "m1", 0)) == [(0, 1, 1)]
+    share_node.logs.delete_topic(TOPIC)
+    share_node.logs.create_topic(TOPIC, 2)
+    await produce(share_node, 0, b"new")
+    assert acquired(await share_fetch(share_node, "m1", 0)) == [(0, 0, 1)]

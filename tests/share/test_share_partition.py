@@ -129,3 +129,22 @@ def test_records_below_the_log_start_are_dropped():
     sp.acquire("m1", range(0, 4), True, 0)
     sp.skip_to(2)
     assert sp.start_offset == 2 and sorted(sp.records) == [2, 3]
+
+
+def test_a_compacted_gap_keeps_no_records_and_is_passed():
+    sp = partition()
+    sp.acquire("m1", [0], True, 0)
+    sp.mark_gap(1, 1_000_000)  # offsets the log no longer holds
+    assert len(sp.records) == 1 and sp.next_fetch_offset(0) == 1_000_001
+    assert sp.acquire("m1", [1_000_001], True, 0) == [(1_000_001, 1_000_001, 1)]
+    sp.acknowledge("m1", 0, 0, [ACCEPT], 0)
+    assert sp.start_offset == 1_000_001
+
+
+def test_an_acknowledgement_over_a_huge_range_is_refused_without_walking_it():
+    sp = partition()
+    sp.acquire("m1", range(0, 2), True, 0)
+    with pytest.raises(KafkaError) as e:
+        sp.acknowledge("m1", 0, 2**62, [ACCEPT], 0)
+    assert e.value.code == ErrorCode.invalid_record_state
+    assert sp.state_of(0) is S.ACQUIRED

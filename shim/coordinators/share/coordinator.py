@@ -103,6 +103,9 @@ class ShareCoordinator:
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
         sp = self.share_partition(group_id, topic, partition, plog)
+        if sp.end_offset > plog.log_end_offset:  # the topic was deleted and made again: its state is gone
+            del self.partitions[(group_id, topic, partition)]
+            sp = self.share_partition(group_id, topic, partition, plog)
         sp.skip_to(plog.log_start_offset)
         offset = sp.next_fetch_offset(now_ms)
         committed = self.configs.get(group_id, "share.isolation.level", "read_uncommitted") == READ_COMMITTED

@@ -91,7 +91,7 @@ class SharePartition:
         available = [o for o, r in self.records.items() if r.state is S.AVAILABLE]
         if available:
             return min(available)
-        if self.end_offset - self.start_offset >= self.max_in_flight:
+        if len(self.records) >= self.max_in_flight:
             return None  # Kafka: group.share.partition.max.record.locks
         return self.end_offset
 
@@ -107,7 +107,7 @@ class SharePartition:
             if record is None:
                 if offset < self.end_offset:
                     continue  # already done and dropped
-                if offset - self.start_offset >= self.max_in_flight:
+                if len(self.records) >= self.max_in_flight:
                     break  # Kafka: group.share.partition.max.record.locks
                 record = self.records[offset] = InFlight(S.AVAILABLE)
                 self.end_offset = offset + 1
@@ -132,9 +132,8 @@ class SharePartition:
             self.end_offset = max(self.end_offset, offset)
 
     def mark_gap(self, first: int, last: int) -> None:
-        """Offsets the fetched data does not hold (compacted away) are never delivered."""
-        for offset in range(max(first, self.end_offset), last + 1):
-            self.records[offset] = InFlight(S.ARCHIVED)
+        """Offsets the fetched data does not hold (compacted away) are never delivered: below
+        ``end_offset`` an offset without a record is done, so no record is kept for them."""
         self.end_offset = max(self.end_offset, last + 1)
         self._advance()
 
@@ -149,6 +148,8 @@ class SharePartition:
             kinds = [AckType(t) for t in types]
         except ValueError:
             raise KafkaError(ErrorCode.invalid_request, f"unknown acknowledge type in {types}") from None
+        if first < self.start_offset or last - first + 1 > len(self.records):  # cheap before the walk
+            raise KafkaError(ErrorCode.invalid_record_state, f"offsets {first}-{last} are not all in flight")
         for offset in range(first, last + 1):
             record = self.records.get(offset)
             if record is None or record.state is not S.ACQUIRED or record.member_id != member_id:
@@ -195,9 +196,17 @@ class SharePartition:
         return record.state if record is not None else None
 
     def _advance(self) -> None:
-        while (record := self.records.get(self.start_offset)) is not None and record.state in TERMINAL:
-            del self.records[self.start_offset]
-            self.start_offset += 1
+        """Past every leading finished record; an offset below ``end_offset`` without a record is a
+        gap or already done, and is jumped over."""
+        while self.start_offset < self.end_offset:
+            record = self.records.get(self.start_offset)
+            if record is None:
+                self.start_offset = min((o for o in self.records if o > self.start_offset), default=self.end_offset)
+            elif record.state in TERMINAL:
+                del self.records[self.start_offset]
+                self.start_offset += 1
+            else:
+                break
 
 
 def _extend(ranges: list[tuple[int, int, int]], offset: int, count: int) -> None:

@@ -1,0 +1,38 @@
+"""Share groups (KIP-932) with Java kafka-clients 4.x's KafkaShareConsumer (the ``java4`` extra)
+against Kafka 4.1 emulation: compat/java/ShareDriver.java's ``share.queue`` (two members of a
+share group read a 3-partition topic; every record arrives once)."""
+
+from __future__ import annotations
+
+import pytest
+
+import shim
+from compat import javarun
+from compat.groups_support import create_topic
+from compat.share_support import enable_share_groups, set_group_configs
+
+pytestmark = [pytest.mark.compat(client="java", scenario="share.groups"),
+              pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
+
+
+@pytest.fixture(scope="module")
+def java4(tmp_path_factory) -> javarun.JavaDrivers:
+    try:
+        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
+    except javarun.JavaUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_kafka_clients_4_share_consumers_share_a_topic(tmp_path, java4):
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
+        bs = broker.bootstrap_servers
+        enable_share_groups(bs)
+        create_topic(bs, "share-queue", 3)
+        set_group_configs(bs, "share-queue-G", share_auto_offset_reset="earliest")
+        out = java4.run("ShareDriver", ["share.queue"], bs, timeout=300, timeout_s=120)
+    assert out["kafka_clients"].startswith("4.")
+    result = out["results"]["share.queue"]
+    assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
+    observed = result["observed"]
+    assert (observed["distinct"], observed["duplicates"]) == (60, 0)
+    assert sum(observed["per_member"]) == 60
