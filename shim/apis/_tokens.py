@@ -13,6 +13,7 @@ response's defaults (timestamps 0).
 
 from __future__ import annotations
 
+from ..errors import ErrorCode
 from ..security.session import ANONYMOUS
 
 ERROR_TIMESTAMP = -1  # Kafka: DelegationTokenManager.ErrorTimestamp
@@ -24,6 +25,15 @@ def allow_token_requests(ctx) -> bool:
     if protocol == "PLAINTEXT":
         return False
     return not (protocol == "SSL" and ctx.principal == ANONYMOUS)
+
+
+def expiry_answer(ctx):
+    """The answer of RenewDelegationToken and ExpireDelegationToken, which carry only an error and
+    an expiry timestamp."""
+    if not allow_token_requests(ctx):
+        return ctx.response(error_code=ErrorCode.delegation_token_request_not_allowed,
+                            expiry_timestamp=ERROR_TIMESTAMP)
+    return ctx.response(error_code=ErrorCode.delegation_token_auth_disabled, expiry_timestamp=0)
 
 
 def listener_protocol(ctx) -> str:

@@ -5,14 +5,10 @@ Delegation tokens are never enabled (see _tokens): DELEGATION_TOKEN_REQUEST_NOT_
 KRaft cluster without ``delegation.token.secret.key`` answers whatever the HMAC.
 """
 
-from ..errors import ErrorCode
-from ._tokens import ERROR_TIMESTAMP, allow_token_requests
+from ._tokens import expiry_answer
 from .registry import api
 
 
 @api(40, "ExpireDelegationToken", 0, 2)
 def handle(ctx, request):
-    if not allow_token_requests(ctx):
-        return ctx.response(error_code=ErrorCode.delegation_token_request_not_allowed,
-                            expiry_timestamp=ERROR_TIMESTAMP)
-    return ctx.response(error_code=ErrorCode.delegation_token_auth_disabled, expiry_timestamp=0)
+    return expiry_answer(ctx)
