@@ -126,3 +126,22 @@ class JavaDrivers:
             raise RuntimeError(f"{driver} exited {proc.returncode}\nstdout:\n{proc.stdout[-4000:]}\n"
                                f"stderr:\n{proc.stderr[-4000:]}")
         return json.loads(lines[-1])
+
+
+def module_scenarios(request) -> list[str]:
+    """The scenario ids of the tests selected in the requesting module (a driver runs only those)."""
+    from compat.plugin import compat_marks
+
+    return sorted({compat_marks(item)["scenario"] for item in request.session.items if item.module is request.module})
+
+
+def observed_of(results: dict):
+    """``observed(name)``: what a driver's scenario saw; fails with the Java error if it could not finish."""
+    import pytest  # here: the bench imports this module without pytest installed
+
+    def get(name: str) -> dict:
+        result = results[name]
+        if not result["ok"]:
+            pytest.fail(f"{name}: {result['error']}\nobserved so far: {result['observed']}\n{result['trace']}")
+        return result["observed"]
+    return get

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from compat.javarun import module_scenarios, observed_of
+
 pytestmark = pytest.mark.compat(client="java")
 
 E = "org.apache.kafka.common.errors."
@@ -13,10 +15,7 @@ E = "org.apache.kafka.common.errors."
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    from compat.plugin import compat_marks
-
-    wanted = sorted({compat_marks(item)["scenario"] for item in request.session.items
-                     if item.module is request.module})
+    wanted = module_scenarios(request)
     out = java_drivers.run("AdminDriver", wanted, compat_target.bootstrap_servers, timeout=300,
                            prefix=compat_target.prefix + "-ja", parallel=4, timeout_s=90)
     assert out["kafka_clients"] == "3.9.1"
@@ -25,12 +24,7 @@ def java_results(request, java_drivers, compat_target):
 
 @pytest.fixture
 def observed(java_results):
-    def get(name: str) -> dict:
-        result = java_results[name]
-        if not result["ok"]:
-            pytest.fail(f"{name}: {result['error']}\nobserved so far: {result['observed']}\n{result['trace']}")
-        return result["observed"]
-    return get
+    return observed_of(java_results)
 
 
 def error(outcome) -> str | None:

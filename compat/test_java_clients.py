@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from compat.javarun import module_scenarios, observed_of
+
 pytestmark = pytest.mark.compat(client="java")
 
 FENCED = {"org.apache.kafka.common.errors.ProducerFencedException",
@@ -15,11 +17,9 @@ CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    from compat.plugin import compat_marks, java_client
+    from compat.plugin import java_client
 
-    # Only the scenarios of the tests selected in this module (scenario ids are the driver's names).
-    wanted = sorted({compat_marks(item)["scenario"] for item in request.session.items
-                     if item.module is request.module})
+    wanted = module_scenarios(request)
     out = java_drivers.run("KafkaDriver", wanted, compat_target.bootstrap_servers, timeout=300,
                            prefix=compat_target.prefix + "-jc", parallel=6, timeout_s=90)
     expected = "4." if java_client(request.config) == "4" else "3.9.1"
@@ -40,12 +40,7 @@ def uses_transaction_v2(request, compat_target) -> bool:
 @pytest.fixture
 def observed(java_results):
     """``observed(name)``: what the scenario saw; fails with the Java error if it could not finish."""
-    def get(name: str) -> dict:
-        result = java_results[name]
-        if not result["ok"]:
-            pytest.fail(f"{name}: {result['error']}\nobserved so far: {result['observed']}\n{result['trace']}")
-        return result["observed"]
-    return get
+    return observed_of(java_results)
 
 
 def each(values, scenario: str):
