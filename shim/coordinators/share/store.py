@@ -38,6 +38,11 @@ class ShareStateStore:
         fs.atomic_write(self.directory / _file_name(group_id), json.dumps({"group": group_id, "partitions": state},
                                                                           sort_keys=True).encode())
 
+    def delete(self, group_id: str) -> None:
+        """The group was deleted: its file goes, durably."""
+        if self.directory is not None and (path := self.directory / _file_name(group_id)).exists():
+            fs.remove(path, sync=True)
+
     def load(self) -> dict[str, dict[tuple[str, int], dict]]:
         """group id -> (topic, partition) -> the saved state (see :func:`restore`)."""
         out: dict[str, dict[tuple[str, int], dict]] = {}
