@@ -96,17 +96,19 @@ class Node:
             transaction_version=self.quorum.level(TRANSACTION_VERSION),
         )
         self.txn.load(now_ms())
+        consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
+                                         config.group_consumer_heartbeat_interval_ms, config.extra)
+        settings = share_settings(config.extra)
+        # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
+        self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer)
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
-            consumer=consumer_group_config(config.group_consumer_session_timeout_ms,
-                                           config.group_consumer_heartbeat_interval_ms, config.extra),
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
+            group_configs=self.group_configs,
         )
         self.groups.load(now_ms())
-        settings = share_settings(config.extra)
-        self.share = ShareCoordinator(settings, GroupConfigs(meta_dir / "group-configs.json", settings),
-                                      self._partition_count, ShareStateStore(meta_dir))
+        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, ShareStateStore(meta_dir))
         self.share.on_release = self.changes.changed
         self.control = Control(self)
         self.txn.probe = self.control.probe
