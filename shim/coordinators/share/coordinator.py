@@ -3,8 +3,8 @@
 Kafka splits this between the group coordinator (membership: GroupMetadataManager's share-group
 part), the broker's SharePartitionManager (sessions, acquisition) and the share coordinator
 (durable state in ``__share_group_state``). kafka-shim keeps the three together; the share-partition
-state is durable (:mod:`.store`), membership and sessions are not: after a restart members join
-again (see shim/apis/NOT_IMPLEMENTED.md).
+state is written to ``__share_group_state`` as Kafka's share coordinator writes it (:mod:`.store`);
+share sessions live in memory, as in Kafka.
 
 Acquisition (Kafka: SharePartition.acquire, ShareFetchUtils): a share fetch reads whole batches from
 the partition's first AVAILABLE offset, or from the first offset never fetched, up to the high
@@ -43,6 +43,7 @@ class ShareCoordinator:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
+        self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
@@ -96,6 +97,7 @@ class ShareCoordinator:
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
+                self._written[key] = saved
         return sp
 
     def _new_partition(self, group_id: str, start_offset: int) -> SharePartition:
@@ -191,15 +193,17 @@ class ShareCoordinator:
         deadlines.append(self.sessions.next_deadline())
         return min(deadlines, default=NO_DEADLINE)
 
-    def _persist(self, group_id: str, changed: dict | None = None, removed=()) -> None:
-        """The one write path of share state: the group's whole file, with ``changed`` partitions
-        ((topic, partition) -> SharePartition) in place of the live ones and without ``removed``."""
-        states = {(t, p): state for (t, p), state in self._saved.get(group_id, {}).items()}
-        states.update({(t, p): encode(sp) for (g, t, p), sp in self.partitions.items() if g == group_id})
-        states.update({tp: encode(sp) for tp, sp in (changed or {}).items()})
-        for tp in removed:
-            states.pop(tp, None)
-        self.store.write(group_id, states)
+    def _persist(self, group_id: str, changed: dict | None = None) -> None:
+        """The one write path of share state: each partition of the group whose state differs from
+        what was last written, with ``changed`` partitions ((topic, partition) -> SharePartition)
+        in place of the live ones."""
+        live = {(t, p): sp for (g, t, p), sp in self.partitions.items() if g == group_id}
+        live.update(changed or {})
+        states = {tp: encode(sp) for tp, sp in live.items()}
+        states = {tp: s for tp, s in states.items() if self._written.get((group_id, *tp)) != s}
+        if states:
+            self.store.write(group_id, states)
+            self._written.update({(group_id, *tp): s for tp, s in states.items()})
 
     # -- administration (Kafka: the group coordinator's share-group offsets and DeleteGroups) -------
 
@@ -219,37 +223,39 @@ class ShareCoordinator:
 
     def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
         """AlterShareGroupOffsets on an empty group: each partition starts afresh at its offset, nothing
-        in flight (Kafka: InitializeShareGroupState); a negative offset leaves the partition uninitialized,
-        to start from share.auto.offset.reset."""
+        in flight (Kafka: InitializeShareGroupState, a new snapshot at the next state epoch); a negative
+        offset leaves the partition uninitialized, to start from share.auto.offset.reset."""
         self.empty_group(group_id)
         fresh = {tp: self._new_partition(group_id, o) for tp, o in offsets.items() if o >= 0}
-        self._persist(group_id, fresh, removed=[tp for tp, o in offsets.items() if o < 0])
-        for (topic, partition), offset in offsets.items():
+        self.store.initialize(group_id, {tp: sp.start_offset for tp, sp in fresh.items()})
+        self._forget(group_id, [tp for tp, o in offsets.items() if o < 0])
+        for (topic, partition), sp in fresh.items():
             self._saved.get(group_id, {}).pop((topic, partition), None)
-            self.partitions.pop((group_id, topic, partition), None)
-            if offset >= 0:
-                self.partitions[(group_id, topic, partition)] = fresh[(topic, partition)]
+            self.partitions[(group_id, topic, partition)] = sp
+            self._written[(group_id, topic, partition)] = encode(sp)
 
     def delete_start_offsets(self, group_id: str, topics) -> None:
         """DeleteShareGroupOffsets on an empty group: the topics' share state goes; a later fetch starts
         from share.auto.offset.reset (Kafka: DeleteShareGroupState)."""
         self.empty_group(group_id)
-        gone = [tp for tp in self.start_offsets(group_id) if tp[0] in set(topics)]
-        self._persist(group_id, removed=gone)
-        for topic, partition in gone:
-            self._saved.get(group_id, {}).pop((topic, partition), None)
-            self.partitions.pop((group_id, topic, partition), None)
+        self._forget(group_id, [tp for tp in self.start_offsets(group_id) if tp[0] in set(topics)])
 
     def delete_group(self, group_id: str) -> None:
         """DeleteGroups of an empty share group: the group and all its share state."""
         self.empty_group(group_id)
-        self.store.delete(group_id)
+        self._forget(group_id, list(self.start_offsets(group_id)))
         self._saved.pop(group_id, None)
-        for key in [k for k in self.partitions if k[0] == group_id]:
-            del self.partitions[key]
         for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:
             self.sessions.close(group_id, session.member_id)
         del self.groups[group_id]
+
+    def _forget(self, group_id: str, partitions) -> None:
+        """Tombstones for ``partitions`` ((topic, partition)) of the group, then gone from memory."""
+        self.store.remove(group_id, partitions)
+        for topic, partition in partitions:
+            self._saved.get(group_id, {}).pop((topic, partition), None)
+            self.partitions.pop((group_id, topic, partition), None)
+            self._written.pop((group_id, topic, partition), None)
 
     def _deadline_set(self, deadline: int) -> None:
         if self.on_earlier_deadline is not None and deadline < NO_DEADLINE:
