@@ -183,6 +183,30 @@ class ShareCoordinator:
             self._released()
         return self.next_deadline()
 
+    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
+        """The share clock moved on by ``advanced_ms`` (shim.control): every member session,
+        acquisition lock and share session due by then is due now, and expires."""
+        later = now_ms + advanced_ms
+        members = [(g.group_id, m) for g in self.groups.values() if group_id in (None, g.group_id)
+                   for m in g.members.values()]
+        for _, member in members:
+            member.deadline = min(member.deadline, now_ms) if member.deadline <= later else member.deadline
+        held = {}
+        for (g, t, p), sp in self.partitions.items():
+            if group_id in (None, g):
+                for offset, record in sp.records.items():
+                    if record.lock_deadline != NO_DEADLINE and record.lock_deadline <= later:
+                        record.lock_deadline, held[(g, t, p, offset)] = now_ms, record.member_id
+        sessions = [s for s in self.sessions.sessions.values() if group_id in (None, s.group_id)
+                    and s.last_used + self.sessions.idle_ms <= later]
+        for session in sessions:
+            session.last_used = now_ms - self.sessions.idle_ms
+        self.tick(now_ms)
+        gone = {(g, m.member_id) for g, m in members if m.member_id not in self.groups[g].members}
+        return {"expired_share_members": sorted(f"{g}/{m}" for g, m in gone),
+                "expired_acquisition_locks": sorted(f"{g}/{t}-{p}@{o}" for g, t, p, o in held),
+                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions)}
+
     def next_deadline(self) -> int:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
