@@ -154,7 +154,7 @@ class ClassicMembers:
         self.cg._apply(gid, records, now_ms)
         group = self.cg.groups[gid]
         for m, _ in members:
-            self.cg.schedule_session(group.members[m.member_id], now_ms)
+            self.cg.schedule_session(gid, group.members[m.member_id], now_ms)
         log.info("group %s: the classic group became a consumer group at epoch %d", gid, epoch)
         return group
 
@@ -180,7 +180,7 @@ class ClassicMembers:
             return JoinResult(E.inconsistent_group_protocol, member_id)
         except KafkaError as e:
             return JoinResult(e.code, member_id)
-        self.cg.schedule_session(member, now_ms)
+        self.cg.schedule_session(group.group_id, member, now_ms)
         return JoinResult(E.none, member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
 
     def _join(self, group: ConsumerGroup, member: ConsumerGroupMember, instance_id, topics, owned, protocols,
@@ -238,7 +238,7 @@ class ClassicMembers:
             self._check_rebalance(group, member)
         except KafkaError as e:
             return SyncResult(e.code)
-        self.cg.schedule_session(member, now_ms)
+        self.cg.schedule_session(group.group_id, member, now_ms)
         version, _, _ = parse_subscription(member.classic_protocols[0][1])
         return SyncResult(E.none, CONSUMER_PROTOCOL_TYPE, name, encode_assignment(version, self._names(member.assigned)))
 
@@ -248,7 +248,7 @@ class ClassicMembers:
             member = self._member(group, member_id, instance_id)
             if generation_id != member.member_epoch:
                 raise KafkaError(E.illegal_generation)
-            self.cg.schedule_session(member, now_ms)
+            self.cg.schedule_session(group.group_id, member, now_ms)
             self._check_rebalance(group, member)
         except KafkaError as e:
             return e.code
@@ -280,7 +280,7 @@ class ClassicMembers:
                                 offsets=group.offsets, pending_txn_offsets=group.pending_txn_offsets)
         assignments = {}
         for m in group.members.values():
-            session = m.classic_session_timeout_ms or self.cg.config.session_timeout_ms
+            session = m.classic_session_timeout_ms or self.cg.session_timeout_ms(gid)
             member = MemberMetadata(m.member_id, m.instance_id, m.client_id, m.client_host,
                                     max(m.rebalance_timeout_ms, 0), session, CONSUMER_PROTOCOL_TYPE,
                                     list(m.classic_protocols))
