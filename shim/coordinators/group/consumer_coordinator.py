@@ -29,7 +29,7 @@ import re2
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
 from .consumer_classic import ClassicMembers
-from .consumer_assignors import ASSIGNORS, MemberSpec
+from .consumer_assignors import ASSIGNORS, MemberSpec, homogeneous_subscriptions, kafka_order
 from .consumer_config import ConsumerGroupConfig, consumer_group_config  # noqa: F401 (re-exported)
 from .consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -372,11 +372,15 @@ class ConsumerGroups:
             return group.assignment_epoch, group.target.get(updated.member_id, {})
         members = dict(group.members)
         members[updated.member_id] = updated
-        specs = {mid: MemberSpec(frozenset(meta[t][0] for t in member_topics(m, self.resolve_regex) if t in meta),
-                                 group.target.get(mid, {})) for mid, m in members.items()}
+        specs = kafka_order({mid: MemberSpec(
+            frozenset(meta[t][0] for t in member_topics(m, self.resolve_regex) if t in meta),
+            group.target.get(mid, {}), m.instance_id, m.rack_id) for mid, m in members.items()})
         assignor = ASSIGNORS[self._assignor_name(members.values())]
-        new = assignor(specs, {tid: n for tid, n in meta.values()})
-        for mid, assignment in new.items():
+        homogeneous = homogeneous_subscriptions((m.subscribed_topic_names, m.subscribed_topic_regex)
+                                                for m in members.values())
+        new = assignor(specs, {tid: n for tid, n in meta.values()}, homogeneous=homogeneous)
+        for mid in specs:  # Kafka: a record for every member whose target changed, new members too
+            assignment = new.get(mid, {})
             if group.target.get(mid) != assignment:
                 records.append(cr.Record(cr.TARGET_MEMBER, group.group_id, mid, assignment))
         records.append(cr.Record(cr.TARGET_METADATA, group.group_id, None, group_epoch))

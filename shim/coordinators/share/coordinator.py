@@ -3,8 +3,8 @@
 Kafka splits this between the group coordinator (membership: GroupMetadataManager's share-group
 part), the broker's SharePartitionManager (sessions, acquisition) and the share coordinator
 (durable state in ``__share_group_state``). kafka-shim keeps the three together; the share-partition
-state is durable (:mod:`.store`), membership and sessions are not: after a restart members join
-again (see shim/apis/NOT_IMPLEMENTED.md).
+state is written to ``__share_group_state`` as Kafka's share coordinator writes it (:mod:`.store`);
+share sessions live in memory, as in Kafka.
 
 Acquisition (Kafka: SharePartition.acquire, ShareFetchUtils): a share fetch reads whole batches from
 the partition's first AVAILABLE offset, or from the first offset never fetched, up to the high
@@ -43,6 +43,7 @@ class ShareCoordinator:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
+        self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.groups: dict[str, ShareGroup] = {}
@@ -98,6 +99,7 @@ class ShareCoordinator:
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
+                self._written[key] = saved
         return sp
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
@@ -181,6 +183,30 @@ class ShareCoordinator:
             self._released()
         return self.next_deadline()
 
+    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
+        """The share clock moved on by ``advanced_ms`` (shim.control): every member session,
+        acquisition lock and share session due by then is due now, and expires."""
+        later = now_ms + advanced_ms
+        members = [(g.group_id, m) for g in self.groups.values() if group_id in (None, g.group_id)
+                   for m in g.members.values()]
+        for _, member in members:
+            member.deadline = min(member.deadline, now_ms) if member.deadline <= later else member.deadline
+        held = {}
+        for (g, t, p), sp in self.partitions.items():
+            if group_id in (None, g):
+                for offset, record in sp.records.items():
+                    if record.lock_deadline != NO_DEADLINE and record.lock_deadline <= later:
+                        record.lock_deadline, held[(g, t, p, offset)] = now_ms, record.member_id
+        sessions = [s for s in self.sessions.sessions.values() if group_id in (None, s.group_id)
+                    and s.last_used + self.sessions.idle_ms <= later]
+        for session in sessions:
+            session.last_used = now_ms - self.sessions.idle_ms
+        self.tick(now_ms)
+        gone = {(g, m.member_id) for g, m in members if m.member_id not in self.groups[g].members}
+        return {"expired_share_members": sorted(f"{g}/{m}" for g, m in gone),
+                "expired_acquisition_locks": sorted(f"{g}/{t}-{p}@{o}" for g, t, p, o in held),
+                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions)}
+
     def next_deadline(self) -> int:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
@@ -188,12 +214,16 @@ class ShareCoordinator:
         return min(deadlines, default=NO_DEADLINE)
 
     def _persist(self, group_id: str, changed: dict | None = None) -> None:
-        """The one write path of share state: the group's whole file, with ``changed`` partitions
-        ((topic, partition) -> SharePartition) in place of the live ones."""
-        states = {(t, p): state for (t, p), state in self._saved.get(group_id, {}).items()}
-        states.update({(t, p): encode(sp) for (g, t, p), sp in self.partitions.items() if g == group_id})
-        states.update({tp: encode(sp) for tp, sp in (changed or {}).items()})
-        self.store.write(group_id, states)
+        """The one write path of share state: each partition of the group whose state differs from
+        what was last written, with ``changed`` partitions ((topic, partition) -> SharePartition)
+        in place of the live ones."""
+        live = {(t, p): sp for (g, t, p), sp in self.partitions.items() if g == group_id}
+        live.update(changed or {})
+        states = {tp: encode(sp) for tp, sp in live.items()}
+        states = {tp: s for tp, s in states.items() if self._written.get((group_id, *tp)) != s}
+        if states:
+            self.store.write(group_id, states)
+            self._written.update({(group_id, *tp): s for tp, s in states.items()})
 
     def _deadline_set(self, deadline: int) -> None:
         if self.on_earlier_deadline is not None and deadline < NO_DEADLINE:
