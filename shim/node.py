@@ -75,6 +75,7 @@ class Node:
             self.node_ids, meta_dir, lambda t, p: self.logs.logs.get((t, p)), lambda: list(self.logs.logs),
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
+            share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
             replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
@@ -111,8 +112,7 @@ class Node:
         )
         self.groups.load(now_ms())
         props = {**self.broker_configs.merged(), **config.extra}
-        store = ShareStateStore(self.logs, num_partitions=int(props.get(
-            "share.coordinator.state.topic.num.partitions", "50")), records_per_snapshot=int(props.get(
+        store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
             "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
         self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store)
         self.share.on_release = self.changes.changed
