@@ -74,7 +74,9 @@ def _share_key(ctx, key):
     try:
         if len(parts) != 3 or not parts[0]:
             raise ValueError(key)
-        topic_id = uuid.UUID(parts[1]) if "-" in parts[1] else uuid.UUID(bytes=base64.urlsafe_b64decode(parts[1] + "=="))
+        if len(parts[1]) > 24:  # Kafka: Uuid.fromString takes the base64url form only
+            raise ValueError(key)
+        topic_id = uuid.UUID(bytes=base64.b64decode(parts[1] + "==", altchars=b"-_", validate=True))
         partition = int(parts[2])
     except (ValueError, binascii.Error):
         return ErrorCode.invalid_request, key

@@ -105,6 +105,30 @@ class ShareStateStore:
                 changes.append(Change((group_id, info.topic_id, p), state["start_offset"], to_batches(state)))
         self.write_batches(changes)
 
+    def initialize(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
+        """Kafka: InitializeShareGroupState (AlterShareGroupOffsets) -- each (topic, partition) a new
+        snapshot at its start offset, nothing in flight, at the next state epoch."""
+        for key, tp in self._keys(group_id, offsets).items():
+            old = self.get(key)
+            self.write_batches([Change(key, offsets[tp], (), state_epoch=old.state_epoch + 1 if old else 0,
+                                       initialize=True)])
+
+    def remove(self, group_id: str, partitions) -> None:
+        """Kafka: DeleteShareGroupState -- tombstones for the group's (topic, partition)s."""
+        if self.logs is not None:
+            self.delete(self._keys(group_id, partitions))
+
+    def _keys(self, group_id: str, partitions) -> dict:
+        """(group, topic id, partition) -> (topic, partition), for the topics that exist."""
+        if self.logs is None:
+            return {}
+        out = {}
+        for topic, p in sorted(partitions):
+            info = self.logs.topics.get(topic)
+            if info is not None:
+                out[(group_id, info.topic_id, p)] = (topic, p)
+        return out
+
     def load(self) -> dict[str, dict[tuple[str, int], dict]]:
         """group id -> (topic, partition) -> the saved state (see :func:`restore`)."""
         out: dict[str, dict[tuple[str, int], dict]] = {}
