@@ -39,6 +39,19 @@ FOREVER = 1 << 62
 STATE_FILE = "cluster.json"
 
 
+def broker_racks(value: str | None, node_ids: tuple[int, ...]) -> dict[int, str | None]:
+    """Each simulated broker's rack from ``broker.rack``: one value is every broker's rack; with
+    ``--brokers N``, N comma-separated values give the brokers' racks in node-id order."""
+    if not value:
+        return dict.fromkeys(node_ids)
+    racks = [r.strip() for r in value.split(",")] if len(node_ids) > 1 and "," in value else [value]
+    if len(racks) == 1:
+        return dict.fromkeys(node_ids, racks[0])
+    if len(racks) != len(node_ids) or not all(racks):
+        raise ValueError(f"broker.rack: {value!r} names {len(racks)} racks for {len(node_ids)} brokers")
+    return dict(zip(node_ids, racks))
+
+
 def placement(partition: int, replication_factor: int, nodes: tuple[int, ...]) -> tuple[int, ...]:
     """Kafka's rack-unaware replica assignment with fixed start index 0, for one partition."""
     n = len(nodes)

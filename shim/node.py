@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from .cluster import Cluster
+from .cluster import Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -68,6 +68,7 @@ class Node:
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
         self.node_ids = tuple(range(config.node_id, config.node_id + config.brokers))
+        self.racks = broker_racks(config.extra.get("broker.rack"), self.node_ids)  # node id -> broker.rack
         # node id -> listener name -> advertised (host, port); the first node's is ``endpoints``
         self.node_endpoints: dict[int, dict[str, tuple[str, int]]] = {config.node_id: self.endpoints}
         self._node_ports: dict[int, dict[str, int]] = {}  # the other brokers' bound ports by listener name
