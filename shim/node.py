@@ -115,7 +115,8 @@ class Node:
         props = {**self.broker_configs.merged(), **config.extra}
         store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
             "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
-        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store)
+        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
+                                      topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
         self.control = Control(self)
         self.txn.probe = self.control.probe

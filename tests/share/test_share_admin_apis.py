@@ -287,3 +287,16 @@ async def test_authorization(tmp_path):
         assert [(t.topic_name, t.error_code) for t in r.responses] == [(T, E.topic_authorization_failed)]
     finally:
         n.close()
+
+
+async def test_an_offset_altered_past_the_log_end_waits_for_the_records(node):
+    await produce(node, 0, 2)
+    first = str(uuid.uuid4())
+    await heartbeat(node, first, 0)
+    await heartbeat(node, first, -1)
+    assert (await alter(node, {(T, 0): 5})).error_code == E.none  # Kafka writes it without checking
+    member = str(uuid.uuid4())
+    await heartbeat(node, member, 0)
+    assert await fetch(node, member, 0) == []
+    await produce(node, 0, 5)  # offsets 2-6
+    assert await fetch(node, member, 1) == [(5, 6)]

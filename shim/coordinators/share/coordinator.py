@@ -39,16 +39,18 @@ class Acquired:
 
 class ShareCoordinator:
     def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count,
-                 store: ShareStateStore | None = None) -> None:
+                 store: ShareStateStore | None = None, topic_id=lambda topic: None) -> None:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
         self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
+        self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
+        self._topic_ids: dict[tuple[str, str, int], object] = {}  # the topic id each share partition is of
         self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
@@ -108,6 +110,7 @@ class ShareCoordinator:
             reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
             start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
             sp = self.partitions[key] = self._new_partition(group_id, start)
+            self._topic_ids[key] = self.topic_id(topic)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
@@ -123,7 +126,8 @@ class ShareCoordinator:
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
         sp = self.share_partition(group_id, topic, partition, plog)
-        if sp.end_offset > plog.log_end_offset:  # the topic was deleted and made again: its state is gone
+        if self._topic_ids.get((group_id, topic, partition)) != self.topic_id(topic):
+            # the topic was deleted and made again (a new topic id): its share state is gone
             del self.partitions[(group_id, topic, partition)]
             sp = self.share_partition(group_id, topic, partition, plog)
         sp.skip_to(plog.log_start_offset)
@@ -270,6 +274,7 @@ class ShareCoordinator:
         for (topic, partition), sp in fresh.items():
             self._saved.get(group_id, {}).pop((topic, partition), None)
             self.partitions[(group_id, topic, partition)] = sp
+            self._topic_ids[(group_id, topic, partition)] = self.topic_id(topic)
             self._written[(group_id, topic, partition)] = encode(sp)
 
     def delete_start_offsets(self, group_id: str, topics) -> None:
