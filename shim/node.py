@@ -76,6 +76,7 @@ class Node:
             self.node_ids, meta_dir, lambda t, p: self.logs.logs.get((t, p)), lambda: list(self.logs.logs),
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
+            share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
             replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
@@ -112,8 +113,7 @@ class Node:
         )
         self.groups.load(now_ms())
         props = {**self.broker_configs.merged(), **config.extra}
-        store = ShareStateStore(self.logs, num_partitions=int(props.get(
-            "share.coordinator.state.topic.num.partitions", "50")), records_per_snapshot=int(props.get(
+        store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
             "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
         self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))

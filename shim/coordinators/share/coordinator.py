@@ -87,6 +87,20 @@ class ShareCoordinator:
         self._persist(group_id)
         self._released()
 
+    def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
+        """The share partition's durable state was written from outside (the share coordinator's
+        APIs): what the broker held of it is dropped and read back from the store on next use."""
+        key = (group_id, topic, partition)
+        self.partitions.pop(key, None)
+        self._written.pop(key, None)
+        saved = self.store.saved(group_id, topic, partition)
+        groups = self._saved.setdefault(group_id, {})
+        if saved is None:
+            groups.pop((topic, partition), None)
+        else:
+            groups[(topic, partition)] = saved
+        self._released()
+
     # -- acquisition ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int, plog) -> SharePartition:
