@@ -64,8 +64,16 @@ from . import (  # noqa: F401  (registration side effects)
     k77_share_group_describe,
     k78_share_fetch,
     k79_share_acknowledge,
+    k83_initialize_share_group_state,
+    k84_read_share_group_state,
+    k85_write_share_group_state,
+    k86_delete_share_group_state,
+    k87_read_share_group_state_summary,
     k80_add_raft_voter,
     k81_remove_raft_voter,
+    k90_describe_share_group_offsets,
+    k91_alter_share_group_offsets,
+    k92_delete_share_group_offsets,
 )
 from .registry import REGISTRY
 

@@ -285,7 +285,7 @@ class ConsumerGroups:
             if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise KafkaError(E.unreleased_instance_id, f"Static member {existing.member_id} with instance id "
                                  f"{req.instance_id} is not released yet; {member_id} cannot take its place.")
-            return self._replace_static(group, existing, member_id, now_ms)
+            return self.replace_static(group, existing, member_id, now_ms)
         if existing is None:
             raise KafkaError(E.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
         if existing.member_id != member_id:
@@ -294,12 +294,14 @@ class ConsumerGroups:
         _check_epoch(existing, req.member_epoch, req.owned)
         return existing
 
-    def _replace_static(self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str,
-                        now_ms: int) -> ConsumerGroupMember:
-        """A static member that left (epoch -2) comes back under a new member id with its assignment."""
+    def replace_static(self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str,
+                       now_ms: int) -> ConsumerGroupMember:
+        """Kafka: replaceMember -- a static member that left (epoch -2), or any whose instance id a
+        classic member joins with, is replaced by a new member id that keeps its assignment."""
         gid = group.group_id
         new = replace(old, member_id=member_id, member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
-                      pending_revocation={}, session_deadline=None, rebalance_deadline=None)
+                      pending_revocation={}, session_deadline=None, rebalance_deadline=None, join_deadline=None,
+                      sync_deadline=None)
         records = self._tombstones(gid, old.member_id) + [
             cr.Record(cr.MEMBER_METADATA, gid, member_id, cr.member_metadata(new)),
             cr.Record(cr.TARGET_MEMBER, gid, member_id, group.target_of(old)),
@@ -479,12 +481,11 @@ class ConsumerGroups:
             for member in list(group.members.values()):
                 if self.groups.get(group.group_id) is not group or member.member_id not in group.members:
                     continue  # fenced with another, or the group became a classic group meanwhile
-                if member.session_deadline is not None and now_ms >= member.session_deadline:
-                    self._expire(group, member, now_ms, "session timeout expired")
-                elif member.rebalance_deadline is not None and now_ms >= member.rebalance_deadline:
-                    self._expire(group, member, now_ms, "did not revoke its partitions within its rebalance timeout")
+                why = next((why for why, d in member.deadlines() if d is not None and now_ms >= d), None)
+                if why is not None:
+                    self._expire(group, member, now_ms, why)
                 else:
-                    for d in (member.session_deadline, member.rebalance_deadline):
+                    for _, d in member.deadlines():
                         if d is not None and (earliest is None or d < earliest):
                             earliest = d
         return earliest

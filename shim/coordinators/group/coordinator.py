@@ -535,6 +535,7 @@ class GroupCoordinator(OffsetOperations):
             for member in group.members.values():
                 member.session_deadline = due(member.session_deadline)
                 member.rebalance_deadline = due(member.rebalance_deadline)
+                member.join_deadline, member.sync_deadline = due(member.join_deadline), due(member.sync_deadline)
         self.tick(now_ms)
         after = {(g.group_id, m) for g in classic + consumer for m in g.members}
         return sorted(f"{g}/{m}" for g, m in before - after)

@@ -39,15 +39,18 @@ class Acquired:
 
 class ShareCoordinator:
     def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count,
-                 store: ShareStateStore | None = None) -> None:
+                 store: ShareStateStore | None = None, topic_id=lambda topic: None) -> None:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
         self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
-        self.groups: dict[str, ShareGroup] = {}
+        self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
+        # A group with share state outlives a restart, as Kafka's group records do; its members join again.
+        self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
+        self._topic_ids: dict[tuple[str, str, int], object] = {}  # the topic id each share partition is of
         self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
@@ -84,6 +87,20 @@ class ShareCoordinator:
         self._persist(group_id)
         self._released()
 
+    def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
+        """The share partition's durable state was written from outside (the share coordinator's
+        APIs): what the broker held of it is dropped and read back from the store on next use."""
+        key = (group_id, topic, partition)
+        self.partitions.pop(key, None)
+        self._written.pop(key, None)
+        saved = self.store.saved(group_id, topic, partition)
+        groups = self._saved.setdefault(group_id, {})
+        if saved is None:
+            groups.pop((topic, partition), None)
+        else:
+            groups[(topic, partition)] = saved
+        self._released()
+
     # -- acquisition ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int, plog) -> SharePartition:
@@ -92,20 +109,25 @@ class ShareCoordinator:
         if sp is None:
             reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
             start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
-            lock_ms = self.configs.int(group_id, "share.record.lock.duration.ms", self.settings.record_lock_duration_ms)
-            sp = self.partitions[key] = SharePartition(
-                start, lock_duration_ms=lock_ms, delivery_count_limit=self.settings.delivery_count_limit,
-                max_in_flight=self.settings.max_record_locks)
+            sp = self.partitions[key] = self._new_partition(group_id, start)
+            self._topic_ids[key] = self.topic_id(topic)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
                 self._written[key] = saved
         return sp
 
+    def _new_partition(self, group_id: str, start_offset: int) -> SharePartition:
+        lock_ms = self.configs.int(group_id, "share.record.lock.duration.ms", self.settings.record_lock_duration_ms)
+        return SharePartition(start_offset, lock_duration_ms=lock_ms,
+                              delivery_count_limit=self.settings.delivery_count_limit,
+                              max_in_flight=self.settings.max_record_locks)
+
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
         sp = self.share_partition(group_id, topic, partition, plog)
-        if sp.end_offset > plog.log_end_offset:  # the topic was deleted and made again: its state is gone
+        if self._topic_ids.get((group_id, topic, partition)) != self.topic_id(topic):
+            # the topic was deleted and made again (a new topic id): its share state is gone
             del self.partitions[(group_id, topic, partition)]
             sp = self.share_partition(group_id, topic, partition, plog)
         sp.skip_to(plog.log_start_offset)
@@ -224,6 +246,59 @@ class ShareCoordinator:
         if states:
             self.store.write(group_id, states)
             self._written.update({(group_id, *tp): s for tp, s in states.items()})
+
+    # -- administration (Kafka: the group coordinator's share-group offsets and DeleteGroups) -------
+
+    def empty_group(self, group_id: str) -> ShareGroup:
+        """Kafka: ShareGroup.validateEmptyGroup -- offsets are altered and groups deleted only when empty."""
+        group = self.describe(group_id)
+        if group.members:
+            raise KafkaError(ErrorCode.non_empty_group, "The group is not empty.")
+        return group
+
+    def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> share-partition start offset, for every partition the group has state of
+        (Kafka: the initialized share partitions and the share coordinator's ReadShareGroupStateSummary)."""
+        out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
+        out.update({(t, p): sp.start_offset for (g, t, p), sp in self.partitions.items() if g == group_id})
+        return out
+
+    def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
+        """AlterShareGroupOffsets on an empty group: each partition starts afresh at its offset, nothing
+        in flight (Kafka: InitializeShareGroupState, a new snapshot at the next state epoch); a negative
+        offset leaves the partition uninitialized, to start from share.auto.offset.reset."""
+        self.empty_group(group_id)
+        fresh = {tp: self._new_partition(group_id, o) for tp, o in offsets.items() if o >= 0}
+        self.store.initialize(group_id, {tp: sp.start_offset for tp, sp in fresh.items()})
+        self._forget(group_id, [tp for tp, o in offsets.items() if o < 0])
+        for (topic, partition), sp in fresh.items():
+            self._saved.get(group_id, {}).pop((topic, partition), None)
+            self.partitions[(group_id, topic, partition)] = sp
+            self._topic_ids[(group_id, topic, partition)] = self.topic_id(topic)
+            self._written[(group_id, topic, partition)] = encode(sp)
+
+    def delete_start_offsets(self, group_id: str, topics) -> None:
+        """DeleteShareGroupOffsets on an empty group: the topics' share state goes; a later fetch starts
+        from share.auto.offset.reset (Kafka: DeleteShareGroupState)."""
+        self.empty_group(group_id)
+        self._forget(group_id, [tp for tp in self.start_offsets(group_id) if tp[0] in set(topics)])
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of an empty share group: the group and all its share state."""
+        self.empty_group(group_id)
+        self._forget(group_id, list(self.start_offsets(group_id)))
+        self._saved.pop(group_id, None)
+        for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:
+            self.sessions.close(group_id, session.member_id)
+        del self.groups[group_id]
+
+    def _forget(self, group_id: str, partitions) -> None:
+        """Tombstones for ``partitions`` ((topic, partition)) of the group, then gone from memory."""
+        self.store.remove(group_id, partitions)
+        for topic, partition in partitions:
+            self._saved.get(group_id, {}).pop((topic, partition), None)
+            self.partitions.pop((group_id, topic, partition), None)
+            self._written.pop((group_id, topic, partition), None)
 
     def _deadline_set(self, deadline: int) -> None:
         if self.on_earlier_deadline is not None and deadline < NO_DEADLINE:
