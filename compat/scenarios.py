@@ -145,6 +145,17 @@ SCENARIOS: list[Scenario] = [
              "with JoinGroup/SyncGroup while the broker assigns 2/2/2; when it leaves the group is classic again "
              "and the two members are back at 3/3; each record reaches its partition's owner once, commits hold.",
              ("confluent-kafka", "java")),
+    Scenario("consumer.group_configs", "KIP-848 GROUP configs: a group's own session timeout and heartbeat",
+             "IncrementalAlterConfigs on a GROUP resource sets consumer.session.timeout.ms and "
+             "consumer.heartbeat.interval.ms; DescribeConfigs shows the broker's values as DEFAULT_CONFIG and the "
+             "group's as GROUP_CONFIG; a value outside group.consumer.min/max.* is INVALID_CONFIG; a killed "
+             "group.protocol=consumer member is fenced after the group's session timeout, not the broker's.",
+             ("confluent-kafka", "java")),
+    Scenario("consumer.group_protocol_static_classic", "a static classic member replaces itself in a consumer group",
+             "A classic consumer with group.instance.id joins a consumer group beside a group.protocol=consumer "
+             "member; it stops without leaving and a new process with the same instance id takes its place and "
+             "its partitions without a rebalance (the group epoch does not move).",
+             ("aiokafka", "kafka-python")),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from .cluster import Cluster
+from .cluster import Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -68,6 +68,7 @@ class Node:
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
         self.node_ids = tuple(range(config.node_id, config.node_id + config.brokers))
+        self.racks = broker_racks(config.extra.get("broker.rack"), self.node_ids)  # node id -> broker.rack
         # node id -> listener name -> advertised (host, port); the first node's is ``endpoints``
         self.node_endpoints: dict[int, dict[str, tuple[str, int]]] = {config.node_id: self.endpoints}
         self._node_ports: dict[int, dict[str, int]] = {}  # the other brokers' bound ports by listener name
@@ -75,6 +76,7 @@ class Node:
             self.node_ids, meta_dir, lambda t, p: self.logs.logs.get((t, p)), lambda: list(self.logs.logs),
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
+            share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
             replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
@@ -111,10 +113,10 @@ class Node:
         )
         self.groups.load(now_ms())
         props = {**self.broker_configs.merged(), **config.extra}
-        store = ShareStateStore(self.logs, num_partitions=int(props.get(
-            "share.coordinator.state.topic.num.partitions", "50")), records_per_snapshot=int(props.get(
+        store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
             "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
-        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store)
+        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
+                                      topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
         self.control = Control(self)
         self.txn.probe = self.control.probe

@@ -236,6 +236,18 @@ async def test_versions_are_kafka_4_1s():
         assert emulated_range(REGISTRY[key], RELEASES["4.0"]) is None
 
 
+async def test_list_groups_filters_by_trimmed_state_for_every_type(node):
+    await heartbeat(node, str(uuid.uuid4()), 0)
+    m = request_module(8, 9)
+    await call(node, 8, 9, group_id="classic", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+               topics=(m.OffsetCommitRequestTopic(name=T, partitions=(m.OffsetCommitRequestPartition(
+                   partition_index=0, committed_offset=0, committed_leader_epoch=-1, committed_metadata=None),)),))
+    listed = await call(node, 16, 5, states_filter=(" stable", "Empty "), types_filter=())
+    assert sorted((g.group_id, g.group_type, g.group_state) for g in listed.groups) == [
+        ("classic", "classic", "Empty"), (G, "share", "Stable")]
+    assert (await call(node, 16, 5, states_filter=(), types_filter=("bogus",))).groups == ()
+
+
 async def test_describe_groups_answers_a_share_group_as_no_classic_group(node):
     member = str(uuid.uuid4())
     await heartbeat(node, member, 0)
@@ -287,3 +299,28 @@ async def test_authorization(tmp_path):
         assert [(t.topic_name, t.error_code) for t in r.responses] == [(T, E.topic_authorization_failed)]
     finally:
         n.close()
+
+
+async def test_an_offset_altered_past_the_log_end_waits_for_the_records(node):
+    await produce(node, 0, 2)
+    first = str(uuid.uuid4())
+    await heartbeat(node, first, 0)
+    await heartbeat(node, first, -1)
+    assert (await alter(node, {(T, 0): 5})).error_code == E.none  # Kafka writes it without checking
+    member = str(uuid.uuid4())
+    await heartbeat(node, member, 0)
+    assert await fetch(node, member, 0) == []
+    await produce(node, 0, 5)  # offsets 2-6
+    assert await fetch(node, member, 1) == [(5, 6)]
+
+
+async def test_describe_shows_the_start_offset_last_written(node):
+    """Kafka's share partition writes its state on acknowledgement, not when it first fetches: until
+    then DescribeShareGroupOffsets answers -1 for it (the Java Admin lists no offset)."""
+    await produce(node, 0, 3)
+    member = str(uuid.uuid4())
+    await heartbeat(node, member, 0)
+    assert await fetch(node, member, 0) == [(0, 2)]
+    assert offsets(await describe(node)) == {(T, 0): (-1, E.none)}
+    await fetch(node, member, 1, acks=[(0, 1, 1)])
+    assert offsets(await describe(node)) == {(T, 0): (2, E.none)}

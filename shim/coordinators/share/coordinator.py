@@ -39,16 +39,18 @@ class Acquired:
 
 class ShareCoordinator:
     def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count,
-                 store: ShareStateStore | None = None) -> None:
+                 store: ShareStateStore | None = None, topic_id=lambda topic: None) -> None:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
         self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
+        self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
+        self._topic_ids: dict[tuple[str, str, int], object] = {}  # the topic id each share partition is of
         self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
@@ -85,6 +87,20 @@ class ShareCoordinator:
         self._persist(group_id)
         self._released()
 
+    def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
+        """The share partition's durable state was written from outside (the share coordinator's
+        APIs): what the broker held of it is dropped and read back from the store on next use."""
+        key = (group_id, topic, partition)
+        self.partitions.pop(key, None)
+        self._written.pop(key, None)
+        saved = self.store.saved(group_id, topic, partition)
+        groups = self._saved.setdefault(group_id, {})
+        if saved is None:
+            groups.pop((topic, partition), None)
+        else:
+            groups[(topic, partition)] = saved
+        self._released()
+
     # -- acquisition ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int, plog) -> SharePartition:
@@ -94,6 +110,7 @@ class ShareCoordinator:
             reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
             start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
             sp = self.partitions[key] = self._new_partition(group_id, start)
+            self._topic_ids[key] = self.topic_id(topic)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
@@ -109,7 +126,8 @@ class ShareCoordinator:
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
         sp = self.share_partition(group_id, topic, partition, plog)
-        if sp.end_offset > plog.log_end_offset:  # the topic was deleted and made again: its state is gone
+        if self._topic_ids.get((group_id, topic, partition)) != self.topic_id(topic):
+            # the topic was deleted and made again (a new topic id): its share state is gone
             del self.partitions[(group_id, topic, partition)]
             sp = self.share_partition(group_id, topic, partition, plog)
         sp.skip_to(plog.log_start_offset)
@@ -239,10 +257,14 @@ class ShareCoordinator:
         return group
 
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> share-partition start offset, for every partition the group has state of
-        (Kafka: the initialized share partitions and the share coordinator's ReadShareGroupStateSummary)."""
+        """(topic, partition) -> start offset, for every share partition of the group: the one last
+        written (Kafka: ReadShareGroupStateSummary), -1 for a partition fetched but not yet written,
+        as Kafka's is until the share partition first writes its state."""
         out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
-        out.update({(t, p): sp.start_offset for (g, t, p), sp in self.partitions.items() if g == group_id})
+        for g, t, p in self.partitions:
+            if g == group_id:
+                written = self._written.get((g, t, p))
+                out[(t, p)] = written["start_offset"] if written is not None else -1
         return out
 
     def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
@@ -256,6 +278,7 @@ class ShareCoordinator:
         for (topic, partition), sp in fresh.items():
             self._saved.get(group_id, {}).pop((topic, partition), None)
             self.partitions[(group_id, topic, partition)] = sp
+            self._topic_ids[(group_id, topic, partition)] = self.topic_id(topic)
             self._written[(group_id, topic, partition)] = encode(sp)
 
     def delete_start_offsets(self, group_id: str, topics) -> None:
