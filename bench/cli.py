@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -70,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="--done-when: partitions the spread produce writes to")
     p.add_argument("--done-when-clients", default="python,c",
                    help="--done-when: producers, from python (confluent-kafka) and c (rdproduce)")
+    p.add_argument("--done-when-parts", default=",".join(done_when.PARTS),
+                   help="--done-when: which parts to run, from " + ", ".join(done_when.PARTS))
     p.add_argument("--done-when-tail-records", type=int, default=10_000,
                    help="--done-when: records written before each kill -9 (the unflushed tail)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
@@ -167,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _done_when(args) -> int:
     if args.smoke:  # the harness, not speed: toy sizes, one round, kafka-shim unless --systems says more
         args.records, args.repeat = 2_000, 1
@@ -178,14 +185,19 @@ def _done_when(args) -> int:
     args.out = args.out or DONE_WHEN_OUT
     keys = [k.strip() for k in args.systems.split(",") if k.strip()]
     clients = tuple(c.strip() for c in args.done_when_clients.split(",") if c.strip())
-    bad = [k for k in keys if k not in ALL] + [c for c in clients if c not in done_when.SUFFIX]
-    if bad or not keys or not clients:
-        print(f"unknown system or client: {', '.join(bad) or '(none given)'}", file=sys.stderr)
+    parts = tuple(x.strip() for x in args.done_when_parts.split(",") if x.strip())
+    bad = ([k for k in keys if k not in ALL] + [c for c in clients if c not in done_when.SUFFIX]
+           + [x for x in parts if x not in done_when.PARTS])
+    if bad or not keys or not clients or not parts:
+        print(f"unknown system, client or part: {', '.join(bad) or '(none given)'}", file=sys.stderr)
         return 2
+    # SIGTERM unwinds like Ctrl-C, so that the instances are stopped and the data directories removed
+    signal.signal(signal.SIGTERM, _interrupted)
     dw = done_when.DoneWhen(rounds=args.repeat, clients=clients, partitions=args.done_when_partitions,
                             spread_partitions=args.done_when_spread_partitions,
                             log_gb=tuple(float(x) for x in args.scale_log_gb.split(",") if x),
-                            tail_records=args.done_when_tail_records, snapshot_s=0.2 if args.smoke else 1.0)
+                            tail_records=args.done_when_tail_records, snapshot_s=0.2 if args.smoke else 1.0,
+                            parts=parts)
     settings = suite.Settings(records=args.records, queue_messages=args.queue_messages, tmp_root=args.tmp_dir,
                               quiet_threshold=args.quiet_threshold, quiet_wait_s=args.wait_quiet,
                               settle_s=0.2 if args.smoke else 1.0)

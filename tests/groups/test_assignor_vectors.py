@@ -180,3 +180,12 @@ def test_range_keeps_a_static_members_ranges_when_it_comes_back_under_a_new_memb
     after = range_(again, topics)
     assert (after["memberA1"], after["B"], after["C"]) == (before["A"], before["B"], before["C"])
     assert before["A"] == {T[1]: frozenset({0, 1})} and before["B"] == {T[1]: frozenset({4})}
+
+
+@pytest.mark.parametrize("assign,cases", [(uniform_homogeneous, HOMOGENEOUS), (uniform_heterogeneous, HETEROGENEOUS),
+                                          (range_, RANGE)])
+def test_member_racks_do_not_move_partitions(assign, cases):
+    """Kafka 4.1's built-in assignors ignore racks: each vector gives the same result with racks set."""
+    for _, counts, members, expected in cases:
+        racked = {m: spec._replace(rack_id=f"rack-{i % 2}") for i, (m, spec) in enumerate(members.items())}
+        _same(assign(racked, _topics(counts)), expected)

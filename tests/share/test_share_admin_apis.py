@@ -300,3 +300,15 @@ async def test_an_offset_altered_past_the_log_end_waits_for_the_records(node):
     assert await fetch(node, member, 0) == []
     await produce(node, 0, 5)  # offsets 2-6
     assert await fetch(node, member, 1) == [(5, 6)]
+
+
+async def test_describe_shows_the_start_offset_last_written(node):
+    """Kafka's share partition writes its state on acknowledgement, not when it first fetches: until
+    then DescribeShareGroupOffsets answers -1 for it (the Java Admin lists no offset)."""
+    await produce(node, 0, 3)
+    member = str(uuid.uuid4())
+    await heartbeat(node, member, 0)
+    assert await fetch(node, member, 0) == [(0, 2)]
+    assert offsets(await describe(node)) == {(T, 0): (-1, E.none)}
+    await fetch(node, member, 1, acks=[(0, 1, 1)])
+    assert offsets(await describe(node)) == {(T, 0): (2, E.none)}

@@ -291,10 +291,14 @@ class ShareCoordinator:
         return group
 
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> share-partition start offset, for every partition the group has state of
-        (Kafka: the initialized share partitions and the share coordinator's ReadShareGroupStateSummary)."""
+        """(topic, partition) -> start offset, for every share partition of the group: the one last
+        written (Kafka: ReadShareGroupStateSummary), -1 for a partition fetched but not yet written,
+        as Kafka's is until the share partition first writes its state."""
         out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
-        out.update({(t, p): sp.start_offset for (g, t, p), sp in self.partitions.items() if g == group_id})
+        for g, t, p in self.partitions:
+            if g == group_id:
+                written = self._written.get((g, t, p))
+                out[(t, p)] = written["start_offset"] if written is not None else -1
         return out
 
     def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
