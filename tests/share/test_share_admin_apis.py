@@ -236,6 +236,18 @@ async def test_versions_are_kafka_4_1s():
         assert emulated_range(REGISTRY[key], RELEASES["4.0"]) is None
 
 
+async def test_list_groups_filters_by_trimmed_state_for_every_type(node):
+    await heartbeat(node, str(uuid.uuid4()), 0)
+    m = request_module(8, 9)
+    await call(node, 8, 9, group_id="classic", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+               topics=(m.OffsetCommitRequestTopic(name=T, partitions=(m.OffsetCommitRequestPartition(
+                   partition_index=0, committed_offset=0, committed_leader_epoch=-1, committed_metadata=None),)),))
+    listed = await call(node, 16, 5, states_filter=(" stable", "Empty "), types_filter=())
+    assert sorted((g.group_id, g.group_type, g.group_state) for g in listed.groups) == [
+        ("classic", "classic", "Empty"), (G, "share", "Stable")]
+    assert (await call(node, 16, 5, states_filter=(), types_filter=("bogus",))).groups == ()
+
+
 async def test_describe_groups_answers_a_share_group_as_no_classic_group(node):
     member = str(uuid.uuid4())
     await heartbeat(node, member, 0)
