@@ -324,3 +324,32 @@ async def test_describe_shows_the_start_offset_last_written(node):
     assert offsets(await describe(node)) == {(T, 0): (-1, E.none)}
     await fetch(node, member, 1, acks=[(0, 1, 1)])
     assert offsets(await describe(node)) == {(T, 0): (2, E.none)}
+
+
+async def test_altered_and_deleted_offsets_survive_a_crash(tmp_path):
+    """Alter and Delete are written to __share_group_state before they are answered."""
+    from node_support import crash
+
+    n = open_node(tmp_path / "data")
+    n.finalize_features({"share.version": 1})
+    n.share.configs.alter(G, [Op("share.auto.offset.reset", 0, "earliest")], False)
+    await produce(n, 0, 6)
+    await produce(n, 1, 2)
+    await consume(n, 0, accept_through=0)
+    await consume(n, 1, accept_through=1)
+    assert (await alter(n, {(T, 0): 3})).error_code == E.none
+    crash(n)
+    n = open_node(tmp_path / "data")
+    try:
+        assert offsets(await describe(n)) == {(T, 0): (3, E.none), (T, 1): (2, E.none)}
+        assert (await delete(n, [T])).responses[0].error_code == E.none
+    finally:
+        crash(n)
+    n = open_node(tmp_path / "data")
+    try:
+        assert offsets(await describe(n, [(T, (0, 1))])) == {(T, 0): (-1, E.none), (T, 1): (-1, E.none)}
+        member = str(uuid.uuid4())
+        await heartbeat(n, member, 0)
+        assert await fetch(n, member, 0) == [(0, 5)]  # from share.auto.offset.reset=earliest
+    finally:
+        n.close()
