@@ -275,6 +275,12 @@ async def test_one_namespace_of_group_ids(node):
                        committed_metadata=None),)),))
     assert o.topics[0].partitions[0].error_code == E.group_id_not_found
     assert G not in node.groups.groups
+    await call(node, 8, 9, group_id="classic", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+               topics=(m.OffsetCommitRequestTopic(name=T, partitions=(m.OffsetCommitRequestPartition(
+                   partition_index=0, committed_offset=1, committed_leader_epoch=-1, committed_metadata=None),)),))
+    d = await delete(node, [T], group="classic")
+    assert (d.error_code, d.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
+    assert (await alter(node, {(T, 0): 0}, group="classic")).error_code == E.group_id_not_found
 
 
 async def test_authorization(tmp_path):
