@@ -137,7 +137,10 @@ SCENARIOS: list[Scenario] = [
              "(group.share.delivery.count.limit) and archived; a read_committed and a read_uncommitted share group "
              "(share.isolation.level set through IncrementalAlterConfigs on the GROUP) read a topic a "
              "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
-             "record, the second sees them all.",
+             "record, the second sees them all. The Admin side: a share group's start offsets are listed, altered "
+             "and deleted (the next member receives from the altered offset, then from share.auto.offset.reset), "
+             "refused while a member is in, and the empty group is deleted; a classic consumer of a share group's "
+             "id is refused (INCONSISTENT_GROUP_PROTOCOL).",
              ("confluent-kafka", "java")),
     Scenario("share.durability", "share groups survive kill -9 of the broker mid-consumption",
              "Against Kafka 4.1 emulation, a share consumer in explicit mode accepts and commits records; the "
