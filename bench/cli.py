@@ -227,7 +227,9 @@ def _done_when(args) -> int:
                             parts=parts)
     settings = suite.Settings(records=args.records, queue_messages=args.queue_messages, tmp_root=args.tmp_dir,
                               quiet_threshold=args.quiet_threshold, quiet_wait_s=args.wait_quiet,
-                              settle_s=0.2 if args.smoke else 1.0)
+                              settle_s=0.2 if args.smoke else 1.0, py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate)
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
     results = _done_when_results(args, keys, dw)
     done_when.snapshot(results, "start", dw.snapshot_s)
     try:
