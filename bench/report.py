@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from .machine import describe
+from .machine import describe, describe_load
 from .workloads import RECORD_SIZE
 
 MB = 1e6
@@ -338,6 +338,8 @@ def render(results: dict) -> str:
     if results.get("loadavg_start"):
         head[0] += (f"; load average at start {results['loadavg_start'][0]:.2f}"
                     + (f", at end {results['loadavg_end'][0]:.2f}" if results.get("loadavg_end") else ""))
+    for snap in results.get("load", []):
+        head.append(f"Load at the {snap['label']}: {describe_load(snap, results['machine'].get('cpu_count'))}")
     for k, v in results["systems"].items():
         head.append(f"{v['label']}: {v['version']}"
                     + (f" (at the end of the run: {v['version_at_end']})" if v.get("version_at_end") else ""))

@@ -38,6 +38,7 @@ class Settings:
     compression: str = "none"
     quiet_threshold: float = 0.25
     quiet_wait_s: float = 0.0
+    settle_s: float = 1.0  # idle RSS is read this long after ready
 
     def phase_timeout(self, records: int | None = None) -> float:
         return 60 + (records or self.records) / 500
@@ -103,8 +104,13 @@ class _PySpy:
 class Group:
     """One fresh instance of a system and the phases run against it."""
 
-    def __init__(self, name: str, system: System, settings: Settings, result: dict, rep: int = 0) -> None:
+    def __init__(self, name: str, system: System, settings: Settings, result: dict, rep: int = 0,
+                 kill_after: bool = False) -> None:
+        """``kill_after``: SIGKILL at the end instead of SIGTERM, for an instance whose directory is
+        thrown away and whose stop is not measured (a clean stop of 10,000 partitions takes longer
+        than all its phases)."""
         self.name, self.system, self.s, self.result, self.rep = name, system, settings, result, rep
+        self.kill_after = kill_after
         self.phases: dict[str, dict] = {}  # this instance's records; result["phases"][name] lists every rep's
         self.run = None
         self.launch_rec: dict = {"group": name, "rep": rep}
@@ -126,7 +132,7 @@ class Group:
             log.warning("%s did not start: %s", self.system.label, e)
             return self
         self.launch_rec.update(ready_s=self.run.ready_s, listen_s=self.run.listen_s)
-        time.sleep(1.0)
+        time.sleep(self.s.settle_s)
         self.launch_rec["idle_rss_bytes"] = rss_bytes(self.run.pid)
         self.sampler = RssSampler(self.run.pid, 0.1).__enter__()
         log.info("%s [%s #%d] ready in %.3f s (listening at %.3f s), idle RSS %.1f MB", self.system.label, self.name, self.rep + 1,
@@ -137,6 +143,8 @@ class Group:
         if self.run is None:
             return
         self.sampler.__exit__()
+        if self.kill_after:
+            self.run.kill9()
         self.run.stop()
         if self.run.notes:
             self.launch_rec["notes"] = self.run.notes

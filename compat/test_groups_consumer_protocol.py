@@ -23,6 +23,8 @@ pytest.importorskip("confluent_kafka")
 PARTITIONS = 6
 PER_PARTITION = 5
 TIMEOUT = 60
+# Kafka refuses a session timeout or heartbeat interval outside the broker's bounds, even at start-up
+FAST_BOUNDS = {"group.consumer.min.heartbeat.interval.ms": "500", "group.consumer.min.session.timeout.ms": "10000"}
 
 pytestmark = pytest.mark.compat(client="confluent-kafka", scenario="consumer.group_protocol_consumer")
 
@@ -33,7 +35,7 @@ def broker(tmp_path_factory):
 
     with BrokerThread(data_dir=tmp_path_factory.mktemp("kip848"), listen="127.0.0.1:0", kafka_version="4.1",
                       group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
-                      group_consumer_session_timeout_ms=10_000) as b:
+                      group_consumer_session_timeout_ms=10_000, extra=FAST_BOUNDS) as b:
         yield b
 
 
@@ -185,7 +187,8 @@ def test_members_carry_on_through_a_broker_restart(shim_process, free_port, tmp_
     the group is as it was (same members, member epochs and group epoch: nobody rejoined), the
     committed offsets hold, and the members go on reading their own partitions."""
     port, data_dir = free_port(), tmp_path / "broker"
-    args = ("--kafka-version", "4.1", "--override", "group.consumer.heartbeat.interval.ms=500")
+    args = ("--kafka-version", "4.1", "--override", "group.consumer.heartbeat.interval.ms=500",
+            "--override", "group.consumer.min.heartbeat.interval.ms=500")
     broker = shim_process(data_dir, port=port, args=args)
     bootstrap = broker.wait_ready()
     create_topic(bootstrap, "a", PARTITIONS)

@@ -83,7 +83,9 @@ def committed_total(bootstrap: str, group: str) -> int:
 
 # The consumer group protocol (KIP-848) needs Kafka 4 emulation; its sessions are the broker's.
 CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consumer.session.timeout.ms=6000",
-                          "--override", "group.consumer.heartbeat.interval.ms=500")
+                          "--override", "group.consumer.heartbeat.interval.ms=500",
+                          "--override", "group.consumer.min.session.timeout.ms=6000",
+                          "--override", "group.consumer.min.heartbeat.interval.ms=500")
 
 
 @pytest.fixture(scope="module")

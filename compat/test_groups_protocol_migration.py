@@ -44,7 +44,8 @@ def broker(tmp_path_factory):
     from shim import BrokerThread
 
     with BrokerThread(data_dir=tmp_path_factory.mktemp("migration"), listen="127.0.0.1:0", kafka_version="4.1",
-                      group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500) as b:
+                      group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
+                      extra={"group.consumer.min.heartbeat.interval.ms": "500"}) as b:
         yield b
 
 

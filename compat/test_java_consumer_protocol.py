@@ -28,6 +28,7 @@ def java4(tmp_path_factory) -> javarun.JavaDrivers:
 def run(tmp_path, java4, scenarios):
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
                            group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
+                           extra={"group.consumer.min.heartbeat.interval.ms": "500"},
                            transaction_abort_check_interval_ms=200) as broker:
         out = java4.run("GroupProtocolDriver", scenarios, broker.bootstrap_servers, timeout=300, prefix="kip848",
                         parallel=2, timeout_s=180)

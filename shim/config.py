@@ -186,6 +186,9 @@ class BrokerConfig:
         from .security.authorizer import check_authorizer_class, parse_super_users
         check_authorizer_class(self.authorizer_class_name)
         parse_super_users(self.super_users)
+        from .coordinators.group.consumer_config import consumer_group_config
+        consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,
+                              self.extra)  # Kafka refuses bounds that do not hold together
         if self.control_listen:
             host, sep, port = self.control_listen.rpartition(":")
             if not sep or not port.isdigit() or int(port) > 65535:

@@ -17,6 +17,8 @@ from .coordinators.group.consumer_coordinator import consumer_group_config
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
+from .coordinators.share.store import SHARE_STATE_TOPIC
+from .coordinators.share.store import topic_configs as share_state_topic_configs
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
@@ -96,17 +98,23 @@ class Node:
             transaction_version=self.quorum.level(TRANSACTION_VERSION),
         )
         self.txn.load(now_ms())
+        consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
+                                         config.group_consumer_heartbeat_interval_ms, config.extra)
+        settings = share_settings(config.extra)
+        # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
+        self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer)
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
-            consumer=consumer_group_config(config.group_consumer_session_timeout_ms,
-                                           config.group_consumer_heartbeat_interval_ms, config.extra),
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
+            group_configs=self.group_configs,
         )
         self.groups.load(now_ms())
-        settings = share_settings(config.extra)
-        self.share = ShareCoordinator(settings, GroupConfigs(meta_dir / "group-configs.json", settings),
-                                      self._partition_count, ShareStateStore(meta_dir))
+        props = {**self.broker_configs.merged(), **config.extra}
+        store = ShareStateStore(self.logs, num_partitions=int(props.get(
+            "share.coordinator.state.topic.num.partitions", "50")), records_per_snapshot=int(props.get(
+            "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
+        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store)
         self.share.on_release = self.changes.changed
         self.control = Control(self)
         self.txn.probe = self.control.probe
@@ -164,6 +172,8 @@ class Node:
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
             "__transaction_state": {"cleanup.policy": "compact",
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
+            SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
+                                                                       "104857600"))),
         }
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:

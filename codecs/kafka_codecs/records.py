@@ -53,14 +53,15 @@ class Record(NamedTuple):
     headers: tuple[Header, ...] = ()
 
 
-def _header_and_payload(batch, copy: bool = True):
+def _header_and_payload(batch, copy: bool = True, header: BatchHeader | None = None):
     """The batch's header and its records section, decompressed; InvalidBatch for a bad frame or
     a payload that does not decompress. With ``copy=False`` the section may be a view into
     ``batch`` or the decompressor's own buffer rather than bytes."""
-    try:
-        header = parse_header(batch)
-    except ValueError as exc:
-        raise InvalidBatch(str(exc)) from None
+    if header is None:
+        try:
+            header = parse_header(batch)
+        except ValueError as exc:
+            raise InvalidBatch(str(exc)) from None
     _check_frame(header, len(batch))
     body = memoryview(batch)[HEADER_SIZE : header.size]
     try:
@@ -140,7 +141,7 @@ def _read_record(buf: bytes, pos: int, header: BatchHeader, log_append_time: int
     return Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers)), pos
 
 
-def validate_batch(batch) -> bool:
+def validate_batch(batch, header: BatchHeader | None = None) -> bool:
     """Accept or reject one whole batch exactly as decode_batch does, without decoding it.
 
     Raises InvalidBatch in the same cases as decode_batch (bad frame, corrupt payload, record
@@ -149,8 +150,9 @@ def validate_batch(batch) -> bool:
     builds no Record or Header objects: field bodies are skipped by their lengths. The CRC is not
     checked here either. Returns whether the records' offset deltas run 0, 1, 2, ..., which Kafka
     requires of a compressed batch it keeps as it came (LogValidator's in-place assignment).
+    ``header``: the batch's header when the caller parsed it already (it is not parsed again).
     """
-    header, body = _header_and_payload(batch, copy=False)
+    header, body = _header_and_payload(batch, copy=False, header=header)
     # The C walk reads any buffer in place; the Python one indexes bytes a third faster than a view.
     payload = bytes(body) if _walk is _walk_records_py else memoryview(body)
     try:

@@ -66,6 +66,9 @@ from . import (  # noqa: F401  (registration side effects)
     k79_share_acknowledge,
     k80_add_raft_voter,
     k81_remove_raft_voter,
+    k90_describe_share_group_offsets,
+    k91_alter_share_group_offsets,
+    k92_delete_share_group_offsets,
 )
 from .registry import REGISTRY
 

@@ -98,6 +98,7 @@ REQUEST: dict[int, tuple[Check, ...]] = {
 TOPICS: dict[int, O] = {
     0: O.WRITE, 1: O.READ, 2: O.DESCRIBE, 8: O.READ, 9: O.DESCRIBE, 21: O.DELETE, 23: O.DESCRIBE,
     24: O.WRITE, 28: O.READ, 37: O.ALTER, 47: O.READ, 61: O.READ,
+    90: O.DESCRIBE, 91: O.READ, 92: O.READ,  # the share-group offset APIs (their group checks: the handlers)
 }
 
 

@@ -12,6 +12,12 @@ def share_groups_enabled(ctx) -> bool:
     return ctx.node.quorum.level(SHARE_VERSION) >= 1
 
 
+def is_share_group(ctx, group_id) -> bool:
+    """Kafka keeps one namespace of group ids (GroupMetadataManager's one map of groups): a share
+    group's id is no classic or consumer group's, and the other way round."""
+    return group_id in ctx.node.share.groups
+
+
 def topic_name(ctx, topic_id):
     info = ctx.node.logs.topic_by_id(topic_id)
     return info.name if info is not None else None

@@ -42,9 +42,11 @@ the segment first (shim.storage.roll).
 
 import dataclasses
 
+from kafka_codecs.batch import TRANSACTIONAL_FLAG
 from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
 
 from ..errors import ErrorCode, KafkaError
+from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
 from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
@@ -149,7 +151,14 @@ def _up_convert(batch):
         raise KafkaError(ErrorCode.invalid_record, str(e)) from None
 
 
+_RESPONSE_FIELDS = ("index", "error_code", "base_offset", "log_append_time", "log_start_offset", "record_errors",
+                   "error_message")
+
+
 def _partition(ctx, request, topic, p, now, hinted, replication, slot):
+    """One partition's append and its PartitionProduceResponse (built with one compiled call, as this
+    runs once per partition of every request)."""
+    plog = None
     try:
         if request.acks not in (-1, 0, 1):
             raise KafkaError(ErrorCode.invalid_required_acks, f"acks must be -1, 0 or 1, not {request.acks}")
@@ -159,33 +168,36 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot):
             raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}")
         plog = ctx.node.logs.get(topic, p.index)
         state = ctx.leader_of(topic, p.index)
-        if p.records is None:
-            raise KafkaError(ErrorCode.invalid_record, "no records")
         batch = p.records
-        if request.acks == -1 and len(state.isr) < plog.config.min_insync_replicas:  # Partition.appendRecordsToLeader
+        if batch is None:
+            raise KafkaError(ErrorCode.invalid_record, "no records")
+        config = plog.config
+        if request.acks == -1 and len(state.isr) < config.min_insync_replicas:  # Partition.appendRecordsToLeader
             raise KafkaError(ErrorCode.not_enough_replicas, None)
-        if ctx.version < LEGACY_BELOW and is_legacy(batch):
+        version = ctx.header.api_version
+        if version < LEGACY_BELOW and is_legacy(batch):
             batch = _up_convert(batch)
-        h = validate_client_batch(batch, plog.config.max_message_bytes, ctx.version >= ZSTD_MIN_VERSION)
-        if needs_record_pass(plog.config, h):
-            batch, h = validate_records(batch, h, plog.config, now, f"{topic}-{p.index}")
-        if h.is_transactional:
+        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION)
+        if needs_record_pass(config, h):
+            batch, h = validate_records(batch, h, config, now, f"{topic}-{p.index}")
+        if h.attributes & TRANSACTIONAL_FLAG:
             _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)
         maybe_roll(plog, h, now)
         result = plog.append(batch, h, now, origin=Origin.CLIENT)
     except RecordErrors as e:
         errors = tuple(ctx.make("BatchIndexAndErrorMessage", batch_index=i, batch_index_error_message=m)
                        for i, m in e.record_errors) if hasattr(ctx.m, "BatchIndexAndErrorMessage") else ()
-        return ctx.make("PartitionProduceResponse", index=p.index, error_code=e.code, base_offset=-1,
-                        log_append_time=-1, log_start_offset=plog.log_start_offset, record_errors=errors,
-                        error_message=e.message)
+        return _response(ctx)(p.index, e.code, -1, -1, plog.log_start_offset, errors, e.message)
     except KafkaError as e:
         return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
     if replication is not None:
         replication.add(slot, topic, p.index, plog, result.base_offset + h.last_offset_delta + 1)
-    return ctx.make("PartitionProduceResponse", index=p.index, error_code=ErrorCode.none,
-                    base_offset=result.base_offset, log_append_time=result.log_append_time,
-                    log_start_offset=result.log_start_offset, record_errors=(), error_message=None)
+    return _response(ctx)(p.index, ErrorCode.none, result.base_offset, result.log_append_time,
+                          result.log_start_offset, (), None)
+
+
+def _response(ctx):
+    return factory(ctx.m.PartitionProduceResponse, _RESPONSE_FIELDS)
 
 
 def error_response(ctx, request, code):

@@ -8,7 +8,8 @@ commits with generation -1 to an empty (or new) group; a member must name its cu
 over 4096 bytes: OFFSET_METADATA_TOO_LARGE. The retention time of v2-4 is accepted and ignored:
 offsets do not expire. v9's generation field also carries a KIP-848 member epoch, which classic
 groups read as a generation; a consumer group's member must commit at its current member epoch
-(STALE_MEMBER_EPOCH) with v9 or later (UNSUPPORTED_VERSION below), as Kafka 4 checks.
+(STALE_MEMBER_EPOCH) with v9 or later (UNSUPPORTED_VERSION below), as Kafka 4 checks. A share
+group's id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateOffsetCommit).
 """
 
 from ..cluster import GROUP
@@ -16,6 +17,7 @@ from ..errors import ErrorCode
 from ..node import now_ms
 from ._authz import denied_topics
 from ._groups import by_topic, requested_offsets
+from ._share import is_share_group
 from .registry import api
 
 
@@ -28,6 +30,8 @@ def handle(ctx, request):
                     for t in request.topics if t.name in denied for p in t.partitions})
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
+    if offsets and is_share_group(ctx, request.group_id):  # Kafka: ShareGroup.validateOffsetCommit
+        offsets, unknown = {}, {**unknown, **{tp: ErrorCode.group_id_not_found for tp in offsets}}
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now, version=ctx.version) if offsets else {}

@@ -8,6 +8,7 @@ session timeout as rebalance timeout. From v4 a new dynamic member first gets ME
 with its id (KIP-394). v5+ static membership (group.instance.id, KIP-345); v9 lets a rejoining
 static leader skip the assignment (SkipAssignment). The Reason field (v8+) is only logged.
 Below v7 a missing protocol name is "" rather than null, as Kafka's JoinGroupResponse does.
+The id of a share group is INCONSISTENT_GROUP_PROTOCOL (Kafka: one namespace of group ids).
 """
 
 import logging
@@ -16,6 +17,7 @@ from ..cluster import GROUP
 from ..errors import ErrorCode
 from ..node import now_ms
 from ._groups import ms, settle
+from ._share import is_share_group
 from .registry import api
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,8 @@ async def handle(ctx, request):
         return ctx.response(error_code=ErrorCode.not_coordinator, generation_id=-1, protocol_type=None,
                             protocol_name=None if ctx.version >= NULLABLE_PROTOCOL_NAME_VERSION else "",
                             leader="", skip_assignment=False, member_id=request.member_id, members=())
+    if is_share_group(ctx, request.group_id):  # Kafka: GroupMetadataManager.classicGroupJoin
+        return error_response(ctx, request, ErrorCode.inconsistent_group_protocol)
     if getattr(request, "reason", None):
         log.info("member %r joins group %s: %s", request.member_id, request.group_id, request.reason)
     pending = ctx.node.groups.join_group(

@@ -4,7 +4,8 @@ State, protocol type, and members (member id, v4+ group instance id, client id, 
 protocol name and each member's metadata and assignment only for a Stable group, as Kafka does.
 An unknown group is described as Dead with no error. v3+ authorized operations (when asked): the
 authorizer's, or every group operation Kafka 3.9 knows (READ, DESCRIBE, DELETE) without one. A
-group the principal may not DESCRIBE gets GROUP_AUTHORIZATION_FAILED.
+group the principal may not DESCRIBE gets GROUP_AUTHORIZATION_FAILED. A share group (KIP-932) is
+no classic group: Kafka 4.1 answers its id as it answers an unknown one (Dead, before v6).
 """
 
 from ..cluster import GROUP as GROUP_KEY

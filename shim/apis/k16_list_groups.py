@@ -28,7 +28,7 @@ def handle(ctx, request):
 
 def _share_groups(ctx, states, types) -> list[tuple[str, str, str, str]]:
     """Kafka: ShareGroup.PROTOCOL_TYPE and GroupType.SHARE, filtered as the other types are."""
-    wanted_states = {x.lower() for x in states or ()}
+    wanted_states = {x.lower().strip() for x in states or ()}  # Kafka: lower case, trimmed
     wanted_types = {x.lower() for x in types or ()}
     if wanted_types and "share" not in wanted_types:
         return []

@@ -10,7 +10,8 @@ producer id not of that transactional id -> INVALID_PRODUCER_ID_MAPPING. v3 (KIP
 the consumer's generation, member id and instance id, checked as OffsetCommit checks them when
 given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v4 (KIP-890 part 1) answers a
 partition not in the transaction with TRANSACTION_ABORTABLE; v5 (transaction version 2, Kafka 4.0+)
-adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn.
+adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn. A share group's
+id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateOffsetCommit).
 """
 
 from ..cluster import GROUP
@@ -18,6 +19,7 @@ from ..errors import ErrorCode
 from ..node import now_ms
 from ._authz import denied_topics
 from ._groups import by_topic, requested_offsets
+from ._share import is_share_group
 from .registry import api
 
 
@@ -30,6 +32,8 @@ def handle(ctx, request):
                     for t in request.topics if t.name in denied for p in t.partitions})
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
+    if offsets and is_share_group(ctx, request.group_id):  # Kafka: ShareGroup.validateOffsetCommit
+        offsets, unknown = {}, {**unknown, **{tp: ErrorCode.group_id_not_found for tp in offsets}}
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),

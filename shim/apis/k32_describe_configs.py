@@ -8,8 +8,10 @@ broker's Python loggers under log4j level names. Sources, read-only, sensitive (
 synonyms (when asked) and documentation (when asked) as Kafka's ConfigHelper fills them
 (shim.configs.describe). An empty key list means every key, as in Kafka.
 
-Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it), CLIENT_METRICS and GROUP resources
-(INVALID_REQUEST).
+GROUP: every group config (``consumer.*``, ``share.*``), GROUP_CONFIG where set for the group, else
+the broker's value as DEFAULT_CONFIG, as Kafka's ConfigHelper.createGroupConfigEntry.
+
+Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it), CLIENT_METRICS resources (INVALID_REQUEST).
 """
 
 from ..configs import describe, loggers
@@ -45,7 +47,7 @@ def _entries(node, r, synonyms, documentation, node_id):
     if r.resource_type == GROUP:
         if not r.resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Group name can't be empty.")
-        return describe.group_entries(node.share.configs.describe(r.resource_name), keys)
+        return describe.group_entries(node.group_configs.describe(r.resource_name), keys)
     raise KafkaError(ErrorCode.invalid_request, f"Unsupported resource type: {r.resource_type}")
 
 

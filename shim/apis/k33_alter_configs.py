@@ -5,7 +5,8 @@ TOPIC: the topic's overrides become exactly the given ones, validated as at Crea
 BROKER with this broker's id, or "" for the cluster default: the dynamic broker configs of that
 level, checked as DynamicBrokerConfig.validate (read-only config -> INVALID_REQUEST "Cannot update
 these configs dynamically: Set(..)", per-broker config at the cluster level -> INVALID_REQUEST),
-persisted atomically and applied live. validate_only checks without changing anything. A resource
+persisted atomically and applied live. GROUP: the group's configs become exactly the given ones,
+validated as IncrementalAlterConfigs validates them (shim.configs.group). validate_only checks without changing anything. A resource
 named twice gets INVALID_REQUEST for both; BROKER_LOGGER is not served by this API (INVALID_REQUEST),
 as in Kafka.
 """

@@ -14,7 +14,8 @@ Kafka 3.9 advertises v0 but answers UNSUPPORTED_VERSION while the consumer proto
 is by default (group.coordinator.rebalance.protocols=classic); kafka-shim does the same under
 ``--kafka-version`` 3.9 and serves the protocol from 4.0, where ``group.version`` 1 is finalized.
 READ on the group is required (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every subscribed topic
-name (TOPIC_AUTHORIZATION_FAILED), as Kafka 4's KafkaApis checks.
+name (TOPIC_AUTHORIZATION_FAILED), as Kafka 4's KafkaApis checks. A share group's id is
+GROUP_ID_NOT_FOUND ("... is not a consumer group."): group ids are one namespace.
 """
 
 from ..cluster import GROUP
@@ -25,6 +26,7 @@ from ..protocol.kafka_releases import GROUP_VERSION
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._groups import ms
+from ._share import is_share_group
 from .registry import api
 
 
@@ -47,6 +49,9 @@ def handle(ctx, request):
         return error_response(ctx, request, ErrorCode.topic_authorization_failed)
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         return error_response(ctx, request, ErrorCode.not_coordinator)
+    if is_share_group(ctx, request.group_id):  # Kafka: GroupMetadataManager.getOrMaybeCreateConsumerGroup
+        return ctx.response(error_code=ErrorCode.group_id_not_found, member_epoch=0, heartbeat_interval=0,
+                            error_message=f"Group {request.group_id} is not a consumer group.")
     owned = None
     if request.topic_partitions is not None:
         owned = {}

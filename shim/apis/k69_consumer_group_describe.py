@@ -4,7 +4,7 @@ Per group: state (Empty, Assigning, Reconciling, Stable), group epoch, assignmen
 server assignor in use, and per member its epoch, subscription (names and regex), current and
 target assignment (topic id, name, partitions) and, from v1, its type (0: a classic-protocol member
 of a group being migrated, 1: consumer protocol). A
-group that does not exist or is a classic group answers GROUP_ID_NOT_FOUND with Kafka's message.
+group that does not exist or is a classic or share group answers GROUP_ID_NOT_FOUND with Kafka's message.
 Served from 4.0; under 3.9 emulation every group answers UNSUPPORTED_VERSION, as Kafka 3.9 does
 while the consumer protocol is off (its default). A group the principal may not DESCRIBE gets
 GROUP_AUTHORIZATION_FAILED.
@@ -15,6 +15,7 @@ from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._share import is_share_group
 from .k68_consumer_group_heartbeat import consumer_protocol_enabled
 from .registry import api
 
@@ -41,6 +42,8 @@ def _describe(ctx, group_id, want_ops, names):
                         assignment_epoch=0, assignor_name="", members=())
     operations = ctx.authorized_operations(R.GROUP, group_id) if want_ops else NOT_REQUESTED
     try:
+        if is_share_group(ctx, group_id):  # Kafka: GroupMetadataManager.consumerGroup
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
         d = ctx.node.groups.consumer.describe(group_id)
     except KafkaError as e:
         return ctx.make("DescribedGroup", error_code=e.code, error_message=e.message, group_id=group_id,

@@ -45,11 +45,11 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
         info = node.logs.topic(resource_name)
-        configs = _apply_ops(dict(info.configs) if incremental else {}, ops, TOPIC_CONFIGS,
+        configs = apply_ops(dict(info.configs) if incremental else {}, ops, TOPIC_CONFIGS,
                              lambda n: node.topic_effective(info.configs).get(n))
         node.logs.set_topic_configs(resource_name, configs, validate_only)
-    elif resource_type == GROUP and incremental:  # Kafka: GroupConfig (KIP-848, KIP-932)
-        node.share.configs.alter(resource_name, ops, validate_only)
+    elif resource_type == GROUP:  # Kafka: GroupConfigManager (KIP-848, KIP-932); AlterConfigs replaces all
+        node.group_configs.alter(resource_name, ops, validate_only, incremental)
     else:
         raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
 
@@ -59,7 +59,7 @@ def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, 
     store = node.broker_configs
     store.check_resource(resource_name, node_id)
     current = store.layer(resource_name)
-    props = _apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
+    props = apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
                        lambda n: store.merged().get(n, BROKER_CONFIGS[n].default if n in BROKER_CONFIGS else None))
     props = store.validate(resource_name, props, node_id)
     layers = {"per_broker": store.per_broker, "cluster_default": store.cluster_default}
@@ -87,7 +87,7 @@ def _alter_loggers(node, resource_name: str, ops: list[Op], validate_only: bool,
         loggers.apply(changes)
 
 
-def _apply_ops(configs: dict[str, str], ops: list[Op], catalogue, current) -> dict[str, str]:
+def apply_ops(configs: dict[str, str], ops: list[Op], catalogue, current) -> dict[str, str]:
     """Kafka: ConfigurationControlManager.incrementalAlterConfigResource (SET/DELETE/APPEND/SUBTRACT)."""
     for o in ops:
         if o.op == SET:

@@ -28,7 +28,8 @@ def _release_markers(control, transactional_id, hold):
 
 
 @op("advance_clock", "advance the transaction and/or group clock: what would time out within ms "
-    "times out now (transactions aborted, sessions expired), without waiting",
+    "times out now (transactions aborted, sessions expired, share acquisition locks and share sessions "
+    "expired), without waiting",
     Arg("ms", "int", "milliseconds to advance by", required=True, minimum=0),
     Arg("clock", "choice", "which clock", default="all", choices=("all", "transactions", "groups")),
     Arg("group_id", "str", "only this group's deadlines"))
@@ -36,7 +37,8 @@ def _advance_clock(control, ms, clock, group_id):
     node, now = control.node, now_ms()
     aborted = node.txn.abort_timed_out(now, ms) if clock in ("all", "transactions") else []
     expired = node.groups.advance(now, ms, group_id) if clock in ("all", "groups") else []
-    return {"aborted_transactions": aborted, "expired_members": expired}
+    share = node.share.advance(now, ms, group_id) if clock in ("all", "groups") else {}
+    return {"aborted_transactions": aborted, "expired_members": expired, **share}
 
 
 @op("fence", "bump a transactional id's epoch as a new producer would: the old producer is fenced "

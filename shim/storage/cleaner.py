@@ -227,7 +227,8 @@ class GroupCleaner:
                 batch = seg.read(position, h.size)
                 out = self._filter(batch, h, txns)
                 if out is not None:
-                    group.output.append((out,), h if out is batch else parse_header(out))
+                    oh = h if out is batch else parse_header(out)
+                    group.output.append((out,), oh.size, oh.base_offset, oh.last_offset, oh.max_timestamp)
                     self.stats.bytes_written += len(out)
                 else:
                     self.stats.batches_removed += 1

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 @dataclass(slots=True)
 class TopicInfo:

@@ -59,7 +59,9 @@ def _checks_timestamps(config: LogConfig) -> bool:
 
 
 def needs_record_pass(config: LogConfig, h: BatchHeader) -> bool:
-    return config.compact or _checks_timestamps(config) or target_codec(config, h) is not None
+    if config.compression_type != "producer" and target_codec(config, h) is not None:
+        return True
+    return "compact" in config.cleanup_policy or _checks_timestamps(config)
 
 
 def _key_errors(batch, topic_partition: str) -> list[tuple[int, str]]:

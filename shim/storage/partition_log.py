@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from kafka_codecs.batch import HEADER_SIZE, BatchHeader, parse_header, set_max_timestamp, stamp
+from kafka_codecs.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, parse_header, set_max_timestamp, stamp
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
 from kafka_codecs.records import decode_batch
 
@@ -162,31 +162,39 @@ class PartitionLog:
                 self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
             else:
                 data = self.producer_state.validate_data(h, origin)
-        base = self.log_end_offset
-        append_time, chunks = self._stamped(batch, base, now_ms)
-        stored = parse_header(chunks[0])
-        self._write(chunks, stored)
+        seg = self.segments[-1]
+        base = seg.next_offset
+        append_time, chunks, max_timestamp = self._stamped(batch, h, base, now_ms)
+        size = LOG_OVERHEAD + h.batch_length
+        if seg.size and seg.size + size > self.config.segment_bytes:
+            self.roll()
+            seg = self.segments[-1]
+        last = base + h.last_offset_delta
+        seg.append(chunks, size, base, last, max_timestamp)
         if data is not None:
-            self.producer_state.apply_data(data, base, base + h.last_offset_delta, stored.max_timestamp)
+            self.producer_state.apply_data(data, base, last, max_timestamp)
         elif marker is not None:
             self._complete_marker(h.producer_id, h.producer_epoch, marker[1], marker[0] == ControlRecordType.ABORT,
-                                  base, stored.max_timestamp, self.active)
+                                  base, max_timestamp, seg)
         if self.config.fsync:
             self.flush()
-        self._appended()
+        if self.on_append is not None:
+            self.on_append()
         return AppendResult(base, append_time, self.log_start_offset)
 
-    def _stamped(self, batch: bytes | bytearray, base: int, now_ms: int) -> tuple[int, tuple]:
-        """(log append time or -1, the batch as buffers to write) with its offset stamped."""
+    def _stamped(self, batch: bytes | bytearray, h: BatchHeader, base: int, now_ms: int) -> tuple[int, tuple, int]:
+        """(log append time or -1, the batch as buffers to write with its offset stamped, its max
+        timestamp as stored)."""
         if self.config.log_append_time:  # the CRC covers MaxTimestamp: rewrite the whole batch
             whole = bytearray(batch)
             stamp(whole, base, self.leader_epoch)
             set_max_timestamp(whole, now_ms)
-            return now_ms, (whole,)
+            return now_ms, (whole,), now_ms
         # base offset and leader epoch are outside the CRC: a new header, the rest as received
-        head = bytearray(memoryview(batch)[:HEADER_SIZE])
+        view = memoryview(batch)
+        head = bytearray(view[:HEADER_SIZE])
         stamp(head, base, self.leader_epoch)
-        return -1, (head, memoryview(batch)[HEADER_SIZE:])
+        return -1, (head, view[HEADER_SIZE:]), h.max_timestamp
 
     def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
                       now_ms: int) -> int:
@@ -207,15 +215,6 @@ class PartitionLog:
             self.aborted.append(entry)
             if not self.read_only:
                 txn_index.append(seg.log_path.with_suffix(".txnindex"), entry, sync=self.config.fsync)
-
-    def _write(self, chunks: tuple, h: BatchHeader) -> None:
-        if self.active.size and self.active.size + h.size > self.config.segment_bytes:
-            self.roll()
-        self.active.append(chunks, h)
-
-    def _appended(self) -> None:
-        if self.on_append is not None:
-            self.on_append()
 
     def roll(self) -> None:
         """Seal the active segment and start a new one at the log end offset."""

@@ -7,8 +7,6 @@ appends (Produce); coordinator writes and markers roll on segment.bytes only.
 
 from __future__ import annotations
 
-import weakref
-
 from kafka_codecs.batch import HEADER_SIZE, BatchHeader, parse_header
 
 from .partition_log import PartitionLog
@@ -17,25 +15,26 @@ from .segment import LogSegment
 OFFSET_ENTRY, TIME_ENTRY = 8, 12  # bytes per offset index and time index entry
 
 
-_ROLLING_TS: "weakref.WeakKeyDictionary[LogSegment, int]" = weakref.WeakKeyDictionary()
-
-
 def _rolling_timestamp(seg: LogSegment) -> int:
-    """The first batch's max timestamp (Kafka: LogSegment.rollingBasedTimestamp), read once per segment."""
-    cached = _ROLLING_TS.get(seg)
-    if cached is None:
-        cached = _ROLLING_TS[seg] = parse_header(seg.read(0, HEADER_SIZE)).max_timestamp
-    return cached
+    """The first batch's max timestamp (Kafka: LogSegment.rollingBasedTimestamp): known from the
+    segment's first append or its load, else (indexes loaded from their files) read once."""
+    ts = seg.rolling_timestamp
+    if ts is None:
+        ts = seg.rolling_timestamp = parse_header(seg.read(0, HEADER_SIZE)).max_timestamp
+    return ts
 
 
 def _should_roll(plog: PartitionLog, h: BatchHeader, now_ms: int) -> bool:
-    seg, c = plog.active, plog.config
+    seg = plog.segments[-1]
     if not seg.size:
         return False
-    if len(seg._offsets) >= c.segment_index_bytes // OFFSET_ENTRY or \
-            len(seg._time_ts) >= c.segment_index_bytes // TIME_ENTRY:
+    c = plog.config
+    index_bytes = c.segment_index_bytes
+    if len(seg._offsets) >= index_bytes // OFFSET_ENTRY or len(seg._time_ts) >= index_bytes // TIME_ENTRY:
         return True
-    first = _rolling_timestamp(seg)
+    first = seg.rolling_timestamp
+    if first is None:
+        first = _rolling_timestamp(seg)
     # Kafka falls back to the segment's creation time when its first batch has no timestamp; such
     # batches (timestamp -1) do not roll by time here.
     return first >= 0 and h.max_timestamp - first > c.segment_ms

@@ -101,21 +101,22 @@ class LogSegment:
         self._time_offsets = array("q")
         self._since_index = 0
         self.offset_of_max_timestamp = base_offset  # last offset of the batch holding max_timestamp
+        self.rolling_timestamp: int | None = None  # the first batch's max timestamp, once known
 
     # -- writing ----------------------------------------------------------------------------
 
-    def append(self, chunks: tuple, h: BatchHeader) -> int:
-        """Write one stamped batch, given as consecutive buffers; returns its file position."""
+    def append(self, chunks: tuple, size: int, base_offset: int, last_offset: int, max_timestamp: int) -> int:
+        """Write one stamped batch of ``size`` bytes, given as consecutive buffers, whose offsets
+        and max timestamp are as stored; returns its file position."""
         position = self.size
-        total = sum(len(c) for c in chunks)
-        if position + total > self._reserved and position >= RESERVE_AFTER and self._reserving:
-            self._reserve(position, total)
+        if position + size > self._reserved and position >= RESERVE_AFTER and self._reserving:
+            self._reserve(position, size)
         written = fs.disk.writev(self._fd, chunks)
-        if written < total:  # a short write: finish it from where it stopped
+        if written < size:  # a short write: finish it from where it stopped
             fs.write_all(self._fd, memoryview(b"".join(chunks))[written:])
-        self.size += total
+        self.size = position + size
         self._dirty = True
-        self._track(h, position)
+        self._track(position, base_offset, last_offset, size, max_timestamp)
         return position
 
     def _reserve(self, position: int, total: int) -> None:
@@ -136,19 +137,21 @@ class LogSegment:
             reserve.release(self._fd, self.size)
         self._reserved = self.size
 
-    def _track(self, h: BatchHeader, position: int) -> None:
-        if h.max_timestamp > self.max_timestamp:
-            self.max_timestamp = h.max_timestamp
-            self.offset_of_max_timestamp = h.last_offset
-        if not self._offsets or self._since_index >= self.index_interval:
-            self._offsets.append(h.base_offset)
+    def _track(self, position: int, base_offset: int, last_offset: int, size: int, max_timestamp: int) -> None:
+        if not position:  # Kafka: LogSegment.rollingBasedTimestamp, the first batch's (shim.storage.roll)
+            self.rolling_timestamp = max_timestamp
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            self.offset_of_max_timestamp = last_offset
+        if self._since_index >= self.index_interval or not self._offsets:
+            self._offsets.append(base_offset)
             self._positions.append(position)
             if not self._time_ts or self.max_timestamp > self._time_ts[-1]:
                 self._time_ts.append(self.max_timestamp)
                 self._time_offsets.append(self.offset_of_max_timestamp)
             self._since_index = 0
-        self._since_index += h.size
-        self.next_offset = h.next_offset
+        self._since_index += size
+        self.next_offset = last_offset + 1
 
     def flush(self) -> None:
         """fsync, if anything was written since the last one (idle partitions cost nothing)."""
@@ -240,7 +243,7 @@ class LogSegment:
                 break
             if recover and not crc_ok(os.pread(self._fd, h.size, position)):
                 break
-            self._track(h, position)
+            self._track(position, h.base_offset, h.last_offset, h.size, h.max_timestamp)
             position += h.size
         cut = self.size - position
         if cut and self.read_only:

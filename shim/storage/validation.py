@@ -3,55 +3,72 @@ UnifiedLog.analyzeAndValidateRecords, LogValidator.validateBatch)."""
 
 from __future__ import annotations
 
-from kafka_codecs.batch import HEADER_SIZE, MAGIC, BatchHeader, Compression, crc_ok, parse_header
+from kafka_codecs.batch import (
+    COMPRESSION_MASK,
+    CONTROL_FLAG,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    TIMESTAMP_TYPE_MASK,
+    BatchHeader,
+    Compression,
+    compute_crc,
+)
 from kafka_codecs.records import InvalidBatch, UndecodablePayload, validate_batch
 
 from ..errors import ErrorCode, KafkaError
 
 
 def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allow_zstd: bool = True) -> BatchHeader:
-    if len(batch) < HEADER_SIZE:
-        raise KafkaError(ErrorCode.corrupt_message, f"{len(batch)} bytes is shorter than a record batch header")
-    h = parse_header(batch)
+    """The batch's header, parsed once here and passed along (to the record walk, the roll check
+    and the append) rather than parsed again at each step; raises KafkaError in Kafka's order."""
+    n = len(batch)
+    if n < HEADER_SIZE:
+        raise KafkaError(ErrorCode.corrupt_message, f"{n} bytes is shorter than a record batch header")
+    h = BatchHeader._make(HEADER.unpack_from(batch))
+    size = LOG_OVERHEAD + h.batch_length
     if h.magic != MAGIC:
         raise KafkaError(ErrorCode.invalid_record, f"magic {h.magic} is not supported; only record batch v2")
-    if h.size < len(batch):
+    if size < n:
         raise KafkaError(ErrorCode.invalid_record, "one record batch per partition is allowed per request")
-    if h.size > len(batch):
+    if size > n:
         raise KafkaError(ErrorCode.corrupt_message, "the record batch is truncated")
     if h.base_offset != 0:
         raise KafkaError(ErrorCode.invalid_record, f"base offset must be 0, not {h.base_offset}")
-    if h.size > max_message_bytes:
+    if size > max_message_bytes:
         raise KafkaError(
-            ErrorCode.message_too_large, f"batch of {h.size} bytes exceeds max.message.bytes {max_message_bytes}"
+            ErrorCode.message_too_large, f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"
         )
-    if not crc_ok(batch):
+    if h.crc != compute_crc(batch):
         raise KafkaError(ErrorCode.corrupt_message, "record batch CRC-32C mismatch")
     if h.records_count <= 0 or h.records_count != h.last_offset_delta + 1:
         raise KafkaError(
             ErrorCode.invalid_record,
             f"records count {h.records_count} does not match last offset delta {h.last_offset_delta}",
         )
-    if h.is_control:
+    attributes = h.attributes
+    if attributes & CONTROL_FLAG:
         raise KafkaError(ErrorCode.invalid_record, "clients are not allowed to write control records")
     if h.producer_id >= 0 and h.base_sequence < 0:
         raise KafkaError(ErrorCode.invalid_record, "a batch with a producer id needs a base sequence")
-    if h.timestamp_type == 1:
+    if attributes & TIMESTAMP_TYPE_MASK:
         raise KafkaError(ErrorCode.invalid_timestamp, "clients may not set the LogAppendTime timestamp type")
-    if h.compression == Compression.ZSTD and not allow_zstd:
+    compression = attributes & COMPRESSION_MASK
+    if compression == Compression.ZSTD and not allow_zstd:
         raise KafkaError(ErrorCode.unsupported_compression_type, "zstd needs Produce v7 or later")
-    if h.compression > Compression.ZSTD:
-        raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {h.compression}")
+    if compression > Compression.ZSTD:
+        raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
     # Every record is read, as LogValidator does (the batch is then stored as it came).
     try:
-        offsets_in_order = validate_batch(batch)
+        offsets_in_order = validate_batch(batch, h)
     except UndecodablePayload as exc:
         # Kafka fails the append with a KafkaException ("Failed to decompress record stream"),
         # which reaches the client as UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error, f"the compressed payload does not decompress: {exc}") from exc
     except InvalidBatch as exc:
         raise KafkaError(ErrorCode.invalid_record, f"malformed record: {exc}") from exc
-    if not offsets_in_order and h.compression != Compression.NONE:
+    if not offsets_in_order and compression != Compression.NONE:
         # Kafka cannot keep such a batch in place and would rebuild it; Apache Kafka 3.9 fails
         # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error,

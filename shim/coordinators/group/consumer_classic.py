@@ -115,10 +115,17 @@ class ClassicMembers:
     # -- upgrade --------------------------------------------------------------------------------
 
     def upgrade(self, classic: GroupMetadata, now_ms: int) -> ConsumerGroup:
-        """Kafka: validateOnlineUpgrade + convertToConsumerGroup; GROUP_ID_NOT_FOUND when not allowed."""
+        """Kafka: validateOnlineUpgrade + convertToConsumerGroup; GROUP_ID_NOT_FOUND when not allowed
+        (the policy, another protocol type, or more members than ``group.consumer.max.size``)."""
         gid = classic.group_id
-        if self.cg.config.migration_policy not in UPGRADE_POLICIES or classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        if (self.cg.config.migration_policy not in UPGRADE_POLICIES or classic.protocol_type != CONSUMER_PROTOCOL_TYPE
+                or len(classic.members) > self.cg.config.max_size):
+            log.info("group %s: the classic group cannot become a consumer group (policy %s, %d members, at most "
+                     "%d)", gid, self.cg.config.migration_policy, len(classic.members), self.cg.config.max_size)
             raise KafkaError(E.group_id_not_found, f"Group {gid} is not a consumer group.")
+        if len(classic.members) == self.cg.config.max_size:  # Kafka converts, then refuses the joining member
+            raise KafkaError(E.group_max_size_reached, "The consumer group has reached its maximum capacity of "
+                             f"{self.cg.config.max_size} members.")  # and keeps none of it
         members = []
         for m in classic.members.values():
             try:
@@ -154,7 +161,7 @@ class ClassicMembers:
         self.cg._apply(gid, records, now_ms)
         group = self.cg.groups[gid]
         for m, _ in members:
-            self.cg.schedule_session(group.members[m.member_id], now_ms)
+            self.cg.schedule_session(gid, group.members[m.member_id], now_ms)
         log.info("group %s: the classic group became a consumer group at epoch %d", gid, epoch)
         return group
 
@@ -163,25 +170,54 @@ class ClassicMembers:
     def join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, protocol_type: str,
              protocols: list[tuple[str, bytes]], session_timeout_ms: int, rebalance_timeout_ms: int,
              client_id: str, client_host: str, require_known_member_id: bool, now_ms: int) -> JoinResult:
+        """Kafka: classicGroupJoinToConsumerGroup. Answered at once; the member must then sync
+        within its rebalance timeout (the consumer group's sync timeout) or it is fenced."""
+        unknown = member_id == ""
+        if unknown:
+            member_id = new_member_id()
+        max_size = self.cg.config.max_size
+        if len(group.members) >= max_size and (unknown or member_id not in group.members):
+            return JoinResult(E.group_max_size_reached, member_id)
         if protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols:
             return JoinResult(E.inconsistent_group_protocol, member_id)
-        if member_id == "":
-            member_id = new_member_id()
-            if require_known_member_id:
-                return JoinResult(E.member_id_required, member_id)
-        existing = group.members.get(member_id)
-        if existing is not None and not existing.uses_classic_protocol:
-            return JoinResult(E.unknown_member_id, member_id)
+        if unknown and require_known_member_id:
+            return JoinResult(E.member_id_required, member_id)
         try:
             version, topics, owned = parse_subscription(protocols[0][1])
-            member = self._join(group, existing or ConsumerGroupMember(member_id), instance_id, topics, owned,
-                                protocols, session_timeout_ms, rebalance_timeout_ms, client_id, client_host, now_ms)
+            existing = self._joining(group, member_id, instance_id, unknown, now_ms)
+            member = self._join(group, existing, instance_id, topics, owned, protocols, session_timeout_ms,
+                                rebalance_timeout_ms, client_id, client_host, now_ms)
         except UnknownRecord:
             return JoinResult(E.inconsistent_group_protocol, member_id)
         except KafkaError as e:
             return JoinResult(e.code, member_id)
-        self.cg.schedule_session(member, now_ms)
+        member.join_deadline = None
+        self.cg.schedule_session(group.group_id, member, now_ms)
+        member.sync_deadline = self.cg.parent._arm(now_ms + max(rebalance_timeout_ms, 0))
         return JoinResult(E.none, member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
+
+    def _joining(self, group: ConsumerGroup, member_id: str, instance_id: str | None, unknown: bool,
+                 now_ms: int) -> ConsumerGroupMember:
+        """Kafka: getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember for a classic member. A
+        static member joining without a member id takes the place of the member holding its
+        instance id, whichever protocol that one speaks, with its assignment."""
+        if instance_id is None:
+            existing = group.members.get(member_id)
+            if existing is not None and not existing.uses_classic_protocol:
+                raise KafkaError(E.unknown_member_id)
+            return existing or ConsumerGroupMember(member_id)
+        static = group.member_by_instance(instance_id)
+        if unknown:
+            if static is None:
+                return group.members.get(member_id) or ConsumerGroupMember(member_id, instance_id=instance_id)
+            log.info("group %s: classic static member %s with instance id %s replaces %s", group.group_id,
+                     member_id, instance_id, static.member_id)
+            return self.cg.replace_static(group, static, member_id, now_ms)
+        if static is None:
+            raise KafkaError(E.unknown_member_id)
+        if static.member_id != member_id:
+            raise KafkaError(E.fenced_instance_id)
+        return static
 
     def _join(self, group: ConsumerGroup, member: ConsumerGroupMember, instance_id, topics, owned, protocols,
               session_timeout_ms, rebalance_timeout_ms, client_id, client_host, now_ms) -> ConsumerGroupMember:
@@ -205,16 +241,31 @@ class ClassicMembers:
         self.cg._apply(gid, records, now_ms)
         return self.cg.groups[gid].members[member_id]
 
-    def _member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
-        member = group.members.get(member_id)
+    @staticmethod
+    def _member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
+        """Kafka: validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol; a static
+        member is found by its instance id (FENCED_INSTANCE_ID once another member took it)."""
+        if instance_id is None:
+            member = group.members.get(member_id)
+        else:
+            member = group.member_by_instance(instance_id)
+            if member is not None and member.member_id != member_id:
+                raise KafkaError(E.fenced_instance_id)
         if member is None or not member.uses_classic_protocol:
             raise KafkaError(E.unknown_member_id)
-        if instance_id is not None and member.instance_id != instance_id:
-            raise KafkaError(E.fenced_instance_id)
         return member
 
-    def _check_rebalance(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
-        """Kafka: throwIfRebalanceInProgress, and partitions the member waits for being free now."""
+    def _check_rebalance(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int) -> None:
+        """Kafka: throwIfRebalanceInProgress, and partitions the member waits for being free now. A
+        member told to rejoin must join within its rebalance timeout (the consumer group's join timeout)."""
+        try:
+            self._rebalancing(group, member)
+        except KafkaError:
+            if member.join_deadline is None:
+                member.join_deadline = self.cg.parent._arm(now_ms + max(member.rebalance_timeout_ms, 0))
+            raise
+
+    def _rebalancing(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
             raise KafkaError(E.rebalance_in_progress)
         if member.state is MemberState.UNRELEASED_PARTITIONS:
@@ -235,10 +286,11 @@ class ClassicMembers:
                 raise KafkaError(E.inconsistent_group_protocol)
             if generation_id != member.member_epoch:
                 raise KafkaError(E.illegal_generation)
-            self._check_rebalance(group, member)
+            self._check_rebalance(group, member, now_ms)
         except KafkaError as e:
             return SyncResult(e.code)
-        self.cg.schedule_session(member, now_ms)
+        member.sync_deadline = None
+        self.cg.schedule_session(group.group_id, member, now_ms)
         version, _, _ = parse_subscription(member.classic_protocols[0][1])
         return SyncResult(E.none, CONSUMER_PROTOCOL_TYPE, name, encode_assignment(version, self._names(member.assigned)))
 
@@ -248,8 +300,8 @@ class ClassicMembers:
             member = self._member(group, member_id, instance_id)
             if generation_id != member.member_epoch:
                 raise KafkaError(E.illegal_generation)
-            self.cg.schedule_session(member, now_ms)
-            self._check_rebalance(group, member)
+            self.cg.schedule_session(group.group_id, member, now_ms)
+            self._check_rebalance(group, member, now_ms)
         except KafkaError as e:
             return e.code
         return E.none
@@ -270,9 +322,14 @@ class ClassicMembers:
     # -- downgrade ------------------------------------------------------------------------------
 
     def maybe_downgrade(self, group: ConsumerGroup, left: ConsumerGroupMember, now_ms: int) -> None:
-        """Kafka: validateOnlineDowngradeWithFencedMembers + convertToClassicGroup."""
+        """Kafka: validateOnlineDowngradeWithFencedMember + convertToClassicGroup; the members left
+        must fit in a classic group (``group.max.size``)."""
         if (left.uses_classic_protocol or not group.members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
                 or not all(m.uses_classic_protocol for m in group.members.values())):
+            return
+        if len(group.members) > self.cg.config.classic_max_size:
+            log.info("group %s: cannot become a classic group, its %d members exceed group.max.size %d",
+                     group.group_id, len(group.members), self.cg.config.classic_max_size)
             return
         gid = group.group_id
         classic = GroupMetadata(gid, state=GroupState.STABLE, state_timestamp=now_ms,
@@ -280,7 +337,7 @@ class ClassicMembers:
                                 offsets=group.offsets, pending_txn_offsets=group.pending_txn_offsets)
         assignments = {}
         for m in group.members.values():
-            session = m.classic_session_timeout_ms or self.cg.config.session_timeout_ms
+            session = m.classic_session_timeout_ms or self.cg.session_timeout_ms(gid)
             member = MemberMetadata(m.member_id, m.instance_id, m.client_id, m.client_host,
                                     max(m.rebalance_timeout_ms, 0), session, CONSUMER_PROTOCOL_TYPE,
                                     list(m.classic_protocols))

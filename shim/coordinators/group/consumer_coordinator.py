@@ -21,7 +21,7 @@ import functools
 import hashlib
 import logging
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import re2
@@ -29,7 +29,8 @@ import re2
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
 from .consumer_classic import ClassicMembers
-from .consumer_assignors import ASSIGNORS, DEFAULT_ASSIGNORS, MemberSpec
+from .consumer_assignors import ASSIGNORS, MemberSpec, homogeneous_subscriptions, kafka_order
+from .consumer_config import ConsumerGroupConfig, consumer_group_config  # noqa: F401 (re-exported)
 from .consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -49,34 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 E = ErrorCode
 TopicMeta = dict[str, tuple[uuid.UUID, int]]
-
-
-@dataclass(frozen=True)
-class ConsumerGroupConfig:
-    session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
-    heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
-    max_size: int = 2**31 - 1  # group.consumer.max.size
-    assignors: tuple[str, ...] = DEFAULT_ASSIGNORS  # group.consumer.assignors, the first the default
-    migration_policy: str = "bidirectional"  # group.consumer.migration.policy
-
-
-def consumer_group_config(session_timeout_ms: int, heartbeat_interval_ms: int,
-                          properties: dict[str, str]) -> ConsumerGroupConfig:
-    """The settings from the broker's properties: ``group.consumer.max.size``,
-    ``group.consumer.assignors`` (Kafka's class names or the assignors' names, the first the
-    default; others are ignored with a warning) and ``group.consumer.migration.policy``."""
-    assignors = []
-    for entry in properties.get("group.consumer.assignors", "").split(","):
-        name = entry.strip().rsplit(".", 1)[-1].lower().removesuffix("assignor")
-        if name in ASSIGNORS and name not in assignors:
-            assignors.append(name)
-        elif entry.strip():
-            log.warning("group.consumer.assignors: %s is not a server assignor kafka-shim has", entry.strip())
-    return ConsumerGroupConfig(
-        session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
-        max_size=int(properties.get("group.consumer.max.size", 2**31 - 1)),
-        assignors=tuple(assignors) or DEFAULT_ASSIGNORS,
-        migration_policy=properties.get("group.consumer.migration.policy", "bidirectional").strip().lower())
 
 
 class HeartbeatRequest(NamedTuple):
@@ -182,11 +155,24 @@ def metadata_hash(meta: TopicMeta) -> int:
 class ConsumerGroups:
     """The consumer-group half of the group coordinator; :class:`GroupCoordinator` owns one."""
 
-    def __init__(self, parent: "GroupCoordinator", config: ConsumerGroupConfig) -> None:
+    def __init__(self, parent: "GroupCoordinator", config: ConsumerGroupConfig, group_configs=None) -> None:
         self.parent = parent
         self.config = config
+        self.group_configs = group_configs  # shim.configs.group.GroupConfigs: each group's own settings
         self.groups: dict[str, ConsumerGroup] = {}
         self.classic = ClassicMembers(self)
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        """Kafka: consumerGroupSessionTimeoutMs -- the group's ``consumer.session.timeout.ms``, else the broker's."""
+        if self.group_configs is None:
+            return self.config.session_timeout_ms
+        return self.group_configs.int(group_id, "consumer.session.timeout.ms", self.config.session_timeout_ms)
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        """Kafka: consumerGroupHeartbeatIntervalMs -- the group's ``consumer.heartbeat.interval.ms``, else the broker's."""
+        if self.group_configs is None:
+            return self.config.heartbeat_interval_ms
+        return self.group_configs.int(group_id, "consumer.heartbeat.interval.ms", self.config.heartbeat_interval_ms)
 
     @property
     def topics(self):
@@ -246,7 +232,7 @@ class ConsumerGroups:
         self._schedule(group, live, now_ms)
         full = joining or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
                            and req.owned is not None)
-        return HeartbeatResult(E.none, None, member_id, live.member_epoch, self.config.heartbeat_interval_ms,
+        return HeartbeatResult(E.none, None, member_id, live.member_epoch, self.heartbeat_interval_ms(group.group_id),
                                live.assigned if full or changed else None)
 
     def _group(self, group_id: str, create: bool, now_ms: int) -> ConsumerGroup:
@@ -299,7 +285,7 @@ class ConsumerGroups:
             if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise KafkaError(E.unreleased_instance_id, f"Static member {existing.member_id} with instance id "
                                  f"{req.instance_id} is not released yet; {member_id} cannot take its place.")
-            return self._replace_static(group, existing, member_id, now_ms)
+            return self.replace_static(group, existing, member_id, now_ms)
         if existing is None:
             raise KafkaError(E.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
         if existing.member_id != member_id:
@@ -308,12 +294,14 @@ class ConsumerGroups:
         _check_epoch(existing, req.member_epoch, req.owned)
         return existing
 
-    def _replace_static(self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str,
-                        now_ms: int) -> ConsumerGroupMember:
-        """A static member that left (epoch -2) comes back under a new member id with its assignment."""
+    def replace_static(self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str,
+                       now_ms: int) -> ConsumerGroupMember:
+        """Kafka: replaceMember -- a static member that left (epoch -2), or any whose instance id a
+        classic member joins with, is replaced by a new member id that keeps its assignment."""
         gid = group.group_id
         new = replace(old, member_id=member_id, member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
-                      pending_revocation={}, session_deadline=None, rebalance_deadline=None)
+                      pending_revocation={}, session_deadline=None, rebalance_deadline=None, join_deadline=None,
+                      sync_deadline=None)
         records = self._tombstones(gid, old.member_id) + [
             cr.Record(cr.MEMBER_METADATA, gid, member_id, cr.member_metadata(new)),
             cr.Record(cr.TARGET_MEMBER, gid, member_id, group.target_of(old)),
@@ -384,11 +372,15 @@ class ConsumerGroups:
             return group.assignment_epoch, group.target.get(updated.member_id, {})
         members = dict(group.members)
         members[updated.member_id] = updated
-        specs = {mid: MemberSpec(frozenset(meta[t][0] for t in member_topics(m, self.resolve_regex) if t in meta),
-                                 group.target.get(mid, {})) for mid, m in members.items()}
+        specs = kafka_order({mid: MemberSpec(
+            frozenset(meta[t][0] for t in member_topics(m, self.resolve_regex) if t in meta),
+            group.target.get(mid, {}), m.instance_id, m.rack_id) for mid, m in members.items()})
         assignor = ASSIGNORS[self._assignor_name(members.values())]
-        new = assignor(specs, {tid: n for tid, n in meta.values()})
-        for mid, assignment in new.items():
+        homogeneous = homogeneous_subscriptions((m.subscribed_topic_names, m.subscribed_topic_regex)
+                                                for m in members.values())
+        new = assignor(specs, {tid: n for tid, n in meta.values()}, homogeneous=homogeneous)
+        for mid in specs:  # Kafka: a record for every member whose target changed, new members too
+            assignment = new.get(mid, {})
             if group.target.get(mid) != assignment:
                 records.append(cr.Record(cr.TARGET_MEMBER, group.group_id, mid, assignment))
         records.append(cr.Record(cr.TARGET_METADATA, group.group_id, None, group_epoch))
@@ -469,12 +461,13 @@ class ConsumerGroups:
 
     # -- timers -----------------------------------------------------------------------------
 
-    def schedule_session(self, member: ConsumerGroupMember, now_ms: int) -> None:
-        timeout = member.classic_session_timeout_ms or self.config.session_timeout_ms
+    def schedule_session(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
+        """Kafka: scheduleConsumerGroupSessionTimeout -- a classic member's own session timeout, else the group's."""
+        timeout = member.classic_session_timeout_ms or self.session_timeout_ms(group_id)
         member.session_deadline = self.parent._arm(now_ms + timeout)
 
     def _schedule(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int) -> None:
-        self.schedule_session(member, now_ms)
+        self.schedule_session(group.group_id, member, now_ms)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
             if member.rebalance_deadline is None:
                 member.rebalance_deadline = self.parent._arm(now_ms + max(member.rebalance_timeout_ms, 0))
@@ -488,12 +481,11 @@ class ConsumerGroups:
             for member in list(group.members.values()):
                 if self.groups.get(group.group_id) is not group or member.member_id not in group.members:
                     continue  # fenced with another, or the group became a classic group meanwhile
-                if member.session_deadline is not None and now_ms >= member.session_deadline:
-                    self._expire(group, member, now_ms, "session timeout expired")
-                elif member.rebalance_deadline is not None and now_ms >= member.rebalance_deadline:
-                    self._expire(group, member, now_ms, "did not revoke its partitions within its rebalance timeout")
+                why = next((why for why, d in member.deadlines() if d is not None and now_ms >= d), None)
+                if why is not None:
+                    self._expire(group, member, now_ms, why)
                 else:
-                    for d in (member.session_deadline, member.rebalance_deadline):
+                    for _, d in member.deadlines():
                         if d is not None and (earliest is None or d < earliest):
                             earliest = d
         return earliest

@@ -72,9 +72,19 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
-    # timers, not persisted: the session and, while partitions await revocation, the rebalance timeout
+    # timers, not persisted: the session and, while partitions await revocation, the rebalance timeout;
+    # a classic member's JoinGroup (once told to rejoin) and SyncGroup (once joined) must come in time
     session_deadline: int | None = None
     rebalance_deadline: int | None = None
+    join_deadline: int | None = None
+    sync_deadline: int | None = None
+
+    def deadlines(self) -> tuple[tuple[str, int | None], ...]:
+        """Kafka: the session, rebalance, consumer-group join and sync timeouts, with why each fences."""
+        return (("session timeout expired", self.session_deadline),
+                ("did not revoke its partitions within its rebalance timeout", self.rebalance_deadline),
+                ("the classic member failed to join within the rebalance timeout", self.join_deadline),
+                ("the classic member failed to sync within the rebalance timeout", self.sync_deadline))
 
     @property
     def uses_classic_protocol(self) -> bool:

@@ -51,14 +51,14 @@ def _done(result) -> Pending:
 class GroupCoordinator(OffsetOperations):
     def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, min_session_timeout_ms: int = 6_000,
                  max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
-                 consumer: ConsumerGroupConfig | None = None) -> None:
+                 consumer: ConsumerGroupConfig | None = None, group_configs=None) -> None:
         self.store = GroupStore(logs, txn)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
         self.groups: dict[str, GroupMetadata] = {}  # classic groups; consumer groups in self.consumer
-        self.consumer = ConsumerGroups(self, consumer or ConsumerGroupConfig())
+        self.consumer = ConsumerGroups(self, consumer or ConsumerGroupConfig(), group_configs)
         self.producer_groups: dict[int, set[str]] = {}  # Kafka: openGroupsForProducer
         self._earliest = 0  # no deadline of any group is earlier (see next_deadline)
         self.on_earlier_deadline: Callable[[int], None] | None = None
@@ -535,6 +535,7 @@ class GroupCoordinator(OffsetOperations):
             for member in group.members.values():
                 member.session_deadline = due(member.session_deadline)
                 member.rebalance_deadline = due(member.rebalance_deadline)
+                member.join_deadline, member.sync_deadline = due(member.join_deadline), due(member.sync_deadline)
         self.tick(now_ms)
         after = {(g.group_id, m) for g in classic + consumer for m in g.members}
         return sorted(f"{g}/{m}" for g, m in before - after)

@@ -38,7 +38,7 @@ def load_groups(gc: "GroupCoordinator", now_ms: int) -> None:
                 gc.producer_groups.setdefault(pid, set()).add(group_id)
     for group in consumer.values():
         for member in group.members.values():
-            gc.consumer.schedule_session(member, now_ms)
+            gc.consumer.schedule_session(group.group_id, member, now_ms)
     log.info("loaded %d classic and %d consumer groups from __consumer_offsets", len(gc.groups), len(consumer))
 
 

@@ -3,8 +3,8 @@
 Kafka splits this between the group coordinator (membership: GroupMetadataManager's share-group
 part), the broker's SharePartitionManager (sessions, acquisition) and the share coordinator
 (durable state in ``__share_group_state``). kafka-shim keeps the three together; the share-partition
-state is durable (:mod:`.store`), membership and sessions are not: after a restart members join
-again (see shim/apis/NOT_IMPLEMENTED.md).
+state is written to ``__share_group_state`` as Kafka's share coordinator writes it (:mod:`.store`);
+share sessions live in memory, as in Kafka.
 
 Acquisition (Kafka: SharePartition.acquire, ShareFetchUtils): a share fetch reads whole batches from
 the partition's first AVAILABLE offset, or from the first offset never fetched, up to the high
@@ -43,9 +43,11 @@ class ShareCoordinator:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
+        self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
-        self.groups: dict[str, ShareGroup] = {}
+        # A group with share state outlives a restart, as Kafka's group records do; its members join again.
+        self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
         self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
         self.on_earlier_deadline = None
@@ -91,14 +93,18 @@ class ShareCoordinator:
         if sp is None:
             reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
             start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
-            lock_ms = self.configs.int(group_id, "share.record.lock.duration.ms", self.settings.record_lock_duration_ms)
-            sp = self.partitions[key] = SharePartition(
-                start, lock_duration_ms=lock_ms, delivery_count_limit=self.settings.delivery_count_limit,
-                max_in_flight=self.settings.max_record_locks)
+            sp = self.partitions[key] = self._new_partition(group_id, start)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
+                self._written[key] = saved
         return sp
+
+    def _new_partition(self, group_id: str, start_offset: int) -> SharePartition:
+        lock_ms = self.configs.int(group_id, "share.record.lock.duration.ms", self.settings.record_lock_duration_ms)
+        return SharePartition(start_offset, lock_duration_ms=lock_ms,
+                              delivery_count_limit=self.settings.delivery_count_limit,
+                              max_in_flight=self.settings.max_record_locks)
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
@@ -181,6 +187,30 @@ class ShareCoordinator:
             self._released()
         return self.next_deadline()
 
+    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
+        """The share clock moved on by ``advanced_ms`` (shim.control): every member session,
+        acquisition lock and share session due by then is due now, and expires."""
+        later = now_ms + advanced_ms
+        members = [(g.group_id, m) for g in self.groups.values() if group_id in (None, g.group_id)
+                   for m in g.members.values()]
+        for _, member in members:
+            member.deadline = min(member.deadline, now_ms) if member.deadline <= later else member.deadline
+        held = {}
+        for (g, t, p), sp in self.partitions.items():
+            if group_id in (None, g):
+                for offset, record in sp.records.items():
+                    if record.lock_deadline != NO_DEADLINE and record.lock_deadline <= later:
+                        record.lock_deadline, held[(g, t, p, offset)] = now_ms, record.member_id
+        sessions = [s for s in self.sessions.sessions.values() if group_id in (None, s.group_id)
+                    and s.last_used + self.sessions.idle_ms <= later]
+        for session in sessions:
+            session.last_used = now_ms - self.sessions.idle_ms
+        self.tick(now_ms)
+        gone = {(g, m.member_id) for g, m in members if m.member_id not in self.groups[g].members}
+        return {"expired_share_members": sorted(f"{g}/{m}" for g, m in gone),
+                "expired_acquisition_locks": sorted(f"{g}/{t}-{p}@{o}" for g, t, p, o in held),
+                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions)}
+
     def next_deadline(self) -> int:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
@@ -188,12 +218,68 @@ class ShareCoordinator:
         return min(deadlines, default=NO_DEADLINE)
 
     def _persist(self, group_id: str, changed: dict | None = None) -> None:
-        """The one write path of share state: the group's whole file, with ``changed`` partitions
-        ((topic, partition) -> SharePartition) in place of the live ones."""
-        states = {(t, p): state for (t, p), state in self._saved.get(group_id, {}).items()}
-        states.update({(t, p): encode(sp) for (g, t, p), sp in self.partitions.items() if g == group_id})
-        states.update({tp: encode(sp) for tp, sp in (changed or {}).items()})
-        self.store.write(group_id, states)
+        """The one write path of share state: each partition of the group whose state differs from
+        what was last written, with ``changed`` partitions ((topic, partition) -> SharePartition)
+        in place of the live ones."""
+        live = {(t, p): sp for (g, t, p), sp in self.partitions.items() if g == group_id}
+        live.update(changed or {})
+        states = {tp: encode(sp) for tp, sp in live.items()}
+        states = {tp: s for tp, s in states.items() if self._written.get((group_id, *tp)) != s}
+        if states:
+            self.store.write(group_id, states)
+            self._written.update({(group_id, *tp): s for tp, s in states.items()})
+
+    # -- administration (Kafka: the group coordinator's share-group offsets and DeleteGroups) -------
+
+    def empty_group(self, group_id: str) -> ShareGroup:
+        """Kafka: ShareGroup.validateEmptyGroup -- offsets are altered and groups deleted only when empty."""
+        group = self.describe(group_id)
+        if group.members:
+            raise KafkaError(ErrorCode.non_empty_group, "The group is not empty.")
+        return group
+
+    def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> share-partition start offset, for every partition the group has state of
+        (Kafka: the initialized share partitions and the share coordinator's ReadShareGroupStateSummary)."""
+        out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
+        out.update({(t, p): sp.start_offset for (g, t, p), sp in self.partitions.items() if g == group_id})
+        return out
+
+    def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
+        """AlterShareGroupOffsets on an empty group: each partition starts afresh at its offset, nothing
+        in flight (Kafka: InitializeShareGroupState, a new snapshot at the next state epoch); a negative
+        offset leaves the partition uninitialized, to start from share.auto.offset.reset."""
+        self.empty_group(group_id)
+        fresh = {tp: self._new_partition(group_id, o) for tp, o in offsets.items() if o >= 0}
+        self.store.initialize(group_id, {tp: sp.start_offset for tp, sp in fresh.items()})
+        self._forget(group_id, [tp for tp, o in offsets.items() if o < 0])
+        for (topic, partition), sp in fresh.items():
+            self._saved.get(group_id, {}).pop((topic, partition), None)
+            self.partitions[(group_id, topic, partition)] = sp
+            self._written[(group_id, topic, partition)] = encode(sp)
+
+    def delete_start_offsets(self, group_id: str, topics) -> None:
+        """DeleteShareGroupOffsets on an empty group: the topics' share state goes; a later fetch starts
+        from share.auto.offset.reset (Kafka: DeleteShareGroupState)."""
+        self.empty_group(group_id)
+        self._forget(group_id, [tp for tp in self.start_offsets(group_id) if tp[0] in set(topics)])
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of an empty share group: the group and all its share state."""
+        self.empty_group(group_id)
+        self._forget(group_id, list(self.start_offsets(group_id)))
+        self._saved.pop(group_id, None)
+        for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:
+            self.sessions.close(group_id, session.member_id)
+        del self.groups[group_id]
+
+    def _forget(self, group_id: str, partitions) -> None:
+        """Tombstones for ``partitions`` ((topic, partition)) of the group, then gone from memory."""
+        self.store.remove(group_id, partitions)
+        for topic, partition in partitions:
+            self._saved.get(group_id, {}).pop((topic, partition), None)
+            self.partitions.pop((group_id, topic, partition), None)
+            self._written.pop((group_id, topic, partition), None)
 
     def _deadline_set(self, deadline: int) -> None:
         if self.on_earlier_deadline is not None and deadline < NO_DEADLINE:

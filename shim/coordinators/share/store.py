@@ -1,55 +1,266 @@
-"""Durable share-partition state: what Kafka's share coordinator keeps in ``__share_group_state``.
+"""Durable share-partition state in ``__share_group_state`` (Kafka: ShareCoordinatorShard).
 
-One file per share group, ``share-state/<group, base64url>.json`` beside the cluster metadata,
-replaced atomically (written, fsynced, renamed) before an acknowledgement or a release is answered
-or applied, so an acknowledged record stays acknowledged across ``kill -9``. Per share partition it
-holds the start offset, the first offset never fetched and each in-flight record's state and delivery
-count. As Kafka's persister does, ACQUIRED is written as AVAILABLE: locks do not survive a restart,
-the records come back to the group with the delivery count they had (Kafka: SharePartition.maybeInitialize).
+Each share partition (group, topic id, partition) is a key of the topic's partition that
+``"group:topicId:partition"`` hashes to (Java's String.hashCode, as ShareCoordinatorService.partitionFor).
+Its first write is a ShareSnapshot; later ones are ShareUpdates of the same snapshot epoch until
+``share.coordinator.snapshot.update.records.per.snapshot`` (500) of them follow a snapshot, when the
+next write is a new snapshot (snapshot epoch + 1). Writes are COORDINATOR appends of
+:meth:`PartitionLog.append` -- the one write path of every internal topic, durable on return under
+fsync "always" -- made before the change is applied in memory. At start-up every partition is
+replayed: a snapshot replaces a key's state, an update is laid over it, a tombstone deletes it.
+
+The topic is ``cleanup.policy=delete`` with ``retention.ms=-1`` as Kafka creates it (KIP-932): it is
+never compacted. Instead, as Kafka's ShareCoordinatorOffsetsManager, everything below the oldest
+of the partition's latest snapshots is redundant, and the log start offset moves up to it after a
+snapshot is written.
+
+As Kafka's persister does, ACQUIRED is written as AVAILABLE: locks do not survive a restart, the
+records come back to the group with the delivery count they had (Kafka: SharePartition.maybeInitialize).
+
+Older kafka-shim kept this state in ``__cluster_metadata/share-state/`` (a JSON file per group): at
+start-up those files are written into the topic as snapshots, then removed.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+from kafka_codecs.batch import parse_header
+from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 
 from ...storage import fs
+from ...storage.producer_state import Origin
+from ..group.records import UnknownRecord
+from ..partitioning import partition_for
+from . import records as sr
 from .partition import InFlight, RecordState, SharePartition
 
-DIRECTORY = "share-state"
+log = logging.getLogger(__name__)
+
+SHARE_STATE_TOPIC = "__share_group_state"
+LEGACY_DIRECTORY = "share-state"
+AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
+_TERMINAL = (ACKNOWLEDGED, ARCHIVED)
 
 
-def _file_name(group_id: str) -> str:
-    return base64.urlsafe_b64encode(group_id.encode()).decode() + ".json"
+def topic_configs(segment_bytes: int = 104857600) -> dict[str, str]:
+    """Kafka: ShareCoordinatorService.shareGroupStateTopicConfigs."""
+    return {"cleanup.policy": "delete", "compression.type": "producer", "segment.bytes": str(segment_bytes),
+            "retention.ms": "-1"}
+
+
+def share_partition_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
+    """Kafka: SharePartitionKey.toString, the topic id as Uuid.toString (base64url, no padding)."""
+    return f"{group_id}:{base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip('=')}:{partition}"
+
+
+@dataclass(slots=True)
+class _Entry:
+    snapshot: sr.ShareSnapshot  # the key's state: its snapshot with every later update laid over it
+    updates: int  # updates written since the snapshot
+    snapshot_offset: int  # where the snapshot is in the log
 
 
 class ShareStateStore:
-    def __init__(self, meta_dir: Path | None) -> None:
-        self.directory = meta_dir / DIRECTORY if meta_dir is not None else None
-        if self.directory is not None:
-            fs.make_dirs(self.directory, sync=True)
+    def __init__(self, logs=None, *, num_partitions: int = 50, records_per_snapshot: int = 500,
+                 clock: Callable[[], int] = lambda: 0, legacy_dir: Path | None = None) -> None:
+        self.logs = logs
+        self.num_partitions = num_partitions
+        self.records_per_snapshot = records_per_snapshot
+        self.clock = clock
+        self.entries: dict[tuple[str, uuid.UUID, int], _Entry] = {}
+        if logs is not None:
+            self._replay()
+            if legacy_dir is not None:
+                self._migrate(legacy_dir / LEGACY_DIRECTORY)
+
+    def partition_for(self, group_id: str, topic_id: uuid.UUID, partition: int) -> int:
+        return partition_for(share_partition_key(group_id, topic_id, partition), self.num_partitions)
+
+    # -- the coordinator's view: (topic name, partition) -> encode() of a share partition ------
 
     def write(self, group_id: str, partitions: dict[tuple[str, int], dict]) -> None:
         """``partitions``: (topic, partition) -> :func:`encode` of its share partition."""
-        if self.directory is None:
+        if self.logs is None:
             return
-        state = {f"{topic}:{p}": saved for (topic, p), saved in sorted(partitions.items())}
-        fs.atomic_write(self.directory / _file_name(group_id), json.dumps({"group": group_id, "partitions": state},
-                                                                          sort_keys=True).encode())
+        changes = []
+        for (topic, p), state in sorted(partitions.items()):
+            info = self.logs.topics.get(topic)
+            if info is not None:
+                changes.append(((group_id, info.topic_id, p), state["start_offset"], to_batches(state)))
+        self.write_batches(changes)
+
+    def initialize(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
+        """Kafka: InitializeShareGroupState (AlterShareGroupOffsets) -- each (topic, partition) a new
+        snapshot at its start offset, nothing in flight, at the next state epoch."""
+        for key, tp in self._keys(group_id, offsets).items():
+            old = self.get(key)
+            self.write_batches([(key, offsets[tp], [])], state_epoch=old.state_epoch + 1 if old else 0)
+
+    def remove(self, group_id: str, partitions) -> None:
+        """Kafka: DeleteShareGroupState -- tombstones for the group's (topic, partition)s."""
+        if self.logs is not None:
+            self.delete(self._keys(group_id, partitions))
+
+    def _keys(self, group_id: str, partitions) -> dict:
+        """(group, topic id, partition) -> (topic, partition), for the topics that exist."""
+        if self.logs is None:
+            return {}
+        out = {}
+        for topic, p in sorted(partitions):
+            info = self.logs.topics.get(topic)
+            if info is not None:
+                out[(group_id, info.topic_id, p)] = (topic, p)
+        return out
 
     def load(self) -> dict[str, dict[tuple[str, int], dict]]:
         """group id -> (topic, partition) -> the saved state (see :func:`restore`)."""
         out: dict[str, dict[tuple[str, int], dict]] = {}
-        if self.directory is None:
-            return out
-        for path in sorted(self.directory.glob("*.json")):
-            saved = json.loads(path.read_text())
-            parts = out.setdefault(saved["group"], {})
-            for key, state in saved["partitions"].items():
-                topic, _, partition = key.rpartition(":")
-                parts[(topic, int(partition))] = state
+        for (group_id, topic_id, p), entry in self.entries.items():
+            info = self.logs.topic_by_id(topic_id)
+            if info is not None and p < info.partitions:
+                out.setdefault(group_id, {})[(info.name, p)] = from_snapshot(entry.snapshot)
         return out
+
+    # -- Kafka's view: keys and state batches -------------------------------------------------
+
+    def write_batches(self, changes, state_epoch: int | None = None) -> None:
+        """``changes``: ((group, topic id, partition), start offset, state batches) -- one record
+        each, appended per ``__share_group_state`` partition, then applied."""
+        by_partition: dict[int, list] = {}
+        now = self.clock()
+        for key, start, batches in changes:
+            by_partition.setdefault(self.partition_for(*key), []).append(
+                (key, self._next(key, start, tuple(batches), now, state_epoch)))
+        for partition, planned in sorted(by_partition.items()):
+            records = [(sr.encode_key(sr.ShareKey(kind, *key)), value) for key, (kind, value, _) in planned]
+            base = self._append(partition, records, now)
+            snapshot_written = False
+            for i, (key, (kind, _, entry)) in enumerate(planned):
+                if kind == sr.SNAPSHOT:
+                    entry.snapshot_offset, snapshot_written = base + i, True
+                self.entries[key] = entry
+            if snapshot_written:
+                self._prune(partition)
+
+    def delete(self, keys) -> None:
+        """Tombstones for ``keys`` (Kafka: DeleteShareGroupState)."""
+        by_partition: dict[int, list] = {}
+        for key in keys:
+            if key in self.entries:
+                by_partition.setdefault(self.partition_for(*key), []).append(key)
+        for partition, doomed in sorted(by_partition.items()):
+            self._append(partition, [(sr.encode_key(sr.ShareKey(sr.SNAPSHOT, *k)), None) for k in doomed],
+                         self.clock())
+            for key in doomed:
+                del self.entries[key]
+
+    def get(self, key) -> sr.ShareSnapshot | None:
+        entry = self.entries.get(key)
+        return entry.snapshot if entry is not None else None
+
+    def _next(self, key, start: int, batches, now: int, state_epoch: int | None):
+        """(record type, value, the key's entry once written) of the next write of ``key``."""
+        entry = self.entries.get(key)
+        leader_epoch = self._leader_epoch(key)
+        if entry is None or entry.updates >= self.records_per_snapshot or state_epoch is not None:
+            old = entry.snapshot if entry is not None else None
+            combined = sr.combine(old.batches, batches, start) if old is not None and state_epoch is None else batches
+            snap = sr.ShareSnapshot(
+                old.snapshot_epoch + 1 if old is not None else 0,
+                state_epoch if state_epoch is not None else (old.state_epoch if old is not None else 0),
+                leader_epoch, start, old.create_timestamp if old is not None else now, now, combined)
+            return sr.SNAPSHOT, sr.encode_snapshot(snap), _Entry(snap, 0, -1)
+        old = entry.snapshot
+        update = sr.ShareUpdate(old.snapshot_epoch, leader_epoch, start, batches)
+        state = old._replace(leader_epoch=leader_epoch, start_offset=start, write_timestamp=now,
+                             batches=sr.combine(old.batches, batches, start))
+        return sr.UPDATE, sr.encode_update(update), _Entry(state, entry.updates + 1, entry.snapshot_offset)
+
+    def _leader_epoch(self, key) -> int:
+        info = self.logs.topic_by_id(key[1])
+        plog = self.logs.logs.get((info.name, key[2])) if info is not None else None
+        return plog.leader_epoch if plog is not None else 0
+
+    def _log(self, partition: int):
+        self.logs.ensure_topic(SHARE_STATE_TOPIC, self.num_partitions)
+        return self.logs.get(SHARE_STATE_TOPIC, partition)
+
+    def _append(self, partition: int, records, now: int) -> int:
+        batch = encode_batch([(k, v, (), now) for k, v in records])
+        return self._log(partition).append(batch, parse_header(batch), now, origin=Origin.COORDINATOR).base_offset
+
+    def _prune(self, partition: int) -> None:
+        """Kafka: ShareCoordinatorOffsetsManager.lastRedundantOffset -- below the oldest latest
+        snapshot of the partition's keys nothing is needed any more."""
+        offsets = [e.snapshot_offset for k, e in self.entries.items() if self.partition_for(*k) == partition]
+        if offsets and min(offsets) > 0:
+            self._log(partition).delete_records(min(offsets))
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def _replay(self) -> None:
+        info = self.logs.topics.get(SHARE_STATE_TOPIC)
+        for partition in range(info.partitions if info is not None else 0):
+            for raw in self.logs.get(SHARE_STATE_TOPIC, partition).iter_batches():
+                try:
+                    h, records = decode_batch(raw)
+                except InvalidBatch as e:
+                    log.warning("skipping a batch of %s: %s", SHARE_STATE_TOPIC, e)
+                    continue
+                if not h.is_control:
+                    for r in records:
+                        self._replay_record(r, r.offset)
+
+    def _replay_record(self, r, offset: int) -> None:
+        """Kafka: ShareCoordinatorShard.replay."""
+        try:
+            key = sr.decode_key(r.key)
+            value = sr.decode_value(key.kind, r.value)
+        except UnknownRecord as e:
+            log.warning("skipping a record of %s: %s", SHARE_STATE_TOPIC, e)
+            return
+        k = (key.group_id, key.topic_id, key.partition)
+        entry = self.entries.get(k)
+        if value is None:
+            self.entries.pop(k, None)
+        elif isinstance(value, sr.ShareSnapshot):
+            self.entries[k] = _Entry(value, 0, offset)
+        elif entry is None:  # an update without its snapshot: what it says is all there is
+            self.entries[k] = _Entry(sr.ShareSnapshot(value.snapshot_epoch, 0, value.leader_epoch,
+                                                      max(value.start_offset, 0), 0, 0, value.batches), 1, offset)
+        else:
+            old = entry.snapshot
+            start = value.start_offset if value.start_offset >= 0 else old.start_offset
+            entry.snapshot = old._replace(leader_epoch=value.leader_epoch, start_offset=start,
+                                          batches=sr.combine(old.batches, value.batches, start))
+            entry.updates += 1
+
+    def _migrate(self, directory: Path) -> None:
+        """The JSON files older kafka-shim wrote become snapshots in the topic, then go."""
+        if not directory.is_dir():
+            return
+        for path in sorted(directory.glob("*.json")):
+            saved = json.loads(path.read_text())
+            parts = {}
+            for name, state in saved["partitions"].items():
+                topic, _, p = name.rpartition(":")
+                info = self.logs.topics.get(topic)
+                if info is not None and (saved["group"], info.topic_id, int(p)) not in self.entries:
+                    parts[(topic, int(p))] = state
+            self.write(saved["group"], parts)
+            fs.remove(path, sync=True)
+        fs.remove_tree(directory, sync=True)
+        log.info("moved share-partition state from %s into %s", directory, SHARE_STATE_TOPIC)
+
+
+# -- a share partition <-> its state batches ---------------------------------------------------
 
 
 def encode(sp: SharePartition) -> dict:
@@ -62,3 +273,36 @@ def restore(sp: SharePartition, state: dict) -> SharePartition:
     sp.start_offset, sp.end_offset = state["start_offset"], state["end_offset"]
     sp.records = {offset: InFlight(RecordState(value), count) for offset, value, count in state["records"]}
     return sp
+
+
+def to_batches(state: dict) -> list[sr.StateBatch]:
+    """The in-flight window [start, end) as state batches: runs of one state and delivery count;
+    offsets without a record (gaps, done) are ARCHIVED, as a GAP acknowledgement makes them."""
+    out: list[sr.StateBatch] = []
+    expected = state["start_offset"]
+    for offset, value, count in state["records"]:
+        if offset > expected:
+            _run(out, expected, offset - 1, ARCHIVED, 0)
+        _run(out, offset, offset, value, count)
+        expected = offset + 1
+    if state["end_offset"] > expected:
+        _run(out, expected, state["end_offset"] - 1, ARCHIVED, 0)
+    return out
+
+
+def _run(out: list[sr.StateBatch], first: int, last: int, value: int, count: int) -> None:
+    if out and out[-1].last_offset == first - 1 and (out[-1].delivery_state, out[-1].delivery_count) == (value, count):
+        out[-1] = out[-1]._replace(last_offset=last)
+    else:
+        out.append(sr.StateBatch(first, last, value, count))
+
+
+def from_snapshot(snap: sr.ShareSnapshot) -> dict:
+    """The :func:`restore` form of a key's state; finished offsets keep no record."""
+    start = max(snap.start_offset, 0)
+    end, records = start, []
+    for b in snap.batches:
+        end = max(end, b.last_offset + 1)
+        if b.delivery_state not in _TERMINAL:
+            records += [[o, AVAILABLE, b.delivery_count] for o in range(max(b.first_offset, start), b.last_offset + 1)]
+    return {"start_offset": start, "end_offset": end, "records": records}

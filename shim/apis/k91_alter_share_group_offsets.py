@@ -1,0 +1,77 @@
+"""AlterShareGroupOffsets (91), v0: set an empty share group's start offsets (KIP-932), as Kafka 4.1
+does (KafkaApis.handleAlterShareGroupOffsetsRequest, GroupCoordinatorShard.alterShareGroupOffsets).
+
+In this order: UNSUPPORTED_VERSION until share.version 1 is finalized; READ on the group
+(GROUP_AUTHORIZATION_FAILED); per topic, READ on it (TOPIC_AUTHORIZATION_FAILED) and its existence
+(UNKNOWN_TOPIC_OR_PARTITION), answered for each of its partitions. With no topic left the answer is
+those errors alone. Then the group: an empty id is INVALID_GROUP_ID, another broker's group
+NOT_COORDINATOR, an id no share group has GROUP_ID_NOT_FOUND and a group with members
+NON_EMPTY_GROUP, each as the top-level error with nothing else. Otherwise each partition the topic
+has starts afresh at the offset given, nothing in flight (UNKNOWN_TOPIC_OR_PARTITION for a partition
+it does not have): the group's next ShareFetch acquires from there. Kafka writes the offset as given
+without checking it against the log; a negative one leaves the partition to share.auto.offset.reset.
+"""
+
+from ..cluster import GROUP
+from ..errors import ErrorCode as E
+from ..errors import KafkaError
+from ..security.acls import AclOperation as O
+from ..security.acls import ResourceType as R
+from ._authz import denied_topics
+from ._share import share_groups_enabled
+from ._share_offsets import id_of, message, partition_exists
+from .registry import api
+
+
+@api(91, "AlterShareGroupOffsets", 0, 0)
+def handle(ctx, request):
+    if not share_groups_enabled(ctx):
+        return error_response(ctx, request, E.unsupported_version)
+    if not ctx.authorize(O.READ, R.GROUP, request.group_id):
+        return error_response(ctx, request, E.group_authorization_failed)
+    refused = denied_topics(ctx, [t.topic_name for t in request.topics])
+    failed, wanted = [], []
+    for t in request.topics:
+        code = E.topic_authorization_failed if t.topic_name in refused else (
+            E.unknown_topic_or_partition if t.topic_name not in ctx.node.logs.topics else None)
+        (wanted if code is None else failed).append((t, code))
+    results = [_topic(ctx, t.topic_name, [(p.partition_index, code) for p in t.partitions]) for t, code in failed]
+    if not wanted:
+        return _answer(ctx, results)
+    code = _group_error(ctx, request.group_id)
+    if code is None:
+        try:
+            ctx.node.share.alter_start_offsets(request.group_id, {
+                (t.topic_name, p.partition_index): p.start_offset for t, _ in wanted for p in t.partitions
+                if partition_exists(ctx, t.topic_name, p.partition_index)})
+        except KafkaError as e:
+            code = e.code
+    if code is not None:
+        return error_response(ctx, request, code)
+    return _answer(ctx, results + [_topic(ctx, t.topic_name, [
+        (p.partition_index, E.none if partition_exists(ctx, t.topic_name, p.partition_index)
+         else E.unknown_topic_or_partition) for p in t.partitions]) for t, _ in wanted])
+
+
+def _group_error(ctx, group_id) -> E | None:
+    if not group_id:
+        return E.invalid_group_id
+    if not ctx.coordinates(GROUP, group_id):
+        return E.not_coordinator
+    return None
+
+
+def _topic(ctx, topic, partitions):
+    return ctx.make("AlterShareGroupOffsetsResponseTopic", topic_name=topic, topic_id=id_of(ctx, topic),
+                    partitions=tuple(ctx.make("AlterShareGroupOffsetsResponsePartition", partition_index=p,
+                                              error_code=code, error_message=message(code))
+                                     for p, code in partitions))
+
+
+def _answer(ctx, topics):
+    return ctx.response(error_code=E.none, error_message=None, responses=tuple(topics))
+
+
+def error_response(ctx, request, code):
+    """Kafka: AlterShareGroupOffsetsRequest.getErrorResponse -- the top-level error alone."""
+    return ctx.response(error_code=code, error_message=message(code), responses=())
