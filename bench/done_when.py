@@ -32,7 +32,7 @@ from pathlib import Path
 
 from . import runner
 from .machine import load_snapshot
-from .procs import rss_bytes, tree
+from .procs import machine_busy, rss_bytes, tree
 from .scale import produce_c
 from .suite import Group, Settings, create_topic, latency_stats
 from .systems import System, launch
@@ -53,6 +53,7 @@ class DoneWhen:
     tail_records: int = 10_000
     metadata_samples: int = 20
     snapshot_s: float = 1.0  # each load snapshot's window
+    parts: tuple[str, ...] = ("produce", "partitions", "restarts")  # which of the three to run
 
 
 def rotated(items: list, k: int) -> list:
@@ -130,10 +131,14 @@ def _record(res: dict, name: str, rep: int, rec: dict) -> None:
         log.warning("%s %s #%d FAILED: %s", res["label"], name, rep + 1, rec["error"])
 
 
-def _tail(run, records: int) -> None:
-    """An unflushed tail for the crash to leave behind (rdproduce into its own topic)."""
-    create_topic(run.bootstrap, "dw-tail", 1)
-    produce_c(run.bootstrap, "dw-tail", 1, records, Settings(), 120)
+def _tail(run, records: int, create: bool = False) -> None:
+    """An unflushed tail for the crash to leave behind (rdproduce into its own topic, created by
+    the fill; its warm-up topic too)."""
+    if create:
+        create_topic(run.bootstrap, "dw-tail", 1)
+        create_topic(run.bootstrap, "dw-tail-warmup", 1)
+    runner.run("produce_c", 120, bootstrap=run.bootstrap, topic="dw-tail", partitions=1, records=records,
+               queue_messages=Settings().queue_messages, warmup_topic="dw-tail-warmup")
 
 
 def _fill(system: System, s: Settings, dw: DoneWhen, gb: float) -> tuple[Path, dict]:
@@ -143,7 +148,7 @@ def _fill(system: System, s: Settings, dw: DoneWhen, gb: float) -> tuple[Path, d
         records = int(gb * 2**30 / 1024)
         create_topic(run.bootstrap, "dw-log", 1)
         r = produce_c(run.bootstrap, "dw-log", 1, records, s, 60 + records / 20_000, run.pid)
-        _tail(run, dw.tail_records)
+        _tail(run, dw.tail_records, create=True)
         run.kill9()
     except BaseException:
         run.stop()
@@ -152,15 +157,16 @@ def _fill(system: System, s: Settings, dw: DoneWhen, gb: float) -> tuple[Path, d
     return run.workdir, {"records": records, "fill_s": r["seconds"]}
 
 
-def _cycle(system: System, workdir: Path, dw: DoneWhen, last: bool) -> dict:
-    """Start over ``workdir`` after kill -9 (timed), then write a tail and kill -9 again."""
+def _cycle(system: System, workdir: Path, dw: DoneWhen) -> dict:
+    """Start over ``workdir`` after kill -9 (timed), then write a tail and kill -9 again (after the
+    last cycle too, so that every cycle is the same)."""
     on_disk = segment_bytes(workdir / "data")
+    busy = machine_busy(0.25)  # as before every other start: what else was using the CPUs
     run = launch(system, workdir=workdir)
     try:
-        rec = {"status": "ok", "ready_s": run.ready_s, "listen_s": run.listen_s,
+        rec = {"status": "ok", "ready_s": run.ready_s, "listen_s": run.listen_s, "machine_busy_before": round(busy, 3),
                "rss_after_ready_bytes": rss_bytes(run.pid), **on_disk}
-        if not last:
-            _tail(run, dw.tail_records)
+        _tail(run, dw.tail_records)
     finally:
         run.kill9()
     return rec
@@ -196,27 +202,32 @@ def recovery(system: System, s: Settings, dw: DoneWhen, res: dict) -> None:
         for k in range(dw.rounds):
             for gb in rotated([gb for gb in dw.log_gb if gb in dirs], k):
                 try:
-                    rec = _cycle(system, dirs[gb], dw, last=k == dw.rounds - 1)
+                    rec = _cycle(system, dirs[gb], dw)
                 except Exception as e:  # noqa: BLE001
                     rec = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-                    dirs.pop(gb)
+                    shutil.rmtree(dirs.pop(gb), ignore_errors=True)  # no more cycles over it
                 _record(res, names[gb], k, rec)
     finally:
         for d in dirs.values():
             shutil.rmtree(d, ignore_errors=True)
 
 
+PARTS = ("produce", "partitions", "restarts")
+
+
 def run(systems: dict[str, System], s: Settings, dw: DoneWhen, results: dict) -> None:
     keys = list(systems)
-    for k in range(dw.rounds):
-        snapshot(results, f"round {k + 1}", dw.snapshot_s)
-        for key in rotated(keys, k):
-            for client in dw.clients:
-                produce_1p(systems[key], s, dw, results["systems"][key], k, client)
-        for key in rotated(keys, k):
-            many_partitions(systems[key], s, dw, results["systems"][key], k)
-            for client in dw.clients:
-                spread_produce(systems[key], s, dw, results["systems"][key], k, client)
-    snapshot(results, "ready after kill -9", dw.snapshot_s)
-    for key in keys:
-        recovery(systems[key], s, dw, results["systems"][key])
+    if "produce" in dw.parts or "partitions" in dw.parts:
+        for k in range(dw.rounds):
+            snapshot(results, f"round {k + 1}", dw.snapshot_s)
+            for key in rotated(keys, k) if "produce" in dw.parts else ():
+                for client in dw.clients:
+                    produce_1p(systems[key], s, dw, results["systems"][key], k, client)
+            for key in rotated(keys, k) if "partitions" in dw.parts else ():
+                many_partitions(systems[key], s, dw, results["systems"][key], k)
+                for client in dw.clients:
+                    spread_produce(systems[key], s, dw, results["systems"][key], k, client)
+    if "restarts" in dw.parts:
+        snapshot(results, "ready after kill -9", dw.snapshot_s)
+        for key in keys:
+            recovery(systems[key], s, dw, results["systems"][key])

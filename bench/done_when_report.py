@@ -1,7 +1,8 @@
 """The tables, verdicts and plot of a ``--done-when`` run (bench/done_when.py).
 
-``python -m bench.done_when_report results-done-when.json [out.png]`` prints them again from a
-results file (and redraws the plot).
+``python -m bench.done_when_report bench/results-done-when.json [--plot out.png] [--readme README.md]``
+prints them again from a results file, redraws the plot, and writes the run's figures into the
+README between its ``<!-- done-when:start -->`` and ``<!-- done-when:end -->`` markers.
 """
 
 from __future__ import annotations
@@ -61,12 +62,16 @@ def _dw(results: dict) -> dict:
     return results["settings"]["done_when"]
 
 
+def _ran(results: dict, part: str) -> bool:
+    return part in _dw(results).get("parts", ("produce", "partitions", "restarts"))
+
+
 def verdicts(results: dict) -> list[dict]:
     """kafka-shim against each target, medians of its runs or of the pairs of runs."""
     dw, systems = _dw(results), results["systems"]
     shim = systems.get(SHIM)
     out = []
-    for client in dw["clients"]:
+    for client in dw["clients"] if _ran(results, "produce") else ():
         sfx, who = SUFFIX[client], "Python producer" if client == "python" else "rdproduce"
         mine = _by_rep(shim, f"produce_1p{sfx}", _rate)
         for peer, target in PEERS:
@@ -78,15 +83,27 @@ def verdicts(results: dict) -> list[dict]:
         out.append(_verdict(f"produce 1p, {who}: kafka-shim's max / min over {len(runs)} runs", runs, "<",
                             SPREAD_MAX, "x", spread=True))
     n, m = dw["partitions"], dw["spread_partitions"]
+    out += _partition_verdicts(results, shim, n, m) if _ran(results, "partitions") else []
+    out += _restart_verdicts(results, shim) if _ran(results, "restarts") else []
+    return out
+
+
+def _partition_verdicts(results: dict, shim: dict | None, n: int, m: int) -> list[dict]:
+    out = []
     rss = list(_by_rep(shim, f"scale_topic_{n}p", lambda p: p["rss_after_bytes"] / 1e6).values())
     out.append(_verdict(f"idle RSS with {n:,} partitions (MB)", rss, "<", RSS_MB_MAX, ""))
     md = list(_by_rep(shim, f"scale_metadata_{n}p", lambda p: p["p50_ms"]).values())
     out.append(_verdict(f"Metadata of every topic with {n:,} partitions, p50 (ms)", md, "<", METADATA_MS_MAX, ""))
-    for client in dw["clients"]:
+    for client in _dw(results)["clients"]:
         sfx, who = SUFFIX[client], "Python producer" if client == "python" else "rdproduce"
         pairs = _pairs(_by_rep(shim, f"produce_{m}p{sfx}", _rate), _by_rep(shim, f"produce_1p{sfx}", _rate))
         out.append(_verdict(f"produce {m:,}p / 1p, {who}", pairs, ">=", SPREAD_RATIO_MIN, "x"))
-    sizes = sorted(dw["log_gb"])
+    return out
+
+
+def _restart_verdicts(results: dict, shim: dict | None) -> list[dict]:
+    out = []
+    sizes = sorted(_dw(results)["log_gb"])
     if sizes and shim is not None and shim.get("persistent"):
         ready = {gb: _by_rep(shim, f"ready_kill9_{gb:g}gb", lambda p: p["ready_s"]) for gb in sizes}
         big, small = sizes[-1], sizes[0]
@@ -220,8 +237,10 @@ def verdict_table(vs: list[dict]) -> str:
 
 def busy(results: dict) -> tuple[bool, str]:
     """Whether other work shared the machine, and how much, from the snapshots and the launches."""
-    launches = [l["machine_busy_before"] for r in results["systems"].values() for l in r["launches"]
-                if l.get("machine_busy_before") is not None]
+    starts = [l for r in results["systems"].values() for l in r["launches"]]
+    starts += [p for r in results["systems"].values() for name, recs in r["phases"].items()
+               if name.startswith("ready_kill9_") for p in recs]  # the restarts of part 3
+    launches = [l["machine_busy_before"] for l in starts if l.get("machine_busy_before") is not None]
     snaps = results.get("load", [])
     worst = max((s["busy"] for s in snaps), default=0.0)
     med = _med(launches)
@@ -249,14 +268,16 @@ def render(results: dict) -> str:
     out.append(f"Run {results['started_at']} to {results.get('finished_at', '?')}{' (SMOKE)' if s.get('smoke') else ''}: "
                f"{dw['rounds']} rounds, systems interleaved (the first in each round rotates), a fresh instance for "
                "every run; ratios are taken pair by pair, run k against run k.")
-    out += ["", f"1. Produce to one partition: {s['records']:,} records of {RECORD_SIZE} B, one producer, "
-                "linger.ms=5, acks=all"]
-    for client in dw["clients"]:
-        out += ["", f"With {CLIENT_LABEL[client]}:", "", produce_table(results, client)]
-    out += ["", f"2. With {dw['partitions']:,} partitions: RSS 1 s after the topic is created, Metadata of every "
-                f"topic ({dw['metadata_samples']} requests, raw protocol), produce spread over "
-                f"{dw['spread_partitions']:,} partitions (fresh instance) against the same round's produce to one",
-            "", partitions_table(results)]
+    if _ran(results, "produce"):
+        out += ["", f"1. Produce to one partition: {s['records']:,} records of {RECORD_SIZE} B, one producer, "
+                    "linger.ms=5, acks=all"]
+        for client in dw["clients"]:
+            out += ["", f"With {CLIENT_LABEL[client]}:", "", produce_table(results, client)]
+    if _ran(results, "partitions"):
+        out += ["", f"2. With {dw['partitions']:,} partitions: RSS 1 s after the topic is created, Metadata of every "
+                    f"topic ({dw['metadata_samples']} requests, raw protocol), produce spread over "
+                    f"{dw['spread_partitions']:,} partitions (fresh instance) against the same round's produce to one",
+                "", partitions_table(results)]
     rec = recovery_table(results)
     if rec:
         fill = results["systems"][SHIM].get("recovery_fill", {})
@@ -273,65 +294,64 @@ def render(results: dict) -> str:
     return "\n".join(out)
 
 
-def plot(results: dict, path: Path) -> Path | None:
-    import matplotlib
+def _client(client: str) -> tuple[str, str]:
+    """A producer's name in the legends and its line style."""
+    return ("Python", "-") if client == "python" else ("rdproduce", "--")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    systems, dw = results["systems"], _dw(results)
-    n, m = dw["partitions"], dw["spread_partitions"]
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
-    color = {key: f"C{i}" for i, key in enumerate(systems)}
-    ax = axes[0][0]
+def _plot_produce(ax, systems: dict, dw: dict, color: dict) -> None:
     for key, res in systems.items():
         for client in dw["clients"]:
             r = _by_rep(res, f"produce_1p{SUFFIX[client]}", _rate)
+            name, style = _client(client)
             if r:
-                ax.plot([k + 1 for k in r], list(r.values()), marker="o", linestyle="-" if client == "python" else "--",
-                        color=color[key], label=f"{res['label']}, {'Python' if client == 'python' else 'rdproduce'}")
+                ax.plot([k + 1 for k in r], list(r.values()), marker="o", linestyle=style, color=color[key],
+                        label=f"{res['label']}, {name}")
     ax.set(title="produce to 1 partition, records/s, by run", xlabel="run")
-    ax = axes[0][1]
+
+
+def _plot_ratios(ax, systems: dict, dw: dict, color: dict) -> None:
     shim = systems.get(SHIM)
     for peer, target in PEERS:
-        if peer in systems and shim:
-            for client in dw["clients"]:
-                sfx = SUFFIX[client]
-                a, b = _by_rep(shim, f"produce_1p{sfx}", _rate), _by_rep(systems[peer], f"produce_1p{sfx}", _rate)
-                ks = sorted(a.keys() & b.keys())
-                ax.plot([k + 1 for k in ks], [a[k] / b[k] for k in ks], marker="o",
-                        linestyle="-" if client == "python" else "--", color=color[peer],
-                        label=f"/ {systems[peer]['label']}, {'Python' if client == 'python' else 'rdproduce'}")
-            ax.axhline(target, color="grey", linewidth=0.8, linestyle=":")
+        if peer not in systems or not shim:
+            continue
+        for client in dw["clients"]:
+            sfx, (name, style) = SUFFIX[client], _client(client)
+            a, b = _by_rep(shim, f"produce_1p{sfx}", _rate), _by_rep(systems[peer], f"produce_1p{sfx}", _rate)
+            ks = sorted(a.keys() & b.keys())
+            ax.plot([k + 1 for k in ks], [a[k] / b[k] for k in ks], marker="o", linestyle=style, color=color[peer],
+                    label=f"/ {systems[peer]['label']}, {name}")
+        ax.axhline(target, color="grey", linewidth=0.8, linestyle=":")
     ax.set(title="kafka-shim / peer, produce 1p, pair by pair (targets dotted)", xlabel="run")
-    for ax, phase, fn, title, limit in (
-            (axes[0][2], f"scale_topic_{n}p", lambda p: p["rss_after_bytes"] / 1e6, f"RSS with {n:,} partitions, MB",
-             RSS_MB_MAX),
-            (axes[1][0], f"scale_metadata_{n}p", lambda p: p["p50_ms"], f"Metadata p50 with {n:,} partitions, ms",
-             METADATA_MS_MAX)):
-        labels = []
-        for i, res in enumerate(systems.values()):
-            vals = list(_by_rep(res, phase, fn).values())
-            if vals:
-                ax.bar(i, _med(vals), alpha=0.5, color=f"C{i}")
-                ax.plot([i] * len(vals), vals, "k.", markersize=4)
-            labels.append(res["label"])
-        ax.axhline(limit, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_xticks(range(len(labels)), labels)
-        ax.set_title(title + " (target dotted)")
-    ax = axes[1][1]
+
+
+def _plot_bars(ax, systems: dict, phase: str, fn, title: str, limit: float) -> None:
+    labels = []
+    for i, res in enumerate(systems.values()):
+        vals = list(_by_rep(res, phase, fn).values())
+        if vals:
+            ax.bar(i, _med(vals), alpha=0.5, color=f"C{i}")
+            ax.plot([i] * len(vals), vals, "k.", markersize=4)
+        labels.append(res["label"])
+    ax.axhline(limit, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_title(title + " (target dotted)")
+
+
+def _plot_spread(ax, systems: dict, dw: dict, color: dict) -> None:
+    m = dw["spread_partitions"]
     for key, res in systems.items():
         for client in dw["clients"]:
-            sfx = SUFFIX[client]
-            pairs = _by_rep(res, f"produce_{m}p{sfx}", _rate)
-            one = _by_rep(res, f"produce_1p{sfx}", _rate)
-            ks = sorted(pairs.keys() & one.keys())
-            ax.plot([k + 1 for k in ks], [pairs[k] / one[k] for k in ks], marker="o",
-                    linestyle="-" if client == "python" else "--", color=color[key],
-                    label=f"{res['label']}, {'Python' if client == 'python' else 'rdproduce'}")
+            sfx, (name, style) = SUFFIX[client], _client(client)
+            many, one = _by_rep(res, f"produce_{m}p{sfx}", _rate), _by_rep(res, f"produce_1p{sfx}", _rate)
+            ks = sorted(many.keys() & one.keys())
+            ax.plot([k + 1 for k in ks], [many[k] / one[k] for k in ks], marker="o", linestyle=style,
+                    color=color[key], label=f"{res['label']}, {name}")
     ax.axhline(SPREAD_RATIO_MIN, color="grey", linewidth=0.8, linestyle=":")
     ax.set(title=f"produce {m:,}p / 1p, by run (target dotted)", xlabel="run")
-    ax = axes[1][2]
+
+
+def _plot_ready(ax, shim: dict | None, dw: dict) -> None:
     if shim:
         for gb in sorted(dw["log_gb"]):
             r = _by_rep(shim, f"ready_kill9_{gb:g}gb", lambda p: p["ready_s"])
@@ -341,6 +361,26 @@ def plot(results: dict, path: Path) -> Path | None:
         if fresh is not None:
             ax.axhline(fresh, color="green", linewidth=0.8, linestyle="--", label="empty directory")
     ax.set(title="kafka-shim ready after kill -9, s, by cycle", xlabel="cycle", ylim=(0, None))
+
+
+def plot(results: dict, path: Path) -> Path | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems, dw = results["systems"], _dw(results)
+    n = dw["partitions"]
+    color = {key: f"C{i}" for i, key in enumerate(systems)}
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    _plot_produce(axes[0][0], systems, dw, color)
+    _plot_ratios(axes[0][1], systems, dw, color)
+    _plot_bars(axes[0][2], systems, f"scale_topic_{n}p", lambda p: p["rss_after_bytes"] / 1e6,
+               f"RSS with {n:,} partitions, MB", RSS_MB_MAX)
+    _plot_bars(axes[1][0], systems, f"scale_metadata_{n}p", lambda p: p["p50_ms"],
+               f"Metadata p50 with {n:,} partitions, ms", METADATA_MS_MAX)
+    _plot_spread(axes[1][1], systems, dw, color)
+    _plot_ready(axes[1][2], systems.get(SHIM), dw)
     for ax in (axes[0][0], axes[0][1], axes[1][1], axes[1][2]):
         ax.set_xticks(range(1, dw["rounds"] + 1))
     for ax in axes.flat:
@@ -348,20 +388,63 @@ def plot(results: dict, path: Path) -> Path | None:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     mach = results.get("machine", {})
-    was_busy, _ = busy(results)
     fig.suptitle(f"kafka-shim done-when figures, {results.get('started_at', '')}; {mach.get('cpu_model', '')}, "
-                 f"{mach.get('cpus_usable', '')} cores" + ("; BUSY MACHINE" if was_busy else ""), fontsize=10)
+                 f"{mach.get('cpus_usable', '')} cores" + ("; BUSY MACHINE" if busy(results)[0] else ""), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return path
 
 
+README_START, README_END = "<!-- done-when:start -->", "<!-- done-when:end -->"
+
+
+def readme_block(results: dict, png: str = "bench/results-done-when.png") -> str:
+    """The README's figures of a run: the machine and its load, the medians and the verdicts."""
+    s, dw, m = results["settings"], _dw(results), results["machine"]
+    was_busy, busy_text = busy(results)
+    systems = results["systems"]
+    lines = [README_START,
+             f"![done-when figures: produce by run, ratios, RSS and Metadata with {dw['partitions']:,} partitions, "
+             f"ready after kill -9]({png})", "",
+             f"Run of {results['started_at'][:10]}, {dw['rounds']} rounds, on {describe(m)}. "
+             f"Load: {busy_text}" + (" — **a busy machine**." if was_busy else "."), ""]
+    head = ["produce to 1 partition, median of runs"] + [v["label"] for v in systems.values()]
+    lines += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for client in dw["clients"]:
+        cells = [_fmt_rate(_med(_by_rep(v, f"produce_1p{SUFFIX[client]}", _rate).values())) for v in systems.values()]
+        lines.append(f"| {CLIENT_LABEL[client]} | " + " | ".join(cells) + " |")
+    lines += ["", verdict_table(results.get("verdicts") or verdicts(results)), "",
+              f"Every figure and run is in [bench/results-done-when.json](bench/results-done-when.json) "
+              f"({s['records']:,} records a produce run).", README_END]
+    return "\n".join(lines)
+
+
+def update_readme(results: dict, readme: Path) -> None:
+    """Replace the block between the done-when markers of ``readme`` with this run's figures."""
+    text = readme.read_text()
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{readme}: no {README_START} ... {README_END} block")
+    readme.write_text(text[:start] + readme_block(results) + text[end + len(README_END):])
+
+
 def main(argv: list[str]) -> int:
-    results = json.loads(Path(argv[0]).read_text())
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m bench.done_when_report", description=__doc__)
+    p.add_argument("results", type=Path)
+    p.add_argument("--plot", type=Path, default=None, help="draw the plot again into this PNG")
+    p.add_argument("--readme", type=Path, default=None,
+                   help="replace the done-when block of this README with the run's figures")
+    args = p.parse_args(argv)
+    results = json.loads(args.results.read_text())
     print(render(results))
-    if len(argv) > 1:
-        print(f"plot: {plot(results, Path(argv[1]))}")
+    if args.plot:
+        print(f"plot: {plot(results, args.plot)}")
+    if args.readme:
+        update_readme(results, args.readme)
+        print(f"{args.readme}: done-when figures replaced")
     return 0
 
 

@@ -5,7 +5,8 @@ resumed, the group described as a consumer group) and ``consumer_protocol.eos``
 (sendOffsetsToTransaction with the member's epoch; commit moves the offset, abort does not) and
 ``consumer_protocol.regex`` (subscribe(SubscriptionPattern), resolved by the broker, follows a
 topic created later) and ``consumer_protocol.migration`` (two classic members, a consumer-protocol
-member joins and leaves: classic -> consumer -> classic, as the Admin client describes it)."""
+member joins and leaves: classic -> consumer -> classic, as the Admin client describes it) and
+``consumer_protocol.group_configs`` (KIP-848 GROUP configs through Admin)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,18 @@ def test_kafka_clients_4_consumer_protocol(tmp_path, java4):
     assert eos["group_offset"] == 3
     assert out["results"]["consumer_protocol.regex"]["observed"]["assigned"] == 3
     assert {"kip848-cp-G", "kip848-cp-eos-G", "kip848-rx-G"} <= set(types)
+
+
+@pytest.mark.compat(scenario="consumer.group_configs")
+def test_kafka_clients_4_admin_sets_and_describes_group_configs(tmp_path, java4):
+    out, _ = run(tmp_path, java4, ["consumer_protocol.group_configs"])
+    result = out["results"]["consumer_protocol.group_configs"]
+    assert result["ok"], result.get("trace", "")[:2000]
+    observed = result["observed"]
+    # the broker of run() shortens the heartbeat interval to 500 ms
+    assert observed["before"] == {"consumer.heartbeat.interval.ms": "500/DEFAULT_CONFIG",
+                                  "consumer.session.timeout.ms": "45000/DEFAULT_CONFIG"}
+    assert observed["after"] == {"consumer.heartbeat.interval.ms": "6000/DYNAMIC_GROUP_CONFIG",
+                                 "consumer.session.timeout.ms": "50000/DYNAMIC_GROUP_CONFIG"}  # Admin names source 8 so
+    assert observed["too_short"] == ("InvalidConfigurationException: consumer.session.timeout.ms must be greater "
+                                     "than or equal to group.consumer.min.session.timeout.ms")

@@ -36,3 +36,28 @@ def test_kafka_clients_4_share_consumers_share_a_topic(tmp_path, java4):
     observed = result["observed"]
     assert (observed["distinct"], observed["duplicates"]) == (60, 0)
     assert sum(observed["per_member"]) == 60
+
+
+def test_kafka_clients_4_admin_lists_alters_and_deletes_share_group_offsets(tmp_path, java4):
+    """ShareDriver.java's ``share.admin``: Admin.listShareGroupOffsets, alterShareGroupOffsets,
+    deleteShareGroupOffsets, describeShareGroups, deleteShareGroups and listGroups for share
+    groups, each checked against what KafkaShareConsumers then receive."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
+        bs = broker.bootstrap_servers
+        enable_share_groups(bs)
+        create_topic(bs, "share-admin", 2)
+        set_group_configs(bs, "share-admin-G", share_auto_offset_reset="earliest")
+        out = java4.run("ShareDriver", ["share.admin"], bs, timeout=300, timeout_s=180)
+    result = out["results"]["share.admin"]
+    assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
+    o = result["observed"]
+    assert o["first"] == list(range(10))
+    assert "share-admin-G:Share:Empty" in o["listed"] and o["state"] == "Empty", o
+    assert o["offsets"]["share-admin-0"] == 10
+    assert o["altered"]["share-admin-0"] == 4
+    assert o["after_alter"] == list(range(4, 10))
+    assert "share-admin-0" not in o["deleted"]
+    assert o["after_delete"] == list(range(10))
+    assert (o["alter_with_member"], o["delete_with_member"]) == ("GroupNotEmptyException", "GroupNotEmptyException")
+    assert o["delete_group"] == "none" and not any(g.startswith("share-admin-G:") for g in o["listed_after"])
+    assert o["delete_again"] == "GroupIdNotFoundException"

@@ -13,10 +13,12 @@ as a group config through the AdminClient. Synchronised on consumed records and 
 from __future__ import annotations
 
 import collections
+import time
 
 import pytest
 
 from compat.groups_support import create_topic
+from shim.errors import ErrorCode
 from compat.share_support import (
     describe_share_group, enable_share_groups, poll_until, produce, set_group_configs, share_consumer,
 )
@@ -262,3 +264,39 @@ def test_close_delivers_the_last_acknowledgements(broker):
     finally:
         second.close()
     assert later == [b"next"]
+
+
+def test_admin_deletes_an_empty_share_group_and_group_ids_are_one_namespace(broker):
+    """AdminClient.delete_consumer_groups (DeleteGroups) deletes a share group once its members left
+    (NON_EMPTY_GROUP before), and a classic consumer of a live share group's id is refused
+    (JoinGroup: INCONSISTENT_GROUP_PROTOCOL), as in Kafka 4.1's one namespace of group ids."""
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient
+
+    bs, topic, group = broker.bootstrap_servers, "share-delete", "share-delete-G"
+    create_topic(bs, topic, 1)
+    set_group_configs(bs, group, share_auto_offset_reset="earliest")
+    produce(bs, topic, [(0, b"x%d" % i) for i in range(3)])
+    member = share_consumer(bs, group)
+    member.subscribe([topic])
+    got = []
+    poll_until([member], lambda: len(got) >= 3, lambda i, c, m: got.append(m.offset()))
+    classic = ck.Consumer({"bootstrap.servers": bs, "group.id": group, "group.protocol": "classic"})
+    classic.subscribe([topic])
+    errors = []
+    try:
+        deadline = time.monotonic() + 30
+        while not errors and time.monotonic() < deadline:  # until the join is answered
+            m = classic.poll(0.1)
+            if m is not None and m.error() is not None:
+                errors.append(m.error().code())
+    finally:
+        classic.close()
+    assert errors and errors[0] == ck.KafkaError.INCONSISTENT_GROUP_PROTOCOL, errors
+    admin = AdminClient({"bootstrap.servers": bs})
+    with pytest.raises(ck.KafkaException) as refused:
+        admin.delete_consumer_groups([group])[group].result(timeout=30)
+    assert refused.value.args[0].code() == ck.KafkaError.NON_EMPTY_GROUP
+    member.close()
+    assert admin.delete_consumer_groups([group])[group].result(timeout=30) is None
+    assert describe_share_group(bs, group).error_code == ErrorCode.group_id_not_found  # gone with its state

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -175,6 +176,10 @@ async def serve(config: BrokerConfig) -> None:
 
     broker = Broker(config)
     await broker.start()
+    # What start-up built (modules, kio's schema classes, the partitions' logs) lives as long as the
+    # process: frozen out of the collector's reach, a collection of the oldest generation scans only
+    # what requests allocated since, not some 200,000 start-up objects (a 30-90 ms stall of the loop).
+    gc.freeze()
     control = f" control={broker.control_url}" if broker.control_url else ""
     print(f"kafka-shim ready: bootstrap.servers={broker.bootstrap_servers} data-dir={config.data_dir}{control}",
           flush=True)

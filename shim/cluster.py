@@ -28,15 +28,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .coordinators.partitioning import partition_for
+from .coordinators.partitioning import kafka_abs_partition_for, partition_for
 from .errors import ErrorCode, KafkaError
 from .storage import fs
 
-GROUP, TRANSACTION = 0, 1
-OFFSETS_TOPIC, TXN_TOPIC = "__consumer_offsets", "__transaction_state"
+GROUP, TRANSACTION, SHARE = 0, 1, 2
+OFFSETS_TOPIC, TXN_TOPIC, SHARE_STATE_TOPIC = "__consumer_offsets", "__transaction_state", "__share_group_state"
 NO_LEADER = -1
 FOREVER = 1 << 62
 STATE_FILE = "cluster.json"
+
+
+def broker_racks(value: str | None, node_ids: tuple[int, ...]) -> dict[int, str | None]:
+    """Each simulated broker's rack from ``broker.rack``: one value is every broker's rack; with
+    ``--brokers N``, N comma-separated values give the brokers' racks in node-id order."""
+    if not value:
+        return dict.fromkeys(node_ids)
+    racks = [r.strip() for r in value.split(",")] if len(node_ids) > 1 and "," in value else [value]
+    if len(racks) == 1:
+        return dict.fromkeys(node_ids, racks[0])
+    if len(racks) != len(node_ids) or not all(racks):
+        raise ValueError(f"broker.rack: {value!r} names {len(racks)} racks for {len(node_ids)} brokers")
+    return dict(zip(node_ids, racks))
 
 
 def placement(partition: int, replication_factor: int, nodes: tuple[int, ...]) -> tuple[int, ...]:
@@ -94,8 +107,10 @@ class Cluster:
 
     def __init__(self, node_ids, meta_dir: Path | None, log_of: Callable, existing: Callable = tuple, *,
                  offsets_partitions: int = 50,
-                 txn_partitions: int = 50, replica_lag_time_max_ms: int = 30000, on_change=None) -> None:
+                 txn_partitions: int = 50, share_partitions: int = 50, replica_lag_time_max_ms: int = 30000,
+                 on_change=None) -> None:
         self.node_ids = tuple(node_ids)
+        self.share_partitions = share_partitions
         self.log_of, self.existing = log_of, existing
         self.offsets_partitions, self.txn_partitions = offsets_partitions, txn_partitions
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
@@ -166,6 +181,8 @@ class Cluster:
     def coordinator_partition(self, kind: int, key: str) -> tuple[str, int]:
         if kind == TRANSACTION:
             return TXN_TOPIC, partition_for(key, self.txn_partitions)
+        if kind == SHARE:  # a share-partition key "group:topicId:partition" (Kafka: ShareCoordinatorService.partitionFor)
+            return SHARE_STATE_TOPIC, kafka_abs_partition_for(key, self.share_partitions)
         return OFFSETS_TOPIC, partition_for(key, self.offsets_partitions)
 
     def coordinator(self, kind: int, key: str) -> int:

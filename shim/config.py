@@ -179,6 +179,8 @@ class BrokerConfig:
         plain_jaas_users(self.plain_sasl_jaas_config)  # refuse a configuration that is not PLAIN's
         if self.brokers < 1:
             raise ValueError("brokers must be at least 1")
+        from .cluster import broker_racks
+        broker_racks(self.extra.get("broker.rack"), tuple(range(self.brokers)))  # one rack, or one per broker
         from .security.oauthbearer import validator_from_config
         validator_from_config(self)  # refuse bad validator options and an unreadable JWKS
         if self.connections_max_reauth_ms < 0:

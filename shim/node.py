@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from .cluster import Cluster
+from .cluster import Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -68,6 +68,7 @@ class Node:
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
         self.node_ids = tuple(range(config.node_id, config.node_id + config.brokers))
+        self.racks = broker_racks(config.extra.get("broker.rack"), self.node_ids)  # node id -> broker.rack
         # node id -> listener name -> advertised (host, port); the first node's is ``endpoints``
         self.node_endpoints: dict[int, dict[str, tuple[str, int]]] = {config.node_id: self.endpoints}
         self._node_ports: dict[int, dict[str, int]] = {}  # the other brokers' bound ports by listener name
@@ -75,10 +76,11 @@ class Node:
             self.node_ids, meta_dir, lambda t, p: self.logs.logs.get((t, p)), lambda: list(self.logs.logs),
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
+            share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
             replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
-        self.logs.on_topic_deleted = self.cluster.delete_topic
+        self.logs.on_topic_deleted = self._topic_deleted
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
@@ -111,11 +113,15 @@ class Node:
         )
         self.groups.load(now_ms())
         props = {**self.broker_configs.merged(), **config.extra}
-        store = ShareStateStore(self.logs, num_partitions=int(props.get(
-            "share.coordinator.state.topic.num.partitions", "50")), records_per_snapshot=int(props.get(
+        store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
             "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
-        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store)
+        self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
+                                      topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
+        self.share.write_group_records = self.groups.store.append_records
+        self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
+                                now_ms())
+        self.groups.share_records = []
         self.control = Control(self)
         self.txn.probe = self.control.probe
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
@@ -223,6 +229,10 @@ class Node:
         self.groups.on_earlier_deadline = callback
         self.cluster.on_earlier_deadline = callback
         self.share.on_earlier_deadline = callback
+
+    def _topic_deleted(self, name: str) -> None:
+        self.cluster.delete_topic(name)
+        self.share.store.forget_deleted_topics()  # its share state goes with it
 
     def _partition_count(self, topic: str) -> int:
         info = self.logs.topics.get(topic)

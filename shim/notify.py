@@ -10,6 +10,8 @@ class ChangeNotifier:
         self._waiters: list[asyncio.Future] = []
 
     def changed(self) -> None:
+        if not self._waiters:  # called for every append
+            return
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():

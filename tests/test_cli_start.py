@@ -17,3 +17,30 @@ def test_the_command_line_does_not_load_hypothesis_through_kio():
     # kio's attempt is refused at once: the one line it leaves is the refused hypothesis.strategies
     assert {name for name in imported if name.startswith("hypothesis")} <= {"hypothesis.strategies"}
     assert "hypothesis.core" not in imported and "hypothesis" not in imported
+
+
+_FREEZE_PROBE = """
+import asyncio, contextlib, gc, io, os, signal, tempfile
+from shim import cli
+
+async def main():
+    args = cli._parser().parse_args(["serve", "--listen", "127.0.0.1:0", "--data-dir", tempfile.mkdtemp()])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        task = asyncio.create_task(cli.serve(cli.config_from_args(args)))
+        while "kafka-shim ready" not in out.getvalue() and not task.done():
+            await asyncio.sleep(0.01)
+    print("frozen", gc.get_freeze_count(), flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)  # the broker's own clean stop
+    await task
+
+asyncio.run(main())
+"""
+
+
+def test_a_serving_broker_keeps_its_start_up_objects_out_of_the_collector():
+    # a full collection over the start-up heap stalls the loop for tens of milliseconds
+    run = subprocess.run([sys.executable, "-c", _FREEZE_PROBE], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    frozen = [int(line.split()[1]) for line in run.stdout.splitlines() if line.startswith("frozen")]
+    assert frozen and frozen[0] > 10_000, run.stdout

@@ -152,7 +152,11 @@ def validate_batch(batch, header: BatchHeader | None = None) -> bool:
     requires of a compressed batch it keeps as it came (LogValidator's in-place assignment).
     ``header``: the batch's header when the caller parsed it already (it is not parsed again).
     """
-    header, body = _header_and_payload(batch, copy=False, header=header)
+    if header is not None and not header.attributes & COMPRESSION_MASK:
+        _check_frame(header, len(batch))
+        body = memoryview(batch)[HEADER_SIZE:]  # uncompressed records are walked where they lie
+    else:
+        header, body = _header_and_payload(batch, copy=False, header=header)
     # The C walk reads any buffer in place; the Python one indexes bytes a third faster than a view.
     payload = bytes(body) if _walk is _walk_records_py else memoryview(body)
     try:

@@ -38,6 +38,7 @@ final class GroupProtocolDriver {
         all.put("consumer_protocol.eos", GroupProtocolDriver::eos);
         all.put("consumer_protocol.regex", GroupProtocolDriver::regex);
         all.put("consumer_protocol.migration", GroupProtocolDriver::migration);
+        all.put("consumer_protocol.group_configs", GroupProtocolDriver::groupConfigs);
         Support.main("GroupProtocolDriver", all, args);
     }
 
@@ -215,6 +216,47 @@ final class GroupProtocolDriver {
             consume(members, owned, produce(s, "classic-again", a));
             for (KafkaConsumer<byte[], byte[]> c : members) c.close();
         }
+    }
+
+    /**
+     * KIP-848 GROUP configs through Admin: incrementalAlterConfigs on a GROUP resource (type id 32:
+     * the enum constant is not in every kafka-clients this is compiled against), describeConfigs
+     * before and after, and a value outside the broker's bounds refused.
+     */
+    static void groupConfigs(Support s, Map<String, Object> obs) throws Exception {
+        String group = s.name("cfg-G");
+        org.apache.kafka.common.config.ConfigResource res = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.forId((byte) 32), group);
+        try (Admin admin = s.admin()) {
+            obs.put("before", groupEntries(admin, res));
+            org.apache.kafka.clients.admin.AlterConfigOp.OpType set = org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET;
+            admin.incrementalAlterConfigs(Map.of(res, List.of(
+                    new org.apache.kafka.clients.admin.AlterConfigOp(
+                            new org.apache.kafka.clients.admin.ConfigEntry("consumer.session.timeout.ms", "50000"), set),
+                    new org.apache.kafka.clients.admin.AlterConfigOp(
+                            new org.apache.kafka.clients.admin.ConfigEntry("consumer.heartbeat.interval.ms", "6000"), set))))
+                    .all().get(20, TimeUnit.SECONDS);
+            obs.put("after", groupEntries(admin, res));
+            try {
+                admin.incrementalAlterConfigs(Map.of(res, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                        new org.apache.kafka.clients.admin.ConfigEntry("consumer.session.timeout.ms", "1000"), set))))
+                        .all().get(20, TimeUnit.SECONDS);
+                obs.put("too_short", "accepted");
+            } catch (java.util.concurrent.ExecutionException e) {
+                obs.put("too_short", e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
+            }
+        }
+    }
+
+    /** The consumer.* entries of a GROUP resource as "value/source". */
+    static Map<String, Object> groupEntries(Admin admin, org.apache.kafka.common.config.ConfigResource res)
+            throws Exception {
+        Map<String, Object> out = new java.util.TreeMap<>();
+        for (org.apache.kafka.clients.admin.ConfigEntry e
+                : admin.describeConfigs(List.of(res)).all().get(20, TimeUnit.SECONDS).get(res).entries()) {
+            if (e.name().startsWith("consumer.")) out.put(e.name(), e.value() + "/" + e.source().name());
+        }
+        return out;
     }
 
     static String groupType(Admin admin, String group) throws Exception {

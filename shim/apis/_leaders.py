@@ -29,7 +29,7 @@ def leader_hint(ctx, topic: str, partition: int, code, hinted: set, codes=(NOT_L
 def node_endpoints(ctx, hinted: set) -> tuple:
     if not hinted or not hasattr(ctx.m, "NodeEndpoint"):
         return ()
-    return tuple(ctx.make("NodeEndpoint", node_id=n, host=host, port=port, rack=None)
+    return tuple(ctx.make("NodeEndpoint", node_id=n, host=host, port=port, rack=ctx.node.racks.get(n))
                  for n in sorted(hinted) for host, port in (ctx.endpoint_of(n),))
 
 

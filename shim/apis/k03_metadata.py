@@ -46,7 +46,7 @@ def handle(ctx, request):
     cluster_ops = NOT_REQUESTED
     if getattr(request, "include_cluster_authorized_operations", False):
         cluster_ops = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME) if ctx.authorize_cluster(O.DESCRIBE) else 0
-    brokers = tuple(ctx.make("MetadataResponseBroker", node_id=n, host=host, port=port, rack=None)
+    brokers = tuple(ctx.make("MetadataResponseBroker", node_id=n, host=host, port=port, rack=node.racks.get(n))
                     for n in node.cluster.alive() for host, port in (ctx.endpoint_of(n),))
     return ctx.response(
         brokers=brokers, cluster_id=node.config.cluster_id, controller_id=node.cluster.controller(), topics=topics,

@@ -6,7 +6,9 @@ v0-3 carry one key; v4+ a batch of keys. Key type 1 (transaction) needs v1+. Key
 coordinator, v6) takes a share-partition key ``group:topicId:partition`` and needs CLUSTER_ACTION
 (CLUSTER_AUTHORIZATION_FAILED); while share groups are off (share.version 0, and always before 4.1)
 it is COORDINATOR_NOT_AVAILABLE, as Kafka answers with no share coordinator; with them on, the
-group's coordinator, which keeps the share state (shim.coordinators.share); a malformed key is
+leader of the ``__share_group_state`` partition the key hashes to (Java's String.hashCode of
+``group:topicId:partition``, the topic id in Kafka's base64 form, as ShareCoordinatorService.partitionFor),
+which keeps that share partition's state (shim.coordinators.share.store); a malformed key is
 INVALID_REQUEST. Below v6 type 2 is INVALID_REQUEST, like any other unknown type. v5 only
 allows TRANSACTION_ABORTABLE, which this API never returns. With an authorizer a group key needs
 DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transaction key DESCRIBE on the transactional
@@ -17,6 +19,7 @@ import base64
 import binascii
 import uuid
 
+from ..coordinators.share.store import share_partition_key
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
@@ -52,8 +55,7 @@ def _coordinator(ctx, key_type, key) -> dict:
         code, key = _share_key(ctx, key)
     else:
         code = ErrorCode.invalid_request
-    kind = GROUP if key_type == SHARE else key_type
-    node_id = ctx.node.cluster.coordinator(kind, key) if code == ErrorCode.none else -1
+    node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none else -1
     if node_id < 0:
         code = code if code != ErrorCode.none else ErrorCode.coordinator_not_available
         return dict(error_code=code, node_id=-1, host="", port=-1)
@@ -62,7 +64,8 @@ def _coordinator(ctx, key_type, key) -> dict:
 
 
 def _share_key(ctx, key):
-    """(error code, group id) of a share-partition key (Kafka: SharePartitionKey.validate)."""
+    """(error code, the key as Kafka's SharePartitionKey.toString writes it) of a share-partition
+    key (Kafka: SharePartitionKey.validate)."""
     if not ctx.authorize_cluster(O.CLUSTER_ACTION):
         return ErrorCode.cluster_authorization_failed, key
     if not share_groups_enabled(ctx):
@@ -71,8 +74,10 @@ def _share_key(ctx, key):
     try:
         if len(parts) != 3 or not parts[0]:
             raise ValueError(key)
-        uuid.UUID(parts[1]) if "-" in parts[1] else base64.urlsafe_b64decode(parts[1] + "==")
-        int(parts[2])
+        if len(parts[1]) > 24:  # Kafka: Uuid.fromString takes the base64url form only
+            raise ValueError(key)
+        topic_id = uuid.UUID(bytes=base64.b64decode(parts[1] + "==", altchars=b"-_", validate=True))
+        partition = int(parts[2])
     except (ValueError, binascii.Error):
         return ErrorCode.invalid_request, key
-    return ErrorCode.none, parts[0]
+    return ErrorCode.none, share_partition_key(parts[0], topic_id, partition)

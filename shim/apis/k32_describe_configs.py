@@ -47,7 +47,7 @@ def _entries(node, r, synonyms, documentation, node_id):
     if r.resource_type == GROUP:
         if not r.resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Group name can't be empty.")
-        return describe.group_entries(node.group_configs.describe(r.resource_name), keys)
+        return describe.group_entries(node.group_configs.describe(r.resource_name), keys, synonyms)
     raise KafkaError(ErrorCode.invalid_request, f"Unsupported resource type: {r.resource_type}")
 
 

@@ -19,7 +19,7 @@ def handle(ctx, request):
     operations = NOT_REQUESTED
     if request.include_cluster_authorized_operations:  # Kafka: AuthHelper.computeDescribeClusterResponse
         operations = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME) if ctx.authorize_cluster(O.DESCRIBE) else 0
-    brokers = tuple(ctx.make("DescribeClusterBroker", broker_id=n, host=host, port=port, rack=None)
+    brokers = tuple(ctx.make("DescribeClusterBroker", broker_id=n, host=host, port=port, rack=node.racks.get(n))
                     for n in node.cluster.alive() for host, port in (ctx.endpoint_of(n),))
     return ctx.response(error_code=ErrorCode.none, error_message=None, endpoint_type=1,
                         cluster_id=node.config.cluster_id, controller_id=node.cluster.controller(), brokers=brokers,

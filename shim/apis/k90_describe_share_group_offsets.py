@@ -7,7 +7,8 @@ Topics null: every partition the group has share state of (initialized), the top
 may not DESCRIBE left out. Topics empty: no topics. Named topics: a topic the principal may not
 DESCRIBE answers -1 with TOPIC_AUTHORIZATION_FAILED per partition (zero topic id); a topic that does
 not exist, a partition it does not have and a partition without share state answer start offset -1
-with no error, as Kafka treats absent data. A group that does not exist (or is not a share group) is
+with no error, as Kafka treats absent data; so does a partition fetched but not yet acknowledged,
+whose state Kafka's share partition has not written yet. A group that does not exist (or is not a share group) is
 no error in Kafka 4.1 either: it simply has no share state. The leader epoch shown is the
 partition's current one.
 """

@@ -109,11 +109,16 @@ def logger_entries(levels: Mapping[str, str], keys) -> list[Entry]:
                   int(ConfigType.UNKNOWN), None) for name in _wanted(sorted(levels), keys)]
 
 
-def group_entries(described, keys) -> list[Entry]:
-    """A GROUP resource: its share group configs, GROUP_CONFIG where set for the group, else the
-    broker's value as DEFAULT_CONFIG (Kafka: ConfigHelper.createGroupConfigEntry)."""
+def group_entries(described, keys, synonyms: bool = False) -> list[Entry]:
+    """A GROUP resource: its consumer and share group configs, GROUP_CONFIG (also the one synonym)
+    where set for the group, else the broker's value as DEFAULT_CONFIG (Kafka:
+    ConfigHelper.createGroupConfigEntry; no broker config bears these names, so nothing else)."""
     types = {"share.auto.offset.reset": ConfigType.STRING, "share.isolation.level": ConfigType.STRING}
-    values = {name: (value, own) for name, value, own in described}
-    return [Entry(name, values[name][0],
-                  int(ConfigSource.GROUP_CONFIG if values[name][1] else ConfigSource.DEFAULT_CONFIG), False, False, (),
-                  int(types.get(name, ConfigType.INT)), None) for name in _wanted(sorted(values), keys)]
+    entries = []
+    for name, value, own in sorted(described):
+        if keys and name not in keys:
+            continue
+        source = int(ConfigSource.GROUP_CONFIG if own else ConfigSource.DEFAULT_CONFIG)
+        found = (Synonym(name, value, source),) if own and synonyms else ()
+        entries.append(Entry(name, value, source, False, False, found, int(types.get(name, ConfigType.INT)), None))
+    return entries

@@ -14,3 +14,12 @@ def java_string_hash(s: str) -> int:
 
 def partition_for(key: str, partitions: int) -> int:
     return (java_string_hash(key) & 0x7FFFFFFF) % partitions
+
+
+def kafka_abs_partition_for(key: str, partitions: int) -> int:
+    """``Utils.abs(key.hashCode()) % partitions`` exactly: Kafka's Utils.abs is Math.abs with
+    Integer.MIN_VALUE mapped to 0, so a negative hash is negated (not masked) first
+    (Kafka: ShareCoordinatorService.partitionFor)."""
+    h = java_string_hash(key)
+    signed = h - (1 << 32) if h & 0x80000000 else h
+    return (0 if signed == -(1 << 31) else abs(signed)) % partitions

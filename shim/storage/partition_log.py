@@ -11,11 +11,12 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from kafka_codecs.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, parse_header, set_max_timestamp, stamp
+from kafka_codecs.batch import LOG_OVERHEAD, BatchHeader, parse_header, set_max_timestamp, stamp
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
 from kafka_codecs.records import decode_batch
 
@@ -27,6 +28,8 @@ from .segment import file_name as segment_file_name
 
 log = logging.getLogger(__name__)
 
+# BaseOffset, BatchLength and PartitionLeaderEpoch: the first 16 bytes of a batch, before the CRC
+_STAMPED_PREFIX = struct.Struct(">qii")
 LEADER_EPOCH = 0  # the leader epoch of a partition whose leader never changed
 LOG_START_FILE = "log-start-offset"
 
@@ -190,11 +193,9 @@ class PartitionLog:
             stamp(whole, base, self.leader_epoch)
             set_max_timestamp(whole, now_ms)
             return now_ms, (whole,), now_ms
-        # base offset and leader epoch are outside the CRC: a new header, the rest as received
-        view = memoryview(batch)
-        head = bytearray(view[:HEADER_SIZE])
-        stamp(head, base, self.leader_epoch)
-        return -1, (head, view[HEADER_SIZE:]), h.max_timestamp
+        # base offset and leader epoch are outside the CRC: written anew in front of the rest as received
+        prefix = _STAMPED_PREFIX.pack(base, h.batch_length, self.leader_epoch)
+        return -1, (prefix, memoryview(batch)[_STAMPED_PREFIX.size:]), h.max_timestamp
 
     def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
                       now_ms: int) -> int:

@@ -147,7 +147,8 @@ def test_a_hundred_members_over_a_thousand_partitions_are_assigned_in_millisecon
     ids = [str(uuid.UUID(int=rnd.getrandbits(128))) for _ in range(100)]
     fresh = {m: MemberSpec(frozenset(topics), {}) for m in ids}
     first = uniform(kafka_order(fresh), topics)
-    joined = {m: MemberSpec(frozenset(topics), first[m]) for m in ids[:-1]} | {ids[-1]: MemberSpec(frozenset(topics), {})}
+    joined = {m: MemberSpec(frozenset(topics), first[m]) for m in ids[:-1]}
+    joined[ids[-1]] = MemberSpec(frozenset(topics), {})
     mixed = {m: MemberSpec(frozenset(rnd.sample(sorted(topics), 5)), {}) for m in ids}
     for members in (fresh, joined, mixed):
         best = min(_timed(lambda: uniform(kafka_order(members), topics), time) for _ in range(5))
@@ -158,3 +159,19 @@ def _timed(fn, time):
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+@settings(max_examples=150, deadline=None)
+@given(layouts, st.sampled_from(["uniform", "range"]))
+def test_a_settled_assignment_stays_whatever_the_order_the_members_come_in(layout, name):
+    """Kafka's CommonAssignorTests.testReassignmentStickiness: the assignor given its own assignment
+    back, with the members in any order, changes nothing."""
+    counts, n, homogeneous, rnd = layout
+    topics = {t: c for t, c in zip(TOPICS, counts)}
+    subs = [frozenset(TOPICS) if homogeneous else frozenset(rnd.sample(TOPICS, rnd.randint(1, 4))) for _ in range(n)]
+    members = {f"m{i}": MemberSpec(subs[i], {}) for i in range(n)}
+    first = ASSIGNORS[name](kafka_order(members), topics)
+    order = sorted(members)
+    rnd.shuffle(order)
+    again = ASSIGNORS[name]({m: members[m]._replace(current=first.get(m, {})) for m in order}, topics)
+    assert {m: a for m, a in again.items() if a} == {m: a for m, a in first.items() if a}

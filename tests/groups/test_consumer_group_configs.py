@@ -36,12 +36,14 @@ async def legacy(node, group, configs):
     return r
 
 
-async def described(node, group):
+async def described(node, group, synonyms=False):
     m = module(DESCRIBE, 4)
-    request = m.DescribeConfigsRequest(include_synonyms=False, include_documentation=False, resources=(
+    request = m.DescribeConfigsRequest(include_synonyms=synonyms, include_documentation=False, resources=(
         m.DescribeConfigsResource(resource_type=GROUP, resource_name=group, configuration_keys=None),))
     (r,) = (await call(node, DESCRIBE, 4, request)).results
     assert r.error_code == E.none
+    if synonyms:
+        return {c.name: [(s.name, s.value, s.source) for s in c.synonyms] for c in r.configs}
     return {c.name: (c.value, c.config_source) for c in r.configs}
 
 
@@ -106,6 +108,10 @@ async def test_describe_shows_the_brokers_values_as_defaults_and_the_groups_own(
     await incremental(node, "g", [("consumer.heartbeat.interval.ms", SET, "6000")])
     configs = await described(node, "g")
     assert configs["consumer.heartbeat.interval.ms"] == ("6000", ConfigSource.GROUP_CONFIG)
+    found = await described(node, "g", synonyms=True)
+    assert found["consumer.heartbeat.interval.ms"] == [("consumer.heartbeat.interval.ms", "6000",
+                                                        ConfigSource.GROUP_CONFIG)]
+    assert found["consumer.session.timeout.ms"] == []
     await incremental(node, "g", [("consumer.heartbeat.interval.ms", DELETE, None)])
     assert (await described(node, "g"))["consumer.heartbeat.interval.ms"] == ("5000", ConfigSource.DEFAULT_CONFIG)
 

@@ -151,3 +151,31 @@ def test_a_consumer_group_larger_than_group_max_size_is_not_downgraded(gc):
     gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0)
     assert "g" in gc.consumer.groups and set(gc.consumer.groups["g"].members) == {m1, m2}
     assert r.error == E.none
+
+
+def test_replacing_the_last_consumer_protocol_member_downgrades_without_a_rebalance(nodes, node, gc):
+    from shim.coordinators.group.state import GroupState
+
+    (m1, m2), generation = classic_group(gc)
+    c = gc.consumer.heartbeat(HeartbeatRequest("g", "c", 0, instance_id="i", rebalance_timeout_ms=30_000,
+                                               subscribed_topic_names=(TOPIC,), owned={}), T0)
+    assert c.error == E.none
+    for m in (m1, m2):
+        rejoin_and_sync(gc, m)
+    group = gc.consumer.groups["g"]
+    c = gc.consumer.heartbeat(HeartbeatRequest("g", "c", c.member_epoch, instance_id="i", owned={}), T0)
+    c = gc.consumer.heartbeat(HeartbeatRequest("g", "c", c.member_epoch, instance_id="i",
+                                               owned=dict(group.members["c"].assigned)), T0)
+    epoch, held = group.group_epoch, group.members["c"].assigned
+    assert held and group.members["c"].member_epoch == epoch
+    r = join(gc, instance_id="i", protocols=PROTOCOLS, session=SESSION, rebalance=REBALANCE).result
+    assert r.error == E.none and r.generation_id == epoch
+    assert "g" not in gc.consumer.groups
+    classic = gc.groups["g"]
+    assert classic.state is GroupState.STABLE and classic.generation_id == epoch  # no rebalance
+    assert set(classic.members) == {m1, m2, r.member_id}
+    s = sync(gc, r.member_id, r.generation_id, instance_id="i").result
+    assert s.error == E.none and parse_assignment(s.assignment)[TOPIC] == next(iter(held.values()))
+    nodes.crash(node)
+    again = nodes().groups
+    assert "g" not in again.consumer.groups and set(again.groups["g"].members) == {m1, m2, r.member_id}

@@ -236,6 +236,18 @@ async def test_versions_are_kafka_4_1s():
         assert emulated_range(REGISTRY[key], RELEASES["4.0"]) is None
 
 
+async def test_list_groups_filters_by_trimmed_state_for_every_type(node):
+    await heartbeat(node, str(uuid.uuid4()), 0)
+    m = request_module(8, 9)
+    await call(node, 8, 9, group_id="classic", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+               topics=(m.OffsetCommitRequestTopic(name=T, partitions=(m.OffsetCommitRequestPartition(
+                   partition_index=0, committed_offset=0, committed_leader_epoch=-1, committed_metadata=None),)),))
+    listed = await call(node, 16, 5, states_filter=(" stable", "Empty "), types_filter=())
+    assert sorted((g.group_id, g.group_type, g.group_state) for g in listed.groups) == [
+        ("classic", "classic", "Empty"), (G, "share", "Stable")]
+    assert (await call(node, 16, 5, states_filter=(), types_filter=("bogus",))).groups == ()
+
+
 async def test_describe_groups_answers_a_share_group_as_no_classic_group(node):
     member = str(uuid.uuid4())
     await heartbeat(node, member, 0)
@@ -263,6 +275,12 @@ async def test_one_namespace_of_group_ids(node):
                        committed_metadata=None),)),))
     assert o.topics[0].partitions[0].error_code == E.group_id_not_found
     assert G not in node.groups.groups
+    await call(node, 8, 9, group_id="classic", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+               topics=(m.OffsetCommitRequestTopic(name=T, partitions=(m.OffsetCommitRequestPartition(
+                   partition_index=0, committed_offset=1, committed_leader_epoch=-1, committed_metadata=None),)),))
+    d = await delete(node, [T], group="classic")
+    assert (d.error_code, d.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
+    assert (await alter(node, {(T, 0): 0}, group="classic")).error_code == E.group_id_not_found
 
 
 async def test_authorization(tmp_path):
@@ -285,5 +303,59 @@ async def test_authorization(tmp_path):
         assert r.error_code == E.none and alter_codes(r) == {(T, 0): E.topic_authorization_failed}
         r = await delete(n, [T], session=ALICE)
         assert [(t.topic_name, t.error_code) for t in r.responses] == [(T, E.topic_authorization_failed)]
+    finally:
+        n.close()
+
+
+async def test_an_offset_altered_past_the_log_end_waits_for_the_records(node):
+    await produce(node, 0, 2)
+    first = str(uuid.uuid4())
+    await heartbeat(node, first, 0)
+    await heartbeat(node, first, -1)
+    assert (await alter(node, {(T, 0): 5})).error_code == E.none  # Kafka writes it without checking
+    member = str(uuid.uuid4())
+    await heartbeat(node, member, 0)
+    assert await fetch(node, member, 0) == []
+    await produce(node, 0, 5)  # offsets 2-6
+    assert await fetch(node, member, 1) == [(5, 6)]
+
+
+async def test_describe_shows_the_start_offset_last_written(node):
+    """Kafka's share partition writes its state on acknowledgement, not when it first fetches: until
+    then DescribeShareGroupOffsets answers -1 for it (the Java Admin lists no offset)."""
+    await produce(node, 0, 3)
+    member = str(uuid.uuid4())
+    await heartbeat(node, member, 0)
+    assert await fetch(node, member, 0) == [(0, 2)]
+    assert offsets(await describe(node)) == {(T, 0): (-1, E.none)}
+    await fetch(node, member, 1, acks=[(0, 1, 1)])
+    assert offsets(await describe(node)) == {(T, 0): (2, E.none)}
+
+
+async def test_altered_and_deleted_offsets_survive_a_crash(tmp_path):
+    """Alter and Delete are written to __share_group_state before they are answered."""
+    from node_support import crash
+
+    n = open_node(tmp_path / "data")
+    n.finalize_features({"share.version": 1})
+    n.share.configs.alter(G, [Op("share.auto.offset.reset", 0, "earliest")], False)
+    await produce(n, 0, 6)
+    await produce(n, 1, 2)
+    await consume(n, 0, accept_through=0)
+    await consume(n, 1, accept_through=1)
+    assert (await alter(n, {(T, 0): 3})).error_code == E.none
+    crash(n)
+    n = open_node(tmp_path / "data")
+    try:
+        assert offsets(await describe(n)) == {(T, 0): (3, E.none), (T, 1): (2, E.none)}
+        assert (await delete(n, [T])).responses[0].error_code == E.none
+    finally:
+        crash(n)
+    n = open_node(tmp_path / "data")
+    try:
+        assert offsets(await describe(n, [(T, (0, 1))])) == {(T, 0): (-1, E.none), (T, 1): (-1, E.none)}
+        member = str(uuid.uuid4())
+        await heartbeat(n, member, 0)
+        assert await fetch(n, member, 0) == [(0, 5)]  # from share.auto.offset.reset=earliest
     finally:
         n.close()

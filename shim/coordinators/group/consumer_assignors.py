@@ -32,6 +32,7 @@ members' and partitions' racks are part of the input and ignored here as there.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import NamedTuple
@@ -102,27 +103,46 @@ def java_order(keys: Iterable, hash_of: Callable[[Hashable], int], capacity: int
     """The order a Java HashMap iterates keys inserted in the given order: by bucket, then insertion
     (resizing keeps the relative order within a bucket)."""
     keys = list(keys)
-    cap = capacity or grown_capacity(len(keys))
-    def bucket(k):
-        h = hash_of(k)
-        return (h ^ (h >> 16)) & (cap - 1)
-    return sorted(keys, key=bucket)
+    mask = (capacity or grown_capacity(len(keys))) - 1
+    return sorted(keys, key=lambda k: ((h := hash_of(k)) ^ (h >> 16)) & mask)
 
 
-def _partition_order(partitions: Iterable[int]) -> tuple[int, ...]:
-    """A partition set read back from a target-assignment record (``new HashSet<>(list)``)."""
+@functools.lru_cache(maxsize=16384)
+def _partition_order(partitions: frozenset[int]) -> tuple[int, ...]:
+    """A partition set read back from a target-assignment record (``new HashSet<>(list)``).
+    Cached: a group's target assignments are the same frozensets from one run to the next."""
     ps = sorted(partitions)
-    return tuple(java_order(ps, lambda p: p, copied_capacity(len(ps))))
+    cap = copied_capacity(len(ps))
+    if not ps or ps[-1] < cap:  # every partition in a bucket of its own: ascending
+        return tuple(ps)
+    return tuple(java_order(ps, lambda p: p, cap))
+
+
+def _topic_order(topics: Iterable[uuid.UUID], keys: dict) -> list[uuid.UUID]:
+    """Topic ids as a default HashMap lists them; ``keys`` caches each topic's sort key per table size."""
+    topics = list(topics)
+    if len(topics) < 2:
+        return topics
+    cap = grown_capacity(len(topics))
+    by_topic = keys.get(cap)
+    if by_topic is None:
+        by_topic = keys[cap] = {}
+    for t in topics:
+        if t not in by_topic:
+            h = uuid_hash(t)
+            by_topic[t] = ((h ^ (h >> 16)) & (cap - 1), uuid_key(t))
+    return sorted(topics, key=by_topic.__getitem__)
 
 
 def kafka_order(members: Mapping[str, MemberSpec]) -> dict[str, MemberSpec]:
     """Members and their current assignments in the order Kafka's TargetAssignmentBuilder hands them
     to the assignor: a HashMap of member ids, each assignment a HashMap of topic ids to HashSets."""
-    out = {}
+    out, keys = {}, {}
     for mid in java_order(members, string_hash):
         spec = members[mid]
-        topics = java_order(sorted(spec.current, key=uuid_key), uuid_hash)
-        out[mid] = spec._replace(current={t: _partition_order(spec.current[t]) for t in topics})
+        current = spec.current
+        out[mid] = spec._replace(current={t: _partition_order(frozenset(current[t]))
+                                          for t in _topic_order(current, keys)})
     return out
 
 
@@ -170,10 +190,14 @@ def uniform_homogeneous(members: dict[str, MemberSpec], topics: TopicPartitions)
     if not subscribed:
         return {}
     _check_topics({"": first}, topics)
-    taken = {(t, p) for spec in members.values() for t, ps in spec.current.items() for p in ps}
+    taken: dict[uuid.UUID, set[int]] = {t: set() for t in subscribed}
+    for spec in members.values():
+        for t, ps in spec.current.items():
+            if t in taken:
+                taken[t].update(ps)
     free = [(t, p) for t in java_order(sorted(subscribed, key=uuid_key), uuid_hash,
                                        copied_capacity(len(subscribed)))
-            for p in range(topics[t]) if (t, p) not in taken]
+            for p in range(topics[t]) if p not in taken[t]]
     total = sum(topics[t] for t in subscribed)
     base, extra = divmod(total, len(members))
     out: dict[str, dict[uuid.UUID, list[int]]] = {}
@@ -184,7 +208,7 @@ def uniform_homogeneous(members: dict[str, MemberSpec], topics: TopicPartitions)
         for t, ps in spec.current.items():
             if t not in subscribed:
                 continue
-            ps = list(ps)
+            ps = [p for p in ps if p < topics[t]]  # a partition the topic no longer has is dropped
             kept[t] = ps[:quota]
             free.extend((t, p) for p in ps[quota:])
             quota -= len(kept[t])
@@ -272,7 +296,7 @@ class _Heterogeneous:
         self.owners = {t: [-1] * topics[t] for t in self.subscribers}
         self.out: dict[str, dict[uuid.UUID, set[int]]] = {}
         for i, (mid, spec) in enumerate(members.items()):  # keep what is still subscribed
-            kept = {t: set(ps) for t, ps in spec.current.items() if t in spec.subscribed}
+            kept = {t: {p for p in ps if p < topics[t]} for t, ps in spec.current.items() if t in spec.subscribed}
             for t, ps in kept.items():
                 self.sizes[i] += len(ps)
                 for p in ps:
@@ -372,10 +396,12 @@ def range_(members: dict[str, MemberSpec], topics: TopicPartitions,
     _check_topics(members, topics)
     order = range_order(members)
     out: dict[str, dict[uuid.UUID, range]] = {m: {} for m in order if members[m].subscribed}
-    for t, n in topics.items():
-        subs = [m for m in order if t in members[m].subscribed]
-        if not subs:
-            continue
+    subscribers: dict[uuid.UUID, list[str]] = {}
+    for m in order:
+        for t in members[m].subscribed:
+            subscribers.setdefault(t, []).append(m)
+    for t, subs in subscribers.items():
+        n = topics[t]
         quota, extra = divmod(n, len(subs))
         start = 0
         for i, m in enumerate(subs):

@@ -14,8 +14,10 @@
   ConsumerProtocolAssignment; Heartbeat answers REBALANCE_IN_PROGRESS when the group epoch moved
   past the member's or partitions it was waiting for were released, and the member rejoins.
 * Downgrade: when a consumer-protocol member leaves (or is fenced) and every member left uses the
-  classic protocol (policy ``downgrade`` or ``bidirectional``), the group becomes a classic group
-  at generation = group epoch with the members' current assignments, and a rebalance starts.
+  classic protocol (policy ``downgrade`` or ``bidirectional``, no more members than
+  ``group.max.size``), the group becomes a classic group at generation = group epoch with the
+  members' current assignments, and a rebalance starts; when a static classic member replaces the
+  last consumer-protocol member, the same conversion happens without a rebalance.
 """
 
 from __future__ import annotations
@@ -182,6 +184,7 @@ class ClassicMembers:
             return JoinResult(E.inconsistent_group_protocol, member_id)
         if unknown and require_known_member_id:
             return JoinResult(E.member_id_required, member_id)
+        replaced = group.member_by_instance(instance_id) if unknown and instance_id is not None else None
         try:
             version, topics, owned = parse_subscription(protocols[0][1])
             existing = self._joining(group, member_id, instance_id, unknown, now_ms)
@@ -191,10 +194,14 @@ class ClassicMembers:
             return JoinResult(E.inconsistent_group_protocol, member_id)
         except KafkaError as e:
             return JoinResult(e.code, member_id)
+        joined = JoinResult(E.none, member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
+        if replaced is not None and not replaced.uses_classic_protocol and self._can_downgrade(group):
+            self._to_classic(group, now_ms, rebalance=False)  # the last consumer-protocol member was replaced
+            return joined
         member.join_deadline = None
         self.cg.schedule_session(group.group_id, member, now_ms)
         member.sync_deadline = self.cg.parent._arm(now_ms + max(rebalance_timeout_ms, 0))
-        return JoinResult(E.none, member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
+        return joined
 
     def _joining(self, group: ConsumerGroup, member_id: str, instance_id: str | None, unknown: bool,
                  now_ms: int) -> ConsumerGroupMember:
@@ -322,15 +329,25 @@ class ClassicMembers:
     # -- downgrade ------------------------------------------------------------------------------
 
     def maybe_downgrade(self, group: ConsumerGroup, left: ConsumerGroupMember, now_ms: int) -> None:
-        """Kafka: validateOnlineDowngradeWithFencedMember + convertToClassicGroup; the members left
-        must fit in a classic group (``group.max.size``)."""
-        if (left.uses_classic_protocol or not group.members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
+        """Kafka: validateOnlineDowngradeWithFencedMember + convertToClassicGroup, then a rebalance."""
+        if not left.uses_classic_protocol and self._can_downgrade(group):
+            self._to_classic(group, now_ms, rebalance=True)  # the member that left had partitions
+
+    def _can_downgrade(self, group: ConsumerGroup) -> bool:
+        """Every member left uses the classic protocol, the policy allows it, and they fit in a
+        classic group (``group.max.size``)."""
+        if (not group.members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
                 or not all(m.uses_classic_protocol for m in group.members.values())):
-            return
+            return False
         if len(group.members) > self.cg.config.classic_max_size:
             log.info("group %s: cannot become a classic group, its %d members exceed group.max.size %d",
                      group.group_id, len(group.members), self.cg.config.classic_max_size)
-            return
+            return False
+        return True
+
+    def _to_classic(self, group: ConsumerGroup, now_ms: int, rebalance: bool) -> None:
+        """Kafka: convertToClassicGroup -- a stable classic group at generation = group epoch, each
+        member with its current assignment."""
         gid = group.group_id
         classic = GroupMetadata(gid, state=GroupState.STABLE, state_timestamp=now_ms,
                                 protocol_type=CONSUMER_PROTOCOL_TYPE, generation_id=group.group_epoch,
@@ -353,5 +370,6 @@ class ClassicMembers:
         parent.groups[gid] = classic
         for m in classic.members.values():
             parent._schedule_heartbeat(m, now_ms)
-        parent._prepare_rebalance(classic, now_ms)  # the member that left had partitions
+        if rebalance:
+            parent._prepare_rebalance(classic, now_ms)
         log.info("group %s: the consumer group became a classic group at generation %d", gid, classic.generation_id)

@@ -51,7 +51,7 @@ def describe_group(gc: "GroupCoordinator", group_id: str) -> tuple[ErrorCode, Gr
 
 
 def list_groups(gc: "GroupCoordinator", states, types) -> list[tuple[str, str, str, str]]:
-    wanted = {s.lower() for s in states or ()}
+    wanted = {s.lower().strip() for s in states or ()}  # Kafka: lower case, trimmed
     kinds = {t.lower() for t in types or ()}
     listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in gc.groups.values()]
     listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in gc.consumer.groups.values()]

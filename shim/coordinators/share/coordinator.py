@@ -16,12 +16,14 @@ partition's aborted-transaction index), are archived as they are first fetched a
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from kafka_codecs.batch import iter_batches
 
 from ...errors import ErrorCode, KafkaError
 from .configs import GroupConfigs, ShareSettings
+from . import members
 from .group import ShareGroup
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
@@ -39,19 +41,24 @@ class Acquired:
 
 class ShareCoordinator:
     def __init__(self, settings: ShareSettings, configs: GroupConfigs, partition_count,
-                 store: ShareStateStore | None = None) -> None:
+                 store: ShareStateStore | None = None, topic_id=lambda topic: None) -> None:
         self.settings = settings
         self.store = store or ShareStateStore(None)
         self._saved = self.store.load()  # group -> (topic, partition) -> state not yet read back
         self._written: dict[tuple[str, str, int], dict] = {}  # what the store last wrote of each partition
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
+        self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
+        self._topic_ids: dict[tuple[str, str, int], object] = {}  # the topic id each share partition is of
         self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
+        # membership records to __consumer_offsets: (group id, [(key, value)], now_ms), raising KafkaError
+        self.write_group_records = None
+        self._views: dict[str, members.View] = {}  # what was last written of each group's membership
 
     # -- membership -----------------------------------------------------------------------------
 
@@ -64,9 +71,38 @@ class ShareCoordinator:
         timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
         # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
-        result = group.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms, timeout, self.partition_count)
+        result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
+                                                              timeout, self.partition_count), now_ms)
         self._deadline_set(now_ms + timeout)
         return result
+
+    def _change(self, group_id: str, change, now_ms: int):
+        """Change the group's membership; the records of what changed are written before the change
+        stands (Kafka: the share-group records of GroupMetadataManager.shareGroupHeartbeat)."""
+        group = self.groups[group_id]
+        before = copy.deepcopy(group)
+        result = change(group)
+        after = members.view(group, self.topic_id)
+        records = members.diff(group_id, self._views.get(group_id), after)
+        if records and self.write_group_records is not None:
+            try:
+                self.write_group_records(group_id, [members.encode(r) for r in records], now_ms)
+            except KafkaError:
+                self.groups[group_id] = before
+                raise
+        self._views[group_id] = after
+        return result
+
+    def load_members(self, records, topic_name, now_ms: int) -> None:
+        """Replay the share-group records of ``__consumer_offsets`` (in log order); every member
+        loaded must heartbeat within its session timeout."""
+        for r in records:
+            members.replay(self.groups, self._views, r)
+        for group_id, view in self._views.items():
+            group = self.groups[group_id]
+            timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
+            members.rebuild(group, view, topic_name, now_ms + timeout)
+            group.subscribed_metadata(self.partition_count)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -85,6 +121,20 @@ class ShareCoordinator:
         self._persist(group_id)
         self._released()
 
+    def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
+        """The share partition's durable state was written from outside (the share coordinator's
+        APIs): what the broker held of it is dropped and read back from the store on next use."""
+        key = (group_id, topic, partition)
+        self.partitions.pop(key, None)
+        self._written.pop(key, None)
+        saved = self.store.saved(group_id, topic, partition)
+        groups = self._saved.setdefault(group_id, {})
+        if saved is None:
+            groups.pop((topic, partition), None)
+        else:
+            groups[(topic, partition)] = saved
+        self._released()
+
     # -- acquisition ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int, plog) -> SharePartition:
@@ -94,6 +144,7 @@ class ShareCoordinator:
             reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
             start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
             sp = self.partitions[key] = self._new_partition(group_id, start)
+            self._topic_ids[key] = self.topic_id(topic)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
             if saved is not None:
                 restore(sp, saved)
@@ -109,7 +160,8 @@ class ShareCoordinator:
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
         sp = self.share_partition(group_id, topic, partition, plog)
-        if sp.end_offset > plog.log_end_offset:  # the topic was deleted and made again: its state is gone
+        if self._topic_ids.get((group_id, topic, partition)) != self.topic_id(topic):
+            # the topic was deleted and made again (a new topic id): its share state is gone
             del self.partitions[(group_id, topic, partition)]
             sp = self.share_partition(group_id, topic, partition, plog)
         sp.skip_to(plog.log_start_offset)
@@ -176,7 +228,7 @@ class ShareCoordinator:
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
             for member_id in group.expired(now_ms):
-                group.remove(member_id, self.partition_count)
+                self._change(group.group_id, lambda g: g.remove(member_id, self.partition_count), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id)
@@ -239,10 +291,14 @@ class ShareCoordinator:
         return group
 
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> share-partition start offset, for every partition the group has state of
-        (Kafka: the initialized share partitions and the share coordinator's ReadShareGroupStateSummary)."""
+        """(topic, partition) -> start offset, for every share partition of the group: the one last
+        written (Kafka: ReadShareGroupStateSummary), -1 for a partition fetched but not yet written,
+        as Kafka's is until the share partition first writes its state."""
         out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
-        out.update({(t, p): sp.start_offset for (g, t, p), sp in self.partitions.items() if g == group_id})
+        for g, t, p in self.partitions:
+            if g == group_id:
+                written = self._written.get((g, t, p))
+                out[(t, p)] = written["start_offset"] if written is not None else -1
         return out
 
     def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
@@ -256,6 +312,7 @@ class ShareCoordinator:
         for (topic, partition), sp in fresh.items():
             self._saved.get(group_id, {}).pop((topic, partition), None)
             self.partitions[(group_id, topic, partition)] = sp
+            self._topic_ids[(group_id, topic, partition)] = self.topic_id(topic)
             self._written[(group_id, topic, partition)] = encode(sp)
 
     def delete_start_offsets(self, group_id: str, topics) -> None:
@@ -267,6 +324,10 @@ class ShareCoordinator:
     def delete_group(self, group_id: str) -> None:
         """DeleteGroups of an empty share group: the group and all its share state."""
         self.empty_group(group_id)
+        tombstones = members.diff(group_id, self._views.get(group_id), None)
+        if tombstones and self.write_group_records is not None:
+            self.write_group_records(group_id, [members.encode(r) for r in tombstones], self.store.clock())
+        self._views.pop(group_id, None)
         self._forget(group_id, list(self.start_offsets(group_id)))
         self._saved.pop(group_id, None)
         for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:

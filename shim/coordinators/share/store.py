@@ -29,7 +29,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from kafka_codecs.batch import parse_header
 from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
@@ -37,7 +37,7 @@ from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 from ...storage import fs
 from ...storage.producer_state import Origin
 from ..group.records import UnknownRecord
-from ..partitioning import partition_for
+from ..partitioning import kafka_abs_partition_for
 from . import records as sr
 from .partition import InFlight, RecordState, SharePartition
 
@@ -60,6 +60,15 @@ def share_partition_key(group_id: str, topic_id: uuid.UUID, partition: int) -> s
     return f"{group_id}:{base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip('=')}:{partition}"
 
 
+class Change(NamedTuple):
+    key: tuple[str, uuid.UUID, int]  # (group id, topic id, partition)
+    start_offset: int  # -1: unchanged
+    batches: tuple = ()
+    state_epoch: int = -1  # -1: unchanged
+    leader_epoch: int | None = None  # None: the partition's own; -1: unchanged
+    initialize: bool = False  # a new snapshot of no batches (InitializeShareGroupState)
+
+
 @dataclass(slots=True)
 class _Entry:
     snapshot: sr.ShareSnapshot  # the key's state: its snapshot with every later update laid over it
@@ -77,11 +86,12 @@ class ShareStateStore:
         self.entries: dict[tuple[str, uuid.UUID, int], _Entry] = {}
         if logs is not None:
             self._replay()
+            self.forget_deleted_topics()  # a topic deleted just before a crash
             if legacy_dir is not None:
                 self._migrate(legacy_dir / LEGACY_DIRECTORY)
 
     def partition_for(self, group_id: str, topic_id: uuid.UUID, partition: int) -> int:
-        return partition_for(share_partition_key(group_id, topic_id, partition), self.num_partitions)
+        return kafka_abs_partition_for(share_partition_key(group_id, topic_id, partition), self.num_partitions)
 
     # -- the coordinator's view: (topic name, partition) -> encode() of a share partition ------
 
@@ -93,7 +103,7 @@ class ShareStateStore:
         for (topic, p), state in sorted(partitions.items()):
             info = self.logs.topics.get(topic)
             if info is not None:
-                changes.append(((group_id, info.topic_id, p), state["start_offset"], to_batches(state)))
+                changes.append(Change((group_id, info.topic_id, p), state["start_offset"], to_batches(state)))
         self.write_batches(changes)
 
     def initialize(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
@@ -101,7 +111,8 @@ class ShareStateStore:
         snapshot at its start offset, nothing in flight, at the next state epoch."""
         for key, tp in self._keys(group_id, offsets).items():
             old = self.get(key)
-            self.write_batches([(key, offsets[tp], [])], state_epoch=old.state_epoch + 1 if old else 0)
+            self.write_batches([Change(key, offsets[tp], (), state_epoch=old.state_epoch + 1 if old else 0,
+                                       initialize=True)])
 
     def remove(self, group_id: str, partitions) -> None:
         """Kafka: DeleteShareGroupState -- tombstones for the group's (topic, partition)s."""
@@ -128,16 +139,22 @@ class ShareStateStore:
                 out.setdefault(group_id, {})[(info.name, p)] = from_snapshot(entry.snapshot)
         return out
 
+    def saved(self, group_id: str, topic: str, partition: int) -> dict | None:
+        """The :func:`restore` form of one share partition's state, or None without one."""
+        info = self.logs.topics.get(topic) if self.logs is not None else None
+        snap = self.get((group_id, info.topic_id, partition)) if info is not None else None
+        return from_snapshot(snap) if snap is not None and snap.start_offset >= 0 else None
+
     # -- Kafka's view: keys and state batches -------------------------------------------------
 
-    def write_batches(self, changes, state_epoch: int | None = None) -> None:
-        """``changes``: ((group, topic id, partition), start offset, state batches) -- one record
-        each, appended per ``__share_group_state`` partition, then applied."""
+    def write_batches(self, changes) -> None:
+        """``changes``: :class:`Change` s -- one record each, appended per ``__share_group_state``
+        partition, then applied (Kafka: ShareCoordinatorShard.writeState and initializeState)."""
         by_partition: dict[int, list] = {}
         now = self.clock()
-        for key, start, batches in changes:
-            by_partition.setdefault(self.partition_for(*key), []).append(
-                (key, self._next(key, start, tuple(batches), now, state_epoch)))
+        for change in changes:
+            change = change if isinstance(change, Change) else Change(*change)
+            by_partition.setdefault(self.partition_for(*change.key), []).append((change.key, self._next(change, now)))
         for partition, planned in sorted(by_partition.items()):
             records = [(sr.encode_key(sr.ShareKey(kind, *key)), value) for key, (kind, value, _) in planned]
             base = self._append(partition, records, now)
@@ -160,27 +177,37 @@ class ShareStateStore:
                          self.clock())
             for key in doomed:
                 del self.entries[key]
+            self._prune(partition)
+
+    def forget_deleted_topics(self) -> None:
+        """Tombstones for the state of topics that no longer exist (Kafka: the group coordinator
+        deletes a deleted topic's share state with DeleteShareGroupState)."""
+        if self.logs is not None:
+            self.delete([k for k in self.entries if self.logs.topic_by_id(k[1]) is None])
 
     def get(self, key) -> sr.ShareSnapshot | None:
+        """The state of ``key`` (group, topic id, partition), or None if it has none."""
         entry = self.entries.get(key)
         return entry.snapshot if entry is not None else None
 
-    def _next(self, key, start: int, batches, now: int, state_epoch: int | None):
-        """(record type, value, the key's entry once written) of the next write of ``key``."""
-        entry = self.entries.get(key)
-        leader_epoch = self._leader_epoch(key)
-        if entry is None or entry.updates >= self.records_per_snapshot or state_epoch is not None:
-            old = entry.snapshot if entry is not None else None
-            combined = sr.combine(old.batches, batches, start) if old is not None and state_epoch is None else batches
-            snap = sr.ShareSnapshot(
-                old.snapshot_epoch + 1 if old is not None else 0,
-                state_epoch if state_epoch is not None else (old.state_epoch if old is not None else 0),
-                leader_epoch, start, old.create_timestamp if old is not None else now, now, combined)
+    def _next(self, c: "Change", now: int):
+        """(record type, value, the key's entry once written) of the next write of ``c.key``
+        (Kafka: ShareCoordinatorShard.generateShareStateRecord); -1 leaves an epoch or the start."""
+        entry = self.entries.get(c.key)
+        old = entry.snapshot if entry is not None else None
+        leader_epoch = self._leader_epoch(c.key) if c.leader_epoch is None else c.leader_epoch
+        if leader_epoch == -1 and old is not None:
+            leader_epoch = old.leader_epoch
+        state_epoch = c.state_epoch if c.state_epoch != -1 else (old.state_epoch if old is not None else 0)
+        start = c.start_offset if c.start_offset != -1 or old is None else old.start_offset
+        if old is None or c.initialize or entry.updates >= self.records_per_snapshot:
+            batches = () if c.initialize else sr.combine(old.batches if old is not None else (), c.batches, start)
+            snap = sr.ShareSnapshot(old.snapshot_epoch + 1 if old is not None else 0, state_epoch, leader_epoch,
+                                    start, old.create_timestamp if old is not None else now, now, batches)
             return sr.SNAPSHOT, sr.encode_snapshot(snap), _Entry(snap, 0, -1)
-        old = entry.snapshot
-        update = sr.ShareUpdate(old.snapshot_epoch, leader_epoch, start, batches)
+        update = sr.ShareUpdate(old.snapshot_epoch, leader_epoch, c.start_offset, tuple(c.batches))
         state = old._replace(leader_epoch=leader_epoch, start_offset=start, write_timestamp=now,
-                             batches=sr.combine(old.batches, batches, start))
+                             batches=sr.combine(old.batches, c.batches, start))
         return sr.UPDATE, sr.encode_update(update), _Entry(state, entry.updates + 1, entry.snapshot_offset)
 
     def _leader_epoch(self, key) -> int:
@@ -200,8 +227,10 @@ class ShareStateStore:
         """Kafka: ShareCoordinatorOffsetsManager.lastRedundantOffset -- below the oldest latest
         snapshot of the partition's keys nothing is needed any more."""
         offsets = [e.snapshot_offset for k, e in self.entries.items() if self.partition_for(*k) == partition]
-        if offsets and min(offsets) > 0:
-            self._log(partition).delete_records(min(offsets))
+        plog = self._log(partition)
+        redundant = min(offsets) if offsets else plog.high_watermark  # no key left: nothing is needed
+        if redundant > plog.log_start_offset:
+            plog.delete_records(redundant)
 
     # -- start-up ---------------------------------------------------------------------------
 

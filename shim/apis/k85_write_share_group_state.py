@@ -1,0 +1,41 @@
+"""WriteShareGroupState (85), v0: record a share partition's changed state batches (KIP-932).
+
+Per partition a ShareUpdate of the given start offset (-1: unchanged) and state batches, laid over
+the recorded state, or a new ShareSnapshot when there is none yet or
+``share.coordinator.snapshot.update.records.per.snapshot`` updates followed the last one
+(Kafka: ShareCoordinatorShard.writeState). A leader or state epoch older than the recorded one is
+FENCED_LEADER_EPOCH / FENCED_STATE_EPOCH. kafka-shim's broker writes its own share partitions'
+state directly; a write from outside replaces what the broker holds of that partition (its
+records come back as written). A batch whose last offset is before its first, or an AVAILABLE
+batch of more than 65536 offsets, is INVALID_REQUEST (the broker keeps a record per in-flight
+offset). Checks common to 83-87: :mod:`shim.apis._share_state`.
+"""
+
+from ..coordinators.share.records import StateBatch
+from ..coordinators.share.store import Change
+from ..errors import ErrorCode, KafkaError
+from ._share_state import answer, check_epochs
+from .registry import api
+
+MAX_IN_FLIGHT_SPAN = 1 << 16
+TERMINAL = (2, 4)
+
+
+@api(85, "WriteShareGroupState", 0, 0)
+def handle(ctx, request):
+    store, share = ctx.node.share.store, ctx.node.share
+
+    def write(key, topic, p):
+        batches = tuple(StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+                        for b in p.state_batches)
+        for b in batches:
+            span = b.last_offset - b.first_offset + 1
+            if span < 1 or (b.delivery_state not in TERMINAL and span > MAX_IN_FLIGHT_SPAN):
+                raise KafkaError(ErrorCode.invalid_request, f"state batch {b.first_offset}-{b.last_offset}")
+        check_epochs(store.get(key), p.leader_epoch, p.state_epoch)
+        store.write_batches([Change(key, p.start_offset, batches, state_epoch=p.state_epoch,
+                                    leader_epoch=p.leader_epoch)])
+        share.state_replaced(key[0], topic, key[2])
+        return {}
+
+    return answer(ctx, request, "WriteStateResult", write)

@@ -1,0 +1,135 @@
+"""The share coordinator's APIs (InitializeShareGroupState 83, ReadShareGroupState 84,
+WriteShareGroupState 85, DeleteShareGroupState 86, ReadShareGroupStateSummary 87) and
+FindCoordinator key type 2, through the dispatcher on a node emulating Kafka 4.1."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from share.test_share_apis import TOPIC, acquired, call, node, produce, share_fetch, share_node, topic_id  # noqa: F401
+from shim.apis.dispatch import dispatch_request
+from shim.config import BrokerConfig
+from shim.coordinators.partitioning import kafka_abs_partition_for
+from shim.coordinators.share.store import SHARE_STATE_TOPIC, share_partition_key
+from shim.errors import ErrorCode
+from shim.node import Node
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
+
+ACKED, ARCHIVED, AVAILABLE = 2, 4, 0
+
+
+def test_keys_hash_as_kafkas_utils_abs():
+    # observed from kafka-clients: Utils.abs(s.hashCode()) % 50 -- negative hashes are negated
+    assert kafka_abs_partition_for("orders-consumer", 50) == 40
+    assert kafka_abs_partition_for("zzzzzzzz", 50) == 12
+    assert kafka_abs_partition_for("g:Dx4tPEtaaXiHlqW0w9Lh8A:3", 50) == 13
+
+
+async def write(node, partition, start, batches, state_epoch=0, leader_epoch=0, group="g", tid=None):
+    m = request_module(85, 0)
+    data = m.PartitionData(partition=partition, state_epoch=state_epoch, leader_epoch=leader_epoch, start_offset=start,
+                           state_batches=tuple(m.StateBatch(first_offset=f, last_offset=l, delivery_state=s,
+                                                            delivery_count=c) for f, l, s, c in batches))
+    r = await call(node, 85, 0, group_id=group, topics=(m.WriteStateData(topic_id=tid or topic_id(node),
+                                                                         partitions=(data,)),))
+    return r.results[0].partitions[0].error_code if r.results else None
+
+
+async def read(node, partition, leader_epoch=0, group="g"):
+    m = request_module(84, 0)
+    r = await call(node, 84, 0, group_id=group, topics=(m.ReadStateData(topic_id=topic_id(node), partitions=(
+        m.PartitionData(partition=partition, leader_epoch=leader_epoch),)),))
+    p = r.results[0].partitions[0]
+    return p.error_code, p.state_epoch, p.start_offset, [
+        (b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in p.state_batches]
+
+
+async def summary(node, partition, group="g"):
+    m = request_module(87, 0)
+    r = await call(node, 87, 0, group_id=group, topics=(m.ReadStateSummaryData(topic_id=topic_id(node), partitions=(
+        m.PartitionData(partition=partition, leader_epoch=0),)),))
+    p = r.results[0].partitions[0]
+    return p.error_code, p.state_epoch, p.leader_epoch, p.start_offset
+
+
+async def test_write_then_read_lays_updates_over_the_snapshot(share_node):  # noqa: F811
+    assert await read(share_node, 0) == (ErrorCode.none, 0, -1, [])  # no state yet
+    assert await write(share_node, 0, 10, [(10, 19, AVAILABLE, 1)], state_epoch=1, leader_epoch=3) == ErrorCode.none
+    assert await write(share_node, 0, 12, [(12, 13, ACKED, 1)], state_epoch=1, leader_epoch=3) == ErrorCode.none
+    assert await read(share_node, 0, leader_epoch=3) == (
+        ErrorCode.none, 1, 12, [(12, 13, ACKED, 1), (14, 19, AVAILABLE, 1)])
+    assert await summary(share_node, 0) == (ErrorCode.none, 1, 3, 12)
+
+
+async def test_older_epochs_are_fenced(share_node):  # noqa: F811
+    assert await write(share_node, 0, 0, [], state_epoch=2, leader_epoch=5) == ErrorCode.none
+    assert await write(share_node, 0, 0, [], state_epoch=1, leader_epoch=5) == ErrorCode.fenced_state_epoch
+    assert await write(share_node, 0, 0, [], state_epoch=2, leader_epoch=4) == ErrorCode.fenced_leader_epoch
+    assert (await read(share_node, 0, leader_epoch=4))[0] == ErrorCode.fenced_leader_epoch
+    assert (await read(share_node, 0, leader_epoch=7))[0] == ErrorCode.none  # a newer leader epoch is recorded
+    assert (await summary(share_node, 0))[2] == 7
+
+
+async def test_initialize_and_delete(share_node):  # noqa: F811
+    m = request_module(83, 0)
+    r = await call(share_node, 83, 0, group_id="g", topics=(m.InitializeStateData(topic_id=topic_id(share_node), partitions=(
+        m.PartitionData(partition=1, state_epoch=4, start_offset=7),)),))
+    assert r.results[0].partitions[0].error_code == ErrorCode.none
+    assert await read(share_node, 1) == (ErrorCode.none, 4, 7, [])
+    m = request_module(86, 0)
+    r = await call(share_node, 86, 0, group_id="g", topics=(m.DeleteStateData(topic_id=topic_id(share_node), partitions=(
+        m.PartitionData(partition=1),)),))
+    assert r.results[0].partitions[0].error_code == ErrorCode.none
+    assert await read(share_node, 1) == (ErrorCode.none, 0, -1, [])
+
+
+async def test_a_written_state_is_what_the_group_consumes_next(share_node):  # noqa: F811
+    await produce(share_node, 0, b"a", b"b", b"c", b"d")
+    assert await write(share_node, 0, 1, [(1, 1, ACKED, 1), (2, 2, AVAILABLE, 3)]) == ErrorCode.none
+    assert acquired(await share_fetch(share_node, "m1", 0)) == [(2, 2, 4), (3, 3, 1)]
+
+
+async def test_bad_partitions_and_requests(share_node):  # noqa: F811
+    assert await write(share_node, 5, 0, []) == ErrorCode.unknown_topic_or_partition
+    assert await write(share_node, -1, 0, []) == ErrorCode.invalid_request
+    assert await write(share_node, 0, 0, [], tid=uuid.uuid4()) == ErrorCode.unknown_topic_or_partition
+    assert await write(share_node, 0, 0, [(5, 4, AVAILABLE, 1)]) == ErrorCode.invalid_request
+    assert await write(share_node, 0, 0, [(0, 1 << 20, AVAILABLE, 1)]) == ErrorCode.invalid_request
+    assert await write(share_node, 0, 0, [], group="") is None  # an empty answer
+
+
+async def test_off_until_share_version_1(node):  # noqa: F811
+    assert await write(node, 0, 0, []) == ErrorCode.coordinator_not_available
+
+
+async def test_api_versions_of_kafka_4_1_include_the_share_coordinator_apis(node):  # noqa: F811
+    r = await call(node, 18, 3, client_software_name="t", client_software_version="1")
+    versions = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
+    assert {k: versions.get(k) for k in range(83, 88)} == {k: (0, 0) for k in range(83, 88)}
+
+
+@pytest.fixture
+def cluster_node(tmp_path):
+    n = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1", brokers=3))
+    n.logs.create_topic(TOPIC, 2)
+    n.finalize_features({"share.version": 1})
+    yield n
+    n.close()
+
+
+async def test_a_share_key_is_coordinated_by_its_state_partitions_leader(cluster_node):
+    tid = topic_id(cluster_node)
+    keys = [f"g{i}:{share_partition_key('', tid, 0).split(':')[1]}:0" for i in range(12)]
+    r = await call(cluster_node, 10, 6, key_type=2, coordinator_keys=tuple(keys))
+    leaders = [cluster_node.cluster.state(SHARE_STATE_TOPIC, kafka_abs_partition_for(k, 50)).leader for k in keys]
+    assert [c.node_id for c in r.coordinators] == leaders and len(set(leaders)) > 1
+    # a state request for a key sent to another broker is NOT_COORDINATOR
+    other = next(i for i, leader in enumerate(leaders) if leader != cluster_node.config.node_id)
+    m = request_module(84, 0)
+    frame = encode_request(RequestHeader(84, 0, 1, "t"), make(request_class(84, 0), group_id=f"g{other}", topics=(
+        m.ReadStateData(topic_id=tid, partitions=(m.PartitionData(partition=0, leader_epoch=0),)),)))
+    answer = await dispatch_request(cluster_node, frame)
+    got = decode_response(b"".join(bytes(p) for p in answer.parts), 84, 0)[1]
+    assert got.results[0].partitions[0].error_code == ErrorCode.not_coordinator
