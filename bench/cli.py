@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_info(),
         "loadavg_start": loadavg(),
-        "load": [{"label": "start", **load_snapshot(1.0, exclude=set(tree(os.getpid())))}],
+        "load": [{"label": "start", **load_snapshot(0.2 if args.smoke else 1.0, exclude=set(tree(os.getpid())))}],
         "settings": {"records": args.records, "record_bytes": 1024, "compression": args.compression, "queue_messages": args.queue_messages,
                      "commit_interval_ms": args.commit_interval_ms, "latency_rate": args.latency_rate,
                      "latency_seconds": args.latency_seconds, "txns": args.txns,
@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     results["ratios"] = report.ratios(results)
     results["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     results["loadavg_end"] = loadavg()
-    results["load"].append({"label": "end", **load_snapshot(1.0, exclude=set(tree(os.getpid())))})
+    results["load"].append({"label": "end", **load_snapshot(0.2 if args.smoke else 1.0,
+                                                            exclude=set(tree(os.getpid())))})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(report.render(results))
@@ -174,13 +175,39 @@ def _interrupted(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _done_when_results(args, keys: list[str], dw) -> dict:
+    """The results file's head: the machine, the settings, each system's version."""
+    results = {
+        "schema": 1, "mode": "done-when",
+        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine_info(), "load": [],
+        "settings": {"records": args.records, "record_bytes": 1024, "queue_messages": args.queue_messages,
+                     "smoke": args.smoke, "done_when": {**dw.__dict__, "clients": list(dw.clients),
+                                                        "log_gb": list(dw.log_gb)}},
+        "systems": {},
+    }
+    for k in keys:
+        s = ALL[k]
+        why = s.missing()
+        results["systems"][k] = {"label": s.label, "version": why or s.version(), "persistent": s.persistent,
+                                 "launches": [], "phases": {}}
+        if why is None and (prepared := s.prepare()):
+            results["systems"][k]["prepared"] = prepared
+    return results
+
+
+def _done_when_smoke(args) -> None:
+    """The harness, not speed: toy sizes, one round, kafka-shim unless --systems says more."""
+    args.records, args.repeat = 2_000, 1
+    args.done_when_partitions, args.done_when_spread_partitions = 50, 10
+    args.done_when_tail_records, args.scale_log_gb = 500, "0.002,0.01"
+    args.systems = args.systems or "kafka-shim"
+    args.out = args.out or Path(tempfile.gettempdir()) / "kafka-shim-bench-done-when-smoke.json"
+
+
 def _done_when(args) -> int:
-    if args.smoke:  # the harness, not speed: toy sizes, one round, kafka-shim unless --systems says more
-        args.records, args.repeat = 2_000, 1
-        args.done_when_partitions, args.done_when_spread_partitions = 50, 10
-        args.done_when_tail_records, args.scale_log_gb = 500, "0.002,0.01"
-        args.systems = args.systems or "kafka-shim"
-        args.out = args.out or Path(tempfile.gettempdir()) / "kafka-shim-bench-done-when-smoke.json"
+    if args.smoke:
+        _done_when_smoke(args)
     args.systems = args.systems or ",".join(ALL)
     args.out = args.out or DONE_WHEN_OUT
     keys = [k.strip() for k in args.systems.split(",") if k.strip()]
@@ -200,23 +227,10 @@ def _done_when(args) -> int:
                             parts=parts)
     settings = suite.Settings(records=args.records, queue_messages=args.queue_messages, tmp_root=args.tmp_dir,
                               quiet_threshold=args.quiet_threshold, quiet_wait_s=args.wait_quiet,
-                              settle_s=0.2 if args.smoke else 1.0)
-    results = {
-        "schema": 1, "mode": "done-when",
-        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_info(), "load": [],
-        "settings": {"records": args.records, "record_bytes": 1024, "queue_messages": args.queue_messages,
-                     "smoke": args.smoke, "done_when": {**dw.__dict__, "clients": list(clients),
-                                                        "log_gb": list(dw.log_gb)}},
-        "systems": {},
-    }
-    for k in keys:
-        s = ALL[k]
-        why = s.missing()
-        results["systems"][k] = {"label": s.label, "version": why or s.version(), "persistent": s.persistent,
-                                 "launches": [], "phases": {}}
-        if why is None and (prepared := s.prepare()):
-            results["systems"][k]["prepared"] = prepared
+                              settle_s=0.2 if args.smoke else 1.0, py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate)
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    results = _done_when_results(args, keys, dw)
     done_when.snapshot(results, "start", dw.snapshot_s)
     try:
         done_when.run({k: ALL[k] for k in keys}, settings, dw, results)

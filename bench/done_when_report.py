@@ -294,65 +294,64 @@ def render(results: dict) -> str:
     return "\n".join(out)
 
 
-def plot(results: dict, path: Path) -> Path | None:
-    import matplotlib
+def _client(client: str) -> tuple[str, str]:
+    """A producer's name in the legends and its line style."""
+    return ("Python", "-") if client == "python" else ("rdproduce", "--")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    systems, dw = results["systems"], _dw(results)
-    n, m = dw["partitions"], dw["spread_partitions"]
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
-    color = {key: f"C{i}" for i, key in enumerate(systems)}
-    ax = axes[0][0]
+def _plot_produce(ax, systems: dict, dw: dict, color: dict) -> None:
     for key, res in systems.items():
         for client in dw["clients"]:
             r = _by_rep(res, f"produce_1p{SUFFIX[client]}", _rate)
+            name, style = _client(client)
             if r:
-                ax.plot([k + 1 for k in r], list(r.values()), marker="o", linestyle="-" if client == "python" else "--",
-                        color=color[key], label=f"{res['label']}, {'Python' if client == 'python' else 'rdproduce'}")
+                ax.plot([k + 1 for k in r], list(r.values()), marker="o", linestyle=style, color=color[key],
+                        label=f"{res['label']}, {name}")
     ax.set(title="produce to 1 partition, records/s, by run", xlabel="run")
-    ax = axes[0][1]
+
+
+def _plot_ratios(ax, systems: dict, dw: dict, color: dict) -> None:
     shim = systems.get(SHIM)
     for peer, target in PEERS:
-        if peer in systems and shim:
-            for client in dw["clients"]:
-                sfx = SUFFIX[client]
-                a, b = _by_rep(shim, f"produce_1p{sfx}", _rate), _by_rep(systems[peer], f"produce_1p{sfx}", _rate)
-                ks = sorted(a.keys() & b.keys())
-                ax.plot([k + 1 for k in ks], [a[k] / b[k] for k in ks], marker="o",
-                        linestyle="-" if client == "python" else "--", color=color[peer],
-                        label=f"/ {systems[peer]['label']}, {'Python' if client == 'python' else 'rdproduce'}")
-            ax.axhline(target, color="grey", linewidth=0.8, linestyle=":")
+        if peer not in systems or not shim:
+            continue
+        for client in dw["clients"]:
+            sfx, (name, style) = SUFFIX[client], _client(client)
+            a, b = _by_rep(shim, f"produce_1p{sfx}", _rate), _by_rep(systems[peer], f"produce_1p{sfx}", _rate)
+            ks = sorted(a.keys() & b.keys())
+            ax.plot([k + 1 for k in ks], [a[k] / b[k] for k in ks], marker="o", linestyle=style, color=color[peer],
+                    label=f"/ {systems[peer]['label']}, {name}")
+        ax.axhline(target, color="grey", linewidth=0.8, linestyle=":")
     ax.set(title="kafka-shim / peer, produce 1p, pair by pair (targets dotted)", xlabel="run")
-    for ax, phase, fn, title, limit in (
-            (axes[0][2], f"scale_topic_{n}p", lambda p: p["rss_after_bytes"] / 1e6, f"RSS with {n:,} partitions, MB",
-             RSS_MB_MAX),
-            (axes[1][0], f"scale_metadata_{n}p", lambda p: p["p50_ms"], f"Metadata p50 with {n:,} partitions, ms",
-             METADATA_MS_MAX)):
-        labels = []
-        for i, res in enumerate(systems.values()):
-            vals = list(_by_rep(res, phase, fn).values())
-            if vals:
-                ax.bar(i, _med(vals), alpha=0.5, color=f"C{i}")
-                ax.plot([i] * len(vals), vals, "k.", markersize=4)
-            labels.append(res["label"])
-        ax.axhline(limit, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_xticks(range(len(labels)), labels)
-        ax.set_title(title + " (target dotted)")
-    ax = axes[1][1]
+
+
+def _plot_bars(ax, systems: dict, phase: str, fn, title: str, limit: float) -> None:
+    labels = []
+    for i, res in enumerate(systems.values()):
+        vals = list(_by_rep(res, phase, fn).values())
+        if vals:
+            ax.bar(i, _med(vals), alpha=0.5, color=f"C{i}")
+            ax.plot([i] * len(vals), vals, "k.", markersize=4)
+        labels.append(res["label"])
+    ax.axhline(limit, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_title(title + " (target dotted)")
+
+
+def _plot_spread(ax, systems: dict, dw: dict, color: dict) -> None:
+    m = dw["spread_partitions"]
     for key, res in systems.items():
         for client in dw["clients"]:
-            sfx = SUFFIX[client]
-            pairs = _by_rep(res, f"produce_{m}p{sfx}", _rate)
-            one = _by_rep(res, f"produce_1p{sfx}", _rate)
-            ks = sorted(pairs.keys() & one.keys())
-            ax.plot([k + 1 for k in ks], [pairs[k] / one[k] for k in ks], marker="o",
-                    linestyle="-" if client == "python" else "--", color=color[key],
-                    label=f"{res['label']}, {'Python' if client == 'python' else 'rdproduce'}")
+            sfx, (name, style) = SUFFIX[client], _client(client)
+            many, one = _by_rep(res, f"produce_{m}p{sfx}", _rate), _by_rep(res, f"produce_1p{sfx}", _rate)
+            ks = sorted(many.keys() & one.keys())
+            ax.plot([k + 1 for k in ks], [many[k] / one[k] for k in ks], marker="o", linestyle=style,
+                    color=color[key], label=f"{res['label']}, {name}")
     ax.axhline(SPREAD_RATIO_MIN, color="grey", linewidth=0.8, linestyle=":")
     ax.set(title=f"produce {m:,}p / 1p, by run (target dotted)", xlabel="run")
-    ax = axes[1][2]
+
+
+def _plot_ready(ax, shim: dict | None, dw: dict) -> None:
     if shim:
         for gb in sorted(dw["log_gb"]):
             r = _by_rep(shim, f"ready_kill9_{gb:g}gb", lambda p: p["ready_s"])
@@ -362,6 +361,26 @@ def plot(results: dict, path: Path) -> Path | None:
         if fresh is not None:
             ax.axhline(fresh, color="green", linewidth=0.8, linestyle="--", label="empty directory")
     ax.set(title="kafka-shim ready after kill -9, s, by cycle", xlabel="cycle", ylim=(0, None))
+
+
+def plot(results: dict, path: Path) -> Path | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems, dw = results["systems"], _dw(results)
+    n = dw["partitions"]
+    color = {key: f"C{i}" for i, key in enumerate(systems)}
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    _plot_produce(axes[0][0], systems, dw, color)
+    _plot_ratios(axes[0][1], systems, dw, color)
+    _plot_bars(axes[0][2], systems, f"scale_topic_{n}p", lambda p: p["rss_after_bytes"] / 1e6,
+               f"RSS with {n:,} partitions, MB", RSS_MB_MAX)
+    _plot_bars(axes[1][0], systems, f"scale_metadata_{n}p", lambda p: p["p50_ms"],
+               f"Metadata p50 with {n:,} partitions, ms", METADATA_MS_MAX)
+    _plot_spread(axes[1][1], systems, dw, color)
+    _plot_ready(axes[1][2], systems.get(SHIM), dw)
     for ax in (axes[0][0], axes[0][1], axes[1][1], axes[1][2]):
         ax.set_xticks(range(1, dw["rounds"] + 1))
     for ax in axes.flat:
@@ -369,9 +388,8 @@ def plot(results: dict, path: Path) -> Path | None:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     mach = results.get("machine", {})
-    was_busy, _ = busy(results)
     fig.suptitle(f"kafka-shim done-when figures, {results.get('started_at', '')}; {mach.get('cpu_model', '')}, "
-                 f"{mach.get('cpus_usable', '')} cores" + ("; BUSY MACHINE" if was_busy else ""), fontsize=10)
+                 f"{mach.get('cpus_usable', '')} cores" + ("; BUSY MACHINE" if busy(results)[0] else ""), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)

@@ -137,8 +137,23 @@ SCENARIOS: list[Scenario] = [
              "(group.share.delivery.count.limit) and archived; a read_committed and a read_uncommitted share group "
              "(share.isolation.level set through IncrementalAlterConfigs on the GROUP) read a topic a "
              "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
-             "record, the second sees them all.",
+             "record, the second sees them all. The Admin side: a share group's start offsets are listed, altered "
+             "and deleted (the next member receives from the altered offset, then from share.auto.offset.reset), "
+             "refused while a member is in, and the empty group is deleted; a classic consumer of a share group's "
+             "id is refused (INCONSISTENT_GROUP_PROTOCOL).",
              ("confluent-kafka", "java")),
+    Scenario("share.durability", "share groups survive kill -9 of the broker mid-consumption",
+             "Against Kafka 4.1 emulation, a share consumer in explicit mode accepts and commits records; the "
+             "broker is killed (SIGKILL) part-way and restarted on the same data directory; the consumer, still "
+             "running, recovers its share session and consumes on. No record whose acknowledgement succeeded is "
+             "delivered again and every record is acknowledged in the end; the group keeps its members and epoch.",
+             ("confluent-kafka", "java")),
+    Scenario("share.acknowledgements", "explicit share acknowledgements: accept, release, reject, delivery limit",
+             "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
+             "released record comes back with its delivery count one higher, a rejected or accepted one never "
+             "does, and a record released every time is delivered group.share.delivery.count.limit times and then "
+             "archived.",
+             ("java",)),
     Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
              "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "
              "the group becomes a consumer group (ListGroups type consumer) in which the classic members go on "

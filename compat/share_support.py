@@ -73,3 +73,18 @@ def produce(bootstrap: str, topic: str, records) -> None:
     for partition, value in records:
         producer.produce(topic, value=value, partition=partition)
     assert producer.flush(30) == 0
+
+
+def share_start_offset(bootstrap: str, group: str, topic: str, partition: int = 0) -> int:
+    """The share-partition start offset the share coordinator keeps (ReadShareGroupStateSummary, 87;
+    -1 while it has none)."""
+    from shim.protocol.messages import make, request_class, request_module
+
+    address = support.first_address(bootstrap)
+    m3 = request_module(3, 12)
+    md = support._ask(address, 3, 12, make(request_class(3, 12), topics=(m3.MetadataRequestTopic(topic_id=None, name=topic),),
+                                           allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+    m = request_module(87, 0)
+    r = support._ask(address, 87, 0, make(request_class(87, 0), group_id=group, topics=(m.ReadStateSummaryData(
+        topic_id=md.topics[0].topic_id, partitions=(m.PartitionData(partition=partition, leader_epoch=-1),)),)))
+    return r.results[0].partitions[0].start_offset

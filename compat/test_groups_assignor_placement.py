@@ -7,7 +7,8 @@ clients). The expected placement is kafka-shim's assignor on that input, the ass
 tests/groups/test_assignor_vectors.py holds to Apache Kafka's own test vectors. A group of one
 subscription (3 members over a 6-partition topic) and one of two subscriptions (one member on two
 topics, one on the larger topic only, then a third on both) are checked. The members name racks;
-Kafka 4.1's assignors do not use them, so neither does the placement. Synchronised on the clients'
+Kafka 4.1's assignors do not use them, so neither does the placement; the
+group records each member's rack from its heartbeat. Synchronised on the clients'
 observed assignments, never on sleeps.
 """
 
@@ -68,16 +69,22 @@ class Group:
         self.counts = {self.ids[t]: n for t, n in partitions.items()}
         self.names = {v: k for k, v in self.ids.items()}
         self.subscriptions: dict[str, frozenset] = {}
+        self.racks: dict[str, str] = {}
 
     def join(self, topics, rack):
         polling = Polling(lambda: Member(self.broker.bootstrap_servers, topics, self.name, rack))
         member_id = wait_for(lambda: polling.call(lambda m: m.consumer.memberid()) or None, TIMEOUT, "a member id")
         self.members.append((member_id, polling))
+        self.racks[member_id] = rack
         self.subscriptions[member_id] = frozenset(self.ids[t] for t in topics)
         specs = {m: MemberSpec(subs, self.target.get(m, {})) for m, subs in self.subscriptions.items()}
         self.target = uniform(kafka_order(specs), self.counts,
                               homogeneous=len(set(self.subscriptions.values())) == 1)
-        return self.settle()
+        settled = self.settle()
+        recorded = self.broker.call(lambda: {m: x.rack_id for m, x in
+                                             self.broker.node.groups.consumer.groups[self.name].members.items()})
+        assert recorded == self.racks  # each ConsumerGroupHeartbeat carried the member's client.rack
+        return settled
 
     def settle(self):
         expected = {m: {(self.names[t], p) for t, ps in self.target.get(m, {}).items() for p in ps}

@@ -80,7 +80,7 @@ class Node:
             replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
-        self.logs.on_topic_deleted = self.cluster.delete_topic
+        self.logs.on_topic_deleted = self._topic_deleted
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
@@ -118,6 +118,10 @@ class Node:
         self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
+        self.share.write_group_records = self.groups.store.append_records
+        self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
+                                now_ms())
+        self.groups.share_records = []
         self.control = Control(self)
         self.txn.probe = self.control.probe
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
@@ -225,6 +229,10 @@ class Node:
         self.groups.on_earlier_deadline = callback
         self.cluster.on_earlier_deadline = callback
         self.share.on_earlier_deadline = callback
+
+    def _topic_deleted(self, name: str) -> None:
+        self.cluster.delete_topic(name)
+        self.share.store.forget_deleted_topics()  # its share state goes with it
 
     def _partition_count(self, topic: str) -> int:
         info = self.logs.topics.get(topic)

@@ -18,6 +18,12 @@ def is_share_group(ctx, group_id) -> bool:
     return group_id in ctx.node.share.groups
 
 
+def is_other_group(ctx, group_id) -> bool:
+    """A classic or consumer group has the id (and so no share group can)."""
+    groups = ctx.node.groups
+    return group_id not in ctx.node.share.groups and (group_id in groups.groups or group_id in groups.consumer.groups)
+
+
 def topic_name(ctx, topic_id):
     info = ctx.node.logs.topic_by_id(topic_id)
     return info.name if info is not None else None

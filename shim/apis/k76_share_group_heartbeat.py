@@ -20,7 +20,7 @@ from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
-from ._share import share_groups_enabled, topic_id
+from ._share import is_other_group, share_groups_enabled, topic_id
 from .registry import api
 
 
@@ -42,7 +42,7 @@ def handle(ctx, request):
     if not ctx.coordinates(GROUP, request.group_id):
         return _error(ctx, ErrorCode.not_coordinator)
     share = ctx.node.share
-    if _other_type(ctx, request.group_id):  # Kafka: one namespace for every group type
+    if is_other_group(ctx, request.group_id):  # Kafka: one namespace for every group type
         return _error(ctx, ErrorCode.group_id_not_found, f"Group {request.group_id} is not a share group.")
     try:
         r = share.heartbeat(request.group_id, request.member_id, request.member_epoch, names, request.rack_id,
@@ -57,11 +57,6 @@ def handle(ctx, request):
     return ctx.response(error_code=ErrorCode.none, error_message=None, member_id=r.member_id,
                         member_epoch=r.member_epoch, heartbeat_interval=share.heartbeat_interval_ms(request.group_id),
                         assignment=assignment)
-
-
-def _other_type(ctx, group_id) -> bool:
-    groups = ctx.node.groups
-    return group_id not in ctx.node.share.groups and (group_id in groups.groups or group_id in groups.consumer.groups)
 
 
 def _invalid(request) -> str | None:

@@ -189,3 +189,9 @@ def test_member_racks_do_not_move_partitions(assign, cases):
     for _, counts, members, expected in cases:
         racked = {m: spec._replace(rack_id=f"rack-{i % 2}") for i, (m, spec) in enumerate(members.items())}
         _same(assign(racked, _topics(counts)), expected)
+
+
+@pytest.mark.parametrize("assign", [uniform_homogeneous, uniform_heterogeneous])
+def test_a_current_partition_the_topic_no_longer_has_is_dropped_not_a_crash(assign):
+    out = assign({"A": member([1], [(1, [0, 7])], ordered=True), "B": member([1])}, _topics({1: 4}))
+    assert sorted(p for a in out.values() for ps in a.values() for p in ps) == [0, 1, 2, 3]

@@ -147,7 +147,8 @@ def test_a_hundred_members_over_a_thousand_partitions_are_assigned_in_millisecon
     ids = [str(uuid.UUID(int=rnd.getrandbits(128))) for _ in range(100)]
     fresh = {m: MemberSpec(frozenset(topics), {}) for m in ids}
     first = uniform(kafka_order(fresh), topics)
-    joined = {m: MemberSpec(frozenset(topics), first[m]) for m in ids[:-1]} | {ids[-1]: MemberSpec(frozenset(topics), {})}
+    joined = {m: MemberSpec(frozenset(topics), first[m]) for m in ids[:-1]}
+    joined[ids[-1]] = MemberSpec(frozenset(topics), {})
     mixed = {m: MemberSpec(frozenset(rnd.sample(sorted(topics), 5)), {}) for m in ids}
     for members in (fresh, joined, mixed):
         best = min(_timed(lambda: uniform(kafka_order(members), topics), time) for _ in range(5))

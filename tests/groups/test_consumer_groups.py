@@ -265,3 +265,18 @@ def test_group_consumer_settings_by_their_kafka_names(nodes):
     assert Client(gc, "a").beat().error == E.none
     assert gc.consumer.describe("g").assignor == "range"
     assert Client(gc, "b").beat().error == E.group_max_size_reached
+
+
+def test_an_assignor_failure_is_unknown_server_error_and_leaves_the_group_as_it_was(gc, monkeypatch):
+    """Kafka: a PartitionAssignorException in updateTargetAssignment answers UNKNOWN_SERVER_ERROR."""
+    from shim.coordinators.group import consumer_coordinator
+    from shim.coordinators.group.consumer_assignors import AssignorError
+
+    a = Client(gc, "a")
+    a.beat()
+
+    def failing(*_args, **_kw):
+        raise AssignorError("Partitions were left unassigned")
+    monkeypatch.setitem(consumer_coordinator.ASSIGNORS, "uniform", failing)
+    assert Client(gc, "b").beat().error == E.unknown_server_error
+    assert set(gc.consumer.groups["g"].members) == {"a"}

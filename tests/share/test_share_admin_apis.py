@@ -157,6 +157,7 @@ async def test_alter_needs_an_existing_empty_share_group(node):
     assert (r.error_code, r.responses) == (E.non_empty_group, ())
     r = await alter(node, {("nope", 0): 1})  # no topic left: Kafka answers before looking at the group
     assert r.error_code == E.none and alter_codes(r) == {("nope", 0): E.unknown_topic_or_partition}
+    assert (await alter(node, {("nope", 0): 1}, group="")).error_code == E.invalid_group_id
     assert (await delete(node, [T])).error_code == E.non_empty_group
     await heartbeat(node, member, -1)
     assert (await alter(node, {(T, 0): 1})).error_code == E.none
@@ -275,6 +276,12 @@ async def test_one_namespace_of_group_ids(node):
                        committed_metadata=None),)),))
     assert o.topics[0].partitions[0].error_code == E.group_id_not_found
     assert G not in node.groups.groups
+    await call(node, 8, 9, group_id="classic", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+               topics=(m.OffsetCommitRequestTopic(name=T, partitions=(m.OffsetCommitRequestPartition(
+                   partition_index=0, committed_offset=1, committed_leader_epoch=-1, committed_metadata=None),)),))
+    d = await delete(node, [T], group="classic")
+    assert (d.error_code, d.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
+    assert (await alter(node, {(T, 0): 0}, group="classic")).error_code == E.group_id_not_found
 
 
 async def test_authorization(tmp_path):
@@ -324,3 +331,32 @@ async def test_describe_shows_the_start_offset_last_written(node):
     assert offsets(await describe(node)) == {(T, 0): (-1, E.none)}
     await fetch(node, member, 1, acks=[(0, 1, 1)])
     assert offsets(await describe(node)) == {(T, 0): (2, E.none)}
+
+
+async def test_altered_and_deleted_offsets_survive_a_crash(tmp_path):
+    """Alter and Delete are written to __share_group_state before they are answered."""
+    from node_support import crash
+
+    n = open_node(tmp_path / "data")
+    n.finalize_features({"share.version": 1})
+    n.share.configs.alter(G, [Op("share.auto.offset.reset", 0, "earliest")], False)
+    await produce(n, 0, 6)
+    await produce(n, 1, 2)
+    await consume(n, 0, accept_through=0)
+    await consume(n, 1, accept_through=1)
+    assert (await alter(n, {(T, 0): 3})).error_code == E.none
+    crash(n)
+    n = open_node(tmp_path / "data")
+    try:
+        assert offsets(await describe(n)) == {(T, 0): (3, E.none), (T, 1): (2, E.none)}
+        assert (await delete(n, [T])).responses[0].error_code == E.none
+    finally:
+        crash(n)
+    n = open_node(tmp_path / "data")
+    try:
+        assert offsets(await describe(n, [(T, (0, 1))])) == {(T, 0): (-1, E.none), (T, 1): (-1, E.none)}
+        member = str(uuid.uuid4())
+        await heartbeat(n, member, 0)
+        assert await fetch(n, member, 0) == [(0, 5)]  # from share.auto.offset.reset=earliest
+    finally:
+        n.close()

@@ -18,6 +18,7 @@ from share.test_share_apis import TOPIC, _set, acquired, produce, share_ack, sha
 from shim.coordinators.share import records as sr
 from shim.coordinators.share.store import SHARE_STATE_TOPIC, share_partition_key
 from shim.errors import ErrorCode
+from shim.log_cleaner import LogCleaner
 
 TOPIC_ID = uuid.UUID("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0")
 
@@ -140,7 +141,7 @@ async def test_older_json_state_moves_into_the_topic(tmp_path):
         nodes.crash_all()
 
 
-async def test_retention_never_removes_share_state(tmp_path):
+async def test_retention_and_the_cleaner_never_remove_share_state(tmp_path):
     nodes = NodeFactory(tmp_path / "data", kafka_version="4.1", segment_bytes=1024)
     node = _open(nodes)
     try:
@@ -149,7 +150,31 @@ async def test_retention_never_removes_share_state(tmp_path):
         for epoch, offset in enumerate(range(0, 30, 2), start=1):
             await share_ack(node, "m1", epoch, 0, [(offset + 1, offset + 1, (1,))])
         before = _records(node)
+        assert len(before) == 15
         node.logs.enforce_retention(2**62)
+        assert await LogCleaner(node).clean_now(2**62) == 0  # cleanup.policy=delete: never compacted
         assert _records(node) == before
+    finally:
+        nodes.crash_all()
+
+
+async def test_a_deleted_topics_share_state_is_deleted_with_it(tmp_path):
+    nodes = NodeFactory(tmp_path / "data", kafka_version="4.1")
+    node = _open(nodes)
+    await produce(node, 0, b"a", b"b")
+    assert acquired(await share_fetch(node, "m1", 0)) == [(0, 1, 1)]
+    await share_ack(node, "m1", 1, 0, [(0, 0, (1,))])
+    old_id = node.logs.topics[TOPIC].topic_id
+    assert node.share.store.get(("g", old_id, 0)) is not None
+    node.logs.delete_topic(TOPIC)
+    assert node.share.store.get(("g", old_id, 0)) is None
+    # the tombstone was written, and with no key left in that partition the whole log is redundant
+    partition = node.share.store.partition_for("g", old_id, 0)
+    plog = node.logs.get(SHARE_STATE_TOPIC, partition)
+    assert _records(node) == [] and plog.log_start_offset == plog.log_end_offset == 2
+    nodes.crash(node)
+    again = _open(nodes)
+    try:
+        assert again.share.store.entries == {}
     finally:
         nodes.crash_all()

@@ -208,7 +208,7 @@ def uniform_homogeneous(members: dict[str, MemberSpec], topics: TopicPartitions)
         for t, ps in spec.current.items():
             if t not in subscribed:
                 continue
-            ps = list(ps)
+            ps = [p for p in ps if p < topics[t]]  # a partition the topic no longer has is dropped
             kept[t] = ps[:quota]
             free.extend((t, p) for p in ps[quota:])
             quota -= len(kept[t])
@@ -296,7 +296,7 @@ class _Heterogeneous:
         self.owners = {t: [-1] * topics[t] for t in self.subscribers}
         self.out: dict[str, dict[uuid.UUID, set[int]]] = {}
         for i, (mid, spec) in enumerate(members.items()):  # keep what is still subscribed
-            kept = {t: set(ps) for t, ps in spec.current.items() if t in spec.subscribed}
+            kept = {t: {p for p in ps if p < topics[t]} for t, ps in spec.current.items() if t in spec.subscribed}
             for t, ps in kept.items():
                 self.sizes[i] += len(ps)
                 for p in ps:

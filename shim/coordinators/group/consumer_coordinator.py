@@ -29,7 +29,7 @@ import re2
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
 from .consumer_classic import ClassicMembers
-from .consumer_assignors import ASSIGNORS, MemberSpec, homogeneous_subscriptions, kafka_order
+from .consumer_assignors import ASSIGNORS, AssignorError, MemberSpec, homogeneous_subscriptions, kafka_order
 from .consumer_config import ConsumerGroupConfig, consumer_group_config  # noqa: F401 (re-exported)
 from .consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -378,7 +378,11 @@ class ConsumerGroups:
         assignor = ASSIGNORS[self._assignor_name(members.values())]
         homogeneous = homogeneous_subscriptions((m.subscribed_topic_names, m.subscribed_topic_regex)
                                                 for m in members.values())
-        new = assignor(specs, {tid: n for tid, n in meta.values()}, homogeneous=homogeneous)
+        try:
+            new = assignor(specs, {tid: n for tid, n in meta.values()}, homogeneous=homogeneous)
+        except AssignorError as e:  # Kafka: updateTargetAssignment turns it into UNKNOWN_SERVER_ERROR
+            raise KafkaError(ErrorCode.unknown_server_error, f"Failed to compute a new target assignment for "
+                             f"epoch {group_epoch}: {e}.") from e
         for mid in specs:  # Kafka: a record for every member whose target changed, new members too
             assignment = new.get(mid, {})
             if group.target.get(mid) != assignment:

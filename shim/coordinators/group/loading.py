@@ -23,7 +23,9 @@ log = logging.getLogger(__name__)
 
 def load_groups(gc: "GroupCoordinator", now_ms: int) -> None:
     consumer = gc.consumer.groups
+    gc.share_records = []  # the share coordinator replays these (shim.coordinators.share.members)
     for part in gc.store.load():
+        gc.share_records += part.share_records
         for record in part.consumer_records:
             cr.replay(consumer, record, now_ms)
         with_offsets = {g for g, o in part.offsets.items() if o}

@@ -21,6 +21,7 @@ from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
 from ..txn.coordinator import OFFSETS_TOPIC, TransactionCoordinator
+from ..share import members as share_members
 from . import consumer_records as cr
 from . import records as rec
 from .records import GroupRecord, MemberRecord, OffsetAndMetadata
@@ -57,6 +58,7 @@ class LoadedPartition:
     offsets: dict[str, dict[TP, CommittedOffset]] = field(default_factory=dict)
     pending: dict[int, dict[str, dict[TP, CommittedOffset]]] = field(default_factory=dict)  # pid -> group -> tp
     consumer_records: list = field(default_factory=list)  # consumer-group records, in log order
+    share_records: list = field(default_factory=list)  # share-group records, in log order
 
 
 class GroupStore:
@@ -172,6 +174,9 @@ def _replay_record(out: LoadedPartition, r, h) -> None:
     try:
         if r.key is not None and len(r.key) >= 2 and int.from_bytes(r.key[:2], "big") in cr.KINDS:
             out.consumer_records.append(cr.decode(r.key, r.value))
+            return
+        if r.key is not None and len(r.key) >= 2 and int.from_bytes(r.key[:2], "big") in share_members.KINDS:
+            out.share_records.append(share_members.decode(r.key, r.value))
             return
         key = rec.read_key(r.key)
         if isinstance(key, rec.GroupKey):

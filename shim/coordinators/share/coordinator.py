@@ -16,12 +16,14 @@ partition's aborted-transaction index), are archived as they are first fetched a
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from kafka_codecs.batch import iter_batches
 
 from ...errors import ErrorCode, KafkaError
 from .configs import GroupConfigs, ShareSettings
+from . import members
 from .group import ShareGroup
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
@@ -54,6 +56,9 @@ class ShareCoordinator:
         self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
+        # membership records to __consumer_offsets: (group id, [(key, value)], now_ms), raising KafkaError
+        self.write_group_records = None
+        self._views: dict[str, members.View] = {}  # what was last written of each group's membership
 
     # -- membership -----------------------------------------------------------------------------
 
@@ -66,9 +71,38 @@ class ShareCoordinator:
         timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
         # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
-        result = group.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms, timeout, self.partition_count)
+        result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
+                                                              timeout, self.partition_count), now_ms)
         self._deadline_set(now_ms + timeout)
         return result
+
+    def _change(self, group_id: str, change, now_ms: int):
+        """Change the group's membership; the records of what changed are written before the change
+        stands (Kafka: the share-group records of GroupMetadataManager.shareGroupHeartbeat)."""
+        group = self.groups[group_id]
+        before = copy.deepcopy(group)
+        result = change(group)
+        after = members.view(group, self.topic_id)
+        records = members.diff(group_id, self._views.get(group_id), after)
+        if records and self.write_group_records is not None:
+            try:
+                self.write_group_records(group_id, [members.encode(r) for r in records], now_ms)
+            except KafkaError:
+                self.groups[group_id] = before
+                raise
+        self._views[group_id] = after
+        return result
+
+    def load_members(self, records, topic_name, now_ms: int) -> None:
+        """Replay the share-group records of ``__consumer_offsets`` (in log order); every member
+        loaded must heartbeat within its session timeout."""
+        for r in records:
+            members.replay(self.groups, self._views, r)
+        for group_id, view in self._views.items():
+            group = self.groups[group_id]
+            timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
+            members.rebuild(group, view, topic_name, now_ms + timeout)
+            group.subscribed_metadata(self.partition_count)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -194,7 +228,7 @@ class ShareCoordinator:
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
             for member_id in group.expired(now_ms):
-                group.remove(member_id, self.partition_count)
+                self._change(group.group_id, lambda g: g.remove(member_id, self.partition_count), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id)
@@ -290,6 +324,10 @@ class ShareCoordinator:
     def delete_group(self, group_id: str) -> None:
         """DeleteGroups of an empty share group: the group and all its share state."""
         self.empty_group(group_id)
+        tombstones = members.diff(group_id, self._views.get(group_id), None)
+        if tombstones and self.write_group_records is not None:
+            self.write_group_records(group_id, [members.encode(r) for r in tombstones], self.store.clock())
+        self._views.pop(group_id, None)
         self._forget(group_id, list(self.start_offsets(group_id)))
         self._saved.pop(group_id, None)
         for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:

@@ -96,6 +96,12 @@ class ShareGroup:
     def next_deadline(self) -> int:
         return min((m.deadline for m in self.members.values()), default=2**63 - 1)
 
+    def subscribed_metadata(self, partitions: Callable[[str], int]) -> None:
+        """Take the subscribed topics' sizes as they are, with no new epoch (a group loaded at
+        start-up: Kafka compares the metadata hash it wrote with the topics it finds)."""
+        topics = sorted({t for m in self.members.values() for t in m.subscribed})
+        self._metadata = {t: n for t in topics if (n := partitions(t)) > 0}
+
     def _refresh(self, partitions: Callable[[str], int]) -> None:
         """A new target assignment when the group epoch moved or a subscribed topic changed size."""
         topics = sorted({t for m in self.members.values() for t in m.subscribed})

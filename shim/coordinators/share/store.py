@@ -86,6 +86,7 @@ class ShareStateStore:
         self.entries: dict[tuple[str, uuid.UUID, int], _Entry] = {}
         if logs is not None:
             self._replay()
+            self.forget_deleted_topics()  # a topic deleted just before a crash
             if legacy_dir is not None:
                 self._migrate(legacy_dir / LEGACY_DIRECTORY)
 
@@ -176,6 +177,13 @@ class ShareStateStore:
                          self.clock())
             for key in doomed:
                 del self.entries[key]
+            self._prune(partition)
+
+    def forget_deleted_topics(self) -> None:
+        """Tombstones for the state of topics that no longer exist (Kafka: the group coordinator
+        deletes a deleted topic's share state with DeleteShareGroupState)."""
+        if self.logs is not None:
+            self.delete([k for k in self.entries if self.logs.topic_by_id(k[1]) is None])
 
     def get(self, key) -> sr.ShareSnapshot | None:
         """The state of ``key`` (group, topic id, partition), or None if it has none."""
@@ -219,8 +227,10 @@ class ShareStateStore:
         """Kafka: ShareCoordinatorOffsetsManager.lastRedundantOffset -- below the oldest latest
         snapshot of the partition's keys nothing is needed any more."""
         offsets = [e.snapshot_offset for k, e in self.entries.items() if self.partition_for(*k) == partition]
-        if offsets and min(offsets) > 0:
-            self._log(partition).delete_records(min(offsets))
+        plog = self._log(partition)
+        redundant = min(offsets) if offsets else plog.high_watermark  # no key left: nothing is needed
+        if redundant > plog.log_start_offset:
+            plog.delete_records(redundant)
 
     # -- start-up ---------------------------------------------------------------------------
 
