@@ -4,8 +4,10 @@ Grows a topic to ``count`` partitions: the new partition logs are created and th
 to the topic metadata before the answer, so it survives a restart. As Kafka's controller answers
 (ReplicationControlManager.createPartitions): INVALID_PARTITIONS when the count is not larger,
 UNKNOWN_TOPIC_OR_PARTITION for an unknown topic, INVALID_REQUEST for a topic named twice, and
-manual assignments must be one per new partition, each exactly this broker
-(INVALID_REPLICA_ASSIGNMENT otherwise). validate_only checks without changing anything.
+manual assignments must be one per new partition, each naming known brokers once
+(INVALID_REPLICA_ASSIGNMENT otherwise). A new partition with a manual assignment gets exactly those
+replicas, in that order (the first live one leads), as a topic created with one does.
+validate_only checks without changing anything.
 """
 
 import collections
@@ -43,18 +45,22 @@ def _grow(ctx, t, validate_only, budget):
         info = logs.topic(t.name)
         if t.count > info.partitions and t.assignments is not None:
             _check_assignments(ctx, t, t.count - info.partitions)
-        added = t.count - info.partitions
+        first = info.partitions  # add_partitions grows it
+        added = t.count - first
         if added > budget[0]:
             raise KafkaError(ErrorCode.unknown_server_error, None)
         logs.add_partitions(t.name, t.count, validate_only)
         budget[0] -= added
+        if t.assignments and not validate_only:
+            for i, a in enumerate(t.assignments):
+                ctx.node.cluster.assign(t.name, first + i, tuple(a.broker_ids))
     except KafkaError as e:
         return _result(ctx, t.name, e.code, e.message)
     return _result(ctx, t.name, ErrorCode.none, None)
 
 
 def _check_assignments(ctx, t, additional):
-    """One assignment per new partition, each naming this broker only."""
+    """One assignment per new partition, each naming known brokers once."""
     if len(t.assignments) != additional:
         raise KafkaError(ErrorCode.invalid_replica_assignment, f"Attempted to add {additional} additional "
                          f"partition(s), but only {len(t.assignments)} assignment(s) were specified.")

@@ -251,3 +251,20 @@ async def test_a_broker_describes_its_own_id_and_listeners(node):
         resource_type=4, resource_name="1", configuration_keys=("node.id", "listeners")),),
         include_synonyms=False, include_documentation=False))
     assert {c.name: c.value for c in r.results[0].configs} == {"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:9101"}
+
+
+async def test_create_partitions_gives_new_partitions_their_manual_assignments_in_order(node):
+    """librdkafka's 0081_admin (do_test_CreatePartitions) reads each new partition's replicas back
+    from Metadata in the order it asked for."""
+    def grow(m):
+        return m.CreatePartitionsRequest(topics=(m.CreatePartitionsTopic(name="t", count=5, assignments=(
+            m.CreatePartitionsAssignment(broker_ids=(2, 1, 0)), m.CreatePartitionsAssignment(broker_ids=(1, 0, 2)))),),
+            timeout=datetime.timedelta(seconds=5), validate_only=False)
+    r = await call(node, 0, 37, 3, grow)
+    assert r.results[0].error_code == ErrorCode.none
+    m = await call(node, 1, 3, 12, lambda m: m.MetadataRequest(
+        topics=(m.MetadataRequestTopic(topic_id=None, name="t"),), allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False))
+    parts = {p.partition_index: p for p in m.topics[0].partitions}
+    assert [tuple(parts[i].replica_nodes) for i in (3, 4)] == [(2, 1, 0), (1, 0, 2)]
+    assert [parts[i].leader_id for i in (3, 4)] == [2, 1]

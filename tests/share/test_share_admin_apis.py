@@ -157,6 +157,7 @@ async def test_alter_needs_an_existing_empty_share_group(node):
     assert (r.error_code, r.responses) == (E.non_empty_group, ())
     r = await alter(node, {("nope", 0): 1})  # no topic left: Kafka answers before looking at the group
     assert r.error_code == E.none and alter_codes(r) == {("nope", 0): E.unknown_topic_or_partition}
+    assert (await alter(node, {("nope", 0): 1}, group="")).error_code == E.invalid_group_id
     assert (await delete(node, [T])).error_code == E.non_empty_group
     await heartbeat(node, member, -1)
     assert (await alter(node, {(T, 0): 1})).error_code == E.none
