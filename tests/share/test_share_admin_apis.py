@@ -282,6 +282,8 @@ async def test_one_namespace_of_group_ids(node):
     d = await delete(node, [T], group="classic")
     assert (d.error_code, d.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
     assert (await alter(node, {(T, 0): 0}, group="classic")).error_code == E.group_id_not_found
+    g = (await call(node, 77, 1, group_ids=("classic",), include_authorized_operations=False)).groups[0]
+    assert (g.error_code, g.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
 
 
 async def test_authorization(tmp_path):
