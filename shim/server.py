@@ -314,6 +314,9 @@ class Connection(asyncio.BufferedProtocol):
         self._writable: asyncio.Future | None = None
         self._reading = True
         self._muted = False  # a quota's throttle time is running (see _mute)
+        self._out: list = []  # answers written once the answering task yields (see _defer)
+        self._out_bytes = 0
+        self._flush_scheduled = False
 
     # -- protocol callbacks (the event loop's side) -----------------------------------------
 
@@ -505,6 +508,7 @@ class Connection(asyncio.BufferedProtocol):
                 if isinstance(part, bytes) and len(part) < _JOIN_LIMIT:
                     pending.append(part)
                     continue
+                self._flush_out()  # the answers before this one go first
                 transport.write(b"".join(pending))
                 pending = []
                 if isinstance(part, bytes):
@@ -512,7 +516,7 @@ class Connection(asyncio.BufferedProtocol):
                 else:
                     await asyncio.get_running_loop().sendfile(transport, part.file, part.position, part.size)
             if pending:
-                transport.write(b"".join(pending))
+                self._defer(pending)
             if self._writable is not None:
                 await self._writable
             if transport.is_closing():
@@ -521,6 +525,26 @@ class Connection(asyncio.BufferedProtocol):
             for part in parts:
                 if not isinstance(part, bytes):
                     part.close()
+
+    def _defer(self, pending: list) -> None:
+        """Write ``pending`` once the answering task yields to the loop: the answers to requests a
+        client pipelined (librdkafka keeps many Produce requests in flight, one partition each)
+        leave in one send instead of one each. Past _JOIN_LIMIT bytes they are written at once, so
+        a client that does not read still meets the transport's flow control (pause_writing)."""
+        self._out += pending
+        self._out_bytes += sum(len(p) for p in pending)
+        if self._out_bytes >= _JOIN_LIMIT:
+            self._flush_out()
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self._flush_out)
+
+    def _flush_out(self) -> None:
+        self._flush_scheduled = False
+        if self._out:
+            out, self._out, self._out_bytes = b"".join(self._out), [], 0
+            if not self.transport.is_closing():
+                self.transport.write(out)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -561,6 +585,7 @@ class Connection(asyncio.BufferedProtocol):
     def close(self) -> None:
         self.done = True
         if self.transport is not None and not self.transport.is_closing():
+            self._flush_out()  # answers still deferred (Connection._defer) go before the close
             self.transport.close()
         if self.task is not None and self.task is not asyncio.current_task():
             self.task.cancel()

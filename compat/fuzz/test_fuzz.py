@@ -40,3 +40,19 @@ def test_fuzzed_sasl_exchanges_and_tls_connections_leave_the_broker_serving(tmp_
     # clients that finished, clients the broker refused or reset, and the canary all happened
     assert result.outcomes.get("eof", 0) > 0 and result.outcomes.get("reset", 0) > 0, report
     assert result.canary_acked > 0, report
+
+
+def test_sequences_of_hostile_requests_keep_the_state_machines_sound():
+    """compat/fuzz/stateful.py: every API and version each release from 3.7 to 4.1 serves, then
+    seeded sequences weighted to the group, share and transaction APIs, as concurrent requests on
+    an in-process node; no handler may raise, answer UNKNOWN_SERVER_ERROR where Kafka does not,
+    log an error, hold the loop, or break a share partition's or a consumer group's invariants."""
+    from compat.fuzz.stateful import stateful_fuzz
+
+    seed = int(os.environ.get("KAFKA_SHIM_FUZZ_SEED", 20261123))
+    results = stateful_fuzz(float(os.environ.get("KAFKA_SHIM_FUZZ_STATEFUL_SECONDS", 25)), seed)
+    for result in results:
+        report = json.dumps({k: v for k, v in vars(result).items() if k not in ("by_api", "served")}, indent=1)
+        assert result.failures == [], report
+        assert set(result.served) <= set(result.by_api), sorted(set(result.served) - set(result.by_api))
+        assert result.answered > len(result.served), report  # the sequences ran past the sweep

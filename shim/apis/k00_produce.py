@@ -79,9 +79,10 @@ def handle(ctx, request):
     now = now_ms()
     topics, hinted = [], set()
     replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
-    denied = denied_topics(ctx, [n for n in map(lambda t: _topic_name(ctx, t), request.topic_data) if n])
-    for t in request.topic_data:
-        name = _topic_name(ctx, t)
+    names = [_topic_name(ctx, t) for t in request.topic_data]
+    denied = denied_topics(ctx, [n for n in names if n])
+    topic_response = factory(ctx.m.TopicProduceResponse, ("name", "topic_id", "partition_responses"))
+    for t, name in zip(request.topic_data, names):
         if name in denied:
             parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data)
         elif name is None:
@@ -90,8 +91,7 @@ def handle(ctx, request):
         else:
             parts = tuple(_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i))
                           for i, p in enumerate(t.partition_data))
-        topics.append(ctx.make("TopicProduceResponse", name=name, topic_id=getattr(t, "topic_id", None),
-                               partition_responses=parts))
+        topics.append(topic_response(name, getattr(t, "topic_id", None), parts))
     # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
     throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:

@@ -2,8 +2,9 @@
 
 Per group: state (Empty, Stable), group epoch, assignment epoch, the assignor ("simple") and per
 member its epoch, client id and host, rack, subscribed topic names and assignment. A group that
-does not exist is GROUP_ID_NOT_FOUND. UNSUPPORTED_VERSION for every group until share.version 1 is
-finalized (Kafka 4.1's gate); DESCRIBE on the group is required (GROUP_AUTHORIZATION_FAILED).
+does not exist is GROUP_ID_NOT_FOUND ("... is not a share group." for a classic or consumer group's
+id). UNSUPPORTED_VERSION for every group until share.version 1 is finalized (Kafka 4.1's gate);
+DESCRIBE on the group is required (GROUP_AUTHORIZATION_FAILED).
 """
 
 from ..cluster import GROUP
@@ -11,7 +12,7 @@ from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
-from ._share import share_groups_enabled, topic_id
+from ._share import is_other_group, share_groups_enabled, topic_id
 from ..coordinators.share.group import ASSIGNOR
 from .registry import api
 
@@ -35,6 +36,8 @@ def _describe(ctx, group_id, want_ops):
     if not ctx.coordinates(GROUP, group_id):
         return _empty(ctx, group_id, ErrorCode.not_coordinator)
     try:
+        if is_other_group(ctx, group_id):  # Kafka: GroupMetadataManager.shareGroup
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
         group = ctx.node.share.describe(group_id)
     except KafkaError as e:
         return _empty(ctx, group_id, e.code, e.message)

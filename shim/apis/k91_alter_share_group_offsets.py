@@ -3,13 +3,17 @@ does (KafkaApis.handleAlterShareGroupOffsetsRequest, GroupCoordinatorShard.alter
 
 In this order: UNSUPPORTED_VERSION until share.version 1 is finalized; READ on the group
 (GROUP_AUTHORIZATION_FAILED); per topic, READ on it (TOPIC_AUTHORIZATION_FAILED) and its existence
-(UNKNOWN_TOPIC_OR_PARTITION), answered for each of its partitions. With no topic left the answer is
-those errors alone. Then the group: an empty id is INVALID_GROUP_ID, another broker's group
-NOT_COORDINATOR, an id no share group has GROUP_ID_NOT_FOUND and a group with members
-NON_EMPTY_GROUP, each as the top-level error with nothing else. Otherwise each partition the topic
+(UNKNOWN_TOPIC_OR_PARTITION), answered for each of its partitions. Then the group, each error as
+the top-level error with nothing else: an empty id is INVALID_GROUP_ID; with no topic left the
+answer is the topics' errors alone; another broker's group is NOT_COORDINATOR, an id no share group
+has GROUP_ID_NOT_FOUND and a group with members NON_EMPTY_GROUP. Otherwise each partition the topic
 has starts afresh at the offset given, nothing in flight (UNKNOWN_TOPIC_OR_PARTITION for a partition
 it does not have): the group's next ShareFetch acquires from there. Kafka writes the offset as given
 without checking it against the log; a negative one leaves the partition to share.auto.offset.reset.
+
+Kafka 4.1.x's KafkaApis drops the group's top-level error and answers NONE with no results for the
+group's topics (KAFKA-19440, fixed in 4.2, whose Admin client reports the error); kafka-shim answers
+the error, as the response schema and every client expect.
 """
 
 from ..cluster import GROUP
@@ -36,6 +40,8 @@ def handle(ctx, request):
             E.unknown_topic_or_partition if t.topic_name not in ctx.node.logs.topics else None)
         (wanted if code is None else failed).append((t, code))
     results = [_topic(ctx, t.topic_name, [(p.partition_index, code) for p in t.partitions]) for t, code in failed]
+    if not request.group_id:  # Kafka: GroupCoordinatorService checks the id before the topics
+        return error_response(ctx, request, E.invalid_group_id)
     if not wanted:
         return _answer(ctx, results)
     code = _group_error(ctx, request.group_id)
@@ -54,8 +60,6 @@ def handle(ctx, request):
 
 
 def _group_error(ctx, group_id) -> E | None:
-    if not group_id:
-        return E.invalid_group_id
     if not ctx.coordinates(GROUP, group_id):
         return E.not_coordinator
     return None

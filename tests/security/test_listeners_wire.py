@@ -195,10 +195,14 @@ async def test_ssl_client_auth_requested_names_who_presents_a_certificate(tmp_pa
         anonymous = ssl.create_default_context(cafile=str(certs["ca.pem"]))
         named = ssl.create_default_context(cafile=str(certs["ca.pem"]))
         named.load_cert_chain(str(certs["client-cert.pem"]), str(certs["client-key.pem"]))
+        writers = []  # both connections stay open: a dropped writer is closed whenever the collector frees it
         for tls in (anonymous, named):
             reader, writer = await open_to(broker, "SSL", tls)
+            writers.append(writer)
             assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
         assert sorted(s.principal for s in broker.sessions()) == ["User:ANONYMOUS", "User:CN=client,OU=test,O=kafka-shim"]
+        for writer in writers:
+            writer.close()
 
 
 async def test_before_authentication_a_sasl_listener_reads_at_most_sasl_server_max_receive_size(tmp_path):

@@ -157,6 +157,7 @@ async def test_alter_needs_an_existing_empty_share_group(node):
     assert (r.error_code, r.responses) == (E.non_empty_group, ())
     r = await alter(node, {("nope", 0): 1})  # no topic left: Kafka answers before looking at the group
     assert r.error_code == E.none and alter_codes(r) == {("nope", 0): E.unknown_topic_or_partition}
+    assert (await alter(node, {("nope", 0): 1}, group="")).error_code == E.invalid_group_id
     assert (await delete(node, [T])).error_code == E.non_empty_group
     await heartbeat(node, member, -1)
     assert (await alter(node, {(T, 0): 1})).error_code == E.none
@@ -281,6 +282,8 @@ async def test_one_namespace_of_group_ids(node):
     d = await delete(node, [T], group="classic")
     assert (d.error_code, d.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
     assert (await alter(node, {(T, 0): 0}, group="classic")).error_code == E.group_id_not_found
+    g = (await call(node, 77, 1, group_ids=("classic",), include_authorized_operations=False)).groups[0]
+    assert (g.error_code, g.error_message) == (E.group_id_not_found, "Group classic is not a share group.")
 
 
 async def test_authorization(tmp_path):

@@ -116,3 +116,23 @@ async def test_a_deleted_group_stays_deleted(tmp_path):
         assert (await describe(again))[0] == ErrorCode.group_id_not_found
     finally:
         nodes.crash_all()
+
+
+async def test_a_failed_write_leaves_the_group_as_it_was(tmp_path):
+    from shim.errors import KafkaError
+
+    nodes = NodeFactory(tmp_path / "data", kafka_version="4.1")
+    node = _open(nodes)
+    try:
+        await heartbeat(node, "m1", 0)
+        before = await describe(node)
+
+        def refuse(*_):
+            raise KafkaError(ErrorCode.coordinator_not_available, "the offsets partition is offline")
+
+        node.share.write_group_records = refuse
+        r = await heartbeat(node, "m2", 0)
+        assert r.error_code == ErrorCode.coordinator_not_available
+        assert await describe(node) == before  # m2 did not join
+    finally:
+        nodes.crash_all()

@@ -12,11 +12,13 @@ import json
 import struct
 import uuid
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka_codecs.records import decode_batch
 from node_support import NodeFactory
 from share.test_share_apis import TOPIC, _set, acquired, produce, share_ack, share_fetch
 from shim.coordinators.share import records as sr
-from shim.coordinators.share.store import SHARE_STATE_TOPIC, share_partition_key
+from shim.coordinators.share.store import SHARE_STATE_TOPIC, from_snapshot, share_partition_key, to_batches
 from shim.errors import ErrorCode
 from shim.log_cleaner import LogCleaner
 
@@ -178,3 +180,18 @@ async def test_a_deleted_topics_share_state_is_deleted_with_it(tmp_path):
         assert again.share.store.entries == {}
     finally:
         nodes.crash_all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.integers(0, 50), cells=st.lists(st.tuples(st.sampled_from([None, 0, 2, 4]), st.integers(1, 4)),
+                                                  max_size=30))
+def test_state_batches_keep_what_a_share_partition_needs(start, cells):
+    """In-flight records survive the trip through state batches with their delivery counts; finished
+    offsets and gaps keep no record; the end of the fetched window is kept."""
+    records = [[start + i, state, count] for i, (state, count) in enumerate(cells) if state is not None]
+    state = {"start_offset": start, "end_offset": start + len(cells), "records": records}
+    snap = sr.ShareSnapshot(0, 0, 0, start, 0, 0, tuple(to_batches(state)))
+    back = from_snapshot(sr.decode_value(sr.SNAPSHOT, sr.encode_snapshot(snap)))
+    assert back["start_offset"] == start
+    assert back["records"] == [r for r in records if r[1] == 0]
+    assert back["end_offset"] == start + len(cells)

@@ -1,0 +1,40 @@
+"""How the shell writes answers: requests a client pipelined are answered in one send."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+from shim import Broker
+from shim.protocol.messages import decode_response
+
+from test_server_limits import api_versions, until
+
+
+def frames(data: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(data):
+        size = struct.unpack_from(">i", data, pos)[0]
+        out.append(data[pos + 4:pos + 4 + size])
+        pos += 4 + size
+    return out
+
+
+async def test_answers_to_pipelined_requests_leave_in_one_write_in_order(tmp_path):
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as broker:
+        reader, writer = await asyncio.open_connection(broker.node.host, broker.node.port)
+        await until(lambda: len(broker._server.connections) == 1)
+        conn = next(iter(broker._server.connections))
+        writes = []
+        real_write = conn.transport.write
+        conn.transport.write = lambda data: (writes.append(bytes(data)), real_write(data))[1]
+
+        writer.write(b"".join(api_versions(cid) for cid in (1, 2, 3)))  # three requests in one send
+        ids = []
+        for _ in range(3):
+            size = struct.unpack(">i", await reader.readexactly(4))[0]
+            ids.append(decode_response(await reader.readexactly(size), 18, 3)[0])
+        assert ids == [1, 2, 3]
+        assert len(writes) == 1
+        assert [decode_response(f, 18, 3)[0] for f in frames(writes[0])] == [1, 2, 3]
+        writer.close()
