@@ -161,12 +161,14 @@ def test_seed_scenario_read_committed_and_read_uncommitted_share_groups(broker):
 
 def test_an_expired_lock_redelivers_to_another_member(tmp_path):
     """A member that holds records without acknowledging them loses them when the acquisition lock
-    (here group.share.record.lock.duration.ms=1500 on the broker) expires: another member gets them
+    (here group.share.record.lock.duration.ms=1500 on the broker, its minimum lowered to Kafka's
+    floor of 1000 to allow it) expires: another member gets them
     with delivery count 2, while the first is still in the group."""
     from shim import BrokerThread
 
     with BrokerThread(data_dir=tmp_path / "share", listen="127.0.0.1:0", kafka_version="4.1",
-                      extra={"group.share.record.lock.duration.ms": "1500"}) as b:
+                      extra={"group.share.record.lock.duration.ms": "1500",
+                             "group.share.min.record.lock.duration.ms": "1000"}) as b:
         bs = b.bootstrap_servers
         enable_share_groups(bs)
         create_topic(bs, "locks", 1)

@@ -191,6 +191,8 @@ class BrokerConfig:
         from .coordinators.group.consumer_config import consumer_group_config
         consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,
                               self.extra)  # Kafka refuses bounds that do not hold together
+        from .coordinators.share.configs import share_settings
+        share_settings(self.extra)  # and the share groups' bounds too
         if self.control_listen:
             host, sep, port = self.control_listen.rpartition(":")
             if not sep or not port.isdigit() or int(port) > 65535:

@@ -92,8 +92,10 @@ RUNS = (
     Run("share-txn-mixed", ("0177",), kafka_version=SHARE, subtests="do_test_m"),
     Run("share-txn-two-groups", ("0177",), kafka_version=SHARE, subtests="two groups"),
     Run("share-close", ("0178",), kafka_version=SHARE, subtests="close_without_acknowledge"),
+    Run("share-topic-recreate", ("0184",), kafka_version=SHARE, subtests="0184-recreate-hb-first"),
     Run("classic", ("0090", "0103", "0129")),
     Run("admin-create-partitions", ("0081",), subtests="CreatePartitions"),
+    Run("admin-configs", ("0081",), subtests="Configs"),
     Run("consumer-protocol", ("0030", "0102"), env=CONSUMER_PROTOCOL),
     Run("consumer-protocol-subscription", ("0113",), env=CONSUMER_PROTOCOL, subtests="_change_subscription_"),
 )

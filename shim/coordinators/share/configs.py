@@ -28,6 +28,23 @@ class ShareSettings:
     max_record_locks: int = 2000  # group.share.partition.max.record.locks
     max_share_sessions: int = 2000  # group.share.max.share.sessions
 
+    def check(self) -> None:
+        """Kafka: the ``require`` checks of ShareGroupConfig and of GroupCoordinatorConfig's share
+        settings, which keep a broker from starting (ValueError with Kafka's messages)."""
+        for name, low, high in (("session_timeout_ms", "min_session_timeout_ms", "max_session_timeout_ms"),
+                                ("heartbeat_interval_ms", "min_heartbeat_interval_ms", "max_heartbeat_interval_ms"),
+                                ("record_lock_duration_ms", "min_record_lock_duration_ms",
+                                 "max_record_lock_duration_ms")):
+            value, least, most = getattr(self, name), getattr(self, low), getattr(self, high)
+            if most < least:
+                raise ValueError(f"{_PROPERTIES[high]} must be greater than or equals to {_PROPERTIES[low]}")
+            if value < least:
+                raise ValueError(f"{_PROPERTIES[name]} must be greater than or equals to {_PROPERTIES[low]}")
+            if value > most:
+                raise ValueError(f"{_PROPERTIES[name]} must be less than or equals to {_PROPERTIES[high]}")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")
+
 
 _PROPERTIES = {
     "session_timeout_ms": "group.share.session.timeout.ms",
@@ -51,4 +68,6 @@ def share_settings(properties: dict[str, str]) -> ShareSettings:
     for name, prop in _PROPERTIES.items():
         if prop in properties:
             values[name] = int(properties[prop])
-    return ShareSettings(**values)
+    settings = ShareSettings(**values)
+    settings.check()
+    return settings
