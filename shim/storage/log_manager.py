@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+CLOSE_THREADS = 8  # Kafka: num.recovery.threads.per.data.dir, for its shutdown as for its start
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 @dataclass(slots=True)
@@ -228,6 +230,16 @@ class LogManager:
             plog.enforce_retention(now_ms)
 
     def close(self) -> None:
-        for plog in self.logs.values():
-            plog.close()  # every log fsynced: only then may the marker say so
-        fs.atomic_write(self.data_dir / CLEAN_SHUTDOWN, b"")
+        """Clean shutdown (Kafka: LogManager.shutdown): every log flushed and closed by a pool of
+        threads (fsync releases the GIL, and the disk takes syncs of many files at once), then the
+        marker written once. A log with nothing unflushed costs no sync (PartitionLog.close)."""
+        logs = list(self.logs.values())
+        workers = min(CLOSE_THREADS, len(logs)) if fs.disk.parallel else 1
+        if workers > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="log-close") as pool:
+                for _ in pool.map(PartitionLog.close, logs):  # the first failure is raised here
+                    pass
+        else:
+            for plog in logs:
+                plog.close()
+        fs.atomic_write(self.data_dir / CLEAN_SHUTDOWN, b"")  # every log fsynced: only now may it say so
