@@ -17,7 +17,8 @@ from shim.config import BrokerConfig
 from shim.errors import ErrorCode
 from shim.node import Node
 from shim.protocol.framing import FrameError
-from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_module
+from shim.protocol.messages import (RequestHeader, decode_response, encode_request, make, request_class,
+                                    request_module)
 from shim.storage.producer_state import Origin
 
 from test_produce_handler import produce_one
@@ -108,3 +109,32 @@ async def test_delete_records_of_an_internal_topic_is_invalid_topic(node, topic)
     (part,) = decode_response(raw, 21, 2)[1].topics[0].partitions
     assert part.error_code == ErrorCode.invalid_topic_exception
     assert node.logs.get(topic, 0).log_start_offset == 0
+
+
+async def _call(node, key, version, **fields):
+    request = make(request_class(key, version), **fields)
+    return decode_response(await dispatch(node, encode_request(RequestHeader(key, version, 1, "c"), request)),
+                           key, version)[1]
+
+
+async def test_deleting_a_group_whose_offsets_partition_a_client_left_out_is_coordinator_not_available(node):
+    """A CreateTopics of __consumer_offsets with one partition, then a JoinGroup (the group is kept
+    in memory, empty, after MEMBER_ID_REQUIRED), then DeleteGroups and OffsetDelete: writing the
+    tombstones to the missing partition raised out of the handler and closed the connection (the
+    stateful fuzzer found it). Kafka's coordinator maps a missing offsets partition to
+    COORDINATOR_NOT_AVAILABLE; the group stays as it was."""
+    response = await create_topics(node, {"__consumer_offsets": 1})
+    assert response.topics[0].error_code == ErrorCode.none
+    group = next(g for g in (f"g{i}" for i in range(100)) if node.groups.store.partition_for(g) != 0)
+    m = request_module(11, 5)
+    joined = await _call(node, 11, 5, group_id=group, session_timeout=10_000, rebalance_timeout=30_000, member_id="",
+                         group_instance_id=None, protocol_type="consumer",
+                         protocols=(m.JoinGroupRequestProtocol(name="range", metadata=b""),))  # fmt: skip
+    assert joined.error_code == ErrorCode.member_id_required
+    deleted = await _call(node, 42, 2, groups_names=(group,))
+    assert [r.error_code for r in deleted.results] == [ErrorCode.coordinator_not_available]
+    m = request_module(47, 0)
+    offsets = await _call(node, 47, 0, group_id=group, topics=(m.OffsetDeleteRequestTopic(
+        name="t", partitions=(m.OffsetDeleteRequestPartition(partition_index=0),)),))  # fmt: skip
+    assert offsets.error_code == ErrorCode.coordinator_not_available
+    assert group in node.groups.groups

@@ -77,6 +77,9 @@ class Pools:
         self.epochs: list[int] = [0, 1, -1, -2]
         self.producers: list[tuple[int, int]] = [(-1, -1), (0, 0)]
         self.topic_ids: list[uuid.UUID] = [uuid.UUID(int=0), uuid.uuid4()]
+        self.members: list[tuple[str, int]] = []  # (member id, epoch or generation) an answer paired
+        self.offsets: list[int] = [0, 1, 2]  # acquired record offsets ShareFetch handed out
+        self.session_epochs: dict[str, int] = {}  # member id -> the next share session epoch
 
     def learn(self, entity) -> None:
         for f in dataclasses.fields(entity):
@@ -92,6 +95,12 @@ class Pools:
                 _remember(self.epochs, value)
             elif f.name == "topic_id" and isinstance(value, uuid.UUID):
                 _remember(self.topic_ids, value)
+            elif f.name in ("first_offset", "last_offset") and isinstance(value, int):
+                _remember(self.offsets, value)
+        names = {f.name for f in dataclasses.fields(entity)}
+        epoch = "member_epoch" if "member_epoch" in names else "generation_id" if "generation_id" in names else None
+        if "member_id" in names and epoch and entity.member_id:
+            _remember(self.members, (entity.member_id, int(getattr(entity, epoch))))
         if hasattr(entity, "producer_id") and hasattr(entity, "producer_epoch"):
             _remember(self.producers, (int(entity.producer_id), int(entity.producer_epoch)))
 
@@ -129,7 +138,21 @@ class Builder:
                 values[f.name] = self.entity(nested, depth + 1)
             else:
                 values[f.name] = self.value(f.name, f.metadata.get("kafka_type"), _nullable(f))
+        self.cohere(values)
         return cls(**values)
+
+    def cohere(self, values: dict) -> None:
+        """Mostly a member id with the epoch its last answer gave, and the next share session epoch."""
+        rng, pools = self.rng, self.pools
+        epoch = next((n for n in ("member_epoch", "generation_id") if n in values), None)
+        if "member_id" in values and epoch and pools.members and rng.random() < 0.7:
+            member, n = rng.choice(pools.members)
+            values["member_id"], values[epoch] = member, n + rng.choice((0, 0, 0, 0, 1, -1))
+        if "share_session_epoch" in values and rng.random() < 0.7:
+            member = values.get("member_id") or ""
+            n = pools.session_epochs.get(member, 0)
+            values["share_session_epoch"] = rng.choice((n, n, n, 0, -1, n + 1))
+            pools.session_epochs[member] = 1 if values["share_session_epoch"] == 0 else n + 1
 
     def array(self, f, nested, depth: int):
         rng = self.rng
@@ -185,7 +208,7 @@ class Builder:
         if "partition" in name or name == "index":
             return rng.choice((0, 0, 1, 2, -1, 5))
         if "offset" in name:
-            return rng.choice((0, 1, 2, 3, 5, 10, -1, -2))
+            return rng.choice(pools.offsets) + rng.choice((0, 0, 1, -1, 3, -5))
         if "type" in name:
             return rng.choice((0, 1, 2, 3, 4, 5, -1))
         if name in ("acks",):
@@ -386,5 +409,5 @@ if __name__ == "__main__":
     parser.add_argument("--release", action="append")
     args = parser.parse_args()
     out = stateful_fuzz(args.duration, args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
-    print(json.dumps([{k: v for k, v in vars(r).items() if k != "by_api"} | {"apis": len(r.by_api)} for r in out],
+    print(json.dumps([{k: v for k, v in vars(r).items() if k not in ("by_api", "served")} | {"apis": len(r.by_api)} for r in out],
                      indent=1))

@@ -27,8 +27,12 @@ class Disk:
     """The file system calls of storage that change something (the real ones).
 
     The calls on the append path are the ``os`` functions themselves, so the seam costs no Python
-    frame per batch; a substitute overrides them with methods.
+    frame per batch; a substitute overrides them with methods. ``parallel``: calls may come from several
+    threads at once (a clean shutdown closes partitions in a pool); a substitute that models their
+    order says no.
     """
+
+    parallel = True
 
     writev = staticmethod(os.writev)
     write = staticmethod(os.write)
@@ -78,9 +82,10 @@ def write_all(fd: int, data) -> None:
         view = view[disk.write(fd, view):]
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, sync_dir: bool = True) -> None:
     """Replace ``path`` by ``data`` so that a crash or power loss leaves the old or the new bytes
-    (Kafka: Utils.atomicMoveWithFallback after a forced write)."""
+    (Kafka: Utils.atomicMoveWithFallback after a forced write). ``sync_dir=False`` leaves the
+    rename to a later ``disk.fsync_dir`` of the parent: several files written, one directory sync."""
     tmp = path.with_name(path.name + TMP_SUFFIX)
     fd = disk.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
@@ -89,7 +94,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     finally:
         disk.close(fd)
     disk.replace(tmp, path)
-    disk.fsync_dir(path.parent)
+    if sync_dir:
+        disk.fsync_dir(path.parent)
 
 
 def append(path: Path, data: bytes, sync: bool) -> None:

@@ -104,6 +104,7 @@ class PartitionLog:
         self.leader_epoch = LEADER_EPOCH  # stamped on appended batches (set by shim.cluster)
         self.high_watermark_limit: int | None = None  # a slowed ISR follower's log end (shim.cluster)
         self._dir_dirty = False  # a file was created in the directory since its last fsync
+        self._closed_state: tuple | None = None  # what the files of the last clean close describe
         if not read_only:
             fs.make_dirs(directory, sync=config.fsync)
         self.segments: list[LogSegment] = []
@@ -457,6 +458,8 @@ class PartitionLog:
             self.segments.append(seg)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         self._rebuild_producer_state(names)
+        if self._dir_dirty or (clean and self._close_files_present(names)):
+            self._closed_state = self._close_state()  # a new log, or one a clean close left: nothing to rewrite
 
     def _rebuild_producer_state(self, names: list[str]) -> None:
         """Latest snapshot at or below the log end, then replay (Kafka: UnifiedLog.rebuildProducerState).
@@ -508,15 +511,35 @@ class PartitionLog:
         for off in snapshot.offsets(self.directory)[:-keep]:
             fs.disk.unlink(snapshot.path_for(self.directory, off))
 
+    def _close_state(self) -> tuple:
+        """What a clean close writes depends on: while it is unchanged, so are those files
+        (Kafka: ProducerStateManager.takeSnapshot skips a snapshot at an offset it already has)."""
+        act = self.active
+        return self.log_start_offset, len(self.segments), act.base_offset, act.size, self.log_end_offset
+
+    def _close_files_present(self, names: list[str]) -> bool:
+        if len(self.segments) == 1 and not self.active.size and not self.producer_state.producers:
+            return True  # an empty log needs neither index files nor a snapshot to start from
+        index = self.active.log_path.with_suffix(".index").name
+        return (index in names and self.log_end_offset in snapshot.offsets(self.directory, names)
+                and self.active.log_path.with_suffix(".timeindex").name in names)
+
     def close(self) -> None:
-        """Clean close: everything fsynced, index files and a producer snapshot at the log end."""
+        """Clean close: everything fsynced, index files and a producer snapshot at the log end.
+        Only what changed since the log was loaded or last closed is written and synced: an idle
+        partition costs no fsync at all."""
         for seg in self.segments:
-            seg.flush()
-        fs.disk.fsync_dir(self.directory)
-        self._dir_dirty = False
-        self.active.write_index_files()
-        snapshot.write(self.directory, self.log_end_offset, self.producer_state)
-        self._prune_snapshots(keep=2)
+            seg.flush()  # only segments written since their last fsync
+        changed = self._closed_state != self._close_state()
+        if changed:
+            self.active.write_index_files(sync_dir=False)
+            snapshot.write(self.directory, self.log_end_offset, self.producer_state, sync_dir=False)
+            self._prune_snapshots(keep=2)
+        # a log created empty and left so holds nothing to lose: its names need no sync
+        if changed or (self._dir_dirty and self.active.size):
+            fs.disk.fsync_dir(self.directory)
+            self._dir_dirty = False
+        self._closed_state = self._close_state()
         for seg in self.segments:
             seg.close()
 

@@ -286,11 +286,11 @@ class LogSegment:
             self._since_index += h.size
         return True
 
-    def write_index_files(self) -> None:
+    def write_index_files(self, sync_dir: bool = True) -> None:
         idx = b"".join(_INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions))
         tidx = b"".join(_TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._time_ts, self._time_offsets))
-        fs.atomic_write(self.log_path.with_suffix(".index"), idx)
-        fs.atomic_write(self.log_path.with_suffix(".timeindex"), tidx)
+        fs.atomic_write(self.log_path.with_suffix(".index"), idx, sync_dir)
+        fs.atomic_write(self.log_path.with_suffix(".timeindex"), tidx, sync_dir)
 
     def close(self) -> None:
         if self._fd >= 0:

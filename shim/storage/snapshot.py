@@ -29,7 +29,7 @@ def _crc32c(data) -> int:
     return crc32c(data)
 
 
-def write(directory: Path, offset: int, state: ProducerStateManager) -> Path:
+def write(directory: Path, offset: int, state: ProducerStateManager, sync_dir: bool = True) -> Path:
     parts = []
     for e in state.producers.values():
         first = -1 if e.current_txn_first_offset is None else e.current_txn_first_offset
@@ -38,7 +38,7 @@ def write(directory: Path, offset: int, state: ProducerStateManager) -> Path:
     body = struct.pack(">i", len(state.producers)) + b"".join(parts)
     data = struct.pack(">hI", VERSION, _crc32c(body)) + body
     path = directory / file_name(offset, ".snapshot")
-    fs.atomic_write(path, data)  # Kafka forces a snapshot to disk before it counts
+    fs.atomic_write(path, data, sync_dir)  # Kafka forces a snapshot to disk before it counts
     return path
 
 

@@ -36,6 +36,8 @@ FILE, DIR = "f", "d"
 
 
 class PowerLossDisk(fs.Disk):
+    parallel = False  # the n-th change must be the same one on every run
+
     def __init__(self, root: Path, cut_after: int | None = None) -> None:
         self.root = root
         self.cut_after = cut_after

@@ -214,7 +214,10 @@ class OffsetOperations:
         for group_id in dict.fromkeys(group_ids):
             group = self.groups.get(group_id)
             consumer = self.consumer.groups.get(group_id)
-            if consumer is not None:
+            unwritable = self._unwritable(group_id) if group is not None or consumer is not None else None
+            if unwritable is not None:
+                results[group_id] = unwritable
+            elif consumer is not None:
                 results[group_id] = self._delete_consumer_group(consumer, now_ms)
             elif group is None:
                 results[group_id] = E.group_id_not_found
@@ -235,6 +238,9 @@ class OffsetOperations:
             return e.code, {}
         group = self.groups.get(group_id)
         consumer = self.consumer.groups.get(group_id)
+        unwritable = self._unwritable(group_id) if group is not None or consumer is not None else None
+        if unwritable is not None:
+            return unwritable, {}
         if consumer is not None:
             return E.none, self._delete_consumer_offsets(consumer, partitions, now_ms)
         if group is None:
@@ -251,6 +257,14 @@ class OffsetOperations:
         if eligible:
             self._cleanup(group, eligible, now_ms)
         return E.none, results | {tp: E.none for tp in eligible}
+
+    def _unwritable(self, group_id: str) -> ErrorCode | None:
+        """The error a delete answers when the group's offsets partition cannot be written, else None."""
+        try:
+            self.store.check_writable(group_id)
+        except KafkaError as e:
+            return e.code
+        return None
 
     def _delete_consumer_group(self: "GroupCoordinator", group: ConsumerGroup, now_ms: int) -> ErrorCode:
         if group.members:

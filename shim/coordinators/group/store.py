@@ -141,12 +141,24 @@ class GroupStore:
         except KafkaError as e:
             raise KafkaError(offset_commit_error(e.code), e.message) from None
 
+    def check_writable(self, group_id: str) -> None:
+        """KafkaError with Kafka's storeGroup code when the group's offsets partition is missing (a
+        client created the offsets topic with fewer partitions): checked before a delete changes
+        anything."""
+        try:
+            self._log(group_id)
+        except KafkaError as e:
+            raise KafkaError(group_store_error(e.code), e.message) from None
+
     def write_tombstones(self, group_id: str, tps: list[TP], group_too: bool, now_ms: int) -> None:
         records = [(rec.offset_key(group_id, t, p), None) for t, p in tps]
         if group_too:
             records.append((rec.group_key(group_id), None))
         if records:
-            self._append(group_id, records, now_ms)
+            try:
+                self._append(group_id, records, now_ms)
+            except KafkaError as e:
+                raise KafkaError(group_store_error(e.code), e.message) from None
 
     def in_ongoing_txn(self, group_id: str, producer_id: int) -> bool:
         return producer_id in self._log(group_id).producer_state.ongoing_txns

@@ -114,7 +114,8 @@ class ShareCoordinator:
         return group
 
     def _member_gone(self, group_id: str, member_id: str) -> None:
-        self.sessions.close(group_id, member_id)
+        for session in self.sessions.of_member(group_id, member_id):
+            self.sessions.close(group_id, member_id, session.node_id)
         for (g, _, _), sp in self.partitions.items():
             if g == group_id:
                 sp.release_member(member_id)
@@ -213,8 +214,9 @@ class ShareCoordinator:
         self.partitions[key] = changed
         self._released()
 
-    def close_session(self, group_id: str, member_id: str) -> None:
-        session = self.sessions.close(group_id, member_id)
+    def close_session(self, group_id: str, member_id: str, node_id: int = 0) -> None:
+        """The member's session with broker ``node_id`` ends: it gives up what it holds there."""
+        session = self.sessions.close(group_id, member_id, node_id)
         if session is not None:
             for topic, partition in session.partitions:
                 sp = self.partitions.get((group_id, topic, partition))
@@ -231,7 +233,7 @@ class ShareCoordinator:
                 self._change(group.group_id, lambda g: g.remove(member_id, self.partition_count), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
-            self.close_session(session.group_id, session.member_id)
+            self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
         for group_id in sorted(expired):
             self._persist(group_id)
@@ -331,7 +333,7 @@ class ShareCoordinator:
         self._forget(group_id, list(self.start_offsets(group_id)))
         self._saved.pop(group_id, None)
         for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:
-            self.sessions.close(group_id, session.member_id)
+            self.sessions.close(group_id, session.member_id, session.node_id)
         del self.groups[group_id]
 
     def _forget(self, group_id: str, partitions) -> None:
