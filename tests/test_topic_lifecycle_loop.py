@@ -19,6 +19,7 @@ from shim import Broker
 from shim.errors import ErrorCode as E
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
 from shim.storage.log_manager import LogManager
+from test_server_limits import until
 
 GUARD = 60  # seconds: only a hung test ever reaches it
 TIMEOUT = datetime.timedelta(seconds=60)
@@ -156,3 +157,19 @@ async def test_other_connections_are_served_while_partitions_are_added(broker, m
     assert grown.error_code == E.none
     (t,) = (await b.call(3, META_V, metadata("grow"))).topics
     assert len(t.partitions) == 500
+
+
+async def test_a_creation_whose_connection_is_dropped_still_completes(broker, monkeypatch):
+    gate = Gate(monkeypatch, "_new_logs")
+    a = await client(broker)
+    await until(lambda: len(broker._server.connections) == 1)
+    (conn,) = broker._server.connections
+    a.send(19, CREATE_V, create("orphan", 50))
+    await gate.wait_began()
+    conn.abort()  # the broker drops the connection, cancelling the request's task
+    await until(lambda: conn.task.done())
+    gate.open.set()
+    await until(lambda: "orphan" in broker.node.logs.topics)
+    b = await client(broker)
+    (t,) = (await b.call(3, META_V, metadata("orphan"))).topics
+    assert t.error_code == E.none and len(t.partitions) == 50

@@ -52,6 +52,12 @@ def _only_log_files(directory: Path) -> bool:
     return all(_LOG_FILE.match(p.name) for p in directory.iterdir())
 
 
+async def _to_the_end(change):
+    """Await a lifecycle change that runs to its end even if the caller is cancelled (a client that
+    goes away): it is never left half applied."""
+    return await asyncio.shield(asyncio.ensure_future(change))
+
+
 def validate_topic_name(name: str) -> None:
     if name in (".", "..") or not _LEGAL_NAME.match(name or ""):
         raise KafkaError(ErrorCode.invalid_topic_exception, f"illegal topic name {name!r}")
@@ -91,6 +97,7 @@ class LogManager:
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="topic-lifecycle")
         self._lifecycle = asyncio.Lock()
         self._busy: set[str] = set()
+        self._closed = False
         self._load_topics()
         if not read_only and self.clean_start:
             fs.remove(marker, sync=True)
@@ -115,6 +122,10 @@ class LogManager:
 
     async def create_topic_async(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                                  validate_only: bool = False) -> TopicInfo:
+        return await _to_the_end(self._create(name, partitions, configs, validate_only))
+
+    async def _create(self, name: str, partitions: int, configs: dict[str, str] | None,
+                      validate_only: bool) -> TopicInfo:
         """Create a topic without holding up the event loop: its partition directories and files are
         made by the lifecycle thread, then the topic is registered and made durable (topics.json) on
         the loop, and only then is it visible. A kill -9 before that leaves directories of an unknown
@@ -156,6 +167,9 @@ class LogManager:
         log.info("topic %s grown from %d to %d partitions", name, first, count)
 
     async def add_partitions_async(self, name: str, count: int, validate_only: bool = False) -> None:
+        await _to_the_end(self._grow(name, count, validate_only))
+
+    async def _grow(self, name: str, count: int, validate_only: bool) -> None:
         """:meth:`add_partitions` with the new partitions' files made by the lifecycle thread; the
         topic's new count is visible, and durable, once they all exist."""
         async with self._lifecycle:
@@ -186,6 +200,9 @@ class LogManager:
         self._remove_logs(self._forget(name))
 
     async def delete_topic_async(self, name: str) -> None:
+        await _to_the_end(self._delete(name))
+
+    async def _delete(self, name: str) -> None:
         """Delete a topic: gone from every answer at once, its files removed by the lifecycle thread
         before this returns (so the name can be created again without meeting its old files)."""
         async with self._lifecycle:
@@ -212,12 +229,14 @@ class LogManager:
             fs.disk.fsync_dir(self.data_dir)
 
     async def _in_worker(self, fn, *args):
-        """``fn(*args)`` on the lifecycle thread; shielded, so a client that goes away mid-way does
-        not leave it half applied. A substitute Disk that models the order of changes runs it here."""
+        """``fn(*args)`` on the lifecycle thread (here, with a substitute Disk that models the order of
+        changes). The log manager closed meanwhile (the broker stopped): the change goes no further."""
         if not fs.disk.parallel:
             return fn(*args)
-        loop = asyncio.get_running_loop()
-        return await asyncio.shield(loop.run_in_executor(self._worker, fn, *args))
+        result = await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        if self._closed:
+            raise KafkaError(ErrorCode.unknown_server_error, "the broker is shutting down")
+        return result
 
     def topic(self, name: str) -> TopicInfo:
         info = self.topics.get(name)
@@ -318,6 +337,7 @@ class LogManager:
         """Clean shutdown (Kafka: LogManager.shutdown): every log flushed and closed by a pool of
         threads (fsync releases the GIL, and the disk takes syncs of many files at once), then the
         marker written once. A log with nothing unflushed costs no sync (PartitionLog.close)."""
+        self._closed = True
         self._worker.shutdown(wait=True)  # a creation under way finishes; its topic, unregistered, is removed at start
         logs = list(self.logs.values())
         workers = min(CLOSE_THREADS, len(logs)) if fs.disk.parallel else 1
