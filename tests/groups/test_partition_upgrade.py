@@ -20,6 +20,7 @@ from shim.coordinators.txn import coordinator as txn_coordinator
 from shim.coordinators.txn.state import TxnState
 
 from group_helpers import T0, TOPIC, E, fetched, form_group, offsets
+from test_consumer_groups import Client, converge
 from test_group_compaction import compact_all
 
 N = 4  # the nodes fixture's offsets.topic.num.partitions and transaction.state.num.partitions
@@ -155,3 +156,29 @@ def test_an_ongoing_legacy_transaction_aborted_after_the_upgrade_discards_its_of
     assert fetched(node.groups, GROUP, [TP0], stable=True) == {TP0: 1}
     node = restart(nodes, node)
     assert fetched(node.groups, GROUP, [TP0], stable=True) == {TP0: 1}
+
+
+def test_a_consumer_group_survives_and_a_member_leaving_after_the_upgrade_stays_gone(nodes, node, monkeypatch):
+    with legacy_placement(monkeypatch):
+        a, b = Client(node.groups, "a", group=GROUP), Client(node.groups, "b", group=GROUP)
+        converge([a, b])
+        node.groups.commit_offsets(GROUP, "a", None, a.epoch, offsets((1, 7)), T0)
+        before = node.groups.consumer.groups[GROUP]
+        snapshot = (before.group_epoch, {m: x.current() for m, x in before.members.items()}, dict(before.target))
+    node = restart(nodes, node)
+    after = node.groups.consumer.groups[GROUP]
+    assert (after.group_epoch, {m: x.current() for m, x in after.members.items()}, after.target) == snapshot
+    assert fetched(node.groups, GROUP) == {TP1: 7}
+    a.gc = b.gc = node.groups
+    assert a.beat(epoch=-1).error == E.none  # leaves: tombstones of its records in the Kafka partition
+    converge([b])
+    epoch = node.groups.consumer.groups[GROUP].group_epoch
+    node = restart(nodes, node)
+    group = node.groups.consumer.groups[GROUP]
+    assert (list(group.members), group.group_epoch) == (["b"], epoch)
+    b.gc = node.groups
+    assert b.beat(epoch=-1).error == E.none
+    assert node.groups.delete_groups([GROUP], T0) == {GROUP: E.none}
+    node = restart(nodes, node)
+    assert GROUP not in node.groups.consumer.groups and GROUP not in node.groups.groups
+    assert fetched(node.groups, GROUP) == {}
