@@ -72,7 +72,7 @@ class ShareCoordinator:
         # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
         result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
-                                                              timeout, self.partition_count), now_ms)
+                                                              timeout, self._topic_shape), now_ms)
         self._deadline_set(now_ms + timeout)
         return result
 
@@ -102,7 +102,11 @@ class ShareCoordinator:
             group = self.groups[group_id]
             timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
             members.rebuild(group, view, topic_name, now_ms + timeout)
-            group.subscribed_metadata(self.partition_count)
+            group.subscribed_metadata(self._topic_shape)
+
+    def _topic_shape(self, topic: str) -> tuple[int, object]:
+        """(partitions, topic id) of a topic: what a share group's assignment depends on."""
+        return self.partition_count(topic), self.topic_id(topic)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -230,7 +234,7 @@ class ShareCoordinator:
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
             for member_id in group.expired(now_ms):
-                self._change(group.group_id, lambda g: g.remove(member_id, self.partition_count), now_ms)
+                self._change(group.group_id, lambda g: g.remove(member_id, self._topic_shape), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id, session.node_id)

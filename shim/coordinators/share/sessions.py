@@ -74,6 +74,12 @@ class ShareSessionCache:
     def close(self, group_id: str, member_id: str, node_id: int = 0) -> ShareSession | None:
         return self.sessions.pop((group_id, member_id, node_id), None)
 
+    def forget_topic(self, topic: str) -> None:
+        """A deleted topic leaves every session: sessions name partitions by topic id, so one made
+        again under the same name is a new topic the members add when their assignment says so."""
+        for session in self.sessions.values():
+            session.partitions = [tp for tp in session.partitions if tp[0] != topic]
+
     def of_member(self, group_id: str, member_id: str) -> list[ShareSession]:
         """The member's sessions, one per broker it fetches from."""
         return [s for s in self.sessions.values() if s.group_id == group_id and s.member_id == member_id]
