@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-CLOSE_THREADS = 8  # Kafka: num.recovery.threads.per.data.dir, for its shutdown as for its start
+CLOSE_THREADS = 8  # Kafka sizes its shutdown pool by num.recovery.threads.per.data.dir; fsync waits dominate here
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 @dataclass(slots=True)
