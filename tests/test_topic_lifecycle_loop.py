@@ -173,3 +173,25 @@ async def test_a_creation_whose_connection_is_dropped_still_completes(broker, mo
     b = await client(broker)
     (t,) = (await b.call(3, META_V, metadata("orphan"))).topics
     assert t.error_code == E.none and len(t.partitions) == 50
+
+
+async def test_a_stop_during_a_creation_is_clean_and_the_next_start_has_no_trace_of_it(tmp_path, monkeypatch):
+    gate = Gate(monkeypatch, "_new_logs")
+    real_close = LogManager.close
+
+    def closing(self):
+        gate.open.set()  # the creation's file work ends while the stop waits for it
+        real_close(self)
+
+    monkeypatch.setattr(LogManager, "close", closing)
+    broker = await Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0").start()
+    a = Client(*await asyncio.open_connection(broker.node.host, broker.node.port))
+    a.send(19, CREATE_V, create("late", 200))
+    await gate.wait_began()
+    await broker.stop()
+    a.writer.close()
+    assert (tmp_path / "d" / ".kafka_cleanshutdown").exists()
+    monkeypatch.undo()
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as again:
+        assert again.node.logs.clean_start and "late" not in again.node.logs.topics
+        assert not list((tmp_path / "d").glob("late-*"))

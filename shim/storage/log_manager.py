@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-CLOSE_THREADS = 8  # Kafka: num.recovery.threads.per.data.dir, for its shutdown as for its start
+CLOSE_THREADS = 8  # Kafka sizes its shutdown pool by num.recovery.threads.per.data.dir; fsync waits dominate here
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 @dataclass(slots=True)
@@ -55,7 +55,9 @@ def _only_log_files(directory: Path) -> bool:
 async def _to_the_end(change):
     """Await a lifecycle change that runs to its end even if the caller is cancelled (a client that
     goes away): it is never left half applied."""
-    return await asyncio.shield(asyncio.ensure_future(change))
+    task = asyncio.ensure_future(change)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a caller gone: nobody else asks
+    return await asyncio.shield(task)
 
 
 def validate_topic_name(name: str) -> None:
@@ -301,10 +303,9 @@ class LogManager:
 
     def _load_topics(self) -> None:
         path = self.meta_dir / "topics.json"
-        if not path.exists():
-            return
         upgraded = False
-        for t in json.loads(path.read_text())["topics"]:
+        # no topics.json yet: no topic, but perhaps directories of one whose creation was cut short
+        for t in json.loads(path.read_text())["topics"] if path.exists() else ():
             info = TopicInfo(t["name"], uuid.UUID(t["id"]), t["partitions"], t.get("configs", {}))
             if info.internal and "cleanup.policy" not in info.configs:
                 # created by a kafka-shim without compaction: compacted from now on, as Kafka creates it

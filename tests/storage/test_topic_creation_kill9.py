@@ -12,7 +12,7 @@ import pytest
 from shim.storage.log_manager import LogManager
 from shim.storage.partition_log import LogConfig
 
-PARTITIONS = 1_500
+PARTITIONS = 800
 
 CHILD = textwrap.dedent('''
     import asyncio, os, pathlib, signal, sys
@@ -21,7 +21,7 @@ CHILD = textwrap.dedent('''
 
     directory, kill_at = pathlib.Path(sys.argv[1]), sys.argv[2]
     logs = lm.LogManager(directory, LogConfig(fsync=True))
-    if "keep" not in logs.topics:
+    if sys.argv[4] == "keep":
         logs.create_topic("keep", 2)
     made = 0
     real_init, real_save = PartitionLog.__init__, lm.LogManager._save_topics
@@ -44,14 +44,15 @@ CHILD = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("kill_at", ["0", "1", "700", str(PARTITIONS - 1), "saved"])
-def test_kill9_mid_creation_leaves_the_topic_whole_or_absent(tmp_path, kill_at):
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), kill_at, str(PARTITIONS)],
+@pytest.mark.parametrize("first", ["keep", "none"])  # another topic before it, or none (no topics.json yet)
+@pytest.mark.parametrize("kill_at", ["0", "1", "400", str(PARTITIONS - 1), "saved"])
+def test_kill9_mid_creation_leaves_the_topic_whole_or_absent(tmp_path, kill_at, first):
+    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), kill_at, str(PARTITIONS), first],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == -9, out.stderr
     logs = LogManager(tmp_path, LogConfig(fsync=True))
     try:
-        assert logs.topics["keep"].partitions == 2
+        assert first != "keep" or logs.topics["keep"].partitions == 2
         if kill_at == "saved":
             assert logs.topics["big"].partitions == PARTITIONS
             assert all(logs.get("big", p).log_end_offset == 0 for p in range(PARTITIONS))
