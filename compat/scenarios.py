@@ -444,6 +444,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("cluster.txn_coordinator_move", "transaction across a coordinator move (3 brokers)",
              "A transactional producer's coordinator moves to another broker half-way through a transaction; the "
              "commit succeeds and a read_committed consumer reads every value once.", ("java", *PY)),
+    Scenario("cluster.coordinator_placement", "the group coordinator is where Kafka hashes the group (3 brokers)",
+             "DescribeConsumerGroups names as coordinator of a group whose hashCode is negative the leader of the "
+             "__consumer_offsets partition Kafka computes, Utils.abs(hashCode) % 50.", ("confluent-kafka",)),
     Scenario("cluster.slow_follower", "consumers stop at the high watermark of a slowed follower (3 brokers)",
              "With a follower slowed, records written by the leader alone stay above the high watermark: a "
              "consumer reads up to it and no further, and reads the rest once the follower catches up.",

@@ -124,6 +124,26 @@ def test_transactional_producer_survives_a_coordinator_move_mid_transaction(clus
     assert state == "CompleteCommit"
 
 
+@pytest.mark.compat(client="confluent-kafka", scenario="cluster.coordinator_placement")
+def test_the_group_coordinator_leads_the_partition_kafka_hashes_the_group_to(tmp_path):
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    # "orders-consumer".hashCode() is -1204742690: Kafka's Utils.abs gives partition 40 of the 50;
+    # masking the sign bit would give 8, whose leader is another broker
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", brokers=3,
+                      offsets_topic_num_partitions=50) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        topic = create_topic(cluster)
+        request = ConsumerGroupTopicPartitions("orders-consumer", [TopicPartition(topic, 0, 7)])
+        admin.alter_consumer_group_offsets([request])["orders-consumer"].result(30)  # through the coordinator
+        described = admin.describe_consumer_groups(["orders-consumer"])["orders-consumer"].result(30)
+        partitions = admin.list_topics("__consumer_offsets", timeout=30).topics["__consumer_offsets"].partitions
+        assert len(partitions) == 50
+        assert partitions[40].leader != partitions[8].leader
+        assert described.coordinator.id == partitions[40].leader == cluster.coordinator("group", "orders-consumer")
+
+
 @each_client("cluster.slow_follower")
 def test_consumer_stops_at_the_high_watermark_of_a_slowed_follower(cluster, client):
     from kafka import KafkaProducer

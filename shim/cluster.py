@@ -6,7 +6,7 @@ coordinates a key. Placement of a new topic's replicas is Kafka's rack-unaware a
 fixed start index of 0 (AdminUtils.assignReplicasToBrokersRackUnaware): partition p's first
 replica is node p mod N, the others follow at a shift that grows every N partitions. The first
 replica leads. A coordinator is the leader of the internal partition its key hashes to
-(``abs(hashCode) % partitions`` of __consumer_offsets or __transaction_state), so moving that
+(Kafka's ``Utils.abs(hashCode) % partitions`` of __consumer_offsets or __transaction_state), so moving that
 partition's leader moves the coordinator.
 
 Replication is simulated: a follower normally holds the leader's log end. A slowed follower
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .coordinators.partitioning import kafka_abs_partition_for, partition_for
+from .coordinators.partitioning import partition_for
 from .errors import ErrorCode, KafkaError
 from .storage import fs
 
@@ -178,11 +178,16 @@ class Cluster:
             raise KafkaError(ErrorCode.not_leader_or_follower)
         return s
 
+    def internal_partitions(self, topic: str) -> int | None:
+        """How many partitions an internal topic is created with, None for any other topic."""
+        return {OFFSETS_TOPIC: self.offsets_partitions, TXN_TOPIC: self.txn_partitions,
+                SHARE_STATE_TOPIC: self.share_partitions}.get(topic)
+
     def coordinator_partition(self, kind: int, key: str) -> tuple[str, int]:
         if kind == TRANSACTION:
             return TXN_TOPIC, partition_for(key, self.txn_partitions)
         if kind == SHARE:  # a share-partition key "group:topicId:partition" (Kafka: ShareCoordinatorService.partitionFor)
-            return SHARE_STATE_TOPIC, kafka_abs_partition_for(key, self.share_partitions)
+            return SHARE_STATE_TOPIC, partition_for(key, self.share_partitions)
         return OFFSETS_TOPIC, partition_for(key, self.offsets_partitions)
 
     def coordinator(self, kind: int, key: str) -> int:

@@ -120,6 +120,15 @@ def test_coordinators_are_the_leaders_of_the_partitions_keys_hash_to():
     assert c.coordinator(GROUP, "my-group") == target
 
 
+def test_coordinator_placement_negates_a_negative_hash_as_kafka_does():
+    # "orders-consumer".hashCode() is -1204742690; Kafka's Utils.abs gives 1204742690 % 50 = 40,
+    # where masking the sign bit would give 8
+    c = cluster()
+    for kind, topic in ((GROUP, "__consumer_offsets"), (TRANSACTION, "__transaction_state")):
+        assert c.coordinator_partition(kind, "orders-consumer") == (topic, 40)
+        assert c.coordinator(kind, "orders-consumer") == c.state(topic, 40).leader == 40 % 3
+
+
 def test_a_slowed_follower_holds_the_high_watermark_until_it_leaves_the_isr():
     c = cluster(replica_lag_time_max_ms=100)
     c.set_replication_factor("t", 3)

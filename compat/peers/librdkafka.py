@@ -92,6 +92,7 @@ RUNS = (
     Run("share-txn-mixed", ("0177",), kafka_version=SHARE, subtests="do_test_m"),
     Run("share-txn-two-groups", ("0177",), kafka_version=SHARE, subtests="two groups"),
     Run("share-close", ("0178",), kafka_version=SHARE, subtests="close_without_acknowledge"),
+    Run("share-destroy", ("0179",), kafka_version=SHARE, subtests="destroy_flags=0x0 ack_half=true"),
     Run("share-topic-recreate", ("0184",), kafka_version=SHARE, subtests="0184-recreate-hb-first"),
     Run("classic", ("0090", "0103", "0129")),
     Run("admin-create-partitions", ("0081",), subtests="CreatePartitions"),

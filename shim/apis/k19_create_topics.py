@@ -14,6 +14,8 @@ TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED otherwise).
 A request whose topics add up to more than 10,000 partitions is refused as a whole with
 POLICY_VIOLATION, as Kafka's controller refuses it (one request cannot tie the broker up creating
 partitions for minutes).
+The partitions' directories and files are made off the event loop (other clients keep being served);
+the answer comes once the topic exists and is durable, so Metadata and Produce that follow it see it.
 """
 
 from ..configs import describe
@@ -29,7 +31,7 @@ MAX_PARTITIONS_PER_REQUEST = 10_000
 
 
 @api(19, "CreateTopics", 2, 7)
-def handle(ctx, request):
+async def handle(ctx, request):
     if _total_partitions(request, ctx.node.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
         return ctx.response(topics=tuple(
             ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=ErrorCode.policy_violation,
@@ -49,11 +51,11 @@ def handle(ctx, request):
             continue
         duplicate = t.name in seen
         seen.add(t.name)
-        results.append(_create(ctx, t, request.validate_only, duplicate))
+        results.append(await _create(ctx, t, request.validate_only, duplicate))
     return ctx.response(topics=tuple(results))
 
 
-def _create(ctx, t, validate_only, duplicate):
+async def _create(ctx, t, validate_only, duplicate):
     node = ctx.node
     try:
         if duplicate:
@@ -76,7 +78,7 @@ def _create(ctx, t, validate_only, duplicate):
         elif partitions == -1:
             partitions = node.config.num_partitions
         configs = {c.name: c.value for c in t.configs}
-        info = node.logs.create_topic(t.name, partitions, configs, validate_only)
+        info = await node.logs.create_topic_async(t.name, partitions, configs, validate_only)
         if not validate_only:
             node.cluster.set_replication_factor(t.name, rf)
             for a in t.assignments:

@@ -1,4 +1,5 @@
-"""DeleteTopics (20), v1-6: by name, or from v6 by topic id. Internal topics cannot be deleted."""
+"""DeleteTopics (20), v1-6: by name, or from v6 by topic id. Internal topics cannot be deleted.
+The topic leaves every answer at once; its files are removed off the event loop before the answer."""
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS
@@ -9,15 +10,15 @@ from .registry import api
 
 
 @api(20, "DeleteTopics", 1, 6)
-def handle(ctx, request):
+async def handle(ctx, request):
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, None) for name in request.topic_names]
-    return ctx.response(responses=tuple(_delete(ctx, name, topic_id) for name, topic_id in wanted))
+    return ctx.response(responses=tuple([await _delete(ctx, name, topic_id) for name, topic_id in wanted]))
 
 
-def _delete(ctx, name, topic_id):
+async def _delete(ctx, name, topic_id):
     logs = ctx.node.logs
     try:
         if name is None and topic_id is not None:
@@ -32,7 +33,7 @@ def _delete(ctx, name, topic_id):
         info = logs.topic(name)
         if name in INTERNAL_TOPICS:
             raise KafkaError(ErrorCode.topic_deletion_disabled, f"internal topic {name} cannot be deleted")
-        logs.delete_topic(name)
+        await logs.delete_topic_async(name)
     except KafkaError as e:
         return ctx.make("DeletableTopicResult", name=name, topic_id=topic_id, error_code=e.code, error_message=e.message)
     return ctx.make("DeletableTopicResult", name=name, topic_id=info.topic_id, error_code=ErrorCode.none, error_message=None)

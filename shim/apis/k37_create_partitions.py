@@ -1,6 +1,6 @@
 """CreatePartitions (37), v0-3.
 
-Grows a topic to ``count`` partitions: the new partition logs are created and the count is written
+Grows a topic to ``count`` partitions: the new partition logs are created (off the event loop) and the count is written
 to the topic metadata before the answer, so it survives a restart. As Kafka's controller answers
 (ReplicationControlManager.createPartitions): INVALID_PARTITIONS when the count is not larger,
 UNKNOWN_TOPIC_OR_PARTITION for an unknown topic, INVALID_REQUEST for a topic named twice, and
@@ -23,7 +23,7 @@ MAX_NEW_PARTITIONS_PER_REQUEST = 10_000
 
 
 @api(37, "CreatePartitions", 0, 3)
-def handle(ctx, request):
+async def handle(ctx, request):
     counts = collections.Counter(t.name for t in request.topics)
     duplicates = {n for n, c in counts.items() if c > 1}
     results = [_result(ctx, n, ErrorCode.invalid_request, "Duplicate topic name.") for n in sorted(duplicates)]
@@ -33,11 +33,11 @@ def handle(ctx, request):
                 for n in sorted(denied)]
     for t in request.topics:
         if t.name not in duplicates and t.name not in denied:
-            results.append(_grow(ctx, t, request.validate_only, budget))
+            results.append(await _grow(ctx, t, request.validate_only, budget))
     return ctx.response(results=tuple(results))
 
 
-def _grow(ctx, t, validate_only, budget):
+async def _grow(ctx, t, validate_only, budget):
     logs = ctx.node.logs
     try:
         if t.name not in logs.topics:  # Kafka's controller answers this one without a message
@@ -49,7 +49,7 @@ def _grow(ctx, t, validate_only, budget):
         added = t.count - first
         if added > budget[0]:
             raise KafkaError(ErrorCode.unknown_server_error, None)
-        logs.add_partitions(t.name, t.count, validate_only)
+        await logs.add_partitions_async(t.name, t.count, validate_only)
         budget[0] -= added
         if t.assignments and not validate_only:
             for i, a in enumerate(t.assignments):

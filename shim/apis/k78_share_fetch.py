@@ -34,7 +34,7 @@ async def handle(ctx, request):
     valid = [(name, p) for _, name, p, _, error in requested if error is None]
     share, now = ctx.node.share, now_ms()
     try:
-        session = _session(share, group, member, epoch, requested, valid, _forgotten(ctx, request), now)
+        session = _session(share, group, member, epoch, requested, valid, _forgotten(ctx, request), now, ctx.node_id)
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     answers = {}  # (topic id, partition) -> dict of PartitionData fields
@@ -43,7 +43,7 @@ async def handle(ctx, request):
         if batches and error is None:
             answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)
     if session is None:
-        share.close_session(group, member)
+        share.close_session(group, member, ctx.node_id)
     else:
         await _fetch(ctx, request, session, answers, epoch == INITIAL_EPOCH)
     lock_ms = share.configs.int(group, "share.record.lock.duration.ms", share.settings.record_lock_duration_ms)
@@ -51,15 +51,15 @@ async def handle(ctx, request):
                         responses=_topics(ctx, answers), node_endpoints=())
 
 
-def _session(share, group, member, epoch, requested, valid, forgotten, now):
+def _session(share, group, member, epoch, requested, valid, forgotten, now, node):
     if epoch == INITIAL_EPOCH:
         if any(batches for _, _, _, batches, _ in requested):
             raise KafkaError(ErrorCode.invalid_request, "acknowledgements in the request that opens a share session")
-        return share.sessions.open(group, member, valid, now)
+        return share.sessions.open(group, member, valid, now, node)
     if epoch == FINAL_EPOCH:
-        share.sessions.get(group, member)
+        share.sessions.get(group, member, node)
         return None
-    return share.sessions.advance(group, member, epoch, valid, forgotten, now)
+    return share.sessions.advance(group, member, epoch, valid, forgotten, now, node)
 
 
 def _forgotten(ctx, request):

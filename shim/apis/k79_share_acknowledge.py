@@ -27,9 +27,9 @@ def handle(ctx, request):
         if epoch == INITIAL_EPOCH:
             raise KafkaError(ErrorCode.invalid_share_session_epoch, "a share session is opened by ShareFetch")
         if epoch == FINAL_EPOCH:
-            share.sessions.get(group, member)
+            share.sessions.get(group, member, ctx.node_id)
         else:
-            share.sessions.advance(group, member, epoch, (), (), now)
+            share.sessions.advance(group, member, epoch, (), (), now, ctx.node_id)
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     by_topic: dict = {}
@@ -38,7 +38,7 @@ def handle(ctx, request):
         by_topic.setdefault(tid, []).append(ctx.make("PartitionData", partition_index=p, error_code=code,
                                                      error_message=None, current_leader=current_leader(ctx, name, p)))
     if epoch == FINAL_EPOCH:
-        share.close_session(group, member)
+        share.close_session(group, member, ctx.node_id)
     return ctx.response(error_code=ErrorCode.none, error_message=None, node_endpoints=(), responses=tuple(
         ctx.make("ShareAcknowledgeTopicResponse", topic_id=tid, partitions=tuple(parts))
         for tid, parts in by_topic.items()))

@@ -9,6 +9,7 @@ later never passes a log written since for a cleanly closed one.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-CLOSE_THREADS = 8  # Kafka: num.recovery.threads.per.data.dir, for its shutdown as for its start
+CLOSE_THREADS = 8  # Kafka sizes its shutdown pool by num.recovery.threads.per.data.dir; fsync waits dominate here
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 @dataclass(slots=True)
@@ -49,6 +50,14 @@ _LOG_FILE = re.compile(r"^(\d{20}\.(log|index|timeindex|txnindex|snapshot)(\.tmp
 def _only_log_files(directory: Path) -> bool:
     """Only what a partition directory holds: never remove anything else found in the data directory."""
     return all(_LOG_FILE.match(p.name) for p in directory.iterdir())
+
+
+async def _to_the_end(change):
+    """Await a lifecycle change that runs to its end even if the caller is cancelled (a client that
+    goes away): it is never left half applied."""
+    task = asyncio.ensure_future(change)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a caller gone: nobody else asks
+    return await asyncio.shield(task)
 
 
 def validate_topic_name(name: str) -> None:
@@ -85,6 +94,12 @@ class LogManager:
         self.topics: dict[str, TopicInfo] = {}
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self.on_topic_deleted: Callable[[str], None] | None = None
+        # CreateTopics, DeleteTopics and CreatePartitions do their file work on one thread (in order),
+        # one change at a time; _busy: names whose directories are being made or removed
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="topic-lifecycle")
+        self._lifecycle = asyncio.Lock()
+        self._busy: set[str] = set()
+        self._closed = False
         self._load_topics()
         if not read_only and self.clean_start:
             fs.remove(marker, sync=True)
@@ -93,14 +108,11 @@ class LogManager:
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                      validate_only: bool = False) -> TopicInfo:
-        validate_topic_name(name)
-        if name in self.topics:
-            raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
-        if partitions <= 0:
-            raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
-        configs = validate_overrides(configs or {})
-        config = self.resolve(configs)
-        info = TopicInfo(name, uuid.uuid4(), partitions, configs)
+        """Create a topic at once, on the calling thread (internal topics, auto-creation: a few
+        partitions). CreateTopics uses :meth:`create_topic_async`."""
+        info, config = self._new_topic(name, partitions, configs)
+        if name in self._busy:  # its directories are being made or removed: Kafka's "creation in progress"
+            raise KafkaError(ErrorCode.leader_not_available, f"topic {name!r} is being created or deleted")
         if validate_only:
             return info
         self.topics[name] = info
@@ -110,38 +122,123 @@ class LogManager:
         log.info("created topic %s with %d partitions", name, partitions)
         return info
 
+    async def create_topic_async(self, name: str, partitions: int, configs: dict[str, str] | None = None,
+                                 validate_only: bool = False) -> TopicInfo:
+        return await _to_the_end(self._create(name, partitions, configs, validate_only))
+
+    async def _create(self, name: str, partitions: int, configs: dict[str, str] | None,
+                      validate_only: bool) -> TopicInfo:
+        """Create a topic without holding up the event loop: its partition directories and files are
+        made by the lifecycle thread, then the topic is registered and made durable (topics.json) on
+        the loop, and only then is it visible. A kill -9 before that leaves directories of an unknown
+        topic, which the next start removes. Lifecycle changes run one at a time, as Kafka's
+        controller applies them, so each is validated against the state the previous one left."""
+        async with self._lifecycle:
+            info, config = self._new_topic(name, partitions, configs)
+            if validate_only:
+                return info
+            self._busy.add(name)
+            try:
+                plogs = await self._in_worker(self._new_logs, info, range(partitions), config)
+            finally:
+                self._busy.discard(name)
+            self.topics[name] = info
+            self._register(plogs)
+            self._save_topics()
+            log.info("created topic %s with %d partitions", name, partitions)
+            return info
+
+    def _new_topic(self, name: str, partitions: int, configs: dict[str, str] | None) -> tuple[TopicInfo, LogConfig]:
+        validate_topic_name(name)
+        if name in self.topics:
+            raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
+        if partitions <= 0:
+            raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
+        configs = validate_overrides(configs or {})
+        return TopicInfo(name, uuid.uuid4(), partitions, configs), self.resolve(configs)
+
     def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
-        """Grow topic ``name`` to ``count`` partitions (Kafka: ReplicationControlManager.createPartitions)."""
-        info = self.topic(name)
-        if count == info.partitions:
-            raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {count} partition(s).")
-        if count < info.partitions:
-            raise KafkaError(ErrorCode.invalid_partitions, f"The topic {name} currently has {info.partitions} "
-                             f"partition(s); {count} would not be an increase.")
+        """Grow topic ``name`` to ``count`` partitions at once, on the calling thread."""
+        info, config = self._growth(name, count)
         if validate_only:
             return
-        config = log_config_for(self.defaults, info.configs)
         first, info.partitions = info.partitions, count
         for p in range(first, count):
             self._open(info, p, config, clean=True)
         self._save_topics()
         log.info("topic %s grown from %d to %d partitions", name, first, count)
 
+    async def add_partitions_async(self, name: str, count: int, validate_only: bool = False) -> None:
+        await _to_the_end(self._grow(name, count, validate_only))
+
+    async def _grow(self, name: str, count: int, validate_only: bool) -> None:
+        """:meth:`add_partitions` with the new partitions' files made by the lifecycle thread; the
+        topic's new count is visible, and durable, once they all exist."""
+        async with self._lifecycle:
+            info, config = self._growth(name, count)
+            if validate_only:
+                return
+            plogs = await self._in_worker(self._new_logs, info, range(info.partitions, count), config)
+            first, info.partitions = info.partitions, count
+            self._register(plogs)
+            self._save_topics()
+            log.info("topic %s grown from %d to %d partitions", name, first, count)
+
+    def _growth(self, name: str, count: int) -> tuple[TopicInfo, LogConfig]:
+        """Kafka: ReplicationControlManager.createPartitions' checks."""
+        info = self.topic(name)
+        if count == info.partitions:
+            raise KafkaError(ErrorCode.invalid_partitions, f"Topic already has {count} partition(s).")
+        if count < info.partitions:
+            raise KafkaError(ErrorCode.invalid_partitions, f"The topic {name} currently has {info.partitions} "
+                             f"partition(s); {count} would not be an increase.")
+        return info, log_config_for(self.defaults, info.configs)
+
     def ensure_topic(self, name: str, partitions: int) -> TopicInfo:
         """The topic, created first if missing (internal topics are created on first use)."""
         return self.topics.get(name) or self.create_topic(name, partitions, self.internal_configs.get(name))
 
     def delete_topic(self, name: str) -> None:
+        self._remove_logs(self._forget(name))
+
+    async def delete_topic_async(self, name: str) -> None:
+        await _to_the_end(self._delete(name))
+
+    async def _delete(self, name: str) -> None:
+        """Delete a topic: gone from every answer at once, its files removed by the lifecycle thread
+        before this returns (so the name can be created again without meeting its old files)."""
+        async with self._lifecycle:
+            plogs = self._forget(name)
+            self._busy.add(name)
+            try:
+                await self._in_worker(self._remove_logs, plogs)
+            finally:
+                self._busy.discard(name)
+
+    def _forget(self, name: str) -> list[PartitionLog]:
         info = self.topic(name)
         del self.topics[name]
         self._save_topics()  # first: a crash now leaves directories that the next start removes
         if self.on_topic_deleted is not None:
             self.on_topic_deleted(name)
-        for p in range(info.partitions):
-            self.logs.pop((name, p)).delete()
+        log.info("deleted topic %s", name)
+        return [self.logs.pop((name, p)) for p in range(info.partitions)]
+
+    def _remove_logs(self, plogs: list[PartitionLog]) -> None:
+        for plog in plogs:
+            plog.delete()
         if self.defaults.fsync:
             fs.disk.fsync_dir(self.data_dir)
-        log.info("deleted topic %s", name)
+
+    async def _in_worker(self, fn, *args):
+        """``fn(*args)`` on the lifecycle thread (here, with a substitute Disk that models the order of
+        changes). The log manager closed meanwhile (the broker stopped): the change goes no further."""
+        if not fs.disk.parallel:
+            return fn(*args)
+        result = await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        if self._closed:
+            raise KafkaError(ErrorCode.unknown_server_error, "the broker is shutting down")
+        return result
 
     def topic(self, name: str) -> TopicInfo:
         info = self.topics.get(name)
@@ -191,16 +288,24 @@ class LogManager:
     def _open(self, info: TopicInfo, partition: int, config: LogConfig, clean: bool) -> PartitionLog:
         plog = PartitionLog(self.data_dir / f"{info.name}-{partition}", info.name, partition, config, clean=clean,
                             read_only=self.read_only)
-        plog.on_append = getattr(self, "_on_append", None)
-        self.logs[(info.name, partition)] = plog
+        self._register([plog])
         return plog
+
+    def _new_logs(self, info: TopicInfo, partitions: range, config: LogConfig) -> list[PartitionLog]:
+        """New, empty partition logs, not yet registered (runs on the lifecycle thread)."""
+        return [PartitionLog(self.data_dir / f"{info.name}-{p}", info.name, p, config, clean=True) for p in partitions]
+
+    def _register(self, plogs: list[PartitionLog]) -> None:
+        on_append = getattr(self, "_on_append", None)
+        for plog in plogs:
+            plog.on_append = on_append
+            self.logs[(plog.topic, plog.partition)] = plog
 
     def _load_topics(self) -> None:
         path = self.meta_dir / "topics.json"
-        if not path.exists():
-            return
         upgraded = False
-        for t in json.loads(path.read_text())["topics"]:
+        # no topics.json yet: no topic, but perhaps directories of one whose creation was cut short
+        for t in json.loads(path.read_text())["topics"] if path.exists() else ():
             info = TopicInfo(t["name"], uuid.UUID(t["id"]), t["partitions"], t.get("configs", {}))
             if info.internal and "cleanup.policy" not in info.configs:
                 # created by a kafka-shim without compaction: compacted from now on, as Kafka creates it
@@ -233,6 +338,8 @@ class LogManager:
         """Clean shutdown (Kafka: LogManager.shutdown): every log flushed and closed by a pool of
         threads (fsync releases the GIL, and the disk takes syncs of many files at once), then the
         marker written once. A log with nothing unflushed costs no sync (PartitionLog.close)."""
+        self._closed = True
+        self._worker.shutdown(wait=True)  # a creation under way finishes; its topic, unregistered, is removed at start
         logs = list(self.logs.values())
         workers = min(CLOSE_THREADS, len(logs)) if fs.disk.parallel else 1
         if workers > 1:

@@ -11,7 +11,7 @@ import pytest
 from share.test_share_apis import TOPIC, acquired, call, node, produce, share_fetch, share_node, topic_id  # noqa: F401
 from shim.apis.dispatch import dispatch_request
 from shim.config import BrokerConfig
-from shim.coordinators.partitioning import kafka_abs_partition_for
+from shim.coordinators.partitioning import partition_for
 from shim.coordinators.share.store import SHARE_STATE_TOPIC, share_partition_key
 from shim.errors import ErrorCode
 from shim.node import Node
@@ -22,9 +22,9 @@ ACKED, ARCHIVED, AVAILABLE = 2, 4, 0
 
 def test_keys_hash_as_kafkas_utils_abs():
     # observed from kafka-clients: Utils.abs(s.hashCode()) % 50 -- negative hashes are negated
-    assert kafka_abs_partition_for("orders-consumer", 50) == 40
-    assert kafka_abs_partition_for("zzzzzzzz", 50) == 12
-    assert kafka_abs_partition_for("g:Dx4tPEtaaXiHlqW0w9Lh8A:3", 50) == 13
+    assert partition_for("orders-consumer", 50) == 40
+    assert partition_for("zzzzzzzz", 50) == 12
+    assert partition_for("g:Dx4tPEtaaXiHlqW0w9Lh8A:3", 50) == 13
 
 
 async def write(node, partition, start, batches, state_epoch=0, leader_epoch=0, group="g", tid=None):
@@ -123,7 +123,7 @@ async def test_a_share_key_is_coordinated_by_its_state_partitions_leader(cluster
     tid = topic_id(cluster_node)
     keys = [f"g{i}:{share_partition_key('', tid, 0).split(':')[1]}:0" for i in range(12)]
     r = await call(cluster_node, 10, 6, key_type=2, coordinator_keys=tuple(keys))
-    leaders = [cluster_node.cluster.state(SHARE_STATE_TOPIC, kafka_abs_partition_for(k, 50)).leader for k in keys]
+    leaders = [cluster_node.cluster.state(SHARE_STATE_TOPIC, partition_for(k, 50)).leader for k in keys]
     assert [c.node_id for c in r.coordinators] == leaders and len(set(leaders)) > 1
     # a state request for a key sent to another broker is NOT_COORDINATOR
     other = next(i for i, leader in enumerate(leaders) if leader != cluster_node.config.node_id)

@@ -271,8 +271,9 @@ def test_add_offsets_adds_the_groups_offsets_partition(txn_node, coord):
     coord.add_offsets("tx", pid, epoch, "my-group", T0)
     expected = ("__consumer_offsets", partition_for("my-group", txn_node.config.offsets_topic_num_partitions))
     assert coord.txns["tx"].partitions == {expected}
-    # Kafka: Utils.abs("my-group".hashCode()) % offsets.topic.num.partitions; hashCode 0x8e5d271e
-    assert expected == ("__consumer_offsets", (0x8E5D271E & 0x7FFFFFFF) % 50) == ("__consumer_offsets", 36)
+    # Kafka: Utils.abs("my-group".hashCode()) % offsets.topic.num.partitions; hashCode 0x8e5d271e is
+    # negative (-1906497762), which Utils.abs negates
+    assert expected == ("__consumer_offsets", (2**32 - 0x8E5D271E) % 50) == ("__consumer_offsets", 12)
     assert err(coord.add_offsets, "tx", pid, epoch + 1, "my-group", T0) == ErrorCode.producer_fenced
     assert err(coord.add_offsets, "tx", pid + 1, epoch, "my-group", T0) == ErrorCode.invalid_producer_id_mapping
 

@@ -45,10 +45,12 @@ def load_groups(gc: "GroupCoordinator", now_ms: int) -> None:
 
 
 def _attach_offsets(group, group_id: str, part: "LoadedPartition") -> None:
+    """Committed and pending offsets; a transaction open across an upgrade may hold pending offsets
+    in the group's legacy partition and in its Kafka partition (replayed in that order)."""
     group.offsets = dict(part.offsets.get(group_id, {}))
-    for pid, groups in part.pending.items():
+    for (_, _, pid), groups in part.pending.items():
         if groups.get(group_id):
-            group.pending_txn_offsets[pid] = dict(groups[group_id])
+            group.pending_txn_offsets.setdefault(pid, {}).update(groups[group_id])
 
 
 def _classic_group(gc: "GroupCoordinator", group_id: str, part: "LoadedPartition", now_ms: int) -> GroupMetadata:

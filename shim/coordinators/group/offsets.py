@@ -159,7 +159,7 @@ class OffsetOperations:
         if topic != OFFSETS_TOPIC:
             return
         for group_id in list(self.producer_groups.get(producer_id, ())):
-            if self.store.partition_for(group_id) != partition:
+            if partition not in self.store.partitions_of(group_id):  # a transaction open across an upgrade
                 continue
             group = self._offsets_group(group_id)
             if group is not None:

@@ -5,13 +5,16 @@ Writes are COORDINATOR appends of :meth:`PartitionLog.append` (durable on return
 "always"), synchronous, before the caller changes anything in memory. Loading replays every offsets partition from its log start: the last
 record per key wins, transactional offset records wait for their producer's COMMIT/ABORT marker,
 and those still open at the end are the pending transactional offsets of an ongoing transaction
-(which the partition's producer state confirms).
+(which the partition's producer state confirms). A group's records in its legacy partition (data
+directories of earlier versions, shim.coordinators.partitioning) are replayed before all others;
+its tombstones are written there as well.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Callable
 
 from kafka_codecs.batch import parse_header
 from kafka_codecs.control import ControlRecordType, read_end_txn_marker
@@ -20,6 +23,7 @@ from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
+from ..partitioning import CURRENT, LEGACY, legacy_partition
 from ..txn.coordinator import OFFSETS_TOPIC, TransactionCoordinator
 from ..share import members as share_members
 from . import consumer_records as cr
@@ -30,6 +34,7 @@ from .state import CommittedOffset, GroupMetadata
 log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
+LEGACY_SHIFT = 1 << 62  # subtracted from a legacy record's offset: it is older than every other record
 
 
 def group_store_error(code: ErrorCode) -> ErrorCode:
@@ -56,7 +61,9 @@ class LoadedPartition:
 
     groups: dict[str, tuple[GroupRecord, int]] = field(default_factory=dict)  # group -> (record, offset)
     offsets: dict[str, dict[TP, CommittedOffset]] = field(default_factory=dict)
-    pending: dict[int, dict[str, dict[TP, CommittedOffset]]] = field(default_factory=dict)  # pid -> group -> tp
+    # (replay phase, offsets partition, producer id) -> group -> tp: a marker settles what its
+    # partition's replay of that phase holds
+    pending: dict[tuple[int, int, int], dict[str, dict[TP, CommittedOffset]]] = field(default_factory=dict)
     consumer_records: list = field(default_factory=list)  # consumer-group records, in log order
     share_records: list = field(default_factory=list)  # share-group records, in log order
 
@@ -69,14 +76,30 @@ class GroupStore:
     def partition_for(self, group_id: str) -> int:
         return self.txn.offsets_partition(group_id)[1]
 
+    def partitions_of(self, group_id: str) -> tuple[int, ...]:
+        """The group's Kafka partition and, if it differs, the legacy one older data may be in."""
+        legacy = legacy_partition(group_id, self.txn.offsets_partitions)
+        return (self.partition_for(group_id),) if legacy is None else (self.partition_for(group_id), legacy)
+
     def _log(self, group_id: str):
         self.logs.ensure_topic(OFFSETS_TOPIC, self.txn.offsets_partitions)
         return self.logs.get(OFFSETS_TOPIC, self.partition_for(group_id))
 
     def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
-        """Append one batch to the group's offsets partition; returns its base offset."""
+        """Append one batch to the group's offsets partition; returns its base offset. Tombstones
+        go to the group's legacy partition too, so that once the log cleaner drops them from the
+        Kafka partition no legacy record of the key comes back on the next start-up."""
+        base_offset = self._append_to(self._log(group_id), records, now_ms, **producer)
+        legacy = legacy_partition(group_id, self.txn.offsets_partitions)
+        tombstones = [(k, v) for k, v in records if v is None]
+        if legacy is not None and tombstones:
+            self._append_to(self.logs.get(OFFSETS_TOPIC, legacy), tombstones, now_ms)
+        return base_offset
+
+    @staticmethod
+    def _append_to(plog, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
         batch = encode_batch([(k, v, (), now_ms) for k, v in records], **producer)
-        return self._log(group_id).append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
+        return plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -143,37 +166,54 @@ class GroupStore:
     # -- load -------------------------------------------------------------------------------
 
     def load(self) -> list[LoadedPartition]:
+        """Replay every offsets partition into one :class:`LoadedPartition`: first each group's
+        records found in its legacy partition (older data directories), then all others, so a
+        group's newer records (those in its Kafka partition) override its legacy ones."""
         if OFFSETS_TOPIC not in self.logs.topics:
             return []
-        return [self._load_partition(p) for p in range(self.logs.topics[OFFSETS_TOPIC].partitions)]
+        n = self.logs.topics[OFFSETS_TOPIC].partitions
+        legacy_of: dict[str, int | None] = {}  # group -> its legacy partition, if any
 
-    def _load_partition(self, partition: int) -> LoadedPartition:
-        plog = self.logs.get(OFFSETS_TOPIC, partition)
+        def legacy(group_id: str) -> int | None:
+            if group_id not in legacy_of:
+                legacy_of[group_id] = legacy_partition(group_id, n)
+            return legacy_of[group_id]
+
         out = LoadedPartition()
+        for phase in (LEGACY, CURRENT):
+            for p in range(n):
+                in_phase = lambda g, p=p, phase=phase: (legacy(g) == p) == (phase == LEGACY)  # noqa: E731
+                self._replay_partition(out, p, phase, in_phase)
+        return [out]
+
+    def _replay_partition(self, out: LoadedPartition, partition: int, phase: int,
+                          in_phase: Callable[[str], bool]) -> None:
+        plog = self.logs.get(OFFSETS_TOPIC, partition)
+        shift = LEGACY_SHIFT if phase == LEGACY else 0  # a legacy record is older than any other
         for raw in plog.iter_batches():
             h, records = decode_batch(raw)
             if h.is_control:
-                _replay_marker(out, raw, h.producer_id)
+                _replay_marker(out, raw, (phase, partition, h.producer_id))
                 continue
             for r in records:
-                _replay_record(out, r, h)
-        for pid in [pid for pid in out.pending if pid not in plog.producer_state.ongoing_txns]:
+                _replay_record(out, r, h, in_phase, (phase, partition), shift)
+        ongoing = plog.producer_state.ongoing_txns
+        for key in [k for k in out.pending if k[:2] == (phase, partition) and k[2] not in ongoing]:
             # No open transaction and no marker: the log cleaner removed a COMMIT marker once no batch of
             # its transaction was left beside it (an aborted transaction's batches go before its marker).
-            _complete_pending(out, pid, commit=True)
-        return out
+            _complete_pending(out, key, commit=True)
 
 
-def _replay_marker(out: LoadedPartition, raw: bytes, producer_id: int) -> None:
+def _replay_marker(out: LoadedPartition, raw: bytes, key: tuple[int, int, int]) -> None:
     try:
         kind, _ = read_end_txn_marker(raw)
     except InvalidBatch:
         return  # other control records are not transaction markers
-    _complete_pending(out, producer_id, commit=kind is ControlRecordType.COMMIT)
+    _complete_pending(out, key, commit=kind is ControlRecordType.COMMIT)
 
 
-def _complete_pending(out: LoadedPartition, producer_id: int, commit: bool) -> None:
-    for group_id, pending in out.pending.pop(producer_id, {}).items():
+def _complete_pending(out: LoadedPartition, key: tuple[int, int, int], commit: bool) -> None:
+    for group_id, pending in out.pending.pop(key, {}).items():
         if not commit:
             continue
         committed = out.offsets.setdefault(group_id, {})
@@ -182,15 +222,23 @@ def _complete_pending(out: LoadedPartition, producer_id: int, commit: bool) -> N
                 committed[tp] = c
 
 
-def _replay_record(out: LoadedPartition, r, h) -> None:
+def _replay_record(out: LoadedPartition, r, h, in_phase: Callable[[str], bool], scope: tuple[int, int],
+                   shift: int) -> None:
+    """Replay ``r`` if its group belongs to this phase of the replay (``in_phase``)."""
     try:
         if r.key is not None and len(r.key) >= 2 and int.from_bytes(r.key[:2], "big") in cr.KINDS:
-            out.consumer_records.append(cr.decode(r.key, r.value))
+            record = cr.decode(r.key, r.value)
+            if in_phase(record.group_id):
+                out.consumer_records.append(record)
             return
         if r.key is not None and len(r.key) >= 2 and int.from_bytes(r.key[:2], "big") in share_members.KINDS:
-            out.share_records.append(share_members.decode(r.key, r.value))
+            record = share_members.decode(r.key, r.value)
+            if in_phase(record.group_id):
+                out.share_records.append(record)
             return
         key = rec.read_key(r.key)
+        if not in_phase(key.group_id):
+            return
         if isinstance(key, rec.GroupKey):
             if r.value is None:
                 # Committed offsets have tombstones of their own (a classic group converted to a
@@ -201,13 +249,13 @@ def _replay_record(out: LoadedPartition, r, h) -> None:
             else:
                 out.groups[key.group_id] = (rec.read_group_value(r.value), h.base_offset)
             return
-        value = None if r.value is None else CommittedOffset(rec.read_offset_value(r.value), h.base_offset)
+        value = None if r.value is None else CommittedOffset(rec.read_offset_value(r.value), h.base_offset - shift)
     except rec.UnknownRecord as e:
         log.warning("skipping a record of %s: %s", OFFSETS_TOPIC, e)
         return
     tp = (key.topic, key.partition)
     if h.is_transactional:
-        target = out.pending.setdefault(h.producer_id, {}).setdefault(key.group_id, {})
+        target = out.pending.setdefault((*scope, h.producer_id), {}).setdefault(key.group_id, {})
     else:
         target = out.offsets.setdefault(key.group_id, {})
     if value is None:

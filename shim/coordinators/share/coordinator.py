@@ -72,7 +72,7 @@ class ShareCoordinator:
         # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
         result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
-                                                              timeout, self.partition_count), now_ms)
+                                                              timeout, self._topic_shape), now_ms)
         self._deadline_set(now_ms + timeout)
         return result
 
@@ -102,7 +102,11 @@ class ShareCoordinator:
             group = self.groups[group_id]
             timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
             members.rebuild(group, view, topic_name, now_ms + timeout)
-            group.subscribed_metadata(self.partition_count)
+            group.subscribed_metadata(self._topic_shape)
+
+    def _topic_shape(self, topic: str) -> tuple[int, object]:
+        """(partitions, topic id) of a topic: what a share group's assignment depends on."""
+        return self.partition_count(topic), self.topic_id(topic)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -114,7 +118,8 @@ class ShareCoordinator:
         return group
 
     def _member_gone(self, group_id: str, member_id: str) -> None:
-        self.sessions.close(group_id, member_id)
+        for session in self.sessions.of_member(group_id, member_id):
+            self.sessions.close(group_id, member_id, session.node_id)
         for (g, _, _), sp in self.partitions.items():
             if g == group_id:
                 sp.release_member(member_id)
@@ -213,8 +218,9 @@ class ShareCoordinator:
         self.partitions[key] = changed
         self._released()
 
-    def close_session(self, group_id: str, member_id: str) -> None:
-        session = self.sessions.close(group_id, member_id)
+    def close_session(self, group_id: str, member_id: str, node_id: int = 0) -> None:
+        """The member's session with broker ``node_id`` ends: it gives up what it holds there."""
+        session = self.sessions.close(group_id, member_id, node_id)
         if session is not None:
             for topic, partition in session.partitions:
                 sp = self.partitions.get((group_id, topic, partition))
@@ -228,10 +234,10 @@ class ShareCoordinator:
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
             for member_id in group.expired(now_ms):
-                self._change(group.group_id, lambda g: g.remove(member_id, self.partition_count), now_ms)
+                self._change(group.group_id, lambda g: g.remove(member_id, self._topic_shape), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
-            self.close_session(session.group_id, session.member_id)
+            self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
         for group_id in sorted(expired):
             self._persist(group_id)
@@ -331,7 +337,7 @@ class ShareCoordinator:
         self._forget(group_id, list(self.start_offsets(group_id)))
         self._saved.pop(group_id, None)
         for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:
-            self.sessions.close(group_id, session.member_id)
+            self.sessions.close(group_id, session.member_id, session.node_id)
         del self.groups[group_id]
 
     def _forget(self, group_id: str, partitions) -> None:

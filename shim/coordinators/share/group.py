@@ -49,14 +49,14 @@ class ShareGroup:
         self.assignment_epoch = 0
         self.members: dict[str, ShareMember] = {}
         self.target: dict[str, Assignment] = {}
-        self._metadata: dict[str, int] = {}
+        self._metadata: dict[str, tuple[int, object]] = {}  # subscribed topic -> (partitions, topic id)
 
     @property
     def state(self) -> str:
         return STABLE if self.members else EMPTY
 
     def heartbeat(self, member_id: str, epoch: int, subscribed, rack_id, client: tuple[str, str], now_ms: int,
-                  session_timeout_ms: int, partitions: Callable[[str], int]) -> HeartbeatResult:
+                  session_timeout_ms: int, partitions: Callable[[str], tuple[int, object]]) -> HeartbeatResult:
         if epoch == LEAVE_EPOCH:
             self.remove(member_id, partitions)
             return HeartbeatResult(member_id, LEAVE_EPOCH, None)
@@ -83,7 +83,7 @@ class ShareGroup:
         member.member_epoch, member.assignment = self.assignment_epoch, target
         return HeartbeatResult(member_id, member.member_epoch, target if changed else None)
 
-    def remove(self, member_id: str, partitions: Callable[[str], int]) -> bool:
+    def remove(self, member_id: str, partitions: Callable[[str], tuple[int, object]]) -> bool:
         if self.members.pop(member_id, None) is None:
             return False
         self.group_epoch += 1
@@ -96,21 +96,25 @@ class ShareGroup:
     def next_deadline(self) -> int:
         return min((m.deadline for m in self.members.values()), default=2**63 - 1)
 
-    def subscribed_metadata(self, partitions: Callable[[str], int]) -> None:
-        """Take the subscribed topics' sizes as they are, with no new epoch (a group loaded at
-        start-up: Kafka compares the metadata hash it wrote with the topics it finds)."""
-        topics = sorted({t for m in self.members.values() for t in m.subscribed})
-        self._metadata = {t: n for t in topics if (n := partitions(t)) > 0}
+    def subscribed_metadata(self, partitions: Callable[[str], tuple[int, object]]) -> None:
+        """Take the subscribed topics' sizes and ids as they are, with no new epoch (a group loaded
+        at start-up: Kafka compares the metadata hash it wrote with the topics it finds)."""
+        self._metadata = self._subscribed(partitions)
 
-    def _refresh(self, partitions: Callable[[str], int]) -> None:
-        """A new target assignment when the group epoch moved or a subscribed topic changed size."""
+    def _subscribed(self, partitions: Callable[[str], tuple[int, object]]) -> dict[str, tuple[int, object]]:
         topics = sorted({t for m in self.members.values() for t in m.subscribed})
-        metadata = {t: n for t in topics if (n := partitions(t)) > 0}
+        return {t: shape for t in topics if (shape := partitions(t))[0] > 0}
+
+    def _refresh(self, partitions: Callable[[str], tuple[int, object]]) -> None:
+        """A new target assignment when the group epoch moved or a subscribed topic changed: its
+        size, or its id (deleted and made again), both in Kafka's group metadata hash."""
+        metadata = self._subscribed(partitions)
         if metadata != self._metadata:
             self._metadata = metadata
             self.group_epoch += 1
         if self.assignment_epoch != self.group_epoch:
-            self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()}, metadata)
+            counts = {t: n for t, (n, _) in metadata.items()}
+            self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()}, counts)
             self.assignment_epoch = self.group_epoch
 
 

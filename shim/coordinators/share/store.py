@@ -37,7 +37,7 @@ from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 from ...storage import fs
 from ...storage.producer_state import Origin
 from ..group.records import UnknownRecord
-from ..partitioning import kafka_abs_partition_for
+from ..partitioning import partition_for
 from . import records as sr
 from .partition import InFlight, RecordState, SharePartition
 
@@ -91,7 +91,7 @@ class ShareStateStore:
                 self._migrate(legacy_dir / LEGACY_DIRECTORY)
 
     def partition_for(self, group_id: str, topic_id: uuid.UUID, partition: int) -> int:
-        return kafka_abs_partition_for(share_partition_key(group_id, topic_id, partition), self.num_partitions)
+        return partition_for(share_partition_key(group_id, topic_id, partition), self.num_partitions)
 
     # -- the coordinator's view: (topic name, partition) -> encode() of a share partition ------
 

@@ -18,7 +18,7 @@ from kafka_codecs.records import decode_batch, encode_batch
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
-from ..partitioning import partition_for
+from ..partitioning import CURRENT, LEGACY, partition_for, replay_phase
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
 from .state import (
@@ -40,10 +40,13 @@ def _no_probe(name: str) -> None:
 
 
 def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
-    """The latest state of every transactional id in ``__transaction_state`` (tombstones drop it)."""
-    txns: dict[str, TxnMetadata] = {}
+    """The latest state of every transactional id in ``__transaction_state`` (tombstones drop it).
+    A transactional id's records in its legacy partition (older data directories) are replayed
+    before those of its Kafka partition, which are newer."""
     info = logs.topics.get(TXN_TOPIC)
-    for p in range(info.partitions if info else 0):
+    n = info.partitions if info else 0
+    phases: tuple[list, list] = ([], [])  # (transactional id, state or None) in replay order, per phase
+    for p in range(n):
         for raw in logs.get(TXN_TOPIC, p).iter_batches():
             for r in decode_batch(raw)[1]:
                 try:
@@ -52,10 +55,13 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
                 except UnreadableRecord as e:
                     log.warning("skipping a record of %s: %s", TXN_TOPIC, e)
                     continue
-                if value is None:
-                    txns.pop(txn_id, None)
-                else:
-                    txns[txn_id] = value
+                phases[replay_phase(txn_id, p, n)].append((txn_id, value))
+    txns: dict[str, TxnMetadata] = {}
+    for txn_id, value in phases[LEGACY] + phases[CURRENT]:
+        if value is None:
+            txns.pop(txn_id, None)
+        else:
+            txns[txn_id] = value
     return txns
 
 
