@@ -132,12 +132,13 @@ class Builder:
     def __init__(self, rng: random.Random, pools: Pools) -> None:
         self.rng, self.pools = rng, pools
         self.producer = (-1, -1)
-        self.groups = GROUPS
+        self.groups, self.topics = GROUPS, TOPICS
         self.sane = False  # this request without hostile values: the way deep into a state machine
 
     def request(self, key: int, version: int):
         self.producer = self.rng.choice(self.pools.producers)
         self.sane = self.rng.random() < 0.5
+        self.topics = ("gone", "nope") if key == 20 else TOPICS  # DeleteTopics would end the share and group topics
         self.groups = SHARE_GROUPS if key in SHARE_APIS or self.rng.random() < 0.05 else GROUPS
         self.groups = self.groups[:2] if self.sane else self.groups
         return self.entity(request_class(key, version), depth=0)
@@ -264,7 +265,7 @@ class Builder:
         if name == "protocol_type":
             return rng.choice(PROTOCOL_TYPES)
         if "topic" in name or name in ("name", "resource_name"):
-            return rng.choice(TOPICS if self.sane else TOPICS + ("nope",))
+            return rng.choice(self.topics if self.sane else self.topics + ("nope",))
         if "rack" in name:
             return rng.choice(("r0", "r1"))
         return rng.choice(("x", "g0", "t0", "share.auto.offset.reset", "earliest", "group.share.delivery.count.limit"))
