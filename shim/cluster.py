@@ -178,6 +178,11 @@ class Cluster:
             raise KafkaError(ErrorCode.not_leader_or_follower)
         return s
 
+    def internal_partitions(self, topic: str) -> int | None:
+        """How many partitions an internal topic is created with, None for any other topic."""
+        return {OFFSETS_TOPIC: self.offsets_partitions, TXN_TOPIC: self.txn_partitions,
+                SHARE_STATE_TOPIC: self.share_partitions}.get(topic)
+
     def coordinator_partition(self, kind: int, key: str) -> tuple[str, int]:
         if kind == TRANSACTION:
             return TXN_TOPIC, partition_for(key, self.txn_partitions)

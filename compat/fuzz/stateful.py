@@ -40,15 +40,26 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 STEP_LIMIT = 2.0  # seconds one request may hold the loop
 TOPICS = ("t0", "t1")
 GROUPS = ("g0", "g1", "")
+SHARE_GROUPS = ("s0", "s1")  # apart, or a share heartbeat makes g0 a share group and consumer groups never form
+SHARE_APIS = {76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}
 TXN_IDS = ("tx0", "tx1")
 # The state machines get most of the steps; every other served API some.
 STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 22: 3, 24: 3, 25: 2, 26: 3, 28: 3,
             42: 1, 47: 1, 65: 1, 66: 1, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5, 90: 1, 91: 1, 92: 1, 0: 3}
 # Where Kafka answers UNKNOWN_SERVER_ERROR itself: CreatePartitions past the controller's records per
-# request (k37), quota requests past their entity bound (shim/coordinators/client_quotas.py).
-KAFKA_UNKNOWN_SERVER_ERROR = {37, 48, 49}
+# request (k37), quota requests past their entity bound (shim/coordinators/client_quotas.py), a
+# JoinGroup of a pending member with an instance id (Kafka's IllegalStateException), an assignor
+# that cannot compute a target assignment (GroupMetadataManager.updateTargetAssignment).
+KAFKA_UNKNOWN_SERVER_ERROR = {
+    37: lambda request, response: True,
+    48: lambda request, response: True,
+    49: lambda request, response: True,
+    11: lambda request, response: request.group_instance_id is not None and request.member_id != "",
+    68: lambda request, response: (response.error_message or "").startswith("Failed to compute a new target"),
+}
 HOSTILE_STRINGS = ("", "a" * 300, "t" * 32767, "é\u2603", "__consumer_offsets")
 REGEXES = ("t.*", "t[0-1]", "[", "(", ".*", "(a|a)*$", "t0|t1|zz")
+CLIENT_MEMBER_IDS = ("0ZbCkgAHQk2dwvQnVjpbBw", "GjK7vS8VRY2sS8mUjVbUvA", "fmt9dmVVRnOfYzdmEVn1Cg")  # KIP-1082
 ASSIGNORS = ("uniform", "range", "simple", "bogus", "")
 PROTOCOL_TYPES = ("consumer", "connect", "")
 
@@ -77,11 +88,15 @@ class Pools:
         self.epochs: list[int] = [0, 1, -1, -2]
         self.producers: list[tuple[int, int]] = [(-1, -1), (0, 0)]
         self.topic_ids: list[uuid.UUID] = [uuid.UUID(int=0), uuid.uuid4()]
+        self.real_topic_ids: list[uuid.UUID] = []
         self.members: list[tuple[str, int]] = []  # (member id, epoch or generation) an answer paired
         self.offsets: list[int] = [0, 1, 2]  # acquired record offsets ShareFetch handed out
+        self.share_members: list[tuple[str, str]] = []  # (group id, member id) a share heartbeat accepted
         self.session_epochs: dict[str, int] = {}  # member id -> the next share session epoch
 
-    def learn(self, entity) -> None:
+    def learn(self, entity, request=None) -> None:
+        if type(entity).__name__ == "ShareGroupHeartbeatResponse" and entity.error_code == 0 and entity.member_id:
+            _remember(self.share_members, (request.group_id, entity.member_id))
         for f in dataclasses.fields(entity):
             value = getattr(entity, f.name)
             if dataclasses.is_dataclass(value):
@@ -117,10 +132,20 @@ class Builder:
     def __init__(self, rng: random.Random, pools: Pools) -> None:
         self.rng, self.pools = rng, pools
         self.producer = (-1, -1)
+        self.groups = GROUPS
+        self.sane = False  # this request without hostile values: the way deep into a state machine
 
     def request(self, key: int, version: int):
         self.producer = self.rng.choice(self.pools.producers)
+        self.sane = self.rng.random() < 0.5
+        self.groups = SHARE_GROUPS if key in SHARE_APIS or self.rng.random() < 0.05 else GROUPS
+        self.groups = self.groups[:2] if self.sane else self.groups
         return self.entity(request_class(key, version), depth=0)
+
+    @property
+    def hostile(self) -> float:
+        """How often a field gets a hostile value."""
+        return 0.0 if self.sane else 0.15
 
     def entity(self, cls, depth: int):
         values = {}
@@ -145,9 +170,13 @@ class Builder:
         """Mostly a member id with the epoch its last answer gave, and the next share session epoch."""
         rng, pools = self.rng, self.pools
         epoch = next((n for n in ("member_epoch", "generation_id") if n in values), None)
-        if "member_id" in values and epoch and pools.members and rng.random() < 0.7:
+        if self.sane and epoch == "member_epoch" and rng.random() < 0.3:  # a new member joins
+            values["member_id"], values[epoch] = rng.choice(CLIENT_MEMBER_IDS) + str(rng.randrange(9)), 0
+        elif "member_id" in values and epoch and pools.members and rng.random() < 0.7:
             member, n = rng.choice(pools.members)
             values["member_id"], values[epoch] = member, n + rng.choice((0, 0, 0, 0, 1, -1))
+        if "share_session_epoch" in values and self.sane and pools.share_members:
+            values["group_id"], values["member_id"] = rng.choice(pools.share_members)
         if "share_session_epoch" in values and rng.random() < 0.7:
             member = values.get("member_id") or ""
             n = pools.session_epochs.get(member, 0)
@@ -156,25 +185,26 @@ class Builder:
 
     def array(self, f, nested, depth: int):
         rng = self.rng
-        if _nullable(f) and rng.random() < 0.1:
+        if _nullable(f) and rng.random() < self.hostile:
             return None
         n = rng.choice((0, 1, 1, 1, 2, 3)) if depth < 3 else rng.choice((0, 1))
+        n = max(n, 1) if self.sane else n
         if dataclasses.is_dataclass(nested):
             items = [self.entity(nested, depth + 1) for _ in range(n)]
         else:
             items = [self.value(f.name, f.metadata.get("kafka_type"), False) for _ in range(n)]
-        if items and rng.random() < 0.1:
+        if items and rng.random() < self.hostile:
             items = items + items[:1] * rng.choice((1, 2, 50))  # duplicate entries
         return tuple(items)
 
     def value(self, name: str, kafka_type: str | None, nullable: bool):
         rng, pools = self.rng, self.pools
-        if nullable and rng.random() < 0.08:
+        if nullable and rng.random() < (0.5 if name.endswith("regex") else self.hostile / 2):
             return None
         if kafka_type == "string":
             return self.string(name)
         if kafka_type == "uuid":
-            return rng.choice(pools.topic_ids)
+            return rng.choice(pools.real_topic_ids if self.sane and pools.real_topic_ids else pools.topic_ids)
         if kafka_type == "bool":
             return rng.random() < 0.5
         if kafka_type in ("bytes", "records"):
@@ -195,7 +225,7 @@ class Builder:
     def number(self, name: str, bits: int) -> int:
         rng, pools = self.rng, self.pools
         top = (1 << bits) - 1
-        if rng.random() < 0.15:
+        if rng.random() < self.hostile:
             return rng.choice((-top - 1, -1, top, top - 1, rng.randint(-top - 1, top)))
         if name == "producer_id":
             return self.producer[0]
@@ -204,37 +234,37 @@ class Builder:
         if "epoch" in name or name == "generation_id":
             return min(max(rng.choice(pools.epochs) + rng.choice((0, 0, 0, 1, -1)), -top - 1), top)
         if "timeout" in name or name.endswith("_ms"):
-            return rng.choice((0, 1, 10, 100, 1000, 30_000, -1))
+            return rng.choice((30_000, 45_000) if self.sane else (0, 1, 10, 100, 1000, 30_000, -1))
         if "partition" in name or name == "index":
-            return rng.choice((0, 0, 1, 2, -1, 5))
+            return rng.choice((0, 1, 2) if self.sane else (0, 0, 1, 2, -1, 5))
         if "offset" in name:
             return rng.choice(pools.offsets) + rng.choice((0, 0, 1, -1, 3, -5))
         if "type" in name:
-            return rng.choice((0, 1, 2, 3, 4, 5, -1))
+            return rng.choice((1, 2, 3) if self.sane else (0, 1, 2, 3, 4, 5, -1))
         if name in ("acks",):
             return rng.choice((-1, 1))
         return rng.choice((0, 1, 2, 3, 10, 100, 1000, -1))
 
     def string(self, name: str) -> str:
         rng = self.rng
-        if rng.random() < 0.08:
+        if rng.random() < self.hostile / 2:
             return rng.choice(HOSTILE_STRINGS)
         if name == "member_id":
-            return rng.choice(self.pools.member_ids)
+            return rng.choice(self.pools.member_ids + list(CLIENT_MEMBER_IDS))
         if "group" in name and "instance" not in name or name == "key" and rng.random() < 0.5:
-            return rng.choice(GROUPS)
+            return rng.choice(self.groups)
         if "instance" in name:
             return rng.choice(("i0", "i1"))
         if "transactional" in name:
             return rng.choice(TXN_IDS)
         if "regex" in name:
-            return rng.choice(REGEXES)
+            return rng.choice(REGEXES[:2] if self.sane else REGEXES)
         if "assignor" in name or name == "protocol_name":
-            return rng.choice(ASSIGNORS)
+            return rng.choice(ASSIGNORS[:2] if self.sane else ASSIGNORS)
         if name == "protocol_type":
             return rng.choice(PROTOCOL_TYPES)
         if "topic" in name or name in ("name", "resource_name"):
-            return rng.choice(TOPICS + ("nope",))
+            return rng.choice(TOPICS if self.sane else TOPICS + ("nope",))
         if "rack" in name:
             return rng.choice(("r0", "r1"))
         return rng.choice(("x", "g0", "t0", "share.auto.offset.reset", "earliest", "group.share.delivery.count.limit"))
@@ -284,6 +314,14 @@ class _ErrorLog(logging.Handler):
         self.records.append(self.format(record))
 
 
+def _stack(task: asyncio.Task) -> str:
+    import io
+
+    out = io.StringIO()
+    task.print_stack(limit=8, file=out)
+    return out.getvalue()[-3000:]
+
+
 def _unknown_server_error(entity, path="") -> str | None:
     for f in dataclasses.fields(entity):
         value = getattr(entity, f.name)
@@ -314,8 +352,13 @@ class StatefulRun:
         for t in TOPICS:
             self.node.logs.create_topic(t, 3)
             self.pools.topic_ids.append(self.node.logs.topics[t].topic_id)
+            self.pools.real_topic_ids.append(self.node.logs.topics[t].topic_id)
         if self.release >= "4.1":  # the share APIs are served once share.version is finalized
             self.node.finalize_features({"share.version": 1})
+            from shim.configs.admin import Op
+
+            for group in SHARE_GROUPS:  # records produced before a member joins get delivered too
+                self.node.share.configs.alter(group, [Op("share.auto.offset.reset", 0, "earliest")], False)
 
     async def run(self, duration: float) -> Result:
         handler = _ErrorLog()
@@ -348,7 +391,10 @@ class StatefulRun:
         finally:
             for t in pending:
                 t.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            if pending:
+                _, stuck = await asyncio.wait(pending, timeout=5)
+                for t in list(stuck)[:3]:  # a request a closed connection cannot end
+                    self.result.fail(f"a request ignored its cancellation: {_stack(t)}")
             logging.getLogger("shim").removeHandler(handler)
             self.node.close()
         return self.result
@@ -382,9 +428,9 @@ class StatefulRun:
             _, response = decode_response(raw, key, version)
         except Exception:  # noqa: BLE001 - kio's reader refuses a -1 timestamp Kafka sends as well
             return
-        self.pools.learn(response)
+        self.pools.learn(response, request)
         where = _unknown_server_error(response)
-        if where and key not in KAFKA_UNKNOWN_SERVER_ERROR:
+        if where and not KAFKA_UNKNOWN_SERVER_ERROR.get(key, lambda q, r: False)(request, response):
             self.result.fail(f"{key} v{version} answered UNKNOWN_SERVER_ERROR at {where} under {self.release}\n"
                              f"request: {request!r}"[:6000])  # fmt: skip
 

@@ -5,7 +5,8 @@ Brokers, leaders, leader epochs, replicas and ISR come from the cluster's state 
 partition whose replicas are all down has leader -1 and LEADER_NOT_AVAILABLE, and its down replicas
 are listed as offline (v5+). The controller is the first live broker. Topic ids (v10+) are real, so clients use
 Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
-v4) and the broker's auto_create_topics is on; otherwise UNKNOWN_TOPIC_OR_PARTITION.
+v4) and the broker's auto_create_topics is on (an internal topic as its coordinator creates it: its
+own partition count and configs); otherwise UNKNOWN_TOPIC_OR_PARTITION.
 Authorized operations (v8+ topics, v8-10 cluster), when asked for: the authorizer's (every
 operation of the resource type without one, as Kafka answers); never on unknown-topic-id entries.
 With an authorizer, as KafkaApis.handleTopicMetadataRequest: a request for all topics leaves out
@@ -100,7 +101,11 @@ def _topic(ctx, name, allow_create, want_ops):
             validate_topic_name(name)
             if not allow_create:
                 raise KafkaError(ErrorCode.unknown_topic_or_partition)
-            logs.create_topic(name, ctx.node.config.num_partitions)
+            internal = ctx.node.cluster.internal_partitions(name)
+            if internal is None:
+                logs.create_topic(name, ctx.node.config.num_partitions)
+            else:  # Kafka: AutoTopicCreationManager gives an internal topic its own partitions and configs
+                logs.ensure_topic(name, internal)
     except KafkaError as e:
         return ctx.make("MetadataResponseTopic", error_code=e.code, name=name, topic_id=ZERO_UUID,
                         is_internal=False, partitions=(), topic_authorized_operations=operations)
