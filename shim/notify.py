@@ -5,6 +5,19 @@ from __future__ import annotations
 import asyncio
 
 
+async def wait_or_timeout(fut: asyncio.Future, timeout: float | None) -> bool:
+    """Await ``fut`` for at most ``timeout`` seconds (None: no limit); whether it completed.
+
+    asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation that arrives
+    as ``fut`` completes (CPython gh-86296), and a request cancelled with its connection must end."""
+    try:
+        async with asyncio.timeout(timeout):
+            await fut
+    except TimeoutError:
+        return False
+    return True
+
+
 class ChangeNotifier:
     def __init__(self) -> None:
         self._waiters: list[asyncio.Future] = []
@@ -22,9 +35,7 @@ class ChangeNotifier:
         fut = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)
         try:
-            await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            pass
+            await wait_or_timeout(fut, timeout)
         finally:
             if fut in self._waiters:
                 self._waiters.remove(fut)

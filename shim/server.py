@@ -25,6 +25,7 @@ from .apis import dispatch as _dispatch
 from .limits import ConnectionQuotas
 from .log_cleaner import LogCleaner
 from .node import Node, now_ms
+from .notify import wait_or_timeout
 from .protocol.framing import FrameDecoder, FrameError, frame_size
 from .protocol.messages import peek
 from .security.scram import SaslFailure
@@ -250,9 +251,7 @@ class Server:
         freed = asyncio.get_running_loop().create_future()
         self._slot_waiters.append(freed)
         try:
-            await asyncio.wait_for(freed, timeout)
-        except asyncio.TimeoutError:
-            pass
+            await wait_or_timeout(freed, timeout)
         finally:
             if freed in self._slot_waiters:
                 self._slot_waiters.remove(freed)
@@ -473,9 +472,7 @@ class Connection(asyncio.BufferedProtocol):
             self.requests.clear()  # read and dropped: unread bytes would make the close a reset
             self.queued_bytes = 0
             self._wake = self.loop.create_future()
-            try:
-                await asyncio.wait_for(self._wake, deadline - self.loop.time())
-            except asyncio.TimeoutError:
+            if not await wait_or_timeout(self._wake, deadline - self.loop.time()):
                 break
 
     async def _respond(self, request) -> _dispatch.Answer:
