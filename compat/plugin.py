@@ -27,7 +27,7 @@ from compat import javarun, scenarios, targets
 # compat/conftest.py does `from compat.plugin import *`
 __all__ = [
     "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems",
-    "_external_target", "compat_target", "java_drivers", "apache_kafka",
+    "_external_target", "compat_target", "java_drivers", "java4", "apache_kafka",
 ]
 
 
@@ -107,14 +107,25 @@ def java_client(config) -> str:
     return config.getoption("java_client", default=None) or os.environ.get("KAFKA_SHIM_JAVA_CLIENT") or "3"
 
 
-@pytest.fixture(scope="session")
-def java_drivers(request, tmp_path_factory) -> javarun.JavaDrivers:
+def _drivers(request, tmp_path_factory, client: str) -> javarun.JavaDrivers:
+    """The Java drivers compiled once per source digest into pytest's cache (kept across runs)."""
     cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
     build_root = cache.mkdir("kafka-shim-java") if cache else tmp_path_factory.mktemp("kafka-shim-java")
     try:
-        return javarun.JavaDrivers.prepare(build_root, java_client(request.config))
+        return javarun.JavaDrivers.prepare(build_root, client)
     except javarun.JavaUnavailable as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def java_drivers(request, tmp_path_factory) -> javarun.JavaDrivers:
+    return _drivers(request, tmp_path_factory, java_client(request.config))
+
+
+@pytest.fixture(scope="session")
+def java4(request, tmp_path_factory) -> javarun.JavaDrivers:
+    """The drivers against kafka-clients 4.x, whatever --java-client says (the Kafka 4 suites)."""
+    return _drivers(request, tmp_path_factory, "4")
 
 
 @pytest.fixture(scope="session")

@@ -88,16 +88,6 @@ CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consume
                           "--override", "group.consumer.min.heartbeat.interval.ms=500")
 
 
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory):
-    from compat import javarun
-
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def processor_command(request, client: str) -> list[str] | None:
     """The Java processor (compat/java/EosProcessor.java, kafka-clients 4.x); None: the Python one."""
     if not client.startswith("java"):

@@ -10,19 +10,11 @@ import pytest
 
 import shim
 
-from compat import javarun
 
 pytestmark = pytest.mark.shim_only("starts brokers emulating 4.0 and 4.1")
 
 SCENARIOS = ["admin.metadata_quorum", "admin.features", "admin.delegation_tokens", "admin.client_metrics_resources"]
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def error(outcome) -> str | None:

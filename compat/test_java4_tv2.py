@@ -16,19 +16,11 @@ import shim
 from kafka_codecs import parse_header
 from shim.coordinators.txn.coordinator import OFFSETS_TOPIC, TXN_TOPIC
 
-from compat import javarun
 
 pytestmark = pytest.mark.shim_only("starts brokers emulating 3.9, 4.0 and 4.1 and looks at their state")
 
 SCENARIOS = ["txn.seed", "txn.zombie_fencing", "consumer.position_past_markers", "eos.send_offsets"]
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def marker_epochs(node) -> dict[tuple[str, int, int], list[int]]:

@@ -11,19 +11,11 @@ from __future__ import annotations
 import pytest
 
 import shim
-from compat import javarun
 from shim.coordinators.group.consumer_assignors import MemberSpec, kafka_order, uniform
 
 pytestmark = [pytest.mark.compat(client="java", scenario="consumer.group_protocol_consumer"),
               pytest.mark.shim_only("compares with kafka-shim's assignor on the clients' member ids")]
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def replay(steps, ids, counts):

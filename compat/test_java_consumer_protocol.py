@@ -13,17 +13,9 @@ from __future__ import annotations
 import pytest
 
 import shim
-from compat import javarun
 
 pytestmark = [pytest.mark.compat(client="java"), pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def run(tmp_path, java4, scenarios):

@@ -13,19 +13,11 @@ import uuid
 
 import pytest
 
-from compat import javarun
 from shim.coordinators.group.consumer_assignors import copied_capacity, java_order, string_hash, uuid_hash
 
 pytestmark = [pytest.mark.compat(client="java", scenario="consumer.group_protocol_consumer"),
               pytest.mark.shim_only("checks kafka-shim's own emulation")]
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def kafka_id(u: uuid.UUID) -> str:

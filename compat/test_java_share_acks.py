@@ -11,7 +11,6 @@ import time
 import pytest
 
 import shim
-from compat import javarun
 from compat.groups_support import create_topic
 from compat.share_support import enable_share_groups, produce, set_group_configs, share_start_offset
 
@@ -19,13 +18,6 @@ pytestmark = [pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
 RECORDS = 60
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.mark.compat(client="java", scenario="share.acknowledgements")

@@ -7,20 +7,12 @@ from __future__ import annotations
 import pytest
 
 import shim
-from compat import javarun
 from compat.groups_support import create_topic
 from compat.share_support import enable_share_groups, set_group_configs
 
 pytestmark = [pytest.mark.compat(client="java", scenario="share.groups"),
               pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
-
-@pytest.fixture(scope="module")
-def java4(tmp_path_factory) -> javarun.JavaDrivers:
-    try:
-        return javarun.JavaDrivers.prepare(tmp_path_factory.mktemp("java4"), client="4")
-    except javarun.JavaUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def test_kafka_clients_4_share_consumers_share_a_topic(tmp_path, java4):
