@@ -270,19 +270,6 @@ def _broker_text(broker: runner.BrokerProcess | None, bootstrap: str, kafka_vers
     return text
 
 
-def report(result: runner.RunResult, expected: dict[str, dict] | None) -> str:
-    """One line per test (with the expected list's reason where it has one), then the totals."""
-    lines = []
-    for test, got in sorted(result.outcomes.items()):
-        why = got["message"]
-        if expected and test in expected and expected[test]["status"] == got["status"]:
-            why = expected[test].get("reason", "")
-        lines.append(f"{got['status']:5} {got['seconds']:6.2f}s  {test}" + (f"  -- {why}" if why else ""))
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts().items()))
-    lines.append(f"{result.client} against {result.broker}: {counts} in {result.seconds:.0f} s")
-    return "\n".join(lines)
-
-
 def matrix_section(result: runner.RunResult, expected: dict[str, dict] | None) -> dict:
     """The run as compat/matrix.py records it: per test, its status and why (the expected list's
     reason when the status is the expected one, else what the suite said)."""
@@ -326,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
 def _conclude(args, result: runner.RunResult) -> int:
     path = expected_file(args.kafka_version)
     expected = (runner.load_expected(path) if path.exists() else {}) if not args.bootstrap else None
-    print(report(result, expected))
+    print(runner.report(result, expected))
     if args.json:
         args.json.write_text(json.dumps({"client": result.client, "broker": result.broker,
                                          "seconds": round(result.seconds, 1), "tests": result.outcomes}, indent=1) + "\n")

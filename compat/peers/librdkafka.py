@@ -303,18 +303,6 @@ def run(workdir: Path, bootstrap: str | None = None, cache_dir: Path = runner.DE
     return runner.RunResult(outcomes, seconds, 0, workdir, tests_dir, client, broker_text, VERSION)
 
 
-def report(result: runner.RunResult, expected: dict[str, dict] | None) -> str:
-    lines = []
-    for test, got in sorted(result.outcomes.items()):
-        why = got["message"]
-        if expected and test in expected and expected[test]["status"] == got["status"]:
-            why = expected[test].get("reason", "")
-        lines.append(f"{got['status']:5} {got['seconds']:7.2f}s  {test}" + (f"  -- {why}" if why else ""))
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts().items()))
-    lines.append(f"{result.client} against {result.broker}: {counts} in {result.seconds:.0f} s")
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compat.peers.librdkafka", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bootstrap", metavar="HOST:PORT", help="run against this broker (no comparison)")
@@ -332,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         result = run(workdir, args.bootstrap, runs=runs)
         expected = runner.load_expected(EXPECTED_FILE) if EXPECTED_FILE.exists() and not args.bootstrap else None
-        print(report(result, expected))
+        print(runner.report(result, expected))
         if expected is None:
             return 0
         if args.update:

@@ -257,6 +257,19 @@ def _skip_reason(status: str, message: str | None) -> str:
 # -- the expected list ---------------------------------------------------------------------------
 
 
+def report(result: RunResult, expected: dict[str, dict] | None) -> str:
+    """One line per test (with the expected list's reason where it has one), then the totals."""
+    lines = []
+    for test, got in sorted(result.outcomes.items()):
+        why = got["message"]
+        if expected and test in expected and expected[test]["status"] == got["status"]:
+            why = expected[test].get("reason", "")
+        lines.append(f"{got['status']:5} {got['seconds']:7.2f}s  {test}" + (f"  -- {why}" if why else ""))
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts().items()))
+    lines.append(f"{result.client} against {result.broker}: {counts} in {result.seconds:.0f} s")
+    return "\n".join(lines)
+
+
 def load_expected(path: Path) -> dict[str, dict]:
     with open(path, "rb") as f:
         return tomllib.load(f).get("tests", {})
