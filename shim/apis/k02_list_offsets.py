@@ -8,8 +8,9 @@ the log end while the active segment holds data); -1 starts from the latest, -2 
 LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
 and EARLIEST_LOCAL (-4, v8) the log start offset; LATEST_TIERED (-5, v9, KIP-1005) offset and
 timestamp -1, as Kafka answers for a topic without tiered storage; MAX_TIMESTAMP (-3, v7) the record with the
-largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
-offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
+largest timestamp and a timestamp the first record at or after it, each only when below the fetchable
+end (the LSO under read_committed, else the high watermark), else offset -1 with no error (Kafka:
+Partition.fetchOffsetForTimestamp, ReplicaManager.fetchOffset).
 
 In a simulated cluster (shim.cluster) only the leader answers (v1+; NOT_LEADER_OR_FOLLOWER
 elsewhere, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future current leader epoch);
@@ -76,6 +77,9 @@ def _lookup(ctx, plog, ts, committed):
         return -1, -1
     if ts == MAX_TIMESTAMP:
         found = plog.max_timestamp_offset()
+        # Kafka: ReplicaManager.fetchOffset drops what it found at or past the last fetchable offset
+        if found and found[0] >= (plog.last_stable_offset if committed else plog.high_watermark):
+            found = None
     else:
         found = plog.offset_for_timestamp(ts, committed)
     return found if found else (-1, -1)
