@@ -8,8 +8,9 @@ the log end while the active segment holds data); -1 starts from the latest, -2 
 LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
 and EARLIEST_LOCAL (-4, v8) the log start offset; LATEST_TIERED (-5, v9, KIP-1005) offset and
 timestamp -1, as Kafka answers for a topic without tiered storage; MAX_TIMESTAMP (-3, v7) the record with the
-largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
-offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp). A timestamp search reads batch
+largest timestamp and a timestamp the first record at or after it, each only when below the fetchable
+end (the LSO under read_committed, else the high watermark), else offset -1 with no error (Kafka:
+Partition.fetchOffsetForTimestamp, ReplicaManager.fetchOffset). A timestamp search reads batch
 headers only (shim.storage.time_search); one with more than a megabyte to walk runs on a worker
 thread, so a segment of out-of-order timestamps never holds the event loop.
 
@@ -130,7 +131,11 @@ def _lookup(ctx, plog, ts, committed):
     if ts == LATEST_TIERED:  # Kafka: UnifiedLog.fetchOffsetByTimestamp without remote storage
         return -1, -1
     if ts == MAX_TIMESTAMP:
-        return plog.max_timestamp_offset() or (-1, -1)
+        found = plog.max_timestamp_offset()
+        # Kafka: ReplicaManager.fetchOffset drops what it found at or past the last fetchable offset
+        if found and found[0] >= (plog.last_stable_offset if committed else plog.high_watermark):
+            found = None
+        return found or (-1, -1)
     return plog.timestamp_search(ts, committed) or (-1, -1)
 
 
