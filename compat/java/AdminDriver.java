@@ -62,6 +62,7 @@ public final class AdminDriver {
         all.put("admin.acls", AdminDriver::acls);
         all.put("quota.produce_throttle", AdminDriver::produceThrottle);
         all.put("quota.fetch_throttle", AdminDriver::fetchThrottle);
+        all.put("admin.internal_topics", AdminDriver::internalTopics);
         Support.main("AdminDriver", all, args);
     }
 
@@ -126,6 +127,38 @@ public final class AdminDriver {
             obs.put("alter_same_dir", Support.outcome(admin.alterReplicaLogDirs(Map.of(replica, dir)).all()));
             obs.put("alter_unknown_dir", Support.outcome(admin.alterReplicaLogDirs(Map.of(replica, dir + "-not-configured")).all()));
         }
+    }
+
+    // ------------------------------------------------------------------ internal topics
+
+    /** A group's and a transactional id's first FindCoordinator (listConsumerGroupOffsets,
+     * initTransactions), then what Metadata, ListTopics and DescribeConfigs show of the internal topic. */
+    static void internalTopics(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            admin.listConsumerGroupOffsets(s.name("find-group")).partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS);
+            obs.put("__consumer_offsets", describeInternal(admin, "__consumer_offsets"));
+            try (KafkaProducer<byte[], byte[]> p = s.txnProducer(s.name("find-txn"))) {
+                obs.put("__transaction_state", describeInternal(admin, "__transaction_state"));
+            }
+        }
+    }
+
+    static Map<String, Object> describeInternal(Admin admin, String topic) throws Exception {
+        Set<String> listed = admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                .names().get(20, TimeUnit.SECONDS);
+        Set<String> unlisted = admin.listTopics().names().get(20, TimeUnit.SECONDS);
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(20, TimeUnit.SECONDS).get(topic);
+        org.apache.kafka.common.config.ConfigResource res =
+                new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        org.apache.kafka.clients.admin.Config config =
+                admin.describeConfigs(List.of(res)).all().get(20, TimeUnit.SECONDS).get(res);
+        Map<String, Object> configs = new TreeMap<>();
+        for (String name : List.of("cleanup.policy", "compression.type", "segment.bytes")) {
+            org.apache.kafka.clients.admin.ConfigEntry e = config.get(name);
+            configs.put(name, List.of(e.value(), e.source().name()));
+        }
+        return Support.map("listed_internal", listed.contains(topic), "listed_plain", unlisted.contains(topic),
+                "partitions", d.partitions().size(), "internal", d.isInternal(), "configs", configs);
     }
 
     // ------------------------------------------------------------------ elections and reassignments

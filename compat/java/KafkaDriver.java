@@ -535,6 +535,7 @@ public final class KafkaDriver {
                 before.put(k + "_latest", Support.listOffset(admin, tp, OffsetSpec.latest(), iso));
                 before.put(k + "_ts_p1", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 1000), iso));
                 before.put(k + "_ts_p5", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 5000), iso));
+                before.put(k + "_max", Support.listOffset(admin, tp, OffsetSpec.maxTimestamp(), iso));
             }
             obs.put("open", before);
             tx.commitTransaction();                                                              // COMMIT 6
@@ -544,6 +545,7 @@ public final class KafkaDriver {
                 String k = iso.toString().toLowerCase();
                 after.put(k + "_latest", Support.listOffset(admin, tp, OffsetSpec.latest(), iso));
                 after.put(k + "_ts_p5", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 5000), iso));
+                after.put(k + "_max", Support.listOffset(admin, tp, OffsetSpec.maxTimestamp(), iso));
             }
             obs.put("committed", after);
         }
