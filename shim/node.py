@@ -209,7 +209,10 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            "__transaction_state": {"cleanup.policy": "compact",
+            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
+            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                                    "unclean.leader.election.enable": "false",
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
