@@ -298,16 +298,24 @@ def end_txn_latency(bootstrap: str, topic: str, transactions: int, warmup: int, 
                                  **{"transactional.id": f"bench-{uuid.uuid4().hex}", "linger.ms": 0}))
     _ready(p, topic)
     p.init_transactions(30)
+    return commit_latencies(p, errors, topic, [0] * per_txn, transactions, warmup, 30)
+
+
+def commit_latencies(p, errors: _Errors, topic: str, partitions: list[int], transactions: int, warmup: int,
+                     timeout_s: float) -> dict:
+    """``warmup`` + ``transactions`` transactions of one record to each of ``partitions`` (a
+    partition named twice gets two), each flushed (delivered) before its commit_transaction() is
+    timed; the warm-up ones are not counted."""
     value = os.urandom(RECORD_SIZE)
     times = []
     for i in range(warmup + transactions):
         p.begin_transaction()
-        for _ in range(per_txn):
-            p.produce(topic, value, partition=0)
-        if p.flush(30):
-            raise RuntimeError(f"transaction {i}: records not delivered within 30 s")
+        for k in partitions:
+            p.produce(topic, value, partition=k)
+        if p.flush(timeout_s):
+            raise RuntimeError(f"transaction {i}: records not delivered within {timeout_s} s")
         t = time.perf_counter()
-        p.commit_transaction(30)
+        p.commit_transaction(timeout_s)
         if i >= warmup:
             times.append((time.perf_counter() - t) * 1000)
     if errors.count:
