@@ -209,7 +209,10 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            "__transaction_state": {"cleanup.policy": "compact",
+            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
+            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                                    "unclean.leader.election.enable": "false",
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
@@ -265,7 +268,7 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
-        self.share.store.forget_deleted_topics()  # its share state goes with it
+        self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 
     def _partition_count(self, topic: str) -> int:
