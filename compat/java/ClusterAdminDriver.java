@@ -1,7 +1,6 @@
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.LinkedHashMap;
 
@@ -12,7 +11,6 @@ import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
-import org.apache.kafka.common.KafkaFuture;
 
 /**
  * The cluster-level Admin calls, with the stock Java Admin: describeMetadataQuorum,
@@ -32,17 +30,6 @@ public final class ClusterAdminDriver {
         // changes the cluster: only for a broker of the test's own (compat/test_java4_tv2.py)
         all.put("features.transaction_version_1", ClusterAdminDriver::transactionVersion1);
         Support.main("ClusterAdminDriver", all, args);
-    }
-
-    static Object outcome(KafkaFuture<?> f) {
-        try {
-            f.get(20, TimeUnit.SECONDS);
-            return null;
-        } catch (ExecutionException e) {
-            return Support.failure(e.getCause());
-        } catch (Exception e) {
-            return Support.failure(e);
-        }
     }
 
     static void metadataQuorum(Support s, Map<String, Object> obs) throws Exception {
@@ -85,13 +72,13 @@ public final class ClusterAdminDriver {
             obs.put("epoch_present", f.finalizedFeaturesEpoch().isPresent());
             short mv = f.finalizedFeatures().get("metadata.version").maxVersionLevel();
             UpdateFeaturesOptions validate = new UpdateFeaturesOptions().validateOnly(true);
-            obs.put("same_level", outcome(admin.updateFeatures(Map.of("metadata.version",
+            obs.put("same_level", Support.outcome(admin.updateFeatures(Map.of("metadata.version",
                     new FeatureUpdate(mv, FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
-            obs.put("downgrade_as_upgrade", outcome(admin.updateFeatures(Map.of("metadata.version",
+            obs.put("downgrade_as_upgrade", Support.outcome(admin.updateFeatures(Map.of("metadata.version",
                     new FeatureUpdate((short) (mv - 1), FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
-            obs.put("unknown_feature", outcome(admin.updateFeatures(Map.of("no.such.feature",
+            obs.put("unknown_feature", Support.outcome(admin.updateFeatures(Map.of("no.such.feature",
                     new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
-            obs.put("above_supported", outcome(admin.updateFeatures(Map.of("metadata.version",
+            obs.put("above_supported", Support.outcome(admin.updateFeatures(Map.of("metadata.version",
                     new FeatureUpdate((short) (mv + 100), FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
             obs.put("metadata_version_after", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("metadata.version").maxVersionLevel());
@@ -100,10 +87,10 @@ public final class ClusterAdminDriver {
 
     static void delegationTokens(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
-            obs.put("create", outcome(admin.createDelegationToken().delegationToken()));
-            obs.put("describe", outcome(admin.describeDelegationToken().delegationTokens()));
-            obs.put("renew", outcome(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
-            obs.put("expire", outcome(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+            obs.put("create", Support.outcome(admin.createDelegationToken().delegationToken()));
+            obs.put("describe", Support.outcome(admin.describeDelegationToken().delegationTokens()));
+            obs.put("renew", Support.outcome(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+            obs.put("expire", Support.outcome(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
         }
     }
 
@@ -112,7 +99,7 @@ public final class ClusterAdminDriver {
         try (Admin admin = s.admin()) {
             obs.put("before", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("transaction.version").maxVersionLevel());
-            obs.put("update", outcome(admin.updateFeatures(Map.of("transaction.version",
+            obs.put("update", Support.outcome(admin.updateFeatures(Map.of("transaction.version",
                     new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all()));
             obs.put("after", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("transaction.version").maxVersionLevel());
@@ -128,7 +115,7 @@ public final class ClusterAdminDriver {
     static void unregisterBroker(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
             int node = admin.describeCluster().nodes().get().iterator().next().id();
-            obs.put("unknown", outcome(admin.unregisterBroker(node + 1000).all()));
+            obs.put("unknown", Support.outcome(admin.unregisterBroker(node + 1000).all()));
         }
     }
 }

@@ -24,7 +24,7 @@ from kafka_codecs.batch import iter_batches
 from ...errors import ErrorCode, KafkaError
 from .configs import GroupConfigs, ShareSettings
 from . import members
-from .group import ShareGroup
+from .group import LEAVE_EPOCH, ShareGroup
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
 from .store import ShareStateStore, encode, restore
@@ -73,8 +73,24 @@ class ShareCoordinator:
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
         result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
                                                               timeout, self._topic_shape), now_ms)
+        if epoch != LEAVE_EPOCH:
+            self._initialize_subscribed(group_id)
         self._deadline_set(now_ms + timeout)
         return result
+
+    def _initialize_subscribed(self, group_id: str) -> None:
+        """Every partition of the group's subscribed topics gets share state when the group first
+        sees it, before any fetch: a snapshot with no start offset (-1) at the group's epoch, so the
+        partition is listed by DescribeShareGroupOffsets from then on; share.auto.offset.reset still
+        picks the start at the first fetch (Kafka 4.1: the heartbeat's
+        maybeCreateInitializeShareGroupStateRequest, InitializeShareGroupState with start offset -1,
+        SharePartition.startOffsetDuringInitialization)."""
+        group = self.groups[group_id]
+        missing = {(topic, p): -1 for topic, (count, topic_id) in group.subscribed_topics().items()
+                   for p in range(count) if self.store.get((group_id, topic_id, p)) is None
+                   and (group_id, topic, p) not in self.partitions}
+        if missing:
+            self.store.initialize(group_id, missing, group.group_epoch)
 
     def _change(self, group_id: str, change, now_ms: int):
         """Change the group's membership; the records of what changed are written before the change
@@ -151,7 +167,7 @@ class ShareCoordinator:
             sp = self.partitions[key] = self._new_partition(group_id, start)
             self._topic_ids[key] = self.topic_id(topic)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
-            if saved is not None:
+            if saved is not None and saved["start_offset"] >= 0:
                 restore(sp, saved)
                 self._written[key] = saved
         return sp
@@ -298,22 +314,21 @@ class ShareCoordinator:
 
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> start offset, for every share partition of the group: the one last
-        written (Kafka: ReadShareGroupStateSummary), -1 for a partition fetched but not yet written,
-        as Kafka's is until the share partition first writes its state."""
-        out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
+        written (Kafka: ReadShareGroupStateSummary), -1 for a partition initialized or fetched but
+        not yet written, as Kafka's is until the share partition first writes its state."""
+        out = self.store.start_offsets(group_id)
         for g, t, p in self.partitions:
             if g == group_id:
-                written = self._written.get((g, t, p))
-                out[(t, p)] = written["start_offset"] if written is not None else -1
+                out.setdefault((t, p), -1)
         return out
 
     def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
         """AlterShareGroupOffsets on an empty group: each partition starts afresh at its offset, nothing
-        in flight (Kafka: InitializeShareGroupState, a new snapshot at the next state epoch); a negative
+        in flight (Kafka: InitializeShareGroupState, a new snapshot at the group's epoch); a negative
         offset leaves the partition uninitialized, to start from share.auto.offset.reset."""
-        self.empty_group(group_id)
+        group = self.empty_group(group_id)
         fresh = {tp: self._new_partition(group_id, o) for tp, o in offsets.items() if o >= 0}
-        self.store.initialize(group_id, {tp: sp.start_offset for tp, sp in fresh.items()})
+        self.store.initialize(group_id, {tp: sp.start_offset for tp, sp in fresh.items()}, group.group_epoch)
         self._forget(group_id, [tp for tp, o in offsets.items() if o < 0])
         for (topic, partition), sp in fresh.items():
             self._saved.get(group_id, {}).pop((topic, partition), None)

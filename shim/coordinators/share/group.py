@@ -101,6 +101,10 @@ class ShareGroup:
         at start-up: Kafka compares the metadata hash it wrote with the topics it finds)."""
         self._metadata = self._subscribed(partitions)
 
+    def subscribed_topics(self) -> dict[str, tuple[int, object]]:
+        """The subscribed topics that exist: topic -> (partitions, topic id), as last refreshed."""
+        return dict(self._metadata)
+
     def _subscribed(self, partitions: Callable[[str], tuple[int, object]]) -> dict[str, tuple[int, object]]:
         topics = sorted({t for m in self.members.values() for t in m.subscribed})
         return {t: shape for t in topics if (shape := partitions(t))[0] > 0}
