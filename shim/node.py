@@ -268,7 +268,7 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
-        self.share.store.forget_deleted_topics()  # its share state goes with it
+        self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 
     def _partition_count(self, topic: str) -> int:
