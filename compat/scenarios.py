@@ -241,6 +241,13 @@ SCENARIOS: list[Scenario] = [
              "are listed with their sizes (0 when empty), offset lag 0, not future. Moving a replica to its own "
              "dir succeeds; to a dir that is not configured fails with LogDirNotFoundException.",
              ("java", "kafka-python")),
+    Scenario("admin.internal_topics", "FindCoordinator / Metadata / DescribeConfigs",
+             "A group's first FindCoordinator (listing its offsets) and a transactional id's (initTransactions) "
+             "leave __consumer_offsets and __transaction_state created as Kafka creates them: listed only when "
+             "internal topics are asked for, internal, 50 partitions each, compacted (cleanup.policy=compact as "
+             "a topic config), segment.bytes 104857600, compression.type producer for __consumer_offsets and "
+             "uncompressed for __transaction_state (topic configs).",
+             ("java", "confluent-kafka")),
     Scenario("admin.elect_leaders", "ElectLeaders",
              "Preferred and unclean elections of an existing partition are not needed (ElectionNotNeededException), "
              "of a missing partition UnknownTopicOrPartitionException; an election over all partitions (a null "

@@ -538,9 +538,15 @@ class Wire:
         return brokers.get(leaders.get(partition, -1))
 
     def _coordinator(self, key_type: int, key: str) -> tuple[str, int] | None:
-        r = self._send(self.sock, 10, 4, make(request_class(10, 4), key_type=key_type, coordinator_keys=(key,)))
-        (c,) = r.coordinators
-        return (c.host, c.port) if c.error_code == 0 else None
+        """As a client: COORDINATOR_NOT_AVAILABLE (the first ask, while the coordinator's internal
+        topic is created, on Kafka as on kafka-shim) is asked again."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            r = self._send(self.sock, 10, 4, make(request_class(10, 4), key_type=key_type, coordinator_keys=(key,)))
+            (c,) = r.coordinators
+            if c.error_code != 15 or time.monotonic() > deadline:
+                return (c.host, c.port) if c.error_code == 0 else None
+            time.sleep(0.05)  # a client's retry backoff
 
     def close(self) -> None:
         for sock in self.socks.values():
