@@ -223,10 +223,10 @@ class Node:
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
         base = self.log_config.__class__(fsync=self.config.fsync == "always")
-        return log_config(base, effective(overrides, self.broker_configs.merged()))
+        return log_config(base, self.topic_effective(overrides))
 
     def topic_effective(self, overrides: dict[str, str]) -> dict:
-        return effective(overrides, self.broker_configs.merged())
+        return effective(overrides, self.broker_configs.merged(), self.broker_configs.release)
 
     def config_with(self, per_broker: dict[str, str], cluster_default: dict[str, str]) -> BrokerConfig:
         """The broker's config with these dynamic layers; ValueError if the result is invalid."""
