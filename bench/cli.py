@@ -42,7 +42,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs of the throughput, cproduce, jproduce and latency groups per system (fresh start each); "
                         "the table shows medians")
     p.add_argument("--smoke", action="store_true",
-                   help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions")
+                   help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions, "
+                        "RSS read 0.2 s after a start")
+    p.add_argument("--settle", type=float, default=None, metavar="SECONDS",
+                   help="how long after an instance is ready (or a scale step ends) its RSS is read "
+                        "(default 1; 0.2 with --smoke)")
     p.add_argument("--out", type=Path, default=None,
                    help=f"JSON results file (default {DEFAULT_OUT.name}, or a temporary file with --smoke, "
                         "so a smoke run never replaces the published results)")
@@ -61,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scale-log-gb", default="1,10", help="scale group: log sizes for the restart times (GB)")
     p.add_argument("--scale-connections", type=int, default=1000, help="scale group: connections held open")
     p.add_argument("--scale-open-txns", type=int, default=1000, help="scale group: transactions held open")
+    p.add_argument("--scale-latency-seconds", type=float, default=3.0,
+                   help="scale group: duration of each fixed-rate latency phase")
     p.add_argument("--done-when", action="store_true",
                    help="instead of the groups: the figures the performance targets are judged by, in one run "
                         "(produce to 1 partition, many partitions, ready after kill -9; --repeat rounds, systems "
@@ -96,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         args.systems = ",".join(ALL)
     if args.smoke:
         args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 20_000, 1_000, 1.0, 20, 1
+        args.settle = 0.2 if args.settle is None else args.settle
         args.systems = "kafka-shim"
         if args.groups is None:  # the scale group's sizes are its own (--scale-*), not a smoke's
             args.groups = ",".join(g for g in suite.GROUPS if g != "scale")
@@ -114,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     scale.SCALE.partitions = tuple(int(x) for x in args.scale_partitions.split(","))
     scale.SCALE.clients = tuple(int(x) for x in args.scale_clients.split(","))
     scale.SCALE.connections, scale.SCALE.open_txns = args.scale_connections, args.scale_open_txns
+    scale.SCALE.latency_seconds = args.scale_latency_seconds
     scale.SCALE.log_gb = tuple(float(x) for x in args.scale_log_gb.split(",") if x)
     if args.py_spy is not None:
         args.py_spy.mkdir(parents=True, exist_ok=True)
@@ -122,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, txns=args.txns,
         txn_warmup=min(10, max(1, args.txns // 10)), records_per_txn=args.records_per_txn, tmp_root=args.tmp_dir,
         py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate, quiet_threshold=args.quiet_threshold,
-        quiet_wait_s=args.wait_quiet, compression=args.compression)
+        quiet_wait_s=args.wait_quiet, compression=args.compression, settle_s=1.0 if args.settle is None else args.settle)
     results = {
         "schema": 1,
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -133,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                      "commit_interval_ms": args.commit_interval_ms, "latency_rate": args.latency_rate,
                      "latency_seconds": args.latency_seconds, "txns": args.txns,
                      "records_per_txn": args.records_per_txn, "repeat": args.repeat, "groups": groups, "smoke": args.smoke,
-                     "py_spy": args.py_spy is not None},
+                     "settle_s": settings.settle_s, "py_spy": args.py_spy is not None},
         "systems": {},
     }
     for k in keys:
@@ -227,7 +235,8 @@ def _done_when(args) -> int:
                             parts=parts)
     settings = suite.Settings(records=args.records, queue_messages=args.queue_messages, tmp_root=args.tmp_dir,
                               quiet_threshold=args.quiet_threshold, quiet_wait_s=args.wait_quiet,
-                              settle_s=0.2 if args.smoke else 1.0, py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate)
+                              settle_s=args.settle if args.settle is not None else 0.2 if args.smoke else 1.0,
+                              py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate)
     if args.py_spy is not None:
         args.py_spy.mkdir(parents=True, exist_ok=True)
     results = _done_when_results(args, keys, dw)
