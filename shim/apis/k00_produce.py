@@ -51,6 +51,7 @@ from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_conv
 from kafka_codecs.records import PayloadTooLarge
 
 from ..errors import ErrorCode, KafkaError
+from ..protocol import produce_wire
 from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
@@ -79,6 +80,11 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
     return code
 
 
+# The dispatcher reads Produce frames of the plain shape itself (one pass, no kio objects); the
+# others go through kio. Either way the handler sees the same attributes.
+decode = produce_wire.decode
+
+
 @api(0, "Produce", 0, 13)
 def handle(ctx, request):
     now = now_ms()
@@ -87,24 +93,38 @@ def handle(ctx, request):
     budget = DecompressionBudget(ctx.request_size)
     names = [_topic_name(ctx, t) for t in request.topic_data]
     denied = denied_topics(ctx, [n for n in names if n])
-    topic_response = factory(ctx.m.TopicProduceResponse, ("name", "topic_id", "partition_responses"))
     for t, name in zip(request.topic_data, names):
         if name in denied:
-            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data)
+            parts = [_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data]
         elif name is None:
-            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
-                          for p in t.partition_data)
+            parts = [_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
+                     for p in t.partition_data]
         else:
-            parts = tuple(_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i), budget)
-                          for i, p in enumerate(t.partition_data))
-        topics.append(topic_response(name, getattr(t, "topic_id", None), parts))
+            parts = [_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i), budget)
+                     for i, p in enumerate(t.partition_data)]
+        topics.append((name, getattr(t, "topic_id", None), parts))
     # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
     throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:
         return None
     if replication is not None and replication.waiting:
-        return _replicated(ctx, request, topics, hinted, replication, throttle)
-    return ctx.response(responses=tuple(topics), node_endpoints=node_endpoints(ctx, hinted), throttle_time=throttle)
+        return _replicated(ctx, request, _entities(ctx, topics), hinted, replication, throttle)
+    if not hinted and not ctx.node.control.active and all(p.__class__ is tuple for t in topics for p in t[2]):
+        # Every partition appended (the common answer): written as kio would write it, without
+        # building its entities (the control plane's request log reads entities, so not then).
+        return produce_wire.encode_answer(ctx.header.correlation_id, ctx.version, topics, throttle)
+    return ctx.response(responses=_entities(ctx, topics), node_endpoints=node_endpoints(ctx, hinted),
+                        throttle_time=throttle)
+
+
+def _entities(ctx, topics) -> tuple:
+    """kio's TopicProduceResponses of (name, topic_id, partitions), a partition appended given as
+    its (index, error_code, base_offset, log_append_time, log_start_offset)."""
+    topic_response = factory(ctx.m.TopicProduceResponse, ("name", "topic_id", "partition_responses"))
+    response = _response(ctx)
+    return tuple(topic_response(name, topic_id, tuple(response(*p, (), None) if p.__class__ is tuple else p
+                                                      for p in parts))
+                 for name, topic_id, parts in topics)
 
 
 async def _replicated(ctx, request, topics, hinted, replication, throttle):
@@ -164,8 +184,8 @@ _RESPONSE_FIELDS = ("index", "error_code", "base_offset", "log_append_time", "lo
 
 
 def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
-    """One partition's append and its PartitionProduceResponse (built with one compiled call, as this
-    runs once per partition of every request)."""
+    """One partition's append: its (index, error_code, base_offset, log_append_time,
+    log_start_offset) when it appended, else its PartitionProduceResponse with the error."""
     plog = None
     try:
         if request.acks not in (-1, 0, 1):
@@ -200,8 +220,7 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
         return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
     if replication is not None:
         replication.add(slot, topic, p.index, plog, result.base_offset + h.last_offset_delta + 1)
-    return _response(ctx)(p.index, ErrorCode.none, result.base_offset, result.log_append_time,
-                          result.log_start_offset, (), None)
+    return p.index, ErrorCode.none, result.base_offset, result.log_append_time, result.log_start_offset
 
 
 def _response(ctx):
