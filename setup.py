@@ -1,4 +1,5 @@
-"""The one C extension: kafka_codecs._walk, the record walk that validates every produced batch.
+"""The one C extension: kafka_codecs._walk, the record walk that validates every produced batch and
+the batch-header walk of ListOffsets by timestamp.
 
 Optional: where it cannot be built (no C compiler), the install goes on and kafka_codecs uses the
 same walk in Python, which is correct but about two hundred times slower per record."""

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 
-from compat.security_clients import Security, _ak, _ck, _kp
+from compat.security_clients import Security, _ak, _ck, _kp, getmany_values, poll_values
 
 TIMEOUT = 30
 
@@ -61,10 +61,7 @@ class KafkaPythonAcl:
         consumer = KafkaConsumer(topic, group_id=group, auto_offset_reset="earliest", isolation_level="read_committed",
                                  enable_auto_commit=False, **self.kw)
         try:
-            got, deadline = [], time.monotonic() + TIMEOUT
-            while len(got) < count and time.monotonic() < deadline:
-                for batch in consumer.poll(timeout_ms=500).values():
-                    got += [m.value for m in batch]
+            got = poll_values(consumer, count, TIMEOUT)
             consumer.commit()
             return got, consumer.committed(TopicPartition(topic, 0))
         finally:
@@ -168,10 +165,7 @@ class AioKafkaAcl:
                                     isolation_level="read_committed", enable_auto_commit=False, **_ak(self.s))
         await consumer.start()
         try:
-            got, deadline = [], time.monotonic() + TIMEOUT
-            while len(got) < count and time.monotonic() < deadline:
-                for batch in (await consumer.getmany(timeout_ms=500)).values():
-                    got += [m.value for m in batch]
+            got = await getmany_values(consumer, count, TIMEOUT)
             await consumer.commit()
             return got, await consumer.committed(TopicPartition(topic, 0))
         finally:

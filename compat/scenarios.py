@@ -139,14 +139,17 @@ SCENARIOS: list[Scenario] = [
              "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
              "record, the second sees them all. The Admin side: a share group's start offsets are listed, altered "
              "and deleted (the next member receives from the altered offset, then from share.auto.offset.reset), "
-             "refused while a member is in, and the empty group is deleted; a classic consumer of a share group's "
+             "refused while a member is in, and the empty group is deleted; an assigned partition is listed (with no "
+             "start offset) before its first fetch; a classic consumer of a share group's "
              "id is refused (INCONSISTENT_GROUP_PROTOCOL).",
              ("confluent-kafka", "java")),
     Scenario("share.durability", "share groups survive kill -9 of the broker mid-consumption",
              "Against Kafka 4.1 emulation, a share consumer in explicit mode accepts and commits records; the "
              "broker is killed (SIGKILL) part-way and restarted on the same data directory; the consumer, still "
              "running, recovers its share session and consumes on. No record whose acknowledgement succeeded is "
-             "delivered again and every record is acknowledged in the end; the group keeps its members and epoch.",
+             "delivered again and every record is acknowledged in the end; the group keeps its members and epoch. "
+             "A partition has share state from its assignment, before any fetch (listed with no start offset), "
+             "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch.",
              ("confluent-kafka", "java")),
     Scenario("share.acknowledgements", "explicit share acknowledgements: accept, release, reject, delivery limit",
              "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
@@ -238,6 +241,13 @@ SCENARIOS: list[Scenario] = [
              "are listed with their sizes (0 when empty), offset lag 0, not future. Moving a replica to its own "
              "dir succeeds; to a dir that is not configured fails with LogDirNotFoundException.",
              ("java", "kafka-python")),
+    Scenario("admin.internal_topics", "FindCoordinator / Metadata / DescribeConfigs",
+             "A group's first FindCoordinator (listing its offsets) and a transactional id's (initTransactions) "
+             "leave __consumer_offsets and __transaction_state created as Kafka creates them: listed only when "
+             "internal topics are asked for, internal, 50 partitions each, compacted (cleanup.policy=compact as "
+             "a topic config), segment.bytes 104857600, compression.type producer for __consumer_offsets and "
+             "uncompressed for __transaction_state (topic configs).",
+             ("java", "confluent-kafka")),
     Scenario("admin.elect_leaders", "ElectLeaders",
              "Preferred and unclean elections of an existing partition are not needed (ElectionNotNeededException), "
              "of a missing partition UnknownTopicOrPartitionException; an election over all partitions (a null "

@@ -34,23 +34,54 @@ class Security:
     keyfile: str | None = None
 
 
-# -- kafka-python --------------------------------------------------------------------------------
+class _Client:
+    def __init__(self, s: Security) -> None:
+        self.s = s
 
-def _kp(s: Security) -> dict:
+
+def _python_client(s: Security) -> dict:
+    """The settings kafka-python and aiokafka share (aiokafka takes TLS as an SSLContext)."""
     kw = dict(bootstrap_servers=s.bootstrap, security_protocol=s.protocol)
     if s.mechanism:
         kw.update(sasl_mechanism=s.mechanism, sasl_plain_username=s.user, sasl_plain_password=s.password)
+    return kw
+
+
+def _librdkafka(s: Security, mechanism_key: str) -> dict:
+    """librdkafka's settings (confluent-kafka names the mechanism ``sasl.mechanism``, kcat the
+    original ``sasl.mechanisms``)."""
+    conf = {"security.protocol": s.protocol}
+    if s.mechanism:
+        conf.update({mechanism_key: s.mechanism, "sasl.username": s.user, "sasl.password": s.password})
+    if "SSL" in s.protocol:
+        conf["ssl.ca.location"] = s.cafile
+        if s.certfile:
+            conf.update({"ssl.certificate.location": s.certfile, "ssl.key.location": s.keyfile})
+    return conf
+
+
+# -- kafka-python --------------------------------------------------------------------------------
+
+def _kp(s: Security) -> dict:
+    kw = _python_client(s)
     if "SSL" in s.protocol:
         kw.update(ssl_cafile=s.cafile, ssl_certfile=s.certfile, ssl_keyfile=s.keyfile)
     return kw
 
 
-class KafkaPython:
+def poll_values(consumer, count: int, timeout_s: float = 30) -> list[bytes]:
+    """Up to ``count`` values a kafka-python consumer reads within ``timeout_s``."""
+    got: list[bytes] = []
+    deadline = time.monotonic() + timeout_s
+    while len(got) < count and time.monotonic() < deadline:
+        for batch in consumer.poll(timeout_ms=500).values():
+            got += [m.value for m in batch]
+    return got
+
+
+class KafkaPython(_Client):
     name = "kafka-python"
     transactional = True
-
-    def __init__(self, s: Security) -> None:
-        self.s = s
 
     def produce(self, topic: str, values: list[bytes]) -> None:
         from kafka import KafkaProducer
@@ -76,11 +107,7 @@ class KafkaPython:
         from kafka import KafkaConsumer, TopicPartition
         consumer = KafkaConsumer(group_id=None, auto_offset_reset="earliest", isolation_level=isolation, **_kp(self.s))
         consumer.assign([TopicPartition(topic, 0)])
-        got: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(got) < count and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                got += [m.value for m in batch]
+        got = poll_values(consumer, count)
         consumer.close()
         return got
 
@@ -88,11 +115,7 @@ class KafkaPython:
         from kafka import KafkaConsumer
         consumer = KafkaConsumer(topic, group_id=group_id, auto_offset_reset="earliest", enable_auto_commit=False,
                                  **_kp(self.s))
-        got: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(got) < count and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                got += [m.value for m in batch]
+        got = poll_values(consumer, count)
         consumer.commit()
         consumer.close()
         return got
@@ -117,22 +140,23 @@ class KafkaPython:
 # -- confluent-kafka -----------------------------------------------------------------------------
 
 def _ck(s: Security) -> dict:
-    conf = {"bootstrap.servers": s.bootstrap, "security.protocol": s.protocol}
-    if s.mechanism:
-        conf.update({"sasl.mechanism": s.mechanism, "sasl.username": s.user, "sasl.password": s.password})
-    if "SSL" in s.protocol:
-        conf["ssl.ca.location"] = s.cafile
-        if s.certfile:
-            conf.update({"ssl.certificate.location": s.certfile, "ssl.key.location": s.keyfile})
-    return conf
+    return {"bootstrap.servers": s.bootstrap, **_librdkafka(s, "sasl.mechanism")}
 
 
-class ConfluentKafka:
+def _poll_confluent(consumer, count: int) -> list[bytes]:
+    """Up to ``count`` values within 30 s (an error event is passed over)."""
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(got) < count and time.monotonic() < deadline:
+        m = consumer.poll(0.5)
+        if m is not None and m.error() is None:
+            got.append(m.value())
+    return got
+
+
+class ConfluentKafka(_Client):
     name = "confluent-kafka"
     transactional = True
-
-    def __init__(self, s: Security) -> None:
-        self.s = s
 
     def _send(self, producer, topic: str, values: list[bytes]) -> None:
         for v in values:
@@ -158,12 +182,7 @@ class ConfluentKafka:
         consumer = Consumer({**_ck(self.s), "group.id": f"g-{uuid.uuid4()}", "enable.auto.commit": False,
                              "isolation.level": isolation, "auto.offset.reset": "earliest"})
         consumer.assign([TopicPartition(topic, 0, 0)])
-        got: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(got) < count and time.monotonic() < deadline:
-            m = consumer.poll(0.5)
-            if m is not None and m.error() is None:
-                got.append(m.value())
+        got = _poll_confluent(consumer, count)
         consumer.close()
         return got
 
@@ -172,12 +191,7 @@ class ConfluentKafka:
         consumer = Consumer({**_ck(self.s), "group.id": group_id, "enable.auto.commit": False,
                              "auto.offset.reset": "earliest"})
         consumer.subscribe([topic])
-        got: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(got) < count and time.monotonic() < deadline:
-            m = consumer.poll(0.5)
-            if m is not None and m.error() is None:
-                got.append(m.value())
+        got = _poll_confluent(consumer, count)
         consumer.commit(asynchronous=False)
         consumer.close()
         return got
@@ -203,21 +217,26 @@ class ConfluentKafka:
 # -- aiokafka ------------------------------------------------------------------------------------
 
 def _ak(s: Security) -> dict:
-    kw = dict(bootstrap_servers=s.bootstrap, security_protocol=s.protocol)
-    if s.mechanism:
-        kw.update(sasl_mechanism=s.mechanism, sasl_plain_username=s.user, sasl_plain_password=s.password)
+    kw = _python_client(s)
     if "SSL" in s.protocol:
         from aiokafka.helpers import create_ssl_context
         kw["ssl_context"] = create_ssl_context(cafile=s.cafile, certfile=s.certfile, keyfile=s.keyfile)
     return kw
 
 
-class AioKafka:
+async def getmany_values(consumer, count: int, timeout_s: float = 30) -> list[bytes]:
+    """Up to ``count`` values an aiokafka consumer reads within ``timeout_s``."""
+    got: list[bytes] = []
+    deadline = time.monotonic() + timeout_s
+    while len(got) < count and time.monotonic() < deadline:
+        for batch in (await consumer.getmany(timeout_ms=500)).values():
+            got += [m.value for m in batch]
+    return got
+
+
+class AioKafka(_Client):
     name = "aiokafka"
     transactional = True
-
-    def __init__(self, s: Security) -> None:
-        self.s = s
 
     def produce(self, topic: str, values: list[bytes]) -> None:
         asyncio.run(self._produce(topic, values, None))
@@ -255,11 +274,7 @@ class AioKafka:
         try:
             consumer.assign([TopicPartition(topic, 0)])
             await consumer.seek_to_beginning()
-            got: list[bytes] = []
-            deadline = time.monotonic() + 30
-            while len(got) < count and time.monotonic() < deadline:
-                for batch in (await consumer.getmany(timeout_ms=500)).values():
-                    got += [m.value for m in batch]
+            got = await getmany_values(consumer, count)
             return got
         finally:
             await consumer.stop()
@@ -273,11 +288,7 @@ class AioKafka:
                                     **_ak(self.s))
         await consumer.start()
         try:
-            got: list[bytes] = []
-            deadline = time.monotonic() + 30
-            while len(got) < count and time.monotonic() < deadline:
-                for batch in (await consumer.getmany(timeout_ms=500)).values():
-                    got += [m.value for m in batch]
+            got = await getmany_values(consumer, count)
             await consumer.commit()
             return got
         finally:
@@ -305,24 +316,15 @@ KCAT = shutil.which("kcat") or shutil.which("kafkacat")
 
 
 def _kcat_settings(s: Security) -> list[str]:
-    conf = {"security.protocol": s.protocol}
-    if s.mechanism:
-        conf.update({"sasl.mechanisms": s.mechanism, "sasl.username": s.user, "sasl.password": s.password})
-    if "SSL" in s.protocol:
-        conf["ssl.ca.location"] = s.cafile
-        if s.certfile:
-            conf.update({"ssl.certificate.location": s.certfile, "ssl.key.location": s.keyfile})
+    conf = _librdkafka(s, "sasl.mechanisms")
     return ["-b", s.bootstrap, *(arg for k, v in conf.items() for arg in ("-X", f"{k}={v}"))]
 
 
-class Kcat:
+class Kcat(_Client):
     """kcat (its own librdkafka: 2.0.2 in kcat 1.7.1 of Debian), values one a line."""
 
     name = "kcat"
     transactional = False  # kcat -P has no abort; the seed is written by another client
-
-    def __init__(self, s: Security) -> None:
-        self.s = s
 
     def _run(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
         proc = subprocess.run([KCAT, *_kcat_settings(self.s), *args], input=stdin, capture_output=True, text=True,

@@ -52,12 +52,18 @@ def _ask(address: tuple[str, int], api_key: int, version: int, request, timeout:
 
 def coordinator_address(bootstrap: str, key: str, key_type: int = 0, timeout: float = 5.0) -> tuple[str, int]:
     """Where a group's (key type 0) or transactional id's (1) coordinator listens (FindCoordinator),
-    the first broker when it has none; OSError while the broker does not answer."""
+    the first broker when it has none; OSError while the broker does not answer. COORDINATOR_NOT_AVAILABLE
+    while the coordinator's internal topic is being created is asked again, as clients do."""
     from shim.protocol.messages import make, request_class
 
-    r = _ask(first_address(bootstrap), 10, 4, make(request_class(10, 4), key_type=key_type, coordinator_keys=(key,)),
-             timeout)
-    (c,) = r.coordinators
+    deadline = time.monotonic() + timeout
+    while True:
+        r = _ask(first_address(bootstrap), 10, 4, make(request_class(10, 4), key_type=key_type,
+                                                       coordinator_keys=(key,)), timeout)
+        (c,) = r.coordinators
+        if c.error_code != 15 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)  # a client's retry backoff
     return (c.host, c.port) if c.error_code == 0 else first_address(bootstrap)
 
 

@@ -119,3 +119,14 @@ def test_fetch_throttle(observed):
     obs = observed("quota.fetch_throttle")
     assert (obs["count"], obs["in_order"]) == (200, True)
     assert obs["throttle_max_ms"] > 0, obs
+
+
+@pytest.mark.compat(scenario="admin.internal_topics")
+def test_internal_topics_after_find_coordinator(observed):
+    obs = observed("admin.internal_topics")
+    compression = {"__consumer_offsets": "producer", "__transaction_state": "uncompressed"}
+    for topic, codec in compression.items():
+        assert obs[topic] == {
+            "listed_internal": True, "listed_plain": False, "partitions": 50, "internal": True,
+            "configs": {"cleanup.policy": ["compact", "DYNAMIC_TOPIC_CONFIG"], "compression.type": [codec, "DYNAMIC_TOPIC_CONFIG"],
+                        "segment.bytes": ["104857600", "DYNAMIC_TOPIC_CONFIG"]}}, topic

@@ -1,7 +1,7 @@
 """PySpark 4.0 with the spark-sql-kafka-0-10 connector against the broker under test: batch reads
 and availableNow micro-batches under kafka.isolation.level read_committed and read_uncommitted over
 topics holding aborted, committed and open transactions (written with confluent-kafka) and plain
-records; startingOffsets/endingOffsets as JSON and by timestamp; includeHeaders; a read_committed
+records; startingOffsets/endingOffsets as JSON and by timestamp; minPartitions; includeHeaders; a read_committed
 batch read over SASL_SSL with SCRAM (kafka.sasl.jaas.config, a PEM truststore).
 
 The rest of the PySpark suite, one SparkSession per module (local[2]):
@@ -13,7 +13,7 @@ The rest of the PySpark suite, one SparkSession per module (local[2]):
                            runs); failOnDataLoss true/false after DeleteRecords under a running query
   test_spark_sink.py       the Kafka sink (df.write and writeStream) with key, value, headers, topic
                            and partition columns, read back with confluent-kafka; df.write behind
-                           an open transaction
+                           an open transaction and to a topic auto-created on the way
 
 Every expectation is what Apache Kafka gives. Not run by default (PySpark is ~300 MB): give the
 connector jars as a directory, ``KAFKA_SHIM_SPARK_JARS=/path`` holding
@@ -101,6 +101,17 @@ def read(spark, kafka, iso, **options):
 def test_batch_read(spark, kafka, open_layout, iso):
     assert read(spark, kafka, iso, subscribe=open_layout, startingOffsets="earliest",
                 endingOffsets="latest") == VISIBLE[iso]
+
+
+@pytest.mark.parametrize("iso", each_iso("spark.batch_read"))
+def test_min_partitions_split_the_ranges(spark, kafka, open_layout, iso):
+    """minPartitions=7 cuts each partition's range into pieces that start and end inside aborted
+    ranges and on markers: every executor reads its piece alone and together they read each visible
+    record once."""
+    df = kafka_read(spark, kafka.bootstrap, iso, subscribe=open_layout, startingOffsets="earliest",
+                    endingOffsets="latest", failOnDataLoss="true", minPartitions="7")
+    assert df.rdd.getNumPartitions() >= 7
+    assert rows(pov(df)) == VISIBLE[iso]
 
 
 @pytest.mark.parametrize("iso", each_iso("spark.offsets_json"))

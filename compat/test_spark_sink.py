@@ -1,6 +1,6 @@
 """PySpark's Kafka sink against the broker under test: df.write and writeStream with key, value,
 headers, topic and partition columns, read back with confluent-kafka; df.write behind an open
-transaction under both isolation levels. See compat/test_spark.py for the whole PySpark suite."""
+transaction under both isolation levels; df.write to a topic that does not exist yet (auto-created). See compat/test_spark.py for the whole PySpark suite."""
 
 from __future__ import annotations
 
@@ -52,6 +52,17 @@ def test_write_with_topic_partition_key_headers_columns(spark, kafka):
         (0, 0, b"k3", b"v3", [("a", b"x"), ("a", None), ("e", b"")]),
         (0, 1, b"k5", None, []),
     ]
+
+
+@pytest.mark.compat(scenario="spark.sink")
+def test_write_to_a_topic_that_does_not_exist_creates_it(spark, kafka):
+    """With auto.create.topics.enable (Kafka's default), the sink's producer asking Metadata for an
+    unknown topic creates it with num.partitions (1) and the rows land there in order."""
+    topic = kafka.name("sink-auto")
+    df = spark.createDataFrame([("k1", "v1"), (None, "v2")], "key string, value string")
+    df.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap).option("topic", topic).save()
+    assert written(kafka, topic, 1) == [(0, 0, b"k1", b"v1", []), (0, 1, None, b"v2", [])]
+    assert len(kafka.admin.list_topics(topic, timeout=10).topics[topic].partitions) == 1
 
 
 @pytest.mark.compat(scenario="spark.sink")

@@ -21,7 +21,7 @@ from .coordinators.share.store import SHARE_STATE_TOPIC
 from .coordinators.share.store import topic_configs as share_state_topic_configs
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
-from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
+from .protocol.kafka_releases import ELR_VERSION, RELEASES, TRANSACTION_VERSION
 from .quorum import MetadataQuorum
 from .security.acls import AclStore
 from .security.authorizer import StandardAuthorizer, parse_super_users
@@ -39,10 +39,28 @@ def now_ms() -> int:
 
 class Node:
     def __init__(self, config: BrokerConfig) -> None:
+        # ``config`` is the static config; ``self.config`` is it with the dynamic broker configs applied
         self.config = config
-        fs.make_dirs(config.data_dir, sync=True)
         self.static_config = config
         self.config_listeners: list = []  # called after a dynamic broker config changed (the server's limits)
+        meta_dir = config.data_dir / "__cluster_metadata"
+        self._open_logs(config, meta_dir)
+        self._init_listeners(config)
+        self._init_cluster(config, meta_dir)
+        self._init_security(config)
+        self._next_retention = 0
+        self.release = RELEASES[config.kafka_version]
+        self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
+        if self.elr_enabled:  # a cluster formatted with ELR on (4.1's default) has the controller's records
+            self._elr_safety()
+        self._init_coordinators(config, meta_dir)
+        self.control = Control(self)
+        self.txn.probe = self.control.probe
+        self._init_quotas(config)
+
+    def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
+        """The data and metadata directories, the broker configs over them, and the logs they govern."""
+        fs.make_dirs(config.data_dir, sync=True)
         self.log_config = LogConfig(
             segment_bytes=config.segment_bytes,
             index_interval_bytes=config.index_interval_bytes,
@@ -51,7 +69,6 @@ class Node:
             retention_ms=config.retention_ms,
             fsync=config.fsync == "always",
         )
-        meta_dir = config.data_dir / "__cluster_metadata"
         fs.make_dirs(meta_dir, sync=True)
         self.broker_configs = BrokerConfigs(meta_dir, config.node_id, static_properties(config),
                                             config.kafka_version)
@@ -62,11 +79,17 @@ class Node:
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
+
+    def _init_listeners(self, config: BrokerConfig) -> None:
+        """The configured listeners; their advertised addresses are known once :meth:`bound`."""
         self.listeners, self._advertised = config.listener_endpoints()
         first = self.listeners[0]
         self.host, self.port = config.advertised_host or first.host, first.port
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
+
+    def _init_cluster(self, config: BrokerConfig, meta_dir) -> None:
+        """The brokers this process plays and the partition metadata over the logs already on disk."""
         self.node_ids = tuple(range(config.node_id, config.node_id + config.brokers))
         self.racks = broker_racks(config.extra.get("broker.rack"), self.node_ids)  # node id -> broker.rack
         # node id -> listener name -> advertised (host, port); the first node's is ``endpoints``
@@ -81,6 +104,9 @@ class Node:
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
         self.logs.on_topic_deleted = self._topic_deleted
+
+    def _init_security(self, config: BrokerConfig) -> None:
+        """SASL credentials and mechanisms, the OAUTHBEARER validator, ACLs and the authorizer."""
         self.credentials = CredentialStore(self.logs.meta_dir, config.sasl_users,
                                            plain_jaas=config.plain_sasl_jaas_config)
         self.sasl_mechanisms = enabled_mechanisms(config.sasl_enabled_mechanisms)
@@ -90,9 +116,10 @@ class Node:
         if config.authorizer_class_name:
             self.authorizer = StandardAuthorizer(self.acls, parse_super_users(config.super_users),
                                                  config.allow_everyone_if_no_acl_found)
-        self._next_retention = 0
-        self.release = RELEASES[config.kafka_version]
-        self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
+
+    def _init_coordinators(self, config: BrokerConfig, meta_dir) -> None:
+        """The transaction, group and share coordinators, each loaded from its log (in that order:
+        groups read transaction markers, share groups read the group records)."""
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
@@ -112,6 +139,10 @@ class Node:
             group_configs=self.group_configs,
         )
         self.groups.load(now_ms())
+        self._init_share(config, meta_dir, settings)
+
+    def _init_share(self, config: BrokerConfig, meta_dir, settings) -> None:
+        """KIP-932: the share coordinator over its state topic, its members loaded from the group records."""
         props = {**self.broker_configs.merged(), **config.extra}
         store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
             "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
@@ -122,8 +153,9 @@ class Node:
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
         self.groups.share_records = []
-        self.control = Control(self)
-        self.txn.probe = self.control.probe
+
+    def _init_quotas(self, config: BrokerConfig) -> None:
+        """Client quotas and the byte-rate windows that enforce them on produce and fetch."""
         self.quotas = ClientQuotas(self.logs.meta_dir / "client-quotas.json")
         window = dict(samples=config.quota_window_num, window_ms=config.quota_window_size_seconds * 1000)
         self.produce_quota = ByteRateQuota(self.quotas, "producer_byte_rate", **window)
@@ -133,10 +165,7 @@ class Node:
         """The server bound ``listener`` on ``port`` (for ``node_id``, else the first node): its
         advertised address is now known."""
         if node_id is not None and node_id != self.config.node_id:
-            advertised = self._advertised.get(listener.name)  # an advertised port names the first node's
-            host = advertised.host if advertised else (self.config.advertised_host or listener.host)
-            host = socket.getfqdn() if host in ("", "0.0.0.0", "::") else host
-            self.node_endpoints.setdefault(node_id, {})[listener.name] = (host, port)
+            self.node_endpoints.setdefault(node_id, {})[listener.name] = (self._advertised_host(listener), port)
             ports = self._node_ports.setdefault(node_id, {})
             ports[listener.name] = port
             self.broker_configs.node_static[node_id] = {  # what DescribeConfigs shows for that broker
@@ -145,13 +174,19 @@ class Node:
             return
         self.bound_ports[listener.name] = port
         advertised = self._advertised.get(listener.name)
-        host = advertised.host if advertised else (self.config.advertised_host or listener.host)
-        if host in ("", "0.0.0.0", "::"):  # Kafka advertises the canonical host name of a wildcard listener
-            host = socket.getfqdn()
-        self.endpoints[listener.name] = (host, advertised.port if advertised and advertised.port else port)
+        self.endpoints[listener.name] = (self._advertised_host(listener),
+                                         advertised.port if advertised and advertised.port else port)
         if listener is self.listeners[0]:
             self.host, self.port = self.endpoints[listener.name]
         self._describe_listeners()
+
+    def _advertised_host(self, listener) -> str:
+        """The host ``listener`` is advertised as (an advertised port names the first node's only)."""
+        advertised = self._advertised.get(listener.name)
+        host = advertised.host if advertised else (self.config.advertised_host or listener.host)
+        if host in ("", "0.0.0.0", "::"):  # Kafka advertises the canonical host name of a wildcard listener
+            host = socket.getfqdn()
+        return host
 
     def _describe_listeners(self) -> None:
         """DescribeConfigs shows the listeners as bound and advertised (port 0 replaced by the real one)."""
@@ -176,7 +211,10 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            "__transaction_state": {"cleanup.policy": "compact",
+            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
+            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                                    "unclean.leader.election.enable": "false",
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
@@ -185,10 +223,10 @@ class Node:
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
         base = self.log_config.__class__(fsync=self.config.fsync == "always")
-        return log_config(base, effective(overrides, self.broker_configs.merged()))
+        return log_config(base, self.topic_effective(overrides))
 
     def topic_effective(self, overrides: dict[str, str]) -> dict:
-        return effective(overrides, self.broker_configs.merged())
+        return effective(overrides, self.broker_configs.merged(), self.broker_configs.release)
 
     def config_with(self, per_broker: dict[str, str], cluster_default: dict[str, str]) -> BrokerConfig:
         """The broker's config with these dynamic layers; ValueError if the result is invalid."""
@@ -207,8 +245,20 @@ class Node:
     def finalize_features(self, levels: dict[str, int]) -> None:
         """UpdateFeatures: finalize ``levels`` (checked by quorum.check_update); a new
         transaction.version governs the coordinator's own aborts and state records from now on."""
+        if levels.get(ELR_VERSION, 0) > 0:  # Kafka: ConfigurationControlManager.updateFeatures, before the feature
+            self._elr_safety()
         self.quorum.apply(levels)
         self.txn.finalized_transaction_version(self.quorum.level(TRANSACTION_VERSION))
+
+    @property
+    def elr_enabled(self) -> bool:
+        """KIP-966's eligible leader replicas are on (eligible.leader.replicas.version >= 1)."""
+        return self.quorum.level(ELR_VERSION) > 0
+
+    def _elr_safety(self) -> None:
+        if self.broker_configs.elr_safety():
+            self._apply_dynamic_fields()
+            self.logs.reconfigure()
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""
@@ -232,7 +282,7 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
-        self.share.store.forget_deleted_topics()  # its share state goes with it
+        self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 
     def _partition_count(self, topic: str) -> int:

@@ -138,3 +138,59 @@ async def test_deleting_a_group_whose_offsets_partition_a_client_left_out_is_coo
         name="t", partitions=(m.OffsetDeleteRequestPartition(partition_index=0),)),))  # fmt: skip
     assert offsets.error_code == ErrorCode.coordinator_not_available
     assert group in node.groups.groups
+
+
+# -- compressed batches that decompress to far more than they are -------------------------------
+
+from kafka_codecs import Compression  # noqa: E402
+from test_produce_handler import produce  # noqa: E402
+from zip_bombs import zero_value_bomb  # noqa: E402
+
+
+async def test_a_zstd_batch_of_a_quarter_gigabyte_in_eight_kilobytes_is_invalid_record(node):
+    """One Produce of an 8 KiB zstd batch whose single record holds 256 MiB of zeros: the broker
+    decompressed it whole on the event loop (a megabyte of such frames is 32 GiB: the process was
+    killed for memory, and a few megabytes of gzip held the loop for seconds). Kafka streams the
+    batch and bounds a record's body (max.decompressed.message.bytes, INVALID_RECORD); here the
+    decompressed records of a request may take at most 32 times its size, 64 MiB at least, and the
+    decompression stops there."""
+    node.logs.create_topic("t", 1)
+    bomb = zero_value_bomb(256 << 20)
+    assert len(bomb) < 10_000
+    response = (await produce(node, {0: bomb}, version=9))[0]
+    assert response.error_code == ErrorCode.invalid_record
+    assert node.logs.get("t", 0).log_end_offset == 0
+
+
+async def test_the_batches_of_one_produce_share_its_decompression_allowance(node):
+    """Three partitions of 24 MiB each: the first two fit the request's 64 MiB, the third is refused
+    (a thousand partitions of small bombs made one request decompress without end)."""
+    node.logs.create_topic("t", 3)
+    response = await produce(node, {p: zero_value_bomb(24 << 20) for p in range(3)}, version=9)
+    assert [response[p].error_code for p in range(3)] == [ErrorCode.none, ErrorCode.none, ErrorCode.invalid_record]
+    assert [node.logs.get("t", p).log_end_offset for p in range(3)] == [1, 1, 0]
+
+
+async def test_a_legacy_message_set_decompressing_past_eight_megabytes_is_invalid_record(node):
+    """Produce v2 with a magic 1 gzip message wrapping 9 MiB of messages: a message set is read into
+    a Python object per message before it becomes a v2 batch, so a wrapper of many tiny messages
+    grew to several times what it decompressed to; the decompression now stops at 8 MiB."""
+    from kafka_codecs import compress
+    from kafka_codecs.legacy import LegacyRecord, _entry, _message, write_message_set
+
+    node.logs.create_topic("t", 1)
+    inner = write_message_set([LegacyRecord(i, 1, 1, False, None, bytes(4096), 0) for i in range(9 * 256)], 1)
+    wrapper = _entry(0, _message(1, Compression.GZIP, 1, False, None, compress(Compression.GZIP, inner)))
+    assert len(inner) > 9 << 20 and len(wrapper) < 100_000
+
+    async def produce_v2(records):
+        m = request_module(0, 2)
+        response = await _call(node, 0, 2, acks=-1, timeout=5000, topic_data=(m.TopicProduceData(
+            name="t", partition_data=(m.PartitionProduceData(index=0, records=records),)),))  # fmt: skip
+        return response.responses[0].partition_responses[0].error_code
+
+    assert await produce_v2(wrapper) == ErrorCode.invalid_record
+    inner = write_message_set([LegacyRecord(i, 1, 1, False, None, bytes(4096), 0) for i in range(255)], 1)
+    small = _entry(0, _message(1, Compression.GZIP, 1, False, None, compress(Compression.GZIP, inner)))
+    assert await produce_v2(small) == ErrorCode.none
+    assert node.logs.get("t", 0).log_end_offset == 255

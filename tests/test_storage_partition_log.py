@@ -145,13 +145,20 @@ def _timestamped_log(open_log, config):
     return plog, expected
 
 
-def _first_at_or_after(expected, target, start=0):
-    return next(((o, t) for o, t in expected if t >= target and o >= start), None)
+def _first_at_or_after(expected, target, start=0, bases=(0,)):
+    """Kafka's answer (UnifiedLog.searchOffsetInLocalLog): only the first segment (starting at the
+    offsets ``bases``) whose largest timestamp reaches the target is searched, records below the
+    log start included in that choice but never an answer."""
+    segments = [[(o, t) for o, t in expected if lo <= o < hi] for lo, hi in zip(bases, [*bases[1:], 1 << 62])]
+    chosen = next((seg for seg in segments if any(t >= target for _, t in seg)), [])
+    return next(((o, t) for o, t in chosen if t >= target and o >= start), None)
 
 
 def _check_timestamp_lookups(plog, expected, start=0):
+    bases = [s.base_offset for s in plog.segments]
     for target in range(TS, TS + 140):
-        assert plog.offset_for_timestamp(target, False) == _first_at_or_after(expected, target, start), target
+        want = _first_at_or_after(expected, target, start, bases)
+        assert plog.offset_for_timestamp(target, False) == want, target
 
 
 @pytest.mark.parametrize("interval", [1, 4096])
@@ -179,6 +186,11 @@ def test_offset_for_timestamp_ignores_records_below_the_log_start(open_log):
     plog.delete_records(4)  # inside the batch [25, 5] at offsets 3..4
     _check_timestamp_lookups(plog, expected, start=4)
     assert plog.offset_for_timestamp(TS, False) == (4, TS + 5)
+    # The first segment (offsets 0-4) reaches TS + 30 below the log start only: Kafka searches no
+    # further, so there is no answer although later segments hold larger timestamps.
+    assert plog.segments[0].next_offset == 5
+    assert plog.offset_for_timestamp(TS + 30, False) is None
+    assert plog.offset_for_timestamp(TS + 31, False) == (5, TS + 40)
 
 
 def test_max_timestamp_offset_finds_the_segment_and_batch_with_the_largest_timestamp(open_log):

@@ -11,6 +11,14 @@
  *
  * records.py holds the same walk in Python (_walk_records_py), used when this module was not
  * built; the tests hold the two to the same verdicts and messages.
+ *
+ * seek_timestamp(buf, target) -> (position, next)
+ *
+ * Walks the v2 batch headers laid end to end in `buf` (a stretch of a segment file) and gives the
+ * position of the first batch whose MaxTimestamp is >= `target` (-1 if none), and where the walk
+ * stopped: the first batch not wholly in `buf`, or the one after the batch found. Only the 61-byte
+ * headers are read, as Kafka's FileRecords.searchForTimestamp reads batch headers before records;
+ * batch.py holds the same walk in Python (_seek_timestamp_py), held to the same answers by tests.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -145,8 +153,58 @@ fail:
     return NULL;
 }
 
+static int64_t
+load_be(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return n == 8 ? (int64_t)v : (int64_t)(int32_t)(uint32_t)v;
+}
+
+/* Offsets in the v2 batch header (DefaultRecordBatch). */
+#define LENGTH_AT 8
+#define MAX_TIMESTAMP_AT 35
+#define BATCH_HEADER 61
+#define LOG_OVERHEAD 12
+
+static PyObject *
+seek_timestamp(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    long long target;
+    if (!PyArg_ParseTuple(args, "y*L:seek_timestamp", &view, &target))
+        return NULL;
+    const uint8_t *buf = (const uint8_t *)view.buf;
+    Py_ssize_t pos = 0, found = -1, bad = -1;
+    Py_BEGIN_ALLOW_THREADS
+    while (view.len - pos >= BATCH_HEADER) {
+        int64_t length = load_be(buf + pos + LENGTH_AT, 4);
+        if (length < BATCH_HEADER - LOG_OVERHEAD) {
+            bad = pos;
+            break;
+        }
+        Py_ssize_t size = (Py_ssize_t)(LOG_OVERHEAD + length);
+        if (size > view.len - pos)
+            break;
+        if (load_be(buf + pos + MAX_TIMESTAMP_AT, 8) >= target) {
+            found = pos;
+            pos += size;
+            break;
+        }
+        pos += size;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (bad >= 0)
+        return PyErr_Format(PyExc_ValueError, "batch at %zd has an invalid length", bad);
+    return Py_BuildValue("nn", found, pos);
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS, "walk(records, count) -> offset deltas in order; ValueError if malformed"},
+    {"seek_timestamp", seek_timestamp, METH_VARARGS,
+     "seek_timestamp(buf, target) -> (position of the first whole batch with MaxTimestamp >= target or -1, next)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,8 +13,8 @@ import struct
 import zlib
 from typing import NamedTuple
 
-from .compression import decompress
-from .records import InvalidBatch
+from .compression import DecompressedTooLarge, decompress
+from .records import InvalidBatch, PayloadTooLarge
 
 NO_TIMESTAMP = -1
 LOG_APPEND_TIME_FLAG = 0x08
@@ -45,8 +45,9 @@ def is_legacy(data) -> bool:
     return len(data) > 16 and data[16] in (0, 1)
 
 
-def read_message_set(data, *, inner: bool = False, codec: int = 0) -> list[LegacyRecord]:
-    """Every message of ``data``, compressed ones unwrapped; raises InvalidBatch on malformed input."""
+def read_message_set(data, *, inner: bool = False, codec: int = 0, limit: int | None = None) -> list[LegacyRecord]:
+    """Every message of ``data``, compressed ones unwrapped; raises InvalidBatch on malformed input,
+    PayloadTooLarge when the compressed messages decompress to more than ``limit`` bytes in all."""
     view, pos, out = memoryview(data), 0, []
     while pos < len(view):
         if len(view) - pos < LOG_OVERHEAD:
@@ -59,7 +60,9 @@ def read_message_set(data, *, inner: bool = False, codec: int = 0) -> list[Legac
         if record.codec and not codec:
             if inner:
                 raise InvalidBatch("compressed message inside a compressed message")
-            out.extend(_unwrap(record))
+            inner_records, size = _unwrap(record, limit)
+            out.extend(inner_records)
+            limit = None if limit is None else limit - size
         else:
             out.append(record)
         pos = end
@@ -97,21 +100,23 @@ def _bytes(msg: memoryview, pos: int) -> tuple[bytes | None, int]:
     return bytes(msg[pos : pos + n]), pos + n
 
 
-def _unwrap(wrapper: LegacyRecord) -> list[LegacyRecord]:
+def _unwrap(wrapper: LegacyRecord, limit: int | None) -> tuple[list[LegacyRecord], int]:
     if wrapper.value is None:
         raise InvalidBatch("compressed message without a value")
     value = wrapper.value
     if wrapper.magic == 0 and wrapper.codec == LZ4:
         value = _fix_lz4_header_checksum(value)
     try:
-        payload = decompress(wrapper.codec, value)
+        payload = decompress(wrapper.codec, value, limit=limit)
+    except DecompressedTooLarge as exc:
+        raise PayloadTooLarge(str(exc)) from None
     except ValueError as exc:
         raise InvalidBatch(str(exc)) from None
     inner = read_message_set(payload, inner=True, codec=wrapper.codec)
     if wrapper.magic == 1 and wrapper.log_append_time:
         # Kafka: the wrapper's LogAppendTime timestamp stands for every inner message
         inner = [r._replace(timestamp=wrapper.timestamp, log_append_time=True) for r in inner]
-    return inner
+    return inner, len(payload)
 
 
 LZ4 = 3
@@ -172,12 +177,13 @@ def _field(data) -> bytes:
     return b"\xff\xff\xff\xff" if data is None else struct.pack(">i", len(data)) + bytes(data)
 
 
-def up_convert(data) -> bytes:
+def up_convert(data, limit: int | None = None) -> bytes:
     """A magic 0/1 message set as one v2 batch (Kafka's LogValidator with toMagic 2): the records'
-    keys, values and timestamps, compressed again with the codec they came in."""
+    keys, values and timestamps, compressed again with the codec they came in. ``limit``: as for
+    read_message_set."""
     from .records import encode_batch
 
-    records = read_message_set(data)
+    records = read_message_set(data, limit=limit)
     if not records:
         raise InvalidBatch("a message set without messages")
     codec = records[0].codec

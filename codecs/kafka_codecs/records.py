@@ -28,7 +28,7 @@ from .batch import (
     parse_header,
     write_crc,
 )
-from .compression import compress, decompress
+from .compression import DecompressedTooLarge, compress, decompress
 from .varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 
 
@@ -38,6 +38,10 @@ class InvalidBatch(ValueError):
 
 class UndecodablePayload(InvalidBatch):
     """A compressed batch whose payload does not decompress."""
+
+
+class PayloadTooLarge(InvalidBatch):
+    """A compressed batch whose payload decompresses past the limit it was read with."""
 
 
 class Header(NamedTuple):
@@ -53,10 +57,11 @@ class Record(NamedTuple):
     headers: tuple[Header, ...] = ()
 
 
-def _header_and_payload(batch, copy: bool = True, header: BatchHeader | None = None):
+def _header_and_payload(batch, copy: bool = True, header: BatchHeader | None = None, limit: int | None = None):
     """The batch's header and its records section, decompressed; InvalidBatch for a bad frame or
-    a payload that does not decompress. With ``copy=False`` the section may be a view into
-    ``batch`` or the decompressor's own buffer rather than bytes."""
+    a payload that does not decompress, PayloadTooLarge past ``limit`` bytes decompressed. With
+    ``copy=False`` the section may be a view into ``batch`` or the decompressor's own buffer
+    rather than bytes."""
     if header is None:
         try:
             header = parse_header(batch)
@@ -65,7 +70,9 @@ def _header_and_payload(batch, copy: bool = True, header: BatchHeader | None = N
     _check_frame(header, len(batch))
     body = memoryview(batch)[HEADER_SIZE : header.size]
     try:
-        return header, decompress(header.compression, body, copy=copy)
+        return header, decompress(header.compression, body, copy=copy, limit=limit)
+    except DecompressedTooLarge as exc:
+        raise PayloadTooLarge(str(exc)) from None
     except ValueError as exc:
         raise (UndecodablePayload if header.compression else InvalidBatch)(str(exc)) from None
 
@@ -152,15 +159,21 @@ def validate_batch(batch, header: BatchHeader | None = None) -> bool:
     requires of a compressed batch it keeps as it came (LogValidator's in-place assignment).
     ``header``: the batch's header when the caller parsed it already (it is not parsed again).
     """
+    return walk_batch(batch, header)[0]
+
+
+def walk_batch(batch, header: BatchHeader | None = None, limit: int | None = None) -> tuple[bool, int]:
+    """validate_batch, and the size of the records section it walked (decompressed); a compressed
+    payload that decompresses past ``limit`` bytes raises PayloadTooLarge before it is all held."""
     if header is not None and not header.attributes & COMPRESSION_MASK:
         _check_frame(header, len(batch))
         body = memoryview(batch)[HEADER_SIZE:]  # uncompressed records are walked where they lie
     else:
-        header, body = _header_and_payload(batch, copy=False, header=header)
+        header, body = _header_and_payload(batch, copy=False, header=header, limit=limit)
     # The C walk reads any buffer in place; the Python one indexes bytes a third faster than a view.
     payload = bytes(body) if _walk is _walk_records_py else memoryview(body)
     try:
-        return _walk(payload, header.records_count)
+        return _walk(payload, header.records_count), len(payload)
     except InvalidBatch:
         raise
     except ValueError as exc:  # from the C walk, or a varint of the Python one

@@ -23,7 +23,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.ElectionType;
-import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicCollection;
@@ -63,19 +62,8 @@ public final class AdminDriver {
         all.put("admin.acls", AdminDriver::acls);
         all.put("quota.produce_throttle", AdminDriver::produceThrottle);
         all.put("quota.fetch_throttle", AdminDriver::fetchThrottle);
+        all.put("admin.internal_topics", AdminDriver::internalTopics);
         Support.main("AdminDriver", all, args);
-    }
-
-    /** The outcome of one future: null when it succeeded, else the failure (class chain and message). */
-    static Object outcome(KafkaFuture<?> f) {
-        try {
-            f.get(20, TimeUnit.SECONDS);
-            return null;
-        } catch (ExecutionException e) {
-            return Support.failure(e.getCause());
-        } catch (Exception e) {
-            return Support.failure(e);
-        }
     }
 
     static int partitions(Admin admin, String topic) throws Exception {
@@ -89,20 +77,20 @@ public final class AdminDriver {
         try (Admin admin = s.admin()) {
             Support.createTopic(admin, topic, 2);
             int node = admin.describeCluster().nodes().get().iterator().next().id();
-            obs.put("validate_only", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(6)),
+            obs.put("validate_only", Support.outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(6)),
                     new CreatePartitionsOptions().validateOnly(true)).all()));
             obs.put("after_validate_only", partitions(admin, topic));
-            obs.put("grow", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all()));
+            obs.put("grow", Support.outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all()));
             Support.awaitTopic(admin, topic, 4);
             obs.put("after_grow", partitions(admin, topic));
-            obs.put("same", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all()));
-            obs.put("fewer", outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all()));
-            obs.put("other_broker", outcome(admin.createPartitions(Map.of(topic,
+            obs.put("same", Support.outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all()));
+            obs.put("fewer", Support.outcome(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all()));
+            obs.put("other_broker", Support.outcome(admin.createPartitions(Map.of(topic,
                     NewPartitions.increaseTo(5, List.of(List.of(node + 1000))))).all()));
-            obs.put("assigned_here", outcome(admin.createPartitions(Map.of(topic,
+            obs.put("assigned_here", Support.outcome(admin.createPartitions(Map.of(topic,
                     NewPartitions.increaseTo(5, List.of(List.of(node))))).all()));
             Support.awaitTopic(admin, topic, 5);
-            obs.put("unknown", outcome(admin.createPartitions(Map.of(s.name("no-such-topic"), NewPartitions.increaseTo(2))).all()));
+            obs.put("unknown", Support.outcome(admin.createPartitions(Map.of(s.name("no-such-topic"), NewPartitions.increaseTo(2))).all()));
             try (KafkaProducer<byte[], byte[]> p = s.producer()) {
                 obs.put("new_partition_offset", p.send(new ProducerRecord<>(topic, 4, null, Support.b("v"))).get().offset());
             }
@@ -136,9 +124,41 @@ public final class AdminDriver {
             }
             obs.put("replicas", replicas);
             TopicPartitionReplica replica = new TopicPartitionReplica(topic, 0, node);
-            obs.put("alter_same_dir", outcome(admin.alterReplicaLogDirs(Map.of(replica, dir)).all()));
-            obs.put("alter_unknown_dir", outcome(admin.alterReplicaLogDirs(Map.of(replica, dir + "-not-configured")).all()));
+            obs.put("alter_same_dir", Support.outcome(admin.alterReplicaLogDirs(Map.of(replica, dir)).all()));
+            obs.put("alter_unknown_dir", Support.outcome(admin.alterReplicaLogDirs(Map.of(replica, dir + "-not-configured")).all()));
         }
+    }
+
+    // ------------------------------------------------------------------ internal topics
+
+    /** A group's and a transactional id's first FindCoordinator (listConsumerGroupOffsets,
+     * initTransactions), then what Metadata, ListTopics and DescribeConfigs show of the internal topic. */
+    static void internalTopics(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            admin.listConsumerGroupOffsets(s.name("find-group")).partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS);
+            obs.put("__consumer_offsets", describeInternal(admin, "__consumer_offsets"));
+            try (KafkaProducer<byte[], byte[]> p = s.txnProducer(s.name("find-txn"))) {
+                obs.put("__transaction_state", describeInternal(admin, "__transaction_state"));
+            }
+        }
+    }
+
+    static Map<String, Object> describeInternal(Admin admin, String topic) throws Exception {
+        Set<String> listed = admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                .names().get(20, TimeUnit.SECONDS);
+        Set<String> unlisted = admin.listTopics().names().get(20, TimeUnit.SECONDS);
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(20, TimeUnit.SECONDS).get(topic);
+        org.apache.kafka.common.config.ConfigResource res =
+                new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        org.apache.kafka.clients.admin.Config config =
+                admin.describeConfigs(List.of(res)).all().get(20, TimeUnit.SECONDS).get(res);
+        Map<String, Object> configs = new TreeMap<>();
+        for (String name : List.of("cleanup.policy", "compression.type", "segment.bytes")) {
+            org.apache.kafka.clients.admin.ConfigEntry e = config.get(name);
+            configs.put(name, List.of(e.value(), e.source().name()));
+        }
+        return Support.map("listed_internal", listed.contains(topic), "listed_plain", unlisted.contains(topic),
+                "partitions", d.partitions().size(), "internal", d.isInternal(), "configs", configs);
     }
 
     // ------------------------------------------------------------------ elections and reassignments
@@ -170,7 +190,7 @@ public final class AdminDriver {
             targets.put(new TopicPartition(topic, 1), Optional.of(new NewPartitionReassignment(List.of(node + 1000))));
             targets.put(new TopicPartition(topic, 2), Optional.empty());
             Map<String, Object> results = new TreeMap<>();
-            admin.alterPartitionReassignments(targets).values().forEach((tp, f) -> results.put(String.valueOf(tp.partition()), outcome(f)));
+            admin.alterPartitionReassignments(targets).values().forEach((tp, f) -> results.put(String.valueOf(tp.partition()), Support.outcome(f)));
             obs.put("alter", results);
             obs.put("listed_all", admin.listPartitionReassignments().reassignments().get().size());
             obs.put("listed_topic", admin.listPartitionReassignments(Set.of(new TopicPartition(topic, 0))).reassignments().get().size());
@@ -213,16 +233,10 @@ public final class AdminDriver {
                     new ClientQuotaAlteration(entity("ip", "10.9.8.7"), List.of(
                             new ClientQuotaAlteration.Op("connection_creation_rate", 7.0))));
             Map<String, Object> results = new TreeMap<>();
-            admin.alterClientQuotas(set).values().forEach((e, f) -> results.put(new TreeMap<>(e.entries()).toString(), outcome(f)));
+            admin.alterClientQuotas(set).values().forEach((e, f) -> results.put(new TreeMap<>(e.entries()).toString(), Support.outcome(f)));
             obs.put("alter", results);
             ClientQuotaFilter mineUser = ClientQuotaFilter.contains(List.of(ClientQuotaFilterComponent.ofEntity("user", user)));
-            Support.await(() -> {
-                try {
-                    return described(admin, mineUser, s.prefix).size() == 2;
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 10_000);
+            Support.eventually(() -> described(admin, mineUser, s.prefix).size() == 2, 10_000);
             obs.put("user_contains", described(admin, mineUser, s.prefix));
             obs.put("user_strict", described(admin, ClientQuotaFilter.containsOnly(
                     List.of(ClientQuotaFilterComponent.ofEntity("user", user))), s.prefix));
@@ -233,15 +247,9 @@ public final class AdminDriver {
                     new ClientQuotaAlteration.Op("request_percentage", null))),
                     new ClientQuotaAlteration(entity("ip", "10.9.8.7"), List.of(
                             new ClientQuotaAlteration.Op("connection_creation_rate", null))))).all().get();
-            Support.await(() -> {
-                try {
-                    return described(admin, mineUser, s.prefix).size() == 1;
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 10_000);
+            Support.eventually(() -> described(admin, mineUser, s.prefix).size() == 1, 10_000);
             obs.put("user_after_removal", described(admin, mineUser, s.prefix));
-            obs.put("bad_filter", outcome(admin.describeClientQuotas(ClientQuotaFilter.contains(List.of(
+            obs.put("bad_filter", Support.outcome(admin.describeClientQuotas(ClientQuotaFilter.contains(List.of(
                     ClientQuotaFilterComponent.ofEntity("ip", "10.9.8.7"),
                     ClientQuotaFilterComponent.ofEntity("user", user)))).entities()));
         }
@@ -330,8 +338,8 @@ public final class AdminDriver {
                 new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, topic, PatternType.ANY), alice),
                 new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, topic + "-", PatternType.ANY), alice));
         try (Admin admin = s.admin()) {
-            obs.put("create", outcome(admin.createAcls(List.of(literal, prefixed)).all()));
-            obs.put("create_bad_cluster", outcome(admin.createAcls(List.of(badCluster)).all()));
+            obs.put("create", Support.outcome(admin.createAcls(List.of(literal, prefixed)).all()));
+            obs.put("create_bad_cluster", Support.outcome(admin.createAcls(List.of(badCluster)).all()));
             try {
                 obs.put("describe_match", described(admin.describeAcls(match).values().get(20, TimeUnit.SECONDS)));
             } catch (ExecutionException e) {
@@ -344,6 +352,15 @@ public final class AdminDriver {
     }
 
     // ------------------------------------------------------------------ a producer throttled by a quota
+
+    /** Sets one client id's quota {@code key} (null removes it); a quota set is waited for until described. */
+    static void clientIdQuota(Admin admin, String client, String key, Double value) throws Exception {
+        admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
+                new ClientQuotaAlteration.Op(key, value))))).all().get();
+        if (value == null) return;
+        ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity("client-id", client)));
+        Support.eventually(() -> !admin.describeClientQuotas(f).entities().get().isEmpty(), 10_000);
+    }
 
     static double metric(KafkaProducer<byte[], byte[]> p, String name) {
         for (Map.Entry<MetricName, ? extends Metric> e : p.metrics().entrySet()) {
@@ -364,16 +381,7 @@ public final class AdminDriver {
         String client = s.name("throttled-client");
         try (Admin admin = s.admin()) {
             Support.createTopic(admin, topic, 1);
-            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
-                    new ClientQuotaAlteration.Op("producer_byte_rate", 10240.0))))).all().get();
-            ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity("client-id", client)));
-            Support.await(() -> {
-                try {
-                    return !admin.describeClientQuotas(f).entities().get().isEmpty();
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 10_000);
+            clientIdQuota(admin, client, "producer_byte_rate", 10240.0);
             byte[] value = new byte[1024];
             int sent = 0;
             try (KafkaProducer<byte[], byte[]> p = s.producer("client.id", client, "linger.ms", "0");
@@ -390,8 +398,7 @@ public final class AdminDriver {
                 obs.put("throttle_avg_ms", metric(p, "produce-throttle-time-avg"));
                 obs.put("free_throttle_max_ms", metric(free, "produce-throttle-time-max"));
             }
-            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
-                    new ClientQuotaAlteration.Op("producer_byte_rate", null))))).all().get();
+            clientIdQuota(admin, client, "producer_byte_rate", null);
         }
     }
 
@@ -410,16 +417,7 @@ public final class AdminDriver {
                 }
                 p.flush();
             }
-            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
-                    new ClientQuotaAlteration.Op("consumer_byte_rate", 20480.0))))).all().get();
-            ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity("client-id", client)));
-            Support.await(() -> {
-                try {
-                    return !admin.describeClientQuotas(f).entities().get().isEmpty();
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 10_000);
+            clientIdQuota(admin, client, "consumer_byte_rate", 20480.0);
             List<String> values = new ArrayList<>();
             try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "client.id", client,
                     "fetch.max.bytes", "65536", "max.partition.fetch.bytes", "65536")) {
@@ -439,8 +437,7 @@ public final class AdminDriver {
             obs.put("count", values.size());
             obs.put("in_order", values.equals(java.util.stream.IntStream.range(0, 200)
                     .mapToObj(i -> String.format("%04d", i)).toList()));
-            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity("client-id", client), List.of(
-                    new ClientQuotaAlteration.Op("consumer_byte_rate", null))))).all().get();
+            clientIdQuota(admin, client, "consumer_byte_rate", null);
         }
     }
 }

@@ -1,7 +1,6 @@
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.LinkedHashMap;
 
@@ -12,7 +11,6 @@ import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
-import org.apache.kafka.common.KafkaFuture;
 
 /**
  * The cluster-level Admin calls, with the stock Java Admin: describeMetadataQuorum,
@@ -31,18 +29,51 @@ public final class ClusterAdminDriver {
         all.put("admin.client_metrics_resources", ClusterAdminDriver::clientMetricsResources);
         // changes the cluster: only for a broker of the test's own (compat/test_java4_tv2.py)
         all.put("features.transaction_version_1", ClusterAdminDriver::transactionVersion1);
+        // sets and restores the cluster-level min.insync.replicas: a broker of the test's own
+        all.put("config.elr_min_isr", ClusterAdminDriver::elrMinIsr);
         Support.main("ClusterAdminDriver", all, args);
     }
 
-    static Object outcome(KafkaFuture<?> f) {
-        try {
-            f.get(20, TimeUnit.SECONDS);
-            return null;
-        } catch (ExecutionException e) {
-            return Support.failure(e.getCause());
-        } catch (Exception e) {
-            return Support.failure(e);
+    /** KIP-966: the cluster-level min.insync.replicas, a topic's view of it, and the alterations of
+     * min.insync.replicas the controller refuses while eligible leader replicas are enabled. */
+    static void elrMinIsr(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("elr");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            String node = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());
+            org.apache.kafka.common.config.ConfigResource cluster = broker("");
+            org.apache.kafka.common.config.ConfigResource broker = broker(node);
+            org.apache.kafka.common.config.ConfigResource res = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+            obs.put("elr_level", admin.describeFeatures().featureMetadata().get(20, TimeUnit.SECONDS)
+                    .finalizedFeatures().getOrDefault("eligible.leader.replicas.version",
+                            new FinalizedVersionRange((short) 0, (short) 0)).maxVersionLevel());
+            obs.put("cluster", minIsr(admin, cluster));
+            obs.put("topic", minIsr(admin, res));
+            obs.put("set_broker_level", Support.outcome(alter(admin, broker, org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, "2")));
+            obs.put("delete_cluster_level", Support.outcome(alter(admin, cluster, org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE, null)));
+            obs.put("set_cluster_level", Support.outcome(alter(admin, cluster, org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, "2")));
+            obs.put("topic_after", minIsr(admin, res));
+            obs.put("restore_cluster_level", Support.outcome(alter(admin, cluster, org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, "1")));
         }
+    }
+
+    static org.apache.kafka.common.config.ConfigResource broker(String name) {
+        return new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, name);
+    }
+
+    static org.apache.kafka.common.KafkaFuture<Void> alter(Admin admin, org.apache.kafka.common.config.ConfigResource res,
+                                   org.apache.kafka.clients.admin.AlterConfigOp.OpType op, String value) {
+        org.apache.kafka.clients.admin.AlterConfigOp change = new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("min.insync.replicas", value), op);
+        return admin.incrementalAlterConfigs(Map.of(res, List.of(change))).all();
+    }
+
+    /** [value, source] of min.insync.replicas in the resource's description, or null when not listed. */
+    static Object minIsr(Admin admin, org.apache.kafka.common.config.ConfigResource res) throws Exception {
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(res)).all().get(20, TimeUnit.SECONDS).get(res);
+        org.apache.kafka.clients.admin.ConfigEntry e = c.get("min.insync.replicas");
+        return e == null ? null : List.of(e.value(), e.source().name());
     }
 
     static void metadataQuorum(Support s, Map<String, Object> obs) throws Exception {
@@ -85,13 +116,13 @@ public final class ClusterAdminDriver {
             obs.put("epoch_present", f.finalizedFeaturesEpoch().isPresent());
             short mv = f.finalizedFeatures().get("metadata.version").maxVersionLevel();
             UpdateFeaturesOptions validate = new UpdateFeaturesOptions().validateOnly(true);
-            obs.put("same_level", outcome(admin.updateFeatures(Map.of("metadata.version",
+            obs.put("same_level", Support.outcome(admin.updateFeatures(Map.of("metadata.version",
                     new FeatureUpdate(mv, FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
-            obs.put("downgrade_as_upgrade", outcome(admin.updateFeatures(Map.of("metadata.version",
+            obs.put("downgrade_as_upgrade", Support.outcome(admin.updateFeatures(Map.of("metadata.version",
                     new FeatureUpdate((short) (mv - 1), FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
-            obs.put("unknown_feature", outcome(admin.updateFeatures(Map.of("no.such.feature",
+            obs.put("unknown_feature", Support.outcome(admin.updateFeatures(Map.of("no.such.feature",
                     new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
-            obs.put("above_supported", outcome(admin.updateFeatures(Map.of("metadata.version",
+            obs.put("above_supported", Support.outcome(admin.updateFeatures(Map.of("metadata.version",
                     new FeatureUpdate((short) (mv + 100), FeatureUpdate.UpgradeType.UPGRADE)), validate).all()));
             obs.put("metadata_version_after", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("metadata.version").maxVersionLevel());
@@ -100,10 +131,10 @@ public final class ClusterAdminDriver {
 
     static void delegationTokens(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
-            obs.put("create", outcome(admin.createDelegationToken().delegationToken()));
-            obs.put("describe", outcome(admin.describeDelegationToken().delegationTokens()));
-            obs.put("renew", outcome(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
-            obs.put("expire", outcome(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+            obs.put("create", Support.outcome(admin.createDelegationToken().delegationToken()));
+            obs.put("describe", Support.outcome(admin.describeDelegationToken().delegationTokens()));
+            obs.put("renew", Support.outcome(admin.renewDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
+            obs.put("expire", Support.outcome(admin.expireDelegationToken(new byte[] {1, 2, 3}).expiryTimestamp()));
         }
     }
 
@@ -112,7 +143,7 @@ public final class ClusterAdminDriver {
         try (Admin admin = s.admin()) {
             obs.put("before", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("transaction.version").maxVersionLevel());
-            obs.put("update", outcome(admin.updateFeatures(Map.of("transaction.version",
+            obs.put("update", Support.outcome(admin.updateFeatures(Map.of("transaction.version",
                     new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all()));
             obs.put("after", admin.describeFeatures().featureMetadata().get()
                     .finalizedFeatures().get("transaction.version").maxVersionLevel());
@@ -128,7 +159,7 @@ public final class ClusterAdminDriver {
     static void unregisterBroker(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
             int node = admin.describeCluster().nodes().get().iterator().next().id();
-            obs.put("unknown", outcome(admin.unregisterBroker(node + 1000).all()));
+            obs.put("unknown", Support.outcome(admin.unregisterBroker(node + 1000).all()));
         }
     }
 }

@@ -68,9 +68,7 @@ public final class ControlDriver {
     static void txnCoordinatorFailing(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("control-txn-coord");
         String error = s.option("error", "NOT_COORDINATOR");
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 2);
-        }
+        s.createTopic(topic, 2);
         try (KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name("control-txn-coord-T"))) {
             t.beginTransaction();
             obs.put("offset_0", t.send(Support.rec(topic, 0, null, "one")).get().offset());
@@ -95,9 +93,7 @@ public final class ControlDriver {
     static void lostCommit(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("control-lost-commit");
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
-        }
+        s.createTopic(topic, 1);
         try (KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name("control-lost-commit-T"))) {
             t.beginTransaction();
             obs.put("offset_once", t.send(Support.rec(topic, 0, null, "once")).get().offset());
@@ -156,28 +152,17 @@ public final class ControlDriver {
                 t.send(Support.rec(topic, 0, null, "x")).get();
                 obs.put("advanced", control(s, "advance_clock", "{\"ms\": 600001, \"clock\": \"transactions\"}"));
                 obs.put("lso_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
-                Throwable commitError = null;
-                try {
-                    t.commitTransaction();
-                } catch (Exception e) {
-                    commitError = e;
-                }
-                obs.put("commit_error", Support.failure(commitError));
+                obs.put("commit_error", Support.failureOf(() -> t.commitTransaction()));
             }
         }
-        try (KafkaConsumer<byte[], byte[]> c = s.consumer(RC)) {
-            obs.put("rc", Support.readFromStart(c, tp, 2, 15_000));
-            obs.put("rc_position", c.position(tp));
-        }
+        s.readFromStartInto(obs, "rc", RC, tp, 2, 15_000);
     }
 
     /** A subscribed consumer whose coordinator fails (heartbeats, commits) keeps consuming and committing. */
     static void groupCoordinatorErrors(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("control-group");
         String error = s.option("error", "NOT_COORDINATOR");
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
-        }
+        s.createTopic(topic, 1);
         TopicPartition tp = new TopicPartition(topic, 0);
         try (KafkaProducer<byte[], byte[]> p = s.producer();
              KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "group.id", s.name("control-group-G"),

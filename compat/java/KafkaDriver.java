@@ -60,6 +60,7 @@ public final class KafkaDriver {
         all.put("admin.topic_configs", ConfigScenarios::topicConfigs);
         all.put("admin.broker_configs", ConfigScenarios::brokerConfigs);
         all.put("topic.compression_zstd", ConfigScenarios::compressionZstd);
+        all.put("topic.future_timestamps", ConfigScenarios::futureTimestamps);
         all.put("admin.list_offsets_isolation", KafkaDriver::listOffsetsIsolation);
         all.put("admin.transactions", KafkaDriver::adminTransactions);
         all.put("admin.abort_hanging", KafkaDriver::abortHanging);
@@ -72,9 +73,7 @@ public final class KafkaDriver {
     static void produceConsume(Support s, Map<String, Object> obs, String codec) throws Exception {
         String topic = s.name("pc-" + codec);
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
-        }
+        s.createTopic(topic, 1);
         long baseTs = System.currentTimeMillis() - 60_000;
         obs.put("base_ts", baseTs);
         List<Long> offsets = new ArrayList<>();
@@ -145,9 +144,7 @@ public final class KafkaDriver {
         String topic = s.option("topic", s.name("idempotent-retries"));
         int n = Integer.parseInt(s.option("records", "3000"));
         if (!s.option("create_topic", "true").equals("false")) {  // false: the caller made it (replicated)
-            try (Admin admin = s.admin()) {
-                Support.createTopic(admin, topic, 1);
-            }
+            s.createTopic(topic, 1);
         }
         AtomicIntegerArray callbacks = new AtomicIntegerArray(n);
         List<Long> offsets = new ArrayList<>();
@@ -249,9 +246,7 @@ public final class KafkaDriver {
     static void interleaved(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("interleaved");
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
-        }
+        s.createTopic(topic, 1);
         List<String> written = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> keep = s.txnProducer(s.name("interleaved-keep"));
              KafkaProducer<byte[], byte[]> drop = s.txnProducer(s.name("interleaved-drop"));
@@ -285,9 +280,7 @@ public final class KafkaDriver {
         String topic = s.name("zombie");
         String tid = s.name("zombie-T");
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
-        }
+        s.createTopic(topic, 1);
         KafkaProducer<byte[], byte[]> p1 = s.txnProducer(tid);
         try {
             p1.beginTransaction();
@@ -298,29 +291,18 @@ public final class KafkaDriver {
                 p2.commitTransaction();                                // COMMIT 3
                 obs.put("p2_committed", true);
             }
-            Throwable sendError = null;
-            try {
-                p1.send(Support.rec(topic, 0, null, "zombie-2")).get(15, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                sendError = e;
-            }
-            obs.put("p1_send_error", Support.failure(sendError));
-            Throwable commitError = null;
-            try {
-                p1.commitTransaction();
-            } catch (Exception e) {
-                commitError = e;
-            }
-            obs.put("p1_commit_error", Support.failure(commitError));
+            fencedFailures(obs, "p1_", p1, Support.rec(topic, 0, null, "zombie-2"));
         } finally {
             p1.close(Duration.ofSeconds(2));
         }
-        for (String iso : List.of(RC, RU)) {
-            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
-                obs.put(iso, Support.readFromStart(c, tp, 4, 15_000));
-                obs.put(iso + "_position", c.position(tp));
-            }
-        }
+        for (String iso : List.of(RC, RU)) s.readFromStartInto(obs, iso, iso, tp, 4, 15_000);
+    }
+
+    /** How a fenced transactional producer fails: sending {@code next}, then committing (under {@code prefix}). */
+    static void fencedFailures(Map<String, Object> obs, String prefix, KafkaProducer<byte[], byte[]> fenced,
+                               ProducerRecord<byte[], byte[]> next) {
+        obs.put(prefix + "send_error", Support.failureOf(() -> fenced.send(next).get(15, TimeUnit.SECONDS)));
+        obs.put(prefix + "commit_error", Support.failureOf(fenced::commitTransaction));
     }
 
     /** transaction.timeout.ms=2000: the broker aborts the open txn and fences its producer. */
@@ -336,61 +318,30 @@ public final class KafkaDriver {
                 t.send(Support.rec(topic, 0, null, "expires-1")).get(); // 0, then ABORT 1 from the broker
                 long t0 = System.currentTimeMillis();
                 obs.put("lso_while_open", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
-                boolean aborted = Support.await(() -> {
-                    try {
-                        return Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED) > 0;
-                    } catch (Exception e) {
-                        return false;
-                    }
-                }, 30_000);
+                boolean aborted = Support.eventually(
+                        () -> Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED) > 0, 30_000);
                 obs.put("aborted_by_broker", aborted);
                 obs.put("aborted_after_ms", System.currentTimeMillis() - t0);
                 obs.put("lso_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
                 obs.put("leo_after", Support.listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED));
                 // The coordinator completes the abort once the markers are written.
-                Support.await(() -> {
-                    try {
-                        return admin.describeTransactions(List.of(tid)).description(tid).get().state()
-                                == TransactionState.COMPLETE_ABORT;
-                    } catch (Exception e) {
-                        return false;
-                    }
-                }, 5_000);
+                Support.eventually(() -> admin.describeTransactions(List.of(tid)).description(tid).get().state()
+                        == TransactionState.COMPLETE_ABORT, 5_000);
                 TransactionDescription d = admin.describeTransactions(List.of(tid)).description(tid).get();
                 obs.put("state_after_timeout", d.state().name());
-                Throwable sendError = null;
-                try {
-                    t.send(Support.rec(topic, 0, null, "expires-2")).get(15, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    sendError = e;
-                }
-                obs.put("send_error", Support.failure(sendError));
-                Throwable commitError = null;
-                try {
-                    t.commitTransaction();
-                } catch (Exception e) {
-                    commitError = e;
-                }
-                obs.put("commit_error", Support.failure(commitError));
+                fencedFailures(obs, "", t, Support.rec(topic, 0, null, "expires-2"));
             } finally {
                 t.close(Duration.ofSeconds(2));
             }
         }
-        for (String iso : List.of(RC, RU)) {
-            try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
-                obs.put(iso, Support.readFromStart(c, tp, 2, 15_000));
-                obs.put(iso + "_position", c.position(tp));
-            }
-        }
+        for (String iso : List.of(RC, RU)) s.readFromStartInto(obs, iso, iso, tp, 2, 15_000);
     }
 
     /** Only aborted transactions: read_committed polls return nothing, yet the position reaches the end. */
     static void positionPastMarkers(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("markers");
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 1);
-        }
+        s.createTopic(topic, 1);
         try (KafkaProducer<byte[], byte[]> t = s.txnProducer(s.name("markers-T"))) {
             t.beginTransaction();
             t.send(Support.rec(topic, 0, null, "aborted-1"));
@@ -552,13 +503,7 @@ public final class KafkaDriver {
             obs.put("listed", admin.listTopics().names().get().contains(topic));
             Support.createTopic(admin, doomed, 1);
             admin.deleteTopics(List.of(doomed)).all().get(20, TimeUnit.SECONDS);
-            obs.put("deleted_gone", Support.await(() -> {
-                try {
-                    return !admin.listTopics().names().get().contains(doomed);
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 10_000));
+            obs.put("deleted_gone", Support.eventually(() -> !admin.listTopics().names().get().contains(doomed), 10_000));
         }
     }
 
@@ -591,6 +536,7 @@ public final class KafkaDriver {
                 before.put(k + "_latest", Support.listOffset(admin, tp, OffsetSpec.latest(), iso));
                 before.put(k + "_ts_p1", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 1000), iso));
                 before.put(k + "_ts_p5", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 5000), iso));
+                before.put(k + "_max", Support.listOffset(admin, tp, OffsetSpec.maxTimestamp(), iso));
             }
             obs.put("open", before);
             tx.commitTransaction();                                                              // COMMIT 6
@@ -600,6 +546,7 @@ public final class KafkaDriver {
                 String k = iso.toString().toLowerCase();
                 after.put(k + "_latest", Support.listOffset(admin, tp, OffsetSpec.latest(), iso));
                 after.put(k + "_ts_p5", Support.listOffset(admin, tp, OffsetSpec.forTimestamp(t0 + 5000), iso));
+                after.put(k + "_max", Support.listOffset(admin, tp, OffsetSpec.maxTimestamp(), iso));
             }
             obs.put("committed", after);
         }
@@ -627,14 +574,8 @@ public final class KafkaDriver {
                 obs.put("listed_ongoing", ongoing.contains(tid));
                 t.commitTransaction();
                 // EndTxn returns once PrepareCommit is logged; the markers follow.
-                Support.await(() -> {
-                    try {
-                        return admin.describeTransactions(List.of(tid)).description(tid).get().state()
-                                == TransactionState.COMPLETE_COMMIT;
-                    } catch (Exception e) {
-                        return false;
-                    }
-                }, 10_000);
+                Support.eventually(() -> admin.describeTransactions(List.of(tid)).description(tid).get().state()
+                        == TransactionState.COMPLETE_COMMIT, 10_000);
                 obs.put("committed", describeTxn(admin, tid, tps));
                 List<Object> ongoingAfter = new ArrayList<>();
                 for (TransactionListing l : admin.listTransactions(new ListTransactionsOptions()
@@ -715,12 +656,7 @@ public final class KafkaDriver {
                     if (ps.currentTransactionStartOffset().isPresent()) open.add(producerState(ps));
                 }
                 obs.put("open_after", open);
-                for (String iso : List.of(RC, RU)) {
-                    try (KafkaConsumer<byte[], byte[]> c = s.consumer(iso)) {
-                        obs.put(iso, Support.readFromStart(c, tp, 4, 10_000));
-                        obs.put(iso + "_position", c.position(tp));
-                    }
-                }
+                for (String iso : List.of(RC, RU)) s.readFromStartInto(obs, iso, iso, tp, 4, 10_000);
             } finally {
                 t.close(Duration.ZERO);
             }

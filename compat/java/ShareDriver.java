@@ -41,6 +41,8 @@ final class ShareDriver {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("share.queue", ShareDriver::queue);
         all.put("share.admin", ShareDriver::admin);
+        all.put("share.initialized.list", ShareDriver::initializedList);
+        all.put("share.initialized.consume", ShareDriver::initializedConsume);
         Support.main("ShareDriver", all, args);
     }
 
@@ -162,6 +164,52 @@ final class ShareDriver {
             obs.put("delete_group", failure(() -> get(admin.deleteShareGroups(List.of(group)).all())));
             obs.put("listed_after", shareGroups(admin));
             obs.put("delete_again", failure(() -> get(admin.deleteShareGroups(List.of(group)).all())));
+        }
+    }
+
+    /**
+     * {@code share.initialized.list}: the group's start offsets as Admin.listShareGroupOffsets gives
+     * them (a partition with share state but no start offset maps to null) and how many partitions
+     * its members are assigned.
+     */
+    static void initializedList(Support s, Map<String, Object> obs) throws Exception {
+        String group = s.option("group", "share-init-G");
+        try (Admin admin = s.admin()) {
+            obs.put("offsets", startOffsets(admin, group));
+            obs.put("assigned", admin.describeShareGroups(List.of(group)).describedGroups().get(group)
+                    .get(20, TimeUnit.SECONDS).members().stream()
+                    .mapToInt(m -> m.assignment().topicPartitions().size()).sum());
+        }
+    }
+
+    /**
+     * {@code share.initialized.consume}: a member joins and polls; until a record arrives, each
+     * round produces one more ({@code new-<n>}) to partition 0, so some are produced after its first
+     * ShareFetch. Every value received is reported; the group's start offsets after acknowledging.
+     */
+    static void initializedConsume(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.option("topic", "share-init");
+        String group = s.option("group", "share-init-G");
+        List<String> got = new ArrayList<>();
+        int produced = 0;
+        try (KafkaProducer<byte[], byte[]> producer = s.producer();
+             KafkaShareConsumer<byte[], byte[]> c = member(s, group)) {
+            c.subscribe(List.of(topic));
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (got.isEmpty() && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    got.add(new String(r.value(), StandardCharsets.UTF_8));
+                }
+                if (got.isEmpty()) {
+                    producer.send(new ProducerRecord<>(topic, 0, null, ("new-" + produced++).getBytes(StandardCharsets.UTF_8))).get();
+                }
+            }
+            c.commitSync();
+        }
+        obs.put("received", got);
+        obs.put("produced", produced);
+        try (Admin admin = s.admin()) {
+            obs.put("offsets", startOffsets(admin, group));
         }
     }
 

@@ -56,9 +56,7 @@ public final class SparkPatternDriver {
 
     static void pattern(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("spark");
-        try (Admin admin = s.admin()) {
-            Support.createTopic(admin, topic, 3);
-        }
+        s.createTopic(topic, 3);
         KafkaProducer<byte[], byte[]> c = s.txnProducer(s.name("spark-C"), "compression.type", "zstd");
         try {
             long t0 = System.currentTimeMillis();

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -48,6 +50,16 @@ final class Support {
     /** One scenario: records what it observes into {@code obs}; throws if it cannot go on. */
     interface Scenario {
         void run(Support s, Map<String, Object> obs) throws Exception;
+    }
+
+    /** A step whose failure a scenario records ({@link #failureOf}). */
+    interface Step {
+        void run() throws Exception;
+    }
+
+    /** A condition a scenario waits for ({@link #eventually}); an exception means not yet. */
+    interface Check {
+        boolean holds() throws Exception;
     }
 
     final String bootstrap;
@@ -114,6 +126,13 @@ final class Support {
         return Admin.create(common("default.api.timeout.ms", "20000"));
     }
 
+    /** {@link #createTopic(Admin, String, int)} with an Admin of its own. */
+    void createTopic(String topic, int partitions) throws Exception {
+        try (Admin admin = admin()) {
+            createTopic(admin, topic, partitions);
+        }
+    }
+
     static void createTopic(Admin admin, String topic, int partitions) throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(20, TimeUnit.SECONDS);
         awaitTopic(admin, topic, partitions);
@@ -125,28 +144,19 @@ final class Support {
      * catches up a moment later (until then Metadata says UNKNOWN_TOPIC_OR_PARTITION).
      */
     static void awaitTopic(Admin admin, String topic, int partitions) throws Exception {
-        boolean known = await(() -> {
-            try {
-                TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
-                        .get(5, TimeUnit.SECONDS).get(topic);
-                return d.partitions().size() == partitions
-                        && d.partitions().stream().allMatch(p -> p.leader() != null);
-            } catch (Exception e) {
-                return false;
-            }
+        boolean known = eventually(() -> {
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
+                    .get(5, TimeUnit.SECONDS).get(topic);
+            return d.partitions().size() == partitions
+                    && d.partitions().stream().allMatch(p -> p.leader() != null);
         }, 20_000);
         if (!known) throw new TimeoutException("topic " + topic + " not described with leaders after 20 s");
     }
 
     /** Until ListOffsets latest (read_uncommitted: the high watermark) of {@code tp} is {@code offset}. */
     static void awaitEnd(Admin admin, TopicPartition tp, long offset) throws Exception {
-        boolean reached = await(() -> {
-            try {
-                return listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED) == offset;
-            } catch (Exception e) {
-                return false;
-            }
-        }, 20_000);
+        boolean reached = eventually(
+                () -> listOffset(admin, tp, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED) == offset, 20_000);
         if (!reached) throw new TimeoutException(tp + " did not reach end offset " + offset + " in 20 s");
     }
 
@@ -181,6 +191,18 @@ final class Support {
         c.assign(List.of(tp));
         c.seekToBeginning(List.of(tp));
         return readOn(c, tp, until, timeoutMs);
+    }
+
+    /**
+     * A new {@code isolation} consumer reads {@code tp} from the beginning as {@link #readFromStart}
+     * does: the records go to {@code obs} under {@code key}, its position after under {@code key_position}.
+     */
+    void readFromStartInto(Map<String, Object> obs, String key, String isolation, TopicPartition tp,
+                           long until, long timeoutMs) {
+        try (KafkaConsumer<byte[], byte[]> c = consumer(isolation)) {
+            obs.put(key, readFromStart(c, tp, until, timeoutMs));
+            obs.put(key + "_position", c.position(tp));
+        }
     }
 
     static List<Map<String, Object>> readOn(KafkaConsumer<byte[], byte[]> c, TopicPartition tp,
@@ -223,6 +245,28 @@ final class Support {
         return t == null ? null : map("chain", chain(t), "message", String.valueOf(t.getMessage()));
     }
 
+    /** Runs {@code step}: null when it succeeded, else its failure ({@link #failure}). */
+    static Map<String, Object> failureOf(Step step) {
+        try {
+            step.run();
+            return null;
+        } catch (Exception e) {
+            return failure(e);
+        }
+    }
+
+    /** The outcome of one Admin future: null when it succeeded, else the failure it completed with. */
+    static Object outcome(KafkaFuture<?> f) {
+        try {
+            f.get(20, TimeUnit.SECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return failure(e.getCause());
+        } catch (Exception e) {
+            return failure(e);
+        }
+    }
+
     /** Waits until {@code cond} holds; false if it did not within {@code timeoutMs}. */
     static boolean await(BooleanSupplier cond, long timeoutMs) throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMs;
@@ -231,6 +275,17 @@ final class Support {
             Thread.sleep(100);
         }
         return cond.getAsBoolean();
+    }
+
+    /** As {@link #await}, with a condition that may throw: an exception counts as not yet. */
+    static boolean eventually(Check cond, long timeoutMs) throws InterruptedException {
+        return await(() -> {
+            try {
+                return cond.holds();
+            } catch (Exception e) {
+                return false;
+            }
+        }, timeoutMs);
     }
 
     static String trace(Throwable t) {

@@ -1,12 +1,15 @@
-"""Helpers shared by the group APIs: awaiting a long-poll, milliseconds, per-partition results."""
+"""Helpers shared by the group APIs: awaiting a long-poll, milliseconds, offsets to commit, per-partition results."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
 
+from ..cluster import GROUP
 from ..coordinators.group import OffsetAndMetadata
 from ..errors import ErrorCode
+from ._authz import denied_topics
+from ._share import is_share_group
 
 _MS = datetime.timedelta(milliseconds=1)
 
@@ -59,3 +62,28 @@ def requested_offsets(ctx, topics, now: int) -> tuple[dict, dict]:
                 offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
                     p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
     return offsets, unknown
+
+
+def offsets_to_commit(ctx, request, now: int) -> tuple[dict, dict]:
+    """What an OffsetCommit or TxnOffsetCommit may hand its group coordinator, and the error of
+    every other partition: denied topics (TOPIC_AUTHORIZATION_FAILED), unknown partitions, all of
+    them where another broker coordinates the group (NOT_COORDINATOR), and a share group's offsets
+    (GROUP_ID_NOT_FOUND, Kafka: ShareGroup.validateOffsetCommit)."""
+    denied = denied_topics(ctx, [t.name for t in request.topics])
+    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
+    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
+                    for t in request.topics if t.name in denied for p in t.partitions})
+    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
+        offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
+    if offsets and is_share_group(ctx, request.group_id):
+        offsets, unknown = {}, {**unknown, **{tp: ErrorCode.group_id_not_found for tp in offsets}}
+    return offsets, unknown
+
+
+def commit_response(ctx, request, code_of, entity_prefix: str):
+    """An (Txn)OffsetCommit response: ``code_of((topic, partition))`` for each partition requested,
+    in request order, in the ``{entity_prefix}ResponseTopic``/``...Partition`` entities."""
+    requested = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
+    codes = {tp: code_of(tp) for tp in requested}
+    return ctx.response(topics=by_topic(ctx, codes, f"{entity_prefix}ResponseTopic",
+                                        f"{entity_prefix}ResponsePartition"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import sys
@@ -46,37 +47,60 @@ class Answer(NamedTuple):
     mute_ms: int  # a throttled client's channel is muted this long after the answer (Kafka: ThrottledChannel)
 
 
+class _Route(NamedTuple):
+    """What the dispatcher needs of an API under one emulated release, looked up once."""
+    spec: object
+    versions: tuple[int, int]
+    module: object
+    validate: object  # module.validate(ctx, request): what Kafka's request class refuses while parsing
+    decode: object  # module.decode(frame, version): (header, request) read by the API itself, or None
+
+
+@functools.cache
+def _route(key: int, kafka_version: str) -> _Route | None:
+    spec = REGISTRY.get(key)
+    versions = None if spec is None else emulated_range(spec, RELEASES[kafka_version])
+    if versions is None:
+        return None
+    module = sys.modules[spec.handler.__module__]
+    return _Route(spec, versions, module, getattr(module, "validate", None), getattr(module, "decode", None))
+
+
 async def dispatch_request(node, frame: bytes, client_host: str = "", session=None, node_id: int | None = None) -> Answer:
     """``node_id``: the simulated broker the request came to (shim.cluster), the first one by default."""
     key, version, correlation_id = peek(frame)
-    release = RELEASES[node.config.kafka_version]
-    spec = REGISTRY.get(key)
-    versions = None if spec is None else emulated_range(spec, release)
-    if versions is None:
+    route = _route(key, node.config.kafka_version)
+    if route is None:
         # Kafka: SocketServer.parseRequestHeader -- an API the broker does not enable closes the connection
-        raise FrameError(f"API key {key} is not served by Kafka {release.name} emulation")
+        raise FrameError(f"API key {key} is not served by Kafka {RELEASES[node.config.kafka_version].name} emulation")
+    spec, versions, module = route.spec, route.versions, route.module
     if not versions[0] <= version <= versions[1]:
         if key == API_VERSIONS:
             return Answer([_unsupported_api_versions(correlation_id, versions)], 0)
-        raise FrameError(f"unsupported version {version} of {spec.name} (Kafka {release.name} emulation serves "
-                         f"{versions[0]}-{versions[1]})")
-    header, request = decode_request(frame, key, version)
+        raise FrameError(f"unsupported version {version} of {spec.name} (Kafka "
+                         f"{RELEASES[node.config.kafka_version].name} emulation serves {versions[0]}-{versions[1]})")
+    control = node.control.active  # a fault armed or the request log on (shim.control): kio's objects throughout
+    # An API that reads its own requests (Produce, see shim.protocol.produce_wire) may leave a
+    # frame to kio, which then decides as it always does.
+    decoded = route.decode(frame, version) if route.decode is not None and not control else None
+    header, request = decoded or decode_request(frame, key, version)
     ctx = RequestContext(node, header, client_host, len(frame), session=session,
                          node_id=node.config.node_id if node_id is None else node_id)
-    module = sys.modules[spec.handler.__module__]
-    if hasattr(module, "validate"):  # what Kafka's request class refuses while parsing closes the connection
-        module.validate(ctx, request)
-    refused = _authz.denied(ctx, request)
+    if route.validate is not None:  # what Kafka's request class refuses while parsing closes the connection
+        route.validate(ctx, request)
+    refused = _authz.denied(ctx, request) if node.authorizer is not None else None
     if refused is not None:
         result = module.error_response(ctx, request, refused)
-    elif node.control.active:  # a fault armed or the request log on (shim.control)
+    elif control:
         result = await node.control.intercept(ctx, spec, request, module)
     else:
         result = spec.handler(ctx, request)
-    if inspect.isawaitable(result):
+    if result is not None and result.__class__ is not bytes and inspect.isawaitable(result):
         result = await result
     if result is None:
         return Answer(None, ctx.mute_ms)
+    if result.__class__ is bytes:  # the handler wrote its answer itself, header included
+        return Answer([result], ctx.mute_ms)
     try:
         return Answer(encode_response_parts(correlation_id, result), ctx.mute_ms)
     except (SerialError, TypeError, ValueError) as exc:

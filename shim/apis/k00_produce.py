@@ -10,6 +10,10 @@ v0-2 (deprecated in Kafka 3.9, gone in 4.0) may carry message sets of magic 0 or
 converted to one v2 batch, as Kafka's LogValidator does since message format v2 is the only one it
 writes; a message failing its CRC is CORRUPT_MESSAGE, a malformed one INVALID_RECORD.
 
+A request's compressed batches decompress within its shim.storage.validation.DecompressionBudget
+(32 times its size, 64 MiB at least; a magic 0/1 message set 8 MiB): the batch past it is
+INVALID_RECORD, where Kafka streams the batch (see the ledger).
+
 A producer_byte_rate quota counts each request's size; a client over it gets throttle_time_ms and
 its connection is not read for that long (shim.coordinators.quota_enforcement), acks=0 included.
 
@@ -44,15 +48,17 @@ import dataclasses
 
 from kafka_codecs.batch import TRANSACTIONAL_FLAG
 from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
+from kafka_codecs.records import PayloadTooLarge
 
 from ..errors import ErrorCode, KafkaError
+from ..protocol import produce_wire
 from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
 from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
 from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
-from ..storage.validation import validate_client_batch
+from ..storage.validation import LEGACY_DECOMPRESSED_BYTES, DecompressionBudget, validate_client_batch
 from ._leaders import Replication, leader_hint, node_endpoints
 from ._authz import denied_topics
 from .registry import api
@@ -74,31 +80,51 @@ def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
     return code
 
 
+# The dispatcher reads Produce frames of the plain shape itself (one pass, no kio objects); the
+# others go through kio. Either way the handler sees the same attributes.
+decode = produce_wire.decode
+
+
 @api(0, "Produce", 0, 13)
 def handle(ctx, request):
     now = now_ms()
     topics, hinted = [], set()
     replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
+    budget = DecompressionBudget(ctx.request_size)
     names = [_topic_name(ctx, t) for t in request.topic_data]
     denied = denied_topics(ctx, [n for n in names if n])
-    topic_response = factory(ctx.m.TopicProduceResponse, ("name", "topic_id", "partition_responses"))
     for t, name in zip(request.topic_data, names):
         if name in denied:
-            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data)
+            parts = [_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data]
         elif name is None:
-            parts = tuple(_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
-                          for p in t.partition_data)
+            parts = [_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
+                     for p in t.partition_data]
         else:
-            parts = tuple(_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i))
-                          for i, p in enumerate(t.partition_data))
-        topics.append(topic_response(name, getattr(t, "topic_id", None), parts))
+            parts = [_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i), budget)
+                     for i, p in enumerate(t.partition_data)]
+        topics.append((name, getattr(t, "topic_id", None), parts))
     # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
     throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
     if request.acks == 0:
         return None
     if replication is not None and replication.waiting:
-        return _replicated(ctx, request, topics, hinted, replication, throttle)
-    return ctx.response(responses=tuple(topics), node_endpoints=node_endpoints(ctx, hinted), throttle_time=throttle)
+        return _replicated(ctx, request, _entities(ctx, topics), hinted, replication, throttle)
+    if not hinted and not ctx.node.control.active and all(p.__class__ is tuple for t in topics for p in t[2]):
+        # Every partition appended (the common answer): written as kio would write it, without
+        # building its entities (the control plane's request log reads entities, so not then).
+        return produce_wire.encode_answer(ctx.header.correlation_id, ctx.version, topics, throttle)
+    return ctx.response(responses=_entities(ctx, topics), node_endpoints=node_endpoints(ctx, hinted),
+                        throttle_time=throttle)
+
+
+def _entities(ctx, topics) -> tuple:
+    """kio's TopicProduceResponses of (name, topic_id, partitions), a partition appended given as
+    its (index, error_code, base_offset, log_append_time, log_start_offset)."""
+    topic_response = factory(ctx.m.TopicProduceResponse, ("name", "topic_id", "partition_responses"))
+    response = _response(ctx)
+    return tuple(topic_response(name, topic_id, tuple(response(*p, (), None) if p.__class__ is tuple else p
+                                                      for p in parts))
+                 for name, topic_id, parts in topics)
 
 
 async def _replicated(ctx, request, topics, hinted, replication, throttle):
@@ -141,10 +167,12 @@ def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
             raise KafkaError(_verification_error(e.code, ctx.version), e.message) from None
 
 
-def _up_convert(batch):
+def _up_convert(batch, budget):
     """Kafka's LogValidator converts magic 0/1 messages to one v2 batch (message format v2 only, 3.0+)."""
     try:
-        return bytearray(up_convert(batch))
+        return bytearray(up_convert(batch, min(budget.limit(len(batch)), LEGACY_DECOMPRESSED_BYTES)))
+    except PayloadTooLarge as e:
+        raise KafkaError(ErrorCode.invalid_record, f"the compressed messages are too large: {e}") from None
     except CorruptMessage as e:
         raise KafkaError(ErrorCode.corrupt_message, str(e)) from None
     except InvalidBatch as e:
@@ -155,9 +183,9 @@ _RESPONSE_FIELDS = ("index", "error_code", "base_offset", "log_append_time", "lo
                    "error_message")
 
 
-def _partition(ctx, request, topic, p, now, hinted, replication, slot):
-    """One partition's append and its PartitionProduceResponse (built with one compiled call, as this
-    runs once per partition of every request)."""
+def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
+    """One partition's append: its (index, error_code, base_offset, log_append_time,
+    log_start_offset) when it appended, else its PartitionProduceResponse with the error."""
     plog = None
     try:
         if request.acks not in (-1, 0, 1):
@@ -176,8 +204,8 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot):
             raise KafkaError(ErrorCode.not_enough_replicas, None)
         version = ctx.header.api_version
         if version < LEGACY_BELOW and is_legacy(batch):
-            batch = _up_convert(batch)
-        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION)
+            batch = _up_convert(batch, budget)
+        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION, budget)
         if needs_record_pass(config, h):
             batch, h = validate_records(batch, h, config, now, f"{topic}-{p.index}")
         if h.attributes & TRANSACTIONAL_FLAG:
@@ -192,8 +220,7 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot):
         return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
     if replication is not None:
         replication.add(slot, topic, p.index, plog, result.base_offset + h.last_offset_delta + 1)
-    return _response(ctx)(p.index, ErrorCode.none, result.base_offset, result.log_append_time,
-                          result.log_start_offset, (), None)
+    return p.index, ErrorCode.none, result.base_offset, result.log_append_time, result.log_start_offset
 
 
 def _response(ctx):

@@ -8,42 +8,79 @@ the log end while the active segment holds data); -1 starts from the latest, -2 
 LATEST (-1) is the last stable offset under read_committed, else the high watermark; EARLIEST (-2)
 and EARLIEST_LOCAL (-4, v8) the log start offset; LATEST_TIERED (-5, v9, KIP-1005) offset and
 timestamp -1, as Kafka answers for a topic without tiered storage; MAX_TIMESTAMP (-3, v7) the record with the
-largest timestamp; a timestamp gives the first record at or after it below the fetchable end, else
-offset -1 with no error (Kafka: Partition.fetchOffsetForTimestamp).
+largest timestamp and a timestamp the first record at or after it, each only when below the fetchable
+end (the LSO under read_committed, else the high watermark), else offset -1 with no error (Kafka:
+Partition.fetchOffsetForTimestamp, ReplicaManager.fetchOffset). A timestamp search reads batch
+headers only (shim.storage.time_search); one with more than a megabyte to walk runs on a worker
+thread, so a segment of out-of-order timestamps never holds the event loop.
 
 In a simulated cluster (shim.cluster) only the leader answers (v1+; NOT_LEADER_OR_FOLLOWER
 elsewhere, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future current leader epoch);
 LATEST carries the current leader epoch, other offsets the epoch they were written in.
 """
 
+import asyncio
+
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._authz import denied_topics
 from .registry import api
+from ..storage.time_search import INLINE_BYTES
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 
 
 @api(2, "ListOffsets", 0, 10)  # v10 adds timeout_ms (KIP-1075), for remote storage: nothing waits here
-def handle(ctx, request):
+async def handle(ctx, request):
     if ctx.version == 0:
         return _legacy(ctx, request)
     committed = getattr(request, "isolation_level", 0) == 1
-    topics = []
     denied = denied_topics(ctx, [t.name for t in request.topics])
-    for t in request.topics:
-        seen = set()
-        parts = []
-        for p in t.partitions:
-            duplicate = p.partition_index in seen
-            seen.add(p.partition_index)
-            parts.append(_partition(ctx, t.name, p, committed, duplicate, t.name in denied))
-        topics.append(ctx.make("ListOffsetsTopicResponse", name=t.name, partitions=tuple(parts)))
-    return ctx.response(topics=tuple(topics))
+    searches = []  # (search, finish) of the partitions asked by timestamp
+    try:
+        topics = [(t.name, _partitions(ctx, t, committed, t.name in denied, searches)) for t in request.topics]
+    except BaseException:
+        for search, _ in searches:
+            search.close()
+        raise
+    await _run(searches)
+    return ctx.response(topics=tuple(
+        ctx.make("ListOffsetsTopicResponse", name=name, partitions=tuple(p() if callable(p) else p for p in parts))
+        for name, parts in topics))
 
 
-def _partition(ctx, topic, p, committed, duplicate, denied=False):
+def _partitions(ctx, t, committed, denied, searches) -> list:
+    seen, parts = set(), []
+    for p in t.partitions:
+        duplicate = p.partition_index in seen
+        seen.add(p.partition_index)
+        parts.append(_partition(ctx, t.name, p, committed, duplicate, denied, searches))
+    return parts
+
+
+async def _run(searches) -> None:
+    """Run the planned timestamp searches, on a worker thread when they have much to walk."""
+    if not searches:
+        return
+    planned = [search for search, _ in searches]
+    if sum(search.cost for search in planned) <= INLINE_BYTES:
+        found = _run_all(planned)
+    else:
+        found = await asyncio.get_running_loop().run_in_executor(None, _run_all, planned)
+    for (_, finish), answer in zip(searches, found):
+        finish.found = answer
+
+
+def _run_all(searches) -> list:
+    try:
+        return [search.run() for search in searches]
+    finally:  # a search that raised leaves the rest to be closed
+        for search in searches:
+            search.close()
+
+
+def _partition(ctx, topic, p, committed, duplicate, denied, searches):
     try:
         if denied:
             raise KafkaError(ErrorCode.topic_authorization_failed)
@@ -51,10 +88,29 @@ def _partition(ctx, topic, p, committed, duplicate, denied=False):
             raise KafkaError(ErrorCode.invalid_request, "partition listed twice")
         plog = ctx.node.logs.get(topic, p.partition_index)
         state = ctx.leader_of(topic, p.partition_index, getattr(p, "current_leader_epoch", -1))
-        offset, ts = _lookup(ctx, plog, p.timestamp, committed)
+        found = _lookup(ctx, plog, p.timestamp, committed)
     except KafkaError as e:
         return ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=e.code,
                         timestamp=-1, offset=-1, leader_epoch=-1)
+    if not isinstance(found, tuple):  # a search to run first
+        finish = _Finish(ctx, p, state)
+        searches.append((found, finish))
+        return finish
+    return _answer(ctx, p, state, found)
+
+
+class _Finish:
+    """A partition's answer once its timestamp search has run."""
+
+    def __init__(self, ctx, p, state) -> None:
+        self.ctx, self.p, self.state, self.found = ctx, p, state, None
+
+    def __call__(self):
+        return _answer(self.ctx, self.p, self.state, self.found or (-1, -1))
+
+
+def _answer(ctx, p, state, found):
+    offset, ts = found
     return ctx.make("ListOffsetsPartitionResponse", partition_index=p.partition_index, error_code=ErrorCode.none,
                     timestamp=ts, offset=offset, leader_epoch=_epoch(state, p.timestamp, offset))
 
@@ -76,9 +132,11 @@ def _lookup(ctx, plog, ts, committed):
         return -1, -1
     if ts == MAX_TIMESTAMP:
         found = plog.max_timestamp_offset()
-    else:
-        found = plog.offset_for_timestamp(ts, committed)
-    return found if found else (-1, -1)
+        # Kafka: ReplicaManager.fetchOffset drops what it found at or past the last fetchable offset
+        if found and found[0] >= (plog.last_stable_offset if committed else plog.high_watermark):
+            found = None
+        return found or (-1, -1)
+    return plog.timestamp_search(ts, committed) or (-1, -1)
 
 
 def _legacy(ctx, request):

@@ -13,18 +13,28 @@ INVALID_REQUEST. Below v6 type 2 is INVALID_REQUEST, like any other unknown type
 allows TRANSACTION_ABORTABLE, which this API never returns. With an authorizer a group key needs
 DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transaction key DESCRIBE on the transactional
 id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+
+Until then, an authorized key whose internal topic (``__consumer_offsets``, ``__transaction_state``,
+``__share_group_state``) does not exist yet has it created, with the partition count and configs of
+Kafka's internal topics (``offsets.topic.num.partitions``, ``transaction.state.log.num.partitions``,
+``share.coordinator.state.topic.num.partitions``; compacted), and is answered
+COORDINATOR_NOT_AVAILABLE, as Kafka 3.9 and 4.x answer while AutoTopicCreationManager creates it;
+clients retry and find the coordinator. kafka-shim answers once the topic exists.
 """
 
 import base64
 import binascii
+import logging
 import uuid
 
 from ..coordinators.share.store import share_partition_key
-from ..errors import ErrorCode
+from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._share import share_groups_enabled
 from .registry import api
+
+log = logging.getLogger(__name__)
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 BATCHED_VERSION = 4
@@ -32,29 +42,52 @@ SHARE_VERSION = 6
 
 
 @api(10, "FindCoordinator", 0, 6)
-def handle(ctx, request):
+async def handle(ctx, request):
     key_type = getattr(request, "key_type", GROUP)
+    keys = [request.key] if ctx.version < BATCHED_VERSION else list(request.coordinator_keys)
+    checked = [_check(ctx, key_type, key) for key in keys]
+    created = False
+    if any(code == ErrorCode.none for code, _ in checked):
+        created = await _create_topic(ctx, key_type)
+    answers = [_coordinator(ctx, key_type, key, code, created) for code, key in checked]
     if ctx.version < BATCHED_VERSION:
-        return ctx.response(error_message=None, **_coordinator(ctx, key_type, request.key))
-    coordinators = tuple(
-        ctx.make("Coordinator", key=key, error_message=None, **_coordinator(ctx, key_type, key))
-        for key in request.coordinator_keys
-    )
-    return ctx.response(coordinators=coordinators)
+        return ctx.response(error_message=None, **answers[0])
+    return ctx.response(coordinators=tuple(ctx.make("Coordinator", key=key, error_message=None, **answer)
+                                           for key, answer in zip(keys, answers)))
 
 
-def _coordinator(ctx, key_type, key) -> dict:
+async def _create_topic(ctx, key_type) -> bool:
+    """Create the internal topic the key type's coordinator keeps its state in, if it does not
+    exist yet (Kafka: KafkaApis.getCoordinator -> AutoTopicCreationManager.createTopics, with its
+    own partition count and configs); True if it was missing, and the answer is then
+    COORDINATOR_NOT_AVAILABLE, as Kafka answers while the topic is created, for the client to retry."""
+    cluster = ctx.node.cluster
+    topic, _ = cluster.coordinator_partition(key_type, "")
+    if topic in ctx.node.logs.topics:
+        return False
+    try:
+        await ctx.node.logs.create_internal_topic(topic, cluster.internal_partitions(topic))
+    except KafkaError as e:  # Kafka logs a failed creation; the answer stays COORDINATOR_NOT_AVAILABLE
+        log.warning("could not create %s: %s", topic, e)
+    return True
+
+
+def _check(ctx, key_type, key) -> tuple[int, str]:
     """Kafka: KafkaApis.getCoordinator -- DESCRIBE on the group or transactional id comes first."""
     if key_type == GROUP and not ctx.authorize(O.DESCRIBE, R.GROUP, key):
-        code = ErrorCode.group_authorization_failed
-    elif key_type == TRANSACTION and not ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, key):
-        code = ErrorCode.transactional_id_authorization_failed
-    elif key_type in (GROUP, TRANSACTION):
-        code = ErrorCode.none
-    elif key_type == SHARE and ctx.version >= SHARE_VERSION:
-        code, key = _share_key(ctx, key)
-    else:
-        code = ErrorCode.invalid_request
+        return ErrorCode.group_authorization_failed, key
+    if key_type == TRANSACTION and not ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, key):
+        return ErrorCode.transactional_id_authorization_failed, key
+    if key_type in (GROUP, TRANSACTION):
+        return ErrorCode.none, key
+    if key_type == SHARE and ctx.version >= SHARE_VERSION:
+        return _share_key(ctx, key)
+    return ErrorCode.invalid_request, key
+
+
+def _coordinator(ctx, key_type, key, code, created) -> dict:
+    if code == ErrorCode.none and created:
+        code = ErrorCode.coordinator_not_available
     node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none else -1
     if node_id < 0:
         code = code if code != ErrorCode.none else ErrorCode.coordinator_not_available

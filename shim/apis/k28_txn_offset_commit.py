@@ -14,36 +14,22 @@ adds the offsets partition to the transaction itself, the implicit AddOffsetsToT
 id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateOffsetCommit).
 """
 
-from ..cluster import GROUP
-from ..errors import ErrorCode
 from ..node import now_ms
-from ._authz import denied_topics
-from ._groups import by_topic, requested_offsets
-from ._share import is_share_group
+from ._groups import commit_response, offsets_to_commit
 from .registry import api
 
 
 @api(28, "TxnOffsetCommit", 0, 5)
 def handle(ctx, request):
     now = now_ms()
-    denied = denied_topics(ctx, [t.name for t in request.topics])
-    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
-    unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
-                    for t in request.topics if t.name in denied for p in t.partitions})
-    if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
-        offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
-    if offsets and is_share_group(ctx, request.group_id):  # Kafka: ShareGroup.validateOffsetCommit
-        offsets, unknown = {}, {**unknown, **{tp: ErrorCode.group_id_not_found for tp in offsets}}
+    offsets, unknown = offsets_to_commit(ctx, request, now)
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
         getattr(request, "generation_id", -1), offsets, now, version=ctx.version) if offsets else {}
-    ordered = {(t.name, p.partition_index): None for t in request.topics for p in t.partitions}
-    codes = {tp: unknown.get(tp, results.get(tp)) for tp in ordered}
-    return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))
+    return commit_response(ctx, request, lambda tp: unknown.get(tp, results.get(tp)), "TxnOffsetCommit")
 
 
 def error_response(ctx, request, code):
     """Kafka: TxnOffsetCommitRequest.getErrorResponse -- the error on every partition."""
-    codes = {(t.name, p.partition_index): code for t in request.topics for p in t.partitions}
-    return ctx.response(topics=by_topic(ctx, codes, "TxnOffsetCommitResponseTopic", "TxnOffsetCommitResponsePartition"))
+    return commit_response(ctx, request, lambda tp: code, "TxnOffsetCommit")

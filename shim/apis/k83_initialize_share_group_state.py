@@ -1,8 +1,9 @@
 """InitializeShareGroupState (83), v0: give share partitions a fresh state (KIP-932).
 
-Kafka's group coordinator sends it to the share coordinator when a share group first consumes a
-partition or its offsets are altered; kafka-shim's broker initializes its own share partitions
-directly, so this serves other callers. Per partition a new ShareSnapshot of no state batches, the
+Kafka's group coordinator sends it to the share coordinator when a share group's heartbeat first
+sees a partition of a subscribed topic (start offset -1) or its offsets are altered; kafka-shim's
+share coordinator writes the same snapshots directly (ShareStateStore.initialize), so this serves
+other callers. Per partition a new ShareSnapshot of no state batches, the
 given state epoch and start offset, snapshot epoch one past the last
 (Kafka: ShareCoordinatorShard.initializeState); a state epoch older than the recorded one is
 FENCED_STATE_EPOCH. Checks common to 83-87: :mod:`shim.apis._share_state`.

@@ -3,8 +3,8 @@ answers it (KafkaApis, GroupCoordinatorService.describeShareGroupOffsets/-AllOff
 
 Per group, in this order: UNSUPPORTED_VERSION until share.version 1 is finalized; DESCRIBE on the
 group (GROUP_AUTHORIZATION_FAILED); NOT_COORDINATOR on a broker that does not coordinate it.
-Topics null: every partition the group has share state of (initialized), the topics the principal
-may not DESCRIBE left out. Topics empty: no topics. Named topics: a topic the principal may not
+Topics null: every partition the group has initialized (ShareGroupStatePartitionMetadata), the
+topics the principal may not DESCRIBE left out. Topics empty: no topics. Named topics: a topic the principal may not
 DESCRIBE answers -1 with TOPIC_AUTHORIZATION_FAILED per partition (zero topic id); a topic that does
 not exist, a partition it does not have and a partition without share state answer start offset -1
 with no error, as Kafka treats absent data; so does a partition fetched but not yet acknowledged,
@@ -33,11 +33,10 @@ def _group(ctx, g):
     if code is not None:
         return ctx.make("DescribeShareGroupOffsetsResponseGroup", group_id=g.group_id, topics=(), error_code=code,
                         error_message=message(code))
-    offsets = ctx.node.share.start_offsets(g.group_id)
     if g.topics is None:
-        topics = _initialized(ctx, offsets)
+        topics = _initialized(ctx, ctx.node.share.initialized_offsets(g.group_id))
     else:
-        topics = _named(ctx, g.topics, offsets)
+        topics = _named(ctx, g.topics, ctx.node.share.start_offsets(g.group_id))
     return ctx.make("DescribeShareGroupOffsetsResponseGroup", group_id=g.group_id, topics=topics,
                     error_code=E.none, error_message=None)
 

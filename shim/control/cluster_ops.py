@@ -36,21 +36,24 @@ def _partition_known(control, topic: str, partition: int) -> None:
 @op("node_down", "stop a broker: partitions it leads elect another ISR member (leader epoch + 1), "
     "coordinators move with them, then its listeners and connections close", NODE)
 async def _node_down(control, node):
-    if control.server is None:
-        raise ControlError("the broker is not serving", status=409)
-    try:
-        await control.server.node_down(node)
-    except ValueError as exc:
-        raise ControlError(str(exc), status=409) from None
-    return {"down": sorted(control.node.cluster.down)}
+    return await _nodes_down_after(control, _serving(control).node_down(node))
 
 
 @op("node_up", "start a stopped broker again on its ports; it rejoins the ISR of its partitions", NODE)
 async def _node_up(control, node):
+    return await _nodes_down_after(control, _serving(control).node_up(node))
+
+
+def _serving(control):
     if control.server is None:
         raise ControlError("the broker is not serving", status=409)
+    return control.server
+
+
+async def _nodes_down_after(control, change) -> dict:
+    """The brokers down once the server's ``change`` is done; a change it refuses is a 409."""
     try:
-        await control.server.node_up(node)
+        await change
     except ValueError as exc:
         raise ControlError(str(exc), status=409) from None
     return {"down": sorted(control.node.cluster.down)}

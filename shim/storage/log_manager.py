@@ -196,7 +196,23 @@ class LogManager:
 
     def ensure_topic(self, name: str, partitions: int) -> TopicInfo:
         """The topic, created first if missing (internal topics are created on first use)."""
-        return self.topics.get(name) or self.create_topic(name, partitions, self.internal_configs.get(name))
+        info = self.topics.get(name)
+        if info is not None:
+            return info
+        if name in self._busy and name in INTERNAL_TOPICS:  # FindCoordinator is creating it
+            raise KafkaError(ErrorCode.coordinator_not_available, f"{name} is being created")
+        return self.create_topic(name, partitions, self.internal_configs.get(name))
+
+    async def create_internal_topic(self, name: str, partitions: int) -> None:
+        """Create an internal topic, with its own configs, unless it exists (Kafka: FindCoordinator's
+        AutoTopicCreationManager.createTopics); its files are made by the lifecycle thread."""
+        if name in self.topics:
+            return
+        try:
+            await self.create_topic_async(name, partitions, self.internal_configs.get(name))
+        except KafkaError as e:
+            if e.code != ErrorCode.topic_already_exists:  # another request created it meanwhile
+                raise
 
     def delete_topic(self, name: str) -> None:
         self._remove_logs(self._forget(name))

@@ -25,6 +25,7 @@ from . import fs, snapshot, swap, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
 from .segment import file_name as segment_file_name
+from .time_search import TimestampSearch
 
 log = logging.getLogger(__name__)
 
@@ -329,23 +330,21 @@ class PartitionLog:
                 if h.next_offset > self.log_start_offset:
                     yield seg.read(position, h.size)
 
-    def offset_for_timestamp(self, ts: int, read_committed: bool) -> tuple[int, int] | None:
-        """First (offset, timestamp) with timestamp >= ``ts`` below the fetchable end."""
+    def timestamp_search(self, ts: int, read_committed: bool) -> TimestampSearch | None:
+        """Plan the search for the first (offset, timestamp) with timestamp >= ``ts`` below the
+        fetchable end (shim.storage.time_search), or None when no segment reaches ``ts``.
+        Its ``run()`` may go to another thread; run it, or its descriptor stays open."""
+        seg = next((s for s in self.segments if s.max_timestamp >= ts), None)
+        start = seg.timestamp_search_start(ts, self.log_start_offset) if seg is not None else None
+        if start is None:
+            return None
         upper = self.last_stable_offset if read_committed else self.high_watermark
-        for seg in self.segments:
-            start = seg.find_by_timestamp(ts)
-            if start is None:
-                continue
-            for position, h in seg.iter_headers(start):
-                if h.base_offset >= upper:
-                    return None
-                if h.max_timestamp < ts:  # markers count too (Kafka: FileRecords.searchForTimestamp)
-                    continue
-                _, records = decode_batch(seg.read(position, h.size))
-                for r in records:
-                    if r.timestamp >= ts and r.offset >= self.log_start_offset:
-                        return (r.offset, r.timestamp) if r.offset < upper else None
-        return None
+        return TimestampSearch(os.dup(seg.fileno()), start, seg.size, ts, self.log_start_offset, upper)
+
+    def offset_for_timestamp(self, ts: int, read_committed: bool) -> tuple[int, int] | None:
+        """The same search, run here and now."""
+        search = self.timestamp_search(ts, read_committed)
+        return search.run() if search is not None else None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with the largest timestamp (KAFKA-16310)."""

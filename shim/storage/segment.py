@@ -208,15 +208,14 @@ class LogSegment:
                 return position, h
         return None
 
-    def find_by_timestamp(self, ts: int) -> int | None:
-        """Position to start scanning for the first record with timestamp >= ``ts``."""
-        if self.max_timestamp < ts:
-            return None
-        i = bisect.bisect_left(self._time_ts, ts) - 1
-        if i < 0:
-            return 0
-        found = self.find(self._time_offsets[i])
-        return found[0] if found else 0
+    def timestamp_search_start(self, ts: int, starting_offset: int) -> int | None:
+        """Where a search for the first record with timestamp >= ``ts`` and offset >=
+        ``starting_offset`` begins: the batch of the last time index entry at or below ``ts``, or
+        of ``starting_offset`` if later (Kafka: LogSegment.findOffsetByTimestamp); None when no
+        batch here reaches ``starting_offset``."""
+        i = bisect.bisect_right(self._time_ts, ts) - 1
+        found = self.find(max(self._time_offsets[i] if i >= 0 else self.base_offset, starting_offset))
+        return found[0] if found else None
 
     # -- load and recovery ------------------------------------------------------------------
 

@@ -15,14 +15,44 @@ from kafka_codecs.batch import (
     Compression,
     compute_crc,
 )
-from kafka_codecs.records import InvalidBatch, UndecodablePayload, validate_batch
+from kafka_codecs.records import InvalidBatch, PayloadTooLarge, UndecodablePayload, walk_batch
 
 from ..errors import ErrorCode, KafkaError
 
+# What the compressed batches of one Produce may decompress to: RATIO times the request's bytes,
+# and never less than FLOOR. Kafka reads a compressed batch as a stream, so a zip bomb costs it time
+# but no memory; here a batch's records are walked decompressed and on the event loop, so the
+# amount is bounded: a few kilobytes of zstd hold gigabytes of zeros.
+DECOMPRESSED_FLOOR_BYTES = 64 << 20
+DECOMPRESSED_RATIO = 32
+# A message set of magic 0/1 is read into a Python object per message, several times its bytes.
+LEGACY_DECOMPRESSED_BYTES = 8 << 20
 
-def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allow_zstd: bool = True) -> BatchHeader:
+
+class DecompressionBudget:
+    """The decompressed bytes one request's batches may still take (DECOMPRESSED_FLOOR_BYTES,
+    DECOMPRESSED_RATIO); a batch may take at most its own share, so memory stays bounded by the
+    largest batch max.message.bytes lets in, and the time by the request's size."""
+
+    def __init__(self, request_bytes: int) -> None:
+        self.remaining = _allowance(request_bytes)
+
+    def limit(self, batch_bytes: int) -> int:
+        return min(self.remaining, _allowance(batch_bytes))
+
+    def spend(self, nbytes: int) -> None:
+        self.remaining -= nbytes
+
+
+def _allowance(nbytes: int) -> int:
+    return max(DECOMPRESSED_FLOOR_BYTES, DECOMPRESSED_RATIO * nbytes)
+
+
+def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allow_zstd: bool = True,
+                          budget: DecompressionBudget | None = None) -> BatchHeader:
     """The batch's header, parsed once here and passed along (to the record walk, the roll check
-    and the append) rather than parsed again at each step; raises KafkaError in Kafka's order."""
+    and the append) rather than parsed again at each step; raises KafkaError in Kafka's order.
+    ``budget``: the request's DecompressionBudget (a budget of its own when None)."""
     n = len(batch)
     if n < HEADER_SIZE:
         raise KafkaError(ErrorCode.corrupt_message, f"{n} bytes is shorter than a record batch header")
@@ -60,14 +90,20 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     if compression > Compression.ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
     # Every record is read, as LogValidator does (the batch is then stored as it came).
+    budget = budget or DecompressionBudget(n)
     try:
-        offsets_in_order = validate_batch(batch, h)
+        offsets_in_order, walked = walk_batch(batch, h, budget.limit(n) if compression else None)
+    except PayloadTooLarge as exc:
+        # Kafka's max.decompressed.message.bytes is refused as InvalidRecordException too
+        raise KafkaError(ErrorCode.invalid_record, f"the compressed records are too large: {exc}") from exc
     except UndecodablePayload as exc:
         # Kafka fails the append with a KafkaException ("Failed to decompress record stream"),
         # which reaches the client as UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error, f"the compressed payload does not decompress: {exc}") from exc
     except InvalidBatch as exc:
         raise KafkaError(ErrorCode.invalid_record, f"malformed record: {exc}") from exc
+    if compression:
+        budget.spend(walked)
     if not offsets_in_order and compression != Compression.NONE:
         # Kafka cannot keep such a batch in place and would rebuild it; Apache Kafka 3.9 fails
         # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.

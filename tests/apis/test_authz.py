@@ -112,8 +112,10 @@ async def test_find_coordinator_needs_describe(node):
         return r.coordinators[0].error_code
     assert await find(0, "g") == E.group_authorization_failed
     assert await find(1, "tx") == E.transactional_id_authorization_failed
+    assert not {"__consumer_offsets", "__transaction_state"} & set(node.logs.topics)  # refused before creating
     allow(node, R.GROUP, "g", O.READ)  # READ implies DESCRIBE
     allow(node, R.TRANSACTIONAL_ID, "tx", O.WRITE)
+    assert (await find(0, "g"), await find(1, "tx")) == (E.coordinator_not_available,) * 2  # creating the topics
     assert (await find(0, "g"), await find(1, "tx")) == (E.none, E.none)
 
 

@@ -169,7 +169,10 @@ async def test_list_offsets_and_delete_records_are_for_the_leader(node):
 
 async def test_coordinators_are_found_where_keys_hash_and_refuse_elsewhere(node):
     group, txn = "g-1", "tx-1"
-    r = await call(node, 0, 10, 4, lambda m: m.FindCoordinatorRequest(key_type=GROUP, coordinator_keys=(group,)))
+    find = lambda m: m.FindCoordinatorRequest(key_type=GROUP, coordinator_keys=(group,))  # noqa: E731
+    r = await call(node, 0, 10, 4, find)
+    assert r.coordinators[0].error_code == ErrorCode.coordinator_not_available  # __consumer_offsets is created
+    r = await call(node, 0, 10, 4, find)
     coordinator = r.coordinators[0].node_id
     assert coordinator == node.cluster.coordinator(GROUP, group)
     assert r.coordinators[0].port == PORTS[coordinator]

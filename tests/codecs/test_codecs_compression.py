@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_codecs import Compression, compress, decompress
+from kafka_codecs import Compression, compress, decode_batch, decompress
 from kafka_codecs.compression import XERIAL_BLOCK_SIZE, XERIAL_HEADER
 
 payloads = st.one_of(st.binary(max_size=2000), st.builds(lambda b, n: b * n, st.binary(min_size=1, max_size=20), st.integers(1, 500)))
@@ -195,3 +195,78 @@ def test_lz4_scratch_buffer_is_per_thread():
     for t in threads:
         t.join()
     assert seen == {i: {True} for i in frames}
+
+
+# -- bounded decompression: a zip bomb is refused before it is all held -------------------------
+
+from kafka_codecs.compression import DecompressedTooLarge  # noqa: E402
+
+from zip_bombs import ZSTD_MAGIC, zero_value_bomb, zstd_rle_frame  # noqa: E402
+
+
+def test_the_zstd_rle_frame_is_what_it_says():
+    assert bytes(cramjam.zstd.decompress(zstd_rle_frame(b"ab", 300_000, b"cd"))) == b"ab" + bytes(300_000) + b"cd"
+    (record,) = decode_batch(zero_value_bomb(300_000))[1]
+    assert (record.key, record.value, record.headers) == (None, bytes(300_000), ())
+
+
+BOMB = 4 << 20  # decompressed bytes; each case's limit is 1 MiB
+
+
+def _bombs():
+    zeros = bytes(BOMB)
+    yield "gzip", Compression.GZIP, compress(Compression.GZIP, zeros)
+    yield "gzip-two-members", Compression.GZIP, compress(Compression.GZIP, zeros[:BOMB // 2]) * 2
+    yield "snappy-raw", Compression.SNAPPY, compress(Compression.SNAPPY, zeros, raw_snappy=True)
+    yield "snappy-xerial", Compression.SNAPPY, compress(Compression.SNAPPY, zeros)
+    yield "lz4", Compression.LZ4, compress(Compression.LZ4, zeros)
+    yield "lz4-content-size", Compression.LZ4, _lz4_with_content_size(zeros)
+    yield "zstd", Compression.ZSTD, compress(Compression.ZSTD, zeros)  # declares its content size
+    yield "zstd-undeclared", Compression.ZSTD, zstd_rle_frame(b"", BOMB)
+
+
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("name,codec,packed", list(_bombs()), ids=lambda v: v if isinstance(v, str) else "")
+def test_a_payload_past_the_limit_is_refused(name, codec, packed, copy):
+    with pytest.raises(DecompressedTooLarge):
+        decompress(codec, packed, copy=copy, limit=1 << 20)
+    assert len(decompress(codec, packed, copy=copy, limit=BOMB)) == BOMB  # exactly at the limit
+    assert bytes(decompress(codec, packed, copy=copy, limit=BOMB + 1)) == bytes(BOMB)
+
+
+@pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])
+def test_garbage_under_a_limit_is_still_corrupt_not_too_large(codec):
+    with pytest.raises(ValueError) as caught:
+        decompress(codec, b"\x00garbage-garbage-garbage" * 4, limit=1 << 20)
+    assert not isinstance(caught.value, DecompressedTooLarge)
+
+
+def test_a_zstd_frame_declaring_a_terabyte_is_refused_from_its_header():
+    frame = ZSTD_MAGIC + bytes([0xE0]) + struct.pack("<Q", 1 << 40) + b"\x01\x00\x00"
+    with pytest.raises(DecompressedTooLarge, match="declares 1099511627776 bytes"):
+        decompress(Compression.ZSTD, frame, limit=64 << 20)
+
+
+FORGED = {
+    # a raw snappy block of two bytes whose preamble declares 4 GiB: the decoder allocated it first
+    "snappy-raw": (Compression.SNAPPY, b"\xfe\xff\xff\xff\x0f\x00a"),
+    "snappy-xerial": (Compression.SNAPPY, XERIAL_HEADER + struct.pack(">i", 7) + b"\xfe\xff\xff\xff\x0f\x00a"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGED))
+def test_a_forged_snappy_length_allocates_nothing_even_without_a_limit(name):
+    """Run under a 1 GiB address-space limit, where an allocation of what the payload declares
+    fails: a failed allocation in the native decoder aborts the process (Rust's handle_alloc_error),
+    which took the whole broker down for one Produce. The payload is now refused as corrupt."""
+    import subprocess
+    import sys
+
+    codec, packed = FORGED[name]
+    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+              "from kafka_codecs import decompress\n"
+              "try:\n    decompress(int(sys.argv[1]), bytes.fromhex(sys.argv[2]))\n"
+              "except ValueError as exc:\n    print('refused:', exc)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(int(codec)), packed.hex()], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("refused:"), (done.returncode, done.stderr[-500:])

@@ -126,7 +126,8 @@ async def test_describe_shows_the_start_offset_share_fetch_moved(node):
     await produce(node, 0, 5)
     await consume(node, 0, accept_through=2)
     everything = await describe(node)
-    assert everything.error_code == E.none and offsets(everything) == {(T, 0): (3, E.none)}
+    # partition 1, subscribed but never fetched, was initialized when the member joined (start -1)
+    assert everything.error_code == E.none and offsets(everything) == {(T, 0): (3, E.none), (T, 1): (-1, E.none)}
     assert everything.topics[0].topic_id == node.logs.topics[T].topic_id
     named = await describe(node, [(T, (0, 1, 7)), ("nope", (0,))])
     assert offsets(named) == {(T, 0): (3, E.none), (T, 1): (-1, E.none), (T, 7): (-1, E.none),
@@ -166,7 +167,7 @@ async def test_alter_needs_an_existing_empty_share_group(node):
 async def test_delete_lets_the_next_fetch_start_from_the_reset_policy(node):
     await produce(node, 0, 4)
     await consume(node, 0, accept_through=3)
-    assert offsets(await describe(node)) == {(T, 0): (4, E.none)}
+    assert offsets(await describe(node)) == {(T, 0): (4, E.none), (T, 1): (-1, E.none)}
     r = await delete(node, [T, "nope"])
     assert r.error_code == E.none
     assert [(t.topic_name, t.error_code) for t in r.responses] == [(T, E.none), ("nope", E.unknown_topic_or_partition)]
@@ -211,7 +212,7 @@ async def test_a_share_group_with_state_outlives_a_restart(tmp_path):
     n.close()
     n = open_node(tmp_path / "data")
     try:
-        assert offsets(await describe(n)) == {(T, 0): (2, E.none)}
+        assert offsets(await describe(n)) == {(T, 0): (2, E.none), (T, 1): (-1, E.none)}
         listed = await call(n, 16, 5, states_filter=(" EMPTY ",), types_filter=("share",))
         assert [(g.group_id, g.group_state) for g in listed.groups] == [(G, "Empty")]
         assert (await alter(n, {(T, 0): 0})).error_code == E.none
@@ -330,9 +331,9 @@ async def test_describe_shows_the_start_offset_last_written(node):
     member = str(uuid.uuid4())
     await heartbeat(node, member, 0)
     assert await fetch(node, member, 0) == [(0, 2)]
-    assert offsets(await describe(node)) == {(T, 0): (-1, E.none)}
+    assert offsets(await describe(node)) == {(T, 0): (-1, E.none), (T, 1): (-1, E.none)}
     await fetch(node, member, 1, acks=[(0, 1, 1)])
-    assert offsets(await describe(node)) == {(T, 0): (2, E.none)}
+    assert offsets(await describe(node)) == {(T, 0): (2, E.none), (T, 1): (-1, E.none)}
 
 
 async def test_altered_and_deleted_offsets_survive_a_crash(tmp_path):

@@ -197,7 +197,10 @@ async def test_lock_expiry_and_session_timeout_run_on_the_broker_timer(share_nod
 
 async def test_find_coordinator_for_a_share_partition_key(share_node):
     key = f"g:{base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip('=')}:0"
-    r = await call(share_node, 10, 6, key_type=2, coordinator_keys=(key, "no-colons", f"g:{uuid.uuid4()}:0"))
+    keys = (key, "no-colons", f"g:{uuid.uuid4()}:0")
+    r = await call(share_node, 10, 6, key_type=2, coordinator_keys=keys)
+    assert r.coordinators[0].error_code == ErrorCode.coordinator_not_available  # __share_group_state is created
+    r = await call(share_node, 10, 6, key_type=2, coordinator_keys=keys)
     assert r.coordinators[0].error_code == ErrorCode.none and r.coordinators[0].node_id == share_node.config.node_id
     assert r.coordinators[1].error_code == ErrorCode.invalid_request
     assert r.coordinators[2].error_code == ErrorCode.invalid_request  # Kafka's Uuid.fromString is base64 only

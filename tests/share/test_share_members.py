@@ -21,14 +21,18 @@ def test_the_records_are_kafkas_layout():
     key, value = sm.encode(sm.Record(sm.MEMBER_METADATA, "g", "m", sm.Member(None, "c", "h", ("a", "b"))))
     assert key == b"\x00\x0a\x00\x01g\x00\x01m"
     assert value == b"\x00\x00" + b"\x00" + b"\x02c" + b"\x02h" + b"\x03\x02a\x02b" + b"\x00"
-    key, value = sm.encode(sm.Record(sm.GROUP_METADATA, "g", None, 7))
-    assert key == b"\x00\x0b\x00\x01g" and value == b"\x00\x00" + struct.pack(">i", 7) + b"\x00"
+    key, value = sm.encode(sm.Record(sm.GROUP_METADATA, "g", None, (7, -5)))
+    # Kafka 4.1's ShareGroupMetadataValue: MetadataHash is a plain field, not tagged as in
+    # ConsumerGroupMetadataValue
+    assert key == b"\x00\x0b\x00\x01g" and value == b"\x00\x00" + struct.pack(">iq", 7, -5) + b"\x00"
+    assert sm.decode(key, b"\x00\x00" + struct.pack(">i", 7) + b"\x00").value == (7, 0)  # older kafka-shim's
     key, value = sm.encode(sm.Record(sm.CURRENT_ASSIGNMENT, "g", "m", (3, ((TID, (0, 2)),), 2)))
     assert key[:2] == b"\x00\x0e"
     assert value == (b"\x00\x00" + struct.pack(">iib", 3, 2, 0) + b"\x02" + TID.bytes + b"\x03"
                      + struct.pack(">ii", 0, 2) + b"\x00" + b"\x00")
     for kind, v in [(sm.MEMBER_METADATA, sm.Member("r", "c", "h", ("a",))), (sm.TARGET_MEMBER, ((TID, (1,)),)),
-                    (sm.TARGET_METADATA, 4), (sm.CURRENT_ASSIGNMENT, (3, ((TID, (0, 2)),), 1))]:
+                    (sm.TARGET_METADATA, 4), (sm.CURRENT_ASSIGNMENT, (3, ((TID, (0, 2)),), 1)),
+                    (sm.GROUP_METADATA, (9, 1 << 40))]:
         r = sm.Record(kind, "g", "m" if kind in (10, 13, 14) else None, v)
         assert sm.decode(*sm.encode(r)) == r
     assert sm.decode(b"\x00\x0a\x00\x01g\x00\x01m", None).value is None  # a tombstone

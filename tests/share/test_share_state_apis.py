@@ -123,6 +123,8 @@ async def test_a_share_key_is_coordinated_by_its_state_partitions_leader(cluster
     tid = topic_id(cluster_node)
     keys = [f"g{i}:{share_partition_key('', tid, 0).split(':')[1]}:0" for i in range(12)]
     r = await call(cluster_node, 10, 6, key_type=2, coordinator_keys=tuple(keys))
+    assert {c.error_code for c in r.coordinators} == {ErrorCode.coordinator_not_available}  # the topic is created
+    r = await call(cluster_node, 10, 6, key_type=2, coordinator_keys=tuple(keys))
     leaders = [cluster_node.cluster.state(SHARE_STATE_TOPIC, partition_for(k, 50)).leader for k in keys]
     assert [c.node_id for c in r.coordinators] == leaders and len(set(leaders)) > 1
     # a state request for a key sent to another broker is NOT_COORDINATOR

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from kafka_codecs import ControlRecordType
+from kafka_codecs import ControlRecordType, encode_batch
 from shim.errors import ErrorCode
 from txn_helpers import (
     READ_COMMITTED, READ_UNCOMMITTED, TOPIC, Producer, add_partitions, committed_view, data_values, end_txn, fetch,
@@ -18,6 +18,7 @@ from txn_helpers import (
 
 
 ABORT, COMMIT = ControlRecordType.ABORT, ControlRecordType.COMMIT
+MAX_TIMESTAMP = -3
 
 
 class Txn:
@@ -150,6 +151,19 @@ async def test_list_offsets_by_timestamp_stays_below_the_lso(mixed_log):
     # ... and a timestamp only C's and p8's records could match is not found under read_committed.
     future = int(time.time() * 1000) + 3_600_000
     assert await list_offset(node, 0, future, isolation=READ_COMMITTED) == -1
+
+
+async def test_list_offsets_max_timestamp_stays_below_the_fetchable_end(mixed_log):
+    """Kafka's ReplicaManager.fetchOffset drops a MAX_TIMESTAMP answer at or past the last fetchable
+    offset, as it drops a timestamp's: the LSO under read_committed, the high watermark otherwise."""
+    node, a, b, c = mixed_log
+    future = int(time.time() * 1000) + 3_600_000
+    r = await produce(node, 0, encode_batch([(None, b"late", (), future)]))
+    assert (r.error_code, r.base_offset) == (ErrorCode.none, 9)  # past the LSO (7), below the high watermark
+    assert await list_offset(node, 0, MAX_TIMESTAMP, isolation=READ_UNCOMMITTED) == 9
+    assert await list_offset(node, 0, MAX_TIMESTAMP, isolation=READ_COMMITTED) == -1
+    await c.end(True)
+    assert await list_offset(node, 0, MAX_TIMESTAMP, isolation=READ_COMMITTED) == 9
 
 
 async def test_interleaved_transactions_hold_the_lso_at_the_oldest_open_one(txn_node):

@@ -11,7 +11,7 @@ from kafka_codecs import ControlRecordType, decode_batch, parse_header, read_end
 from shim.coordinators.partitioning import partition_for
 from shim.coordinators.txn import TXN_TOPIC
 from shim.coordinators.txn.state import EPOCH_EXHAUSTED, TxnMetadata, TxnState
-from shim.coordinators.txn.txn_log import decode_key, decode_value, encode_value
+from shim.coordinators.txn.txn_log import UnreadableRecord, decode_key, decode_value, encode_value
 from shim.errors import ErrorCode, KafkaError
 from shim.storage.producer_state import Origin
 
@@ -184,6 +184,17 @@ def test_state_values_v1_round_trip_their_tagged_fields():
     assert decode_value("x", encode_value(m, 0)).client_transaction_version == 0  # v0 cannot carry it
     empty = TxnMetadata("y", 9, 4, 30_000, S.EMPTY, last_update_ms=T0)
     assert decode_value("y", encode_value(empty, 1)) == empty
+
+
+def test_a_truncated_state_value_v1_is_unreadable_not_a_crash():
+    """Loading skips an UnreadableRecord with a warning; a value cut short inside one of its
+    varints must be one too (not an IndexError that stops the coordinator's load)."""
+    m = TxnMetadata("x", 9, 4, 30_000, S.ONGOING, partitions={TP0, ("u", 3)}, txn_start_ms=T0,
+                    last_update_ms=T0, last_producer_id=5, next_producer_id=77, client_transaction_version=2)
+    value = encode_value(m, 1)
+    for end in range(2, len(value)):
+        with pytest.raises(UnreadableRecord):
+            decode_value("x", value[:end])
 
 
 @pytest.mark.parametrize("release,after", [("3.9", ErrorCode.producer_fenced), ("4.0", None)])

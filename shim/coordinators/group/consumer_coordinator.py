@@ -18,9 +18,7 @@ does not revoke its partitions in time is fenced) and returns the next deadline.
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
-import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -43,13 +41,13 @@ from .consumer_group import (
 )
 from .consumer_reconcile import Owned, reconcile
 from .state import GroupMetadata
+from .topic_hash import TopicMeta, metadata_hash
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
 
 log = logging.getLogger(__name__)
 E = ErrorCode
-TopicMeta = dict[str, tuple[uuid.UUID, int]]
 
 
 class HeartbeatRequest(NamedTuple):
@@ -144,12 +142,6 @@ def _check_epoch(member: ConsumerGroupMember, received: int, owned: Owned) -> No
             raise KafkaError(E.fenced_member_epoch, f"The consumer group member has a smaller member epoch "
                              f"({received}) than the one known by the group coordinator ({member.member_epoch}). "
                              "The member must abandon all its partitions and rejoin.")
-
-
-def metadata_hash(meta: TopicMeta) -> int:
-    """A hash of the subscribed topics' ids and partition counts (Kafka 4.1 keeps one, KIP-1101)."""
-    text = ";".join(f"{name}:{tid}:{n}" for name, (tid, n) in sorted(meta.items()))
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)
 
 
 class ConsumerGroups:

@@ -33,6 +33,8 @@ import uuid
 from dataclasses import replace
 from typing import NamedTuple
 
+from kafka_codecs.varint import encode_uvarint
+
 from .consumer_group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState
 from .records import UnknownRecord, _Reader, _str
 
@@ -86,24 +88,15 @@ def current_assignment(m: ConsumerGroupMember) -> CurrentAssignment:
 # -- encoding -----------------------------------------------------------------------------------
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _cstr(s: str | None) -> bytes:
     if s is None:
         return b"\x00"
     raw = s.encode()
-    return _uvarint(len(raw) + 1) + raw
+    return encode_uvarint(len(raw) + 1) + raw
 
 
 def _carray(items: list[bytes]) -> bytes:
-    return _uvarint(len(items) + 1) + b"".join(items)
+    return encode_uvarint(len(items) + 1) + b"".join(items)
 
 
 def _partitions(a: Assignment) -> bytes:
@@ -116,8 +109,8 @@ def _classic_tag(protocols, session_timeout_ms) -> bytes:
     if protocols is None:
         return b"\x00"
     body = (_I32.pack(session_timeout_ms if session_timeout_ms is not None else -1)
-            + _carray([_cstr(name) + _uvarint(len(meta) + 1) + meta + b"\x00" for name, meta in protocols]) + b"\x00")
-    return b"\x01" + _uvarint(0) + _uvarint(len(body)) + body
+            + _carray([_cstr(name) + encode_uvarint(len(meta) + 1) + meta + b"\x00" for name, meta in protocols]) + b"\x00")
+    return b"\x01" + encode_uvarint(0) + encode_uvarint(len(body)) + body
 
 
 def encode_key(r: Record) -> bytes:

@@ -24,7 +24,9 @@ from kafka_codecs.batch import iter_batches
 from ...errors import ErrorCode, KafkaError
 from .configs import GroupConfigs, ShareSettings
 from . import members
-from .group import ShareGroup
+from . import state_metadata as sm
+from .group import LEAVE_EPOCH, ShareGroup
+from .initialization import ShareStateTracker
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
 from .store import ShareStateStore, encode, restore
@@ -59,6 +61,12 @@ class ShareCoordinator:
         # membership records to __consumer_offsets: (group id, [(key, value)], now_ms), raising KafkaError
         self.write_group_records = None
         self._views: dict[str, members.View] = {}  # what was last written of each group's membership
+        # which partitions each group has initialized (ShareGroupStatePartitionMetadata, key 15)
+        self.initialized = ShareStateTracker(self.store, self._write_records)
+
+    def _write_records(self, group_id: str, records, now_ms: int) -> None:
+        if self.write_group_records is not None:
+            self.write_group_records(group_id, records, now_ms)
 
     # -- membership -----------------------------------------------------------------------------
 
@@ -73,8 +81,27 @@ class ShareCoordinator:
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
         result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
                                                               timeout, self._topic_shape), now_ms)
+        if epoch != LEAVE_EPOCH:
+            self._initialize_subscribed(group_id, now_ms)
         self._deadline_set(now_ms + timeout)
         return result
+
+    def _initialize_subscribed(self, group_id: str, now_ms: int) -> None:
+        """Every partition of the group's subscribed topics gets share state when the group first
+        sees it, before any fetch: a snapshot with no start offset (-1) at the group's epoch, so the
+        partition is listed by DescribeShareGroupOffsets from then on; share.auto.offset.reset still
+        picks the start at the first fetch (Kafka 4.1: the heartbeat's
+        maybeCreateInitializeShareGroupStateRequest, InitializeShareGroupState with start offset -1,
+        SharePartition.startOffsetDuringInitialization). State the share coordinator already has
+        (a partition fetched before, state written through its APIs) is kept."""
+        group = self.groups[group_id]
+        subscribed = group.subscribed_topics()
+
+        def held(topic: str, p: int) -> bool:
+            return (self.store.get((group_id, subscribed[topic][1], p)) is not None
+                    or (group_id, topic, p) in self.partitions)
+
+        self.initialized.initialize_subscribed(group_id, subscribed, group.group_epoch, now_ms, held)
 
     def _change(self, group_id: str, change, now_ms: int):
         """Change the group's membership; the records of what changed are written before the change
@@ -97,7 +124,15 @@ class ShareCoordinator:
         """Replay the share-group records of ``__consumer_offsets`` (in log order); every member
         loaded must heartbeat within its session timeout."""
         for r in records:
-            members.replay(self.groups, self._views, r)
+            if r.kind == sm.STATE_PARTITION_METADATA:
+                if r.value is not None:
+                    self.groups.setdefault(r.group_id, ShareGroup(r.group_id))
+                self.initialized.replay(r.group_id, r.value)
+            else:
+                members.replay(self.groups, self._views, r)
+        for group_id in self.groups:
+            if group_id not in self.initialized.groups:  # state older kafka-shim wrote without key 15
+                self.initialized.adopt(group_id, {tp: self.topic_id(tp[0]) for tp in self.store.start_offsets(group_id)})
         for group_id, view in self._views.items():
             group = self.groups[group_id]
             timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
@@ -151,7 +186,7 @@ class ShareCoordinator:
             sp = self.partitions[key] = self._new_partition(group_id, start)
             self._topic_ids[key] = self.topic_id(topic)
             saved = self._saved.get(group_id, {}).pop((topic, partition), None)
-            if saved is not None:
+            if saved is not None and saved["start_offset"] >= 0:
                 restore(sp, saved)
                 self._written[key] = saved
         return sp
@@ -297,24 +332,33 @@ class ShareCoordinator:
         return group
 
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        """(topic, partition) -> start offset, for every share partition of the group: the one last
-        written (Kafka: ReadShareGroupStateSummary), -1 for a partition fetched but not yet written,
-        as Kafka's is until the share partition first writes its state."""
-        out = {tp: state["start_offset"] for tp, state in self._saved.get(group_id, {}).items()}
+        """(topic, partition) -> start offset, for every share partition of the group with state: the
+        one last written (Kafka: ReadShareGroupStateSummary), -1 for a partition initialized or
+        fetched but not yet written, as Kafka's is until the share partition first writes its state."""
+        out = self.store.start_offsets(group_id)
         for g, t, p in self.partitions:
             if g == group_id:
-                written = self._written.get((g, t, p))
-                out[(t, p)] = written["start_offset"] if written is not None else -1
+                out.setdefault((t, p), -1)
         return out
+
+    def initialized_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        """:meth:`start_offsets` of the partitions the group has initialized, those of its topics that
+        still exist (Kafka: describeShareGroupAllOffsets reads initializedShareGroupPartitions)."""
+        held = self.start_offsets(group_id)
+        return {(t.name, p): held.get((t.name, p), -1) for tid, t in self.initialized.get(group_id).initialized.items()
+                if self.topic_id(t.name) == tid for p in t.partitions if p < self.partition_count(t.name)}
 
     def alter_start_offsets(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
         """AlterShareGroupOffsets on an empty group: each partition starts afresh at its offset, nothing
-        in flight (Kafka: InitializeShareGroupState, a new snapshot at the next state epoch); a negative
+        in flight (Kafka: InitializeShareGroupState, a new snapshot at the group's epoch); a negative
         offset leaves the partition uninitialized, to start from share.auto.offset.reset."""
-        self.empty_group(group_id)
+        group, now = self.empty_group(group_id), self.store.clock()
         fresh = {tp: self._new_partition(group_id, o) for tp, o in offsets.items() if o >= 0}
-        self.store.initialize(group_id, {tp: sp.start_offset for tp, sp in fresh.items()})
-        self._forget(group_id, [tp for tp, o in offsets.items() if o < 0])
+        self.initialized.alter(group_id, {tp: sp.start_offset for tp, sp in fresh.items()}, self.topic_id,
+                               group.group_epoch, now)
+        dropped = [tp for tp, o in offsets.items() if o < 0]
+        self._forget(group_id, dropped)
+        self.initialized.forget_partitions(group_id, dropped, self.topic_id, now)
         for (topic, partition), sp in fresh.items():
             self._saved.get(group_id, {}).pop((topic, partition), None)
             self.partitions[(group_id, topic, partition)] = sp
@@ -323,22 +367,36 @@ class ShareCoordinator:
 
     def delete_start_offsets(self, group_id: str, topics) -> None:
         """DeleteShareGroupOffsets on an empty group: the topics' share state goes; a later fetch starts
-        from share.auto.offset.reset (Kafka: DeleteShareGroupState)."""
+        from share.auto.offset.reset (Kafka: DeleteShareGroupState, between two key-15 records)."""
         self.empty_group(group_id)
-        self._forget(group_id, [tp for tp in self.start_offsets(group_id) if tp[0] in set(topics)])
+        doomed = [tp for tp in self.start_offsets(group_id) if tp[0] in set(topics)]
+        ids = {self.topic_id(t) for t in topics} & sm.topic_ids(self.initialized.get(group_id))
+        self.initialized.delete_topics(group_id, ids, lambda: self._forget(group_id, doomed), self.store.clock())
 
     def delete_group(self, group_id: str) -> None:
-        """DeleteGroups of an empty share group: the group and all its share state."""
+        """DeleteGroups of an empty share group: its share state (its topics ``deleting`` first), then
+        the group's tombstones, ShareGroupStatePartitionMetadata's just before the group epoch's
+        (Kafka: ShareGroup.createGroupTombstoneRecords)."""
         self.empty_group(group_id)
-        tombstones = members.diff(group_id, self._views.get(group_id), None)
-        if tombstones and self.write_group_records is not None:
-            self.write_group_records(group_id, [members.encode(r) for r in tombstones], self.store.clock())
+        now = self.store.clock()
+        self.initialized.delete_topics(group_id, sm.topic_ids(self.initialized.get(group_id)),
+                                       lambda: self._forget(group_id, list(self.start_offsets(group_id))), now,
+                                       finish=False)
+        tombstones = [members.encode(r) for r in members.diff(group_id, self._views.get(group_id), None)]
+        at = len(tombstones) - 1 if tombstones else 0  # the group epoch's tombstone comes last
+        tombstones.insert(at, self.initialized.tombstone(group_id))
+        self._write_records(group_id, tombstones, now)
         self._views.pop(group_id, None)
-        self._forget(group_id, list(self.start_offsets(group_id)))
         self._saved.pop(group_id, None)
         for session in [s for s in self.sessions.sessions.values() if s.group_id == group_id]:
             self.sessions.close(group_id, session.member_id, session.node_id)
         del self.groups[group_id]
+
+    def forget_deleted_topics(self, now_ms: int) -> None:
+        """A topic was deleted: its share state goes, and it leaves the groups' key-15 records."""
+        self.store.forget_deleted_topics()
+        logs = self.store.logs
+        self.initialized.forget_topics(lambda tid: logs is None or logs.topic_by_id(tid) is not None, now_ms)
 
     def _forget(self, group_id: str, partitions) -> None:
         """Tombstones for ``partitions`` ((topic, partition)) of the group, then gone from memory."""

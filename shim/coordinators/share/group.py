@@ -1,9 +1,10 @@
 """Share groups' membership (KIP-932): join, heartbeat, leave, session timeout, assignment.
 
 Kafka: GroupMetadataManager.shareGroupHeartbeat and ShareGroup. A member joins with epoch 0 and its
-subscribed topic names, heartbeats with its current epoch and leaves with -1. Every change of
-membership, subscriptions or the subscribed topics' partition counts bumps the group epoch and the
-coordinator computes a new target assignment at once; share groups have no revocation step, so a
+subscribed topic names, heartbeats with its current epoch and leaves with -1. A heartbeat that
+changes the membership or a subscription, or finds the subscribed topics' metadata hash changed
+(a topic made, deleted or grown), bumps the group epoch once and the coordinator computes a new
+target assignment at once; share groups have no revocation step, so a
 member takes its target and the group's epoch on its next heartbeat. Partitions need not be
 exclusive: Kafka's SimpleAssignor spreads the partitions over the members when there are at least as
 many partitions as members and shares each partition among several members otherwise.
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ...errors import ErrorCode, KafkaError
+from ..group.topic_hash import metadata_hash
 
 JOIN_EPOCH, LEAVE_EPOCH = 0, -1
 EMPTY, STABLE = "Empty", "Stable"
@@ -49,6 +51,7 @@ class ShareGroup:
         self.assignment_epoch = 0
         self.members: dict[str, ShareMember] = {}
         self.target: dict[str, Assignment] = {}
+        self.metadata_hash = 0  # of the subscribed topics at the last epoch bump (written with the epoch)
         self._metadata: dict[str, tuple[int, object]] = {}  # subscribed topic -> (partitions, topic id)
 
     @property
@@ -61,12 +64,13 @@ class ShareGroup:
             self.remove(member_id, partitions)
             return HeartbeatResult(member_id, LEAVE_EPOCH, None)
         member = self.members.get(member_id)
+        bump = False
         if epoch == JOIN_EPOCH:
             if member is None:
                 if not subscribed:
                     raise KafkaError(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
                 member = self.members[member_id] = ShareMember(member_id, 0, (), rack_id, *client, 0)
-                self.group_epoch += 1
+                bump = True
         elif member is None:
             raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {self.group_id}.")
         elif epoch != member.member_epoch:
@@ -76,8 +80,8 @@ class ShareGroup:
         member.deadline = now_ms + session_timeout_ms
         if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed:
             member.subscribed = tuple(sorted(set(subscribed)))
-            self.group_epoch += 1
-        self._refresh(partitions)
+            bump = True
+        self._refresh(partitions, bump)
         target = self.target.get(member_id, {})
         changed = epoch == JOIN_EPOCH or member.member_epoch != self.assignment_epoch or target != member.assignment
         member.member_epoch, member.assignment = self.assignment_epoch, target
@@ -86,8 +90,7 @@ class ShareGroup:
     def remove(self, member_id: str, partitions: Callable[[str], tuple[int, object]]) -> bool:
         if self.members.pop(member_id, None) is None:
             return False
-        self.group_epoch += 1
-        self._refresh(partitions)
+        self._refresh(partitions, True)
         return True
 
     def expired(self, now_ms: int) -> list[str]:
@@ -97,22 +100,28 @@ class ShareGroup:
         return min((m.deadline for m in self.members.values()), default=2**63 - 1)
 
     def subscribed_metadata(self, partitions: Callable[[str], tuple[int, object]]) -> None:
-        """Take the subscribed topics' sizes and ids as they are, with no new epoch (a group loaded
-        at start-up: Kafka compares the metadata hash it wrote with the topics it finds)."""
+        """The subscribed topics as they are now, for a group loaded at start-up; its epoch moves on
+        at the next heartbeat if their hash differs from the one it wrote."""
         self._metadata = self._subscribed(partitions)
+
+    def subscribed_topics(self) -> dict[str, tuple[int, object]]:
+        """The subscribed topics that exist: topic -> (partitions, topic id), as last refreshed."""
+        return dict(self._metadata)
 
     def _subscribed(self, partitions: Callable[[str], tuple[int, object]]) -> dict[str, tuple[int, object]]:
         topics = sorted({t for m in self.members.values() for t in m.subscribed})
         return {t: shape for t in topics if (shape := partitions(t))[0] > 0}
 
-    def _refresh(self, partitions: Callable[[str], tuple[int, object]]) -> None:
-        """A new target assignment when the group epoch moved or a subscribed topic changed: its
-        size, or its id (deleted and made again), both in Kafka's group metadata hash."""
-        metadata = self._subscribed(partitions)
-        if metadata != self._metadata:
-            self._metadata = metadata
-            self.group_epoch += 1
+    def _refresh(self, partitions: Callable[[str], tuple[int, object]], bump: bool = False) -> None:
+        """One new group epoch when ``bump`` or a subscribed topic changed (its size, or its id:
+        deleted and made again), then a new target assignment (Kafka: shareGroupHeartbeat's
+        bumpGroupEpoch and computeMetadataHash)."""
+        self._metadata = self._subscribed(partitions)
+        h = metadata_hash({t: (tid, n) for t, (n, tid) in self._metadata.items()})
+        if bump or h != self.metadata_hash:
+            self.group_epoch, self.metadata_hash = self.group_epoch + 1, h
         if self.assignment_epoch != self.group_epoch:
+            metadata = self._metadata
             counts = {t: n for t, (n, _) in metadata.items()}
             self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()}, counts)
             self.assignment_epoch = self.group_epoch

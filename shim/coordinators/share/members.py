@@ -8,7 +8,8 @@ encoding; values ``version int16`` (0) then the flexible encoding. A null value 
 record                              key   value
 ==================================  ====  ========================================================
 ShareGroupMemberMetadata            10    RackId?, ClientId, ClientHost, SubscribedTopicNames [string]
-ShareGroupMetadata                  11    Epoch int32 (MetadataHash, tagged, left at its default)
+ShareGroupMetadata                  11    Epoch int32, MetadataHash int64 (not tagged, unlike
+                                            ConsumerGroupMetadata's)
 ShareGroupTargetAssignmentMetadata  12    AssignmentEpoch int32
 ShareGroupTargetAssignmentMember    13    TopicPartitions [TopicId uuid, Partitions [int32]]
 ShareGroupCurrentMemberAssignment   14    MemberEpoch, PreviousMemberEpoch int32, State int8 (0),
@@ -18,7 +19,8 @@ ShareGroupCurrentMemberAssignment   14    MemberEpoch, PreviousMemberEpoch int32
 The coordinator keeps a :class:`View` of what it last wrote of each group; after a change it writes
 the records that differ (:func:`diff`), in Kafka's order: member records, then the group epoch,
 then the target assignment, then current assignments; a member's removal writes its tombstones
-(current, target, metadata) first. Kafka 4.1 no longer writes ShareGroupPartitionMetadata (key 9).
+(current, target, metadata) first. Kafka 4.1 no longer writes ShareGroupPartitionMetadata (key 9);
+ShareGroupStatePartitionMetadata (key 15) is :mod:`.state_metadata`'s, decoded here with the rest.
 """
 
 from __future__ import annotations
@@ -28,12 +30,15 @@ from typing import Callable, NamedTuple
 
 from ..group.consumer_records import _carray, _cstr, _Flex
 from ..group.records import UnknownRecord, _Reader, _str
+from . import state_metadata as sm
 from .group import ShareGroup, ShareMember
 
 MEMBER_METADATA, GROUP_METADATA, TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT = 10, 11, 12, 13, 14
-KINDS = frozenset({MEMBER_METADATA, GROUP_METADATA, TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT})
+STATE_PARTITION_METADATA = sm.STATE_PARTITION_METADATA
+KINDS = frozenset({MEMBER_METADATA, GROUP_METADATA, TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT,
+                   STATE_PARTITION_METADATA})
 _MEMBER_KEYED = frozenset({MEMBER_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT})
-_I16, _I32, _I8 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">b")
+_I16, _I32, _I8, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">b"), struct.Struct(">q")
 STABLE = 0
 
 Partitions = tuple[tuple[object, tuple[int, ...]], ...]  # ((topic id, partitions), ...), sorted
@@ -48,6 +53,7 @@ class Member(NamedTuple):
 
 class View(NamedTuple):
     epoch: int
+    metadata_hash: int
     assignment_epoch: int
     members: dict[str, Member]
     target: dict[str, Partitions]
@@ -58,7 +64,9 @@ class Record(NamedTuple):
     kind: int
     group_id: str
     member_id: str | None
-    value: object  # Member, int (epoch), Partitions, (member epoch, Partitions, previous epoch); None: a tombstone
+    # Member, (epoch, metadata hash), int (assignment epoch), Partitions, (member epoch, Partitions,
+    # previous epoch), sm.PartitionMetadata; None: a tombstone
+    value: object
 
 
 def _ids(assignment, topic_id: Callable) -> Partitions:
@@ -67,7 +75,7 @@ def _ids(assignment, topic_id: Callable) -> Partitions:
 
 
 def view(group: ShareGroup, topic_id: Callable) -> View:
-    return View(group.group_epoch, group.assignment_epoch,
+    return View(group.group_epoch, group.metadata_hash, group.assignment_epoch,
                 {m.member_id: Member(m.rack_id, m.client_id, m.client_host, m.subscribed)
                  for m in group.members.values()},
                 {m: _ids(a, topic_id) for m, a in group.target.items()},
@@ -86,8 +94,8 @@ def diff(group_id: str, old: View | None, new: View | None) -> list[Record]:
         if old is not None:
             out += [Record(TARGET_METADATA, group_id, None, None), Record(GROUP_METADATA, group_id, None, None)]
         return out
-    if old is None or old.epoch != new.epoch:
-        out.append(Record(GROUP_METADATA, group_id, None, new.epoch))
+    if old is None or (old.epoch, old.metadata_hash) != (new.epoch, new.metadata_hash):
+        out.append(Record(GROUP_METADATA, group_id, None, (new.epoch, new.metadata_hash)))
     old_target = old.target if old is not None else {}
     out += [Record(TARGET_MEMBER, group_id, m, a) for m, a in sorted(new.target.items())
             if m in after and old_target.get(m) != a]
@@ -107,6 +115,8 @@ def _partitions(p: Partitions) -> bytes:
 
 
 def encode(r: Record) -> tuple[bytes, bytes | None]:
+    if r.kind == STATE_PARTITION_METADATA:
+        return sm.encode_key(r.group_id), sm.encode_value(r.value)
     key = _I16.pack(r.kind) + _str(r.group_id) + (_str(r.member_id) if r.kind in _MEMBER_KEYED else b"")
     v = r.value
     if v is None:
@@ -115,7 +125,9 @@ def encode(r: Record) -> tuple[bytes, bytes | None]:
     if r.kind == MEMBER_METADATA:
         return key, (head + _cstr(v.rack_id) + _cstr(v.client_id) + _cstr(v.client_host)
                      + _carray([_cstr(t) for t in v.subscribed]) + b"\x00")
-    if r.kind in (GROUP_METADATA, TARGET_METADATA):
+    if r.kind == GROUP_METADATA:
+        return key, head + _I32.pack(v[0]) + _I64.pack(v[1]) + b"\x00"
+    if r.kind == TARGET_METADATA:
         return key, head + _I32.pack(v) + b"\x00"
     if r.kind == TARGET_MEMBER:
         return key, head + _partitions(v) + b"\x00"
@@ -131,13 +143,19 @@ def decode(key: bytes, value: bytes | None) -> Record:
     group_id, member_id = r.str(), (r.str() if kind in _MEMBER_KEYED else None)
     if value is None:
         return Record(kind, group_id, member_id, None)
+    if kind == STATE_PARTITION_METADATA:
+        return Record(kind, group_id, None, sm.decode_value(value))
     v = _Flex(value)
     if v.i16() != 0:
         raise UnknownRecord(f"unknown value version of record type {kind}")
     if kind == MEMBER_METADATA:
         return Record(kind, group_id, member_id, Member(v.cstr(), v.cstr() or "", v.cstr() or "",
                                                         tuple(v.cstr() or "" for _ in range(v.count()))))
-    if kind in (GROUP_METADATA, TARGET_METADATA):
+    if kind == GROUP_METADATA:
+        epoch = v.i32()
+        # older kafka-shim wrote the epoch alone: only the tagged-field section follows it
+        return Record(kind, group_id, None, (epoch, v._unpack(_I64) if len(v.buf) - v.pos > 1 else 0))
+    if kind == TARGET_METADATA:
         return Record(kind, group_id, None, v.i32())
     if kind == TARGET_MEMBER:
         return Record(kind, group_id, member_id, _read_partitions(v))
@@ -165,13 +183,13 @@ def replay(groups: dict[str, ShareGroup], views: dict[str, View], r: Record) -> 
         if r.value is None:
             return
         group = groups[r.group_id] = ShareGroup(r.group_id)
-    v = views.get(r.group_id) or View(0, 0, {}, {}, {})
+    v = views.get(r.group_id) or View(0, 0, 0, {}, {}, {})
     if r.kind == GROUP_METADATA:
         if r.value is None:
             groups.pop(r.group_id, None)
             views.pop(r.group_id, None)
             return
-        group.group_epoch, v = r.value, v._replace(epoch=r.value)
+        (group.group_epoch, group.metadata_hash), v = r.value, v._replace(epoch=r.value[0], metadata_hash=r.value[1])
     elif r.kind == TARGET_METADATA:
         group.assignment_epoch, v = r.value or 0, v._replace(assignment_epoch=r.value or 0)
     elif r.kind == MEMBER_METADATA:

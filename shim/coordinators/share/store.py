@@ -106,13 +106,23 @@ class ShareStateStore:
                 changes.append(Change((group_id, info.topic_id, p), state["start_offset"], to_batches(state)))
         self.write_batches(changes)
 
-    def initialize(self, group_id: str, offsets: dict[tuple[str, int], int]) -> None:
-        """Kafka: InitializeShareGroupState (AlterShareGroupOffsets) -- each (topic, partition) a new
-        snapshot at its start offset, nothing in flight, at the next state epoch."""
-        for key, tp in self._keys(group_id, offsets).items():
-            old = self.get(key)
-            self.write_batches([Change(key, offsets[tp], (), state_epoch=old.state_epoch + 1 if old else 0,
-                                       initialize=True)])
+    def initialize(self, group_id: str, offsets: dict[tuple[str, int], int], state_epoch: int) -> None:
+        """Kafka: InitializeShareGroupState as the group coordinator sends it -- each (topic, partition)
+        a new snapshot at its start offset (-1: not yet known, share.auto.offset.reset decides at the
+        first fetch), nothing in flight, the group's epoch as its state epoch and leader epoch 0
+        (ShareGroupOffset.fromRequest's UNINITIALIZED_EPOCH)."""
+        self.write_batches([Change(key, offsets[tp], (), state_epoch=state_epoch, leader_epoch=0, initialize=True)
+                            for key, tp in self._keys(group_id, offsets).items()])
+
+    def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> the start offset last written, for each share partition of the group
+        with state (-1: initialized, no start offset yet), of the topics and partitions that exist."""
+        out = {}
+        for (g, topic_id, p), entry in self.entries.items():
+            info = self.logs.topic_by_id(topic_id) if g == group_id else None
+            if info is not None and p < info.partitions:
+                out[(info.name, p)] = entry.snapshot.start_offset
+        return out
 
     def remove(self, group_id: str, partitions) -> None:
         """Kafka: DeleteShareGroupState -- tombstones for the group's (topic, partition)s."""
@@ -327,8 +337,12 @@ def _run(out: list[sr.StateBatch], first: int, last: int, value: int, count: int
 
 
 def from_snapshot(snap: sr.ShareSnapshot) -> dict:
-    """The :func:`restore` form of a key's state; finished offsets keep no record."""
-    start = max(snap.start_offset, 0)
+    """The :func:`restore` form of a key's state; finished offsets keep no record. A state
+    initialized without a start offset (-1) has nothing in flight: the share partition takes its
+    start from share.auto.offset.reset when first fetched (Kafka: SharePartition.maybeInitialize)."""
+    if snap.start_offset < 0:
+        return {"start_offset": -1, "end_offset": -1, "records": []}
+    start = snap.start_offset
     end, records = start, []
     for b in snap.batches:
         end = max(end, b.last_offset + 1)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import struct
 from collections import defaultdict
 
+from kafka_codecs.varint import decode_uvarint, encode_uvarint
+
 from .state import TxnMetadata, TxnState
 
 _I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
@@ -55,59 +57,39 @@ def _by_topic(m: TxnMetadata) -> dict[str, list[int]]:
     return by_topic
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return n, pos
-        shift += 7
-
-
 _TAG_PREVIOUS_PRODUCER_ID, _TAG_NEXT_PRODUCER_ID, _TAG_CLIENT_TXN_VERSION = 0, 1, 2
 
 
 def _encode_value_v1(m: TxnMetadata) -> bytes:
     out = [_VALUE_HEAD.pack(1, m.producer_id, m.producer_epoch, m.timeout_ms, int(m.state))]
     if m.state is TxnState.EMPTY:
-        out.append(_uvarint(0))
+        out.append(encode_uvarint(0))
     else:
         by_topic = _by_topic(m)
-        out.append(_uvarint(len(by_topic) + 1))
+        out.append(encode_uvarint(len(by_topic) + 1))
         for topic, parts in by_topic.items():
             raw = topic.encode()
-            out += [_uvarint(len(raw) + 1), raw, _uvarint(len(parts) + 1), b"".join(_I32.pack(p) for p in parts),
-                    _uvarint(0)]
+            out += [encode_uvarint(len(raw) + 1), raw, encode_uvarint(len(parts) + 1), b"".join(_I32.pack(p) for p in parts),
+                    encode_uvarint(0)]
     out.append(_VALUE_TAIL.pack(m.last_update_ms, m.txn_start_ms))
     tags = [(tag, data) for tag, data, default in (
         (_TAG_PREVIOUS_PRODUCER_ID, struct.pack(">q", m.last_producer_id), m.last_producer_id == -1),
         (_TAG_NEXT_PRODUCER_ID, struct.pack(">q", m.next_producer_id), m.next_producer_id == -1),
         (_TAG_CLIENT_TXN_VERSION, _I16.pack(m.client_transaction_version), m.client_transaction_version == 0),
     ) if not default]
-    out.append(_uvarint(len(tags)))
-    out += [_uvarint(tag) + _uvarint(len(data)) + data for tag, data in tags]
+    out.append(encode_uvarint(len(tags)))
+    out += [encode_uvarint(tag) + encode_uvarint(len(data)) + data for tag, data in tags]
     return b"".join(out)
 
 
 def _decode_value_v1(transactional_id: str, buf: bytes) -> TxnMetadata:
     _, pid, epoch, timeout, status = _VALUE_HEAD.unpack_from(buf)
-    count, pos = _read_uvarint(buf, _VALUE_HEAD.size)
+    count, pos = decode_uvarint(buf, _VALUE_HEAD.size)
     partitions = set()
     for _ in range(max(count - 1, 0)):
-        n, pos = _read_uvarint(buf, pos)
+        n, pos = decode_uvarint(buf, pos)
         topic, pos = buf[pos:pos + n - 1].decode(), pos + n - 1
-        n, pos = _read_uvarint(buf, pos)
+        n, pos = decode_uvarint(buf, pos)
         for _ in range(n - 1):
             partitions.add((topic, _I32.unpack_from(buf, pos)[0]))
             pos += 4
@@ -126,11 +108,11 @@ def _decode_value_v1(transactional_id: str, buf: bytes) -> TxnMetadata:
 
 
 def _skip_tags(buf: bytes, pos: int) -> tuple[dict[int, bytes], int]:
-    count, pos = _read_uvarint(buf, pos)
+    count, pos = decode_uvarint(buf, pos)
     tags = {}
     for _ in range(count):
-        tag, pos = _read_uvarint(buf, pos)
-        size, pos = _read_uvarint(buf, pos)
+        tag, pos = decode_uvarint(buf, pos)
+        size, pos = decode_uvarint(buf, pos)
         tags[tag], pos = buf[pos:pos + size], pos + size
     return tags, pos
 

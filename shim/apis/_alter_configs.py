@@ -1,0 +1,30 @@
+"""What AlterConfigs (33) and IncrementalAlterConfigs (44) share: each resource checked and altered
+on its own, its error in its own response entry."""
+
+from ..configs.admin import alter, duplicate_resources
+from ..errors import ErrorCode, KafkaError
+from ..security.acls import AclOperation as O
+from ._authz import config_denied
+
+
+def alter_resources(ctx, request, ops_of, incremental: bool):
+    """The response to an (Incremental)AlterConfigs request: ``ops_of(resource)`` are the
+    ``shim.configs.admin.Op``s it asks for on that resource."""
+    twice = duplicate_resources(request.resources)
+    return ctx.response(responses=tuple(_resource(ctx, r, ops_of, request.validate_only, incremental, twice)
+                                        for r in request.resources))
+
+
+def _resource(ctx, r, ops_of, validate_only, incremental, twice):
+    try:
+        if (r.resource_type, r.resource_name) in twice:
+            raise KafkaError(ErrorCode.invalid_request, "Each resource must appear at most once.")
+        if (denied := config_denied(ctx, r.resource_type, r.resource_name, O.ALTER_CONFIGS)) is not None:
+            raise KafkaError(denied)
+        alter(ctx.node, r.resource_type, r.resource_name, ops_of(r), validate_only, incremental=incremental,
+              node_id=ctx.node_id)
+    except KafkaError as e:
+        return ctx.make("AlterConfigsResourceResponse", error_code=e.code, error_message=e.message,
+                        resource_type=r.resource_type, resource_name=r.resource_name)
+    return ctx.make("AlterConfigsResourceResponse", error_code=ErrorCode.none, error_message=None,
+                    resource_type=r.resource_type, resource_name=r.resource_name)
