@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from . import done_when, done_when_report, report, scale, scale_report, suite
-from .machine import describe_load, load_snapshot, loadavg, machine_info
+from .machine import load_snapshot, loadavg, machine_info
 from .procs import tree
 from .systems import ALL
 
@@ -28,6 +28,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated, from: " + ", ".join(ALL) + " (default: all; with --smoke kafka-shim)")
     p.add_argument("--groups", default=None,
                    help="phase groups to run (default: all; with --smoke all but scale): " + ", ".join(suite.GROUPS))
+    _workload_options(p)
+    _run_options(p)
+    _scale_options(p)
+    _done_when_options(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    return p
+
+
+def _workload_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--records", type=int, default=100_000, help="records per produce phase (1 KiB each)")
     p.add_argument("--queue-messages", type=int, default=20_000,
                    help="producer queue bound (queue.buffering.max.messages)")
@@ -41,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=5,
                    help="runs of the throughput, cproduce, jproduce and latency groups per system (fresh start each); "
                         "the table shows medians")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--smoke", action="store_true",
                    help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions")
     p.add_argument("--out", type=Path, default=None,
@@ -56,11 +68,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet-threshold", type=float, default=0.25, help="share of all CPUs, 0..1")
     p.add_argument("--render", type=Path, default=None, metavar="JSON",
                    help="print the table of an earlier results file (summaries recomputed) and exit")
+
+
+def _scale_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale-partitions", default="1,100,1000,10000", help="scale group: partition counts")
     p.add_argument("--scale-clients", default="1,10,100", help="scale group: concurrent producers / consumers")
     p.add_argument("--scale-log-gb", default="1,10", help="scale group: log sizes for the restart times (GB)")
     p.add_argument("--scale-connections", type=int, default=1000, help="scale group: connections held open")
     p.add_argument("--scale-open-txns", type=int, default=1000, help="scale group: transactions held open")
+
+
+def _done_when_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--done-when", action="store_true",
                    help="instead of the groups: the figures the performance targets are judged by, in one run "
                         "(produce to 1 partition, many partitions, ready after kill -9; --repeat rounds, systems "
@@ -75,23 +93,60 @@ def _parser() -> argparse.ArgumentParser:
                    help="--done-when: which parts to run, from " + ", ".join(done_when.PARTS))
     p.add_argument("--done-when-tail-records", type=int, default=10_000,
                    help="--done-when: records written before each kill -9 (the unflushed tail)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.render is not None:
-        results = json.loads(args.render.read_text())
-        for res in results["systems"].values():
-            res["summary"] = report.summary(res)
-        results["ratios"] = report.ratios(results)
-        print(report.render(results))
-        return 0
+        return _render(args.render)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     if args.done_when:
         return _done_when(args)
+    _defaults(args)
+    keys = [k.strip() for k in args.systems.split(",") if k.strip()]
+    groups = [g.strip() for g in args.groups.split(",") if g.strip()]
+    bad = [k for k in keys if k not in ALL] + [g for g in groups if g not in suite.GROUPS]
+    if bad:
+        print(f"unknown system or group: {', '.join(bad)}", file=sys.stderr)
+        return 2
+    _configure_scale(args)
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    settings = suite.Settings(
+        records=args.records, queue_messages=args.queue_messages, commit_interval_s=args.commit_interval_ms / 1000,
+        latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, txns=args.txns,
+        txn_warmup=min(10, max(1, args.txns // 10)), records_per_txn=args.records_per_txn, tmp_root=args.tmp_dir,
+        py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate, quiet_threshold=args.quiet_threshold,
+        quiet_wait_s=args.wait_quiet, compression=args.compression)
+    results = _results_head(args, keys, groups)
+    # group-major order: the systems are compared on the same workload close together in time
+    for g in groups:
+        for rep in range(args.repeat if g in suite.REPEATED else 1):
+            for k in keys:
+                suite.GROUPS[g](ALL[k], settings, results["systems"][k], rep)
+    _finish(args, keys, results)
+    print(report.render(results))
+    if "scale" in groups:
+        print("\n" + scale_report.render(results))
+        png = scale_report.plot(results, args.out.with_suffix(".png"))
+        print(f"\nscale curves drawn in {png}")
+    print(f"\nwritten to {args.out}")
+    return 1 if _shim_failed(results) else 0
+
+
+def _render(path: Path) -> int:
+    """--render: the table of an earlier results file, its summaries recomputed."""
+    results = json.loads(path.read_text())
+    for res in results["systems"].values():
+        res["summary"] = report.summary(res)
+    results["ratios"] = report.ratios(results)
+    print(report.render(results))
+    return 0
+
+
+def _defaults(args) -> None:
+    """The systems, groups and output file when not given; --smoke's small sizes."""
     if args.systems is None:
         args.systems = ",".join(ALL)
     if args.smoke:
@@ -105,25 +160,18 @@ def main(argv: list[str] | None = None) -> int:
         args.out = DEFAULT_OUT
     if args.groups is None:
         args.groups = ",".join(suite.GROUPS)
-    keys = [k.strip() for k in args.systems.split(",") if k.strip()]
-    groups = [g.strip() for g in args.groups.split(",") if g.strip()]
-    bad = [k for k in keys if k not in ALL] + [g for g in groups if g not in suite.GROUPS]
-    if bad:
-        print(f"unknown system or group: {', '.join(bad)}", file=sys.stderr)
-        return 2
+
+
+def _configure_scale(args) -> None:
     scale.SCALE.partitions = tuple(int(x) for x in args.scale_partitions.split(","))
     scale.SCALE.clients = tuple(int(x) for x in args.scale_clients.split(","))
     scale.SCALE.connections, scale.SCALE.open_txns = args.scale_connections, args.scale_open_txns
     scale.SCALE.log_gb = tuple(float(x) for x in args.scale_log_gb.split(",") if x)
-    if args.py_spy is not None:
-        args.py_spy.mkdir(parents=True, exist_ok=True)
-    settings = suite.Settings(
-        records=args.records, queue_messages=args.queue_messages, commit_interval_s=args.commit_interval_ms / 1000,
-        latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, txns=args.txns,
-        txn_warmup=min(10, max(1, args.txns // 10)), records_per_txn=args.records_per_txn, tmp_root=args.tmp_dir,
-        py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate, quiet_threshold=args.quiet_threshold,
-        quiet_wait_s=args.wait_quiet, compression=args.compression)
-    results = {
+
+
+def _results_head(args, keys: list[str], groups: list[str]) -> dict:
+    """The results file's head: the machine, its load, the settings, each system's version."""
+    return {
         "schema": 1,
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_info(),
@@ -134,20 +182,25 @@ def main(argv: list[str] | None = None) -> int:
                      "latency_seconds": args.latency_seconds, "txns": args.txns,
                      "records_per_txn": args.records_per_txn, "repeat": args.repeat, "groups": groups, "smoke": args.smoke,
                      "py_spy": args.py_spy is not None},
-        "systems": {},
+        "systems": _systems_head(keys),
     }
+
+
+def _systems_head(keys: list[str]) -> dict:
+    """Each system's label, version (or why it cannot run) and what preparing it gave."""
+    systems = {}
     for k in keys:
         s = ALL[k]
         why = s.missing()
-        results["systems"][k] = {"label": s.label, "version": why or s.version(),
-                                 "persistent": s.persistent, "launches": [], "phases": {}}
+        systems[k] = {"label": s.label, "version": why or s.version(), "persistent": s.persistent,
+                      "launches": [], "phases": {}}
         if why is None and (prepared := s.prepare()):
-            results["systems"][k]["prepared"] = prepared
-    # group-major order: the systems are compared on the same workload close together in time
-    for g in groups:
-        for rep in range(args.repeat if g in suite.REPEATED else 1):
-            for k in keys:
-                suite.GROUPS[g](ALL[k], settings, results["systems"][k], rep)
+            systems[k]["prepared"] = prepared
+    return systems
+
+
+def _finish(args, keys: list[str], results: dict) -> None:
+    """Summaries, ratios and the closing load; the results file written."""
     for k in keys:
         results["systems"][k]["summary"] = report.summary(results["systems"][k])
         version_end = ALL[k].missing() or ALL[k].version()
@@ -160,15 +213,12 @@ def main(argv: list[str] | None = None) -> int:
                                                             exclude=set(tree(os.getpid())))})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(report.render(results))
-    if "scale" in groups:
-        print("\n" + scale_report.render(results))
-        png = scale_report.plot(results, args.out.with_suffix(".png"))
-        print(f"\nscale curves drawn in {png}")
-    print(f"\nwritten to {args.out}")
+
+
+def _shim_failed(results: dict) -> bool:
+    """Whether a phase of kafka-shim's failed (the exit status says so)."""
     shim = results["systems"].get("kafka-shim")
-    failed = shim and any(p.get("status") != "ok" for recs in shim["phases"].values() for p in recs)
-    return 1 if failed else 0
+    return bool(shim and any(p.get("status") != "ok" for recs in shim["phases"].values() for p in recs))
 
 
 def _interrupted(signum, frame) -> None:
@@ -177,23 +227,15 @@ def _interrupted(signum, frame) -> None:
 
 def _done_when_results(args, keys: list[str], dw) -> dict:
     """The results file's head: the machine, the settings, each system's version."""
-    results = {
+    return {
         "schema": 1, "mode": "done-when",
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_info(), "load": [],
         "settings": {"records": args.records, "record_bytes": 1024, "queue_messages": args.queue_messages,
                      "smoke": args.smoke, "done_when": {**dw.__dict__, "clients": list(dw.clients),
                                                         "log_gb": list(dw.log_gb)}},
-        "systems": {},
+        "systems": _systems_head(keys),
     }
-    for k in keys:
-        s = ALL[k]
-        why = s.missing()
-        results["systems"][k] = {"label": s.label, "version": why or s.version(), "persistent": s.persistent,
-                                 "launches": [], "phases": {}}
-        if why is None and (prepared := s.prepare()):
-            results["systems"][k]["prepared"] = prepared
-    return results
 
 
 def _done_when_smoke(args) -> None:
@@ -243,6 +285,4 @@ def _done_when(args) -> int:
     print(done_when_report.render(results))
     png = done_when_report.plot(results, args.out.with_suffix(".png"))
     print(f"\nwritten to {args.out}; plot in {png}")
-    shim = results["systems"].get("kafka-shim")
-    failed = shim and any(p.get("status") != "ok" for recs in shim["phases"].values() for p in recs)
-    return 1 if failed else 0
+    return 1 if _shim_failed(results) else 0

@@ -127,6 +127,12 @@ def _ran(results: dict, phases: tuple[str, ...]) -> bool:
 
 
 def rows(settings: dict) -> list[tuple]:
+    """The table's rows, in order: (label, summary key or keys, format, phases that must have run)."""
+    return [*_memory_rows(settings), *_python_client_rows(settings), *_c_client_rows(settings),
+            *_java_client_rows(settings), *_latency_and_cost_rows(settings)]
+
+
+def _memory_rows(settings: dict) -> list[tuple]:
     n = settings["records"]
     return [
         ("ready: launch to first list_topics (median of launches)", "ready_s", lambda v: f"{v:.3f} s", ()),
@@ -136,6 +142,13 @@ def rows(settings: dict) -> list[tuple]:
          lambda v: f"{v:.1f} MB", ()),
         (f"RSS after {n:,} records", "rss_growth_1x_mb", lambda v: f"{v:.1f} MB", ("growth_1x",)),
         (f"RSS after {2 * n:,} records", "rss_growth_2x_mb", lambda v: f"{v:.1f} MB", ("growth_2x", "growth_1x")),
+    ]
+
+
+def _python_client_rows(settings: dict) -> list[tuple]:
+    """confluent-kafka's produce and consume, the same reads with kcat and rdconsume, then the
+    transactional produce's commits."""
+    return [
         ("produce, 1 partition", "produce_1p", _rate, ("produce_1p",)),
         ("produce, 8 partitions", "produce_8p", _rate, ("produce_8p",)),
         ("produce, 1 partition, idempotent", "produce_1p_idempotent", _rate, ("produce_1p_idempotent",)),
@@ -158,6 +171,12 @@ def rows(settings: dict) -> list[tuple]:
         ("transactional produce: share of the time in commit_transaction(); a commit's flush of the "
          "queued records / the rest (EndTxn); records queued at a commit (per commit, median of repetitions)",
          ("txn_pause_share", "txn_flush_ms", "txn_endtxn_ms", "txn_queued"), _commits, ("produce_1p_txn",)),
+    ]
+
+
+def _c_client_rows(settings: dict) -> list[tuple]:
+    """rdproduce: librdkafka from C."""
+    return [
         ("produce with rdproduce (librdkafka from C): 1 partition", "produce_1p_c", _rate, ("produce_1p_c",)),
         ("... 1 partition, idempotent", "produce_1p_idempotent_c", _rate, ("produce_1p_idempotent_c",)),
         (f"... 1 partition, transactional (commit every {settings['commit_interval_ms']} ms)", "produce_1p_txn_c",
@@ -168,6 +187,11 @@ def rows(settings: dict) -> list[tuple]:
         ("... broker CPU per record, plain / transactional (µs)",
          ("produce_1p_c_broker_us_per_record", "produce_1p_txn_c_broker_us_per_record"), _us,
          ("produce_1p_c", "produce_1p_txn_c")),
+    ]
+
+
+def _java_client_rows(settings: dict) -> list[tuple]:
+    return [
         ("produce with JProduce (Apache Kafka's Java producer): 1 partition", "produce_1p_j", _rate,
          ("produce_1p_j",)),
         ("... 1 partition, idempotent", "produce_1p_idempotent_j", _rate, ("produce_1p_idempotent_j",)),
@@ -178,6 +202,12 @@ def rows(settings: dict) -> list[tuple]:
          ("produce_1p_txn_j",)),
         ("... client CPU cores, plain / transactional", ("produce_1p_j_client_cores", "produce_1p_txn_j_client_cores"),
          lambda a, b: f"{a:.2f} / {b:.2f}", ("produce_1p_j", "produce_1p_txn_j")),
+    ]
+
+
+def _latency_and_cost_rows(settings: dict) -> list[tuple]:
+    """Latencies, CPU cores and CPU per record, and how busy the machine was."""
+    return [
         (f"end-to-end latency p50 / p99 at {settings['latency_rate']:,} msg/s for {settings['latency_seconds']:g} s",
          ("e2e_latency_p50_ms", "e2e_latency_p99_ms"), _ms, ("e2e_latency",)),
         (f"commit_transaction (EndTxn) p50 / p99, {settings['records_per_txn']} records/txn",

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 
-from .workloads import RECORD_SIZE, _Errors, consumer_config, producer_config
+from .workloads import RECORD_SIZE, _Errors, _send, commit_latencies, consumer_config, producer_config
 
 
 class RawClient:
@@ -115,6 +115,19 @@ def fixed_rate_produce(bootstrap: str, topic: str, partitions: int, rate: int, s
     return {"records": total, "latencies_ms": lat}
 
 
+def _together(run, clients: int, start: threading.Barrier) -> float:
+    """Runs ``run(k)`` for each client on a thread of its own; the seconds from ``start`` (a barrier
+    the threads wait on too) until the last one ends."""
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
 def produce_many(bootstrap: str, topic: str, clients: int, records: int, queue_messages: int) -> dict:
     """``clients`` producers at once, each its own librdkafka instance on its own thread, producer
     k writing records/clients records to partition k; timed from the first send to the last ack."""
@@ -134,22 +147,10 @@ def produce_many(bootstrap: str, topic: str, clients: int, records: int, queue_m
         p = producers[k]
         start.wait()
         for _ in range(per):
-            while True:
-                try:
-                    p.produce(topic, value, partition=k)
-                    break
-                except BufferError:
-                    p.poll(0.001)
+            _send(p, topic, value, k)
         left[k] = p.flush(120)
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    dt = time.perf_counter() - t0
+    dt = _together(run, clients, start)
     if any(left) or errors.count:
         raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first}), {sum(left)} undelivered")
     return {"records": per * clients, "seconds": dt}
@@ -181,14 +182,7 @@ def consume_many(bootstrap: str, topic: str, clients: int, records: int, stall_s
             elif now - last > stall_s:
                 return
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    dt = time.perf_counter() - t0
+    dt = _together(run, clients, start)
     for c in consumers:
         c.close()
     if sum(got) != per * clients:
@@ -267,18 +261,4 @@ def end_txn_spanning(bootstrap: str, topic: str, partitions: int, transactions: 
                                  **{"transactional.id": f"bench-{uuid.uuid4().hex}", "linger.ms": 0}))
     p.list_topics(topic, timeout=60)
     p.init_transactions(60)
-    value = os.urandom(RECORD_SIZE)
-    times = []
-    for i in range(warmup + transactions):
-        p.begin_transaction()
-        for k in range(partitions):
-            p.produce(topic, value, partition=k)
-        if p.flush(60):
-            raise RuntimeError(f"transaction {i}: records not delivered within 60 s")
-        t = time.perf_counter()
-        p.commit_transaction(60)
-        if i >= warmup:
-            times.append((time.perf_counter() - t) * 1000)
-    if errors.count:
-        raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first})")
-    return {"transactions": transactions, "latencies_ms": times}
+    return commit_latencies(p, errors, topic, list(range(partitions)), transactions, warmup, 60)

@@ -236,9 +236,6 @@ class Running:
 def launch(system: System, root: Path | None = None, workdir: Path | None = None) -> Running:
     """Start ``system`` on a free port over a fresh directory (or over ``workdir`` again, after a
     stop that kept it); return once it answers Metadata."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
     why = system.missing()
     if why:
         raise StartError(why)
@@ -262,28 +259,9 @@ def launch(system: System, root: Path | None = None, workdir: Path | None = None
     run._out, run._err = out, err
     try:
         deadline = t0 + START_TIMEOUT_S
-        while True:  # first accepted TCP connection
-            run.check_alive()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                if time.perf_counter() > deadline:
-                    raise StartError(f"not listening on {port} after {START_TIMEOUT_S:.0f} s: {run.output_tail()}")
-                time.sleep(0.002)
+        _await_listening(run, deadline)
         run.listen_s = time.perf_counter() - t0
-        last = None
-        while True:  # first successful Metadata
-            run.check_alive()
-            admin = AdminClient({"bootstrap.servers": run.bootstrap, "reconnect.backoff.ms": 1,
-                                 "reconnect.backoff.max.ms": 10, "log_level": 0})
-            try:
-                admin.list_topics(timeout=1.0)
-                break
-            except KafkaException as e:
-                last = e
-                if time.perf_counter() > deadline:
-                    raise StartError(f"no Metadata answer after {START_TIMEOUT_S:.0f} s: {last}; {run.output_tail()}")
+        _await_metadata(run, deadline)
         run.ready_s = time.perf_counter() - t0
     except BaseException as e:
         run.stop(timeout=5)
@@ -292,3 +270,32 @@ def launch(system: System, root: Path | None = None, workdir: Path | None = None
         raise
     return run
 
+
+def _await_listening(run: Running, deadline: float) -> None:
+    """Until the first TCP connection to ``run``'s port is accepted."""
+    while True:
+        run.check_alive()
+        try:
+            socket.create_connection(("127.0.0.1", run.port), timeout=0.1).close()
+            return
+        except OSError:
+            if time.perf_counter() > deadline:
+                raise StartError(f"not listening on {run.port} after {START_TIMEOUT_S:.0f} s: {run.output_tail()}")
+            time.sleep(0.002)
+
+
+def _await_metadata(run: Running, deadline: float) -> None:
+    """Until ``run`` answers a Metadata request."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    while True:
+        run.check_alive()
+        admin = AdminClient({"bootstrap.servers": run.bootstrap, "reconnect.backoff.ms": 1,
+                             "reconnect.backoff.max.ms": 10, "log_level": 0})
+        try:
+            admin.list_topics(timeout=1.0)
+            return
+        except KafkaException as e:
+            if time.perf_counter() > deadline:
+                raise StartError(f"no Metadata answer after {START_TIMEOUT_S:.0f} s: {e}; {run.output_tail()}")

@@ -9,72 +9,26 @@ buffering the whole run, which is also what makes "commit every 100 ms" mean 100
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import time
 import uuid
 
-RECORD_SIZE = 1024
-
-
-def _broker_cpu(pid: int | None) -> float:
-    """CPU seconds the broker (and its children) have used so far; read around the timed window."""
-    from .procs import cpu_seconds
-
-    return cpu_seconds(pid) if pid else 0.0
-
-
-def _broker_wait(pid: int | None) -> float:
-    from .procs import runqueue_wait_seconds
-
-    return runqueue_wait_seconds(pid) if pid else 0.0
-
-
-def _own_cpu() -> float:
-    """CPU seconds of this client process, all threads (librdkafka's included)."""
-    import resource
-
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def producer_config(bootstrap: str, queue_messages: int, **extra) -> dict:
-    conf = {
-        "bootstrap.servers": bootstrap,
-        "acks": "all",
-        "compression.type": "none",
-        "linger.ms": 5,
-        "batch.size": 1_000_000,
-        "batch.num.messages": 10_000,
-        "queue.buffering.max.messages": queue_messages,
-        "queue.buffering.max.kbytes": 1_048_576,
-        "message.timeout.ms": 60_000,  # <= transaction.timeout.ms (60 s default)
-        "delivery.report.only.error": True,
-        "log_level": 3,
-    }
-    conf.update(extra)
-    return conf
-
-
-def consumer_config(bootstrap: str, isolation: str, **extra) -> dict:
-    conf = {
-        "bootstrap.servers": bootstrap,
-        "group.id": f"bench-{uuid.uuid4().hex}",  # required by the client; only assign() is used
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        "isolation.level": isolation,
-        "fetch.max.bytes": 64 * 2**20,
-        "max.partition.fetch.bytes": 16 * 2**20,
-        # Above fetch.max.bytes: a broker that ignores the fetch limits (noida-db answers a whole
-        # partition, ~100 MB for 100,000 records) is then measured rather than refused.
-        "receive.message.max.bytes": 1_000_000_000,
-        "queued.max.messages.kbytes": 512 * 1024,
-        "queued.min.messages": 1_000_000,
-        "log_level": 3,
-    }
-    conf.update(extra)
-    return conf
+from .client_settings import (
+    RECORD_SIZE,
+    broker_cpu,
+    broker_wait,
+    consumer_config,
+    own_cpu,
+    producer_config,
+)
+from .native_workloads import (  # noqa: F401 (the runner finds every workload here by name)
+    consume_c,
+    consume_kcat,
+    java_producer_config,
+    produce_c,
+    produce_java,
+)
 
 
 def _payloads(n: int = 64, compressible: bool = False) -> list[bytes]:
@@ -133,13 +87,13 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_mes
     _ready(p, topic, warmup_topic)
     values = _payloads(compressible=compression != "none")
     nv = len(values)
-    cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
+    cpu0, own0, wait0 = broker_cpu(broker_pid), own_cpu(), broker_wait(broker_pid)
     t0 = time.perf_counter()
     for i in range(records):
         _send(p, topic, values[i % nv], i % partitions)
     left = p.flush(120)
     dt = time.perf_counter() - t0
-    cpu, own, wait = _broker_cpu(broker_pid) - cpu0, _own_cpu() - own0, _broker_wait(broker_pid) - wait0
+    cpu, own, wait = broker_cpu(broker_pid) - cpu0, own_cpu() - own0, broker_wait(broker_pid) - wait0
     if left or errors.count:
         raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first}), {left} undelivered")
     return {"records": records, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own, "broker_runqueue_wait_s": wait}
@@ -162,7 +116,7 @@ def produce_transactional(bootstrap: str, topic: str, partitions: int, records: 
     values = _payloads(compressible=compression != "none")
     nv = len(values)
     commits, commit_time, flush_time, queued = 0, 0.0, 0.0, 0
-    cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
+    cpu0, own0, wait0 = broker_cpu(broker_pid), own_cpu(), broker_wait(broker_pid)
     t0 = time.perf_counter()
     p.begin_transaction()
     next_commit = t0 + commit_interval_s
@@ -189,7 +143,7 @@ def produce_transactional(bootstrap: str, topic: str, partitions: int, records: 
             next_commit = now + commit_interval_s
     commit()
     dt = time.perf_counter() - t0
-    cpu, own, wait = _broker_cpu(broker_pid) - cpu0, _own_cpu() - own0, _broker_wait(broker_pid) - wait0
+    cpu, own, wait = broker_cpu(broker_pid) - cpu0, own_cpu() - own0, broker_wait(broker_pid) - wait0
     if errors.count:
         raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first})")
     return {"records": records, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own,
@@ -210,7 +164,7 @@ def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation
     try:
         c.list_topics(topic, timeout=30)  # bootstrap connection and metadata before the clock starts
         got, first, errors, first_error = 0, None, 0, None
-        cpu0, own0, wait0 = _broker_cpu(broker_pid), _own_cpu(), _broker_wait(broker_pid)
+        cpu0, own0, wait0 = broker_cpu(broker_pid), own_cpu(), broker_wait(broker_pid)
         t0 = time.perf_counter()
         c.assign([TopicPartition(topic, i, 0) for i in range(partitions)])
         last_progress = t0
@@ -234,7 +188,7 @@ def consume(bootstrap: str, topic: str, partitions: int, records: int, isolation
                 raise RuntimeError(f"stalled: {got} of {records} records read, nothing new for {stall_s:.0f} s"
                                    + (f"; {errors} consumer errors, first: {first_error}" if errors else ""))
         dt = time.perf_counter() - t0
-        cpu, own, wait = _broker_cpu(broker_pid) - cpu0, _own_cpu() - own0, _broker_wait(broker_pid) - wait0
+        cpu, own, wait = broker_cpu(broker_pid) - cpu0, own_cpu() - own0, broker_wait(broker_pid) - wait0
     finally:
         c.close()
     return {"records": got, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own, "broker_runqueue_wait_s": wait,
@@ -258,256 +212,6 @@ def _read_one(bootstrap: str, isolation: str, topic: str, stall_s: float) -> Non
         raise RuntimeError(f"the warm-up record of {topic} was not read within {stall_s:.0f} s")
     finally:
         consumer.close()
-
-
-def _kcat_run(cmd: list[str], count: int, stall_s: float, broker_pid: int | None, env: dict | None = None) -> dict:
-    """Run kcat until it has printed ``count`` lines; its wall time, CPU and the broker's."""
-    import select
-    import subprocess
-
-    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([*cmd, "-c", str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    fd, lines, last_progress = proc.stdout.fileno(), 0, t0
-    while True:
-        ready, _, _ = select.select([fd], [], [], 1.0)
-        if not ready:
-            if time.perf_counter() - last_progress > stall_s:
-                proc.kill()
-                raise RuntimeError(f"stalled: {lines} of {count} records read, nothing new for {stall_s:.0f} s")
-            continue
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        lines += chunk.count(b"\n")
-        last_progress = time.perf_counter()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
-    err = proc.stderr.read().decode(errors="replace").strip()
-    if code != 0 or lines != count:
-        raise RuntimeError(f"kcat exited with {code} after {lines} of {count} records: {err[-500:]}")
-    return {"seconds": seconds, "client_cpu_s": usage.ru_utime + usage.ru_stime,
-            "broker_cpu_s": _broker_cpu(broker_pid) - cpu0, "broker_runqueue_wait_s": _broker_wait(broker_pid) - wait0}
-
-
-def consume_kcat(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,
-                 stall_s: float = 20.0, broker_pid: int | None = None) -> dict:
-    """The same read as ``consume`` with kcat, librdkafka's C command-line client, with the same
-    consumer settings: no Python object per record, so the client costs a fraction of a core and
-    the broker's own speed shows. kcat prints one line per record (``%o``). Timed from kcat's
-    launch to its exit, so its start, metadata and ListOffsets (a few tens of milliseconds) are
-    inside the window: the rate is a conservative one, the same way for every system."""
-    import re
-    import shutil
-    import subprocess
-
-    exe = shutil.which("kcat") or shutil.which("kafkacat")
-    if exe is None:
-        raise RuntimeError("kcat is not on PATH (Debian: apt-get install kcat; `make bench` installs it as root)")
-    cmd = [exe, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%o\n",
-           *_x_args(consumer_config(bootstrap, isolation), "bootstrap.servers", "group.id", "enable.auto.commit",
-                    "enable.auto.offset.store", "log_level")]
-    with _librdkafka_of_confluent_kafka() as env:
-        version = subprocess.run([exe, "-V"], capture_output=True, text=True, env=env).stdout
-        librdkafka = next(iter(re.findall(r"librdkafka ([0-9][^ )]*)", version)), "?")
-        return {"records": records, "kcat_librdkafka": librdkafka, **_kcat_run(cmd, records, stall_s, broker_pid, env)}
-
-
-def _wheel_librdkafka() -> str | None:
-    """The librdkafka shared library bundled with the confluent-kafka wheel, if there is one."""
-    import glob
-
-    import confluent_kafka
-
-    libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)),
-                                         "confluent_kafka.libs", "librdkafka*.so*")))
-    return libs[0] if libs else None
-
-
-def _x_args(conf: dict, *drop: str) -> list[str]:
-    """Client settings as librdkafka's ``-X key=value`` arguments (kcat, rdconsume, rdproduce),
-    without the keys in ``drop``; booleans as librdkafka spells them."""
-    return [a for k, v in conf.items() if k not in drop
-            for a in ("-X", f"{k}={str(v).lower() if isinstance(v, bool) else v}")]
-
-
-@contextlib.contextmanager
-def _librdkafka_of_confluent_kafka():
-    """An environment in which kcat loads the librdkafka bundled with the confluent-kafka wheel, the
-    one every other phase uses, instead of the distribution's (Debian 12 has 2.0.2, which cannot
-    parse the tagged fields of some brokers' ApiVersions answers); None when there is none."""
-    import tempfile
-
-    lib = _wheel_librdkafka()
-    if lib is None:
-        yield None
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-rdkafka-") as d:
-        os.symlink(lib, os.path.join(d, "librdkafka.so.1"))
-        path = os.environ.get("LD_LIBRARY_PATH")
-        yield {**os.environ, "LD_LIBRARY_PATH": d + (os.pathsep + path if path else "")}
-
-
-def c_binary(name: str) -> str:
-    """bench/<name>.c (rdconsume, rdproduce; both include rdclient.h) built against the librdkafka
-    inside the confluent-kafka wheel (the one every other phase uses), once per source and library:
-    a C compiler is all it needs."""
-    import hashlib
-    import shutil
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
-    source = Path(__file__).with_name(f"{name}.c")
-    lib = _wheel_librdkafka()
-    if lib is None:
-        raise RuntimeError(f"no librdkafka inside the confluent-kafka package to build {name} against")
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        raise RuntimeError(f"no C compiler (cc or gcc) to build bench/{name}.c")
-    header = source.with_name("rdclient.h")  # what the two share, included by both
-    key = hashlib.sha256(source.read_bytes() + header.read_bytes() + lib.encode()).hexdigest()[:16]
-    exe = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"{name}-{key}"
-    if not exe.exists():
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_name(f"{exe.name}.{os.getpid()}")
-        build = subprocess.run([cc, "-O2", "-o", str(tmp), str(source), lib, f"-Wl,-rpath,{os.path.dirname(lib)}"],
-                               capture_output=True, text=True)
-        if build.returncode != 0:
-            raise RuntimeError(f"building {name} failed: {build.stderr.strip()[-1000:]}")
-        os.replace(tmp, exe)
-    return str(exe)
-
-
-def _producer_process(cmd: list[str], name: str, kind: str, records: int, broker_pid: int | None) -> dict:
-    """Runs rdproduce or JProduce and returns its JSON line's figures with the broker's CPU. The
-    broker's CPU is read around the whole process (its start, metadata and warm-up included): an
-    upper bound for the window, the same way for every system."""
-    import json
-    import subprocess
-
-    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + records / 1000)
-    cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
-    if run.returncode != 0:
-        raise RuntimeError(f"{name} exited with {run.returncode}: {run.stderr.strip()[-500:]}")
-    r = json.loads(run.stdout.strip().splitlines()[-1])
-    out = {k: r[k] for k in ("records", "seconds", "client_cpu_s")}
-    if kind == "txn":
-        out.update({k: r[k] for k in ("transactions", "commit_seconds", "commit_flush_seconds", "commit_queued_records")})
-    return {**out, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
-
-
-def produce_c(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int, kind: str = "plain",
-              commit_interval_s: float = 0.1, warmup_topic: str = "", broker_pid: int | None = None,
-              compression: str = "none") -> dict:
-    """The produce phases with bench/rdproduce.c: librdkafka called from C, the same producer
-    settings and the same loop as ``produce`` / ``produce_transactional`` (1 KiB random values, a
-    1 ms poll when the queue is full, commits every ``commit_interval_s``), without Python's cost
-    per record, so the client leaves more of the machine to the broker."""
-    if compression != "none":
-        raise RuntimeError("rdproduce sends random (incompressible) values only: run it without --compression")
-    extra = {"transactional.id": f"bench-{uuid.uuid4().hex}"} if kind == "txn" else (
-        {"enable.idempotence": True} if kind == "idempotent" else {})
-    args = _x_args(producer_config(bootstrap, queue_messages, **extra), "bootstrap.servers")
-    commit_ms = round(commit_interval_s * 1000) if kind == "txn" else 0
-    cmd = [c_binary("rdproduce"), bootstrap, topic, str(partitions), str(records), str(commit_ms), warmup_topic, *args]
-    return _producer_process(cmd, "rdproduce", kind, records, broker_pid)
-
-
-def java_producer_config(queue_messages: int, kind: str) -> dict:
-    """``producer_config``'s settings in the Java client's names. Its buffer is bytes, not records:
-    room for ``queue_messages`` values and their record overhead. ``enable.idempotence`` is set
-    both ways, since the Java client turns it on by default (librdkafka does not), and the five
-    requests in flight per connection are its default, stated."""
-    conf = {
-        "acks": "all",
-        "compression.type": "none",
-        "linger.ms": 5,
-        "batch.size": 1_000_000,
-        "buffer.memory": queue_messages * (RECORD_SIZE + 64),
-        "delivery.timeout.ms": 60_000,
-        "max.in.flight.requests.per.connection": 5,
-        "enable.idempotence": "false" if kind == "plain" else "true",
-    }
-    if kind == "txn":
-        conf["transactional.id"] = f"bench-{uuid.uuid4().hex}"
-    return conf
-
-
-def java_class(name: str) -> list[str]:
-    """The command that runs bench/<name>.java with kafka-clients 3.9.1 (the jars of the ``java``
-    extra, found by compat/javarun.py as the Java compat suites find them), compiled with javac
-    once per source and jar set."""
-    import hashlib
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
-    from compat.javarun import JavaUnavailable, find_jars, find_tools
-
-    try:
-        java, javac = find_tools()
-        jars = find_jars()
-    except JavaUnavailable as e:
-        raise RuntimeError(str(e)) from None
-    source = Path(__file__).with_name(f"{name}.java")
-    classpath = os.pathsep.join(map(str, jars))
-    key = hashlib.sha256(source.read_bytes() + classpath.encode()).hexdigest()[:16]
-    build = Path(tempfile.gettempdir()) / "kafka-shim-bench" / f"{name}-java-{key}"
-    if not (build / f"{name}.class").exists():
-        tmp = build.with_name(f"{build.name}.{os.getpid()}")
-        run = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", classpath, str(source)],
-                             capture_output=True, text=True, timeout=300)
-        if run.returncode != 0:
-            raise RuntimeError(f"javac {source.name} failed: {(run.stdout + run.stderr).strip()[-1000:]}")
-        os.replace(tmp, build)
-    return [java, "-cp", os.pathsep.join((str(build), classpath)), name]
-
-
-def produce_java(bootstrap: str, topic: str, partitions: int, records: int, queue_messages: int, kind: str = "plain",
-                 commit_interval_s: float = 0.1, warmup_topic: str = "", broker_pid: int | None = None,
-                 compression: str = "none") -> dict:
-    """The produce phases with bench/JProduce.java: Apache Kafka's Java producer (kafka-clients
-    3.9.1), the producer whose idempotent and transactional modes keep up to five requests in
-    flight per partition (librdkafka's keep one). Settings as ``producer_config``; the same loop,
-    except that a full buffer blocks send(), as the Java client does; records/2 warm-up records
-    before the clock, for the JIT."""
-    if compression != "none":
-        raise RuntimeError("JProduce sends random (incompressible) values only: run it without --compression")
-    conf = java_producer_config(queue_messages, kind)
-    commit_ms = round(commit_interval_s * 1000) if kind == "txn" else 0
-    cmd = [*java_class("JProduce"), bootstrap, topic, str(partitions), str(records), str(commit_ms),
-           warmup_topic, str(max(1, records // 2)), *(f"{k}={v}" for k, v in conf.items())]
-    return _producer_process(cmd, "JProduce", kind, records, broker_pid)
-
-
-def consume_c(bootstrap: str, topic: str, partitions: int, records: int, isolation: str,
-              stall_s: float = 20.0, broker_pid: int | None = None) -> dict:
-    """The same read as ``consume`` with bench/rdconsume.c: librdkafka called from C, records
-    taken from its queue in batches and counted, no object per record; timed like ``consume``,
-    from assign() to the last record (connection and metadata before the clock), so unlike the
-    kcat read its rate holds no process start. Same consumer settings as the other two reads."""
-    import json
-    import subprocess
-
-    cmd = [c_binary("rdconsume"), bootstrap, topic, str(partitions), str(records), str(stall_s),
-           *_x_args(consumer_config(bootstrap, isolation), "bootstrap.servers", "group.id", "enable.auto.commit",
-                    "enable.auto.offset.store")]
-    cpu0, wait0 = _broker_cpu(broker_pid), _broker_wait(broker_pid)
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + stall_s + records / 1000)
-    cpu, wait = _broker_cpu(broker_pid) - cpu0, _broker_wait(broker_pid) - wait0
-    if run.returncode != 0:
-        raise RuntimeError(f"rdconsume exited with {run.returncode}: {run.stderr.strip()[-500:]}")
-    r = json.loads(run.stdout)
-    if r["bytes"] != r["records"] * RECORD_SIZE:
-        raise RuntimeError(f"rdconsume read {r['records']} records of {r['bytes']} bytes in all, "
-                           f"not {RECORD_SIZE} bytes each")
-    # The broker's CPU is read around the whole process (its start and metadata included): an
-    # upper bound for the window, the same way for every system.
-    return {**r, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
 
 
 # End-to-end latency: values carry (kind, sequence, send time on CLOCK_MONOTONIC, which is
@@ -594,16 +298,24 @@ def end_txn_latency(bootstrap: str, topic: str, transactions: int, warmup: int, 
                                  **{"transactional.id": f"bench-{uuid.uuid4().hex}", "linger.ms": 0}))
     _ready(p, topic)
     p.init_transactions(30)
+    return commit_latencies(p, errors, topic, [0] * per_txn, transactions, warmup, 30)
+
+
+def commit_latencies(p, errors: _Errors, topic: str, partitions: list[int], transactions: int, warmup: int,
+                     timeout_s: float) -> dict:
+    """``warmup`` + ``transactions`` transactions of one record to each of ``partitions`` (a
+    partition named twice gets two), each flushed (delivered) before its commit_transaction() is
+    timed; the warm-up ones are not counted."""
     value = os.urandom(RECORD_SIZE)
     times = []
     for i in range(warmup + transactions):
         p.begin_transaction()
-        for _ in range(per_txn):
-            p.produce(topic, value, partition=0)
-        if p.flush(30):
-            raise RuntimeError(f"transaction {i}: records not delivered within 30 s")
+        for k in partitions:
+            p.produce(topic, value, partition=k)
+        if p.flush(timeout_s):
+            raise RuntimeError(f"transaction {i}: records not delivered within {timeout_s} s")
         t = time.perf_counter()
-        p.commit_transaction(30)
+        p.commit_transaction(timeout_s)
         if i >= warmup:
             times.append((time.perf_counter() - t) * 1000)
     if errors.count:

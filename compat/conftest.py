@@ -360,8 +360,8 @@ def raw_connection():
 
 @pytest.fixture
 def wire(compat_target):
-    """A raw kio connection to the broker under test (compat.txn_clients.Wire)."""
-    from compat.txn_clients import Wire
+    """A raw kio connection to the broker under test (compat.wire.Wire)."""
+    from compat.wire import Wire
 
     w = Wire(compat_target.bootstrap_servers)
     yield w

@@ -14,7 +14,8 @@ import pytest
 
 from compat.groups_support import create_topic, start_member
 from compat.support import wait_for
-from compat.txn_clients import CLIENT_NAMES, Clients, Wire, expect_failure, settle
+from compat.txn_clients import CLIENT_NAMES, Clients, expect_failure, settle
+from compat.wire import Wire
 
 pytestmark = pytest.mark.shim_only("drives the broker's control plane")
 RC = "read_committed"

@@ -10,7 +10,8 @@ import functools
 import pytest
 
 from compat.support import wait_for
-from compat.txn_clients import CLIENT_NAMES, Clients, Wire
+from compat.txn_clients import CLIENT_NAMES, Clients
+from compat.wire import Wire
 from shim.broker import BrokerThread
 
 pytestmark = pytest.mark.shim_only("drives the broker's control plane")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat.txn_clients import Wire
+from compat.wire import Wire
 from shim.broker import BrokerThread
 
 pytestmark = pytest.mark.shim_only("drives the broker's control plane")

@@ -292,7 +292,7 @@ ISOLATIONS = ("read_uncommitted", "read_committed")
 @pytest.fixture
 def side(client_name, compat_target, request):
     """A fresh one-partition topic and the client's producers and admin client."""
-    from compat.txn_clients import Wire
+    from compat.wire import Wire
 
     topic = f"{compat_target.prefix}-{request.node.originalname.removeprefix('test_')}-{client_name}"
     wire = Wire(compat_target.bootstrap_servers)

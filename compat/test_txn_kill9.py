@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from compat.txn_clients import CLIENT_NAMES, Clients, Wire, expect_failure, settle, wait_for
+from compat.txn_clients import CLIENT_NAMES, Clients, expect_failure, settle, wait_for
+from compat.wire import Wire
 
 pytestmark = pytest.mark.shim_only("kills the broker with SIGKILL and restarts it")
 

@@ -21,7 +21,7 @@ from .coordinators.share.store import SHARE_STATE_TOPIC
 from .coordinators.share.store import topic_configs as share_state_topic_configs
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
-from .protocol.kafka_releases import RELEASES, TRANSACTION_VERSION
+from .protocol.kafka_releases import ELR_VERSION, RELEASES, TRANSACTION_VERSION
 from .quorum import MetadataQuorum
 from .security.acls import AclStore
 from .security.authorizer import StandardAuthorizer, parse_super_users
@@ -51,6 +51,8 @@ class Node:
         self._next_retention = 0
         self.release = RELEASES[config.kafka_version]
         self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
+        if self.elr_enabled:  # a cluster formatted with ELR on (4.1's default) has the controller's records
+            self._elr_safety()
         self._init_coordinators(config, meta_dir)
         self.control = Control(self)
         self.txn.probe = self.control.probe
@@ -136,6 +138,9 @@ class Node:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
         )
+        # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
+        racks = self._partition_racks if any(self.racks.values()) else None
+        self.groups.consumer.partition_racks = racks
         self.groups.load(now_ms())
         self._init_share(config, meta_dir, settings)
 
@@ -147,6 +152,7 @@ class Node:
         self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
+        self.share.partition_racks = self.groups.consumer.partition_racks
         self.share.write_group_records = self.groups.store.append_records
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
@@ -221,10 +227,10 @@ class Node:
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
         base = self.log_config.__class__(fsync=self.config.fsync == "always")
-        return log_config(base, effective(overrides, self.broker_configs.merged()))
+        return log_config(base, self.topic_effective(overrides))
 
     def topic_effective(self, overrides: dict[str, str]) -> dict:
-        return effective(overrides, self.broker_configs.merged())
+        return effective(overrides, self.broker_configs.merged(), self.broker_configs.release)
 
     def config_with(self, per_broker: dict[str, str], cluster_default: dict[str, str]) -> BrokerConfig:
         """The broker's config with these dynamic layers; ValueError if the result is invalid."""
@@ -243,8 +249,20 @@ class Node:
     def finalize_features(self, levels: dict[str, int]) -> None:
         """UpdateFeatures: finalize ``levels`` (checked by quorum.check_update); a new
         transaction.version governs the coordinator's own aborts and state records from now on."""
+        if levels.get(ELR_VERSION, 0) > 0:  # Kafka: ConfigurationControlManager.updateFeatures, before the feature
+            self._elr_safety()
         self.quorum.apply(levels)
         self.txn.finalized_transaction_version(self.quorum.level(TRANSACTION_VERSION))
+
+    @property
+    def elr_enabled(self) -> bool:
+        """KIP-966's eligible leader replicas are on (eligible.leader.replicas.version >= 1)."""
+        return self.quorum.level(ELR_VERSION) > 0
+
+    def _elr_safety(self) -> None:
+        if self.broker_configs.elr_safety():
+            self._apply_dynamic_fields()
+            self.logs.reconfigure()
 
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""
@@ -270,6 +288,10 @@ class Node:
         self.cluster.delete_topic(name)
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
+
+    def _partition_racks(self, topic: str, partition: int) -> list[str]:
+        """The ``broker.rack`` of each replica's broker (Kafka: KRaftCoordinatorMetadataImage.partitionRacks)."""
+        return [rack for node in self.cluster.state(topic, partition).replicas if (rack := self.racks.get(node))]
 
     def _partition_count(self, topic: str) -> int:
         info = self.logs.topics.get(topic)

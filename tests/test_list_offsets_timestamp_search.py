@@ -124,3 +124,31 @@ def test_a_batch_larger_than_a_chunk_is_judged_by_its_header(node, monkeypatch):
         plog.append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
     for target in range(0, 11):
         assert plog.offset_for_timestamp(TS + target, False) == _expected(stamps, target), target
+
+
+def _open_fds() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("on_thread", [False, True])
+async def test_a_planned_search_outlives_its_segment_and_leaks_no_descriptor(node, on_thread, monkeypatch):
+    import shim.apis.k02_list_offsets as k02
+
+    if on_thread:
+        monkeypatch.setattr(k02, "INLINE_BYTES", -1)
+    stamps = [5, 1, 9, 3]
+    plog = _fill(node, stamps)
+    before = _open_fds()
+    search = plog.timestamp_search(TS + 9, False)
+    assert _open_fds() == before + 1  # its own descriptor of the segment file
+    node.logs.delete_topic("t")  # segments closed and files removed while the search waits for its thread
+    assert plog.segments[0].closed
+    assert search.run() == (2, TS + 9)
+    assert _open_fds() == before - len(plog.segments)  # the topic's own descriptors went with it
+    _fill(node, stamps)
+    before = _open_fds()
+    for target, want in ((9, 2), (0, 0), (10, -1)):  # through the handler: descriptors closed once answered
+        assert (await list_offsets(node, TS + target))[1] == want
+    assert _open_fds() == before

@@ -137,3 +137,37 @@ def test_a_large_frame_arriving_in_pieces_grows_its_buffer_and_is_whole(chunk):
     for i in range(0, len(data), chunk):
         out += d.feed(data[i : i + chunk])
     assert [bytes(f) for f in out] == [payload, b"next"]
+
+
+def _held_by_a_decoder(data: bytes) -> int:
+    """Bytes a new decoder holds after ``data`` arrived in reads of at most 64 KiB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        d = FrameDecoder(100 * 1024 * 1024)
+        for i in range(0, len(data), 64 * 1024):
+            d.feed(data[i : i + 64 * 1024])
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return held
+
+
+def test_an_idle_or_slowly_trickling_connection_holds_a_few_times_what_it_sent():
+    """2,000 connections that each announced a 100 MiB frame and sent 20 KB of it held 670 MiB of the
+    broker's memory (64 KiB of shared buffer and a first body buffer of 256 KiB each), and idle ones
+    64 KiB each. Now an idle connection holds 4 KiB and a trickle about twice what it sent."""
+    assert _held_by_a_decoder(b"") < 8 * 1024
+    assert _held_by_a_decoder(frame_size(100 * 1024 * 1024) + b"x" * 20_000) < 3 * 20_000 + 8 * 1024
+    assert _held_by_a_decoder(frame_size(1000) + b"x" * 500) < 8 * 1024
+
+
+def test_the_first_read_that_fills_the_small_buffer_grows_it():
+    payloads = [bytes([i]) * 15_000 for i in range(5)] + [b"tail"]  # below DIRECT_BYTES: the shared buffer
+    data = b"".join(frame(p) for p in payloads)
+    d = FrameDecoder(1 << 20)
+    out = []
+    for i in range(0, len(data), 3000):
+        out += [bytes(f) for f in d.feed(data[i : i + 3000])]
+    assert out == payloads

@@ -110,8 +110,10 @@ def test_tagged_fields_count_size_and_known_tag_data():
     base = header_v2(18, 3)[:-1]  # the header's tag section is what changes
     body = b"\x02a\x021\x00"
     assert "tagged fields count" in refused(base + b"\x7f" + body, 18, 3)
-    assert "tagged fields size" in refused(base + b"\x01\x05\x7f" + body, 18, 3)
-    request_checker(18, 3)(base + b"\x01\x05\x01\x00" + body)  # an unknown tag is skipped
+    fetch_tags = header_v2(1, 12) + FETCH_V12_FIXED + b"\x01\x01\x01"  # then Fetch v12's tag section
+    assert "tagged fields size" in refused(fetch_tags + b"\x01\x00\x7f", 1, 12)
+    # a tag the header does not know: kio refuses it anyway, and the checker before the walk
+    assert "more than the 0 this version knows" in refused(base + b"\x01\x05\x01\x00" + body, 18, 3)
     # Fetch v12's tag 0 (cluster_id) whose string ends before the tag's declared size.
     fetch = header_v2(1, 12) + FETCH_V12_FIXED + b"\x01\x01\x01" + b"\x01\x00\x03\x01zz"
     assert "cluster_id" in refused(fetch, 1, 12)
@@ -236,3 +238,49 @@ def test_a_panic_in_kio_is_a_malformed_frame(monkeypatch):
     monkeypatch.setattr(messages, "_reader", interrupted)
     with pytest.raises(KeyboardInterrupt):
         decode_request(frame, 18, 0)
+
+
+def _tagged(body: bytes, tags: list[bytes]) -> bytes:
+    """``body`` (a kio-encoded flexible request) with its top-level tagged fields replaced."""
+    from kafka_codecs.varint import encode_uvarint
+
+    assert body[-1] == 0  # kio wrote no tagged fields
+    return body[:-1] + encode_uvarint(len(tags)) + b"".join(tags)
+
+
+def _metadata_v12() -> bytes:
+    request = request_class(3, 12)(topics=None, allow_auto_topic_creation=True, include_topic_authorized_operations=False)
+    return encode_request(RequestHeader(3, 12, 1, "c"), request)
+
+
+def test_a_megabyte_of_empty_tagged_fields_is_refused_before_it_is_walked():
+    """A Metadata v12 of 300,000 empty tagged fields (1.2 MB): the checker walked every one in
+    Python (2 to 5 s with the event loop held; a 100 MiB frame, minutes) before kio refused the
+    first unknown tag. A count above the tags the version knows is refused at once."""
+    from kafka_codecs.varint import encode_uvarint
+
+    frame = _tagged(_metadata_v12(), [encode_uvarint(i) + b"\x00" for i in range(300_000)])
+    with pytest.raises(MalformedRequest, match="MetadataRequest tagged fields: more than the 0 this version knows"):
+        request_checker(3, 12)(frame)
+
+
+def test_an_unknown_tag_is_refused_where_it_is_read():
+    with pytest.raises(MalformedRequest, match="FetchRequest tagged fields: unknown tag 5"):
+        request_checker(1, 12)(_tagged(_fetch_v12(), [b"\x05\x00"]))
+
+
+def _fetch_v12() -> bytes:
+    import datetime
+
+    request = request_class(1, 12)(max_wait=datetime.timedelta(0), min_bytes=1, max_bytes=1, isolation_level=0,
+                                   topics=(), forgotten_topics_data=(), rack_id="", cluster_id=None)  # fmt: skip
+    return encode_request(RequestHeader(1, 12, 1, "c"), request)
+
+
+def test_a_known_tag_passes_and_a_repeated_one_is_refused():
+    """Fetch v12 knows one tag (ClusterId, 0): once is parsed; twice, which no client writes and kio
+    would read as the last, is more tags than the version knows."""
+    once = _tagged(_fetch_v12(), [b"\x00\x02\x02x"])
+    assert decode_request(once, 1, 12)[1].cluster_id == "x"
+    with pytest.raises(MalformedRequest, match="more than the 1 this version knows"):
+        request_checker(1, 12)(_tagged(_fetch_v12(), [b"\x00\x02\x02x", b"\x00\x02\x02y"]))

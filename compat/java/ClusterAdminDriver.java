@@ -29,7 +29,51 @@ public final class ClusterAdminDriver {
         all.put("admin.client_metrics_resources", ClusterAdminDriver::clientMetricsResources);
         // changes the cluster: only for a broker of the test's own (compat/test_java4_tv2.py)
         all.put("features.transaction_version_1", ClusterAdminDriver::transactionVersion1);
+        // sets and restores the cluster-level min.insync.replicas: a broker of the test's own
+        all.put("config.elr_min_isr", ClusterAdminDriver::elrMinIsr);
         Support.main("ClusterAdminDriver", all, args);
+    }
+
+    /** KIP-966: the cluster-level min.insync.replicas, a topic's view of it, and the alterations of
+     * min.insync.replicas the controller refuses while eligible leader replicas are enabled. */
+    static void elrMinIsr(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("elr");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            String node = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());
+            org.apache.kafka.common.config.ConfigResource cluster = broker("");
+            org.apache.kafka.common.config.ConfigResource broker = broker(node);
+            org.apache.kafka.common.config.ConfigResource res = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+            obs.put("elr_level", admin.describeFeatures().featureMetadata().get(20, TimeUnit.SECONDS)
+                    .finalizedFeatures().getOrDefault("eligible.leader.replicas.version",
+                            new FinalizedVersionRange((short) 0, (short) 0)).maxVersionLevel());
+            obs.put("cluster", minIsr(admin, cluster));
+            obs.put("topic", minIsr(admin, res));
+            obs.put("set_broker_level", Support.outcome(alter(admin, broker, org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, "2")));
+            obs.put("delete_cluster_level", Support.outcome(alter(admin, cluster, org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE, null)));
+            obs.put("set_cluster_level", Support.outcome(alter(admin, cluster, org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, "2")));
+            obs.put("topic_after", minIsr(admin, res));
+            obs.put("restore_cluster_level", Support.outcome(alter(admin, cluster, org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET, "1")));
+        }
+    }
+
+    static org.apache.kafka.common.config.ConfigResource broker(String name) {
+        return new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, name);
+    }
+
+    static org.apache.kafka.common.KafkaFuture<Void> alter(Admin admin, org.apache.kafka.common.config.ConfigResource res,
+                                   org.apache.kafka.clients.admin.AlterConfigOp.OpType op, String value) {
+        org.apache.kafka.clients.admin.AlterConfigOp change = new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("min.insync.replicas", value), op);
+        return admin.incrementalAlterConfigs(Map.of(res, List.of(change))).all();
+    }
+
+    /** [value, source] of min.insync.replicas in the resource's description, or null when not listed. */
+    static Object minIsr(Admin admin, org.apache.kafka.common.config.ConfigResource res) throws Exception {
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(res)).all().get(20, TimeUnit.SECONDS).get(res);
+        org.apache.kafka.clients.admin.ConfigEntry e = c.get("min.insync.replicas");
+        return e == null ? null : List.of(e.value(), e.source().name());
     }
 
     static void metadataQuorum(Support s, Map<String, Object> obs) throws Exception {

@@ -66,6 +66,24 @@ final class ConfigScenarios {
         }
     }
 
+    /** topic.future_timestamps: records stamped an hour ahead and a minute ahead, and the bound described. */
+    static void futureTimestamps(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("future-ts");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            obs.put("after_max_ms", entry(describe(admin, new ConfigResource(ConfigResource.Type.TOPIC, topic))
+                    .get("message.timestamp.after.max.ms")));
+        }
+        long now = System.currentTimeMillis();
+        try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p = s.producer()) {
+            for (Map.Entry<String, Long> e : Map.of("two_hours_ahead", now + 7_200_000L, "a_minute_ahead", now + 60_000L)
+                    .entrySet()) {
+                obs.put(e.getKey(), Support.failureOf(() -> p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                        topic, 0, e.getValue(), null, Support.b(e.getKey()))).get(20, TimeUnit.SECONDS)));
+            }
+        }
+    }
+
     static void brokerConfigs(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
             String id = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());

@@ -60,6 +60,7 @@ public final class KafkaDriver {
         all.put("admin.topic_configs", ConfigScenarios::topicConfigs);
         all.put("admin.broker_configs", ConfigScenarios::brokerConfigs);
         all.put("topic.compression_zstd", ConfigScenarios::compressionZstd);
+        all.put("topic.future_timestamps", ConfigScenarios::futureTimestamps);
         all.put("admin.list_offsets_isolation", KafkaDriver::listOffsetsIsolation);
         all.put("admin.transactions", KafkaDriver::adminTransactions);
         all.put("admin.abort_hanging", KafkaDriver::abortHanging);

@@ -62,6 +62,8 @@ def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, 
     props = apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
                        lambda n: store.merged().get(n, BROKER_CONFIGS[n].default if n in BROKER_CONFIGS else None))
     props = store.validate(resource_name, props, node_id)
+    if node.elr_enabled:  # KIP-966: the controller's checks come after the broker's own validation
+        store.check_elr_change(resource_name, props, {o.name for o in ops} if incremental else set(props))
     layers = {"per_broker": store.per_broker, "cluster_default": store.cluster_default}
     layers["per_broker" if resource_name else "cluster_default"] = props
     try:  # the whole resulting config must hold together before anything is persisted

@@ -18,6 +18,7 @@ from ..storage import fs
 from .catalogue import BROKER_CONFIGS, ConfigError, dynamic
 
 FILE_NAME = "broker-configs.json"
+MIN_ISR = "min.insync.replicas"
 # Dynamic in Kafka, but not something kafka-shim can change while it runs.
 NOT_LIVE = {"listeners": "kafka-shim cannot change its listeners while it runs",
             "advertised.listeners": "kafka-shim cannot change its advertised listeners while it runs"}
@@ -97,8 +98,39 @@ class BrokerConfigs:
         """Persist, then apply, a validated layer."""
         layers = {"broker": self.per_broker, "default": self.cluster_default}
         layers["broker" if resource_name else "default"] = dict(props)
+        self._write(layers["broker"], layers["default"])
+
+    def _write(self, per_broker: dict[str, str], cluster_default: dict[str, str]) -> None:
+        layers = {"broker": per_broker, "default": cluster_default}
         fs.atomic_write(self.path, json.dumps(layers, indent=1, sort_keys=True).encode())
-        self.per_broker, self.cluster_default = layers["broker"], layers["default"]
+        self.per_broker, self.cluster_default = per_broker, cluster_default
+
+    # -- KIP-966: eligible leader replicas ----------------------------------------------------
+
+    def elr_safety(self) -> bool:
+        """What Kafka's controller writes before it enables ELR (ConfigurationControlManager.
+        maybeGenerateElrSafetyRecords): a cluster-level min.insync.replicas of the static value
+        (Kafka's default 1) unless one exists, and no broker-level one. True if anything changed."""
+        per_broker, cluster_default = dict(self.per_broker), dict(self.cluster_default)
+        cluster_default.setdefault(MIN_ISR, self.static.get(MIN_ISR, BROKER_CONFIGS[MIN_ISR].default))
+        per_broker.pop(MIN_ISR, None)
+        if (per_broker, cluster_default) == (self.per_broker, self.cluster_default):
+            return False
+        self._write(per_broker, cluster_default)
+        return True
+
+    def check_elr_change(self, resource_name: str, new_layer: Mapping[str, str], explicit: set[str]) -> None:
+        """While ELR is enabled a broker-level min.insync.replicas cannot be set or removed and the
+        cluster-level one cannot be removed (ConfigurationControlManager.isDisallowedBrokerMinIsrTransition,
+        isDisallowedClusterMinIsrTransition); ``explicit``: the names the request itself alters."""
+        old = self.layer(resource_name)
+        touched = MIN_ISR in explicit or (MIN_ISR in old and MIN_ISR not in new_layer)
+        if resource_name and touched:
+            raise KafkaError(ErrorCode.invalid_config,
+                             f"Broker-level {MIN_ISR} cannot be altered while ELR is enabled.")
+        if not resource_name and touched and MIN_ISR not in new_layer:
+            raise KafkaError(ErrorCode.invalid_config,
+                             f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
 
 
 def _set(names: list[str]) -> str:

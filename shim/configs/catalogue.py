@@ -231,6 +231,22 @@ def unit_ms(name: str) -> int:
 READ_ONLY_FROM = {"4.0": frozenset({"advertised.listeners"})}
 
 
+# Broker config defaults a later release changed: release -> {name: default}. KIP-1030 (Kafka 4.0): records
+# stamped more than an hour ahead of the broker are refused; log recovery runs two threads per directory.
+# KIP-848 went GA in 4.0, its consumer protocol enabled by default (GroupCoordinatorConfig).
+DEFAULTS_FROM = {"4.0": {"log.message.timestamp.after.max.ms": "3600000", "num.recovery.threads.per.data.dir": "2",
+                         "group.coordinator.rebalance.protocols": "classic,consumer"}}
+
+
+def release_defaults(release: str = "3.9") -> dict[str, str]:
+    """The broker config defaults of the emulated ``release`` that differ from 3.9's."""
+    out: dict[str, str] = {}
+    for since, defaults in sorted(DEFAULTS_FROM.items()):
+        if release >= since:
+            out.update(defaults)
+    return out
+
+
 def dynamic(name: str, release: str = "3.9") -> bool:
     """Whether a broker config can be changed at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS)
     under the emulated ``release``."""

@@ -8,7 +8,7 @@ from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
-from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, broker_synonyms, dynamic, to_string
+from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, broker_synonyms, dynamic, release_defaults, to_string
 from .topic import effective
 
 
@@ -46,6 +46,10 @@ class Entry(NamedTuple):
 _DEFAULTS = {k: v.default for k, v in BROKER_CONFIGS.items() if v.default is not None}
 
 
+def _defaults(configs: BrokerConfigs) -> dict[str, str]:
+    return {**_DEFAULTS, **release_defaults(configs.release)}
+
+
 def _wanted(names: Iterable[str], keys) -> list[str]:
     return [n for n in names if not keys or n in keys]
 
@@ -54,7 +58,7 @@ def _config_synonyms(configs: BrokerConfigs, name: str, sensitive: bool) -> list
     """Kafka: ConfigHelper.configSynonyms -- by layer, then by synonym; the list starts at ``name``."""
     layers = ((configs.per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
               (configs.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
-              (configs.static, ConfigSource.STATIC_BROKER_CONFIG), (_DEFAULTS, ConfigSource.DEFAULT_CONFIG))
+              (configs.static, ConfigSource.STATIC_BROKER_CONFIG), (_defaults(configs), ConfigSource.DEFAULT_CONFIG))
     found = [Synonym(s, None if sensitive else layer[s], int(source))
              for layer, source in layers for s in broker_synonyms(name) if s in layer]
     while found and found[0].name != name:  # dropWhile: e.g. log.retention.hours when describing .ms
@@ -64,7 +68,7 @@ def _config_synonyms(configs: BrokerConfigs, name: str, sensitive: bool) -> list
 
 def topic_entries(overrides: Mapping[str, str], configs: BrokerConfigs, keys, synonyms: bool,
                   documentation: bool) -> list[Entry]:
-    values = effective(overrides, configs.merged())
+    values = effective(overrides, configs.merged(), configs.release)
     entries = []
     for name in _wanted(sorted(TOPIC_CONFIGS), keys):
         key = TOPIC_CONFIGS[name]
@@ -83,7 +87,8 @@ def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: b
     per_broker = bool(resource_name)
     if per_broker:  # Kafka: allConfigs(config) -- every non-internal config plus whatever was set
         merged = configs.merged()
-        values: dict[str, Any] = {n: merged.get(n, k.default) for n, k in BROKER_CONFIGS.items()}
+        defaults = _defaults(configs)
+        values: dict[str, Any] = {n: merged.get(n, defaults.get(n)) for n in BROKER_CONFIGS}
         values.update(merged)
     else:
         values = dict(configs.cluster_default)

@@ -9,7 +9,8 @@ from typing import Any, Mapping
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.partition_log import LogConfig
-from .catalogue import BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS, ConfigError, broker_synonyms, unit_ms
+from .catalogue import (BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS, ConfigError, broker_synonyms, release_defaults,
+                        unit_ms)
 
 # topic config -> LogConfig field: the configs a single broker honours.
 LOG_CONFIG_FIELDS = {
@@ -80,8 +81,10 @@ def broker_value(synonym: str, broker_props: Mapping[str, str]) -> tuple[Any, st
     return None
 
 
-def effective(overrides: Mapping[str, str], broker_props: Mapping[str, str]) -> dict[str, Any]:
-    """Every topic config's typed value for a topic: its override, else the broker's, else Kafka's default."""
+def effective(overrides: Mapping[str, str], broker_props: Mapping[str, str], release: str = "3.9") -> dict[str, Any]:
+    """Every topic config's typed value for a topic: its override, else the broker's, else Kafka's
+    default (the emulated ``release``'s)."""
+    broker_props = {**release_defaults(release), **broker_props}
     values = {}
     for name, key in TOPIC_CONFIGS.items():
         if name in overrides:

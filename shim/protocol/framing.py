@@ -11,11 +11,16 @@ class FrameError(Exception):
     """The peer sent bytes that are not a valid frame: the connection is closed."""
 
 
+# The shared buffer of small frames starts at FIRST_SCRATCH_BYTES and grows to SCRATCH_BYTES the
+# first time a read fills it: an idle connection (or thousands of them) holds 4 KiB, a busy one
+# reads 64 KiB at a time.
+FIRST_SCRATCH_BYTES = 4 * 1024
 SCRATCH_BYTES = 64 * 1024
 DIRECT_BYTES = 16 * 1024  # frames this large are received straight into a buffer of their own
-# A frame's own buffer starts at most this large and doubles as its bytes arrive, so a peer that
-# announces a large frame and sends nothing more holds this much, not the size it announced.
-FIRST_BODY_BYTES = 256 * 1024
+# A frame's own buffer starts at most this large (or twice what already arrived) and doubles as
+# its bytes arrive, so a peer that announces a large frame and trickles a little of it holds about
+# twice what it sent, not the size it announced.
+FIRST_BODY_BYTES = 32 * 1024
 
 
 class FrameDecoder:
@@ -29,7 +34,7 @@ class FrameDecoder:
 
     def __init__(self, max_frame: int) -> None:
         self._max = max_frame
-        self._scratch = bytearray(SCRATCH_BYTES)
+        self._scratch = bytearray(FIRST_SCRATCH_BYTES)
         self._start = self._end = 0
         self._body: bytearray | None = None
         self._size = 0  # of the frame being received into _body
@@ -55,7 +60,12 @@ class FrameDecoder:
             return memoryview(self._body)[self._filled:]
         if self._end == len(self._scratch):
             kept = self._end - self._start
-            self._scratch[:kept] = self._scratch[self._start : self._end]
+            if len(self._scratch) < SCRATCH_BYTES:  # a read filled it: this connection is busy
+                grown = bytearray(SCRATCH_BYTES)  # new: the socket may still hold a view of the old
+                grown[:kept] = self._scratch[self._start : self._end]
+                self._scratch = grown
+            else:
+                self._scratch[:kept] = self._scratch[self._start : self._end]
             self._start, self._end = 0, kept
         return memoryview(self._scratch)[self._end:]
 

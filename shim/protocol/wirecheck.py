@@ -244,15 +244,24 @@ class _Body:
             self.out += inner.out
 
     def tags(self, tagged: list) -> None:
-        """The tagged-field section: a count, then (tag, size, data) each; data must fit the frame."""
+        """The tagged-field section: a count, then (tag, size, data) each; data must fit the frame.
+
+        kio refuses a tag the version does not know, so the walk stops at the first one, and a
+        count above the known tags (which only repeats could reach) is refused before the walk:
+        a megabyte of empty tagged fields walked one by one held the event loop for seconds."""
         what = f"{self.cls.__name__} tagged fields"
         self.emit(f"t, p = _uv(b, p, e, {what!r})", 1)
         self.emit(f"if t * 2 > e - p: raise _bad({what + ' count'!r}, t, e - p)", 1)
+        self.emit(f"if t > {len(tagged)}: raise MalformedRequest("
+                  f"{what + f': more than the {len(tagged)} this version knows'!r})", 1)
         self.emit("for _ in range(t):", 1)
         self.emit(f"k, p = _uv(b, p, e, {what!r})", 2)
         self.emit(f"s, p = _uv(b, p, e, {what!r})", 2)
         self.emit(f"if s > e - p: raise _bad({what + ' size'!r}, s, e - p)", 2)
         self.emit("q = p + s", 2)
+        known = ", ".join(str(tag) for tag, _ in tagged)
+        self.emit(f"if k not in ({known}{',' if len(tagged) == 1 else ''}): "
+                  f"raise MalformedRequest({what!r} + f': unknown tag {{k}}')", 2)
         for tag, f in sorted(tagged, key=lambda x: x[0]):
             self.emit(f"if k == {tag}:", 2)
             self.emit("outer, e = e, q", 3)

@@ -107,6 +107,28 @@ async def test_advertised_listeners_became_read_only_in_4_0(tmp_path, release, r
         node.close()
 
 
+@pytest.mark.parametrize("release,after", [("3.9", "9223372036854775807"), ("4.0", "3600000"), ("4.1", "3600000")])
+async def test_kafka_4_defaults_are_described_as_defaults(tmp_path, release, after):
+    """KIP-1030: Kafka 4.0's defaults of log.message.timestamp.after.max.ms (an hour) and
+    num.recovery.threads.per.data.dir (2), and KIP-848's group.coordinator.rebalance.protocols
+    (classic,consumer), as the topic's and the broker's DEFAULT_CONFIG."""
+    node = Node(BrokerConfig(data_dir=tmp_path, kafka_version=release))
+    try:
+        node.logs.create_topic("t", 1)
+        (entry,) = (await describe(node, TOPIC, "t", ("message.timestamp.after.max.ms",), synonyms=True)).configs
+        assert (entry.value, entry.config_source) == (after, ConfigSource.DEFAULT_CONFIG)
+        assert [(s.name, s.value, s.source) for s in entry.synonyms] == [
+            ("log.message.timestamp.after.max.ms", after, ConfigSource.DEFAULT_CONFIG)]
+        broker = by_name(await describe(node, BROKER, "0"))
+        assert broker["log.message.timestamp.after.max.ms"].value == after
+        assert broker["num.recovery.threads.per.data.dir"].value == ("1" if release == "3.9" else "2")
+        # the consumer group protocol is served from 4.0, and described as enabled there
+        assert broker["group.coordinator.rebalance.protocols"].value == (
+            "classic" if release == "3.9" else "classic,consumer")
+    finally:
+        node.close()
+
+
 async def test_unknown_topic_and_other_broker_ids_are_errors(node):
     missing = await describe(node, TOPIC, "nope")
     assert missing.error_code == ErrorCode.unknown_topic_or_partition and missing.configs == ()

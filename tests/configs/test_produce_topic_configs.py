@@ -158,3 +158,24 @@ async def test_compression_levels_apply_to_recompressed_batches(node, codec, lev
         assert [(r.key, r.value) for r in decode_batch(batch)[1]] == [(k, v) for k, v, _, _ in values]
         sizes.append(len(batch))
     assert sizes[1] < sizes[0]  # the higher level compresses better
+
+
+@pytest.mark.parametrize("release, accepted", [("3.9", True), ("4.0", False), ("4.1", False)])
+async def test_kafka_4_refuses_records_stamped_over_an_hour_ahead_by_default(tmp_path, release, accepted):
+    """KIP-1030: Kafka 4.0 changed log.message.timestamp.after.max.ms's default from Long.MAX_VALUE
+    to one hour, so a CreateTime record more than an hour ahead of the broker is INVALID_TIMESTAMP."""
+    import time
+
+    from shim.config import BrokerConfig
+    from shim.node import Node
+
+    node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version=release))
+    try:
+        node.logs.create_topic("t", 1, {})
+        now = int(time.time() * 1000)
+        r = await produce(node, "t", encode_batch([(None, b"ahead", [], now + 2 * 3_600_000)]))
+        assert (r.error_code == ErrorCode.none) == accepted
+        near = await produce(node, "t", encode_batch([(None, b"near", [], now + 60_000)]))
+        assert near.error_code == ErrorCode.none
+    finally:
+        node.close()
