@@ -89,6 +89,7 @@ def test_bench_smoke_run(tmp_path):
         "jproduce-txn"}
     assert shim["launches"] and all(launch["ready_s"] > 0 for launch in shim["launches"])
     assert data["settings"]["smoke"] is True and data["settings"]["records"] == RECORDS
+    assert data["settings"]["settle_s"] == 0.2  # a smoke reads RSS soon after a start: it times nothing
 
 
 class _RecordingGroup:
@@ -212,7 +213,7 @@ def test_bench_scale_group_runs(tmp_path):
     run = subprocess.run([sys.executable, "-m", "bench", "--systems", "kafka-shim", "--groups", "scale", "-q",
                           "--records", "3000", "--repeat", "1", "--scale-partitions", "1,10", "--scale-clients", "1,3",
                           "--scale-log-gb", "0.003", "--scale-connections", "20", "--scale-open-txns", "20",
-                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          "--scale-latency-seconds", "1", "--settle", "0.2", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.exists(), f"no results written (exit {run.returncode}): {run.stderr[-2000:]}"
     phases = json.loads(out.read_text())["systems"]["kafka-shim"]["phases"]
     failed = {n: [r.get("error") for r in runs if r["status"] != "ok"] for n, runs in phases.items()}
