@@ -138,6 +138,27 @@ async def test_a_request_trickled_byte_by_byte_does_not_keep_the_connection_open
         writer.close()
 
 
+def send_until_blocked(sock, request: bytes, held) -> int:
+    """Sends ``request`` again and again on the non-blocking ``sock`` until its sends stay blocked
+    for half a second while ``held()``; the bytes sent."""
+    sent = 0
+    deadline = time.monotonic() + 30
+    blocked_since = None
+    while True:
+        try:
+            sent += sock.send(request)
+            blocked_since = None
+            continue
+        except BlockingIOError:
+            pass
+        if held():
+            blocked_since = blocked_since or time.monotonic()
+            if time.monotonic() - blocked_since > 0.5:  # the client stays blocked
+                return sent
+        assert time.monotonic() < deadline, f"the broker kept reading: {sent} bytes sent"
+        time.sleep(0.01)
+
+
 def test_a_client_that_never_reads_its_responses_stops_being_read(tmp_path):
     """Kafka mutes a channel while its response is unsent. A client that sends ApiVersions
     without end and reads nothing soon finds its sends blocked, while the broker holds a bounded
@@ -148,7 +169,6 @@ def test_a_client_that_never_reads_its_responses_stops_being_read(tmp_path):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
         sock.setblocking(False)
         request = api_versions()
-        sent = 0
 
         def held():
             """The connection is open and the broker holds none of it or has muted it. (The client
@@ -161,22 +181,7 @@ def test_a_client_that_never_reads_its_responses_stops_being_read(tmp_path):
             return (not c._reading and c._writable is not None) or \
                 (not c.requests and not c.transport.get_write_buffer_size())
 
-        deadline = time.monotonic() + 30
-        blocked_since = None
-        while True:
-            try:
-                sent += sock.send(request)
-                blocked_since = None
-                continue
-            except BlockingIOError:
-                pass
-            if broker.call(held):
-                blocked_since = blocked_since or time.monotonic()
-                if time.monotonic() - blocked_since > 0.5:  # the client stays blocked
-                    break
-            assert time.monotonic() < deadline, f"the broker kept reading: {sent} bytes sent"
-            time.sleep(0.01)
-
+        sent = send_until_blocked(sock, request, lambda: broker.call(held))
         conn = broker.call(lambda: next(iter(server.connections)))
         queued = broker.call(lambda: conn.queued_bytes)
         unsent = broker.call(conn.transport.get_write_buffer_size)
