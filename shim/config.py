@@ -193,6 +193,8 @@ class BrokerConfig:
                               self.extra)  # Kafka refuses bounds that do not hold together
         from .coordinators.share.configs import share_settings
         share_settings(self.extra)  # and the share groups' bounds too
+        from .configs.streams import streams_settings
+        streams_settings(self.extra)  # and the streams groups' (KIP-1071's GROUP configs use them)
         if self.control_listen:
             host, sep, port = self.control_listen.rpartition(":")
             if not sep or not port.isdigit() or int(port) > 65535:
