@@ -20,6 +20,7 @@ import collections
 import errno
 import logging
 import os
+import resource
 import socket
 
 from .apis import dispatch as _dispatch
@@ -52,6 +53,18 @@ SASL_SERVER_MAX_RECEIVE_SIZE = 524288
 # Kafka: connection.failed.authentication.delay.ms, how long a failed authentication's connection lingers
 FAILED_AUTHENTICATION_DELAY_S = 0.1
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+def socket_budget() -> int | None:
+    """How many client sockets the process may hold: its open-file limit less a reserve for segment
+    files, indexes, snapshots and lazy imports (a quarter, 64 at least). Without it a flood of
+    connections took the last descriptor and the next Produce failed opening a file, closing a
+    healthy client's connection; past it the next client waits in the backlog, as at
+    max.connections."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(soft - max(64, soft // 4), 1)
 
 
 class DeadlineTimer:
@@ -113,6 +126,7 @@ class Server:
         self.quotas = ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
                                        config.per_ip_overrides())
         self.idle_s = config.connections_max_idle_ms / 1000
+        self.max_sockets = socket_budget()
         self.timer: DeadlineTimer | None = None
         self.cleaner = LogCleaner(node)
         self.connections: set[Connection] = set()
@@ -216,7 +230,7 @@ class Server:
     async def _accept(self, listener: socket.socket, endpoint, tls, node_id: int) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            if not self.quotas.slot_available():
+            if not self.quotas.slot_available() or self._out_of_sockets():
                 await self._wait_for_slot()  # max.connections: the next client waits in the backlog
                 continue
             try:
@@ -237,7 +251,17 @@ class Server:
             else:  # a client slow to finish its TLS handshake must not hold up the next accept
                 task = loop.create_task(self._connect(sock, ip, endpoint, tls, node_id))
                 self._handshakes.add(task)
-                task.add_done_callback(self._handshakes.discard)
+                task.add_done_callback(self._handshake_done)
+
+    def _handshake_done(self, task: asyncio.Task) -> None:
+        self._handshakes.discard(task)
+        self._wake_acceptors()  # a failed handshake freed its socket
+
+    def _out_of_sockets(self) -> bool:
+        if self.max_sockets is None or len(self.connections) + len(self._handshakes) < self.max_sockets:
+            return False
+        log.warning("not accepting: %d client sockets are all the open-file limit leaves", self.max_sockets)
+        return True
 
     async def _connect(self, sock: socket.socket, ip: str, endpoint, tls, node_id: int) -> None:
         loop = asyncio.get_running_loop()

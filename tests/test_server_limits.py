@@ -252,3 +252,65 @@ async def test_at_max_connections_every_listening_socket_waits_and_each_is_woken
             body = await reader.readexactly(struct.unpack(">i", read.result())[0])
             assert decode_response(body, 18, 3)[0] == 10 + i
             writer.close()
+
+
+async def test_client_sockets_stop_at_the_budget_the_open_file_limit_leaves(tmp_path):
+    """Past Server.max_sockets (the open-file limit less a reserve) the next client waits in the
+    backlog, as at max.connections, until one closes."""
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as broker:
+        from shim.server import socket_budget
+
+        assert broker._server.max_sockets == socket_budget() < __import__("resource").getrlimit(
+            __import__("resource").RLIMIT_NOFILE)[0]  # fmt: skip
+        broker._server.max_sockets = 2
+        first, second = await connect(broker), await connect(broker)
+        assert await answered(*first) and await answered(*second)
+        waiting_reader, waiting_writer = await connect(broker)
+        waiting_writer.write(api_versions(7))
+        assert await answered(*first, correlation_id=2)
+        assert len(broker._server.connections) == 2
+        second[1].close()
+        size = struct.unpack(">i", await asyncio.wait_for(waiting_reader.readexactly(4), 10))[0]
+        assert decode_response(await waiting_reader.readexactly(size), 18, 3)[0] == 7
+        first[1].close(), waiting_writer.close()
+
+
+def test_a_flood_of_connections_leaves_the_broker_files_to_serve_a_produce(tmp_path):
+    """A broker under an open-file limit of 160, 250 connections opened at it, then a client's first
+    Produce: the connections took every descriptor (the rest waited in the backlog), and the
+    Produce failed importing crc32c with EMFILE, which closed that client's connection. Now the
+    connections stop short of the limit and the Produce is answered."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from compat.fuzz.broker import READY, Connection, create_topic, produce
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (160, 160))
+
+    out = tmp_path / "stdout"
+    with open(out, "wb") as stdout:
+        proc = subprocess.Popen([sys.executable, "-m", "shim", "serve", "--listen", "127.0.0.1:0", "--data-dir",
+                                 str(tmp_path / "data")], stdout=stdout, stderr=subprocess.DEVNULL,
+                                preexec_fn=limit, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    flood = []
+    try:
+        deadline = time.monotonic() + 30
+        while not READY.search(out.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, "kafka-shim serve did not start"
+            time.sleep(0.05)
+        bootstrap = "127.0.0.1:%s" % READY.search(out.read_text()).group(2)
+        client = Connection(bootstrap)
+        create_topic(client, "t")
+        for _ in range(200):
+            flood.append(socket.create_connection(("127.0.0.1", int(bootstrap.split(":")[1])), timeout=10))
+        produced = {produce(client, "t", b"after the flood %d" % i) for i in range(3)}
+        assert produced == {0, 1, 2}
+        client.close()
+    finally:
+        for s in flood:
+            s.close()
+        proc.kill()
+        proc.wait(30)
