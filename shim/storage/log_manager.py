@@ -92,6 +92,7 @@ class LogManager:
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
         self.topics: dict[str, TopicInfo] = {}
+        self._by_id: dict[uuid.UUID, TopicInfo] = {}  # topic_by_id's answers so far
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self.on_topic_deleted: Callable[[str], None] | None = None
         # CreateTopics, DeleteTopics and CreatePartitions do their file work on one thread (in order),
@@ -234,6 +235,7 @@ class LogManager:
     def _forget(self, name: str) -> list[PartitionLog]:
         info = self.topic(name)
         del self.topics[name]
+        self._by_id.pop(info.topic_id, None)
         self._save_topics()  # first: a crash now leaves directories that the next start removes
         if self.on_topic_deleted is not None:
             self.on_topic_deleted(name)
@@ -263,7 +265,17 @@ class LogManager:
         return info
 
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
-        return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+        """Found in a dict after the first look (Produce v13 and Fetch name topics by id in every
+        request); an entry whose topic is gone, deleted or renamed away, is not trusted."""
+        info = self._by_id.get(topic_id)
+        if info is not None and self.topics.get(info.name) is info:
+            return info
+        info = next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+        if info is None:
+            self._by_id.pop(topic_id, None)
+        else:
+            self._by_id[topic_id] = info
+        return info
 
     def get(self, topic: str, partition: int) -> PartitionLog:
         plog = self.logs.get((topic, partition))
