@@ -128,7 +128,8 @@ SCENARIOS: list[Scenario] = [
              "two leave and the first owns all six again, it subscribes to a second topic and gets its partitions "
              "too; each record reaches the owner of its partition once and, after all close, a new member resumes "
              "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
-             "with the same member and group epochs.",
+             "with the same member and group epochs; a restart with another broker.rack moves the group epoch "
+             "once (KIP-1101: partition racks are in the group's metadata hash).",
              ("confluent-kafka", "java")),
     Scenario("share.groups", "share groups (KIP-932): queues with per-group isolation",
              "Against Kafka 4.1 emulation with share.version=1, three ShareConsumers of one group share a topic "
@@ -149,7 +150,8 @@ SCENARIOS: list[Scenario] = [
              "running, recovers its share session and consumes on. No record whose acknowledgement succeeded is "
              "delivered again and every record is acknowledged in the end; the group keeps its members and epoch. "
              "A partition has share state from its assignment, before any fetch (listed with no start offset), "
-             "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch.",
+             "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch. A "
+             "restart with another broker.rack moves the group epoch once (KIP-1101).",
              ("confluent-kafka", "java")),
     Scenario("share.acknowledgements", "explicit share acknowledgements: accept, release, reject, delivery limit",
              "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
