@@ -9,6 +9,7 @@ from .cluster import Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
+from .configs.streams import streams_settings
 from .configs.topic import effective, log_config
 from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
@@ -131,7 +132,8 @@ class Node:
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
         settings = share_settings(config.extra)
         # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
-        self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer)
+        self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer,
+                                          streams_settings(config.extra))
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
