@@ -16,8 +16,7 @@ import time
 
 import pytest
 
-from compat.groups_support import create_topic
-from compat.share_support import describe_share_group, enable_share_groups, poll, produce, set_group_configs
+from compat.share_support import describe_share_group, poll, produce, share_topic
 from compat.support import wait_for
 
 pytest.importorskip("confluent_kafka")
@@ -60,9 +59,7 @@ def test_kill_9_mid_consumption_loses_nothing_and_redelivers_nothing_acknowledge
     port, data_dir = free_port(), tmp_path / "broker"
     broker = shim_process(data_dir, port=port, args=ARGS)
     bs = broker.wait_ready()
-    enable_share_groups(bs)
-    create_topic(bs, "mid", 1)
-    set_group_configs(bs, "g-mid", share_auto_offset_reset="earliest")
+    share_topic(bs, "mid", 1, "g-mid")
     produce(bs, "mid", [(0, b"m%02d" % i) for i in range(RECORDS)])
     consumer = ck.ShareConsumer({"bootstrap.servers": bs, "group.id": "g-mid", "share.acknowledgement.mode": "explicit",
                                  "max.poll.records": 7, "reconnect.backoff.max.ms": 500})
@@ -96,9 +93,7 @@ def test_a_restart_with_another_broker_rack_moves_the_share_group_epoch_once(shi
     port, data_dir = free_port(), tmp_path / "broker"
     broker = shim_process(data_dir, port=port, args=(*ARGS, "--override", "broker.rack=rack-a"))
     bs = broker.wait_ready()
-    enable_share_groups(bs)
-    create_topic(bs, "racks", 1)
-    set_group_configs(bs, "g-racks", share_auto_offset_reset="earliest")
+    share_topic(bs, "racks", 1, "g-racks")
     consumer = ck.ShareConsumer({"bootstrap.servers": bs, "group.id": "g-racks", "reconnect.backoff.max.ms": 500})
     try:
         consumer.subscribe(["racks"])

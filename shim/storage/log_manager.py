@@ -10,6 +10,7 @@ later never passes a log written since for a cleanly closed one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -87,6 +88,7 @@ class LogManager:
         self.resolve = resolve or (lambda configs: log_config_for(defaults, configs))
         self.read_only = read_only
         self.meta_dir = data_dir / "__cluster_metadata"
+        self._saves_deferred = self._save_pending = False  # see one_save
         if not read_only:
             fs.make_dirs(self.meta_dir, sync=True)  # topic metadata is durable whatever the sync policy
         marker = data_dir / CLEAN_SHUTDOWN
@@ -351,7 +353,23 @@ class LogManager:
         if upgraded and not self.read_only:
             self._save_topics()
 
+    @contextlib.contextmanager
+    def one_save(self):
+        """Topics created inside are written to topics.json once, on the way out (one Metadata
+        request auto-creating thousands of topics rewrote the whole file, and synced it, for each).
+        A kill -9 before the write leaves directories of unknown topics, which the next start removes."""
+        self._saves_deferred = True
+        try:
+            yield
+        finally:
+            self._saves_deferred = False
+            if self._save_pending:
+                self._save_topics()
+
     def _save_topics(self) -> None:
+        self._save_pending = self._saves_deferred
+        if self._saves_deferred:
+            return
         data = {"topics": [
             {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
             for t in self.topics.values()
