@@ -142,8 +142,8 @@ def _npm_pack(cache_dir: Path) -> Path:
     return target
 
 
-def _unpack(cache_dir: Path, dest: Path) -> None:
-    local = os.environ.get("KAFKA_SHIM_LIBRDKAFKA_SRC")
+def _unpack(cache_dir: Path, dest: Path, env) -> None:
+    local = env.get("KAFKA_SHIM_LIBRDKAFKA_SRC")
     if local:
         shutil.copytree(local, dest, ignore=shutil.ignore_patterns(".git", "*.o", "*.so*", "*.a"))
         return
@@ -155,13 +155,13 @@ def _unpack(cache_dir: Path, dest: Path) -> None:
         tar.extractall(dest, members=[m for m in members if m.name], filter="data")
 
 
-def _make(args: list[str], cwd: Path, log, nice: int = 0, started=None) -> None:
+def _make(args: list[str], cwd: Path, log, nice: int = 0, started=None, env=None) -> None:
     """One build step; with ``nice``, at that niceness (a build beside running tests takes the CPU
     they leave); ``started(proc)`` is told of the process, the leader of a group of its own."""
     log.write(f"$ {' '.join(args)}\n")
     log.flush()
     cmd = ["nice", "-n", str(nice), *args] if nice and shutil.which("nice") else args
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, process_group=0)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, process_group=0, env=env)
     if started is not None:
         started(proc)
     try:
@@ -197,16 +197,17 @@ def _write_stubs(tests_dir: Path, sources: list[str]) -> str:
 
 
 def build(cache_dir: Path = runner.DEFAULT_CACHE, runs: tuple[Run, ...] = None, nice: int = 0,
-          started=None) -> tuple[Path, float]:
+          started=None, env=None) -> tuple[Path, float]:
     """librdkafka's tests/ directory with a test-runner of the tests ``runs`` name; (path, seconds the
     build took, 0 when cached). Raises SourceUnavailable when a tool is missing. ``nice`` and
-    ``started`` go to each build step (_make)."""
+    ``started`` go to each build step (_make); ``env`` is their environment (default: this process's)."""
+    env = os.environ if env is None else env
     numbers = sorted({n for r in (runs or RUNS) for n in r.tests})
     src = cache_dir / f"librdkafka-{VERSION}"
     stamp = src / ".built"
     if stamp.exists() and stamp.read_text().split() == numbers and (src / "tests" / "test-runner").exists():
         return src / "tests", 0.0
-    missing = [t for t in TOOLS if shutil.which(t) is None and not (t == "npm" and os.environ.get(
+    missing = [t for t in TOOLS if shutil.which(t) is None and not (t == "npm" and env.get(
         "KAFKA_SHIM_LIBRDKAFKA_SRC"))]
     if missing:
         raise SourceUnavailable(f"{', '.join(missing)} not installed (librdkafka is built from source)")
@@ -216,9 +217,9 @@ def build(cache_dir: Path = runner.DEFAULT_CACHE, runs: tuple[Run, ...] = None, 
     with open(cache_dir / f"librdkafka-{VERSION}-build.log", "w") as log:
         if not (src / "src" / "librdkafka.so.1").exists():
             shutil.rmtree(src, ignore_errors=True)
-            _unpack(cache_dir, src)
-            _make(["./configure", *CONFIGURE], src, log, nice, started)
-            _make(["make", jobs, "libs"], src, log, nice, started)
+            _unpack(cache_dir, src, env)
+            _make(["./configure", *CONFIGURE], src, log, nice, started, env)
+            _make(["make", jobs, "libs"], src, log, nice, started, env)
         tests = src / "tests"
         sources = _selected_sources(tests, numbers)
         stubs = _write_stubs(tests, sources)
@@ -226,7 +227,7 @@ def build(cache_dir: Path = runner.DEFAULT_CACHE, runs: tuple[Run, ...] = None, 
         c_files = " ".join([s for s in sources if s.endswith(".c")] + [stubs])
         cxx_files = " ".join(s for s in sources if s.endswith(".cpp"))
         _make(["make", jobs, "test-runner", f"TESTSRCS_C={c_files}", f"TESTSRCS_CXX={cxx_files}"], tests, log,
-              nice, started)
+              nice, started, env)
     stamp.write_text(" ".join(numbers) + "\n")
     return src / "tests", time.monotonic() - began
 
@@ -240,6 +241,9 @@ class Background:
 
     def __init__(self, workdir: Path, cache_dir: Path, runs: tuple[Run, ...] = RUNS) -> None:
         self.workdir, self.cache_dir, self.runs = workdir, cache_dir, runs
+        # the environment as it is now: the tests running meanwhile may set variables for a moment
+        # (KAFKA_SHIM_EVENT_LOOP=libev, to see it refused) that its processes must not inherit
+        self.env = dict(os.environ)
         self.future: concurrent.futures.Future = concurrent.futures.Future()
         self._proc: subprocess.Popen | None = None
         self._cancelled = False
@@ -259,7 +263,7 @@ class Background:
     def _run(self) -> None:
         try:
             self.future.set_result(run(self.workdir, cache_dir=self.cache_dir, runs=self.runs, nice=10,
-                                       started=self._started))
+                                       started=self._started, env=self.env))
         except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the result
             self.future.set_exception(exc)
 
@@ -321,15 +325,16 @@ def _ran_subtests(log_text: str, test: str, subtests: str) -> bool:
 
 
 def run_tests(tests_dir: Path, run: Run, bootstrap: str, workdir: Path, timeout: float = 600,
-              started=None) -> dict[str, dict]:
-    """One Run's test-runner; ``started(proc)`` is told of it (the leader of a process group)."""
+              started=None, env=None) -> dict[str, dict]:
+    """One Run's test-runner; ``started(proc)`` is told of it (the leader of a process group); ``env``
+    is the environment its own is made from (default: this process's)."""
     conf = workdir / f"test-{run.name}.conf"
     # the timeout multiplier: the test programs' own timeouts assume a dedicated machine
     conf.write_text(f"bootstrap.servers={bootstrap}\ntest.timeout.multiplier=2\n")
     report, log = workdir / f"report-{run.name}.json", workdir / f"test-runner-{run.name}.log"
     lib = os.pathsep.join(str(tests_dir.parent / d) for d in ("src", "src-cpp"))
-    env = {**os.environ, "RDKAFKA_TEST_CONF": str(conf), "TEST_REPORT": str(report), "KAFKA_VERSION": run.kafka_version,
-           "TESTS": ",".join(run.tests), "LD_LIBRARY_PATH": lib, **dict(run.env)}
+    env = {**(os.environ if env is None else env), "RDKAFKA_TEST_CONF": str(conf), "TEST_REPORT": str(report),
+           "KAFKA_VERSION": run.kafka_version, "TESTS": ",".join(run.tests), "LD_LIBRARY_PATH": lib, **dict(run.env)}
     if run.subtests:
         env["SUBTESTS"] = run.subtests
     with open(log, "w") as out:
@@ -346,23 +351,25 @@ def run_tests(tests_dir: Path, run: Run, bootstrap: str, workdir: Path, timeout:
 
 
 def run(workdir: Path, bootstrap: str | None = None, cache_dir: Path = runner.DEFAULT_CACHE,
-        runs: tuple[Run, ...] = RUNS, nice: int = 0, started=None) -> runner.RunResult:
+        runs: tuple[Run, ...] = RUNS, nice: int = 0, started=None, env=None) -> runner.RunResult:
     """Builds (or finds) the test-runner and runs ``runs`` against ``bootstrap`` or a kafka-shim of its
-    own. ``nice`` is the build's niceness; ``started(proc)`` is told of each build step and test-runner."""
+    own. ``nice`` is the build's niceness; ``started(proc)`` is told of each build step and test-runner;
+    ``env`` is the environment of every process started (default: this process's)."""
     from compat.share_support import enable_share_groups
 
-    tests_dir, build_seconds = build(cache_dir, runs, nice, started)
+    tests_dir, build_seconds = build(cache_dir, runs, nice, started, env)
     outcomes: dict[str, dict] = {}
     with contextlib.ExitStack() as stack:
         broker_text = f"the broker at {bootstrap}"
         if bootstrap is None:
             (workdir / "data").mkdir(exist_ok=True)
-            broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log", BROKER_ARGS))
+            broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log", BROKER_ARGS,
+                                                              env=env))
             bootstrap, broker_text = broker.bootstrap_servers, "kafka-shim serve " + " ".join(BROKER_ARGS)
             enable_share_groups(bootstrap)
         began = time.monotonic()
         for r in runs:
-            outcomes.update(run_tests(tests_dir, r, bootstrap.split(",")[0], workdir, started=started))
+            outcomes.update(run_tests(tests_dir, r, bootstrap.split(",")[0], workdir, started=started, env=env))
         seconds = time.monotonic() - began
     client = f"librdkafka {VERSION} test-runner (built in {build_seconds:.0f} s)" if build_seconds else \
         f"librdkafka {VERSION} test-runner (cached build)"

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.skipif(any(shutil.which(t) is None for t in ("cc", "c++
 # the stand-in test-runner: its niceness, and a JSON report in which the test it was given passed
 RUNNER = """#!/bin/sh
 nice > runner-niceness
+echo "$KAFKA_SHIM_PROBE" > runner-env
 printf '{"tests": {"%s_share": {"state": "PASSED", "duration": 0.1}}}' "$TESTS" > "$TEST_REPORT"
 """
 
@@ -43,15 +44,20 @@ def _source(root: Path, configure: str) -> Path:
 RUNS = (librdkafka.Run("share", ("0175",)),)
 
 
-def test_the_background_builds_niced_then_runs_the_test_programs_unniced(tmp_path, monkeypatch):
+def test_the_background_builds_niced_then_runs_the_test_programs_unniced_in_its_environment(tmp_path, monkeypatch):
     src = _source(tmp_path / "src", f"nice > {tmp_path}/build-niceness\n")
     monkeypatch.setenv("KAFKA_SHIM_LIBRDKAFKA_SRC", str(src))
     (tmp_path / "work").mkdir()
-    result = librdkafka.Background(tmp_path / "work", tmp_path / "cache", RUNS).start().result()
+    monkeypatch.setenv("KAFKA_SHIM_PROBE", "when the tests were collected")
+    background = librdkafka.Background(tmp_path / "work", tmp_path / "cache", RUNS)
+    monkeypatch.setenv("KAFKA_SHIM_PROBE", "set for a moment by a test running meanwhile")
+    result = background.start().result()
     assert result.outcomes == {"share/0175_share": {"status": "pass", "message": "", "seconds": 0.1}}
     own = os.nice(0)
     assert (tmp_path / "build-niceness").read_text().split() == [str(own + 10)]
     assert (tmp_path / "work" / "runner-niceness").read_text().split() == [str(own)]
+    # its processes have the environment of the moment it was made, whatever tests set meanwhile
+    assert (tmp_path / "work" / "runner-env").read_text() == "when the tests were collected\n"
     # only the selected test program and the stubs of the others were built
     assert (result.suite_dir / "built-sources").read_text().split() == ["0175-share.c", librdkafka.STUBS]
     assert "main_0999_other" in (result.suite_dir / librdkafka.STUBS).read_text()
