@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
-from .event_loops import CHOICES, ENV, loop_factory, loop_name
+from .event_loops import CHOICES, ENV, default_choice, loop_factory, loop_name
 from .configs.properties import config_from_properties, parse_override, read_properties_file
 from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from .security.listeners import DEFAULT_PROTOCOL_MAP
@@ -159,7 +159,8 @@ ALIASES = {
     "connections_max_reauth_ms": ("connections.max.reauth.ms", str),
     "sasl_oauthbearer_jwks_endpoint_url": ("sasl.oauthbearer.jwks.endpoint.url", str),
 }
-DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
+# event_loop="auto" here: $KAFKA_SHIM_EVENT_LOOP is read in config_from_args, where a bad value is a usage error
+DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"), event_loop="auto")
 
 
 def properties_from_args(args: argparse.Namespace) -> dict[str, str]:
@@ -185,8 +186,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(control_listen=args.control_listen)
     if args.oauthbearer_sasl_jaas_config:
         config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
-    if getattr(args, "event_loop", None):  # not a Kafka property
-        config = config.replace(event_loop=args.event_loop)
+    config = config.replace(event_loop=getattr(args, "event_loop", None) or default_choice())  # not a Kafka property
     if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
         config = config.replace(brokers=args.brokers)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
