@@ -222,6 +222,12 @@ SCENARIOS: list[Scenario] = [
              # Not aiokafka: AIOKafkaAdminClient has no ListOffsets call (only its consumer looks offsets up,
              # always with the consumer's own isolation level).
              ("java", "confluent-kafka", "kafka-python")),
+    Scenario("txn.delete_records_open", "DeleteRecords past the start of an open transaction",
+             "Offsets 0-1 plain, 2-3 an open txn, 4 plain: latest is 5, and 2 = LSO under READ_COMMITTED. "
+             "DeleteRecords to 3 moves earliest to 3 and the READ_COMMITTED latest with it (the LSO never stays "
+             "below the log start offset); to the high watermark (-1) moves both to 5. A read_committed consumer "
+             "from the beginning starts at 5, reads p-5 once the txn commits (marker at 6) and ends at 7.",
+             ("java",)),
     Scenario("admin.transactions", "DescribeTransactions / ListTransactions / DescribeProducers",
              "An open txn over 2 partitions is listed Ongoing and described with its producer id, epoch, timeout "
              "and both partitions; DescribeProducers gives each partition's first offset of the txn. After the "

@@ -345,6 +345,12 @@ class ShareCoordinator:
                 out.setdefault((t, p), -1)
         return out
 
+    def leader_epochs(self, group_id: str) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> the leader epoch the share partition's state was last written with
+        (0 as initialized, Kafka's ShareGroupOffset.UNINITIALIZED_EPOCH), what Kafka's
+        DescribeShareGroupOffsets shows (ReadShareGroupStateSummary)."""
+        return {tp: snap.leader_epoch for tp, snap in self.store.snapshots(group_id).items()}
+
     def initialized_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """:meth:`start_offsets` of the partitions the group has initialized, those of its topics that
         still exist (Kafka: describeShareGroupAllOffsets reads initializedShareGroupPartitions)."""
