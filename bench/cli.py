@@ -54,7 +54,11 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
 
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--smoke", action="store_true",
-                   help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions")
+                   help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions, "
+                        "RSS read 0.2 s after a start")
+    p.add_argument("--settle", type=float, default=None, metavar="SECONDS",
+                   help="how long after an instance is ready (or a scale step ends) its RSS is read "
+                        "(default 1; 0.2 with --smoke)")
     p.add_argument("--out", type=Path, default=None,
                    help=f"JSON results file (default {DEFAULT_OUT.name}, or a temporary file with --smoke, "
                         "so a smoke run never replaces the published results)")
@@ -76,6 +80,8 @@ def _scale_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale-log-gb", default="1,10", help="scale group: log sizes for the restart times (GB)")
     p.add_argument("--scale-connections", type=int, default=1000, help="scale group: connections held open")
     p.add_argument("--scale-open-txns", type=int, default=1000, help="scale group: transactions held open")
+    p.add_argument("--scale-latency-seconds", type=float, default=3.0,
+                   help="scale group: duration of each fixed-rate latency phase")
 
 
 def _done_when_options(p: argparse.ArgumentParser) -> None:
@@ -118,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         latency_rate=args.latency_rate, latency_seconds=args.latency_seconds, txns=args.txns,
         txn_warmup=min(10, max(1, args.txns // 10)), records_per_txn=args.records_per_txn, tmp_root=args.tmp_dir,
         py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate, quiet_threshold=args.quiet_threshold,
-        quiet_wait_s=args.wait_quiet, compression=args.compression)
+        quiet_wait_s=args.wait_quiet, compression=args.compression, settle_s=args.settle)
     results = _results_head(args, keys, groups)
     # group-major order: the systems are compared on the same workload close together in time
     for g in groups:
@@ -151,6 +157,7 @@ def _defaults(args) -> None:
         args.systems = ",".join(ALL)
     if args.smoke:
         args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 20_000, 1_000, 1.0, 20, 1
+        args.settle = 0.2 if args.settle is None else args.settle
         args.systems = "kafka-shim"
         if args.groups is None:  # the scale group's sizes are its own (--scale-*), not a smoke's
             args.groups = ",".join(g for g in suite.GROUPS if g != "scale")
@@ -160,12 +167,15 @@ def _defaults(args) -> None:
         args.out = DEFAULT_OUT
     if args.groups is None:
         args.groups = ",".join(suite.GROUPS)
+    if args.settle is None:
+        args.settle = 1.0
 
 
 def _configure_scale(args) -> None:
     scale.SCALE.partitions = tuple(int(x) for x in args.scale_partitions.split(","))
     scale.SCALE.clients = tuple(int(x) for x in args.scale_clients.split(","))
     scale.SCALE.connections, scale.SCALE.open_txns = args.scale_connections, args.scale_open_txns
+    scale.SCALE.latency_seconds = args.scale_latency_seconds
     scale.SCALE.log_gb = tuple(float(x) for x in args.scale_log_gb.split(",") if x)
 
 
@@ -181,7 +191,7 @@ def _results_head(args, keys: list[str], groups: list[str]) -> dict:
                      "commit_interval_ms": args.commit_interval_ms, "latency_rate": args.latency_rate,
                      "latency_seconds": args.latency_seconds, "txns": args.txns,
                      "records_per_txn": args.records_per_txn, "repeat": args.repeat, "groups": groups, "smoke": args.smoke,
-                     "py_spy": args.py_spy is not None},
+                     "settle_s": args.settle, "py_spy": args.py_spy is not None},
         "systems": _systems_head(keys),
     }
 
@@ -269,7 +279,8 @@ def _done_when(args) -> int:
                             parts=parts)
     settings = suite.Settings(records=args.records, queue_messages=args.queue_messages, tmp_root=args.tmp_dir,
                               quiet_threshold=args.quiet_threshold, quiet_wait_s=args.wait_quiet,
-                              settle_s=0.2 if args.smoke else 1.0, py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate)
+                              settle_s=args.settle if args.settle is not None else 0.2 if args.smoke else 1.0,
+                              py_spy_dir=args.py_spy, py_spy_rate=args.py_spy_rate)
     if args.py_spy is not None:
         args.py_spy.mkdir(parents=True, exist_ok=True)
     results = _done_when_results(args, keys, dw)

@@ -45,7 +45,7 @@ def produce_c(bootstrap: str, topic: str, partitions: int, records: int, s: Sett
 
 
 def _settle_rss(g: Group) -> int:
-    time.sleep(1.0)  # the same 1 s after the step as idle RSS after ready: a reading, not a sync
+    time.sleep(g.s.settle_s)  # as long after the step as idle RSS after ready: a reading, not a sync
     return g.rss()
 
 

@@ -326,11 +326,11 @@ def latency_group(system: System, s: Settings, result: dict, rep: int = 0) -> No
 
 
 def growth_group(system: System, s: Settings, result: dict, rep: int = 0) -> None:
-    """RSS with N, then 2N records stored in one partition (each read 1 s after its produce ends)."""
+    """RSS with N, then 2N records stored in one partition (each read ``settle_s`` after its produce ends)."""
     with Group("growth", system, s, result, rep) as g:
         def step(create: bool) -> dict:
             r = g.produce("growth", 1, create=create)
-            time.sleep(1.0)
+            time.sleep(s.settle_s)
             return {**r, "rss_after_bytes": g.rss()}
 
         g.phase("growth_1x", lambda: step(True))

@@ -237,39 +237,8 @@ class DroppingProxy:
             return
         doomed: set[int] = set()  # correlation ids whose response is to be swallowed
         versions: dict[int, tuple[int, int]] = {}  # correlation id -> (api key, version)
-
-        async def requests():
-            while True:
-                size = await client_r.readexactly(4)
-                body = await client_r.readexactly(struct.unpack(">i", size)[0])
-                api_key, version, correlation_id = struct.unpack_from(">hhi", body)
-                versions[correlation_id] = (api_key, version)
-                if api_key == 0:
-                    self.produce_requests += 1
-                    self.produced_batches += _batches_of_produce(body)
-                    if self.produce_requests in self.drop:
-                        doomed.add(correlation_id)
-                broker_w.write(size + body)
-                await broker_w.drain()
-
-        async def responses():
-            while True:
-                size = await broker_r.readexactly(4)
-                body = await broker_r.readexactly(struct.unpack(">i", size)[0])
-                correlation_id = struct.unpack_from(">i", body)[0]
-                api_key, version = versions.pop(correlation_id, (None, None))
-                if correlation_id in doomed:
-                    self.dropped += 1
-                    if self.on_drop is not None:
-                        self.on_drop()
-                    raise _Cut
-                if self.advertise and api_key == 3:
-                    body = self._rewrite_metadata(body, version)
-                    size = struct.pack(">i", len(body))
-                client_w.write(size + body)
-                await client_w.drain()
-
-        tasks = [asyncio.create_task(requests()), asyncio.create_task(responses())]
+        tasks = [asyncio.create_task(self._requests(client_r, broker_w, versions, doomed)),
+                 asyncio.create_task(self._responses(broker_r, client_w, versions, doomed))]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -279,6 +248,45 @@ class DroppingProxy:
             for w in (client_w, broker_w):
                 w.close()
             self._tasks.discard(asyncio.current_task())
+
+    async def _requests(self, client_r, broker_w, versions: dict, doomed: set) -> None:
+        """Client to broker: every request forwarded; the Produce requests counted, and the ones
+        numbered in ``drop`` marked to lose their response."""
+        while True:
+            size, body = await _frame(client_r)
+            api_key, version, correlation_id = struct.unpack_from(">hhi", body)
+            versions[correlation_id] = (api_key, version)
+            if api_key == 0:
+                self.produce_requests += 1
+                self.produced_batches += _batches_of_produce(body)
+                if self.produce_requests in self.drop:
+                    doomed.add(correlation_id)
+            broker_w.write(size + body)
+            await broker_w.drain()
+
+    async def _responses(self, broker_r, client_w, versions: dict, doomed: set) -> None:
+        """Broker to client: a doomed response cuts the connection instead; with ``advertise``,
+        Metadata names the proxy ports."""
+        while True:
+            size, body = await _frame(broker_r)
+            correlation_id = struct.unpack_from(">i", body)[0]
+            api_key, version = versions.pop(correlation_id, (None, None))
+            if correlation_id in doomed:
+                self.dropped += 1
+                if self.on_drop is not None:
+                    self.on_drop()
+                raise _Cut
+            if self.advertise and api_key == 3:
+                body = self._rewrite_metadata(body, version)
+                size = struct.pack(">i", len(body))
+            client_w.write(size + body)
+            await client_w.drain()
+
+
+async def _frame(reader) -> tuple[bytes, bytes]:
+    """One size-prefixed frame: its four size bytes and its body."""
+    size = await reader.readexactly(4)
+    return size, await reader.readexactly(struct.unpack(">i", size)[0])
 
 
 def _batches_of_produce(frame: bytes) -> list[tuple[int, int, int, int]]:

@@ -128,7 +128,8 @@ SCENARIOS: list[Scenario] = [
              "two leave and the first owns all six again, it subscribes to a second topic and gets its partitions "
              "too; each record reaches the owner of its partition once and, after all close, a new member resumes "
              "at the committed offsets. Running members carry on through a broker restart (clean or kill -9) "
-             "with the same member and group epochs.",
+             "with the same member and group epochs; a restart with another broker.rack moves the group epoch "
+             "once (KIP-1101: partition racks are in the group's metadata hash).",
              ("confluent-kafka", "java")),
     Scenario("share.groups", "share groups (KIP-932): queues with per-group isolation",
              "Against Kafka 4.1 emulation with share.version=1, three ShareConsumers of one group share a topic "
@@ -149,7 +150,8 @@ SCENARIOS: list[Scenario] = [
              "running, recovers its share session and consumes on. No record whose acknowledgement succeeded is "
              "delivered again and every record is acknowledged in the end; the group keeps its members and epoch. "
              "A partition has share state from its assignment, before any fetch (listed with no start offset), "
-             "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch.",
+             "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch. A "
+             "restart with another broker.rack moves the group epoch once (KIP-1101).",
              ("confluent-kafka", "java")),
     Scenario("share.acknowledgements", "explicit share acknowledgements: accept, release, reject, delivery limit",
              "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
@@ -220,6 +222,12 @@ SCENARIOS: list[Scenario] = [
              # Not aiokafka: AIOKafkaAdminClient has no ListOffsets call (only its consumer looks offsets up,
              # always with the consumer's own isolation level).
              ("java", "confluent-kafka", "kafka-python")),
+    Scenario("txn.delete_records_open", "DeleteRecords past the start of an open transaction",
+             "Offsets 0-1 plain, 2-3 an open txn, 4 plain: latest is 5, and 2 = LSO under READ_COMMITTED. "
+             "DeleteRecords to 3 moves earliest to 3 and the READ_COMMITTED latest with it (the LSO never stays "
+             "below the log start offset); to the high watermark (-1) moves both to 5. A read_committed consumer "
+             "from the beginning starts at 5, reads p-5 once the txn commits (marker at 6) and ends at 7.",
+             ("java",)),
     Scenario("admin.transactions", "DescribeTransactions / ListTransactions / DescribeProducers",
              "An open txn over 2 partitions is listed Ongoing and described with its producer id, epoch, timeout "
              "and both partitions; DescribeProducers gives each partition's first offset of the txn. After the "

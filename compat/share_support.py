@@ -7,6 +7,7 @@ import importlib
 import time
 
 from compat import support
+from compat.groups_support import create_topic
 
 SHARE_TIMEOUT = 60
 
@@ -31,6 +32,13 @@ def set_group_configs(bootstrap: str, group: str, **configs) -> None:
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
     admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the result is in
     assert admin.incremental_alter_configs([resource])[resource].result(timeout=30) is None
+
+
+def share_topic(bootstrap: str, topic: str, partitions: int, group: str) -> None:
+    """Share groups on, ``topic`` created, and ``group`` reading it from its earliest offset."""
+    enable_share_groups(bootstrap)
+    create_topic(bootstrap, topic, partitions)
+    set_group_configs(bootstrap, group, share_auto_offset_reset="earliest")
 
 
 def describe_share_group(bootstrap: str, group: str):

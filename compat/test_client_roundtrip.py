@@ -102,6 +102,11 @@ def aiokafka_roundtrip(bootstrap, topic, codec, records):
 
 
 def confluent_roundtrip(bootstrap, topic, codec, records):
+    return _confluent_produce(bootstrap, topic, codec, records), _confluent_read(bootstrap, topic)
+
+
+def _confluent_produce(bootstrap, topic, codec, records) -> list[int]:
+    """The offset each record was acknowledged at."""
     import confluent_kafka as ck
 
     producer = ck.Producer({
@@ -131,6 +136,11 @@ def confluent_roundtrip(bootstrap, topic, codec, records):
             producer.poll(0)
     assert producer.flush(DEADLINE) == 0
     assert errors == []
+    return [offsets[i] for i in range(len(records))]
+
+
+def _confluent_read(bootstrap, topic) -> list[tuple]:
+    import confluent_kafka as ck
 
     consumer = ck.Consumer({
         "bootstrap.servers": bootstrap, "group.id": f"assign-only-{topic}", "enable.auto.commit": False,
@@ -151,7 +161,7 @@ def confluent_roundtrip(bootstrap, topic, codec, records):
                             0 if ts_type == ck.TIMESTAMP_CREATE_TIME else ts_type))  # fmt: skip
     finally:
         consumer.close()
-    return [offsets[i] for i in range(len(records))], got
+    return got
 
 
 ROUNDTRIP = {"kafka-python": kafka_python_roundtrip, "aiokafka": aiokafka_roundtrip, "confluent-kafka": confluent_roundtrip}

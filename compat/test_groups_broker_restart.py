@@ -70,6 +70,20 @@ def restart(shim_process, broker, data_dir, port, clean):
     return broker
 
 
+def await_split(members) -> None:
+    wait_for(lambda: sorted(len(m.assignment()) for m in members) == [2, 2]
+             and set().union(*(m.assignment() for m in members)) == set(range(PARTITIONS)), 60, "a 2/2 split")
+
+
+def assert_each_read_its_own(got, owned, members, values) -> None:
+    """Each member read the records of the partitions it owned before, still owns, and no other's,
+    each partition's in the order they were produced."""
+    for records, partitions, m in zip(got, owned, members):
+        assert {p for p, _, _ in records} == partitions == m.assignment()
+        for p in partitions:
+            assert [v for q, _, v in records if q == p] == values[p]
+
+
 @pytest.mark.parametrize("clean", [True, False], ids=["clean", "kill-9"])
 def test_group_state_and_offsets_survive_a_broker_restart(shim_process, free_port, tmp_path, clean):
     port, data_dir = free_port(), tmp_path / "broker"
@@ -78,8 +92,7 @@ def test_group_state_and_offsets_survive_a_broker_restart(shim_process, free_por
     create_topic(bootstrap, TOPIC, PARTITIONS)
     members = [start_member("aiokafka", bootstrap, TOPIC, GROUP) for _ in range(2)]
     try:
-        wait_for(lambda: sorted(len(m.assignment()) for m in members) == [2, 2]
-                 and set().union(*(m.assignment() for m in members)) == set(range(PARTITIONS)), 60, "a 2/2 split")
+        await_split(members)
         owned = [m.assignment() for m in members]
         first = batch("first")
         produce(bootstrap, TOPIC, first)
@@ -100,11 +113,7 @@ def test_group_state_and_offsets_survive_a_broker_restart(shim_process, free_por
             assert heartbeat(bootstrap, member_id, generation) == 0  # same member, same generation
         second = batch("second")
         produce(bootstrap, TOPIC, second)
-        got = consume(members, second)
-        for records, partitions, m in zip(got, owned, members):
-            assert {p for p, _, _ in records} == partitions == m.assignment()
-            for p in partitions:
-                assert [v for q, _, v in records if q == p] == second[p]
+        assert_each_read_its_own(consume(members, second), owned, members, second)
         assert [m.call(lambda c: c.generation()) for m in members] == generations  # no rebalance
         for m in members:
             m.commit()

@@ -54,13 +54,13 @@ def alter(bootstrap, group, **configs):
     return admin.incremental_alter_configs([resource])[resource].result(timeout=30)
 
 
-def describe(bootstrap, group):
+def describe(bootstrap, group, prefix="consumer."):
     from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
     resource = ConfigResource(ResourceType.GROUP, group)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     entries = admin.describe_configs([resource])[resource].result(timeout=30)
-    return {name: (e.value, e.source) for name, e in entries.items() if name.startswith("consumer.")}
+    return {name: (e.value, e.source) for name, e in entries.items() if name.startswith(prefix)}
 
 
 def test_group_configs_through_the_admin_client(broker):
@@ -79,6 +79,29 @@ def test_group_configs_through_the_admin_client(broker):
         alter(bootstrap, "cfg-admin", **{"consumer.session.timeout.ms": "70000"})
     assert e.value.args[0].code() == KafkaError.INVALID_CONFIG
     assert "group.consumer.max.session.timeout.ms" in e.value.args[0].str()
+
+
+def test_streams_group_configs_are_taken_without_the_streams_protocol(broker):
+    """Kafka 4.1 defines KIP-1071's streams.* GROUP configs whatever group.coordinator.rebalance.protocols
+    enables (here classic and consumer, its default): they are set, described and checked against the
+    broker's group.streams.* bounds like the others."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import ConfigSource
+
+    bootstrap = broker.bootstrap_servers
+    default = ConfigSource.DEFAULT_CONFIG.value
+    assert describe(bootstrap, "cfg-streams", "streams.") == {
+        "streams.session.timeout.ms": ("45000", default), "streams.heartbeat.interval.ms": ("5000", default),
+        "streams.num.standby.replicas": ("0", default)}
+    alter(bootstrap, "cfg-streams", **{"streams.num.standby.replicas": "2", "streams.session.timeout.ms": "50000"})
+    group = ConfigSource.GROUP_CONFIG.value
+    assert describe(bootstrap, "cfg-streams", "streams.") == {
+        "streams.session.timeout.ms": ("50000", group), "streams.heartbeat.interval.ms": ("5000", default),
+        "streams.num.standby.replicas": ("2", group)}
+    with pytest.raises(KafkaException) as e:
+        alter(bootstrap, "cfg-streams", **{"streams.num.standby.replicas": "3"})
+    assert e.value.args[0].code() == KafkaError.INVALID_CONFIG
+    assert "group.streams.max.standby.replicas" in e.value.args[0].str()
 
 
 def test_a_killed_member_is_fenced_after_its_groups_session_timeout(broker):

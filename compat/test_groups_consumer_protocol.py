@@ -220,6 +220,39 @@ def test_members_carry_on_through_a_broker_restart(shim_process, free_port, tmp_
             m.close()
 
 
+@pytest.mark.shim_only("restarts the broker with another broker.rack")
+def test_a_restart_with_another_broker_rack_moves_the_group_epoch_once(shim_process, free_port, tmp_path):
+    """Kafka 4.1 hashes each partition's replica racks into the group's metadata hash (KIP-1101):
+    the broker comes back with another ``broker.rack``, so the member's next heartbeat finds the
+    hash changed and the group epoch moves on once; the member keeps its partitions and reads on."""
+    port, data_dir = free_port(), tmp_path / "broker"
+    args = ("--kafka-version", "4.1", "--override", "group.consumer.heartbeat.interval.ms=500",
+            "--override", "group.consumer.min.heartbeat.interval.ms=500")
+    broker = shim_process(data_dir, port=port, args=(*args, "--override", "broker.rack=rack-a"))
+    bootstrap = broker.wait_ready()
+    create_topic(bootstrap, "a", PARTITIONS)
+    members = [member(bootstrap, ["a"], "racks")]
+    try:
+        owned = settle(members, [PARTITIONS])
+        before = wait_for(lambda: (d := consumer_group_describe(bootstrap, "racks")) and d[0] == "Stable" and d,
+                          TIMEOUT, "a stable group")
+        broker.send_signal(signal.SIGTERM)
+        broker.wait()
+        broker = shim_process(data_dir, port=port, args=(*args, "--override", "broker.rack=rack-b"))
+        broker.wait_ready()
+        after = wait_for(lambda: (d := consumer_group_describe(bootstrap, "racks")) and d[1] > before[1] and d,
+                         TIMEOUT, "a new group epoch")
+        assert after[1] == before[1] + 1
+        wait_for(lambda: set(consumer_group_describe(bootstrap, "racks")[2].values()) == {after[1]}, TIMEOUT,
+                 "the member at the new epoch")
+        records = batch("a", "after")
+        send(bootstrap, records)
+        consume_and_check(members, owned, records)
+    finally:
+        for m in members:
+            m.close()
+
+
 def test_a_regex_subscription_is_resolved_by_the_broker_and_follows_new_topics(broker):
     """``subscribe(["^rx-.*"])``: librdkafka sends the regex (SubscribedTopicRegex) and the broker
     matches topic names; a matching topic created later joins the assignment, others do not."""

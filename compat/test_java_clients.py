@@ -154,6 +154,23 @@ def test_position_advances_past_markers(observed):
     assert obs["ru_position"] == 5
 
 
+@pytest.mark.compat(scenario="txn.delete_records_open")
+def test_delete_records_past_an_open_transaction(observed):
+    obs = observed("txn.delete_records_open")
+    assert obs["before"] == {"read_uncommitted_earliest": 0, "read_uncommitted_latest": 5,
+                             "read_committed_earliest": 0, "read_committed_latest": 2}
+    # the LSO never stays below the log start offset (Kafka: UnifiedLog.maybeIncrementFirstUnstableOffset)
+    assert obs["low_watermark_3"] == 3
+    assert obs["after_3"] == {"read_uncommitted_earliest": 3, "read_uncommitted_latest": 5,
+                              "read_committed_earliest": 3, "read_committed_latest": 3}
+    assert obs["low_watermark_hw"] == 5
+    assert obs["after_hw"] == {"read_uncommitted_earliest": 5, "read_uncommitted_latest": 5,
+                               "read_committed_earliest": 5, "read_committed_latest": 5}
+    assert obs["rc_position"] == 5
+    assert offsets_values(obs["rc_read"]) == [(5, "p-5")] and obs["rc_position_after"] == 7
+    assert obs["committed"]["read_committed_latest"] == obs["committed"]["read_uncommitted_latest"] == 7
+
+
 @pytest.mark.compat(scenario="consumer.group_commit")
 def test_group_commit_and_resume(observed):
     obs = observed("consumer.group_commit")

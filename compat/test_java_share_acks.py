@@ -12,7 +12,7 @@ import pytest
 
 import shim
 from compat.groups_support import create_topic
-from compat.share_support import enable_share_groups, produce, set_group_configs, share_start_offset
+from compat.share_support import produce, share_start_offset, share_topic
 
 pytestmark = [pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
@@ -24,9 +24,7 @@ RECORDS = 60
 def test_accept_release_reject_and_the_delivery_limit(tmp_path, java4):
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
         bs = broker.bootstrap_servers
-        enable_share_groups(bs)
-        create_topic(bs, "share-acks", 1)
-        set_group_configs(bs, "share-acks-G", share_auto_offset_reset="earliest")
+        share_topic(bs, "share-acks", 1, "share-acks-G")
         out = java4.run("ShareAckDriver", ["share.acks"], bs, timeout=300, timeout_s=150)
     result = out["results"]["share.acks"]
     assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
@@ -42,9 +40,7 @@ def test_kill_9_mid_consumption_loses_nothing_and_redelivers_nothing_acknowledge
     args = ("--kafka-version", "4.1")
     broker = shim_process(data_dir, port=port, args=args)
     bs = broker.wait_ready()
-    enable_share_groups(bs)
-    create_topic(bs, "share-durable", 1)
-    set_group_configs(bs, "share-durable-G", share_auto_offset_reset="earliest")
+    share_topic(bs, "share-durable", 1, "share-durable-G")
     produce(bs, "share-durable", [(0, b"d%02d" % i) for i in range(RECORDS)])
     out: dict = {}
     driver = threading.Thread(target=lambda: out.update(java4.run(

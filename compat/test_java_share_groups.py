@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 import shim
-from compat.groups_support import create_topic
-from compat.share_support import enable_share_groups, set_group_configs
+from compat.share_support import share_topic
 
 pytestmark = [pytest.mark.compat(client="java", scenario="share.groups"),
               pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
@@ -18,9 +17,7 @@ pytestmark = [pytest.mark.compat(client="java", scenario="share.groups"),
 def test_kafka_clients_4_share_consumers_share_a_topic(tmp_path, java4):
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
         bs = broker.bootstrap_servers
-        enable_share_groups(bs)
-        create_topic(bs, "share-queue", 3)
-        set_group_configs(bs, "share-queue-G", share_auto_offset_reset="earliest")
+        share_topic(bs, "share-queue", 3, "share-queue-G")
         out = java4.run("ShareDriver", ["share.queue"], bs, timeout=300, timeout_s=120)
     assert out["kafka_clients"].startswith("4.")
     result = out["results"]["share.queue"]
@@ -36,9 +33,7 @@ def test_kafka_clients_4_admin_lists_alters_and_deletes_share_group_offsets(tmp_
     groups, each checked against what KafkaShareConsumers then receive."""
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
         bs = broker.bootstrap_servers
-        enable_share_groups(bs)
-        create_topic(bs, "share-admin", 2)
-        set_group_configs(bs, "share-admin-G", share_auto_offset_reset="earliest")
+        share_topic(bs, "share-admin", 2, "share-admin-G")
         out = java4.run("ShareDriver", ["share.admin"], bs, timeout=300, timeout_s=180)
     result = out["results"]["share.admin"]
     assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])

@@ -70,6 +70,64 @@ def read_partition(bootstrap: str, end: int) -> list[tuple[int, bytes, bytes]]:
     return got
 
 
+def idempotent_producer(bootstrap: str, t: Tracker, **settings) -> ck.Producer:
+    """acks=all, idempotent, patient: retries through a broker that is down for a while."""
+    return ck.Producer({
+        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "message.timeout.ms": 120_000,
+        "retry.backoff.ms": 50, "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 200,
+        "error_cb": t.on_error, **settings,
+    })  # fmt: skip
+
+
+class SteadyStream:
+    """A steady stream from its own thread: 20 records every 3 ms until TOTAL, whatever the broker
+    does. Delivery reports are served by this thread's poll() calls, until :meth:`stop`."""
+
+    def __init__(self, producer: ck.Producer, t: Tracker) -> None:
+        self.producer, self.t = producer, t
+        self.produced = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="steady-producer")
+        self._thread.start()
+
+    def _run(self) -> None:
+        for i in range(TOTAL):
+            self.producer.produce(TOPIC, key=b"%d" % i, value=value(i), partition=0, on_delivery=self.t.on_delivery)
+            self.produced = i + 1
+            if i % 20 == 19:
+                self.producer.poll(0)
+                time.sleep(0.003)
+        while not self._stop.is_set():
+            self.producer.poll(0.01)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(60)
+
+
+def assert_sequences_contiguous(batches) -> None:
+    """On disk: sequences contiguous from 0 within each producer id and epoch."""
+    expected = {}
+    for h in batches:
+        key = (h.producer_id, h.producer_epoch)
+        assert h.base_sequence == expected.get(key, 0), f"sequence gap or repeat in {key}"
+        expected[key] = h.base_sequence + h.records_count
+
+
+def assert_log_holds_acknowledged(bootstrap: str, acked: dict[int, int], acked_at_kill: dict[int, int]) -> None:
+    """Every record acknowledged before the kill kept its offset; all offsets are contiguous and
+    every record is in the log exactly once, at the offset it was acknowledged with, in the order
+    it was produced (per-producer ordering holds across the restart)."""
+    log = read_partition(bootstrap, TOTAL)
+    assert [o for o, _, _ in log] == list(range(TOTAL))
+    by_offset = {o: (k, v) for o, k, v in log}
+    for i, offset in acked_at_kill.items():
+        assert acked[i] == offset
+    for i, offset in acked.items():
+        assert by_offset[offset] == (b"%d" % i, value(i)), f"record {i} acknowledged at {offset}"
+    assert [int(k) for _, k, _ in log] == list(range(TOTAL))
+
+
 def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, free_port, poll):
     data_dir = tmp_path / "data"
     port = free_port()
@@ -78,43 +136,22 @@ def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, fre
     assert bootstrap.split(",")[0] == f"127.0.0.1:{port}"
 
     t = Tracker()
-    producer = ck.Producer({
-        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
-        "linger.ms": 2, "batch.num.messages": 50, "max.in.flight.requests.per.connection": 5,
-        "message.timeout.ms": 120_000, "retry.backoff.ms": 50, "reconnect.backoff.ms": 20,
-        "reconnect.backoff.max.ms": 200, "error_cb": t.on_error,
-    })  # fmt: skip
-
-    # A steady stream from its own thread: 20 records every 3 ms until TOTAL, whatever the broker does.
-    # Delivery reports are served by this thread's poll() calls, until ``stop``.
-    produced = [0]
-    stop = threading.Event()
-
-    def stream() -> None:
-        for i in range(TOTAL):
-            producer.produce(TOPIC, key=b"%d" % i, value=value(i), partition=0, on_delivery=t.on_delivery)
-            produced[0] = i + 1
-            if i % 20 == 19:
-                producer.poll(0)
-                time.sleep(0.003)
-        while not stop.is_set():
-            producer.poll(0.01)
-
-    thread = threading.Thread(target=stream, name="steady-producer")
-    thread.start()
+    producer = idempotent_producer(bootstrap, t, **{"linger.ms": 2, "batch.num.messages": 50,
+                                                    "max.in.flight.requests.per.connection": 5})
+    stream = SteadyStream(producer, t)
     try:
         # Kill once enough is acknowledged while more is in flight or queued.
-        poll(lambda: len(t.acked) >= KILL_AFTER_ACKS and produced[0] > len(t.acked), 30,
+        poll(lambda: len(t.acked) >= KILL_AFTER_ACKS and stream.produced > len(t.acked), 30,
              message="acknowledgements before the kill, with records still in flight")
         broker.kill9()
-        acked_at_kill, produced_at_kill = dict(t.acked), produced[0]
-        poll(lambda: produced[0] >= produced_at_kill + 200 or produced[0] == TOTAL, 30, message="records queued while down")
+        acked_at_kill, produced_at_kill = dict(t.acked), stream.produced
+        poll(lambda: stream.produced >= produced_at_kill + 200 or stream.produced == TOTAL, 30,
+             message="records queued while down")
         broker = shim_process(data_dir, port)
         assert broker.wait_ready() == bootstrap
-        poll(lambda: produced[0] == TOTAL, 30, message="the whole stream handed to the producer")
+        poll(lambda: stream.produced == TOTAL, 30, message="the whole stream handed to the producer")
     finally:
-        stop.set()
-        thread.join(60)
+        stream.stop()
     remaining = producer.flush(90)
 
     assert remaining == 0, f"{remaining} records never delivered"
@@ -125,26 +162,11 @@ def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, fre
     assert len(t.acked) > len(acked_at_kill)
     assert sorted(t.acked.values()) == list(range(TOTAL)), "acknowledged offsets repeat or leave gaps"
 
-    # Every record acknowledged before the kill kept its offset; all offsets are contiguous
-    # and every record is in the log exactly once, at the offset it was acknowledged with.
-    log = read_partition(bootstrap, TOTAL)
-    assert [o for o, _, _ in log] == list(range(TOTAL))
-    by_offset = {o: (k, v) for o, k, v in log}
-    for i, offset in acked_at_kill.items():
-        assert t.acked[i] == offset
-    for i, offset in t.acked.items():
-        assert by_offset[offset] == (b"%d" % i, value(i)), f"record {i} acknowledged at {offset}"
-    # Per-producer ordering holds across the restart.
-    assert [int(k) for _, k, _ in log] == list(range(TOTAL))
+    assert_log_holds_acknowledged(bootstrap, t.acked, acked_at_kill)
 
-    # On disk: sequences contiguous from 0 within each producer id and epoch.
     batches = batches_on_disk(data_dir)
     assert sum(h.records_count for h in batches) == TOTAL
-    expected = {}
-    for h in batches:
-        key = (h.producer_id, h.producer_epoch)
-        assert h.base_sequence == expected.get(key, 0), f"sequence gap or repeat in {key}"
-        expected[key] = h.base_sequence + h.records_count
+    assert_sequences_contiguous(batches)
 
     broker.send_signal(signal.SIGTERM)
     assert broker.wait() == 0
@@ -168,12 +190,8 @@ def test_kill9_between_append_and_acknowledgement(tmp_path, shim_process, free_p
     bootstrap = f"127.0.0.1:{proxy.port}"
 
     t = Tracker()
-    producer = ck.Producer({
-        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-        "batch.num.messages": 100, "max.in.flight.requests.per.connection": 1, "message.timeout.ms": 120_000,
-        "retry.backoff.ms": 50, "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 200,
-        "error_cb": t.on_error,
-    })  # fmt: skip
+    producer = idempotent_producer(bootstrap, t, **{"linger.ms": 5, "batch.num.messages": 100,
+                                                    "max.in.flight.requests.per.connection": 1})
     total = 2_000
     for i in range(total):
         producer.produce(TOPIC, key=b"%d" % i, value=value(i), partition=0, on_delivery=t.on_delivery)

@@ -11,12 +11,13 @@ again, and every record is acknowledged in the end. Synchronised on records and 
 
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
 
-from compat.groups_support import create_topic
-from compat.share_support import describe_share_group, enable_share_groups, poll, produce, set_group_configs
+from compat.share_support import describe_share_group, poll, produce, share_topic
+from compat.support import wait_for
 
 pytest.importorskip("confluent_kafka")
 
@@ -58,9 +59,7 @@ def test_kill_9_mid_consumption_loses_nothing_and_redelivers_nothing_acknowledge
     port, data_dir = free_port(), tmp_path / "broker"
     broker = shim_process(data_dir, port=port, args=ARGS)
     bs = broker.wait_ready()
-    enable_share_groups(bs)
-    create_topic(bs, "mid", 1)
-    set_group_configs(bs, "g-mid", share_auto_offset_reset="earliest")
+    share_topic(bs, "mid", 1, "g-mid")
     produce(bs, "mid", [(0, b"m%02d" % i) for i in range(RECORDS)])
     consumer = ck.ShareConsumer({"bootstrap.servers": bs, "group.id": "g-mid", "share.acknowledgement.mode": "explicit",
                                  "max.poll.records": 7, "reconnect.backoff.max.ms": 500})
@@ -83,3 +82,46 @@ def test_kill_9_mid_consumption_loses_nothing_and_redelivers_nothing_acknowledge
     again = {v for v, _ in delivered[after_kill:]} & before
     assert not again, f"acknowledged before the kill, delivered after it: {sorted(again)}"
     assert acknowledged == {b"m%02d" % i for i in range(RECORDS)}
+
+
+def test_a_restart_with_another_broker_rack_moves_the_share_group_epoch_once(shim_process, free_port, tmp_path):
+    """KIP-1101 in Kafka 4.1: partition racks are part of the share group's metadata hash, so after a
+    restart with another ``broker.rack`` the member's next heartbeat moves the group epoch once;
+    the consumer reads on."""
+    import confluent_kafka as ck
+
+    port, data_dir = free_port(), tmp_path / "broker"
+    broker = shim_process(data_dir, port=port, args=(*ARGS, "--override", "broker.rack=rack-a"))
+    bs = broker.wait_ready()
+    share_topic(bs, "racks", 1, "g-racks")
+    consumer = ck.ShareConsumer({"bootstrap.servers": bs, "group.id": "g-racks", "reconnect.backoff.max.ms": 500})
+    try:
+        consumer.subscribe(["racks"])
+        produce(bs, "racks", [(0, b"before")])
+        _poll_for(consumer, b"before")
+        epoch = describe_share_group(bs, "g-racks").group_epoch
+        broker.send_signal(signal.SIGTERM)
+        broker.wait()
+        broker = shim_process(data_dir, port=port, args=(*ARGS, "--override", "broker.rack=rack-b"))
+        assert broker.wait_ready() == bs
+        produce(bs, "racks", [(0, b"after")])
+        _poll_for(consumer, b"after")
+        group = wait_for(lambda: (g := describe_share_group(bs, "g-racks")).group_epoch > epoch
+                         and all(m.member_epoch == g.group_epoch for m in g.members) and g,
+                         timeout=30, message="the member's heartbeat after the restart")
+        assert (group.group_epoch, len(group.members)) == (epoch + 1, 1)
+    finally:
+        consumer.close()
+
+
+def _poll_for(consumer, value: bytes, timeout: float = 60) -> None:
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline, f"{value!r} never arrived"
+        try:
+            if value in [m.value() for m in poll(consumer, 0.5)]:
+                return
+        except KafkaException:
+            continue

@@ -20,7 +20,7 @@ import pytest
 from compat.groups_support import create_topic
 from shim.errors import ErrorCode
 from compat.share_support import (
-    describe_share_group, enable_share_groups, poll_until, produce, set_group_configs, share_consumer,
+    describe_share_group, enable_share_groups, poll_until, produce, set_group_configs, share_consumer, share_topic,
 )
 
 pytest.importorskip("confluent_kafka")
@@ -173,9 +173,7 @@ def test_an_expired_lock_redelivers_to_another_member(tmp_path):
                       extra={"group.share.record.lock.duration.ms": "1500",
                              "group.share.min.record.lock.duration.ms": "1000"}) as b:
         bs = b.bootstrap_servers
-        enable_share_groups(bs)
-        create_topic(bs, "locks", 1)
-        set_group_configs(bs, "g-locks", share_auto_offset_reset="earliest")
+        share_topic(bs, "locks", 1, "g-locks")
         produce(bs, "locks", [(0, b"x%d" % i) for i in range(3)])
         holder, other = share_consumer(bs, "g-locks", explicit=True), share_consumer(bs, "g-locks", explicit=True)
         held, redelivered = [], []
@@ -209,9 +207,7 @@ def test_acknowledgements_survive_a_broker_restart(shim_process, free_port, tmp_
     port, data_dir = free_port(), tmp_path / "broker"
     broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1"))
     bs = broker.wait_ready()
-    enable_share_groups(bs)
-    create_topic(bs, "durable", 1)
-    set_group_configs(bs, "g-durable", share_auto_offset_reset="earliest")
+    share_topic(bs, "durable", 1, "g-durable")
     produce(bs, "durable", [(0, b"d%d" % i) for i in range(10)])
     first = share_consumer(bs, "g-durable", explicit=True)
     seen = []

@@ -7,6 +7,7 @@ import dataclasses
 import threading
 
 from .config import BrokerConfig
+from .event_loops import loop_factory
 from .cluster import GROUP, TRANSACTION
 from .node import Node, now_ms
 from .server import Server
@@ -145,11 +146,12 @@ class Broker:
 
 
 class BrokerThread:
-    """A broker on its own event loop in a background thread, for synchronous code and tests."""
+    """A broker on its own event loop in a background thread, for synchronous code and tests; the
+    loop is the one ``config.event_loop`` names (uvloop when installed, by default)."""
 
     def __init__(self, config: BrokerConfig | None = None, **overrides) -> None:
         self.broker = Broker(config, **overrides)
-        self.loop = asyncio.new_event_loop()
+        self.loop = loop_factory(self.broker.config.event_loop)()
         self._thread = threading.Thread(target=self.loop.run_forever, name="kafka-shim", daemon=True)
 
     def start(self) -> "BrokerThread":

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
+from .event_loops import CHOICES, ENV, loop_factory, loop_name
 from .configs.properties import config_from_properties, parse_override, read_properties_file
 from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from .security.listeners import DEFAULT_PROTOCOL_MAP
@@ -60,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--brokers", type=int, default=1, metavar="N",
                    help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
                         "README.md, A simulated cluster)")
+    s.add_argument("--event-loop", choices=CHOICES, default=None,
+                   help="the event loop to run on: auto (uvloop when installed, else asyncio's), uvloop or asyncio "
+                        f"(default ${ENV}, else auto)")
     s.add_argument("--log-level", default="INFO")
     c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
     c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
@@ -166,6 +170,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(control_listen=args.control_listen)
     if args.oauthbearer_sasl_jaas_config:
         config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
+    if getattr(args, "event_loop", None):  # not a Kafka property
+        config = config.replace(event_loop=args.event_loop)
     if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
         config = config.replace(brokers=args.brokers)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config
@@ -189,6 +195,7 @@ async def serve(config: BrokerConfig) -> None:
     for node_id in broker.node.node_ids[1:]:
         listeners = ",".join(f"{name}://{host}:{port}" for name, (host, port) in broker.node.node_endpoints[node_id].items())
         print(f"kafka-shim node {node_id}: {listeners}", flush=True)
+    print(f"kafka-shim event loop: {loop_name(asyncio.get_running_loop())}", flush=True)
     from kafka_codecs.records import NATIVE_WALK
 
     if not NATIVE_WALK:
@@ -240,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kafka-shim: {e}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(serve(config))
+        with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+            runner.run(serve(config))
     except (ValueError, OSError) as e:  # TLS files missing or unreadable (ssl.SSLError is an OSError), ports in use
         print(f"kafka-shim: {e}", file=sys.stderr)
         return 2

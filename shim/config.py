@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .event_loops import default_choice, resolve as resolve_event_loop
 from .limits import check_limits, parse_overrides
 from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from .security.listeners import DEFAULT_PROTOCOL_MAP, Endpoint, Listener, resolve
@@ -75,6 +76,10 @@ class BrokerConfig:
     control_listen: str = ""
     """host:port of the control plane's HTTP/JSON listener (shim.control.http; not a Kafka property);
     empty: none. Port 0 picks a free port."""
+    event_loop: str = field(default_factory=default_choice)
+    """The event loop the broker runs on (not a Kafka property): ``auto`` (uvloop when installed,
+    else asyncio's), ``uvloop`` or ``asyncio``. Honoured where kafka-shim makes the loop
+    (``kafka-shim serve``, ``BrokerThread``); ``$KAFKA_SHIM_EVENT_LOOP`` sets the default."""
     authorizer_class_name: str = ""
     """``org.apache.kafka.metadata.authorizer.StandardAuthorizer`` turns ACLs on (authorizer.class.name);
     empty: no authorizer, every client may do everything and the ACL APIs answer SECURITY_DISABLED."""
@@ -165,6 +170,7 @@ class BrokerConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir))
+        resolve_event_loop(self.event_loop)  # an unknown name, or uvloop asked for and not installed
         if self.fsync not in ("always", "never"):
             raise ValueError(f"fsync must be 'always' or 'never', not {self.fsync!r}")
         self.host_port()
@@ -193,6 +199,8 @@ class BrokerConfig:
                               self.extra)  # Kafka refuses bounds that do not hold together
         from .coordinators.share.configs import share_settings
         share_settings(self.extra)  # and the share groups' bounds too
+        from .configs.streams import streams_settings
+        streams_settings(self.extra)  # and the streams groups' (KIP-1071's GROUP configs use them)
         if self.control_listen:
             host, sep, port = self.control_listen.rpartition(":")
             if not sep or not port.isdigit() or int(port) > 65535:

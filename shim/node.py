@@ -9,6 +9,7 @@ from .cluster import GROUP, OFFSETS_TOPIC, Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
+from .configs.streams import streams_settings
 from .configs.topic import effective, log_config
 from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
@@ -131,13 +132,17 @@ class Node:
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
         settings = share_settings(config.extra)
         # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
-        self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer)
+        self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer,
+                                          streams_settings(config.extra))
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
         )
+        # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
+        racks = self._partition_racks if any(self.racks.values()) else None
+        self.groups.consumer.partition_racks = racks
         self.groups.load(now_ms())
         self.cluster.on_elected = self._elected
         self._init_share(config, meta_dir, settings)
@@ -156,6 +161,7 @@ class Node:
         self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
+        self.share.partition_racks = self.groups.consumer.partition_racks
         self.share.write_group_records = self.groups.store.append_records
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
@@ -291,6 +297,10 @@ class Node:
         self.cluster.delete_topic(name)
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
+
+    def _partition_racks(self, topic: str, partition: int) -> list[str]:
+        """The ``broker.rack`` of each replica's broker (Kafka: KRaftCoordinatorMetadataImage.partitionRacks)."""
+        return [rack for node in self.cluster.state(topic, partition).replicas if (rack := self.racks.get(node))]
 
     def _partition_count(self, topic: str) -> int:
         info = self.logs.topics.get(topic)

@@ -19,9 +19,12 @@ import asyncio
 import collections
 import errno
 import logging
+import os
+import resource
 import socket
 
 from .apis import dispatch as _dispatch
+from .event_loops import has_native_sendfile
 from .limits import ConnectionQuotas
 from .log_cleaner import LogCleaner
 from .node import Node, now_ms
@@ -35,6 +38,8 @@ from .security.tls import principal_of, server_context
 log = logging.getLogger(__name__)
 # Parts of a response shorter than this are joined into one write (Connection._send).
 _JOIN_LIMIT = 64 * 1024
+# Without loop.sendfile (uvloop), file regions are read and written this many bytes at a time.
+_FILE_CHUNK = 256 * 1024
 
 # Stop reading from a client whose received, unanswered requests exceed this many bytes; each
 # request counts its Python object too, so a flood of tiny requests is bounded as well.
@@ -48,6 +53,18 @@ SASL_SERVER_MAX_RECEIVE_SIZE = 524288
 # Kafka: connection.failed.authentication.delay.ms, how long a failed authentication's connection lingers
 FAILED_AUTHENTICATION_DELAY_S = 0.1
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+def socket_budget() -> int | None:
+    """How many client sockets the process may hold: its open-file limit less a reserve for segment
+    files, indexes, snapshots and lazy imports (a quarter, 64 at least). Without it a flood of
+    connections took the last descriptor and the next Produce failed opening a file, closing a
+    healthy client's connection; past it the next client waits in the backlog, as at
+    max.connections."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(soft - max(64, soft // 4), 1)
 
 
 class DeadlineTimer:
@@ -109,6 +126,7 @@ class Server:
         self.quotas = ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
                                        config.per_ip_overrides())
         self.idle_s = config.connections_max_idle_ms / 1000
+        self.max_sockets = socket_budget()
         self.timer: DeadlineTimer | None = None
         self.cleaner = LogCleaner(node)
         self.connections: set[Connection] = set()
@@ -212,7 +230,7 @@ class Server:
     async def _accept(self, listener: socket.socket, endpoint, tls, node_id: int) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            if not self.quotas.slot_available():
+            if not self.quotas.slot_available() or self._out_of_sockets():
                 await self._wait_for_slot()  # max.connections: the next client waits in the backlog
                 continue
             try:
@@ -233,7 +251,17 @@ class Server:
             else:  # a client slow to finish its TLS handshake must not hold up the next accept
                 task = loop.create_task(self._connect(sock, ip, endpoint, tls, node_id))
                 self._handshakes.add(task)
-                task.add_done_callback(self._handshakes.discard)
+                task.add_done_callback(self._handshake_done)
+
+    def _handshake_done(self, task: asyncio.Task) -> None:
+        self._handshakes.discard(task)
+        self._wake_acceptors()  # a failed handshake freed its socket
+
+    def _out_of_sockets(self) -> bool:
+        if self.max_sockets is None or len(self.connections) + len(self._handshakes) < self.max_sockets:
+            return False
+        log.warning("not accepting: %d client sockets are all the open-file limit leaves", self.max_sockets)
+        return True
 
     async def _connect(self, sock: socket.socket, ip: str, endpoint, tls, node_id: int) -> None:
         loop = asyncio.get_running_loop()
@@ -511,7 +539,7 @@ class Connection(asyncio.BufferedProtocol):
                 if isinstance(part, bytes):
                     transport.write(part)
                 else:
-                    await asyncio.get_running_loop().sendfile(transport, part.file, part.position, part.size)
+                    await self._send_file(part)
             if pending:
                 self._defer(pending)
             if self._writable is not None:
@@ -522,6 +550,32 @@ class Connection(asyncio.BufferedProtocol):
             for part in parts:
                 if not isinstance(part, bytes):
                     part.close()
+
+    async def _send_file(self, part) -> None:
+        """A file region to the socket: with ``loop.sendfile`` on asyncio's loops over plain TCP;
+        otherwise read in chunks of _FILE_CHUNK and written, each once the transport has room again
+        (pause_writing), so a client that reads slowly makes the broker hold one chunk and the
+        transport's buffer, not the region. uvloop has no ``loop.sendfile``; asyncio's own fallback
+        for TLS reads from the file's current position when the offset is 0 (it seeks only for a
+        true offset), and a region's descriptor shares its position with the segment's, at its end."""
+        loop, transport = self.loop, self.transport
+        if has_native_sendfile(loop) and not self.listener.tls:
+            if await loop.sendfile(transport, part.file, part.position, part.size) != part.size:
+                transport.abort()  # the file was truncated under the response: its frame cannot be finished
+                raise ConnectionResetError("a file region ended early; connection closed")
+            return
+        fd, position, end = part.file.fileno(), part.position, part.position + part.size
+        while position < end:
+            if self._writable is not None:
+                await self._writable
+            if transport.is_closing():
+                raise ConnectionResetError("connection closed while answering")
+            chunk = os.pread(fd, min(_FILE_CHUNK, end - position), position)
+            if not chunk:
+                transport.abort()
+                raise ConnectionResetError("a file region ended early; connection closed")
+            transport.write(chunk)
+            position += len(chunk)
 
     def _defer(self, pending: list) -> None:
         """Write ``pending`` once the answering task yields to the loop: the answers to requests a

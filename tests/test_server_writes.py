@@ -11,6 +11,21 @@ from shim.protocol.messages import decode_response
 from test_server_limits import api_versions, until
 
 
+class RecordingTransport:
+    """The connection's transport, recording what is written (uvloop's transports are native
+    objects whose methods cannot be replaced)."""
+
+    def __init__(self, transport) -> None:
+        self._transport, self.writes = transport, []
+
+    def write(self, data) -> None:
+        self.writes.append(bytes(data))
+        self._transport.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
+
+
 def frames(data: bytes) -> list[bytes]:
     out, pos = [], 0
     while pos < len(data):
@@ -25,9 +40,8 @@ async def test_answers_to_pipelined_requests_leave_in_one_write_in_order(tmp_pat
         reader, writer = await asyncio.open_connection(broker.node.host, broker.node.port)
         await until(lambda: len(broker._server.connections) == 1)
         conn = next(iter(broker._server.connections))
-        writes = []
-        real_write = conn.transport.write
-        conn.transport.write = lambda data: (writes.append(bytes(data)), real_write(data))[1]
+        conn.transport = recorder = RecordingTransport(conn.transport)
+        writes = recorder.writes
 
         writer.write(b"".join(api_versions(cid) for cid in (1, 2, 3)))  # three requests in one send
         ids = []

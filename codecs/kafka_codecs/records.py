@@ -99,7 +99,8 @@ def decode_batch(batch) -> tuple[BatchHeader, list[Record]]:
 def _check_frame(header: BatchHeader, available: int) -> None:
     if header.magic != MAGIC:
         raise InvalidBatch(f"unsupported magic {header.magic}")
-    if header.size < HEADER_SIZE or header.size != available:
+    size = LOG_OVERHEAD + header.batch_length
+    if size < HEADER_SIZE or size != available:
         raise InvalidBatch(f"batch length {header.batch_length} does not match the {available} bytes given")
     if header.records_count < 0:
         raise InvalidBatch(f"negative record count {header.records_count}")

@@ -64,6 +64,7 @@ public final class KafkaDriver {
         all.put("admin.list_offsets_isolation", KafkaDriver::listOffsetsIsolation);
         all.put("admin.transactions", KafkaDriver::adminTransactions);
         all.put("admin.abort_hanging", KafkaDriver::abortHanging);
+        all.put("txn.delete_records_open", DeleteRecordsScenarios::deletePastOpenTxn);
         Support.main("KafkaDriver", all, args);
     }
 

@@ -30,16 +30,19 @@ test programs 4.2.0 while kafka-shim emulates 4.1.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -139,8 +142,8 @@ def _npm_pack(cache_dir: Path) -> Path:
     return target
 
 
-def _unpack(cache_dir: Path, dest: Path) -> None:
-    local = os.environ.get("KAFKA_SHIM_LIBRDKAFKA_SRC")
+def _unpack(cache_dir: Path, dest: Path, env) -> None:
+    local = env.get("KAFKA_SHIM_LIBRDKAFKA_SRC")
     if local:
         shutil.copytree(local, dest, ignore=shutil.ignore_patterns(".git", "*.o", "*.so*", "*.a"))
         return
@@ -152,10 +155,20 @@ def _unpack(cache_dir: Path, dest: Path) -> None:
         tar.extractall(dest, members=[m for m in members if m.name], filter="data")
 
 
-def _make(args: list[str], cwd: Path, log) -> None:
+def _make(args: list[str], cwd: Path, log, nice: int = 0, started=None, env=None) -> None:
+    """One build step; with ``nice``, at that niceness (a build beside running tests takes the CPU
+    they leave); ``started(proc)`` is told of the process, the leader of a group of its own."""
     log.write(f"$ {' '.join(args)}\n")
     log.flush()
-    proc = subprocess.run(args, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, timeout=1200)
+    cmd = ["nice", "-n", str(nice), *args] if nice and shutil.which("nice") else args
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, process_group=0, env=env)
+    if started is not None:
+        started(proc)
+    try:
+        proc.wait(1200)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     if proc.returncode != 0:
         raise RuntimeError(f"`{' '.join(args)}` failed ({proc.returncode}) in {cwd}; its output: {log.name}")
 
@@ -183,36 +196,88 @@ def _write_stubs(tests_dir: Path, sources: list[str]) -> str:
     return STUBS
 
 
-def build(cache_dir: Path = runner.DEFAULT_CACHE, runs: tuple[Run, ...] = None) -> tuple[Path, float]:
+def build(cache_dir: Path = runner.DEFAULT_CACHE, runs: tuple[Run, ...] = None, nice: int = 0,
+          started=None, env=None) -> tuple[Path, float]:
     """librdkafka's tests/ directory with a test-runner of the tests ``runs`` name; (path, seconds the
-    build took, 0 when cached). Raises SourceUnavailable when a tool is missing."""
+    build took, 0 when cached). Raises SourceUnavailable when a tool is missing. ``nice`` and
+    ``started`` go to each build step (_make); ``env`` is their environment (default: this process's)."""
+    env = os.environ if env is None else env
     numbers = sorted({n for r in (runs or RUNS) for n in r.tests})
     src = cache_dir / f"librdkafka-{VERSION}"
     stamp = src / ".built"
     if stamp.exists() and stamp.read_text().split() == numbers and (src / "tests" / "test-runner").exists():
         return src / "tests", 0.0
-    missing = [t for t in TOOLS if shutil.which(t) is None and not (t == "npm" and os.environ.get(
+    missing = [t for t in TOOLS if shutil.which(t) is None and not (t == "npm" and env.get(
         "KAFKA_SHIM_LIBRDKAFKA_SRC"))]
     if missing:
         raise SourceUnavailable(f"{', '.join(missing)} not installed (librdkafka is built from source)")
-    started = time.monotonic()
+    began = time.monotonic()
     cache_dir.mkdir(parents=True, exist_ok=True)
     jobs = f"-j{os.cpu_count() or 1}"
     with open(cache_dir / f"librdkafka-{VERSION}-build.log", "w") as log:
         if not (src / "src" / "librdkafka.so.1").exists():
             shutil.rmtree(src, ignore_errors=True)
-            _unpack(cache_dir, src)
-            _make(["./configure", *CONFIGURE], src, log)
-            _make(["make", jobs, "libs"], src, log)
+            _unpack(cache_dir, src, env)
+            _make(["./configure", *CONFIGURE], src, log, nice, started, env)
+            _make(["make", jobs, "libs"], src, log, nice, started, env)
         tests = src / "tests"
         sources = _selected_sources(tests, numbers)
         stubs = _write_stubs(tests, sources)
         (tests / "test-runner").unlink(missing_ok=True)
         c_files = " ".join([s for s in sources if s.endswith(".c")] + [stubs])
         cxx_files = " ".join(s for s in sources if s.endswith(".cpp"))
-        _make(["make", jobs, "test-runner", f"TESTSRCS_C={c_files}", f"TESTSRCS_CXX={cxx_files}"], tests, log)
+        _make(["make", jobs, "test-runner", f"TESTSRCS_C={c_files}", f"TESTSRCS_CXX={cxx_files}"], tests, log,
+              nice, started, env)
     stamp.write_text(" ".join(numbers) + "\n")
-    return src / "tests", time.monotonic() - started
+    return src / "tests", time.monotonic() - began
+
+
+class Background:
+    """run() on a thread of its own: compat/peers/conftest.py starts one when the session's tests are
+    collected and the suite is among them, and the suite's fixture waits for its result. The cold
+    build (about 100 s on two cores, at niceness 10 so that it takes the CPU the other tests leave)
+    and the test programs (about 95 s, most of it their own waits: three-second checks that nothing
+    arrives, a second after each topic creation) then run beside the tests before the suite's."""
+
+    def __init__(self, workdir: Path, cache_dir: Path, runs: tuple[Run, ...] = RUNS) -> None:
+        self.workdir, self.cache_dir, self.runs = workdir, cache_dir, runs
+        # the environment as it is now: the tests running meanwhile may set variables for a moment
+        # (KAFKA_SHIM_EVENT_LOOP=libev, to see it refused) that its processes must not inherit
+        self.env = dict(os.environ)
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self._proc: subprocess.Popen | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="librdkafka-suite", daemon=True)
+
+    def start(self) -> "Background":
+        self._thread.start()
+        return self
+
+    def _started(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._proc = proc
+            if self._cancelled:  # every process started after cancel() is killed at once
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def _run(self) -> None:
+        try:
+            self.future.set_result(run(self.workdir, cache_dir=self.cache_dir, runs=self.runs, nice=10,
+                                       started=self._started, env=self.env))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the result
+            self.future.set_exception(exc)
+
+    def result(self) -> runner.RunResult:
+        return self.future.result()
+
+    def cancel(self) -> None:
+        """Stops a run still going (the session ended first): its build or test-runner is killed, and
+        so is every process it would start next; the broker stops as run() returns."""
+        with self._lock:
+            self._cancelled = True
+            if self._proc is not None and self._proc.poll() is None:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+        self._thread.join(30)
 
 
 # -- a run -----------------------------------------------------------------------------------
@@ -259,19 +324,24 @@ def _ran_subtests(log_text: str, test: str, subtests: str) -> bool:
     return any(line.startswith(f"[{test}") and subtests in line and ": PASS (" in line for line in log_text.splitlines())
 
 
-def run_tests(tests_dir: Path, run: Run, bootstrap: str, workdir: Path, timeout: float = 600) -> dict[str, dict]:
+def run_tests(tests_dir: Path, run: Run, bootstrap: str, workdir: Path, timeout: float = 600,
+              started=None, env=None) -> dict[str, dict]:
+    """One Run's test-runner; ``started(proc)`` is told of it (the leader of a process group); ``env``
+    is the environment its own is made from (default: this process's)."""
     conf = workdir / f"test-{run.name}.conf"
     # the timeout multiplier: the test programs' own timeouts assume a dedicated machine
     conf.write_text(f"bootstrap.servers={bootstrap}\ntest.timeout.multiplier=2\n")
     report, log = workdir / f"report-{run.name}.json", workdir / f"test-runner-{run.name}.log"
     lib = os.pathsep.join(str(tests_dir.parent / d) for d in ("src", "src-cpp"))
-    env = {**os.environ, "RDKAFKA_TEST_CONF": str(conf), "TEST_REPORT": str(report), "KAFKA_VERSION": run.kafka_version,
-           "TESTS": ",".join(run.tests), "LD_LIBRARY_PATH": lib, **dict(run.env)}
+    env = {**(os.environ if env is None else env), "RDKAFKA_TEST_CONF": str(conf), "TEST_REPORT": str(report),
+           "KAFKA_VERSION": run.kafka_version, "TESTS": ",".join(run.tests), "LD_LIBRARY_PATH": lib, **dict(run.env)}
     if run.subtests:
         env["SUBTESTS"] = run.subtests
     with open(log, "w") as out:
         proc = subprocess.Popen([str(tests_dir / "test-runner"), "-L", "-E", "-p1"], cwd=workdir, env=env,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        if started is not None:
+            started(proc)
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -281,23 +351,26 @@ def run_tests(tests_dir: Path, run: Run, bootstrap: str, workdir: Path, timeout:
 
 
 def run(workdir: Path, bootstrap: str | None = None, cache_dir: Path = runner.DEFAULT_CACHE,
-        runs: tuple[Run, ...] = RUNS) -> runner.RunResult:
-    """Builds (or finds) the test-runner and runs ``runs`` against ``bootstrap`` or a kafka-shim of its own."""
+        runs: tuple[Run, ...] = RUNS, nice: int = 0, started=None, env=None) -> runner.RunResult:
+    """Builds (or finds) the test-runner and runs ``runs`` against ``bootstrap`` or a kafka-shim of its
+    own. ``nice`` is the build's niceness; ``started(proc)`` is told of each build step and test-runner;
+    ``env`` is the environment of every process started (default: this process's)."""
     from compat.share_support import enable_share_groups
 
-    tests_dir, build_seconds = build(cache_dir, runs)
+    tests_dir, build_seconds = build(cache_dir, runs, nice, started, env)
     outcomes: dict[str, dict] = {}
     with contextlib.ExitStack() as stack:
         broker_text = f"the broker at {bootstrap}"
         if bootstrap is None:
             (workdir / "data").mkdir(exist_ok=True)
-            broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log", BROKER_ARGS))
+            broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log", BROKER_ARGS,
+                                                              env=env))
             bootstrap, broker_text = broker.bootstrap_servers, "kafka-shim serve " + " ".join(BROKER_ARGS)
             enable_share_groups(bootstrap)
-        started = time.monotonic()
+        began = time.monotonic()
         for r in runs:
-            outcomes.update(run_tests(tests_dir, r, bootstrap.split(",")[0], workdir))
-        seconds = time.monotonic() - started
+            outcomes.update(run_tests(tests_dir, r, bootstrap.split(",")[0], workdir, started=started, env=env))
+        seconds = time.monotonic() - began
     client = f"librdkafka {VERSION} test-runner (built in {build_seconds:.0f} s)" if build_seconds else \
         f"librdkafka {VERSION} test-runner (cached build)"
     return runner.RunResult(outcomes, seconds, 0, workdir, tests_dir, client, broker_text, VERSION)

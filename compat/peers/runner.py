@@ -132,9 +132,10 @@ def unpack(sdist: Path, dest: Path, members: tuple[str, ...], supplied=()) -> Pa
 
 
 class BrokerProcess:
-    """``kafka-shim serve`` on a free port over ``data_dir``; its log goes to ``log_path``."""
+    """``kafka-shim serve`` on a free port over ``data_dir``; its log goes to ``log_path``; ``env``: its
+    environment (default: this process's)."""
 
-    def __init__(self, data_dir: Path, log_path: Path, args=()) -> None:
+    def __init__(self, data_dir: Path, log_path: Path, args=(), env=None) -> None:
         script = Path(sys.executable).parent / "kafka-shim"
         cmd = [str(script)] if script.exists() else [sys.executable, "-m", "shim"]
         # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, as the other test brokers: the
@@ -143,7 +144,7 @@ class BrokerProcess:
                 "--override", "group.initial.rebalance.delay.ms=0", *args]
         self.log_path = log_path
         self._log = open(log_path, "w")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, text=True, cwd=ROOT)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, text=True, cwd=ROOT, env=env)
         self.bootstrap_servers = ""
 
     def wait_ready(self, timeout: float = 30.0) -> str:

@@ -1,29 +1,45 @@
 """kafka-python 3.0.12's own integration suite, unchanged, against a ``kafka-shim serve`` of its own,
 once per emulated release (KAFKA_VERSION 3.9.0 and 4.1.0, whose version gates enable more tests;
-KAFKA_SHIM_KAFKA_PYTHON_RELEASES=3.9,4.0,4.1 adds 4.0.0): every test must do what compat/peers/kafka_python_expected.toml (3.9) or
+KAFKA_SHIM_KAFKA_PYTHON_RELEASES=3.9,4.0,4.1 adds 4.0.0), the releases side by side: every test must
+do what compat/peers/kafka_python_expected.toml (3.9) or
 kafka_python_expected-4.x.toml says (compat/README.md explains how to run it alone, against another
 broker, and how to update the lists)."""
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import pytest
 
 from compat.peers import kafka_python, runner
+from compat.peers.conftest import peers_cache_dir
 
 pytestmark = pytest.mark.shim_only(
     "its expected results are kafka-shim's; `python -m compat.peers.kafka_python --bootstrap HOST:PORT` "
     "runs the suite against another broker")
 
 
-@pytest.fixture(scope="module", params=kafka_python.TEST_RELEASES)
-def suite_run(request, tmp_path_factory) -> runner.RunResult:
-    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
-    cache_dir = cache.mkdir("kafka-shim-peers") if cache else runner.DEFAULT_CACHE
+@pytest.fixture(scope="module")
+def suite_runs(request, tmp_path_factory):
+    """The run of each release this session tests, all started at once: each is a pytest and brokers
+    of its own, mostly waiting (on keytool's JVMs, broker starts, its clients' timeouts), so the
+    releases run side by side rather than one after the other."""
+    releases = [r for r in kafka_python.TEST_RELEASES
+                if any(getattr(item, "callspec", None) and item.callspec.params.get("suite_run") == r
+                       for item in request.session.items)]
+    cache_dir = peers_cache_dir(request.config)
     try:
-        return kafka_python.run(tmp_path_factory.mktemp("kafka-python-suite"), kafka_version=request.param,
-                                cache_dir=cache_dir)
+        runner.cached_sdist(kafka_python.SUITE, cache_dir)  # once, before the runs that unpack it
     except runner.SdistUnavailable as exc:
         pytest.skip(f"kafka-python {kafka_python.SUITE.version}'s sdist is not here and could not be downloaded: {exc}")
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(releases)), "kafka-python-suite") as pool:
+        yield {r: pool.submit(kafka_python.run, tmp_path_factory.mktemp("kafka-python-suite"), kafka_version=r,
+                              cache_dir=cache_dir) for r in releases}
+
+
+@pytest.fixture(scope="module", params=kafka_python.TEST_RELEASES)
+def suite_run(request, suite_runs) -> runner.RunResult:
+    return suite_runs[request.param].result()
 
 
 @pytest.mark.parametrize("release", kafka_python.RELEASES)

@@ -2,14 +2,17 @@
 protocol, transactions, idempotence, admin) against a ``kafka-shim serve --brokers 3 --kafka-version
 4.1`` of their own: every test must do what compat/peers/librdkafka_expected.toml says
 (compat/README.md explains how to run them alone and how to update the list). The library and its
-test-runner are built from source once per checkout (.pytest_cache); the tests skip only when a
-compiler, make or npm (which fetches the source) is missing."""
+test-runner are built from source once per checkout (.pytest_cache); build and run start in the
+background as soon as the session's tests are collected (compat/peers/conftest.py), and the fixture
+waits for their result. The tests skip only when a compiler, make or npm (which fetches the source)
+is missing."""
 
 from __future__ import annotations
 
 import pytest
 
 from compat.peers import librdkafka, runner
+from compat.peers.conftest import SUITE, peers_cache_dir
 
 pytestmark = pytest.mark.shim_only(
     "its expected results are kafka-shim's; `python -m compat.peers.librdkafka --bootstrap HOST:PORT` "
@@ -18,10 +21,12 @@ pytestmark = pytest.mark.shim_only(
 
 @pytest.fixture(scope="module")
 def suite_run(request, tmp_path_factory) -> runner.RunResult:
-    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
-    cache_dir = cache.mkdir("kafka-shim-peers") if cache else runner.DEFAULT_CACHE
+    # the run compat/peers/conftest.py started when the tests were collected
+    background = request.config.stash.get(SUITE, None)
     try:
-        return librdkafka.run(tmp_path_factory.mktemp("librdkafka-suite"), cache_dir=cache_dir)
+        if background is not None:
+            return background.result()
+        return librdkafka.run(tmp_path_factory.mktemp("librdkafka-suite"), cache_dir=peers_cache_dir(request.config))
     except librdkafka.SourceUnavailable as exc:
         pytest.skip(f"librdkafka {librdkafka.VERSION}'s test programs cannot be built here: {exc}")
 

@@ -37,6 +37,18 @@ def to_filter(version: int, resource_type, name, pattern_type, principal, host, 
                      AclOperation.of(_code(operation)), AclPermissionType.of(_code(permission)))
 
 
+def check_filter(version: int, f, api: str) -> None:
+    """check_codes of a DescribeAcls request or a DeleteAcls filter (the same fields)."""
+    check_codes(version, f.resource_type_filter, pattern_of(f, "pattern_type_filter"), f.operation, f.permission_type,
+                api)
+
+
+def filter_of(version: int, f) -> AclFilter:
+    """The AclFilter of a DescribeAcls request or a DeleteAcls filter (the same fields)."""
+    return to_filter(version, f.resource_type_filter, f.resource_name_filter, pattern_of(f, "pattern_type_filter"),
+                     f.principal_filter, f.host_filter, f.operation, f.permission_type)
+
+
 def to_binding(version: int, c) -> AclBinding:
     pattern = PatternType.LITERAL if version == 0 else PatternType.of(_code(pattern_of(c, "resource_pattern_type")))
     return AclBinding(ResourceType.of(_code(c.resource_type)), c.resource_name, pattern, c.principal, c.host,

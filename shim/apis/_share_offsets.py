@@ -1,6 +1,5 @@
-"""What the share-group offset APIs (90-92) have in common: Kafka's default error messages, topic
-ids (the zero UUID for a topic that does not exist) and the leader epoch a start offset is shown
-with."""
+"""What the share-group offset APIs (90-92) have in common: Kafka's default error messages and topic
+ids (the zero UUID for a topic that does not exist)."""
 
 import uuid
 
@@ -35,7 +34,3 @@ def id_of(ctx, topic: str) -> uuid.UUID:
 def partition_exists(ctx, topic: str, partition: int) -> bool:
     info = ctx.node.logs.topics.get(topic)
     return info is not None and 0 <= partition < info.partitions
-
-
-def leader_epoch(ctx, topic: str, partition: int) -> int:
-    return ctx.node.cluster.state(topic, partition).leader_epoch

@@ -6,7 +6,10 @@ partition whose replicas are all down has leader -1 and LEADER_NOT_AVAILABLE, an
 are listed as offline (v5+). The controller is the first live broker. Topic ids (v10+) are real, so clients use
 Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
 v4) and the broker's auto_create_topics is on (an internal topic as its coordinator creates it: its
-own partition count and configs); otherwise UNKNOWN_TOPIC_OR_PARTITION.
+own partition count and configs); otherwise UNKNOWN_TOPIC_OR_PARTITION. A request whose unknown topics
+add up to more than 10,000 partitions creates none and answers each LEADER_NOT_AVAILABLE (Kafka's
+controller refuses the one CreateTopics its AutoTopicCreationManager sends); the topics one request
+creates are written to topics.json once.
 Authorized operations (v8+ topics, v8-10 cluster), when asked for: the authorizer's (every
 operation of the resource type without one, as Kafka answers); never on unknown-topic-id entries.
 With an authorizer, as KafkaApis.handleTopicMetadataRequest: a request for all topics leaves out
@@ -22,6 +25,7 @@ from ..security.acls import CLUSTER_NAME
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from .k19_create_topics import MAX_PARTITIONS_PER_REQUEST
 from .registry import api
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -40,9 +44,11 @@ def handle(ctx, request):
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
-    topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
-                   else _topic(ctx, name, allow_create, want_ops)
-                   for name in names)
+    create = _creatable(ctx, names, refused) if allow_create else set()
+    with node.logs.one_save():
+        topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                       else _topic(ctx, name, allow_create, want_ops, create)
+                       for name in names)
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
     if getattr(request, "include_cluster_authorized_operations", False):
@@ -88,7 +94,18 @@ def _name_of(ctx, t) -> str | None:
     return t.name
 
 
-def _topic(ctx, name, allow_create, want_ops):
+def _creatable(ctx, names, refused) -> set | None:
+    """The unknown topics this request may auto-create: all of them (None), or none (an empty set)
+    when they add up to more partitions than Kafka's controller takes in one request; Kafka's
+    AutoTopicCreationManager sends them in one CreateTopics, the controller refuses it whole, and
+    the Metadata answer says LEADER_NOT_AVAILABLE for each (a creation it asked for)."""
+    logs, cluster = ctx.node.logs, ctx.node.cluster
+    new = {n for n in names if n is not None and n not in refused and n not in logs.topics
+           and cluster.internal_partitions(n) is None}
+    return None if len(new) * ctx.node.config.num_partitions <= MAX_PARTITIONS_PER_REQUEST else set()
+
+
+def _topic(ctx, name, allow_create, want_ops, create=None):
     logs = ctx.node.logs
     operations = NOT_REQUESTED
     if want_ops and name is not None:
@@ -102,6 +119,8 @@ def _topic(ctx, name, allow_create, want_ops):
             if not allow_create:
                 raise KafkaError(ErrorCode.unknown_topic_or_partition)
             internal = ctx.node.cluster.internal_partitions(name)
+            if internal is None and create is not None and name not in create:
+                raise KafkaError(ErrorCode.leader_not_available)
             if internal is None:
                 logs.create_topic(name, ctx.node.config.num_partitions)
             else:  # Kafka: AutoTopicCreationManager gives an internal topic its own partitions and configs

@@ -8,7 +8,7 @@ LITERAL patterns only.
 """
 
 from ..errors import ErrorCode
-from ._acls import check_codes, pattern_of, to_filter
+from ._acls import check_filter, filter_of
 from .registry import api
 
 
@@ -17,9 +17,7 @@ def error_response(ctx, request, code):
 
 
 def validate(ctx, r):
-    check_codes(ctx.version, r.resource_type_filter, pattern_of(r, "pattern_type_filter"), r.operation,
-                r.permission_type,
-                "DescribeAclsRequest")
+    check_filter(ctx.version, r, "DescribeAclsRequest")
 
 
 @api(29, "DescribeAcls", 0, 3)
@@ -29,9 +27,7 @@ def handle(ctx, request):
     if authorizer is None:
         return ctx.response(error_code=ErrorCode.security_disabled,
                             error_message="No Authorizer is configured on the broker", resources=())
-    acl_filter = to_filter(ctx.version, r.resource_type_filter, r.resource_name_filter,
-                           pattern_of(r, "pattern_type_filter"),
-                           r.principal_filter, r.host_filter, r.operation, r.permission_type)
+    acl_filter = filter_of(ctx.version, r)
     by_pattern: dict[tuple, list] = {}
     for b in authorizer.acls(acl_filter):
         by_pattern.setdefault((b.resource_type, b.name, b.pattern_type), []).append(

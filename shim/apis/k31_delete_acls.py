@@ -9,7 +9,7 @@ without an authorizer SECURITY_DISABLED. An UNKNOWN (code 0) element closes the 
 """
 
 from ..errors import ErrorCode
-from ._acls import SECURITY_DISABLED, check_codes, pattern_of, to_filter
+from ._acls import SECURITY_DISABLED, check_filter, filter_of
 from .registry import api
 
 
@@ -20,9 +20,7 @@ def error_response(ctx, request, code, message=None):
 
 def validate(ctx, request):
     for f in request.filters:
-        check_codes(ctx.version, f.resource_type_filter, pattern_of(f, "pattern_type_filter"), f.operation,
-                    f.permission_type,
-                    "DeleteAclsRequest")
+        check_filter(ctx.version, f, "DeleteAclsRequest")
 
 
 @api(31, "DeleteAcls", 0, 3)
@@ -30,9 +28,7 @@ def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
-    filters = [to_filter(ctx.version, f.resource_type_filter, f.resource_name_filter,
-                         pattern_of(f, "pattern_type_filter"),
-                         f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in request.filters]
+    filters = [filter_of(ctx.version, f) for f in request.filters]
     return ctx.response(filter_results=tuple(_result(ctx, r) for r in authorizer.delete(filters)))
 
 

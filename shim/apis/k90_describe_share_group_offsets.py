@@ -9,8 +9,8 @@ DESCRIBE answers -1 with TOPIC_AUTHORIZATION_FAILED per partition (zero topic id
 not exist, a partition it does not have and a partition without share state answer start offset -1
 with no error, as Kafka treats absent data; so does a partition fetched but not yet acknowledged,
 whose state Kafka's share partition has not written yet. A group that does not exist (or is not a share group) is
-no error in Kafka 4.1 either: it simply has no share state. The leader epoch shown is the
-partition's current one.
+no error in Kafka 4.1 either: it simply has no share state. The leader epoch shown is the one the
+state was last written with (0 while it is as initialized), as ReadShareGroupStateSummary answers.
 """
 
 from ..cluster import GROUP
@@ -18,8 +18,8 @@ from ..errors import ErrorCode as E
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._share import share_groups_enabled
-from ._share_offsets import (DEFAULT_LEADER_EPOCH, UNINITIALIZED_START_OFFSET, ZERO_UUID, id_of, leader_epoch,
-                             message, partition_exists)
+from ._share_offsets import (DEFAULT_LEADER_EPOCH, UNINITIALIZED_START_OFFSET, ZERO_UUID, id_of, message,
+                             partition_exists)
 from .registry import api
 
 
@@ -33,10 +33,11 @@ def _group(ctx, g):
     if code is not None:
         return ctx.make("DescribeShareGroupOffsetsResponseGroup", group_id=g.group_id, topics=(), error_code=code,
                         error_message=message(code))
+    epochs = ctx.node.share.leader_epochs(g.group_id)
     if g.topics is None:
-        topics = _initialized(ctx, ctx.node.share.initialized_offsets(g.group_id))
+        topics = _initialized(ctx, ctx.node.share.initialized_offsets(g.group_id), epochs)
     else:
-        topics = _named(ctx, g.topics, ctx.node.share.start_offsets(g.group_id))
+        topics = _named(ctx, g.topics, ctx.node.share.start_offsets(g.group_id), epochs)
     return ctx.make("DescribeShareGroupOffsetsResponseGroup", group_id=g.group_id, topics=topics,
                     error_code=E.none, error_message=None)
 
@@ -51,38 +52,39 @@ def _group_error(ctx, group_id) -> E | None:
     return None
 
 
-def _initialized(ctx, offsets):
+def _initialized(ctx, offsets, epochs):
     """Every partition with share state, of the topics that exist and the principal may DESCRIBE."""
     by_topic: dict[str, list[int]] = {}
     for topic, partition in sorted(offsets):
         if partition_exists(ctx, topic, partition):
             by_topic.setdefault(topic, []).append(partition)
     allowed = ctx.authorized(O.DESCRIBE, R.TOPIC, by_topic)
-    return tuple(_topic(ctx, t, ps, offsets) for t, ps in by_topic.items() if t in allowed)
+    return tuple(_topic(ctx, t, ps, offsets, epochs) for t, ps in by_topic.items() if t in allowed)
 
 
-def _named(ctx, topics, offsets):
+def _named(ctx, topics, offsets, epochs):
     allowed = ctx.authorized(O.DESCRIBE, R.TOPIC, [t.topic_name for t in topics])
     unknown = [t for t in topics if t.topic_name in allowed and t.topic_name not in ctx.node.logs.topics]
     known = [t for t in topics if t.topic_name in allowed and t.topic_name in ctx.node.logs.topics]
     refused = [t for t in topics if t.topic_name not in allowed]
     out = [_absent(ctx, t.topic_name, t.partitions, E.none) for t in unknown]
-    out += [_topic(ctx, t.topic_name, t.partitions, offsets) for t in known]
+    out += [_topic(ctx, t.topic_name, t.partitions, offsets, epochs) for t in known]
     out += [_absent(ctx, t.topic_name, t.partitions, E.topic_authorization_failed) for t in refused]
     return tuple(out)
 
 
-def _topic(ctx, topic, partitions, offsets):
+def _topic(ctx, topic, partitions, offsets, epochs):
     return ctx.make("DescribeShareGroupOffsetsResponseTopic", topic_name=topic, topic_id=id_of(ctx, topic),
-                    partitions=tuple(_partition(ctx, topic, p, offsets) for p in partitions))
+                    partitions=tuple(_partition(ctx, topic, p, offsets, epochs) for p in partitions))
 
 
-def _partition(ctx, topic, partition, offsets):
+def _partition(ctx, topic, partition, offsets, epochs):
     start = offsets.get((topic, partition))
     if start is None or not partition_exists(ctx, topic, partition):
         return _no_offset(ctx, partition, E.none)
     return ctx.make("DescribeShareGroupOffsetsResponsePartition", partition_index=partition, start_offset=start,
-                    leader_epoch=leader_epoch(ctx, topic, partition), error_code=E.none, error_message=None)
+                    leader_epoch=epochs.get((topic, partition), DEFAULT_LEADER_EPOCH), error_code=E.none,
+                    error_message=None)
 
 
 def _absent(ctx, topic, partitions, code):

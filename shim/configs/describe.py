@@ -115,7 +115,7 @@ def logger_entries(levels: Mapping[str, str], keys) -> list[Entry]:
 
 
 def group_entries(described, keys, synonyms: bool = False) -> list[Entry]:
-    """A GROUP resource: its consumer and share group configs, GROUP_CONFIG (also the one synonym)
+    """A GROUP resource: its consumer, share and streams group configs, GROUP_CONFIG (also the one synonym)
     where set for the group, else the broker's value as DEFAULT_CONFIG (Kafka:
     ConfigHelper.createGroupConfigEntry; no broker config bears these names, so nothing else)."""
     types = {"share.auto.offset.reset": ConfigType.STRING, "share.isolation.level": ConfigType.STRING}

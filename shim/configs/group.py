@@ -1,12 +1,15 @@
 """GROUP config resources: each group's own settings over the broker's (Kafka: GroupConfig,
-GroupConfigManager; KIP-848's ``consumer.*`` and KIP-932's ``share.*``).
+GroupConfigManager; KIP-848's ``consumer.*``, KIP-932's ``share.*`` and KIP-1071's ``streams.*``).
 
 Set with IncrementalAlterConfigs (or AlterConfigs, which replaces the group's whole set) on a GROUP
 resource; a group config overrides the broker's value for that group alone. Validation follows
 GroupConfigManager.validate: the group's configs over the broker's values are parsed (type and
-lower bound), then checked against the broker's ``group.consumer.min/max.*`` and
-``group.share.min/max.*`` bounds and each session timeout against its heartbeat interval; any
-failure is INVALID_CONFIG with Kafka's message. The configs of every group live in
+lower bound), then checked against the broker's ``group.consumer.min/max.*``,
+``group.share.min/max.*`` and ``group.streams.min/max.*`` bounds and each session timeout against
+its heartbeat interval; any failure is INVALID_CONFIG with Kafka's message. Kafka 4.1 defines,
+validates, stores and describes the ``streams.*`` configs whether or not the streams rebalance
+protocol is enabled (``group.coordinator.rebalance.protocols``); so does kafka-shim, which has no
+streams groups for them to act on. The configs of every group live in
 ``group-configs.json`` beside the cluster metadata, replaced atomically (fsynced) on each change,
 so they survive kill -9 as the other dynamic configs do.
 """
@@ -20,6 +23,7 @@ from typing import NamedTuple
 from ..errors import ErrorCode, KafkaError
 from ..storage import fs
 from .admin import apply_ops
+from .streams import StreamsSettings
 
 
 class GroupKey(NamedTuple):
@@ -29,7 +33,7 @@ class GroupKey(NamedTuple):
     choices: tuple[str, ...] = ()
 
 
-# Kafka 4.1: GroupConfig's definitions (the streams.* configs of KIP-1071 are not built).
+# Kafka 4.1: GroupConfig's definitions.
 GROUP_CONFIGS: dict[str, GroupKey] = {
     "consumer.session.timeout.ms": GroupKey("int", "consumer.session_timeout_ms"),
     "consumer.heartbeat.interval.ms": GroupKey("int", "consumer.heartbeat_interval_ms"),
@@ -38,6 +42,9 @@ GROUP_CONFIGS: dict[str, GroupKey] = {
     "share.record.lock.duration.ms": GroupKey("int", "share.record_lock_duration_ms", at_least=1000),
     "share.auto.offset.reset": GroupKey("string", "", choices=("latest", "earliest")),
     "share.isolation.level": GroupKey("string", "", choices=("read_committed", "read_uncommitted")),
+    "streams.session.timeout.ms": GroupKey("int", "streams.session_timeout_ms"),
+    "streams.heartbeat.interval.ms": GroupKey("int", "streams.heartbeat_interval_ms"),
+    "streams.num.standby.replicas": GroupKey("int", "streams.num_standby_replicas", at_least=0),
 }
 _STRING_DEFAULTS = {"share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
 
@@ -53,6 +60,12 @@ _BOUNDS = (
      "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
     ("share.record.lock.duration.ms", "share", "min_record_lock_duration_ms", "max_record_lock_duration_ms",
      "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"),
+    ("streams.heartbeat.interval.ms", "streams", "min_heartbeat_interval_ms", "max_heartbeat_interval_ms",
+     "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
+    ("streams.session.timeout.ms", "streams", "min_session_timeout_ms", "max_session_timeout_ms",
+     "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
+    ("streams.num.standby.replicas", "streams", None, "max_standby_replicas",
+     None, "group.streams.max.standby.replicas"),
 )
 
 
@@ -81,11 +94,12 @@ def _parse(name: str, raw: str) -> int | str:
 
 
 class GroupConfigs:
-    """Every group's own configs; ``consumer`` and ``share`` are the broker's settings (defaults, bounds)."""
+    """Every group's own configs; ``consumer``, ``share`` and ``streams`` are the broker's settings
+    (defaults, bounds)."""
 
-    def __init__(self, path: Path | None, share, consumer) -> None:
+    def __init__(self, path: Path | None, share, consumer, streams: StreamsSettings | None = None) -> None:
         self.path = path
-        self.settings = {"share": share, "consumer": consumer}
+        self.settings = {"share": share, "consumer": consumer, "streams": streams or StreamsSettings()}
         self.groups: dict[str, dict[str, str]] = {}
         if path is not None and path.exists():
             self.groups = json.loads(path.read_text())
@@ -112,11 +126,11 @@ class GroupConfigs:
                   for name in GROUP_CONFIGS}
         for name, owner, low_field, high_field, low_prop, high_prop in _BOUNDS:
             settings = self.settings[owner]
-            if values[name] < getattr(settings, low_field):
+            if low_field is not None and values[name] < getattr(settings, low_field):
                 raise _invalid(f"{name} must be greater than or equal to {low_prop}")
             if values[name] > getattr(settings, high_field):
                 raise _invalid(f"{name} must be less than or equal to {high_prop}")
-        for kind in ("consumer", "share"):
+        for kind in ("consumer", "share", "streams"):
             if values[f"{kind}.session.timeout.ms"] <= values[f"{kind}.heartbeat.interval.ms"]:
                 raise _invalid(f"{kind}.session.timeout.ms must be greater than {kind}.heartbeat.interval.ms")
         return {name: str(values[name]) for name in configs}

@@ -28,6 +28,14 @@ def _state(control, topic: str, partition: int) -> dict:
             "replicas": list(s.replicas), "isr": list(s.isr)}
 
 
+def _replication_state(control, topic: str, partition: int) -> dict:
+    """The partition's state with its high watermark and log end offset (a slowed follower holds
+    the one below the other)."""
+    plog = control.node.logs.get(topic, partition)
+    return {**_state(control, topic, partition), "high_watermark": plog.high_watermark,
+            "log_end_offset": plog.log_end_offset}
+
+
 def _partition_known(control, topic: str, partition: int) -> None:
     if (topic, partition) not in control.node.logs.logs:
         raise ControlError(f"no partition {topic}-{partition}", status=404)
@@ -83,18 +91,14 @@ def _move_coordinator(control, coordinator, key, node):
 def _slow_follower(control, topic, partition, node):
     _partition_known(control, topic, partition)
     _applied(control.node.cluster.slow_follower, topic, partition, node)
-    plog = control.node.logs.get(topic, partition)
-    return {**_state(control, topic, partition), "high_watermark": plog.high_watermark,
-            "log_end_offset": plog.log_end_offset}
+    return _replication_state(control, topic, partition)
 
 
 @op("unslow_follower", "a slowed follower catches up at once and rejoins the ISR", TOPIC, PARTITION, NODE)
 def _unslow_follower(control, topic, partition, node):
     _partition_known(control, topic, partition)
     _applied(control.node.cluster.unslow_follower, topic, partition, node)
-    plog = control.node.logs.get(topic, partition)
-    return {**_state(control, topic, partition), "high_watermark": plog.high_watermark,
-            "log_end_offset": plog.log_end_offset}
+    return _replication_state(control, topic, partition)
 
 
 @op("cluster", "the brokers and, for a topic (or every topic), each partition's leader, epoch, replicas "

@@ -20,6 +20,7 @@ answer built as dataclasses and encoded field by field) costs more than the appe
 from __future__ import annotations
 
 import datetime
+import functools
 import struct
 import uuid
 from typing import NamedTuple
@@ -35,6 +36,7 @@ _START = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_
 _I16 = struct.Struct(">h").unpack_from
 _I32 = struct.Struct(">i").unpack_from
 _ACKS_TIMEOUT = struct.Struct(">hi").unpack_from
+_INDEX_AND_SIZE = struct.Struct(">ii").unpack_from
 
 
 class PartitionData(NamedTuple):
@@ -79,63 +81,99 @@ def decode(frame, version: int) -> tuple[RequestHeader, ProduceRequest] | None:
 def _decode(frame, version: int) -> tuple[RequestHeader, ProduceRequest]:
     _, _, correlation_id, n = _START.unpack_from(frame)  # key and version: as the dispatcher peeked them
     p = _START.size
-    if n < 0:
-        if n != -1:
-            raise _Other
+    if n == -1:
         client_id = None
     else:
         client_id = _ascii(frame, p, n)
         p += n
-    flexible = version >= FLEXIBLE_VERSION
-    if flexible:
-        p = _no_tags(frame, p)
-    transactional_id = None
-    if version >= TRANSACTIONAL_ID_VERSION:
-        transactional_id, p = _string(frame, p, flexible, nullable=True)
-    acks, timeout_ms = _ACKS_TIMEOUT(frame, p)
-    p += 6
-    count, p = _count(frame, p, flexible)
+    header = RequestHeader(PRODUCE, version, correlation_id, client_id)
+    if version >= FLEXIBLE_VERSION:
+        return header, _flexible_body(frame, version, p)
+    return header, _legacy_body(frame, version, p)
+
+
+def _flexible_body(frame, version: int, p: int) -> ProduceRequest:
+    """v9+: compact strings and arrays (length + 1 as an unsigned varint, 0 for null), and a
+    tagged-field count after the header and each struct, which must be zero here."""
+    end = len(frame)
     view = memoryview(frame)
+    if frame[p]:
+        raise _Other
+    n, p = _uvarint(frame, p + 1)
+    transactional_id = None if n == 0 else _ascii(frame, p, n - 1)
+    p += max(n - 1, 0)
+    acks, timeout_ms = _ACKS_TIMEOUT(frame, p)
+    count, p = _uvarint(frame, p + 6)
+    if not 0 < count <= end - p + 1:  # a null array: kio's path
+        raise _Other
     topics = []
-    for _ in range(count):
+    for _ in range(count - 1):
         if version >= TOPIC_ID_VERSION:
-            if len(frame) - p < 16:
-                raise _Other
-            name, topic_id = None, _uuid(bytes(view[p:p + 16]))
+            name, topic_id = None, _uuid(frame, p)
             p += 16
         else:
-            (name, p), topic_id = _string(frame, p, flexible, nullable=False), None
-        parts, p = _partitions(frame, view, p, flexible)
-        if flexible:
-            p = _no_tags(frame, p)
-        topics.append(TopicData(name, topic_id, parts))
-    if flexible:
-        p = _no_tags(frame, p)
-    if p != len(frame):
-        raise _Other
-    header = RequestHeader(PRODUCE, version, correlation_id, client_id)
-    return header, ProduceRequest(transactional_id, acks, timeout_ms, tuple(topics))
-
-
-def _partitions(frame, view: memoryview, p: int, flexible: bool) -> tuple[tuple[PartitionData, ...], int]:
-    count, p = _count(frame, p, flexible)
-    parts = []
-    for _ in range(count):
-        (index,) = _I32(frame, p)
-        p += 4
-        if flexible:
             n, p = _uvarint(frame, p)
-            n -= 1
-        else:
-            (n,) = _I32(frame, p)
-            p += 4
-        if n < 0 or n > len(frame) - p:  # a null batch included: kio's path answers it
+            name, topic_id = _ascii(frame, p, n - 1), None  # a null name (n = 0): kio's path
+            p += n - 1
+        count, p = _uvarint(frame, p)
+        if not 0 < count <= end - p + 1:
             raise _Other
-        parts.append(PartitionData(index, view[p:p + n]))
-        p += n
-        if flexible:
-            p = _no_tags(frame, p)
-    return tuple(parts), p
+        parts = []
+        for _ in range(count - 1):
+            (index,) = _I32(frame, p)
+            n, p = _uvarint(frame, p + 4)
+            if not 0 < n <= end - p + 1:  # a null batch included: kio's path answers it
+                raise _Other
+            q = p + n - 1
+            parts.append(PartitionData(index, view[p:q]))
+            if frame[q]:
+                raise _Other
+            p = q + 1
+        if frame[p]:
+            raise _Other
+        p += 1
+        topics.append(TopicData(name, topic_id, tuple(parts)))
+    if frame[p] or p + 1 != end:  # tagged fields, or bytes after the body
+        raise _Other
+    return ProduceRequest(transactional_id, acks, timeout_ms, tuple(topics))
+
+
+def _legacy_body(frame, version: int, p: int) -> ProduceRequest:
+    """v0-8: int16-length strings, int32-length bytes and arrays (-1 for null)."""
+    end = len(frame)
+    view = memoryview(frame)
+    transactional_id = None
+    if version >= TRANSACTIONAL_ID_VERSION:
+        (n,) = _I16(frame, p)
+        p += 2
+        if n != -1:
+            transactional_id = _ascii(frame, p, n)
+            p += n
+    acks, timeout_ms = _ACKS_TIMEOUT(frame, p)
+    (count,) = _I32(frame, p + 6)
+    p += 10
+    if not 0 <= count <= end - p:  # a null array: kio's path
+        raise _Other
+    topics = []
+    for _ in range(count):
+        (n,) = _I16(frame, p)
+        name = _ascii(frame, p + 2, n)  # a null name (n = -1): kio's path
+        (count,) = _I32(frame, p + 2 + n)
+        p += 6 + n
+        if not 0 <= count <= end - p:
+            raise _Other
+        parts = []
+        for _ in range(count):
+            index, n = _INDEX_AND_SIZE(frame, p)
+            p += 8
+            if not 0 <= n <= end - p:  # a null batch included: kio's path answers it
+                raise _Other
+            parts.append(PartitionData(index, view[p:p + n]))
+            p += n
+        topics.append(TopicData(name, None, tuple(parts)))
+    if p != end:  # bytes after the body
+        raise _Other
+    return ProduceRequest(transactional_id, acks, timeout_ms, tuple(topics))
 
 
 def _uvarint(frame, p: int) -> tuple[int, int]:
@@ -155,46 +193,16 @@ def _uvarint(frame, p: int) -> tuple[int, int]:
     raise _Other
 
 
-def _count(frame, p: int, flexible: bool) -> tuple[int, int]:
-    """An array's element count; a null array goes to kio's path."""
-    if flexible:
-        n, p = _uvarint(frame, p)
-        n -= 1
-    else:
-        (n,) = _I32(frame, p)
-        p += 4
-    if n < 0 or n > len(frame) - p:  # each element takes a byte at least
-        raise _Other
-    return n, p
-
-
-def _string(frame, p: int, flexible: bool, nullable: bool) -> tuple[str | None, int]:
-    if flexible:
-        n, p = _uvarint(frame, p)
-        n -= 1
-    else:
-        (n,) = _I16(frame, p)
-        p += 2
-    if n < 0:
-        if n != -1 or not nullable:
-            raise _Other
-        return None, p
-    return _ascii(frame, p, n), p + n
-
-
 def _ascii(frame, p: int, n: int) -> str:
-    if n > len(frame) - p:
+    if n < 0 or n > len(frame) - p:
         raise _Other
     return str(frame[p:p + n], "ascii")  # UnicodeDecodeError: kio's path decodes UTF-8
 
 
-def _no_tags(frame, p: int) -> int:
-    if frame[p] != 0:
+def _uuid(frame, p: int) -> uuid.UUID | None:
+    raw = bytes(frame[p:p + 16])
+    if len(raw) < 16:
         raise _Other
-    return p + 1
-
-
-def _uuid(raw: bytes) -> uuid.UUID | None:
     return None if raw == _ZERO_UUID else uuid.UUID(bytes=raw)
 
 
@@ -250,12 +258,7 @@ def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -
     out.append(_uv(len(topics) + 1) if flexible else _COUNT(len(topics)))
     partition = _PARTITION[version]
     for name, topic_id, partitions in topics:
-        if version >= TOPIC_ID_VERSION:
-            out.append(topic_id.bytes if topic_id is not None else _ZERO_UUID)
-        else:
-            raw = name.encode()
-            out.append(_uv(len(raw) + 1) if flexible else _NAME_LEN(len(raw)))
-            out.append(raw)
+        out.append(_topic(version, name, topic_id))
         out.append(_uv(len(partitions) + 1) if flexible else _COUNT(len(partitions)))
         for p in partitions:
             out.append(partition(*p))
@@ -266,3 +269,12 @@ def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -
     elif version >= 1:
         out.append(_THROTTLE(throttle_ms))
     return b"".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _topic(version: int, name: str | None, topic_id: uuid.UUID | None) -> bytes:
+    """A topic's name (its id from v13) as the version writes it: few topics, each written often."""
+    if version >= TOPIC_ID_VERSION:
+        return topic_id.bytes if topic_id is not None else _ZERO_UUID
+    raw = name.encode()
+    return (_uv(len(raw) + 1) if version >= FLEXIBLE_VERSION else _NAME_LEN(len(raw))) + raw

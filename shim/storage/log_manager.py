@@ -10,6 +10,7 @@ later never passes a log written since for a cleanly closed one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -87,11 +88,13 @@ class LogManager:
         self.resolve = resolve or (lambda configs: log_config_for(defaults, configs))
         self.read_only = read_only
         self.meta_dir = data_dir / "__cluster_metadata"
+        self._saves_deferred = self._save_pending = False  # see one_save
         if not read_only:
             fs.make_dirs(self.meta_dir, sync=True)  # topic metadata is durable whatever the sync policy
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
         self.topics: dict[str, TopicInfo] = {}
+        self._by_id: dict[uuid.UUID, TopicInfo] = {}  # topic_by_id's answers so far
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self.on_topic_deleted: Callable[[str], None] | None = None
         # CreateTopics, DeleteTopics and CreatePartitions do their file work on one thread (in order),
@@ -234,6 +237,7 @@ class LogManager:
     def _forget(self, name: str) -> list[PartitionLog]:
         info = self.topic(name)
         del self.topics[name]
+        self._by_id.pop(info.topic_id, None)
         self._save_topics()  # first: a crash now leaves directories that the next start removes
         if self.on_topic_deleted is not None:
             self.on_topic_deleted(name)
@@ -263,7 +267,17 @@ class LogManager:
         return info
 
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
-        return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+        """Found in a dict after the first look (Produce v13 and Fetch name topics by id in every
+        request); an entry whose topic is gone, deleted or renamed away, is not trusted."""
+        info = self._by_id.get(topic_id)
+        if info is not None and self.topics.get(info.name) is info:
+            return info
+        info = next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+        if info is None:
+            self._by_id.pop(topic_id, None)
+        else:
+            self._by_id[topic_id] = info
+        return info
 
     def get(self, topic: str, partition: int) -> PartitionLog:
         plog = self.logs.get((topic, partition))
@@ -339,7 +353,23 @@ class LogManager:
         if upgraded and not self.read_only:
             self._save_topics()
 
+    @contextlib.contextmanager
+    def one_save(self):
+        """Topics created inside are written to topics.json once, on the way out (one Metadata
+        request auto-creating thousands of topics rewrote the whole file, and synced it, for each).
+        A kill -9 before the write leaves directories of unknown topics, which the next start removes."""
+        self._saves_deferred = True
+        try:
+            yield
+        finally:
+            self._saves_deferred = False
+            if self._save_pending:
+                self._save_topics()
+
     def _save_topics(self) -> None:
+        self._save_pending = self._saves_deferred
+        if self._saves_deferred:
+            return
         data = {"topics": [
             {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
             for t in self.topics.values()

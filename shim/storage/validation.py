@@ -48,6 +48,9 @@ def _allowance(nbytes: int) -> int:
     return max(DECOMPRESSED_FLOOR_BYTES, DECOMPRESSED_RATIO * nbytes)
 
 
+_ZSTD = int(Compression.ZSTD)  # the highest codec id
+
+
 def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allow_zstd: bool = True,
                           budget: DecompressionBudget | None = None) -> BatchHeader:
     """The batch's header, parsed once here and passed along (to the record walk, the roll check
@@ -56,41 +59,45 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     n = len(batch)
     if n < HEADER_SIZE:
         raise KafkaError(ErrorCode.corrupt_message, f"{n} bytes is shorter than a record batch header")
-    h = BatchHeader._make(HEADER.unpack_from(batch))
-    size = LOG_OVERHEAD + h.batch_length
-    if h.magic != MAGIC:
-        raise KafkaError(ErrorCode.invalid_record, f"magic {h.magic} is not supported; only record batch v2")
+    fields = HEADER.unpack_from(batch)
+    # the header's fields as locals: this runs for every batch produced
+    (base_offset, batch_length, _, magic, crc, attributes, last_offset_delta, _, _, producer_id, _, base_sequence,
+     records_count) = fields
+    size = LOG_OVERHEAD + batch_length
+    if magic != MAGIC:
+        raise KafkaError(ErrorCode.invalid_record, f"magic {magic} is not supported; only record batch v2")
     if size < n:
         raise KafkaError(ErrorCode.invalid_record, "one record batch per partition is allowed per request")
     if size > n:
         raise KafkaError(ErrorCode.corrupt_message, "the record batch is truncated")
-    if h.base_offset != 0:
-        raise KafkaError(ErrorCode.invalid_record, f"base offset must be 0, not {h.base_offset}")
+    if base_offset != 0:
+        raise KafkaError(ErrorCode.invalid_record, f"base offset must be 0, not {base_offset}")
     if size > max_message_bytes:
         raise KafkaError(
             ErrorCode.message_too_large, f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}"
         )
-    if h.crc != compute_crc(batch):
+    if crc != compute_crc(batch):
         raise KafkaError(ErrorCode.corrupt_message, "record batch CRC-32C mismatch")
-    if h.records_count <= 0 or h.records_count != h.last_offset_delta + 1:
+    if records_count <= 0 or records_count != last_offset_delta + 1:
         raise KafkaError(
             ErrorCode.invalid_record,
-            f"records count {h.records_count} does not match last offset delta {h.last_offset_delta}",
+            f"records count {records_count} does not match last offset delta {last_offset_delta}",
         )
-    attributes = h.attributes
     if attributes & CONTROL_FLAG:
         raise KafkaError(ErrorCode.invalid_record, "clients are not allowed to write control records")
-    if h.producer_id >= 0 and h.base_sequence < 0:
+    if producer_id >= 0 and base_sequence < 0:
         raise KafkaError(ErrorCode.invalid_record, "a batch with a producer id needs a base sequence")
     if attributes & TIMESTAMP_TYPE_MASK:
         raise KafkaError(ErrorCode.invalid_timestamp, "clients may not set the LogAppendTime timestamp type")
     compression = attributes & COMPRESSION_MASK
-    if compression == Compression.ZSTD and not allow_zstd:
+    if compression == _ZSTD and not allow_zstd:
         raise KafkaError(ErrorCode.unsupported_compression_type, "zstd needs Produce v7 or later")
-    if compression > Compression.ZSTD:
+    if compression > _ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
+    h = BatchHeader._make(fields)
     # Every record is read, as LogValidator does (the batch is then stored as it came).
-    budget = budget or DecompressionBudget(n)
+    if compression and budget is None:
+        budget = DecompressionBudget(n)
     try:
         offsets_in_order, walked = walk_batch(batch, h, budget.limit(n) if compression else None)
     except PayloadTooLarge as exc:
@@ -104,7 +111,7 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
         raise KafkaError(ErrorCode.invalid_record, f"malformed record: {exc}") from exc
     if compression:
         budget.spend(walked)
-    if not offsets_in_order and compression != Compression.NONE:
+    if not offsets_in_order and compression:
         # Kafka cannot keep such a batch in place and would rebuild it; Apache Kafka 3.9 fails
         # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error,

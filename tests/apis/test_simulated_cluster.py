@@ -167,6 +167,31 @@ async def test_list_offsets_and_delete_records_are_for_the_leader(node):
     assert r.topics[0].partitions[0].error_code == ErrorCode.not_leader_or_follower
 
 
+async def test_list_offsets_answers_the_epoch_each_offset_was_written_in(node):
+    """Kafka: LATEST carries the leader's current epoch; EARLIEST, a timestamp and MAX_TIMESTAMP the
+    epoch of the batch found (UnifiedLog.fetchOffsetByTimestamp), which a consumer's position
+    validation (OffsetForLeaderEpoch) then asks about."""
+    await produce(node, 0, values=(b"a", b"b"))  # offsets 0-1 in epoch 0, stamped 1_700_000_000_000
+    node.cluster.move_leader("t", 0, 2, 0)
+    late = encode_batch([(None, b"c", (), 1_700_000_009_000)])
+    r = await call(node, 2, 0, 10, lambda m: m.ProduceRequest(
+        transactional_id=None, acks=1, timeout=datetime.timedelta(seconds=5),
+        topic_data=(m.TopicProduceData(name="t", partition_data=(m.PartitionProduceData(index=0, records=late),)),)))
+    assert r.responses[0].partition_responses[0].error_code == ErrorCode.none  # offset 2, epoch 1
+
+    async def lookup(timestamp):
+        r = await call(node, 2, 2, 8, lambda m: m.ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=(
+            m.ListOffsetsTopic(name="t", partitions=(
+                m.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=timestamp),)),)))
+        p = r.topics[0].partitions[0]
+        return p.error_code, p.offset, p.leader_epoch
+
+    assert await lookup(-1) == (ErrorCode.none, 3, 1)  # LATEST
+    assert await lookup(-2) == (ErrorCode.none, 0, 0)  # EARLIEST
+    assert await lookup(1_700_000_000_000) == (ErrorCode.none, 0, 0)
+    assert await lookup(-3) == (ErrorCode.none, 2, 1)  # MAX_TIMESTAMP
+
+
 async def test_coordinators_are_found_where_keys_hash_and_refuse_elsewhere(node):
     group, txn = "g-1", "tx-1"
     find = lambda m: m.FindCoordinatorRequest(key_type=GROUP, coordinator_keys=(group,))  # noqa: E731

@@ -114,11 +114,17 @@ def test_a_member_rejoining_with_new_metadata_rebalances(gc):
     assert not p.done and gc.groups["g"].state is S.PREPARING_REBALANCE
 
 
-def test_a_lost_join_response_during_completing_rebalance_is_answered_again(gc):
+def two_joined_after_the_delay(gc):
+    """Two members join in the 3 s initial rebalance delay; both JoinGroups complete after it."""
     gc.initial_rebalance_delay_ms = 3_000
     a, b = join(gc), join(gc)
     gc.tick(T0 + 3_000)
     gc.tick(T0 + 6_000)
+    return a, b
+
+
+def test_a_lost_join_response_during_completing_rebalance_is_answered_again(gc):
+    a, b = two_joined_after_the_delay(gc)
     leader, follower = a.result.member_id, b.result.member_id
     again = join(gc, member_id=leader, now=T0 + 3_100).result
     assert (again.generation_id, again.leader, len(again.members)) == (1, leader, 2)
@@ -248,10 +254,7 @@ def test_static_members_that_do_not_rejoin_stay_in_the_group(gc):
 
 
 def test_followers_wait_for_the_leaders_assignment(gc):
-    gc.initial_rebalance_delay_ms = 3_000
-    a, b = join(gc), join(gc)
-    gc.tick(T0 + 3_000)
-    gc.tick(T0 + 6_000)
+    a, b = two_joined_after_the_delay(gc)
     leader, follower, gen = a.result.member_id, b.result.member_id, a.result.generation_id
     waiting = sync(gc, follower, gen, now=T0 + 6_000)
     assert not waiting.done
@@ -264,10 +267,7 @@ def test_followers_wait_for_the_leaders_assignment(gc):
 
 
 def test_members_missing_from_the_leaders_assignment_get_an_empty_one(gc):
-    gc.initial_rebalance_delay_ms = 3_000
-    a, b = join(gc), join(gc)
-    gc.tick(T0 + 3_000)
-    gc.tick(T0 + 6_000)
+    a, b = two_joined_after_the_delay(gc)
     gen = a.result.generation_id
     waiting = sync(gc, b.result.member_id, gen, now=T0 + 6_000)
     sync(gc, a.result.member_id, gen, {a.result.member_id: b"L"}, now=T0 + 6_000)
@@ -288,20 +288,14 @@ def test_sync_group_error_codes(gc):
 
 
 def test_a_new_rebalance_tells_members_awaiting_their_assignment_to_rejoin(gc):
-    gc.initial_rebalance_delay_ms = 3_000
-    a, b = join(gc), join(gc)
-    gc.tick(T0 + 3_000)
-    gc.tick(T0 + 6_000)
+    a, b = two_joined_after_the_delay(gc)
     waiting = sync(gc, b.result.member_id, a.result.generation_id, now=T0 + 6_000)
     join(gc, now=T0 + 3_100)  # a newcomer
     assert waiting.result.error == E.rebalance_in_progress
 
 
 def test_members_that_never_sync_are_removed_after_the_rebalance_timeout(gc):
-    gc.initial_rebalance_delay_ms = 3_000
-    a, b = join(gc), join(gc)
-    gc.tick(T0 + 3_000)
-    gc.tick(T0 + 6_000)
+    a, b = two_joined_after_the_delay(gc)
     leader, follower, gen = a.result.member_id, b.result.member_id, a.result.generation_id
     t = T0 + 6_000
     sync(gc, leader, gen, {leader: b"L"}, now=t)
@@ -315,10 +309,7 @@ def test_members_that_never_sync_are_removed_after_the_rebalance_timeout(gc):
 def test_an_assignment_too_large_to_store_fails_the_sync_and_rebalances(nodes):
     node = nodes(max_message_bytes=4_096)
     gc = node.groups
-    gc.initial_rebalance_delay_ms = 3_000
-    a, b = join(gc), join(gc)
-    gc.tick(T0 + 3_000)
-    gc.tick(T0 + 6_000)
+    a, b = two_joined_after_the_delay(gc)
     leader, follower, gen = a.result.member_id, b.result.member_id, a.result.generation_id
     waiting = sync(gc, follower, gen, now=T0 + 6_000)
     r = sync(gc, leader, gen, {leader: b"x" * 10_000}, now=T0 + 6_000).result
@@ -451,10 +442,7 @@ def test_a_static_rejoin_that_cannot_be_stored_is_refused_and_the_old_member_sta
 
 
 def test_a_second_sync_for_the_same_member_answers_the_first(gc):
-    gc.initial_rebalance_delay_ms = 3_000
-    a, b = join(gc), join(gc)
-    gc.tick(T0 + 3_000)
-    gc.tick(T0 + 6_000)
+    a, b = two_joined_after_the_delay(gc)
     follower, gen = b.result.member_id, b.result.generation_id
     first = sync(gc, follower, gen, now=T0 + 6_000)
     second = sync(gc, follower, gen, now=T0 + 6_001)

@@ -9,6 +9,7 @@ state (an answer, an end of file).
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import ssl
 import struct
@@ -114,6 +115,7 @@ async def test_unsupported_mechanism_is_answered_with_the_enabled_ones_then_clos
         assert await closed(reader)
 
 
+@pytest.mark.asyncio(loop_factories=["asyncio", "uvloop"])
 async def test_v0_handshake_then_raw_plain_token(tmp_path):
     async with sasl_broker(tmp_path) as broker:
         reader, writer = await open_to(broker, "SASL_PLAINTEXT")
@@ -133,6 +135,7 @@ async def test_v0_handshake_then_raw_plain_token(tmp_path):
     ("PLAIN", b"\xff\xfe\xfd"), ("PLAIN", b"\x00alice\x00wrong"), ("SCRAM-SHA-256", b"\x00" * 64),
     ("SCRAM-SHA-512", b"n,,n=alice,r=" + b"\xc3" * 5000),
 ])
+@pytest.mark.asyncio(loop_factories=["asyncio", "uvloop"])
 async def test_a_bad_token_fails_its_connection_only(tmp_path, mechanism, token):
     async with sasl_broker(tmp_path) as broker:
         bystander = await open_to(broker, "SASL_PLAINTEXT")
@@ -149,6 +152,7 @@ async def test_a_bad_token_fails_its_connection_only(tmp_path, mechanism, token)
         assert len((await roundtrip(r, w, metadata(3), 3, 12)).brokers) == 1
 
 
+@pytest.mark.asyncio(loop_factories=["asyncio", "uvloop"])
 async def test_garbage_and_stalled_tls_handshakes_hold_up_no_one(tmp_path):
     certs = make_certs(tmp_path / "certs")
     async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0",
@@ -171,6 +175,7 @@ async def test_garbage_and_stalled_tls_handshakes_hold_up_no_one(tmp_path):
             await asyncio.sleep(0.01)
 
 
+@pytest.mark.asyncio(loop_factories=["asyncio", "uvloop"])
 @pytest.mark.parametrize("partial", [b"", b"\x00\x00\x00\x40partial"], ids=["idle", "mid-request"])
 async def test_a_tls_client_that_half_closes_is_closed_and_freed(tmp_path, partial):
     """A bare FIN under TLS (no close_notify), the client keeping its socket: TLS has no half-close,
@@ -182,7 +187,9 @@ async def test_a_tls_client_that_half_closes_is_closed_and_freed(tmp_path, parti
         assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
         writer.write(partial)
         await writer.drain()
-        writer.transport.get_extra_info("socket").shutdown(socket.SHUT_WR)  # beneath TLS: FIN alone
+        # beneath TLS: FIN alone (through a socket of its own: uvloop's transport sockets cannot shut down)
+        with socket.socket(fileno=os.dup(writer.transport.get_extra_info("socket").fileno())) as raw:
+            raw.shutdown(socket.SHUT_WR)
         assert await closed(reader)
         deadline = asyncio.get_running_loop().time() + 10
         while broker._server.quotas.total or broker.sessions():
@@ -208,6 +215,7 @@ async def test_ssl_client_auth_requested_names_who_presents_a_certificate(tmp_pa
             writer.close()
 
 
+@pytest.mark.asyncio(loop_factories=["asyncio", "uvloop"])
 async def test_before_authentication_a_sasl_listener_reads_at_most_sasl_server_max_receive_size(tmp_path):
     async with sasl_broker(tmp_path) as broker:
         big = 600 * 1024  # over Kafka's sasl.server.max.receive.size (512 KiB)

@@ -115,3 +115,26 @@ async def test_deleting_the_group_deletes_state_no_fetch_ever_wrote(tmp_path):
         assert _snapshot(n, 0) is None and _snapshot(n, 1) is None
     finally:
         n.close()
+
+
+async def test_describe_shows_the_leader_epoch_the_state_was_written_with(tmp_path):
+    """Kafka answers DescribeShareGroupOffsets from ReadShareGroupStateSummary: the leader epoch
+    stored with the state (0 as initialized), not the partition's current one."""
+    from share.test_share_state_apis import write
+
+    n = _open(tmp_path / "data")
+    try:
+        await heartbeat(n, str(uuid.uuid4()), 0)
+        m = request_module(90, 0)
+        r = await call(n, 90, 0, groups=(m.DescribeShareGroupOffsetsRequestGroup(group_id=G, topics=None),))
+        assert {p.leader_epoch for t in r.groups[0].topics for p in t.partitions} == {0}
+        epoch = n.share.groups[G].group_epoch
+        assert await write(n, 0, 3, [], state_epoch=epoch, leader_epoch=5, group=G,
+                           tid=n.logs.topics[T].topic_id) == E.none
+        r = await call(n, 90, 0, groups=(m.DescribeShareGroupOffsetsRequestGroup(group_id=G, topics=None),))
+        shown = {(t.topic_name, p.partition_index): (p.start_offset, p.leader_epoch) for t in r.groups[0].topics
+                 for p in t.partitions}
+        assert shown == {(T, 0): (3, 5), (T, 1): (-1, 0)}
+        assert n.cluster.state(T, 0).leader_epoch == 0  # the partition's own is another
+    finally:
+        n.close()

@@ -158,3 +158,22 @@ async def test_state_from_before_key_15_is_listed_after_an_upgrade(tmp_path):
         assert offsets(await describe(n)) == {(T, 0): (3, E.none), (T, 1): (-1, E.none)}
     finally:
         n.close()
+
+
+async def test_a_restart_with_another_broker_rack_moves_the_epoch_once(tmp_path):
+    """KIP-1101: each partition's replica racks are in the hash; the same racks move nothing."""
+    n = open_node(tmp_path / "data", extra={"broker.rack": "a"})
+    n.finalize_features({"share.version": 1})
+    member = str(uuid.uuid4())
+    first = (await heartbeat(n, member, 0)).member_epoch
+    n.close()
+    n = open_node(tmp_path / "data", extra={"broker.rack": "a"})
+    r = await heartbeat(n, member, first)
+    assert (r.error_code, r.member_epoch) == (E.none, first)
+    n.close()
+    n = open_node(tmp_path / "data", extra={"broker.rack": "b"})
+    try:
+        r = await heartbeat(n, member, first)
+        assert (r.error_code, r.member_epoch) == (E.none, first + 1)
+    finally:
+        n.close()

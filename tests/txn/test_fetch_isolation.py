@@ -12,7 +12,7 @@ import pytest
 from kafka_codecs import ControlRecordType, encode_batch
 from shim.errors import ErrorCode
 from txn_helpers import (
-    READ_COMMITTED, READ_UNCOMMITTED, TOPIC, Producer, add_partitions, committed_view, data_values, end_txn, fetch,
+    READ_COMMITTED, READ_UNCOMMITTED, TOPIC, Producer, add_partitions, call, committed_view, data_values, end_txn, fetch,
     init_producer_id, list_offset, markers, plain_batch, produce, write_marker,
 )
 
@@ -164,6 +164,27 @@ async def test_list_offsets_max_timestamp_stays_below_the_fetchable_end(mixed_lo
     assert await list_offset(node, 0, MAX_TIMESTAMP, isolation=READ_COMMITTED) == -1
     await c.end(True)
     assert await list_offset(node, 0, MAX_TIMESTAMP, isolation=READ_COMMITTED) == 9
+
+
+async def test_delete_records_past_an_open_transaction_moves_the_lso_with_it(mixed_log):
+    """Kafka: UnifiedLog.maybeIncrementFirstUnstableOffset -- the first unstable offset never stays
+    below the log start offset, so once DeleteRecords removed the start of C's open transaction (7)
+    the LSO is the new log start offset, not an offset read_committed clients can no longer fetch."""
+    import datetime
+
+    from shim.protocol.messages import request_module
+
+    node, a, b, c = mixed_log
+    m = request_module(21, 2)
+    r = await call(node, 21, 2, timeout=datetime.timedelta(seconds=5), topics=(m.DeleteRecordsTopic(
+        name=TOPIC, partitions=(m.DeleteRecordsPartition(partition_index=0, offset=8),)),))
+    assert (r.topics[0].partitions[0].error_code, r.topics[0].partitions[0].low_watermark) == (ErrorCode.none, 8)
+    assert await list_offset(node, 0, -2, isolation=READ_COMMITTED) == 8
+    assert await list_offset(node, 0, -1, isolation=READ_COMMITTED) == 8
+    p = await fetch(node, 0, 8)
+    assert (p.error_code, p.last_stable_offset, p.log_start_offset) == (ErrorCode.none, 8, 8)
+    await c.end(True)  # the COMMIT marker at 9
+    assert await list_offset(node, 0, -1, isolation=READ_COMMITTED) == 10
 
 
 async def test_interleaved_transactions_hold_the_lso_at_the_oldest_open_one(txn_node):

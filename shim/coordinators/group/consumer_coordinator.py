@@ -153,6 +153,7 @@ class ConsumerGroups:
         self.group_configs = group_configs  # shim.configs.group.GroupConfigs: each group's own settings
         self.groups: dict[str, ConsumerGroup] = {}
         self.classic = ClassicMembers(self)
+        self.partition_racks = None  # (topic, partition) -> its replicas' racks, for the metadata hash
 
     def session_timeout_ms(self, group_id: str) -> int:
         """Kafka: consumerGroupSessionTimeoutMs -- the group's ``consumer.session.timeout.ms``, else the broker's."""
@@ -347,9 +348,8 @@ class ConsumerGroups:
                 out[name] = (info.topic_id, info.partitions)
         return out
 
-    @staticmethod
-    def _maybe_bump(group: ConsumerGroup, meta: TopicMeta, bump: bool, records: list[cr.Record]) -> int:
-        h = metadata_hash(meta)
+    def _maybe_bump(self, group: ConsumerGroup, meta: TopicMeta, bump: bool, records: list[cr.Record]) -> int:
+        h = metadata_hash(meta, self.partition_racks)
         if bump or h != group.metadata_hash:
             epoch = group.group_epoch + 1
             records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
@@ -450,7 +450,8 @@ class ConsumerGroups:
         records = self._tombstones(group.group_id, member.member_id)
         meta = self._subscription_metadata(group, None, removed=member.member_id)
         epoch = group.group_epoch + 1
-        records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, metadata_hash(meta))))
+        h = metadata_hash(meta, self.partition_racks)
+        records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
         self._apply(group.group_id, records, now_ms)
         log.info("member %s of group %s %s; group epoch %d", member.member_id, group.group_id, why, epoch)
         self.classic.maybe_downgrade(group, member, now_ms)

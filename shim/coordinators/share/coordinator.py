@@ -51,6 +51,7 @@ class ShareCoordinator:
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
+        self.partition_racks = None  # (topic, partition) -> its replicas' racks, for the metadata hash
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
@@ -139,9 +140,12 @@ class ShareCoordinator:
             members.rebuild(group, view, topic_name, now_ms + timeout)
             group.subscribed_metadata(self._topic_shape)
 
-    def _topic_shape(self, topic: str) -> tuple[int, object]:
-        """(partitions, topic id) of a topic: what a share group's assignment depends on."""
-        return self.partition_count(topic), self.topic_id(topic)
+    def _topic_shape(self, topic: str) -> tuple[int, object, tuple]:
+        """(partitions, topic id, each partition's racks) of a topic: what a share group's assignment
+        and metadata hash depend on."""
+        count = self.partition_count(topic)
+        racks = self.partition_racks
+        return count, self.topic_id(topic), tuple(tuple(racks(topic, p)) if racks else () for p in range(count))
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -340,6 +344,12 @@ class ShareCoordinator:
             if g == group_id:
                 out.setdefault((t, p), -1)
         return out
+
+    def leader_epochs(self, group_id: str) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> the leader epoch the share partition's state was last written with
+        (0 as initialized, Kafka's ShareGroupOffset.UNINITIALIZED_EPOCH), what Kafka's
+        DescribeShareGroupOffsets shows (ReadShareGroupStateSummary)."""
+        return {tp: snap.leader_epoch for tp, snap in self.store.snapshots(group_id).items()}
 
     def initialized_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """:meth:`start_offsets` of the partitions the group has initialized, those of its topics that

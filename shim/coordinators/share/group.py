@@ -23,6 +23,8 @@ EMPTY, STABLE = "Empty", "Stable"
 ASSIGNOR = "simple"
 
 Assignment = dict[str, frozenset[int]]  # topic name -> partitions
+# topic -> (partitions, topic id, each partition's replicas' racks); no such topic: partitions 0
+Shape = Callable[[str], tuple[int, object, tuple[tuple[str, ...], ...]]]
 
 
 @dataclass(slots=True)
@@ -52,14 +54,14 @@ class ShareGroup:
         self.members: dict[str, ShareMember] = {}
         self.target: dict[str, Assignment] = {}
         self.metadata_hash = 0  # of the subscribed topics at the last epoch bump (written with the epoch)
-        self._metadata: dict[str, tuple[int, object]] = {}  # subscribed topic -> (partitions, topic id)
+        self._metadata: dict[str, tuple] = {}  # subscribed topic -> its shape (partitions, topic id, racks)
 
     @property
     def state(self) -> str:
         return STABLE if self.members else EMPTY
 
     def heartbeat(self, member_id: str, epoch: int, subscribed, rack_id, client: tuple[str, str], now_ms: int,
-                  session_timeout_ms: int, partitions: Callable[[str], tuple[int, object]]) -> HeartbeatResult:
+                  session_timeout_ms: int, partitions: Shape) -> HeartbeatResult:
         if epoch == LEAVE_EPOCH:
             self.remove(member_id, partitions)
             return HeartbeatResult(member_id, LEAVE_EPOCH, None)
@@ -87,7 +89,7 @@ class ShareGroup:
         member.member_epoch, member.assignment = self.assignment_epoch, target
         return HeartbeatResult(member_id, member.member_epoch, target if changed else None)
 
-    def remove(self, member_id: str, partitions: Callable[[str], tuple[int, object]]) -> bool:
+    def remove(self, member_id: str, partitions: Shape) -> bool:
         if self.members.pop(member_id, None) is None:
             return False
         self._refresh(partitions, True)
@@ -99,30 +101,31 @@ class ShareGroup:
     def next_deadline(self) -> int:
         return min((m.deadline for m in self.members.values()), default=2**63 - 1)
 
-    def subscribed_metadata(self, partitions: Callable[[str], tuple[int, object]]) -> None:
+    def subscribed_metadata(self, partitions: Shape) -> None:
         """The subscribed topics as they are now, for a group loaded at start-up; its epoch moves on
         at the next heartbeat if their hash differs from the one it wrote."""
         self._metadata = self._subscribed(partitions)
 
     def subscribed_topics(self) -> dict[str, tuple[int, object]]:
         """The subscribed topics that exist: topic -> (partitions, topic id), as last refreshed."""
-        return dict(self._metadata)
+        return {t: (n, tid) for t, (n, tid, _) in self._metadata.items()}
 
-    def _subscribed(self, partitions: Callable[[str], tuple[int, object]]) -> dict[str, tuple[int, object]]:
+    def _subscribed(self, partitions: Shape) -> dict[str, tuple]:
         topics = sorted({t for m in self.members.values() for t in m.subscribed})
         return {t: shape for t in topics if (shape := partitions(t))[0] > 0}
 
-    def _refresh(self, partitions: Callable[[str], tuple[int, object]], bump: bool = False) -> None:
-        """One new group epoch when ``bump`` or a subscribed topic changed (its size, or its id:
-        deleted and made again), then a new target assignment (Kafka: shareGroupHeartbeat's
-        bumpGroupEpoch and computeMetadataHash)."""
+    def _refresh(self, partitions: Shape, bump: bool = False) -> None:
+        """One new group epoch when ``bump`` or a subscribed topic changed (its size, its id:
+        deleted and made again, or its partitions' racks), then a new target assignment (Kafka:
+        shareGroupHeartbeat's bumpGroupEpoch and computeMetadataHash)."""
         self._metadata = self._subscribed(partitions)
-        h = metadata_hash({t: (tid, n) for t, (n, tid) in self._metadata.items()})
+        h = metadata_hash({t: (tid, n) for t, (n, tid, _) in self._metadata.items()},
+                          lambda t, p: self._metadata[t][2][p])
         if bump or h != self.metadata_hash:
             self.group_epoch, self.metadata_hash = self.group_epoch + 1, h
         if self.assignment_epoch != self.group_epoch:
             metadata = self._metadata
-            counts = {t: n for t, (n, _) in metadata.items()}
+            counts = {t: shape[0] for t, shape in metadata.items()}
             self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()}, counts)
             self.assignment_epoch = self.group_epoch
 

@@ -117,11 +117,17 @@ class ShareStateStore:
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the start offset last written, for each share partition of the group
         with state (-1: initialized, no start offset yet), of the topics and partitions that exist."""
+        return {tp: snap.start_offset for tp, snap in self.snapshots(group_id).items()}
+
+    def snapshots(self, group_id: str) -> dict[tuple[str, int], sr.ShareSnapshot]:
+        """(topic, partition) -> the state of each share partition of the group (Kafka:
+        ReadShareGroupStateSummary's start offset, leader epoch and state epoch), of the topics
+        and partitions that exist."""
         out = {}
         for (g, topic_id, p), entry in self.entries.items():
             info = self.logs.topic_by_id(topic_id) if g == group_id else None
             if info is not None and p < info.partitions:
-                out[(info.name, p)] = entry.snapshot.start_offset
+                out[(info.name, p)] = entry.snapshot
         return out
 
     def remove(self, group_id: str, partitions) -> None:

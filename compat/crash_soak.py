@@ -1,0 +1,390 @@
+"""A crash soak: real clients write while ``kill -9`` hits the broker at random moments, cycle after cycle.
+
+Each cycle starts ``kafka-shim serve`` on the same data directory and port (small segments, so
+segments roll all the time; a compacted topic the cleaner keeps rewriting), runs four confluent-kafka
+workers for a random time, and kills the broker with SIGKILL while they are mid-flight:
+
+* ``idem``: an idempotent acks=all producer over three partitions, values numbered in send order;
+* ``txn``: a transactional producer (the same transactional.id every cycle, so each cycle's
+  ``init_transactions`` fences and aborts what the last one left open) committing or aborting
+  transactions over two partitions, each committing transaction also committing a group offset
+  (``send_offsets_to_transaction``) equal to its number;
+* ``commits``: a consumer committing offsets synchronously (``commit(asynchronous=False)``);
+* ``compact``: an idempotent producer writing versions of 40 keys to a compacted topic.
+
+After each restart, everything any cycle had acknowledged is checked (``Ledger.verify``):
+
+* every acknowledged idempotent record is at the offset it was acknowledged with, every value at most
+  once in its partition and in send order;
+* under read_committed every committed transaction's records are there exactly once and in order, no
+  aborted transaction's record shows, and a transaction whose commit was cut by the kill is there
+  whole or not at all;
+* each group's committed offset is the last acknowledged commit, or a later one cut by the kill
+  (for the transactional group: a commit whose transaction is visible, and no other);
+* each key of the compacted topic reads back as its last acknowledged version or a later one.
+
+``python -m compat.crash_soak --cycles 20 --seed 7`` runs it by hand (compat/README.md);
+``compat/test_crash_soak.py`` runs three cycles with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import confluent_kafka as ck
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from compat.conftest import ShimProcess
+
+IDEM, TXN, COMPACT = "soak-idem", "soak-txn", "soak-compact"
+TXN_GROUP, COMMIT_GROUP = "soak-eos", "soak-commits"
+TXN_ID = "soak-tx"
+KEYS = 40
+BROKER_ARGS = ("--segment-bytes", "16384", "--override", "log.cleaner.backoff.ms=100",
+               "--override", "log.cleaner.min.compaction.lag.ms=0", "--transaction-abort-check-interval-ms", "500")
+CLIENT = {"socket.timeout.ms": 5000, "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 200,
+          "retry.backoff.ms": 50, "log_level": 0}
+
+
+@dataclass
+class Ledger:
+    """What the clients were told, across every cycle."""
+
+    idem_acked: dict = field(default_factory=dict)  # (partition, value) -> offset
+    idem_sent: dict = field(default_factory=dict)  # partition -> values sent, in order
+    committed_txns: set = field(default_factory=set)  # transaction numbers commit_transaction returned for
+    aborted_txns: set = field(default_factory=set)
+    uncertain_txns: set = field(default_factory=set)  # commit or abort cut short: all or nothing
+    txn_records: dict = field(default_factory=dict)  # transaction number -> [(partition, value)]
+    last_commit: dict = field(default_factory=dict)  # partition -> last acknowledged COMMIT_GROUP offset
+    tried_commits: dict = field(default_factory=dict)  # partition -> every offset a commit was sent with
+    compact_acked: dict = field(default_factory=dict)  # key -> highest acknowledged version
+    compact_sent: dict = field(default_factory=dict)  # key -> highest version sent
+    problems: list = field(default_factory=list)
+    stuck: list = field(default_factory=list)  # client calls that outlived their timeout (librdkafka's)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def verify(self, bootstrap: str) -> list[str]:
+        found: list[str] = []
+        self._verify_idem(read(bootstrap, IDEM, 3, "read_uncommitted"), found)
+        self._verify_txn(read(bootstrap, TXN, 2, "read_committed"), found)
+        self._verify_offsets(bootstrap, found)
+        self._verify_compact(read(bootstrap, COMPACT, 2, "read_committed"), found)
+        return found
+
+    def _verify_idem(self, log: dict, found: list) -> None:
+        for (p, value), offset in self.idem_acked.items():
+            if log[p].get(offset, (None, None))[1] != value:
+                found.append(f"{IDEM}-{p}: acknowledged {value!r} at {offset}, the log has {log[p].get(offset)}")
+        for p, records in log.items():
+            values = [v for _, (_, v) in sorted(records.items())]
+            if len(values) != len(set(values)):
+                found.append(f"{IDEM}-{p}: {len(values) - len(set(values))} values twice")
+            order = {v: i for i, v in enumerate(self.idem_sent.get(p, []))}
+            ranks = [order.get(v, -1) for v in values]
+            if ranks != sorted(ranks) or -1 in ranks:
+                found.append(f"{IDEM}-{p}: values out of send order or never sent")
+
+    def _verify_txn(self, log: dict, found: list) -> None:
+        seen: dict[int, list] = {}
+        for p, records in log.items():
+            numbers = []
+            for _, (_, value) in sorted(records.items()):
+                n = int(value.split(b"-")[1])
+                seen.setdefault(n, []).append((p, value))
+                numbers.append(n)
+            if numbers != sorted(numbers):
+                found.append(f"{TXN}-{p}: committed transactions out of order")
+        for n, records in seen.items():
+            expected = sorted(self.txn_records.get(n, []))
+            if n in self.aborted_txns:
+                found.append(f"aborted transaction {n} is visible under read_committed")
+            elif sorted(records) != expected:
+                found.append(f"transaction {n}: {len(records)} records visible, {len(expected)} written")
+        for n in self.committed_txns - set(seen):
+            found.append(f"committed transaction {n} is missing")
+        self.visible_txns = set(seen)
+
+    def _verify_offsets(self, bootstrap: str, found: list) -> None:
+        eos = committed(bootstrap, TXN_GROUP, 1).get(0, -1)
+        last = max(self.committed_txns, default=-1)
+        if eos < last or (eos > last and eos not in self.uncertain_txns):
+            found.append(f"{TXN_GROUP}: committed offset {eos}, last committed transaction {last}")
+        if eos >= 0 and eos not in self.visible_txns:
+            found.append(f"{TXN_GROUP}: offset {eos} committed by a transaction that is not visible")
+        for p, offset in committed(bootstrap, COMMIT_GROUP, 3).items():
+            acked = self.last_commit.get(p, -1)
+            if offset < acked or (offset > acked and offset not in self.tried_commits.get(p, ())):
+                found.append(f"{COMMIT_GROUP}-{p}: committed {offset}, last acknowledged {acked}")
+
+    def _verify_compact(self, log: dict, found: list) -> None:
+        latest: dict[bytes, int] = {}
+        for records in log.values():
+            for _, (key, value) in sorted(records.items()):
+                latest[key] = int(value)
+        for key, version in self.compact_acked.items():
+            got = latest.get(key, -1)
+            if got < version or got > self.compact_sent[key]:
+                found.append(f"{COMPACT} key {key!r}: reads version {got}, acknowledged {version}")
+
+
+def read(bootstrap: str, topic: str, partitions: int, isolation: str) -> dict[int, dict]:
+    """Every record of each partition from the start up to the end the isolation level sees."""
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-reader", "enable.auto.commit": False,
+                            "isolation.level": isolation, "auto.offset.reset": "earliest", **CLIENT})  # fmt: skip
+    out: dict[int, dict] = {p: {} for p in range(partitions)}
+    try:
+        ends = {p: consumer.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)[1] for p in out}
+        consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in out])
+        positions = {p: -1 for p in out}
+        deadline = time.monotonic() + 60
+        while any(positions[p] < ends[p] - 1 for p in out) and time.monotonic() < deadline:
+            for m in consumer.consume(1000, 0.2):
+                if m.error() is None:
+                    out[m.partition()][m.offset()] = (m.key(), m.value())
+            for tp in consumer.position([ck.TopicPartition(topic, p) for p in out]):
+                positions[tp.partition] = tp.offset - 1 if tp.offset >= 0 else positions[tp.partition]
+    finally:
+        consumer.close()
+    return out
+
+
+def committed(bootstrap: str, group: str, partitions: int) -> dict[int, int]:
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False, **CLIENT})
+    try:
+        tps = consumer.committed([ck.TopicPartition(IDEM, p) for p in range(partitions)], timeout=30)
+        return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
+    finally:
+        consumer.close()
+
+
+class Workers:
+    """The four workers of one cycle, each on its own thread until ``stop``."""
+
+    def __init__(self, bootstrap: str, ledger: Ledger, rng: random.Random, cycle: int) -> None:
+        self.bootstrap, self.ledger, self.rng, self.cycle = bootstrap, ledger, rng, cycle
+        self.halt = threading.Event()
+        self.threads = [threading.Thread(target=self._guard, args=(fn,), daemon=True, name=fn.__name__)
+                        for fn in (self.idem, self.txn, self.commits, self.compact)]  # fmt: skip
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def stop(self) -> None:
+        self.halt.set()
+        for t in self.threads:
+            t.join(45)
+            if t.is_alive():
+                frame = sys._current_frames().get(t.ident)
+                where = "".join(traceback.format_stack(frame)[-3:]) if frame else "?"
+                if "send_offsets_to_transaction" in where:
+                    # librdkafka #5456/#5511: after a re-bootstrap the call can wait for a group
+                    # coordinator it decommissioned, past its timeout; the next cycle's producer fences it
+                    self.ledger.stuck.append(f"cycle {self.cycle}: send_offsets_to_transaction")
+                else:
+                    self.ledger.problems.append(f"cycle {self.cycle}: worker {t.name} did not stop, at\n{where}")
+
+    def _guard(self, fn) -> None:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - a client error after the kill is expected; logged
+            print(f"cycle {self.cycle} {fn.__name__}: {exc!r}", file=sys.stderr)
+
+    def _producer(self, **conf) -> ck.Producer:
+        return ck.Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": True,
+                            "linger.ms": 2, "message.timeout.ms": 20_000, **CLIENT, **conf})  # fmt: skip
+
+    def idem(self) -> None:
+        led = self.ledger
+        producer = self._producer()
+
+        def acked(err, msg):
+            if err is None:
+                with led.lock:
+                    led.idem_acked[(msg.partition(), msg.value())] = msg.offset()
+
+        i = 0
+        while not self.halt.is_set():
+            p = i % 3
+            value = b"c%d-%d" % (self.cycle, i)
+            with led.lock:
+                led.idem_sent.setdefault(p, []).append(value)
+            producer.produce(IDEM, value=value, partition=p, on_delivery=acked)
+            producer.poll(0.001 if i % 20 else 0.01)
+            i += 1
+        producer.flush(25)
+
+    def txn(self) -> None:
+        led = self.ledger
+        debug = {"debug": "eos,cgrp", "log_level": 7} if os.environ.get("SOAK_DEBUG") else {}
+        # no re-bootstrap: it strands send_offsets_to_transaction (librdkafka #5511)
+        producer = self._producer(**{"transactional.id": TXN_ID, "transaction.timeout.ms": 20_000,
+                                     "metadata.recovery.strategy": "none", **debug})
+        producer.init_transactions(30)
+        metadata = ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": TXN_GROUP, **CLIENT})
+        try:
+            while not self.halt.is_set():
+                with led.lock:
+                    n = len(led.txn_records)
+                    led.txn_records[n] = []
+                self._one_transaction(producer, metadata, n)
+        finally:
+            metadata.close()
+
+    def _one_transaction(self, producer, metadata, n: int) -> None:
+        led = self.ledger
+        commit = self.rng.random() < 0.7
+        try:
+            producer.begin_transaction()
+            for i in range(self.rng.randint(1, 8)):
+                p = i % 2
+                value = b"t-%d-%d" % (n, i)
+                led.txn_records[n].append((p, value))
+                producer.produce(TXN, value=value, partition=p)
+            if commit:
+                producer.send_offsets_to_transaction([ck.TopicPartition(IDEM, 0, n)],
+                                                     metadata.consumer_group_metadata(), 30)  # fmt: skip
+                led.uncertain_txns.add(n)
+                producer.commit_transaction(30)
+                led.uncertain_txns.discard(n)
+                led.committed_txns.add(n)
+            else:
+                led.uncertain_txns.add(n)
+                producer.abort_transaction(30)
+                led.uncertain_txns.discard(n)
+                led.aborted_txns.add(n)
+        except ck.KafkaException as exc:
+            led.uncertain_txns.add(n)
+            err = exc.args[0]
+            if err.txn_requires_abort():
+                producer.abort_transaction(30)
+                led.uncertain_txns.discard(n)
+                led.aborted_txns.add(n)
+            elif not err.retriable():
+                raise
+
+    def commits(self) -> None:
+        led = self.ledger
+        consumer = ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": COMMIT_GROUP,
+                                "enable.auto.commit": False, **CLIENT})  # fmt: skip
+        base = 1_000_000 * self.cycle
+        try:
+            i = 0
+            while not self.halt.is_set():
+                p, offset = i % 3, base + i
+                with led.lock:
+                    led.tried_commits.setdefault(p, set()).add(offset)
+                try:
+                    consumer.commit(offsets=[ck.TopicPartition(IDEM, p, offset)], asynchronous=False)
+                except ck.KafkaException:
+                    time.sleep(0.05)
+                else:
+                    with led.lock:
+                        led.last_commit[p] = offset
+                i += 1
+        finally:
+            consumer.close()
+
+    def compact(self) -> None:
+        led = self.ledger
+        producer = self._producer()
+
+        def acked(err, msg):
+            if err is None:
+                with led.lock:
+                    key = msg.key()
+                    led.compact_acked[key] = max(led.compact_acked.get(key, -1), int(msg.value()))
+
+        version = 1_000_000 * self.cycle
+        while not self.halt.is_set():
+            key = b"k%02d" % self.rng.randrange(KEYS)
+            with led.lock:
+                led.compact_sent[key] = version
+            producer.produce(COMPACT, key=key, value=b"%d" % version + b" " * 200, on_delivery=acked)
+            producer.poll(0.002)
+            version += 1
+        producer.flush(25)
+
+
+def create_topics(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = [NewTopic(IDEM, 3, 1), NewTopic(TXN, 2, 1),
+              NewTopic(COMPACT, 2, 1, config={"cleanup.policy": "compact", "segment.bytes": "16384",
+                                              "min.cleanable.dirty.ratio": "0.01"})]  # fmt: skip
+    for future in admin.create_topics(topics).values():
+        future.result(30)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2.0, 6.0), report=print) -> Ledger:
+    """``cycles`` kills, each after a random time in ``run_s`` (seconds) of the four workers."""
+    rng = random.Random(seed)
+    port = free_port()
+    ledger = Ledger()
+    broker = ShimProcess(data_dir, port, args=BROKER_ARGS)
+    bootstrap = broker.wait_ready(60)
+    try:
+        create_topics(bootstrap)
+        for cycle in range(cycles):
+            workers = Workers(bootstrap, ledger, rng, cycle)
+            workers.start()
+            time.sleep(rng.uniform(*run_s))  # the kill lands wherever the workers happen to be
+            broker.send_signal(signal.SIGKILL)
+            broker.wait(30)
+            broker = ShimProcess(data_dir, port, args=BROKER_ARGS)
+            broker.wait_ready(60)
+            workers.stop()
+            found = ledger.verify(bootstrap) + ledger.problems
+            ledger.problems = []
+            report(json.dumps({"cycle": cycle, "idem_acked": len(ledger.idem_acked),
+                               "txns": [len(ledger.committed_txns), len(ledger.aborted_txns), len(ledger.uncertain_txns)],
+                               "compact_keys": len(ledger.compact_acked), "stuck": len(ledger.stuck),
+                               "problems": found[:10]}))  # fmt: skip
+            ledger.problems = found
+            if found:
+                (data_dir.parent / "broker.stderr").write_text(broker.stderr)
+                break
+    finally:
+        broker.proc.kill()
+        broker.wait(30)
+        if broker.stderr and "Traceback" in broker.stderr:
+            ledger.problems.append("the broker logged a traceback:\n" + broker.stderr[-3000:])
+    return ledger
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compat.crash_soak", description=__doc__.split("\n")[0])
+    parser.add_argument("--cycles", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data-dir", type=Path, default=None, help="keep the data directory here")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the broker is killed on the way out
+    if args.data_dir is not None:
+        ledger = soak(args.cycles, args.seed, args.data_dir)
+    else:
+        with tempfile.TemporaryDirectory(prefix="kafka-shim-soak-") as tmp:
+            ledger = soak(args.cycles, args.seed, Path(tmp) / "data")
+    print("\n".join(ledger.problems) or "no problems")
+    return 1 if ledger.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
