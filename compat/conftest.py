@@ -30,6 +30,7 @@ from shim.protocol.messages import decode_request, decode_response, encode_respo
 
 REPO = Path(__file__).resolve().parent.parent
 READY_PREFIX = "kafka-shim ready: bootstrap.servers="
+EVENT_LOOP_PREFIX = "kafka-shim event loop: "
 
 
 def pick_free_port() -> int:
@@ -110,6 +111,15 @@ class ShimProcess:
     @property
     def bootstrap_servers(self) -> str:
         return self.ready_line[len(READY_PREFIX):].split()[0]
+
+    def event_loop(self, timeout: float = 15.0) -> str:
+        """The event loop the broker says it runs on (``uvloop`` or ``asyncio``), from the line it
+        prints after its ready line and listeners."""
+        self.wait_ready(timeout)
+        while line := self.proc.stdout.readline():
+            if line.startswith(EVENT_LOOP_PREFIX):
+                return line[len(EVENT_LOOP_PREFIX):].strip()
+        raise AssertionError(f"broker exited ({self.proc.wait()}) without naming its event loop:\n{self.stderr}")
 
     def send_signal(self, sig: int) -> None:
         self.proc.send_signal(sig)

@@ -32,6 +32,20 @@ def wait_for(condition, timeout: float, message: str, interval: float = 0.02):
     return support.wait_for(condition, timeout, interval, message)
 
 
+def take_all(members, expected: dict, timeout: float) -> list[list]:
+    """Polls every member until as many records arrived as ``expected`` (partition -> values) holds;
+    what each member got."""
+    want = sum(len(v) for v in expected.values())
+    got: list[list] = [[] for _ in members]
+
+    def done():
+        for i, m in enumerate(members):
+            got[i] += m.take()
+        return sum(len(g) for g in got) >= want
+    wait_for(done, timeout, f"{want} records")
+    return got
+
+
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     from kafka.admin import KafkaAdminClient, NewTopic
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from shim.errors import ErrorCode
+from shim.event_loops import ENV as EVENT_LOOP_ENV
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 from shim.storage.log_manager import CLEAN_SHUTDOWN, LogManager
 from shim.storage.partition_log import LogConfig
@@ -105,6 +106,33 @@ def test_sigkill_leaves_no_clean_shutdown_marker(tmp_path, shim_process):
     broker.kill9()
     assert not (data_dir / CLEAN_SHUTDOWN).exists()
     assert clean_start_flag(data_dir) is False
+
+
+@pytest.mark.parametrize("flag, env, expected", [
+    ((), None, "uvloop"), (("--event-loop", "asyncio"), None, "asyncio"), ((), "asyncio", "asyncio"),
+    (("--event-loop", "uvloop"), "asyncio", "uvloop"),
+], ids=["default", "flag", "environment", "flag-over-environment"])  # fmt: skip
+def test_serve_runs_on_the_event_loop_asked_for(tmp_path, shim_process, monkeypatch, flag, env, expected):
+    if env is None:
+        monkeypatch.delenv(EVENT_LOOP_ENV, raising=False)
+    else:
+        monkeypatch.setenv(EVENT_LOOP_ENV, env)
+    broker = shim_process(tmp_path / "data", 0, console_script=True, args=flag)
+    bootstrap = broker.wait_ready(timeout=10)
+    assert broker.event_loop() == expected
+    assert produce_and_count(bootstrap, "loop", [b"a", b"b"]) == [b"a", b"b"]
+    broker.send_signal(signal.SIGTERM)  # the signal handler works on either loop
+    assert broker.wait(timeout=10) == 0, broker.stderr
+
+
+@pytest.mark.parametrize("flag, env", [(("--event-loop", "trio"), None), ((), "trio")], ids=["flag", "environment"])
+def test_an_unknown_event_loop_exits_with_usage_error(tmp_path, monkeypatch, flag, env):
+    if env:
+        monkeypatch.setenv(EVENT_LOOP_ENV, env)
+    out = subprocess.run([str(CONSOLE_SCRIPT), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "d"),
+                          *flag], capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert out.returncode == 2
+    assert "trio" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
 def test_invalid_listen_address_exits_with_usage_error(tmp_path):

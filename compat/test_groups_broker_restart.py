@@ -17,7 +17,7 @@ import signal
 
 import pytest
 
-from compat.groups_support import create_topic, describe_group, offset_fetch, produce, start_member, wait_for
+from compat.groups_support import create_topic, describe_group, offset_fetch, produce, start_member, take_all, wait_for
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class
 
 PARTITIONS = 4
@@ -32,15 +32,7 @@ def batch(tag):
 
 
 def consume(members, expected):
-    want = sum(len(v) for v in expected.values())
-    got = [[] for _ in members]
-
-    def done():
-        for i, m in enumerate(members):
-            got[i] += m.take()
-        return sum(len(g) for g in got) >= want
-    wait_for(done, 60, f"{want} records")
-    return got
+    return take_all(members, expected, 60)
 
 
 def heartbeat(bootstrap, member_id, generation):

@@ -16,7 +16,7 @@ import signal
 
 import pytest
 
-from compat.groups_support import Polling, create_topic, offset_fetch, produce, wait_for
+from compat.groups_support import Polling, create_topic, offset_fetch, produce, take_all, wait_for
 
 pytest.importorskip("confluent_kafka")
 
@@ -87,14 +87,7 @@ def settle(members, sizes, topics=("a",)):
 
 def consume_and_check(members, owned, expected):
     """Every expected record once, at the member that owns its partition."""
-    want = sum(len(v) for v in expected.values())
-    got = [[] for _ in members]
-
-    def done():
-        for i, m in enumerate(members):
-            got[i] += m.take()
-        return sum(len(g) for g in got) >= want
-    wait_for(done, TIMEOUT, f"{want} records")
+    got = take_all(members, expected, TIMEOUT)
     for records, partitions in zip(got, owned):
         assert {(t, p) for t, p, _ in records} <= partitions
         for tp in partitions:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat.groups_support import admin_group_offsets, create_topic, produce, start_member, wait_for
+from compat.groups_support import admin_group_offsets, create_topic, produce, start_member, take_all, wait_for
 
 PARTITIONS = 6
 PER_PARTITION = 10
@@ -36,15 +36,7 @@ def settle(members, sizes: list[int]) -> list[set[int]]:
 
 def consume(members, expected: dict[int, list[bytes]]) -> list[list[tuple[int, int, bytes]]]:
     """Poll every member until all expected values arrived; returns what each member got."""
-    want = sum(len(v) for v in expected.values())
-    got: list[list[tuple[int, int, bytes]]] = [[] for _ in members]
-
-    def done():
-        for i, m in enumerate(members):
-            got[i] += m.take()
-        return sum(len(g) for g in got) >= want
-    wait_for(done, TIMEOUT, f"{want} records")
-    return got
+    return take_all(members, expected, TIMEOUT)
 
 
 def check_ownership(got, owned, expected) -> None:

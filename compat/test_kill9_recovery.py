@@ -128,11 +128,13 @@ def assert_log_holds_acknowledged(bootstrap: str, acked: dict[int, int], acked_a
     assert [int(k) for _, k, _ in log] == list(range(TOTAL))
 
 
-def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, free_port, poll):
+@pytest.mark.parametrize("event_loop", ["asyncio", "uvloop"])
+def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, free_port, poll, event_loop):
     data_dir = tmp_path / "data"
     port = free_port()
-    broker = shim_process(data_dir, port)
+    broker = shim_process(data_dir, port, args=("--event-loop", event_loop))
     bootstrap = broker.wait_ready()
+    assert broker.event_loop() == event_loop
     assert bootstrap.split(",")[0] == f"127.0.0.1:{port}"
 
     t = Tracker()
@@ -147,7 +149,7 @@ def test_kill9_mid_stream_loses_nothing_acknowledged(tmp_path, shim_process, fre
         acked_at_kill, produced_at_kill = dict(t.acked), stream.produced
         poll(lambda: stream.produced >= produced_at_kill + 200 or stream.produced == TOTAL, 30,
              message="records queued while down")
-        broker = shim_process(data_dir, port)
+        broker = shim_process(data_dir, port, args=("--event-loop", event_loop))
         assert broker.wait_ready() == bootstrap
         poll(lambda: stream.produced == TOTAL, 30, message="the whole stream handed to the producer")
     finally:

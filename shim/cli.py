@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from .config import BrokerConfig
-from .event_loops import CHOICES, ENV, loop_factory, loop_name
+from .event_loops import CHOICES, ENV, default_choice, loop_factory, loop_name
 from .configs.properties import config_from_properties, parse_override, read_properties_file
 from .protocol.kafka_releases import DEFAULT_RELEASE, RELEASES
 from .security.listeners import DEFAULT_PROTOCOL_MAP
@@ -20,12 +20,39 @@ from .security.listeners import DEFAULT_PROTOCOL_MAP
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-shim", description="A Kafka-compatible broker over a durable local log.")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the broker")
+    _serve_arguments(sub.add_parser("serve", help="run the broker"))
+    _certs_arguments(sub.add_parser(
+        "certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests"))
+    # kafka-shim ctl has a parser of its own, built from the operations table (shim.control.ctl)
+    sub.add_parser("ctl", help="drive a running broker's control plane (fault injection) over HTTP", add_help=False)
+    _inspect_arguments(sub.add_parser(
+        "inspect", help="offsets, open and aborted transactions of a data directory (read-only)"))
+    return p
+
+
+def _serve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--config", type=Path, default=None, metavar="server.properties",
                    help="Kafka broker properties file (listeners, log.dirs, num.partitions, ...)")
     s.add_argument("--override", action="append", default=[], metavar="name=value",
                    help="a Kafka broker property, over the file (repeatable), e.g. group.initial.rebalance.delay.ms=0")
-    # The flags below are aliases of Kafka properties (ALIASES) and win over --config and --override.
+    _property_flags(s)
+    s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
+                   help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
+    _security_arguments(s)
+    s.add_argument("--control-listen", default=None, metavar="HOST:PORT",
+                   help="serve the control plane (fault injection, README.md) over HTTP/JSON on HOST:PORT; "
+                        "port 0 picks a free one")
+    s.add_argument("--brokers", type=int, default=1, metavar="N",
+                   help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
+                        "README.md, A simulated cluster)")
+    s.add_argument("--event-loop", choices=CHOICES, default=None,
+                   help="the event loop to run on: auto (uvloop when installed, else asyncio's), uvloop or asyncio "
+                        f"(default ${ENV}, else auto)")
+    s.add_argument("--log-level", default="INFO")
+
+
+def _property_flags(s: argparse.ArgumentParser) -> None:
+    """Flags that are aliases of Kafka properties (ALIASES) and win over --config and --override."""
     s.add_argument("--listen", default=None, help="host:port to bind (listeners; default 127.0.0.1:9092; port 0 = any)")
     s.add_argument("--data-dir", default=None, type=Path, help="log directory (log.dirs; default ./.kafka-shim)")
     s.add_argument("--advertised-host", default=None, help="host name given to clients (advertised.listeners)")
@@ -52,32 +79,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--group-min-session-timeout-ms", type=int, default=None,
                    help="group.min.session.timeout.ms: smallest session.timeout.ms a group member may ask for; "
                         "JoinGroup below it gets INVALID_SESSION_TIMEOUT (default 6000)")
-    s.add_argument("--kafka-version", choices=tuple(RELEASES), default=DEFAULT_RELEASE,
-                   help=f"Apache Kafka release to emulate in ApiVersions and transactions (default {DEFAULT_RELEASE})")
-    _security_arguments(s)
-    s.add_argument("--control-listen", default=None, metavar="HOST:PORT",
-                   help="serve the control plane (fault injection, README.md) over HTTP/JSON on HOST:PORT; "
-                        "port 0 picks a free one")
-    s.add_argument("--brokers", type=int, default=1, metavar="N",
-                   help="simulate N brokers in this process over one store (node ids from node.id, ports port+i; "
-                        "README.md, A simulated cluster)")
-    s.add_argument("--event-loop", choices=CHOICES, default=None,
-                   help="the event loop to run on: auto (uvloop when installed, else asyncio's), uvloop or asyncio "
-                        f"(default ${ENV}, else auto)")
-    s.add_argument("--log-level", default="INFO")
-    c = sub.add_parser("certs", help="write a throwaway CA and broker/client certificates (PEM) for TLS tests")
+
+
+def _certs_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("--out", required=True, type=Path, help="directory for ca.pem, broker.pem, client-*.pem")
     c.add_argument("--host", action="append", default=None,
                    help="a name or address of the broker for its certificate (repeatable; default localhost, "
                         "127.0.0.1, ::1)")
     c.add_argument("--client-cn", default="client", help="common name of the client certificate (default client)")
-    # kafka-shim ctl has a parser of its own, built from the operations table (shim.control.ctl)
-    sub.add_parser("ctl", help="drive a running broker's control plane (fault injection) over HTTP", add_help=False)
-    i = sub.add_parser("inspect", help="offsets, open and aborted transactions of a data directory (read-only)")
+
+
+def _inspect_arguments(i: argparse.ArgumentParser) -> None:
     i.add_argument("--data-dir", default="./.kafka-shim", type=Path)
     i.add_argument("--json", action="store_true", help="print JSON instead of a table")
     i.add_argument("--internal", action="store_true", help="include __transaction_state and __consumer_offsets")
-    return p
 
 
 def _security_arguments(s: argparse.ArgumentParser) -> None:
@@ -144,7 +159,8 @@ ALIASES = {
     "connections_max_reauth_ms": ("connections.max.reauth.ms", str),
     "sasl_oauthbearer_jwks_endpoint_url": ("sasl.oauthbearer.jwks.endpoint.url", str),
 }
-DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"))
+# event_loop="auto" here: $KAFKA_SHIM_EVENT_LOOP is read in config_from_args, where a bad value is a usage error
+DEFAULTS = BrokerConfig(listen="127.0.0.1:9092", data_dir=Path("./.kafka-shim"), event_loop="auto")
 
 
 def properties_from_args(args: argparse.Namespace) -> dict[str, str]:
@@ -170,8 +186,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         config = config.replace(control_listen=args.control_listen)
     if args.oauthbearer_sasl_jaas_config:
         config = config.replace(oauthbearer_sasl_jaas_config=args.oauthbearer_sasl_jaas_config)
-    if getattr(args, "event_loop", None):  # not a Kafka property
-        config = config.replace(event_loop=args.event_loop)
+    config = config.replace(event_loop=getattr(args, "event_loop", None) or default_choice())  # not a Kafka property
     if getattr(args, "brokers", 1) != 1:  # not a Kafka property: a cluster is a process per broker there
         config = config.replace(brokers=args.brokers)
     return config.replace(advertised_host=args.advertised_host) if args.advertised_host else config

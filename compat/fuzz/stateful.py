@@ -32,6 +32,7 @@ from kio.serial._introspect import classify_field, get_field_tag
 from kafka_codecs import encode_batch
 from shim.apis.registry import served
 from shim.config import BrokerConfig
+from shim.event_loops import default_choice, loop_factory
 from shim.node import Node
 from shim.protocol.framing import FrameError
 from shim.protocol.kafka_releases import RELEASES
@@ -450,7 +451,9 @@ def stateful_fuzz(duration: float, seed: int, releases=("3.7", "3.8", "3.9", "4.
     for i, release in enumerate(releases):
         with tempfile.TemporaryDirectory(prefix="kafka-shim-stateful-") as tmp:
             run = StatefulRun(seed * 31 + i, Path(tmp) / "data", release)
-            results.append(asyncio.run(run.run(duration / len(releases))))
+            # on the loop a broker gets (uvloop unless KAFKA_SHIM_EVENT_LOOP says otherwise)
+            with asyncio.Runner(loop_factory=loop_factory(default_choice())) as runner:
+                results.append(runner.run(run.run(duration / len(releases))))
     return results
 
 
