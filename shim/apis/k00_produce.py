@@ -206,7 +206,7 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
         if version < LEGACY_BELOW and is_legacy(batch):
             batch = _up_convert(batch, budget)
         h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION, budget)
-        if needs_record_pass(config, h):
+        if needs_record_pass(config, h, now):
             batch, h = validate_records(batch, h, config, now, f"{topic}-{p.index}")
         if h.attributes & TRANSACTIONAL_FLAG:
             _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)

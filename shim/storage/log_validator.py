@@ -58,10 +58,21 @@ def _checks_timestamps(config: LogConfig) -> bool:
                                            or config.timestamp_after_max_ms < LONG_MAX)
 
 
-def needs_record_pass(config: LogConfig, h: BatchHeader) -> bool:
+def _may_break_timestamp_bounds(config: LogConfig, h: BatchHeader, now_ms: int | None) -> bool:
+    """Whether a record of the batch may be out of the timestamp bounds. With only the after bound
+    set (Kafka 4's default of an hour, KIP-1030) the header's MaxTimestamp answers for every record,
+    so a batch within it keeps the bytes path; the records are read only to name the ones at fault."""
+    if not _checks_timestamps(config):
+        return False
+    if config.timestamp_before_max_ms < LONG_MAX or now_ms is None:
+        return True
+    return _jlong(h.max_timestamp - now_ms) > config.timestamp_after_max_ms
+
+
+def needs_record_pass(config: LogConfig, h: BatchHeader, now_ms: int | None = None) -> bool:
     if config.compression_type != "producer" and target_codec(config, h) is not None:
         return True
-    return "compact" in config.cleanup_policy or _checks_timestamps(config)
+    return "compact" in config.cleanup_policy or _may_break_timestamp_bounds(config, h, now_ms)
 
 
 def _key_errors(batch, topic_partition: str) -> list[tuple[int, str]]:

@@ -95,7 +95,15 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     if compression > _ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
     h = BatchHeader._make(fields)
-    # Every record is read, as LogValidator does (the batch is then stored as it came).
+    _read_records(batch, h, compression, budget)
+    return h
+
+
+def _read_records(batch: bytes | bytearray, h: BatchHeader, compression: int,
+                  budget: DecompressionBudget | None) -> None:
+    """Every record is read, as LogValidator does (the batch is then stored as it came); what a
+    compressed batch decompresses to is taken from ``budget``."""
+    n = len(batch)
     if compression and budget is None:
         budget = DecompressionBudget(n)
     try:
@@ -116,4 +124,3 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
         # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error,
                          "the offset deltas of a compressed batch must run 0, 1, 2, ...")
-    return h
