@@ -76,7 +76,7 @@ class Node:
         self._apply_dynamic_fields()
         # the sync policy is decided there alone
         self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config,
-                               internal_configs=self._internal_topic_configs())
+                               internal_configs=self._internal_topic_configs(), release=config.kafka_version)
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)

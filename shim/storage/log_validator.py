@@ -21,7 +21,7 @@ from kafka_codecs.batch import (
     write_crc,
 )
 from kafka_codecs.compression import compress
-from kafka_codecs.records import _header_and_payload, _read_record, _write_record, scan_batch
+from kafka_codecs.records import _header_and_payload, _read_record, _write_record, scan_batch, walk_batch
 
 from ..errors import ErrorCode, KafkaError
 from .partition_log import LogConfig
@@ -59,6 +59,22 @@ def _checks_timestamps(config: LogConfig) -> bool:
                                            or config.timestamp_after_max_ms < LONG_MAX)
 
 
+def _may_break_timestamp_bounds(config: LogConfig, h: BatchHeader, now_ms: int | None) -> bool:
+    """Whether a record of the batch may be out of the timestamp bounds. With only the after bound
+    set (Kafka 4's default of an hour, KIP-1030) the header's MaxTimestamp answers for every record,
+    so a batch within it keeps the bytes path; the records are read only to name the ones at fault."""
+    if not _checks_timestamps(config):
+        return False
+    if config.timestamp_before_max_ms < LONG_MAX or now_ms is None:
+        return True
+    return _jlong(h.max_timestamp - now_ms) > config.timestamp_after_max_ms
+
+
+def needs_record_pass(config: LogConfig, h: BatchHeader, now_ms: int | None = None) -> bool:
+    if config.compression_type != "producer" and target_codec(config, h) is not None:
+        return True
+    return "compact" in config.cleanup_policy or _may_break_timestamp_bounds(config, h, now_ms)
+
 class RecordPass:
     """The record checks a topic config asks for (LogValidator: a compacted topic's key check,
     message.timestamp.before/after.max.ms, recompression to the topic's compression.type). Their
@@ -78,16 +94,22 @@ class RecordPass:
         return cls(config, now_ms)
 
     def walk(self, batch, h: BatchHeader, limit: int | None) -> tuple[bool, int]:
-        """walk_batch's answer (offsets in order, bytes walked), the facts kept for ``apply``."""
+        """walk_batch's answer (offsets in order, bytes walked), the facts kept for ``apply``; the
+        plain walk when the batch's header shows that no check applies to it."""
         c = self.config
-        self.scan = scan_batch(batch, h, limit, c.compact, _checks_timestamps(c), self.now, c.timestamp_before_max_ms,
-                               c.timestamp_after_max_ms, MAX_RECORD_ERRORS)
+        if not needs_record_pass(c, h, self.now):
+            self.scan = None
+            return walk_batch(batch, h, limit)
+        self.scan = scan_batch(batch, h, limit, c.compact, _may_break_timestamp_bounds(c, h, self.now), self.now,
+                               c.timestamp_before_max_ms, c.timestamp_after_max_ms, MAX_RECORD_ERRORS)
         return self.scan.in_order, self.scan.walked
 
     def apply(self, batch: bytes | bytearray, h: BatchHeader, topic_partition: str) -> tuple[bytes | bytearray,
                                                                                               BatchHeader]:
         """The batch to append (rebuilt with the topic's codec when it differs) and its header;
         raises RecordErrors as LogValidator.processRecordErrors does."""
+        if self.scan is None:
+            return batch, h
         _raise_record_errors(self.scan, self.config, self.now, topic_partition)
         codec = target_codec(self.config, h)
         if codec is None:
@@ -98,6 +120,14 @@ class RecordPass:
         else:
             body, base_ts, max_ts = _rebuild_body(batch)
         return _recompressed(h, codec, body, base_ts, max_ts, self.config, topic_partition)
+
+
+def validate_records(batch: bytes | bytearray, h: BatchHeader, config: LogConfig, now_ms: int,
+                     topic_partition: str) -> tuple[bytes | bytearray, BatchHeader]:
+    """RecordPass on a batch read already: the batch to append and its header, or RecordErrors."""
+    record_pass = RecordPass(config, now_ms)
+    record_pass.walk(batch, h, None)
+    return record_pass.apply(batch, h, topic_partition)
 
 
 def _raise_record_errors(scan, config: LogConfig, now_ms: int, topic_partition: str) -> None:

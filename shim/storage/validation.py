@@ -96,11 +96,19 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     if compression > _ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
     h = BatchHeader._make(fields)
-    # Every record is read, as LogValidator does (the batch is then stored as it came).
+    _read_records(batch, h, compression, budget, record_pass)
+    return h
+
+
+def _read_records(batch: bytes | bytearray, h: BatchHeader, compression: int,
+                  budget: DecompressionBudget | None, record_pass=None) -> None:
+    """Every record is read, as LogValidator does (the batch is then stored as it came); what a
+    compressed batch decompresses to is taken from ``budget``."""
+    n = len(batch)
     if compression and budget is None:
         budget = DecompressionBudget(n)
+    limit = budget.limit(n) if compression else None
     try:
-        limit = budget.limit(n) if compression else None
         if record_pass is None:
             offsets_in_order, walked = walk_batch(batch, h, limit)
         else:
@@ -121,4 +129,3 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
         # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error,
                          "the offset deltas of a compressed batch must run 0, 1, 2, ...")
-    return h
