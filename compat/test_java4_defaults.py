@@ -39,10 +39,11 @@ def test_records_stamped_ahead_of_the_broker(tmp_path, java4, release, after_max
     assert obs["a_minute_ahead"] is None
 
 
-@pytest.mark.parametrize("release", ["3.9", "4.0"])
+@pytest.mark.parametrize("release", ["3.9", "4.0", "4.1"])
 def test_configs_kafka_4_removed_and_its_segment_minimum(tmp_path, java4, release):
     """Kafka 4.0 removed message.format.version and message.downconversion.enable (unknown topic config
-    names from then on) and raised the minimum segment.bytes to 1 MiB (KIP-1030); 3.9 takes both.
+    names from then on); 4.1 raised the topic's minimum segment.bytes to 1 MiB (KIP-1030, KAFKA-19080);
+    3.9 takes both.
     The scenario is compat/java/ConfigScenarios.java's topic.release_configs."""
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version=release) as broker:
         out = java4.run("KafkaDriver", ["topic.release_configs"], broker.bootstrap_servers, timeout=200,
@@ -59,6 +60,9 @@ def test_configs_kafka_4_removed_and_its_segment_minimum(tmp_path, java4, releas
         assert error(obs[key]) == "InvalidConfigurationException"
         assert f"Unknown topic config name: {name}" in obs[key]["message"]
     for key in ("create_small_segments", "alter_small_segments"):
+        if release == "4.0":
+            assert obs[key] is None
+            continue
         assert error(obs[key]) == "InvalidConfigurationException"
         assert "Value must be at least 1048576" in obs[key]["message"]
     assert not {"message.format.version", "message.downconversion.enable",

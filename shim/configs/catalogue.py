@@ -250,9 +250,10 @@ REMOVED_FROM = {"4.0": frozenset({
     *(n for n in BROKER_CONFIGS if n.startswith("zookeeper.")),
 })}
 
-# Validators a later release tightened: release -> {name: valid values}. KIP-1030 (Kafka 4.0): segments of at
-# least 1 MiB (LogConfig: atLeast(1024 * 1024)), for the topic config and its broker synonym alike.
-VALID_FROM = {"4.0": {"segment.bytes": "[1048576,...]", "log.segment.bytes": "[1048576,...]"}}
+# Validators a later release tightened: release -> {name: valid values}. KIP-1030: segments of at least 1 MiB
+# (LogConfig: atLeast(1024 * 1024)), in Kafka 4.0 for the broker's log.segment.bytes only (KAFKA-16368), in 4.1
+# for the topic's segment.bytes too (KAFKA-19080).
+VALID_FROM = {"4.0": {"log.segment.bytes": "[1048576,...]"}, "4.1": {"segment.bytes": "[1048576,...]"}}
 
 
 @functools.cache
