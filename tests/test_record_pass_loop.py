@@ -12,7 +12,7 @@ import pytest
 from kafka_codecs import Compression, decode_batch, encode_batch, parse_header
 from kafka_codecs import records as records_module
 from shim.errors import ErrorCode
-from test_produce_handler import produce_one
+from test_produce_handler import produce, produce_one
 
 NOW_ISH = int(time.time() * 1000)
 COUNT = 100_000
@@ -87,7 +87,7 @@ async def test_timestamp_bound(node, batches):
     assert r.error_code == ErrorCode.none and stall < STALL_LIMIT
 
 
-@pytest.mark.parametrize("codec", ["zstd", "snappy"])
+@pytest.mark.parametrize("codec", ["zstd", "lz4", "snappy", "gzip"])
 async def test_recompression(node, batches, codec):
     node.logs.create_topic("z", 1, {"compression.type": codec, **BIG})
     r, stall = await _stall_during(produce_one(node, batches["plain"], topic="z"))
@@ -112,3 +112,30 @@ async def test_records_written_otherwise_are_rebuilt_record_by_record(node):
     assert (h.base_timestamp, h.max_timestamp) == (NOW_ISH + 3, NOW_ISH + 3)
     assert [(x.key, x.timestamp, x.headers[:1]) for x in got] == [(b"k", NOW_ISH + 3, (("h\xe9", b"x"),)),
                                                                   (b"k2", NOW_ISH, ())]
+
+
+async def test_an_append_after_a_recompression_off_the_loop_keeps_its_place(node, batches):
+    # the small batch arrives while the large one is compressed on a worker thread: it waits for it
+    node.logs.create_topic("z", 1, {"compression.type": "gzip", **BIG})
+    small = encode_batch([(b"after", b"v", [], NOW_ISH)])
+    big, after = await asyncio.gather(produce_one(node, batches["plain"], topic="z"),
+                                      produce_one(node, small, topic="z"))
+    assert (big.error_code, big.base_offset) == (ErrorCode.none, 0)
+    assert (after.error_code, after.base_offset) == (ErrorCode.none, COUNT)
+    assert node.logs.get("z", 0).log_end_offset == COUNT + 1
+
+
+async def test_acks_0_appends_after_the_recompression(node, batches):
+    node.logs.create_topic("z", 1, {"compression.type": "lz4", **BIG})
+    assert await produce(node, {0: batches["plain"]}, topic="z", acks=0) is None
+    assert node.logs.get("z", 0).log_end_offset == COUNT
+
+
+async def test_the_size_after_a_recompression_off_the_loop_is_checked(node, batches):
+    # Kafka: LogValidator checks max.message.bytes again after recompressing
+    node.logs.create_topic("u", 1, {"compression.type": "uncompressed", "max.message.bytes": str(1 << 20)})
+    zstd = encode_batch(_tiny_records(), compression=Compression.ZSTD)
+    r, stall = await _stall_during(produce_one(node, zstd, topic="u"))
+    assert r.error_code == ErrorCode.message_too_large and stall < STALL_LIMIT
+    assert r.error_message.startswith("Message batch size is ")
+    assert node.logs.get("u", 0).log_end_offset == 0

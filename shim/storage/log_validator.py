@@ -8,6 +8,9 @@ records are looked at in the record walk's single pass (kafka_codecs.records.sca
 
 from __future__ import annotations
 
+import asyncio
+import functools
+
 from kafka_codecs.batch import (
     COMPRESSION_MASK,
     HEADER,
@@ -27,6 +30,9 @@ from ..errors import ErrorCode, KafkaError
 from .partition_log import LogConfig
 
 LONG_MAX = (1 << 63) - 1
+# A batch recompressed from this many bytes of records is rebuilt and compressed on a worker thread
+# (gzip takes about 100 ms a mebibyte, lz4 at Kafka's level 9 about 70); smaller ones on the loop.
+OFF_LOOP_BYTES = 256 << 10
 # Kafka lists every bad record; past this many a response would only grow (a crafted batch can hold
 # millions of records), so the rest are left out of RecordErrors (the batch is refused all the same).
 MAX_RECORD_ERRORS = 1000
@@ -122,6 +128,37 @@ class RecordPass:
         return _recompressed(h, codec, body, base_ts, max_ts, self.config, topic_partition)
 
 
+    def off_loop(self, h: BatchHeader) -> bool:
+        """Whether the batch is recompressed, and large enough to be on a worker thread."""
+        return (self.scan is not None and self.scan.walked >= OFF_LOOP_BYTES
+                and target_codec(self.config, h) is not None)
+
+    def off_loop_job(self, batch, h: BatchHeader, topic_partition: str):
+        """For a batch ``off_loop`` names: RecordErrors now, else the rebuild and compression to run
+        on a worker thread (run_off_loop), over a copy of what it reads (a decompressor may reuse
+        its buffer, and the request's frame is not kept)."""
+        _raise_record_errors(self.scan, self.config, self.now, topic_partition)
+        scan = self.scan
+        source = bytes(scan.payload) if scan.canonical else bytes(batch)
+        return functools.partial(_rebuild_off_loop, h, target_codec(self.config, h), scan.canonical,
+                                 scan.max_delta, source, self.config.compression_levels)
+
+
+async def run_off_loop(job, config: LogConfig, topic_partition: str) -> tuple[bytearray, BatchHeader]:
+    """An off_loop_job's batch, built on a worker thread, and its header; its size checked here."""
+    rebuilt = await asyncio.get_running_loop().run_in_executor(None, job)
+    return _checked_size(rebuilt, config, topic_partition)
+
+
+def _rebuild_off_loop(h: BatchHeader, codec: int, canonical: bool, max_delta: int, source: bytes,
+                      levels: tuple) -> bytearray:
+    if canonical:
+        body, base_ts, max_ts = source, h.base_timestamp, _jlong(h.base_timestamp + max_delta)
+    else:
+        body, base_ts, max_ts = _rebuild_body(source)
+    return _batch(h, codec, body, base_ts, max_ts, levels)
+
+
 def validate_records(batch: bytes | bytearray, h: BatchHeader, config: LogConfig, now_ms: int,
                      topic_partition: str) -> tuple[bytes | bytearray, BatchHeader]:
     """RecordPass on a batch read already: the batch to append and its header, or RecordErrors."""
@@ -167,7 +204,10 @@ def _rebuild_body(batch) -> tuple[bytearray, int, int]:
 
 def _recompressed(h: BatchHeader, codec: int, body, base_ts: int, max_ts: int, config: LogConfig,
                   topic_partition: str) -> tuple[bytearray, BatchHeader]:
-    rebuilt = _batch(h, codec, body, base_ts, max_ts, config.compression_levels)
+    return _checked_size(_batch(h, codec, body, base_ts, max_ts, config.compression_levels), config, topic_partition)
+
+
+def _checked_size(rebuilt: bytearray, config: LogConfig, topic_partition: str) -> tuple[bytearray, BatchHeader]:
     new = parse_header(rebuilt)
     if new.size > config.max_message_bytes:  # Kafka: LogValidator, after recompression
         raise KafkaError(ErrorCode.message_too_large,
