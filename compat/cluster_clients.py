@@ -1,7 +1,9 @@
 """One client library driven step by step, so a test can change the simulated cluster between
 steps (compat/test_cluster.py): ``producer(txn_id)``, ``send(topic, partition, lo, hi)`` (values
 lo..hi-1, flushed; returns (acked, errors)), ``begin/commit/abort``, ``consumer(group, topic,
-isolation)``, ``poll(count, timeout_s)`` (values, offsets committed), ``close()``.
+isolation)``, ``poll(count, timeout_s)`` (values, offsets committed), ``serve_until(condition,
+timeout_s)`` (the consumer runs, with no record due, until the broker's state satisfies
+``condition``), ``close()``.
 
 Every producer is idempotent with acks=all; every consumer starts from the earliest offset and
 commits by hand.
@@ -13,6 +15,13 @@ import asyncio
 import json
 import subprocess
 import time
+
+
+def _serve_until(condition, timeout_s: float, serve) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the state was not reached"
+        assert not serve(), "a record arrived while none was due"
 
 
 class ConfluentSteps:
@@ -65,6 +74,12 @@ class ConfluentSteps:
             self.c.commit(asynchronous=False)
         return values
 
+    def serve_until(self, condition, timeout_s):
+        def serve():
+            m = self.c.poll(0.1)
+            return m is not None and not m.error()
+        _serve_until(condition, timeout_s, serve)
+
     def close(self):
         if self.c is not None:
             self.c.close()
@@ -113,6 +128,9 @@ class KafkaPythonSteps:
         if values:
             self.c.commit()
         return values
+
+    def serve_until(self, condition, timeout_s):
+        _serve_until(condition, timeout_s, lambda: self.c.poll(100))
 
     def close(self):
         if self.c is not None:
@@ -179,6 +197,9 @@ class AioKafkaSteps:
             return values
         return self._run(poll())
 
+    def serve_until(self, condition, timeout_s):  # aiokafka heartbeats only while its loop runs
+        _serve_until(condition, timeout_s, lambda: self._run(self.c.getmany(timeout_ms=100)))
+
     def close(self):
         async def stop():
             if self.c is not None:
@@ -230,6 +251,9 @@ class JavaSteps:
 
     def poll(self, count, timeout_s):
         return self._do("poll", count, int(timeout_s * 1000))["values"]
+
+    def serve_until(self, condition, timeout_s):  # the Java consumer heartbeats from its own thread
+        _serve_until(condition, timeout_s, lambda: time.sleep(0.01))
 
     def close(self):
         try:

@@ -4,7 +4,10 @@ Java, confluent-kafka (librdkafka), kafka-python and aiokafka.
 * an idempotent producer keeps writing across two partition-leader moves: every value once, in
   order, no gap (the client gets NOT_LEADER_OR_FOLLOWER from the old leader and resends its batch,
   with the same sequence numbers, to the new one);
-* a consumer group keeps consuming and committing across a move of its coordinator;
+* a consumer group keeps consuming and committing across a move of its coordinator, once its
+  heartbeat has found the new coordinator (librdkafka 2.x, when a commit is what finds the move,
+  can close and reopen its coordinator connection for as long as the session lasts and then
+  loses its membership; it would against Kafka too);
 * a transactional producer commits a transaction whose coordinator moved half-way through;
 * a consumer stops at the high watermark while a follower is slowed, and reads on once it is not;
 * an acks=all produce waits for a slowed follower until the ISR drops it (replica.lag.time.max.ms).
@@ -70,6 +73,25 @@ def until(condition, timeout: float = 30.0) -> None:
         time.sleep(0.01)
 
 
+def session_deadlines(cluster, group: str) -> dict:
+    """Each member's session deadline, which moves only when the group's coordinator accepts the
+    member's heartbeat or commit (a classic group, or a KIP-848 consumer group)."""
+    def read():
+        groups = cluster.node.groups
+        if group in groups.groups:
+            return {m.member_id: m.heartbeat_deadline for m in groups.groups[group].members.values()}
+        return {m.member_id: m.session_deadline for m in groups.consumer.groups[group].members.values()}
+    return cluster.call(read)
+
+
+def heard_from_every_member(cluster, group: str, since: dict):
+    """The condition that each member in ``since`` is still one and has been heard from since."""
+    def condition():
+        now = session_deadlines(cluster, group)
+        return now.keys() == since.keys() and all(now[m] != since[m] for m in now)
+    return condition
+
+
 def other_node(node: int) -> int:
     return (node + 1) % 3
 
@@ -101,6 +123,9 @@ def test_consumer_group_survives_a_coordinator_move(cluster, client):
     coordinator = cluster.coordinator("group", group)
     cluster.move_coordinator("group", group, other_node(coordinator))
     assert cluster.coordinator("group", group) != coordinator
+    at_move = session_deadlines(cluster, group)  # the new coordinator restarted each session
+    assert len(at_move) == 1
+    client.serve_until(heard_from_every_member(cluster, group, at_move), 60)  # a heartbeat found it
     assert client.send(topic, 0, 50, 100) == (50, [])
     assert client.poll(50, 60) == list(range(50, 100))  # and committed through the new coordinator
     committed = cluster.call(lambda: cluster.node.groups.fetch_offsets(group, False, [(topic, 0)]))

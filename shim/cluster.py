@@ -115,6 +115,7 @@ class Cluster:
         self.offsets_partitions, self.txn_partitions = offsets_partitions, txn_partitions
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.on_change = on_change  # called after leadership, ISR or the high watermark moved
+        self.on_elected: Callable[[str, int, int], None] | None = None  # (topic, partition, now_ms) of a new leader
         self.down: set[int] = set()
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.replication_factor: dict[str, int] = {}  # topic -> replicas per partition
@@ -213,7 +214,7 @@ class Cluster:
             if node_id in s.isr and len(s.isr) > 1:
                 s.isr = tuple(r for r in s.isr if r != node_id)
             if s.leader == node_id:
-                self._elect(topic, partition, s, self._candidates(topic, partition, s))
+                self._elect(topic, partition, s, self._candidates(topic, partition, s), now_ms)
         self._changed()
 
     def node_up(self, node_id: int, now_ms: int) -> None:
@@ -226,7 +227,7 @@ class Cluster:
             if node_id in s.replicas and node_id not in s.isr:
                 s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
             if s.leader == NO_LEADER and node_id in s.isr:
-                self._elect(topic, partition, s, [node_id])
+                self._elect(topic, partition, s, [node_id], now_ms)
         self._changed()
 
     def move_leader(self, topic: str, partition: int, node_id: int, now_ms: int) -> int:
@@ -236,7 +237,7 @@ class Cluster:
         if node_id in self.down or node_id not in s.isr or (topic, partition, node_id) in self.slow:
             raise ValueError(f"node {node_id} is not an up-to-date, live ISR member of {topic}-{partition}")
         if s.leader != node_id:
-            self._elect(topic, partition, s, [node_id])
+            self._elect(topic, partition, s, [node_id], now_ms)
             self._changed()
         return s.leader_epoch
 
@@ -327,7 +328,7 @@ class Cluster:
         up = [r for r in s.isr if r not in self.down]
         return sorted(up, key=lambda r: (topic, partition, r) in self.slow)
 
-    def _elect(self, topic: str, partition: int, s: PartitionState, candidates: list[int]) -> None:
+    def _elect(self, topic: str, partition: int, s: PartitionState, candidates: list[int], now_ms: int) -> None:
         s.leader = candidates[0] if candidates else NO_LEADER
         if s.leader == NO_LEADER:
             return  # Kafka keeps the last ISR member and no leader until it returns (no unclean election)
@@ -341,6 +342,8 @@ class Cluster:
         self.slow.pop((topic, partition, s.leader), None)
         if plog is not None:
             plog.leader_epoch = s.leader_epoch
+        if self.on_elected is not None:  # a coordinator partition's new leader takes its groups or transactions
+            self.on_elected(topic, partition, now_ms)
 
     def apply(self, topic: str, partition: int, plog) -> None:
         """Give an opened log its partition's current leader epoch and high-watermark limit."""

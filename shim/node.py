@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from .cluster import Cluster, broker_racks
+from .cluster import GROUP, OFFSETS_TOPIC, Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -76,7 +76,7 @@ class Node:
         self._apply_dynamic_fields()
         # the sync policy is decided there alone
         self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config,
-                               internal_configs=self._internal_topic_configs())
+                               internal_configs=self._internal_topic_configs(), release=config.kafka_version)
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -144,7 +144,14 @@ class Node:
         racks = self._partition_racks if any(self.racks.values()) else None
         self.groups.consumer.partition_racks = racks
         self.groups.load(now_ms())
+        self.cluster.on_elected = self._elected
         self._init_share(config, meta_dir, settings)
+
+    def _elected(self, topic: str, partition: int, at_ms: int) -> None:
+        """A broker took the lead of a ``__consumer_offsets`` partition: it coordinates the groups
+        hashed there from now (Kafka: GroupCoordinator.onElection)."""
+        if topic == OFFSETS_TOPIC:
+            self.groups.on_election(lambda g: self.cluster.coordinator_partition(GROUP, g) == (topic, partition), at_ms)
 
     def _init_share(self, config: BrokerConfig, meta_dir, settings) -> None:
         """KIP-932: the share coordinator over its state topic, its members loaded from the group records."""

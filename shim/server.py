@@ -24,6 +24,7 @@ import resource
 import socket
 
 from .apis import dispatch as _dispatch
+from .deadline_timer import DeadlineTimer
 from .event_loops import has_native_sendfile
 from .limits import ConnectionQuotas
 from .log_cleaner import LogCleaner
@@ -45,8 +46,6 @@ _FILE_CHUNK = 256 * 1024
 # request counts its Python object too, so a flood of tiny requests is bounded as well.
 MAX_QUEUED_BYTES = 16 * 1024 * 1024
 REQUEST_OVERHEAD = 128
-# After a failed tick, try again this much later rather than spinning.
-TIMER_RETRY_MS = 1000
 LISTEN_BACKLOG = 128
 # Kafka: sasl.server.max.receive.size, the largest frame a SASL listener reads before authentication
 SASL_SERVER_MAX_RECEIVE_SIZE = 524288
@@ -65,58 +64,6 @@ def socket_budget() -> int | None:
     if soft == resource.RLIM_INFINITY:
         return None
     return max(soft - max(64, soft // 4), 1)
-
-
-class DeadlineTimer:
-    """One ``call_at`` armed at the core's next deadline (aioquic's shape, no polling).
-
-    The core tells the timer about deadlines set while it handles a request (``earlier``); a tick
-    returns the next one. A request already received when a deadline comes due is handled first:
-    the tick runs one loop iteration after the deadline, behind the wake-ups of connections with
-    bytes read in that iteration, as Kafka's group coordinator handles a heartbeat that takes the
-    group's lock before the expiry does.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, node, clock=now_ms) -> None:
-        self.loop, self.node, self.clock = loop, node, clock
-        self.armed_at: int | None = None  # the deadline (ms) the handle is armed for
-        self.ticks = 0
-        self._handle: asyncio.Handle | None = None
-
-    def start(self) -> None:
-        self.node.watch_deadlines(self.earlier)
-        self._arm(self.node.next_deadline())
-
-    def stop(self) -> None:
-        self.node.watch_deadlines(None)
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def earlier(self, deadline: int) -> None:
-        if self.armed_at is None or deadline < self.armed_at:
-            self._arm(deadline)
-
-    def _arm(self, deadline: int) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-        self.armed_at = deadline
-        delay_s = max(0, deadline - self.clock()) / 1000
-        self._handle = self.loop.call_at(self.loop.time() + delay_s, self._due)
-
-    def _due(self) -> None:
-        self._handle = self.loop.call_soon(self._run)
-
-    def _run(self) -> None:
-        self._handle = None
-        now = self.clock()
-        self.ticks += 1
-        try:
-            deadline = self.node.tick(now)
-        except Exception:
-            log.exception("a timer failed; retrying in %d ms", TIMER_RETRY_MS)
-            deadline = now + TIMER_RETRY_MS
-        self._arm(deadline)
 
 
 class Server:

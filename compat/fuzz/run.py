@@ -112,6 +112,17 @@ def _count_frames(data: bytes) -> int:
     return n
 
 
+def record_canary(result: Result, canary: Canary, broker_alive) -> None:
+    """What the canary saw, into ``result``: a failure if it failed while the broker still ran
+    (``broker_alive()``), or if one of its produces took longer than CANARY_LATENCY."""
+    result.canary_acked = len(canary.acked)
+    result.canary_max_latency = canary.max_latency
+    if canary.error is not None and broker_alive():
+        result.fail(f"the canary failed: {canary.error!r}")
+    if canary.max_latency > CANARY_LATENCY:
+        result.fail(f"a canary produce took {canary.max_latency:.1f}s")
+
+
 class Run:
     def __init__(self, seed: int, workdir: Path, rss_limit_mib: int = 400) -> None:
         self.rng = random.Random(seed)
@@ -146,12 +157,7 @@ class Run:
                     next_probe = time.monotonic() + 1
         finally:
             canary.stop()
-        self.result.canary_acked = len(canary.acked)
-        self.result.canary_max_latency = canary.max_latency
-        if canary.error is not None and self.broker.alive():
-            self.result.fail(f"the canary failed: {canary.error!r}")
-        if canary.max_latency > CANARY_LATENCY:
-            self.result.fail(f"a canary produce took {canary.max_latency:.1f}s")
+        record_canary(self.result, canary, self.broker.alive)
         self.new_close_lines()
         self.check_recovery(canary.acked)
         return self.result

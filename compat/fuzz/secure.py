@@ -37,7 +37,7 @@ from shim.protocol.messages import RequestHeader, encode_request, make, request_
 from . import mutate
 from .broker import BrokerProcess, Canary
 from .record import load
-from .run import CANARY_LATENCY, Result
+from .run import Result, record_canary
 
 LISTENERS = "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0"
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -252,12 +252,7 @@ class SecureRun:
                 self.result.fail(f"the broker log has {marker!r} after {ops}:\n{chunk[max(0, i - 300): i + 1500]}")
 
     def _conclude(self, canary: Canary, baseline: int) -> None:
-        self.result.canary_acked = len(canary.acked)
-        self.result.canary_max_latency = canary.max_latency
-        if canary.error is not None and self.broker.alive():
-            self.result.fail(f"the canary failed: {canary.error!r}")
-        if canary.max_latency > CANARY_LATENCY:
-            self.result.fail(f"a canary produce took {canary.max_latency:.1f}s")
+        record_canary(self.result, canary, self.broker.alive)
         if not self.broker.alive():
             return
         # every fuzz connection and the canary's are closed on the client side: the broker's must go too

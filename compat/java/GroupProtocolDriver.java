@@ -205,13 +205,13 @@ final class GroupProtocolDriver {
             KafkaConsumer<byte[], byte[]> modern = member(s, group);
             modern.subscribe(List.of(a));
             members.add(modern);
-            owned = settleAnyOrder(members, List.of(2, 2, 2), partitions(a));
+            owned = Support.settleAnyOrder(members, List.of(2, 2, 2), partitions(a), true);
             obs.put("mixed_type", groupType(admin, group));
             consume(members, owned, produce(s, "mixed", a));
             for (KafkaConsumer<byte[], byte[]> c : members) c.commitSync(Duration.ofSeconds(15));
             modern.close();
             members.remove(modern);
-            owned = settleAnyOrder(members, List.of(3, 3), partitions(a));
+            owned = Support.settleAnyOrder(members, List.of(3, 3), partitions(a), true);
             obs.put("back_type", groupType(admin, group));
             consume(members, owned, produce(s, "classic-again", a));
             for (KafkaConsumer<byte[], byte[]> c : members) c.close();
@@ -261,31 +261,6 @@ final class GroupProtocolDriver {
 
     static String groupType(Admin admin, String group) throws Exception {
         return admin.describeConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS).get(group).type().toString();
-    }
-
-    /** As {@link #settle}, the sizes in any order. */
-    static List<Set<TopicPartition>> settleAnyOrder(List<KafkaConsumer<byte[], byte[]>> members, List<Integer> sizes,
-                                                    Set<TopicPartition> every) throws Exception {
-        long deadline = System.currentTimeMillis() + 60_000;
-        List<Integer> want = new ArrayList<>(sizes);
-        java.util.Collections.sort(want);
-        while (System.currentTimeMillis() < deadline) {
-            List<Set<TopicPartition>> owned = new ArrayList<>();
-            Set<TopicPartition> union = new HashSet<>();
-            List<Integer> got = new ArrayList<>();
-            int total = 0;
-            for (KafkaConsumer<byte[], byte[]> c : members) {
-                if (!c.poll(Duration.ofMillis(100)).isEmpty()) throw new IllegalStateException("records while settling");
-                Set<TopicPartition> asg = new HashSet<>(c.assignment());
-                owned.add(asg);
-                union.addAll(asg);
-                got.add(asg.size());
-                total += asg.size();
-            }
-            java.util.Collections.sort(got);
-            if (total == every.size() && union.equals(every) && got.equals(want)) return owned;
-        }
-        throw new IllegalStateException("assignments never reached sizes " + sizes);
     }
 
     /**

@@ -55,7 +55,7 @@ final class PlacementDriver {
                         "group.protocol", "consumer", "client.rack", "rack-" + i);
                 c.subscribe(subscriptions.get(i));
                 members.add(c);
-                List<Set<TopicPartition>> owned = settle(members, sizes.get(i), every);
+                List<Set<TopicPartition>> owned = Support.settleAnyOrder(members, sizes.get(i), every, false);
                 List<Map<String, Object>> step = new ArrayList<>();
                 for (int m = 0; m < members.size(); m++) {
                     List<String> parts = new ArrayList<>();
@@ -70,30 +70,5 @@ final class PlacementDriver {
             for (KafkaConsumer<byte[], byte[]> c : members) c.close(Duration.ofSeconds(10));
         }
         return out;
-    }
-
-    /** Polls the members until their assignments split {@code every} with these sizes (in any order). */
-    static List<Set<TopicPartition>> settle(List<KafkaConsumer<byte[], byte[]>> members, List<Integer> sizes,
-                                            Set<TopicPartition> every) {
-        List<Integer> want = new ArrayList<>(sizes);
-        Collections.sort(want);
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (System.currentTimeMillis() < deadline) {
-            List<Set<TopicPartition>> owned = new ArrayList<>();
-            Set<TopicPartition> union = new HashSet<>();
-            List<Integer> got = new ArrayList<>();
-            int total = 0;
-            for (KafkaConsumer<byte[], byte[]> c : members) {
-                c.poll(Duration.ofMillis(100));
-                Set<TopicPartition> a = new HashSet<>(c.assignment());
-                owned.add(a);
-                union.addAll(a);
-                got.add(a.size());
-                total += a.size();
-            }
-            Collections.sort(got);
-            if (total == every.size() && union.equals(every) && got.equals(want)) return owned;
-        }
-        throw new IllegalStateException("assignments never reached sizes " + sizes);
     }
 }

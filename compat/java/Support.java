@@ -3,6 +3,8 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -224,6 +226,36 @@ final class Support {
             for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100)).records(tp)) out.add(record(r));
         }
         return out;
+    }
+
+    /**
+     * Polls the members until their assignments split {@code every} with these sizes, in any order;
+     * with {@code noRecords}, a record polled meanwhile fails the scenario.
+     */
+    static List<Set<TopicPartition>> settleAnyOrder(List<KafkaConsumer<byte[], byte[]>> members, List<Integer> sizes,
+                                                    Set<TopicPartition> every, boolean noRecords) {
+        List<Integer> want = new ArrayList<>(sizes);
+        Collections.sort(want);
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (System.currentTimeMillis() < deadline) {
+            List<Set<TopicPartition>> owned = new ArrayList<>();
+            Set<TopicPartition> union = new HashSet<>();
+            List<Integer> got = new ArrayList<>();
+            int total = 0;
+            for (KafkaConsumer<byte[], byte[]> c : members) {
+                if (!c.poll(Duration.ofMillis(100)).isEmpty() && noRecords) {
+                    throw new IllegalStateException("records while settling");
+                }
+                Set<TopicPartition> a = new HashSet<>(c.assignment());
+                owned.add(a);
+                union.addAll(a);
+                got.add(a.size());
+                total += a.size();
+            }
+            Collections.sort(got);
+            if (total == every.size() && union.equals(every) && got.equals(want)) return owned;
+        }
+        throw new IllegalStateException("assignments never reached sizes " + sizes);
     }
 
     // ---------------------------------------------------------------- misc

@@ -329,6 +329,20 @@ def updated_expected(expected: dict[str, dict], actual: dict[str, dict]) -> dict
     return out
 
 
+def rewrite_expected(path: Path, expected: dict[str, dict], actual: dict[str, dict], header: str) -> dict[str, dict]:
+    """``--update``: the expected list at ``path`` rewritten from a run (``updated_expected``), read back."""
+    path.write_text(render_expected(updated_expected(expected, actual), header))
+    return load_expected(path)
+
+
+def verdict(expected: dict[str, dict], actual: dict[str, dict]) -> int:
+    """Prints what is wrong with the expected list and how a run differs from it; the exit status."""
+    problems = check_expected(expected) + compare(expected, actual)
+    print("\n".join(["", "differences from the expected list:", *problems]) if problems
+          else "\nevery test did what the expected list says")
+    return 1 if problems else 0
+
+
 def render_expected(expected: dict[str, dict], header: str) -> str:
     lines = [f"# {ln}".rstrip() for ln in header.strip().splitlines()]
     for test, entry in sorted(expected.items()):

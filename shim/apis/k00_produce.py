@@ -55,7 +55,7 @@ from ..protocol import produce_wire
 from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
-from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
+from ..storage.log_validator import RecordErrors, RecordPass
 from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
 from ..storage.validation import LEGACY_DECOMPRESSED_BYTES, DecompressionBudget, validate_client_batch
@@ -205,9 +205,10 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
         version = ctx.header.api_version
         if version < LEGACY_BELOW and is_legacy(batch):
             batch = _up_convert(batch, budget)
-        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION, budget)
-        if needs_record_pass(config, h):
-            batch, h = validate_records(batch, h, config, now, f"{topic}-{p.index}")
+        record_pass = RecordPass.of(config, now)  # None unless a topic config asks for record checks
+        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION, budget, record_pass)
+        if record_pass is not None:
+            batch, h = record_pass.apply(batch, h, f"{topic}-{p.index}")
         if h.attributes & TRANSACTIONAL_FLAG:
             _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)
         maybe_roll(plog, h, now)

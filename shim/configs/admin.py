@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from ..errors import ErrorCode, KafkaError
 from . import loggers
-from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS
+from .catalogue import broker_configs, topic_configs
 
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -45,7 +45,10 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
         info = node.logs.topic(resource_name)
-        configs = apply_ops(dict(info.configs) if incremental else {}, ops, TOPIC_CONFIGS,
+        catalogue = topic_configs(node.broker_configs.release)
+        # names the emulated release removed (stored under an earlier one) no longer count
+        kept = {n: v for n, v in info.configs.items() if n in catalogue} if incremental else {}
+        configs = apply_ops(kept, ops, catalogue,
                              lambda n: node.topic_effective(info.configs).get(n))
         node.logs.set_topic_configs(resource_name, configs, validate_only)
     elif resource_type == GROUP:  # Kafka: GroupConfigManager (KIP-848, KIP-932); AlterConfigs replaces all
@@ -59,8 +62,9 @@ def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, 
     store = node.broker_configs
     store.check_resource(resource_name, node_id)
     current = store.layer(resource_name)
-    props = apply_ops(dict(current) if incremental else {}, ops, BROKER_CONFIGS,
-                       lambda n: store.merged().get(n, BROKER_CONFIGS[n].default if n in BROKER_CONFIGS else None))
+    catalogue = broker_configs(store.release)
+    props = apply_ops(dict(current) if incremental else {}, ops, catalogue,
+                       lambda n: store.merged().get(n, catalogue[n].default if n in catalogue else None))
     props = store.validate(resource_name, props, node_id)
     if node.elr_enabled:  # KIP-966: the controller's checks come after the broker's own validation
         store.check_elr_change(resource_name, props, {o.name for o in ops} if incremental else set(props))

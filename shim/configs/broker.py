@@ -15,7 +15,7 @@ from typing import Mapping
 
 from ..errors import ErrorCode, KafkaError
 from ..storage import fs
-from .catalogue import BROKER_CONFIGS, ConfigError, dynamic
+from .catalogue import BROKER_CONFIGS, ConfigError, broker_configs, dynamic
 
 FILE_NAME = "broker-configs.json"
 MIN_ISR = "min.insync.replicas"
@@ -75,8 +75,9 @@ class BrokerConfigs:
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
         out = {}
+        catalogue = broker_configs(self.release)
         for name, raw in props.items():
-            key = BROKER_CONFIGS.get(name)
+            key = catalogue.get(name)
             if key is None:
                 out[name] = raw  # Kafka keeps unknown names (e.g. listener overrides) as given
                 continue

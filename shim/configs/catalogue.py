@@ -9,9 +9,10 @@ messages of Kafka's ``ConfigException`` ("Invalid value X for configuration Y: Z
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, Callable
@@ -236,6 +237,44 @@ READ_ONLY_FROM = {"4.0": frozenset({"advertised.listeners"})}
 # KIP-848 went GA in 4.0, its consumer protocol enabled by default (GroupCoordinatorConfig).
 DEFAULTS_FROM = {"4.0": {"log.message.timestamp.after.max.ms": "3600000", "num.recovery.threads.per.data.dir": "2",
                          "group.coordinator.rebalance.protocols": "classic,consumer"}}
+
+
+# Configs a later release removed: release -> names. Kafka 4.0 dropped the message format settings (KIP-724,
+# with down-conversion: KIP-896), message.timestamp.difference.max.ms (KIP-937), offsets.commit.required.acks
+# (KIP-1041), delegation.token.master.key and, with ZooKeeper, every zookeeper.* config. Topics refuse them as
+# unknown names; brokers keep them as any unknown property; DescribeConfigs no longer lists them.
+REMOVED_FROM = {"4.0": frozenset({
+    "message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms",
+    "log.message.format.version", "log.message.downconversion.enable", "log.message.timestamp.difference.max.ms",
+    "offsets.commit.required.acks", "delegation.token.master.key",
+    *(n for n in BROKER_CONFIGS if n.startswith("zookeeper.")),
+})}
+
+# Validators a later release tightened: release -> {name: valid values}. KIP-1030: segments of at least 1 MiB
+# (LogConfig: atLeast(1024 * 1024)), in Kafka 4.0 for the broker's log.segment.bytes only (KAFKA-16368), in 4.1
+# for the topic's segment.bytes too (KAFKA-19080).
+VALID_FROM = {"4.0": {"log.segment.bytes": "[1048576,...]"}, "4.1": {"segment.bytes": "[1048576,...]"}}
+
+
+@functools.cache
+def _release_catalogue(kind: str, release: str) -> dict[str, ConfigKey]:
+    base = TOPIC_CONFIGS if kind == "topic" else BROKER_CONFIGS
+    removed = set().union(*(names for since, names in REMOVED_FROM.items() if release >= since))
+    valid: dict[str, str] = {}
+    for since, changes in sorted(VALID_FROM.items()):
+        if release >= since:
+            valid.update(changes)
+    return {n: replace(k, valid=valid[n]) if n in valid else k for n, k in base.items() if n not in removed}
+
+
+def topic_configs(release: str = "3.9") -> dict[str, ConfigKey]:
+    """The topic configs the emulated ``release`` defines, with its validators."""
+    return _release_catalogue("topic", release)
+
+
+def broker_configs(release: str = "3.9") -> dict[str, ConfigKey]:
+    """The broker configs the emulated ``release`` defines, with its validators."""
+    return _release_catalogue("broker", release)
 
 
 def release_defaults(release: str = "3.9") -> dict[str, str]:

@@ -8,7 +8,8 @@ from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
-from .catalogue import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigType, broker_synonyms, dynamic, release_defaults, to_string
+from .catalogue import (BROKER_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
+                        topic_configs)
 from .topic import effective
 
 
@@ -70,8 +71,9 @@ def topic_entries(overrides: Mapping[str, str], configs: BrokerConfigs, keys, sy
                   documentation: bool) -> list[Entry]:
     values = effective(overrides, configs.merged(), configs.release)
     entries = []
-    for name in _wanted(sorted(TOPIC_CONFIGS), keys):
-        key = TOPIC_CONFIGS[name]
+    catalogue = topic_configs(configs.release)
+    for name in _wanted(sorted(catalogue), keys):
+        key = catalogue[name]
         value = None if key.sensitive else to_string(values[name], key.type)
         found = _config_synonyms(configs, key.synonym, key.sensitive) if key.synonym else []
         if name in overrides:
@@ -88,7 +90,7 @@ def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: b
     if per_broker:  # Kafka: allConfigs(config) -- every non-internal config plus whatever was set
         merged = configs.merged()
         defaults = _defaults(configs)
-        values: dict[str, Any] = {n: merged.get(n, defaults.get(n)) for n in BROKER_CONFIGS}
+        values: dict[str, Any] = {n: merged.get(n, defaults.get(n)) for n in broker_configs(configs.release)}
         values.update(merged)
     else:
         values = dict(configs.cluster_default)
@@ -98,7 +100,7 @@ def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: b
 
 def _broker_entry(configs: BrokerConfigs, name: str, raw: str | None, per_broker: bool, synonyms: bool,
                   documentation: bool) -> Entry:
-    key = BROKER_CONFIGS.get(name)
+    key = broker_configs(configs.release).get(name)
     sensitive = key is None or key.sensitive  # KafkaConfig.maybeSensitive: an unknown type may hide a secret
     value = None if sensitive or raw is None else (raw if key.type == "string" else key.render(raw))
     found = [s for s in _config_synonyms(configs, name, sensitive)

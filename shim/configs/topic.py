@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.partition_log import LogConfig
-from .catalogue import (BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS, ConfigError, broker_synonyms, release_defaults,
+from .catalogue import (BROKER_CONFIGS, LONG_MAX, ConfigError, broker_synonyms, release_defaults, topic_configs,
                         unit_ms)
 
 # topic config -> LogConfig field: the configs a single broker honours.
@@ -40,12 +40,14 @@ UNSUPPORTED = {
 }
 
 
-def validate_overrides(overrides: Mapping[str, str | None]) -> dict[str, str]:
+def validate_overrides(overrides: Mapping[str, str | None], release: str = "3.9") -> dict[str, str]:
     """The overrides with Kafka's checks (LogConfig.validateNames, then each value's type and
-    validator), rendered as Kafka stores them; KafkaError(INVALID_CONFIG) otherwise."""
+    validator, both as the emulated ``release`` has them), rendered as Kafka stores them;
+    KafkaError(INVALID_CONFIG) otherwise."""
+    catalogue = topic_configs(release)
     out = {}
     for name, raw in overrides.items():
-        key = TOPIC_CONFIGS.get(name)
+        key = catalogue.get(name)
         if key is None:
             raise KafkaError(ErrorCode.invalid_config, f"Unknown topic config name: {name}")
         if raw is None:
@@ -58,7 +60,7 @@ def validate_overrides(overrides: Mapping[str, str | None]) -> dict[str, str]:
             if name == unsupported and (bad in value if isinstance(value, list) else value == bad):
                 raise KafkaError(ErrorCode.invalid_config, reason)
         out[name] = key.canonical(raw)
-    _check_combinations({**{n: TOPIC_CONFIGS[n].parse(v) for n, v in out.items()}})
+    _check_combinations({**{n: catalogue[n].parse(v) for n, v in out.items()}})
     return out
 
 
@@ -86,7 +88,7 @@ def effective(overrides: Mapping[str, str], broker_props: Mapping[str, str], rel
     default (the emulated ``release``'s)."""
     broker_props = {**release_defaults(release), **broker_props}
     values = {}
-    for name, key in TOPIC_CONFIGS.items():
+    for name, key in topic_configs(release).items():
         if name in overrides:
             values[name] = key.parse(overrides[name])
             continue

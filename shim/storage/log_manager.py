@@ -77,8 +77,9 @@ def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
 class LogManager:
     def __init__(self, data_dir: Path, defaults: LogConfig, read_only: bool = False,
                  resolve: Callable[[dict[str, str]], LogConfig] | None = None,
-                 internal_configs: dict[str, dict[str, str]] | None = None) -> None:
+                 internal_configs: dict[str, dict[str, str]] | None = None, release: str = "3.9") -> None:
         self.data_dir = data_dir
+        self.release = release  # the emulated Kafka release: which topic configs exist, their validators
         # the configs an internal topic is created with (Kafka: GroupCoordinator.offsetsTopicConfigs,
         # TransactionStateManager.transactionTopicConfigs)
         self.internal_configs = internal_configs if internal_configs is not None else {
@@ -157,7 +158,7 @@ class LogManager:
             raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
         if partitions <= 0:
             raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
-        configs = validate_overrides(configs or {})
+        configs = validate_overrides(configs or {}, self.release)
         return TopicInfo(name, uuid.uuid4(), partitions, configs), self.resolve(configs)
 
     def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
@@ -288,7 +289,7 @@ class LogManager:
     def set_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
         """Replace a topic's overrides: validated, persisted, then applied to its partition logs."""
         info = self.topic(name)
-        configs = validate_overrides(configs)
+        configs = validate_overrides(configs, self.release)
         config = self.resolve(configs)
         if validate_only:
             return

@@ -296,3 +296,37 @@ async def test_create_partitions_gives_new_partitions_their_manual_assignments_i
     parts = {p.partition_index: p for p in m.topics[0].partitions}
     assert [tuple(parts[i].replica_nodes) for i in (3, 4)] == [(2, 1, 0), (1, 0, 2)]
     assert [parts[i].leader_id for i in (3, 4)] == [2, 1]
+
+
+def _stable_member(node, group: str, now: int, session_ms: int = 10_000) -> str:
+    """One classic member joins ``group`` and syncs its assignment at ``now``; returns its id."""
+    gc = node.groups
+    join = lambda member_id: gc.join_group(  # noqa: E731
+        group, member_id, None, "consumer", [("range", b"")], session_timeout_ms=session_ms,
+        rebalance_timeout_ms=30_000, now_ms=now, require_known_member_id=bool(member_id == ""))
+    member_id = join("").result.member_id  # MEMBER_ID_REQUIRED, then the join proper
+    joined = join(member_id).result
+    assert joined.error == ErrorCode.none
+    synced = gc.sync_group(group, joined.generation_id, member_id, None, {member_id: b"a"}, now_ms=now).result
+    assert synced.error == ErrorCode.none
+    return member_id
+
+
+def test_a_coordinator_move_restarts_the_sessions_of_the_groups_it_takes(node):
+    """Kafka: onElection loads the partition's groups and onGroupLoaded schedules each member's
+    heartbeat expiry a full session from then -- the members could not reach a coordinator while it
+    moved. A group of another offsets partition keeps its deadline."""
+    t0 = 1_700_000_000_000
+    moved, other = "g-moved", "g-other"
+    assert node.cluster.coordinator_partition(GROUP, moved) != node.cluster.coordinator_partition(GROUP, other)
+    member = _stable_member(node, moved, t0)
+    bystander = _stable_member(node, other, t0)
+    coordinator = node.cluster.coordinator(GROUP, moved)
+    node.cluster.move_coordinator(GROUP, moved, (coordinator + 1) % 3, t0 + 8_000)
+    node.groups.tick(t0 + 10_000)
+    assert node.groups.groups[other].members == {}  # its session ran out at t0 + 10 s
+    assert list(node.groups.groups[moved].members) == [member]  # restarted at the move
+    node.groups.tick(t0 + 17_999)
+    assert list(node.groups.groups[moved].members) == [member]
+    node.groups.tick(t0 + 18_000)
+    assert node.groups.groups[moved].members == {}

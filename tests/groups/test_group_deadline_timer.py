@@ -1,4 +1,4 @@
-"""The shell's deadline timer (shim.server.DeadlineTimer): armed at the core's next deadline, no polling.
+"""The shell's deadline timer (shim.deadline_timer.DeadlineTimer): armed at the core's next deadline, no polling.
 
 The first tests drive it with a fake loop and a fake clock over a real node; one runs it on a real
 asyncio loop to show the order of a request and a deadline that come due together; one counts the
@@ -17,7 +17,7 @@ from group_helpers import SESSION, join, sync
 from node_support import NodeFactory
 from shim import Broker
 from shim.coordinators.group.state import GroupState
-from shim.server import DeadlineTimer
+from shim.deadline_timer import DeadlineTimer
 
 T0 = 1_700_000_000_000
 HOUR_MS = 3_600_000

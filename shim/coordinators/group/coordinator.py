@@ -23,7 +23,7 @@ from ...storage.log_manager import LogManager
 from ..txn.coordinator import TransactionCoordinator
 from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
 from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
-from .loading import load_groups
+from .loading import load_groups, on_loaded
 from .offsets import OffsetOperations
 from .state import (
     GroupMetadata,
@@ -572,6 +572,10 @@ class GroupCoordinator(OffsetOperations):
     def load(self, now_ms: int) -> None:
         """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout."""
         load_groups(self, now_ms)
+
+    def on_election(self, coordinated: Callable[[str], bool], now_ms: int) -> int:
+        """This broker now leads the offsets partition of the groups ``coordinated`` picks (Kafka: onElection)."""
+        return on_loaded(self, coordinated, now_ms)
 
 
 def _bring_forward(now_ms: int, later_ms: int):

@@ -9,9 +9,11 @@ the tombstones of the old type first, so after the replay at most one of them is
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import consumer_records as cr
+from .consumer_group import MemberState
 from .state import GroupMetadata, GroupState, MemberMetadata
 
 if TYPE_CHECKING:
@@ -42,6 +44,27 @@ def load_groups(gc: "GroupCoordinator", now_ms: int) -> None:
         for member in group.members.values():
             gc.consumer.schedule_session(group.group_id, member, now_ms)
     log.info("loaded %d classic and %d consumer groups from __consumer_offsets", len(gc.groups), len(consumer))
+
+
+def on_loaded(gc: "GroupCoordinator", coordinated: Callable[[str], bool], now_ms: int) -> int:
+    """Another broker took the lead of a ``__consumer_offsets`` partition and with it the groups
+    ``coordinated`` picks: as Kafka's onLoaded (GroupCoordinator.onGroupLoaded before 4.0), every
+    member's session, and an unrevoked member's rebalance timeout, restarts at ``now_ms`` -- a member
+    could not reach its coordinator while it moved. Returns how many members were rescheduled."""
+    restarted = 0
+    for group in gc.groups.values():
+        if coordinated(group.group_id):
+            for member in group.members.values():
+                gc._schedule_heartbeat(member, now_ms)
+                restarted += 1
+    for group in gc.consumer.groups.values():
+        if coordinated(group.group_id):
+            for member in group.members.values():
+                gc.consumer.schedule_session(group.group_id, member, now_ms)
+                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                    member.rebalance_deadline = gc._arm(now_ms + max(member.rebalance_timeout_ms, 0))
+                restarted += 1
+    return restarted
 
 
 def _attach_offsets(group, group_id: str, part: "LoadedPartition") -> None:
