@@ -114,3 +114,20 @@ async def test_segment_bytes_minimum_is_one_mib_from_4_0_for_brokers_and_4_1_for
             "Invalid value 65536 for configuration log.segment.bytes: Value must be at least 1048576")
     else:
         assert broker.error_code == ErrorCode.none
+
+
+async def test_internal_segment_bytes_gives_4_1_topics_small_segments(release_node):
+    """KAFKA-19080: Kafka 4.1's internal.segment.bytes replaces segment.bytes, without its minimum, and is
+    described only where set; releases before 4.1 do not know the name."""
+    release, node = release_node
+    created = await create(node, "t", {"internal.segment.bytes": "4096"})
+    if release < "4.1":
+        assert (created.error_code, created.error_message) == (
+            ErrorCode.invalid_config, "Unknown topic config name: internal.segment.bytes")
+        return
+    assert created.error_code == ErrorCode.none
+    assert node.logs.get("t", 0).config.segment_bytes == 4096
+    entry = by_name(await describe(node, TOPIC, "t"))["internal.segment.bytes"]
+    assert (entry.value, entry.config_source) == ("4096", 1)
+    node.logs.create_topic("plain", 1)
+    assert "internal.segment.bytes" not in by_name(await describe(node, TOPIC, "plain"))
