@@ -52,3 +52,43 @@ def test_a_record_older_than_the_before_bound_gets_invalid_timestamp(kafka_shim)
                                                      {"value": b"v", "timestamp": now - 2 * 3_600_000}])
     assert fresh is None
     assert old is not None and old.code() == confluent_kafka.KafkaError.INVALID_TIMESTAMP
+
+
+def test_large_batches_recompressed_off_the_loop_arrive_whole_and_in_order(kafka_shim):
+    # librdkafka fills 1 MB batches of tiny records; the topic recompresses them with gzip on a
+    # worker thread (RecordPass.off_loop), and the partition's appends keep the producer's order
+    _create(kafka_shim, "gz", {"compression.type": "gzip", "max.message.bytes": str(4 << 20)})
+    count = 60_000
+    producer = confluent_kafka.Producer({"bootstrap.servers": kafka_shim.bootstrap_servers, "linger.ms": 200,
+                                         "batch.size": 1_000_000, "batch.num.messages": 100_000, "compression.type": "none",
+                                         "enable.idempotence": True})
+    errors = []
+    for i in range(count):
+        producer.produce("gz", key=b"%d" % i, value=b"v", partition=0,
+                         on_delivery=lambda err, _msg: err and errors.append(err))
+        if i % 10_000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0 and errors == []
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": kafka_shim.bootstrap_servers, "group.id": "g",
+                                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.assign([confluent_kafka.TopicPartition("gz", 0, 0)])
+    keys = []
+    try:
+        while len(keys) < count:
+            for m in consumer.consume(10_000, timeout=10):
+                assert m.error() is None
+                keys.append(m.key())
+    finally:
+        consumer.close()
+    assert keys == [b"%d" % i for i in range(count)]
+    # librdkafka's batches were large enough to be recompressed off the loop
+    from kafka_codecs import parse_header
+    from shim.storage.log_validator import OFF_LOOP_BYTES
+
+    data = kafka_shim.broker.node.logs.get("gz", 0).read(0, 64 << 20, False).data
+    counts, pos = [], 0
+    while pos < len(data):
+        h = parse_header(data[pos:])
+        counts.append(h.records_count)
+        pos += h.size
+    assert max(counts) * 8 >= OFF_LOOP_BYTES  # each record is at least 8 bytes
