@@ -12,6 +12,17 @@
  * records.py holds the same walk in Python (_walk_records_py), used when this module was not
  * built; the tests hold the two to the same verdicts and messages.
  *
+ * scan(records, count, base_timestamp, compact, check_timestamps, now, before_max_ms, after_max_ms, cap)
+ *
+ * The same walk with the same verdicts, reporting in the same pass what the record checks of a
+ * topic config need (kafka_codecs.records.scan_records: the Python twin, held to the same answers
+ * by tests): the indexes of records without a key, the records whose timestamp is out of
+ * [now - before, now + after] (index, timestamp, offset delta; with `compact`, only records
+ * with a key, as a key error is a record's only error in Kafka), at most `cap` of each with the
+ * totals, the first and largest timestamp deltas, and whether the records are written exactly as
+ * the broker writes them again (shortest varints, zero attributes, offset deltas 0, 1, 2, ..., a
+ * first timestamp delta of 0, ASCII header keys), in which case a rebuild is the payload itself.
+ *
  * seek_timestamp(buf, target) -> (position, next)
  *
  * Walks the v2 batch headers laid end to end in `buf` (a stretch of a segment file) and gives the
@@ -53,24 +64,6 @@ read_raw(reader *r, int max_bytes, uint64_t *out)
     return -1;
 }
 
-static int
-read_varint(reader *r, int32_t *out)
-{
-    uint64_t raw;
-    if (read_raw(r, 5, &raw) < 0)
-        return -1;
-    uint32_t u = (uint32_t)raw;
-    *out = (int32_t)((u >> 1) ^ (~(u & 1) + 1));
-    return 0;
-}
-
-static int
-skip_varlong(reader *r)
-{
-    uint64_t raw;
-    return read_raw(r, 10, &raw);
-}
-
 /* Skip a field of `size` bytes (nothing when negative: null). */
 static int
 skip_field(reader *r, int32_t size)
@@ -85,6 +78,171 @@ skip_field(reader *r, int32_t size)
     return 0;
 }
 
+/* What scan() reports besides the walk's verdict: the per-record facts the topic-config checks of
+ * LogValidator need (a compacted topic's key check, message.timestamp.before/after.max.ms), and
+ * whether the records are written as the broker would rebuild them (so recompression may compress
+ * the payload as it is). */
+typedef struct {
+    int check_ts, compact;
+    int64_t now, before, after, base_ts;
+    Py_ssize_t cap;
+    PyObject *null_keys; /* indexes, at most cap */
+    Py_ssize_t null_total;
+    PyObject *bad_ts; /* (index, timestamp, offset delta), at most cap */
+    Py_ssize_t bad_total;
+    int canonical;
+    int64_t first_delta, max_delta;
+} scan_stats;
+
+/* Whether the varint read from `start` up to r->pos is the shortest encoding of `raw` (as the
+ * broker's own encoder would write it). */
+static int
+is_minimal(const reader *r, Py_ssize_t start, uint64_t raw)
+{
+    Py_ssize_t k = 1;
+    uint64_t v = raw;
+    while (v >= 0x80) {
+        v >>= 7;
+        k++;
+    }
+    return r->pos - start == k && r->buf[r->pos - 1] == v;
+}
+
+static int
+stat_varint(reader *r, int32_t *out, scan_stats *st)
+{
+    Py_ssize_t start = r->pos;
+    uint64_t raw;
+    if (read_raw(r, 5, &raw) < 0)
+        return -1;
+    uint32_t u = (uint32_t)raw;
+    *out = (int32_t)((u >> 1) ^ (~(u & 1) + 1));
+    if (st && st->canonical && !is_minimal(r, start, u))
+        st->canonical = 0;
+    return 0;
+}
+
+static int
+append_item(PyObject *list, PyObject *item)
+{
+    if (item == NULL)
+        return -1;
+    int rc = PyList_Append(list, item);
+    Py_DECREF(item);
+    return rc;
+}
+
+/* The timestamp facts of record `n` (Java long arithmetic, as LogValidator.validateTimestamp). */
+static int
+stat_timestamp(scan_stats *st, Py_ssize_t n, uint64_t raw, int32_t offset_delta, int keyless)
+{
+    int64_t delta = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
+    if (n == 0) {
+        st->first_delta = st->max_delta = delta;
+        if (delta != 0)
+            st->canonical = 0;
+    } else if (delta > st->max_delta) {
+        st->max_delta = delta;
+    }
+    if (!st->check_ts || (keyless && st->compact))
+        return 0; /* LogValidator.validateRecord: a key error is the record's only error */
+    int64_t ts = (int64_t)((uint64_t)st->base_ts + (uint64_t)delta);
+    if (ts == -1)
+        return 0; /* RecordBatch.NO_TIMESTAMP is never out of range */
+    int64_t diff = (int64_t)((uint64_t)st->now - (uint64_t)ts);
+    if (diff > st->before || (int64_t)(0 - (uint64_t)diff) > st->after) {
+        if (st->bad_total++ < st->cap)
+            return append_item(st->bad_ts, Py_BuildValue("nLi", n, (long long)ts, (int)offset_delta));
+    }
+    return 0;
+}
+
+/* The walk of `count` records; with `st`, the scan's facts gathered in the same pass. 1 or 0
+ * (offset deltas in order or not); -1 with a Python exception set. */
+static int
+walk_records(reader *rp, Py_ssize_t count, scan_stats *st)
+{
+    reader r = *rp;
+    int in_order = 1;
+    int32_t length, field, headers, offset_delta;
+    int keyless;
+    Py_ssize_t start, at;
+    uint64_t raw;
+
+    for (Py_ssize_t n = 0; n < count; n++) {
+        if (r.pos >= r.end) {
+            PyErr_Format(PyExc_ValueError, "batch declares %zd records, found %zd", count, n);
+            return -1;
+        }
+        if (stat_varint(&r, &length, st) < 0)
+            return -1;
+        start = r.pos;
+        if (length < 0 || length > r.end - r.pos) {
+            PyErr_Format(PyExc_ValueError, "record length %d exceeds the batch", (int)length);
+            return -1;
+        }
+        if (st && r.buf[r.pos] != 0)
+            st->canonical = 0;
+        r.pos += 1; /* Attributes: unused since magic 2 */
+        at = r.pos;
+        if (read_raw(&r, 10, &raw) < 0) /* TimestampDelta */
+            return -1;
+        if (st && st->canonical && !is_minimal(&r, at, raw))
+            st->canonical = 0;
+        if (stat_varint(&r, &field, st) < 0) /* OffsetDelta */
+            return -1;
+        if (field != n)
+            in_order = 0;
+        offset_delta = field;
+        /* Key, then Value */
+        for (int i = 0; i < 2; i++) {
+            if (stat_varint(&r, &field, st) < 0 || skip_field(&r, field) < 0)
+                return -1;
+            if (i == 0 && st) {
+                keyless = field < 0;
+                if (keyless && st->null_total++ < st->cap && append_item(st->null_keys, PyLong_FromSsize_t(n)) < 0)
+                    return -1;
+                if (stat_timestamp(st, n, raw, offset_delta, keyless) < 0)
+                    return -1;
+            }
+        }
+        if (stat_varint(&r, &headers, st) < 0)
+            return -1;
+        if (headers < 0) {
+            PyErr_Format(PyExc_ValueError, "negative header count %d", (int)headers);
+            return -1;
+        }
+        for (int32_t h = 0; h < headers; h++) {
+            if (stat_varint(&r, &field, st) < 0)
+                return -1;
+            if (field < 0) {
+                PyErr_Format(PyExc_ValueError, "negative header key length %d", (int)field);
+                return -1;
+            }
+            at = r.pos;
+            if (skip_field(&r, field) < 0)
+                return -1;
+            /* a key the broker would decode and encode again; only ASCII is kept as it is */
+            for (; st && st->canonical && at < r.pos; at++)
+                if (r.buf[at] >= 0x80)
+                    st->canonical = 0;
+            if (stat_varint(&r, &field, st) < 0 || skip_field(&r, field) < 0)
+                return -1;
+        }
+        if (r.pos - start != length) {
+            PyErr_Format(PyExc_ValueError, "record declares %d bytes but holds %zd", (int)length, r.pos - start);
+            return -1;
+        }
+    }
+    if (r.pos != r.end) {
+        PyErr_Format(PyExc_ValueError, "%zd bytes left after %zd records", r.end - r.pos, count);
+        return -1;
+    }
+    if (st && !in_order)
+        st->canonical = 0;
+    return in_order;
+}
+
 static PyObject *
 walk(PyObject *self, PyObject *args)
 {
@@ -93,64 +251,38 @@ walk(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*n:walk", &view, &count))
         return NULL;
     reader r = {(const uint8_t *)view.buf, 0, view.len};
-    int in_order = 1;
-    int32_t length, field, headers;
-    Py_ssize_t start;
+    int in_order = walk_records(&r, count, NULL);
+    PyBuffer_Release(&view);
+    return in_order < 0 ? NULL : PyBool_FromLong(in_order);
+}
 
-    for (Py_ssize_t n = 0; n < count; n++) {
-        if (r.pos >= r.end) {
-            PyErr_Format(PyExc_ValueError, "batch declares %zd records, found %zd", count, n);
-            goto fail;
-        }
-        if (read_varint(&r, &length) < 0)
-            goto fail;
-        start = r.pos;
-        if (length < 0 || length > r.end - r.pos) {
-            PyErr_Format(PyExc_ValueError, "record length %d exceeds the batch", (int)length);
-            goto fail;
-        }
-        r.pos += 1; /* Attributes: unused since magic 2 */
-        if (skip_varlong(&r) < 0) /* TimestampDelta */
-            goto fail;
-        if (read_varint(&r, &field) < 0) /* OffsetDelta */
-            goto fail;
-        if (field != n)
-            in_order = 0;
-        /* Key, then Value */
-        for (int i = 0; i < 2; i++) {
-            if (read_varint(&r, &field) < 0 || skip_field(&r, field) < 0)
-                goto fail;
-        }
-        if (read_varint(&r, &headers) < 0)
-            goto fail;
-        if (headers < 0) {
-            PyErr_Format(PyExc_ValueError, "negative header count %d", (int)headers);
-            goto fail;
-        }
-        for (int32_t h = 0; h < headers; h++) {
-            if (read_varint(&r, &field) < 0)
-                goto fail;
-            if (field < 0) {
-                PyErr_Format(PyExc_ValueError, "negative header key length %d", (int)field);
-                goto fail;
-            }
-            if (skip_field(&r, field) < 0 || read_varint(&r, &field) < 0 || skip_field(&r, field) < 0)
-                goto fail;
-        }
-        if (r.pos - start != length) {
-            PyErr_Format(PyExc_ValueError, "record declares %d bytes but holds %zd", (int)length, r.pos - start);
-            goto fail;
-        }
+static PyObject *
+scan(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    scan_stats st = {0};
+    long long base_ts, now, before, after;
+    if (!PyArg_ParseTuple(args, "y*nLppLLLn:scan", &view, &count, &base_ts, &st.compact, &st.check_ts, &now, &before,
+                          &after, &st.cap))
+        return NULL;
+    st.base_ts = base_ts, st.now = now, st.before = before, st.after = after;
+    st.canonical = 1;
+    st.null_keys = PyList_New(0);
+    st.bad_ts = PyList_New(0);
+    PyObject *result = NULL;
+    if (st.null_keys && st.bad_ts) {
+        reader r = {(const uint8_t *)view.buf, 0, view.len};
+        int in_order = walk_records(&r, count, &st);
+        if (in_order >= 0)
+            result = Py_BuildValue("OOOnOnLL", in_order ? Py_True : Py_False, st.canonical ? Py_True : Py_False,
+                                   st.null_keys, st.null_total, st.bad_ts, st.bad_total,
+                                   (long long)st.first_delta, (long long)st.max_delta);
     }
-    if (r.pos != r.end) {
-        PyErr_Format(PyExc_ValueError, "%zd bytes left after %zd records", r.end - r.pos, count);
-        goto fail;
-    }
+    Py_XDECREF(st.null_keys);
+    Py_XDECREF(st.bad_ts);
     PyBuffer_Release(&view);
-    return PyBool_FromLong(in_order);
-fail:
-    PyBuffer_Release(&view);
-    return NULL;
+    return result;
 }
 
 static int64_t
@@ -203,6 +335,10 @@ seek_timestamp(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS, "walk(records, count) -> offset deltas in order; ValueError if malformed"},
+    {"scan", scan, METH_VARARGS,
+     "scan(records, count, base_timestamp, compact, check_timestamps, now, before_max_ms, after_max_ms, cap) -> "
+     "(in_order, canonical, null_key_indexes, null_keys, bad_timestamps, bad_timestamp_count, first_delta, "
+     "max_delta); ValueError if malformed"},
     {"seek_timestamp", seek_timestamp, METH_VARARGS,
      "seek_timestamp(buf, target) -> (position of the first whole batch with MaxTimestamp >= target or -1, next)"},
     {NULL, NULL, 0, NULL},

@@ -181,6 +181,93 @@ def walk_batch(batch, header: BatchHeader | None = None, limit: int | None = Non
         raise InvalidBatch(str(exc)) from None
 
 
+class Scan(NamedTuple):
+    """What scan_batch reports of a valid batch (see _walk.c, scan)."""
+
+    in_order: bool
+    canonical: bool  # the records are written as encode_batch would write them again
+    null_keys: list  # indexes of records without a key, at most ``cap``
+    null_key_count: int
+    bad_timestamps: list  # (index, timestamp, offset delta) out of bounds, at most ``cap``
+    bad_timestamp_count: int
+    first_delta: int
+    max_delta: int
+    walked: int  # bytes of the records section, decompressed
+    payload: object  # the records section (a view or the decompressor's buffer)
+
+
+def scan_batch(batch, header: BatchHeader, limit: int | None, compact: bool = False, check_timestamps: bool = False,
+               now: int = 0, before: int = 0, after: int = 0, cap: int = 0) -> Scan:
+    """walk_batch with the same verdicts, also gathering in the same pass what the record checks of a
+    topic config need: records without a key, records whose timestamp is out of [now - before,
+    now + after] (with check_timestamps; with compact, of records with a key only; at most ``cap`` of each, with their totals)."""
+    if not header.attributes & COMPRESSION_MASK:
+        _check_frame(header, len(batch))
+        body = memoryview(batch)[HEADER_SIZE:]
+    else:
+        header, body = _header_and_payload(batch, copy=False, header=header, limit=limit)
+    payload = bytes(body) if _scan is scan_records_py else memoryview(body)
+    try:
+        facts = _scan(payload, header.records_count, header.base_timestamp, compact, check_timestamps, now, before,
+                      after, cap)
+    except InvalidBatch:
+        raise
+    except ValueError as exc:
+        raise InvalidBatch(str(exc)) from None
+    return Scan(*facts, len(payload), body)
+
+
+def _jlong(value: int) -> int:
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def scan_records_py(buf, count: int, base_ts: int, compact: bool, check_ts: bool, now: int, before: int,
+                    after: int, cap: int) -> tuple:
+    """The scan of _walk.c in Python: _walk_records_py's verdict, then the facts record by record."""
+    in_order = _walk_records_py(buf, count)
+    canonical = in_order
+    null_keys, bad, counts = [], [], [0, 0]
+    first = top = 0
+    pos = 0
+
+    def varint(decode, encode):
+        nonlocal pos, canonical
+        start = pos
+        value, pos = decode(buf, pos)
+        canonical = canonical and encode(value) == bytes(buf[start:pos])
+        return value
+
+    for n in range(count):
+        varint(decode_varint, encode_varint)  # Length
+        canonical = canonical and buf[pos] == 0  # Attributes
+        pos += 1
+        delta = varint(decode_varlong, encode_varlong)
+        offset_delta = varint(decode_varint, encode_varint)
+        first, top = (delta, delta) if n == 0 else (first, max(top, delta))
+        canonical = canonical and first == 0
+        for field in (0, 1):  # Key, Value
+            size = varint(decode_varint, encode_varint)
+            pos += max(size, 0)
+            if field == 1:
+                continue
+            if size < 0:
+                counts[0] += 1
+                null_keys += [n][: cap - len(null_keys)]
+            ts = _jlong(base_ts + delta)
+            diff = _jlong(now - ts)
+            if (check_ts and not (compact and size < 0) and ts != -1
+                    and (diff > before or _jlong(-diff) > after)):
+                counts[1] += 1
+                bad += [(n, ts, offset_delta)][: cap - len(bad)]
+        for _ in range(varint(decode_varint, encode_varint)):
+            size = varint(decode_varint, encode_varint)
+            canonical = canonical and all(b < 0x80 for b in buf[pos : pos + size])
+            pos += size
+            size = varint(decode_varint, encode_varint)  # the header's value
+            pos += max(size, 0)
+    return in_order, canonical, null_keys, counts[0], bad, counts[1], first, top
+
+
 def _walk_records_py(buf, count: int) -> bool:
     """The record walk of validate_batch in Python: the same checks and messages as _walk.c,
     which replaces it when built (a few hundred times faster). Varints of one and two bytes, by
@@ -258,6 +345,11 @@ try:
     from ._walk import walk as _walk
 except ImportError:  # not built (no C compiler at install time): same checks, slower
     _walk = _walk_records_py
+
+try:
+    from ._walk import scan as _scan
+except ImportError:  # not built, or built before scan was added
+    _scan = scan_records_py
 
 NATIVE_WALK = _walk is not _walk_records_py
 

@@ -38,6 +38,7 @@ from shim.protocol.framing import FrameError
 from shim.protocol.kafka_releases import RELEASES
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 
+MIN_SEQUENCE_STEPS = 200  # sequence steps run after the sweep even when the time is up
 STEP_LIMIT = 2.0  # CPU seconds one loop turn (the new request and whatever else was ready) may take
 TOPICS = ("t0", "t1")
 GROUPS = ("g0", "g1", "")
@@ -377,7 +378,10 @@ class StatefulRun:
             self.setup()
             self.result.served = [f"{key}v{v}" for key, low, high in self.apis for v in range(low, high + 1)]
             sweep = [(key, v) for key, low, high in self.apis for v in range(low, high + 1)]
-            while time.monotonic() < deadline and len(self.result.failures) < 10:
+            after_sweep = 0  # the sweep always finishes and MIN_SEQUENCE_STEPS follow it, however slow the machine
+            while ((sweep or after_sweep < MIN_SEQUENCE_STEPS or time.monotonic() < deadline)
+                   and len(self.result.failures) < 10):
+                after_sweep += not sweep
                 if sweep:  # every served API and version first, then the state machines most
                     key, version = sweep.pop(0)
                 else:

@@ -84,6 +84,24 @@ final class ConfigScenarios {
         }
     }
 
+    /** topic.release_configs: a config Kafka 4.0 removed and a segment.bytes under 1 MiB, created and altered. */
+    static void releaseConfigs(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("release-configs");
+        ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = s.admin()) {
+            obs.put("create_removed", createError(admin, s.name("removed"), Map.of("message.format.version", "3.0-IV1")));
+            obs.put("create_small_segments", createError(admin, s.name("small"), Map.of("segment.bytes", "65536")));
+            Support.createTopic(admin, topic, 1);
+            obs.put("alter_removed", Support.failureOf(() -> alter(admin, res, List.of(new AlterConfigOp(
+                    new ConfigEntry("message.downconversion.enable", "false"), AlterConfigOp.OpType.SET)))));
+            obs.put("alter_small_segments", Support.failureOf(() -> alter(admin, res, List.of(new AlterConfigOp(
+                    new ConfigEntry("segment.bytes", "65536"), AlterConfigOp.OpType.SET)))));
+            List<String> names = new ArrayList<>();
+            for (ConfigEntry e : describe(admin, res).entries()) names.add(e.name());
+            obs.put("described", names);
+        }
+    }
+
     static void brokerConfigs(Support s, Map<String, Object> obs) throws Exception {
         try (Admin admin = s.admin()) {
             String id = String.valueOf(admin.describeCluster().nodes().get().iterator().next().id());

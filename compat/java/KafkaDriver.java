@@ -61,6 +61,7 @@ public final class KafkaDriver {
         all.put("admin.broker_configs", ConfigScenarios::brokerConfigs);
         all.put("topic.compression_zstd", ConfigScenarios::compressionZstd);
         all.put("topic.future_timestamps", ConfigScenarios::futureTimestamps);
+        all.put("topic.release_configs", ConfigScenarios::releaseConfigs);
         all.put("admin.list_offsets_isolation", KafkaDriver::listOffsetsIsolation);
         all.put("admin.transactions", KafkaDriver::adminTransactions);
         all.put("admin.abort_hanging", KafkaDriver::abortHanging);

@@ -44,6 +44,7 @@ bad record (KIP-467), both in shim.storage.log_validator; segment.ms and segment
 the segment first (shim.storage.roll).
 """
 
+import asyncio
 import dataclasses
 
 from kafka_codecs.batch import TRANSACTIONAL_FLAG
@@ -55,7 +56,7 @@ from ..protocol import produce_wire
 from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
-from ..storage.log_validator import RecordErrors, needs_record_pass, validate_records
+from ..storage.log_validator import RecordErrors, RecordPass, run_off_loop
 from ..storage.producer_state import Origin
 from ..storage.roll import maybe_roll
 from ..storage.validation import LEGACY_DECOMPRESSED_BYTES, DecompressionBudget, validate_client_batch
@@ -103,8 +104,15 @@ def handle(ctx, request):
             parts = [_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i), budget)
                      for i, p in enumerate(t.partition_data)]
         topics.append((name, getattr(t, "topic_id", None), parts))
+    if _later.pending and any(p.__class__ is _Later for t in topics for p in t[2]):
+        return _answer_later(ctx, request, topics, hinted, replication)
+    return _answer(ctx, request, topics, hinted, replication)
+
+
+def _answer(ctx, request, topics, hinted, replication):
     # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
-    throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now_ms()))
+    now = now_ms()
+    throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now))
     if request.acks == 0:
         return None
     if replication is not None and replication.waiting:
@@ -205,22 +213,85 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
         version = ctx.header.api_version
         if version < LEGACY_BELOW and is_legacy(batch):
             batch = _up_convert(batch, budget)
-        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION, budget)
-        if needs_record_pass(config, h, now):
-            batch, h = validate_records(batch, h, config, now, f"{topic}-{p.index}")
+        record_pass = RecordPass.of(config, now)  # None unless a topic config asks for record checks
+        h = validate_client_batch(batch, config.max_message_bytes, version >= ZSTD_MIN_VERSION, budget, record_pass)
+        job = None
+        if record_pass is not None:
+            if record_pass.off_loop(h):  # a large recompression: on a worker thread
+                job = record_pass.off_loop_job(batch, h, f"{topic}-{p.index}")
+            else:
+                batch, h = record_pass.apply(batch, h, f"{topic}-{p.index}")
+        if job is not None or _later.pending and plog in _later.pending:
+            # appended after the job, and after any append to this partition waiting already, in order
+            before = _later.pending.get(plog)
+            mine = _later.pending[plog] = asyncio.get_running_loop().create_future()
+            return _Later(asyncio.ensure_future(_later(ctx, request, topic, p, plog, job, batch, h, now, hinted,
+                                                       replication, slot, before, mine)))
+    except RecordErrors as e:
+        return _record_errors(ctx, p.index, plog, e)
+    except KafkaError as e:
+        return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
+    return _append(ctx, request, topic, p, plog, batch, h, now, hinted, replication, slot)
+
+
+def _append(ctx, request, topic, p, plog, batch, h, now, hinted, replication, slot):
+    try:
         if h.attributes & TRANSACTIONAL_FLAG:
             _verify_transaction(ctx, getattr(request, "transactional_id", None), plog, h, topic, p.index)
         maybe_roll(plog, h, now)
         result = plog.append(batch, h, now, origin=Origin.CLIENT)
-    except RecordErrors as e:
-        errors = tuple(ctx.make("BatchIndexAndErrorMessage", batch_index=i, batch_index_error_message=m)
-                       for i, m in e.record_errors) if hasattr(ctx.m, "BatchIndexAndErrorMessage") else ()
-        return _response(ctx)(p.index, e.code, -1, -1, plog.log_start_offset, errors, e.message)
     except KafkaError as e:
         return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
     if replication is not None:
         replication.add(slot, topic, p.index, plog, result.base_offset + h.last_offset_delta + 1)
     return p.index, ErrorCode.none, result.base_offset, result.log_append_time, result.log_start_offset
+
+
+def _record_errors(ctx, index, plog, e: RecordErrors):
+    errors = tuple(ctx.make("BatchIndexAndErrorMessage", batch_index=i, batch_index_error_message=m)
+                   for i, m in e.record_errors) if hasattr(ctx.m, "BatchIndexAndErrorMessage") else ()
+    return _response(ctx)(index, e.code, -1, -1, plog.log_start_offset, errors, e.message)
+
+
+class _Later:
+    """A partition appended once its recompression ran on a worker thread (RecordPass.off_loop)."""
+
+    __slots__ = ("task",)
+
+    def __init__(self, task) -> None:
+        self.task = task
+
+
+async def _later(ctx, request, topic, p, plog, job, batch, h, now, hinted, replication, slot, before, mine):
+    """The batch recompressed off the loop, then appended on it by the one write path, after the
+    appends to the same partition that were waiting already (``before``: their last one's future;
+    ``mine``: this one's, in _later.pending until a later one takes its place). A task of its own:
+    it runs to its end even when the request's answer is no longer awaited."""
+    try:
+        try:
+            if job is not None:
+                batch, h = await run_off_loop(job, plog.config, f"{topic}-{p.index}")
+        except KafkaError as e:
+            return _error(ctx, p.index, e, **leader_hint(ctx, topic, p.index, e.code, hinted))
+        if before is not None:
+            await before
+        return _append(ctx, request, topic, p, plog, batch, h, now, hinted, replication, slot)
+    finally:
+        mine.set_result(None)
+        if _later.pending.get(plog) is mine:
+            del _later.pending[plog]
+
+
+_later.pending = {}  # PartitionLog -> the future its last deferred append sets when done
+
+
+async def _answer_later(ctx, request, topics, hinted, replication):
+    for name, topic_id, parts in topics:
+        for i, part in enumerate(parts):
+            if part.__class__ is _Later:
+                parts[i] = await part.task
+    result = _answer(ctx, request, topics, hinted, replication)
+    return await result if asyncio.iscoroutine(result) else result
 
 
 def _response(ctx):

@@ -250,14 +250,28 @@ REMOVED_FROM = {"4.0": frozenset({
     *(n for n in BROKER_CONFIGS if n.startswith("zookeeper.")),
 })}
 
-# Validators a later release tightened: release -> {name: valid values}. KIP-1030 (Kafka 4.0): segments of at
-# least 1 MiB (LogConfig: atLeast(1024 * 1024)), for the topic config and its broker synonym alike.
-VALID_FROM = {"4.0": {"segment.bytes": "[1048576,...]", "log.segment.bytes": "[1048576,...]"}}
+# Validators a later release tightened: release -> {name: valid values}. KIP-1030: segments of at least 1 MiB
+# (LogConfig: atLeast(1024 * 1024)), in Kafka 4.0 for the broker's log.segment.bytes only (KAFKA-16368), in 4.1
+# for the topic's segment.bytes too (KAFKA-19080).
+VALID_FROM = {"4.0": {"log.segment.bytes": "[1048576,...]"}, "4.1": {"segment.bytes": "[1048576,...]"}}
+
+
+# Topic configs a later release added: release -> keys. Kafka 4.1 (KAFKA-19080) defines the internal
+# internal.segment.bytes, an INT without default or validator that replaces segment.bytes when set, so that
+# tests keep small segments under the 1 MiB minimum; DescribeConfigs lists it only where it is set.
+ADDED_FROM = {"4.1": (ConfigKey("internal.segment.bytes", "int", None, "",
+                                "Segment size in bytes that replaces segment.bytes when set; for tests only.",
+                                "medium"),)}
+INTERNAL_TOPIC_CONFIGS = frozenset({"internal.segment.bytes"})
 
 
 @functools.cache
 def _release_catalogue(kind: str, release: str) -> dict[str, ConfigKey]:
-    base = TOPIC_CONFIGS if kind == "topic" else BROKER_CONFIGS
+    base = dict(TOPIC_CONFIGS if kind == "topic" else BROKER_CONFIGS)
+    if kind == "topic":
+        for since, keys in ADDED_FROM.items():
+            if release >= since:
+                base.update((k.name, k) for k in keys)
     removed = set().union(*(names for since, names in REMOVED_FROM.items() if release >= since))
     valid: dict[str, str] = {}
     for since, changes in sorted(VALID_FROM.items()):

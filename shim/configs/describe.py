@@ -8,7 +8,7 @@ from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
-from .catalogue import (BROKER_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
+from .catalogue import (BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
                         topic_configs)
 from .topic import effective
 
@@ -72,7 +72,8 @@ def topic_entries(overrides: Mapping[str, str], configs: BrokerConfigs, keys, sy
     values = effective(overrides, configs.merged(), configs.release)
     entries = []
     catalogue = topic_configs(configs.release)
-    for name in _wanted(sorted(catalogue), keys):
+    listed = [n for n in sorted(catalogue) if n not in INTERNAL_TOPIC_CONFIGS or n in overrides]
+    for name in _wanted(listed, keys):
         key = catalogue[name]
         value = None if key.sensitive else to_string(values[name], key.type)
         found = _config_synonyms(configs, key.synonym, key.sensitive) if key.synonym else []

@@ -99,6 +99,9 @@ def effective(overrides: Mapping[str, str], broker_props: Mapping[str, str], rel
 
 def log_config(base: LogConfig, values: Mapping[str, Any]) -> LogConfig:
     changes = {field: values[name] for name, field in LOG_CONFIG_FIELDS.items() if name in values}
+    if values.get("internal.segment.bytes") is not None:  # Kafka 4.1: LogConfig.segmentSize()
+        # Kafka takes any int; below a batch header's 14 bytes every append rolls there too
+        changes["segment_bytes"] = max(values["internal.segment.bytes"], 14)
     if "compression.gzip.level" in values:
         changes["compression_levels"] = tuple(values[f"compression.{c}.level"] for c in ("gzip", "lz4", "zstd"))
     difference = values.get("message.timestamp.difference.max.ms", LONG_MAX)

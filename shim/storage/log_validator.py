@@ -1,11 +1,15 @@
 """The topic-config checks Kafka's LogValidator makes on each record of a client batch, and the
 broker-side recompression it does when the topic's compression.type differs from the batch's codec.
 
-Only called when a topic config asks for it (``needs_record_pass``): with compression.type=producer
-and no message.timestamp.before/after.max.ms the batch stays bytes, as received.
+Only called when a topic config asks for it (``RecordPass.of``): with compression.type=producer, no
+compaction and no message.timestamp.before/after.max.ms the batch stays bytes, as received. The
+records are looked at in the record walk's single pass (kafka_codecs.records.scan_batch), in C.
 """
 
 from __future__ import annotations
+
+import asyncio
+import functools
 
 from kafka_codecs.batch import (
     COMPRESSION_MASK,
@@ -20,12 +24,15 @@ from kafka_codecs.batch import (
     write_crc,
 )
 from kafka_codecs.compression import compress
-from kafka_codecs.records import _header_and_payload, _read_record, _write_record
+from kafka_codecs.records import _header_and_payload, _read_record, _write_record, scan_batch, walk_batch
 
 from ..errors import ErrorCode, KafkaError
 from .partition_log import LogConfig
 
 LONG_MAX = (1 << 63) - 1
+# A batch recompressed from this many bytes of records is rebuilt and compressed on a worker thread
+# (gzip takes about 100 ms a mebibyte, lz4 at Kafka's level 9 about 70); smaller ones on the loop.
+OFF_LOOP_BYTES = 256 << 10
 # Kafka lists every bad record; past this many a response would only grow (a crafted batch can hold
 # millions of records), so the rest are left out of RecordErrors (the batch is refused all the same).
 MAX_RECORD_ERRORS = 1000
@@ -74,54 +81,133 @@ def needs_record_pass(config: LogConfig, h: BatchHeader, now_ms: int | None = No
         return True
     return "compact" in config.cleanup_policy or _may_break_timestamp_bounds(config, h, now_ms)
 
+class RecordPass:
+    """The record checks a topic config asks for (LogValidator: a compacted topic's key check,
+    message.timestamp.before/after.max.ms, recompression to the topic's compression.type). Their
+    facts are gathered by the record walk every produced batch gets anyway (``walk``, called by
+    validation.validate_client_batch; kafka_codecs.records.scan_batch, in C when built), so that
+    ``apply`` looks at no record in Python unless a batch must be rebuilt from records written
+    otherwise than the broker writes them."""
 
-def _key_errors(batch, topic_partition: str) -> list[tuple[int, str]]:
-    """Kafka: LogValidator.validateKey -- a compacted topic refuses records without a key."""
-    errors = []
-    for index, r in enumerate(_iter_records(batch)):
-        if r.key is None and len(errors) < MAX_RECORD_ERRORS:
-            errors.append((index, f"Compacted topic cannot accept message without key in topic partition "
-                                  f"{topic_partition}."))
-    return errors
+    def __init__(self, config: LogConfig, now_ms: int) -> None:
+        self.config, self.now, self.scan = config, now_ms, None
+
+    @classmethod
+    def of(cls, config: LogConfig, now_ms: int) -> RecordPass | None:
+        """None when the topic's config asks for no record checks (the batch stays as sent)."""
+        if config.compression_type == "producer" and not config.compact and not _checks_timestamps(config):
+            return None
+        return cls(config, now_ms)
+
+    def walk(self, batch, h: BatchHeader, limit: int | None) -> tuple[bool, int]:
+        """walk_batch's answer (offsets in order, bytes walked), the facts kept for ``apply``; the
+        plain walk when the batch's header shows that no check applies to it."""
+        c = self.config
+        if not needs_record_pass(c, h, self.now):
+            self.scan = None
+            return walk_batch(batch, h, limit)
+        self.scan = scan_batch(batch, h, limit, c.compact, _may_break_timestamp_bounds(c, h, self.now), self.now,
+                               c.timestamp_before_max_ms, c.timestamp_after_max_ms, MAX_RECORD_ERRORS)
+        return self.scan.in_order, self.scan.walked
+
+    def apply(self, batch: bytes | bytearray, h: BatchHeader, topic_partition: str) -> tuple[bytes | bytearray,
+                                                                                              BatchHeader]:
+        """The batch to append (rebuilt with the topic's codec when it differs) and its header;
+        raises RecordErrors as LogValidator.processRecordErrors does."""
+        if self.scan is None:
+            return batch, h
+        _raise_record_errors(self.scan, self.config, self.now, topic_partition)
+        codec = target_codec(self.config, h)
+        if codec is None:
+            return batch, h
+        scan = self.scan
+        if scan.canonical:  # the records are already as a rebuild writes them: compress them as they are
+            body, base_ts, max_ts = scan.payload, h.base_timestamp, _jlong(h.base_timestamp + scan.max_delta)
+        else:
+            body, base_ts, max_ts = _rebuild_body(batch)
+        return _recompressed(h, codec, body, base_ts, max_ts, self.config, topic_partition)
+
+
+    def off_loop(self, h: BatchHeader) -> bool:
+        """Whether the batch is recompressed, and large enough to be on a worker thread."""
+        return (self.scan is not None and self.scan.walked >= OFF_LOOP_BYTES
+                and target_codec(self.config, h) is not None)
+
+    def off_loop_job(self, batch, h: BatchHeader, topic_partition: str):
+        """For a batch ``off_loop`` names: RecordErrors now, else the rebuild and compression to run
+        on a worker thread (run_off_loop), over a copy of what it reads (a decompressor may reuse
+        its buffer, and the request's frame is not kept)."""
+        _raise_record_errors(self.scan, self.config, self.now, topic_partition)
+        scan = self.scan
+        source = bytes(scan.payload) if scan.canonical else bytes(batch)
+        return functools.partial(_rebuild_off_loop, h, target_codec(self.config, h), scan.canonical,
+                                 scan.max_delta, source, self.config.compression_levels)
+
+
+async def run_off_loop(job, config: LogConfig, topic_partition: str) -> tuple[bytearray, BatchHeader]:
+    """An off_loop_job's batch, built on a worker thread, and its header; its size checked here."""
+    rebuilt = await asyncio.get_running_loop().run_in_executor(None, job)
+    return _checked_size(rebuilt, config, topic_partition)
+
+
+def _rebuild_off_loop(h: BatchHeader, codec: int, canonical: bool, max_delta: int, source: bytes,
+                      levels: tuple) -> bytearray:
+    if canonical:
+        body, base_ts, max_ts = source, h.base_timestamp, _jlong(h.base_timestamp + max_delta)
+    else:
+        body, base_ts, max_ts = _rebuild_body(source)
+    return _batch(h, codec, body, base_ts, max_ts, levels)
 
 
 def validate_records(batch: bytes | bytearray, h: BatchHeader, config: LogConfig, now_ms: int,
                      topic_partition: str) -> tuple[bytes | bytearray, BatchHeader]:
-    """The batch to append (rebuilt with the topic's codec when it differs) and its header; raises
-    RecordErrors (INVALID_TIMESTAMP) as LogValidator.validateTimestamp and processRecordErrors do.
+    """RecordPass on a batch read already: the batch to append and its header, or RecordErrors."""
+    record_pass = RecordPass(config, now_ms)
+    record_pass.walk(batch, h, None)
+    return record_pass.apply(batch, h, topic_partition)
 
-    One pass over the records, each decoded and re-encoded in turn, so that memory stays within
-    the decompressed payload and its copy (no list of every record of a huge batch)."""
-    if config.compact:
-        key_errors = _key_errors(batch, topic_partition)
-        if key_errors:  # Kafka: processRecordErrors, INVALID_RECORD unless a timestamp is at fault
-            shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in key_errors[:3])
-            raise RecordErrors(ErrorCode.invalid_record, f"One or more records have been rejected due to "
-                               f"{len(key_errors)} record errors in total, and only showing the first three "
-                               f"errors at most: [{shown}]", key_errors)
-    codec = target_codec(config, h)
-    check = _checks_timestamps(config)
+
+def _raise_record_errors(scan, config: LogConfig, now_ms: int, topic_partition: str) -> None:
+    """Kafka: LogValidator.validateRecord gives a record without a key (compacted topic) that
+    error alone, else its timestamp's; processRecordErrors refuses the batch with INVALID_TIMESTAMP
+    when any timestamp is at fault, else INVALID_RECORD."""
+    keys = scan.null_keys if config.compact else []
+    if not keys and not scan.bad_timestamps:
+        return
     before, after = config.timestamp_before_max_ms, config.timestamp_after_max_ms
-    errors: list[tuple[int, str]] = []
-    body = bytearray() if codec is not None else None
-    base_ts = max_ts = None
-    for index, r in enumerate(_iter_records(batch)):
-        if check and r.timestamp != -1:  # RecordBatch.NO_TIMESTAMP is never out of range
-            diff = _jlong(now_ms - r.timestamp)
-            if (diff > before or _jlong(-diff) > after) and len(errors) < MAX_RECORD_ERRORS:
-                errors.append((index, f"Timestamp {r.timestamp} of message with offset {r.offset} is out of range. "
-                                      f"The timestamp should be within [{_jlong(now_ms - before)}, "
-                                      f"{_jlong(now_ms + after)}]"))
-        if body is not None and not errors:
-            base_ts = r.timestamp if base_ts is None else base_ts  # MemoryRecordsBuilder: the first record's
-            max_ts = r.timestamp if max_ts is None else max(max_ts, r.timestamp)
-            _write_record(body, index, r.timestamp - base_ts, r.key, r.value, r.headers)
-    if errors:
+    key_message = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
+    errors = sorted([(i, key_message) for i in keys] + [
+        (i, f"Timestamp {ts} of message with offset {offset} is out of range. The timestamp should be within "
+            f"[{_jlong(now_ms - before)}, {_jlong(now_ms + after)}]") for i, ts, offset in scan.bad_timestamps])
+    errors = errors[:MAX_RECORD_ERRORS]
+    if scan.bad_timestamps:
         raise RecordErrors(ErrorCode.invalid_timestamp,
                            "One or more records have been rejected due to invalid timestamp", errors)
-    if body is None:
-        return batch, h
-    rebuilt = _batch(h, codec, body, base_ts, max_ts, config.compression_levels)
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    raise RecordErrors(ErrorCode.invalid_record, f"One or more records have been rejected due to "
+                       f"{scan.null_key_count} record errors in total, and only showing the first three "
+                       f"errors at most: [{shown}]", errors)
+
+
+def _rebuild_body(batch) -> tuple[bytearray, int, int]:
+    """The records section as MemoryRecordsBuilder writes it again (offset deltas 0, 1, 2, ...,
+    timestamp deltas from the first record's, shortest varints), one record at a time so that
+    memory stays within the decompressed payload and its copy."""
+    body = bytearray()
+    base_ts = max_ts = None
+    for index, r in enumerate(_iter_records(batch)):
+        base_ts = r.timestamp if base_ts is None else base_ts  # MemoryRecordsBuilder: the first record's
+        max_ts = r.timestamp if max_ts is None else max(max_ts, r.timestamp)
+        _write_record(body, index, r.timestamp - base_ts, r.key, r.value, r.headers)
+    return body, base_ts, max_ts
+
+
+def _recompressed(h: BatchHeader, codec: int, body, base_ts: int, max_ts: int, config: LogConfig,
+                  topic_partition: str) -> tuple[bytearray, BatchHeader]:
+    return _checked_size(_batch(h, codec, body, base_ts, max_ts, config.compression_levels), config, topic_partition)
+
+
+def _checked_size(rebuilt: bytearray, config: LogConfig, topic_partition: str) -> tuple[bytearray, BatchHeader]:
     new = parse_header(rebuilt)
     if new.size > config.max_message_bytes:  # Kafka: LogValidator, after recompression
         raise KafkaError(ErrorCode.message_too_large,

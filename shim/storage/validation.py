@@ -52,10 +52,11 @@ _ZSTD = int(Compression.ZSTD)  # the highest codec id
 
 
 def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allow_zstd: bool = True,
-                          budget: DecompressionBudget | None = None) -> BatchHeader:
+                          budget: DecompressionBudget | None = None, record_pass=None) -> BatchHeader:
     """The batch's header, parsed once here and passed along (to the record walk, the roll check
     and the append) rather than parsed again at each step; raises KafkaError in Kafka's order.
-    ``budget``: the request's DecompressionBudget (a budget of its own when None)."""
+    ``budget``: the request's DecompressionBudget (a budget of its own when None). ``record_pass``:
+    a log_validator.RecordPass whose facts the record walk gathers in the same pass."""
     n = len(batch)
     if n < HEADER_SIZE:
         raise KafkaError(ErrorCode.corrupt_message, f"{n} bytes is shorter than a record batch header")
@@ -95,19 +96,23 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     if compression > _ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
     h = BatchHeader._make(fields)
-    _read_records(batch, h, compression, budget)
+    _read_records(batch, h, compression, budget, record_pass)
     return h
 
 
 def _read_records(batch: bytes | bytearray, h: BatchHeader, compression: int,
-                  budget: DecompressionBudget | None) -> None:
+                  budget: DecompressionBudget | None, record_pass=None) -> None:
     """Every record is read, as LogValidator does (the batch is then stored as it came); what a
     compressed batch decompresses to is taken from ``budget``."""
     n = len(batch)
     if compression and budget is None:
         budget = DecompressionBudget(n)
+    limit = budget.limit(n) if compression else None
     try:
-        offsets_in_order, walked = walk_batch(batch, h, budget.limit(n) if compression else None)
+        if record_pass is None:
+            offsets_in_order, walked = walk_batch(batch, h, limit)
+        else:
+            offsets_in_order, walked = record_pass.walk(batch, h, limit)
     except PayloadTooLarge as exc:
         # Kafka's max.decompressed.message.bytes is refused as InvalidRecordException too
         raise KafkaError(ErrorCode.invalid_record, f"the compressed records are too large: {exc}") from exc

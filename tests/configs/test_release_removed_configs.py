@@ -1,6 +1,7 @@
 """Kafka 4.0's config changes under 4.x emulation, through the request dispatcher: the configs it removed
 (KIP-724, KIP-896, KIP-937, KIP-1041, ZooKeeper's) are unknown to CreateTopics, AlterConfigs and
-IncrementalAlterConfigs and no longer described; KIP-1030's 1 MiB minimum segment.bytes. 3.9 keeps both."""
+IncrementalAlterConfigs and no longer described; KIP-1030's 1 MiB minimum segment size (log.segment.bytes
+from 4.0, the topic's segment.bytes from 4.1). 3.9 keeps both."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from shim.errors import ErrorCode
 from shim.node import Node
 
 from .support import call, module
-from .test_config_apis import ALTER, BROKER, CREATE, DELETE, SET, TOPIC, by_name, describe, incremental, legacy
+from .test_config_apis import BROKER, CREATE, SET, TOPIC, by_name, describe, incremental, legacy
 
 REMOVED_TOPIC = ("message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms")
 REMOVED_BROKER = ("log.message.format.version", "log.message.downconversion.enable",
@@ -86,11 +87,13 @@ async def test_a_topic_config_stored_under_3_9_does_not_block_changes_under_4_0(
         node.close()
 
 
-async def test_segment_bytes_minimum_is_one_mib_from_4_0(release_node):
-    """KIP-1030: segment.bytes (and log.segment.bytes) atLeast(1024 * 1024) from Kafka 4.0; 14 before."""
+async def test_segment_bytes_minimum_is_one_mib_from_4_0_for_brokers_and_4_1_for_topics(release_node):
+    """KIP-1030: log.segment.bytes atLeast(1024 * 1024) from Kafka 4.0 (KAFKA-16368), the topic's
+    segment.bytes from 4.1 (KAFKA-19080); 14 bytes before."""
     release, node = release_node
+    topic_min = "1048576" if release >= "4.1" else "14"
     small = await create(node, "small", {"segment.bytes": "1048575"})
-    if release >= "4.0":
+    if release >= "4.1":
         assert (small.error_code, small.error_message) == (
             ErrorCode.invalid_config,
             "Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576")
@@ -98,13 +101,12 @@ async def test_segment_bytes_minimum_is_one_mib_from_4_0(release_node):
         assert small.error_code == ErrorCode.none
         assert node.logs.get("small", 0).config.segment_bytes == 1048575
     tiny = await create(node, "tiny", {"segment.bytes": "13"})
-    assert (tiny.error_code, tiny.error_message) == (ErrorCode.invalid_config, (
-        "Invalid value 13 for configuration segment.bytes: Value must be at least "
-        + ("1048576" if release >= "4.0" else "14")))
+    assert (tiny.error_code, tiny.error_message) == (
+        ErrorCode.invalid_config, f"Invalid value 13 for configuration segment.bytes: Value must be at least {topic_min}")
     ok = await create(node, "ok", {"segment.bytes": "1048576"})
     assert ok.error_code == ErrorCode.none
     (inc,) = await incremental(node, [(TOPIC, "ok", [("segment.bytes", SET, "65536")])])
-    assert (inc.error_code == ErrorCode.invalid_config) is (release >= "4.0")
+    assert (inc.error_code == ErrorCode.invalid_config) is (release >= "4.1")
     (broker,) = await incremental(node, [(BROKER, "", [("log.segment.bytes", SET, "65536")])])
     if release >= "4.0":  # DynamicBrokerConfig.validate: INVALID_REQUEST with the ConfigException's message
         assert (broker.error_code, broker.error_message) == (
@@ -112,3 +114,20 @@ async def test_segment_bytes_minimum_is_one_mib_from_4_0(release_node):
             "Invalid value 65536 for configuration log.segment.bytes: Value must be at least 1048576")
     else:
         assert broker.error_code == ErrorCode.none
+
+
+async def test_internal_segment_bytes_gives_4_1_topics_small_segments(release_node):
+    """KAFKA-19080: Kafka 4.1's internal.segment.bytes replaces segment.bytes, without its minimum, and is
+    described only where set; releases before 4.1 do not know the name."""
+    release, node = release_node
+    created = await create(node, "t", {"internal.segment.bytes": "4096"})
+    if release < "4.1":
+        assert (created.error_code, created.error_message) == (
+            ErrorCode.invalid_config, "Unknown topic config name: internal.segment.bytes")
+        return
+    assert created.error_code == ErrorCode.none
+    assert node.logs.get("t", 0).config.segment_bytes == 4096
+    entry = by_name(await describe(node, TOPIC, "t"))["internal.segment.bytes"]
+    assert (entry.value, entry.config_source) == ("4096", 1)
+    node.logs.create_topic("plain", 1)
+    assert "internal.segment.bytes" not in by_name(await describe(node, TOPIC, "plain"))
