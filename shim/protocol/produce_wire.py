@@ -25,6 +25,7 @@ import struct
 import uuid
 from typing import NamedTuple
 
+from .fastwrite import _uv  # the unsigned varint writer, with its table for small numbers
 from .messages import RequestHeader
 
 PRODUCE = 0
@@ -238,15 +239,6 @@ def _partition_writer(version: int):
 
 
 _PARTITION = [_partition_writer(v) for v in range(TOPIC_ID_VERSION + 1)]
-
-
-def _uv(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(0x80 | (n & 0x7F))
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -> bytes:
