@@ -459,6 +459,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("cluster.group_coordinator_move", "consumer group across a coordinator move (3 brokers)",
              "A group member consumes and commits, the group's coordinator moves to another broker, the member "
              "consumes and commits the next records; the committed offset is the log end.", ("java", *PY)),
+    Scenario("cluster.parked_join_coordinator_move", "a JoinGroup parked at a moving coordinator (3 brokers)",
+             "A second member's JoinGroup waits in a rebalance for the first member when the group's coordinator "
+             "moves: the old coordinator answers it NOT_COORDINATOR at once, the member joins the new coordinator "
+             "(which knows the group as last written) and both finish the rebalance there with a partition each.",
+             ("java", "confluent-kafka", "kafka-python")),
     Scenario("cluster.txn_coordinator_move", "transaction across a coordinator move (3 brokers)",
              "A transactional producer's coordinator moves to another broker half-way through a transaction; the "
              "commit succeeds and a read_committed consumer reads every value once.", ("java", *PY)),
