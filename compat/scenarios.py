@@ -459,6 +459,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("cluster.group_coordinator_move", "consumer group across a coordinator move (3 brokers)",
              "A group member consumes and commits, the group's coordinator moves to another broker, the member "
              "consumes and commits the next records; the committed offset is the log end.", ("java", *PY)),
+    Scenario("cluster.parked_join_coordinator_move", "a JoinGroup parked at a moving coordinator (3 brokers)",
+             "A second member's JoinGroup waits in a rebalance for the first member when the group's coordinator "
+             "moves: the old coordinator answers it NOT_COORDINATOR at once, the member joins the new coordinator "
+             "(which knows the group as last written) and both finish the rebalance there with a partition each.",
+             ("java", "confluent-kafka", "kafka-python")),
     Scenario("cluster.txn_coordinator_move", "transaction across a coordinator move (3 brokers)",
              "A transactional producer's coordinator moves to another broker half-way through a transaction; the "
              "commit succeeds and a read_committed consumer reads every value once.", ("java", *PY)),
@@ -469,10 +474,112 @@ SCENARIOS: list[Scenario] = [
              "With a follower slowed, records written by the leader alone stay above the high watermark: a "
              "consumer reads up to it and no further, and reads the rest once the follower catches up.",
              ("java", *PY)),
+    # After Apache Kafka's own client integration tests (TransactionsTest, PlaintextConsumer*Test,
+    # PlaintextAdminIntegrationTest, PlaintextProducerSendTest; compat/test_java_reference.py).
+    Scenario("txn.fencing_on_commit", "a fenced producer's commitTransaction",
+             "Producer 1 writes to two topics in a transaction; producer 2 with the same transactional.id "
+             "initialises (aborting it) and writes; producer 1's commitTransaction fails with "
+             "ProducerFencedException; producer 2 commits and read_committed sees only its two records.", ("java",)),
+    Scenario("txn.fencing_on_send_offsets", "a fenced producer's sendOffsetsToTransaction",
+             "As txn.fencing_on_commit, producer 1's sendOffsetsToTransaction fails with ProducerFencedException.",
+             ("java",)),
+    Scenario("txn.fencing_on_add_partitions", "a fenced producer's next transaction",
+             "Producer 1 aborts its transaction, producer 2 fences it; producer 1's next beginTransaction and send "
+             "fail with ProducerFencedException (transaction version 1: AddPartitionsToTxn) or "
+             "InvalidProducerEpochException (version 2: the Produce the leader verifies).", ("java",)),
+    Scenario("txn.fencing_on_expiration", "the next send after the broker aborted a timed-out transaction",
+             "transaction.timeout.ms=300, one record sent: the broker aborts the transaction (DescribeTransactions "
+             "CompleteAbort); the next send fails with InvalidProducerEpochException to a partition already in "
+             "the transaction, ProducerFencedException (version 1) to a new one; read_committed sees nothing.",
+             ("java",)),
+    Scenario("txn.offset_metadata", "sendOffsetsToTransaction keeps leader epoch and metadata",
+             "OffsetAndMetadata(110, leaderEpoch 15, \"some metadata\") sent in a committed transaction is what "
+             "the group's committed() answers.", ("java",)),
+    Scenario("txn.send_offsets_rounds", "consume-transform-produce rounds, every other one aborted",
+             "A group member copies 120 records between 4-partition topics in transactions with "
+             "sendOffsetsToTransaction(groupMetadata), aborting every other one and seeking back to the committed "
+             "offsets: the output has each record once, all committed, and the group offsets sum to 120.", ("java",)),
+    Scenario("txn.undecided_data", "read_committed does not see undecided data",
+             "A committed record, then another transaction's open records: read_committed reads only the "
+             "committed one, seekToEnd puts it at 1 (the LSO) and offsetsForTimes finds nothing for the open "
+             "records' timestamp, which read_uncommitted finds at offset 1.", ("java",)),
+    Scenario("txn.delayed_fetch_aborted", "a fetch that waits in the broker still skips aborted records",
+             "Interleaved transactions, one aborted: a read_committed consumer with fetch.min.bytes=100000 reads "
+             "x=1 at 0 and x=2 at 3 only.", ("java",)),
+    Scenario("txn.multiple_markers", "one transaction over 20 partitions",
+             "2000 records aborted over 20 partitions of two topics, then 300 committed over 10: read_committed "
+             "reads exactly the 300, read_uncommitted all 2300.", ("java",)),
+    Scenario("txn.empty_abort_after_commit", "an empty transaction aborted after a commit",
+             "commit, then beginTransaction and abortTransaction with nothing sent: no error, and the next "
+             "transaction commits.", ("java",)),
+    Scenario("txn.max_in_flight_one", "transactions with max.in.flight.requests.per.connection=1",
+             "An aborted then a committed transaction over two topics: read_committed sees the two committed "
+             "records only.", ("java",)),
+    Scenario("consumer.invalid_offset", "no committed offset, then a seek past the end",
+             "auto.offset.reset=none: a group with no committed offset gets NoOffsetForPartitionException; a seek to "
+             "the high watermark is in range; one past it gets OffsetOutOfRangeException naming that offset.", ("java",)),
+    Scenario("consumer.out_of_range_reset", "out-of-range offsets reset by the policy",
+             "A seek past the end goes back to 0 under earliest and to the log end (10) under latest, where the "
+             "next records arrive.", ("java",)),
+    Scenario("consumer.large_records", "fetch sizes (KIP-74)",
+             "A record larger than fetch.max.bytes or max.partition.fetch.bytes comes back when it is first; "
+             "behind a small record the first poll returns the small one alone.", ("java",)),
+    Scenario("consumer.commit_metadata", "commit metadata, its limit, many partitions",
+             "commitSync/commitAsync keep leader epoch and metadata (null metadata reads back empty); metadata "
+             "over 4096 bytes is OffsetMetadataTooLargeException and changes nothing; committed() of 30 "
+             "partitions answers each, null for the one never committed.", ("java",)),
+    Scenario("consumer.delete_records", "the consumer after DeleteRecords",
+             "After DeleteRecords to 5 seekToBeginning is 5, offsetsForTimes(0) is 5, a seek to 1 resets to 5 "
+             "(OffsetOutOfRangeException with auto.offset.reset=none); DeleteRecords past the high watermark is "
+             "OffsetOutOfRangeException; to the high watermark leaves beginning = end = 10 and no offset for "
+             "timestamp 0.", ("java",)),
+    Scenario("producer.record_too_large", "message.max.bytes and max.message.bytes",
+             "A record filling the default 1048588-byte message.max.bytes exactly is written, one byte more is "
+             "RecordTooLargeException; a topic's max.message.bytes=2048 refuses a 4000-byte record "
+             "(MESSAGE_TOO_LARGE) and writes nothing.", ("java",)),
+    Scenario("producer.log_append_time", "message.timestamp.type=LogAppendTime",
+             "Uncompressed and gzip batches on a LogAppendTime topic: RecordMetadata's timestamp is the broker's, "
+             "consumers read that timestamp with type LogAppendTime.", ("java",)),
+    Scenario("producer.partition_expansion", "sends before and after CreatePartitions",
+             "A send to a partition the topic lacks times out after max.block.ms; once CreatePartitions adds it, "
+             "its records start at offset 0 and the old partition's carry on.", ("java",)),
+    Scenario("admin.group_admin", "the Admin's calls on a classic group with a member, then empty",
+             "With a member: DeleteConsumerGroupOffsets is GroupSubscribedToTopicException (an unknown topic "
+             "UnknownTopicOrPartitionException, an unknown group GroupIdNotFoundException), "
+             "AlterConsumerGroupOffsets UnknownMemberIdException, removing an unknown instance "
+             "UnknownMemberIdException, DeleteGroups GroupNotEmptyException; after removing every member they "
+             "succeed.", ("java",)),
+    Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
+             "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
+             "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "
+             "messages; appending a present value or subtracting an absent one changes nothing.", ("java",)),
     Scenario("spark.cluster_changes", "Spark readStream across a leader move and a broker down and up",
              "A processingTime streaming read of a two-partition topic on a simulated three-broker kafka-shim "
              "while a partition leader moves and the other partition's leader goes down and comes back: every "
              "record exactly once.", ("spark",)),
+    Scenario("spark.offset_readers", "Spark's Admin-based and consumer-based offset readers",
+             "With useDeprecatedOffsetFetching=true the driver resolves offsets with a KafkaConsumer in a group "
+             "of its own (named by kafka.group.id, or groupIdPrefix-<uuid>..., listed by the coordinator): batch "
+             "reads of the transactional layout under both isolation levels and a read_committed stream held at "
+             "the LSO by an open transaction, going on when it commits; startingTimestamp/endingTimestamp through "
+             "either reader.",
+             ("spark",)),
+    Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
+             "CreatePartitions under a running query: the new partitions are read from offset 0. A topic "
+             "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
+             "offset went back, false goes on from the new topic's end; under a running subscribePattern "
+             "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
+             ("spark",)),
+    Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",
+             "One batch DataFrame with earliest/latest collected again: it sees records appended since, and "
+             "after retention deleted old segments it starts at the new log start offset.",
+             ("spark",)),
+    Scenario("spark.broker_restart", "Spark readStream across a broker kill -9 and restart",
+             "The broker is killed with SIGKILL and restarted on its data directory and port under a running "
+             "read_committed query, with a transaction open: the query carries on, the transaction commits "
+             "after the restart, and a query restarted from its checkpoint ends with every committed record "
+             "exactly once.",
+             ("spark",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}

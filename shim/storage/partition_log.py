@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from kafka_codecs.batch import LOG_OVERHEAD, BatchHeader, parse_header, set_max_timestamp, stamp
+from kafka_codecs.batch import (
+    LOG_OVERHEAD,
+    MAX_TIMESTAMP_OFFSET,
+    BatchHeader,
+    TimestampType,
+    parse_header,
+    set_max_timestamp,
+    stamp,
+)
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
 from kafka_codecs.records import decode_batch
 
@@ -31,6 +39,7 @@ log = logging.getLogger(__name__)
 
 # BaseOffset, BatchLength and PartitionLeaderEpoch: the first 16 bytes of a batch, before the CRC
 _STAMPED_PREFIX = struct.Struct(">qii")
+_MAX_TIMESTAMP = struct.Struct(">q")
 LEADER_EPOCH = 0  # the leader epoch of a partition whose leader never changed
 LOG_START_FILE = "log-start-offset"
 
@@ -193,12 +202,19 @@ class PartitionLog:
 
     def _stamped(self, batch: bytes | bytearray, h: BatchHeader, base: int, now_ms: int) -> tuple[int, tuple, int]:
         """(log append time or -1, the batch as buffers to write with its offset stamped, its max
-        timestamp as stored)."""
+        timestamp as stored). ``h.max_timestamp`` is the records' own, which a client's header
+        may have stated otherwise (validation.validate_client_batch)."""
         if self.config.log_append_time:  # the CRC covers MaxTimestamp: rewrite the whole batch
             whole = bytearray(batch)
             stamp(whole, base, self.leader_epoch)
             set_max_timestamp(whole, now_ms)
             return now_ms, (whole,), now_ms
+        if _MAX_TIMESTAMP.unpack_from(batch, MAX_TIMESTAMP_OFFSET)[0] != h.max_timestamp:
+            # Kafka: LogValidator's batch.setMaxTimestamp(CREATE_TIME, the records' largest), CRC anew
+            whole = bytearray(batch)
+            stamp(whole, base, self.leader_epoch)
+            set_max_timestamp(whole, h.max_timestamp, TimestampType.CREATE_TIME)
+            return -1, (whole,), h.max_timestamp
         # base offset and leader epoch are outside the CRC: written anew in front of the rest as received
         prefix = _STAMPED_PREFIX.pack(base, h.batch_length, self.leader_epoch)
         return -1, (prefix, memoryview(batch)[_STAMPED_PREFIX.size:]), h.max_timestamp

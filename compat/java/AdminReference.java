@@ -1,0 +1,171 @@
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConsumerGroupOffsetsResult;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DeleteConsumerGroupOffsetsResult;
+import org.apache.kafka.clients.admin.DeleteConsumerGroupsResult;
+import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupResult;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+
+/**
+ * Admin scenarios after Apache Kafka's PlaintextAdminIntegrationTest (testConsumerGroups' member
+ * and offset calls, testDeleteConsumerGroupOffsets, testInvalidIncrementalAlterConfigs,
+ * testAppendAlreadyExistsConfigsAndSubtractNotExistsConfigs), on one broker. Each scenario only
+ * observes; compat/test_java_reference.py holds the expectations.
+ */
+final class AdminReference {
+    private AdminReference() {
+    }
+
+    /**
+     * A classic group with one member that committed: what deleteConsumerGroupOffsets,
+     * alterConsumerGroupOffsets, removeMembersFromConsumerGroup and deleteConsumerGroups answer
+     * while it is in the group, then once the Admin removed it.
+     */
+    static void groupAdmin(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("group-admin");
+        String group = s.name("group-admin-G");
+        String fake = s.name("group-admin-fake");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        TopicPartition foo = new TopicPartition(s.name("group-admin-none"), 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                p.send(new ProducerRecord<>(topic, 0, null, null)).get(20, TimeUnit.SECONDS);
+            }
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "group.id", group,
+                    "max.poll.interval.ms", String.valueOf(Integer.MAX_VALUE), "session.timeout.ms", "45000")) {
+                c.subscribe(List.of(topic));
+                Support.await(() -> !c.poll(Duration.ofMillis(200)).isEmpty(), 20_000);
+                c.commitSync();
+                obs.put("active_delete_offsets", deleteOffsets(admin, group, tp, foo));
+                obs.put("fake_delete_offsets", deleteOffsets(admin, fake, tp, foo));
+                AlterConsumerGroupOffsetsResult alter = admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(0)));
+                obs.put("active_alter", java.util.Arrays.asList(error(alter.all()), error(alter.partitionResult(tp))));
+                MemberToRemove unknown = new MemberToRemove("invalid-instance-id");
+                RemoveMembersFromConsumerGroupResult bad = admin.removeMembersFromConsumerGroup(group,
+                        new RemoveMembersFromConsumerGroupOptions(Set.of(unknown)));
+                obs.put("remove_unknown", java.util.Arrays.asList(error(bad.all()), error(bad.memberResult(unknown))));
+                DeleteConsumerGroupsResult del = admin.deleteConsumerGroups(List.of(group, fake));
+                obs.put("delete_active", java.util.Arrays.asList(error(del.deletedGroups().get(group)), error(del.deletedGroups().get(fake))));
+                // every member (the consumer stops polling, so it does not join again meanwhile)
+                obs.put("remove_all", error(admin.removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all()));
+                obs.put("members_after", admin.describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                        .get(20, TimeUnit.SECONDS).members().size());
+                obs.put("empty_delete_offsets", deleteOffsets(admin, group, tp, foo));
+                obs.put("offsets_after_delete", admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                        .get(20, TimeUnit.SECONDS).keySet().stream().map(TopicPartition::toString).toList());
+                alter = admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(0)));
+                obs.put("empty_alter", java.util.Arrays.asList(error(alter.all()), error(alter.partitionResult(tp))));
+                OffsetAndMetadata m = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                        .get(20, TimeUnit.SECONDS).get(tp);
+                obs.put("altered_offset", m == null ? null : m.offset());
+                obs.put("delete_empty", error(admin.deleteConsumerGroups(List.of(group)).all()));
+                obs.put("groups_after", admin.listConsumerGroups().all().get(20, TimeUnit.SECONDS).stream()
+                        .filter(l -> l.groupId().equals(group)).count());
+            }
+        }
+    }
+
+    private static List<Object> deleteOffsets(Admin admin, String group, TopicPartition tp, TopicPartition foo) {
+        // in this order: all() fails with the first partition's error (DeleteConsumerGroupOffsetsResult)
+        DeleteConsumerGroupOffsetsResult r = admin.deleteConsumerGroupOffsets(group, new java.util.LinkedHashSet<>(List.of(tp, foo)));
+        return java.util.Arrays.asList(error(r.all()), error(r.partitionResult(tp)), error(r.partitionResult(foo)));
+    }
+
+    /** The simple class name of the exception a future completed with, or null. */
+    static String error(org.apache.kafka.common.KafkaFuture<?> f) {
+        Object o = Support.outcome(f);
+        if (o == null) return null;
+        @SuppressWarnings("unchecked")
+        List<String> chain = (List<String>) ((Map<String, Object>) o).get("chain");
+        String name = chain.get(0);
+        return name.substring(name.lastIndexOf('.') + 1);
+    }
+
+    /** The exception and message a future completed with, or null. */
+    static Object errorAndMessage(org.apache.kafka.common.KafkaFuture<?> f) {
+        Object o = Support.outcome(f);
+        if (o == null) return null;
+        @SuppressWarnings("unchecked")
+        Map<String, Object> m = (Map<String, Object>) o;
+        return java.util.Arrays.asList(error(f), m.get("message"));
+    }
+
+    // ------------------------------------------------------------------ IncrementalAlterConfigs
+
+    private static AlterConfigOp op(String name, String value, AlterConfigOp.OpType type) {
+        return new AlterConfigOp(new ConfigEntry(name, value), type);
+    }
+
+    /**
+     * testInvalidIncrementalAlterConfigs: duplicate keys refuse their resource alone, APPEND and
+     * SUBTRACT need a LIST, values are range-checked; testAppendAlreadyExistsConfigsAndSubtract...:
+     * appending a present value or subtracting an absent one changes nothing.
+     */
+    static void incrementalAlterInvalid(Support s, Map<String, Object> obs) throws Exception {
+        String t1 = s.name("iac-1"), t2 = s.name("iac-2");
+        ConfigResource r1 = new ConfigResource(ConfigResource.Type.TOPIC, t1);
+        ConfigResource r2 = new ConfigResource(ConfigResource.Type.TOPIC, t2);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, t1, 1);
+            Support.createTopic(admin, t2, 1);
+            var first = admin.incrementalAlterConfigs(Map.of(
+                    r1, List.of(op("min.cleanable.dirty.ratio", "0.75", AlterConfigOp.OpType.SET),
+                            op("min.cleanable.dirty.ratio", "0.65", AlterConfigOp.OpType.SET),
+                            op("compression.type", "gzip", AlterConfigOp.OpType.SET)),
+                    r2, List.of(op("min.cleanable.dirty.ratio", "0.9", AlterConfigOp.OpType.SET)))).values();
+            obs.put("duplicate", java.util.Arrays.asList(errorAndMessage(first.get(r1)), errorAndMessage(first.get(r2))));
+            obs.put("after_duplicate", values(admin, List.of(r1, r2), "min.cleanable.dirty.ratio", "compression.type"));
+            var second = admin.incrementalAlterConfigs(Map.of(
+                    r1, List.of(op("compression.type", "gzip", AlterConfigOp.OpType.APPEND)),
+                    r2, List.of(op("compression.type", "snappy", AlterConfigOp.OpType.SUBTRACT)))).values();
+            obs.put("not_list", java.util.Arrays.asList(errorAndMessage(second.get(r1)), errorAndMessage(second.get(r2))));
+            obs.put("out_of_range", errorAndMessage(admin.incrementalAlterConfigs(Map.of(
+                    r1, List.of(op("min.cleanable.dirty.ratio", "1.1", AlterConfigOp.OpType.SET)))).values().get(r1)));
+            obs.put("after_invalid", values(admin, List.of(r1, r2), "min.cleanable.dirty.ratio", "compression.type"));
+            // LIST configs: leader.replication.throttled.replicas and cleanup.policy
+            String throttled = "leader.replication.throttled.replicas";
+            admin.incrementalAlterConfigs(Map.of(r1, List.of(op(throttled, "0:1", AlterConfigOp.OpType.SET)))).all().get();
+            obs.put("append_present", error(admin.incrementalAlterConfigs(Map.of(
+                    r1, List.of(op(throttled, "0:1", AlterConfigOp.OpType.APPEND)))).all()));
+            obs.put("subtract_absent", error(admin.incrementalAlterConfigs(Map.of(
+                    r1, List.of(op(throttled, "0:99", AlterConfigOp.OpType.SUBTRACT)))).all()));
+            admin.incrementalAlterConfigs(Map.of(r2, List.of(op("cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)))).all().get();
+            obs.put("appended", values(admin, List.of(r1, r2), throttled, "cleanup.policy"));
+            admin.incrementalAlterConfigs(Map.of(r2, List.of(op("cleanup.policy", "delete", AlterConfigOp.OpType.SUBTRACT)))).all().get();
+            obs.put("subtracted", values(admin, List.of(r2), "cleanup.policy"));
+        }
+    }
+
+    private static Map<String, Object> values(Admin admin, Collection<ConfigResource> rs, String... names) throws Exception {
+        Map<ConfigResource, Config> got = admin.describeConfigs(rs).all().get(20, TimeUnit.SECONDS);
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (ConfigResource r : rs) {
+            List<Object> vs = new ArrayList<>();
+            for (String n : names) {
+                ConfigEntry e = got.get(r).get(n);
+                vs.add(e == null ? null : e.value());
+            }
+            out.put(r.name().substring(r.name().length() - 1), vs);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,36 @@
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Scenarios after Apache Kafka's own client integration tests, which say what a real broker must
+ * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
+ * ({@link ClientReference}) and the Admin's group and config calls ({@link AdminReference}).
+ * compat/test_java_reference.py runs them in one JVM and holds the expectations.
+ */
+public final class ReferenceDriver {
+    public static void main(String[] args) {
+        Map<String, Support.Scenario> all = new LinkedHashMap<>();
+        all.put("txn.fencing_on_commit", (s, obs) -> TxnReference.fencing(s, obs, "commit"));
+        all.put("txn.fencing_on_send_offsets", (s, obs) -> TxnReference.fencing(s, obs, "send_offsets"));
+        all.put("txn.fencing_on_add_partitions", (s, obs) -> TxnReference.fencing(s, obs, "begin_send"));
+        all.put("txn.fencing_on_expiration", TxnReference::fencingOnExpiration);
+        all.put("txn.offset_metadata", TxnReference::offsetMetadata);
+        all.put("txn.send_offsets_rounds", TxnReference::sendOffsetsRounds);
+        all.put("txn.undecided_data", TxnReference::undecidedData);
+        all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
+        all.put("txn.multiple_markers", TxnReference::multipleMarkers);
+        all.put("txn.empty_abort_after_commit", TxnReference::emptyAbortAfterCommit);
+        all.put("txn.max_in_flight_one", TxnReference::maxInFlightOne);
+        all.put("consumer.invalid_offset", ClientReference::invalidOffset);
+        all.put("consumer.out_of_range_reset", ClientReference::outOfRangeReset);
+        all.put("consumer.large_records", ClientReference::largeRecords);
+        all.put("consumer.commit_metadata", ClientReference::commitMetadata);
+        all.put("consumer.delete_records", ClientReference::deleteRecords);
+        all.put("producer.record_too_large", ClientReference::recordTooLarge);
+        all.put("producer.log_append_time", ClientReference::logAppendTime);
+        all.put("producer.partition_expansion", ClientReference::partitionExpansion);
+        all.put("admin.group_admin", AdminReference::groupAdmin);
+        all.put("admin.incremental_alter_invalid", AdminReference::incrementalAlterInvalid);
+        Support.main("ReferenceDriver", all, args);
+    }
+}

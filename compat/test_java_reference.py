@@ -1,0 +1,296 @@
+"""Scenarios after Apache Kafka's own client integration tests (TransactionsTest,
+TransactionsWithMaxInFlightOneTest, PlaintextConsumerFetchTest, PlaintextConsumerCommitTest,
+PlaintextAdminIntegrationTest, PlaintextProducerSendTest, BaseProducerSendTest): what a real broker
+must do for the Java client, on one broker. compat/java/ReferenceDriver.java runs them in one JVM;
+each test holds a scenario's expectations, which are those tests' assertions (and, where a test
+leaves an answer open, Apache Kafka's source).
+
+The transaction scenarios' errors depend on the transaction version: kafka-clients 3.9 (or a
+broker that does not finalize version 2) against kafka-clients 4.x on Kafka 4.x emulation, which
+``test_transaction_version_2_fencing`` runs too."""
+
+from __future__ import annotations
+
+import pytest
+
+import shim
+from compat.javarun import module_scenarios, observed_of
+
+pytestmark = pytest.mark.compat(client="java")
+
+E = "org.apache.kafka.common.errors."
+FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
+CONCURRENT = E + "ConcurrentTransactionsException"
+
+
+@pytest.fixture(scope="module")
+def java_results(request, java_drivers, compat_target):
+    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+                           timeout=300, prefix=compat_target.prefix + "-jr", parallel=6, timeout_s=90)
+    return out["results"]
+
+
+@pytest.fixture(scope="module")
+def tv2(request, compat_target) -> bool:
+    """kafka-clients 4.x against a broker that finalizes transaction.version 2 (Kafka 4.x)."""
+    from compat.plugin import java_client
+    from compat.targets import finalized_features
+
+    return (java_client(request.config) == "4"
+            and finalized_features(compat_target.bootstrap_servers).get("transaction.version", 0) >= 2)
+
+
+@pytest.fixture
+def observed(java_results):
+    return observed_of(java_results)
+
+
+def error(failure) -> str | None:
+    """The exception a step failed with, past the ExecutionException of a send's future."""
+    if failure is None:
+        return None
+    chain = [c for c in failure["chain"] if c != "java.util.concurrent.ExecutionException"]
+    return chain[0]
+
+
+COMMITTED_PAIR = ["4/committed", "4/committed"]
+
+
+# ---------------------------------------------------------------------------------------------- fencing
+
+def check_fencing(obs, step: str, tv2: bool):
+    if step == "add_partitions":
+        # TransactionsTest (3.9): ProducerFencedException from the client's AddPartitionsToTxn;
+        # TransactionsTestHelper (4.x, version 2): InvalidProducerEpochException from the Produce
+        assert error(obs["error"]) == (EPOCH if tv2 else FENCED), obs["error"]
+    else:
+        assert error(obs["error"]) == FENCED, obs["error"]
+    assert obs["read_committed"] == COMMITTED_PAIR
+    assert obs["read_uncommitted"] == ["1/aborted", "3/aborted", *COMMITTED_PAIR]
+
+
+def each(values, scenario: str):
+    """Parameters that each fill their own matrix cell: scenario.format(value)."""
+    return [pytest.param(v, id=v, marks=pytest.mark.compat(scenario=scenario.format(v))) for v in values]
+
+
+@pytest.mark.parametrize("step", each(["commit", "send_offsets", "add_partitions"], "txn.fencing_on_{}"))
+def test_fencing(observed, tv2, step):
+    check_fencing(observed(f"txn.fencing_on_{step}"), step, tv2)
+
+
+def check_expiration(obs, new_partition: bool, tv2: bool):
+    assert (obs["first_offset"], obs["aborted_by_broker"]) == (0, True)
+    if tv2:  # TransactionsTestHelper.testFencingOnTransactionExpiration
+        assert error(obs["error"]) in {EPOCH, CONCURRENT}, obs["error"]
+    else:
+        # TransactionsTest (3.9) expects ProducerFencedException: the client's AddPartitionsToTxn for a new
+        # partition meets the epoch the abort bumped. A partition already in the transaction gets the
+        # Produce's answer, INVALID_PRODUCER_EPOCH (Kafka: AddPartitionsToTxnManager turns the verification's
+        # PRODUCER_FENCED into it; ProducerAppendInfo.checkProducerEpoch answers it too).
+        assert error(obs["error"]) == (FENCED if new_partition else EPOCH), obs["error"]
+    assert obs["read_committed"] == []
+    assert obs["read_uncommitted"] == ["1/aborted"]
+
+
+@pytest.mark.compat(scenario="txn.fencing_on_expiration")
+@pytest.mark.parametrize("next_partition", ["same_partition", "new_partition"])
+def test_fencing_on_expiration(observed, tv2, next_partition):
+    check_expiration(observed("txn.fencing_on_expiration")[next_partition], next_partition == "new_partition", tv2)
+
+
+# ------------------------------------------------------------------------------- transactions, offsets
+
+@pytest.mark.compat(scenario="txn.offset_metadata")
+def test_offset_metadata_in_send_offsets_to_transaction(observed):
+    assert observed("txn.offset_metadata")["committed"] == {"offset": 110, "leader_epoch": 15,
+                                                            "metadata": "some metadata"}
+
+
+@pytest.mark.compat(scenario="txn.send_offsets_rounds")
+def test_send_offsets_with_group_metadata_rounds(observed):
+    obs = observed("txn.send_offsets_rounds")
+    assert obs["processed"] == 120
+    assert obs["transactions"]["aborted"] >= 1 and obs["transactions"]["committed"] >= 1, obs["transactions"]
+    assert (obs["out_count"], obs["out_distinct"], obs["out_not_committed"]) == (120, 120, 0)
+    assert obs["group_offsets_sum"] == 120
+
+
+# ------------------------------------------------------------------------- read_committed and the LSO
+
+@pytest.mark.compat(scenario="txn.undecided_data")
+def test_read_committed_does_not_see_undecided_data(observed):
+    obs = observed("txn.undecided_data")
+    # read_uncommitted finds the open records' timestamp at offset 1, with that timestamp
+    assert obs["ru_offsets_for_times"] == [[1, 0], [1, 0]]
+    assert obs["rc_seen"] == ["x=1@0", "x=1@0"]
+    assert obs["rc_positions_after_seek_to_end"] == [1, 1]
+    assert obs["rc_offsets_for_times"] == [None, None]
+
+
+@pytest.mark.compat(scenario="txn.delayed_fetch_aborted")
+def test_delayed_fetch_includes_aborted_transaction(observed):
+    obs = observed("txn.delayed_fetch_aborted")
+    assert obs["read_committed"] == ["x=1@0", "x=2@3"]
+    assert obs["position"] == 6
+
+
+@pytest.mark.compat(scenario="txn.multiple_markers")
+def test_multiple_markers(observed):
+    obs = observed("txn.multiple_markers")
+    assert (obs["rc_count"], obs["rc_not_committed"], obs["ru_count"]) == (300, 0, 2300)
+
+
+@pytest.mark.compat(scenario="txn.empty_abort_after_commit")
+def test_empty_abort_after_commit(observed):
+    obs = observed("txn.empty_abort_after_commit")
+    assert (obs["abort_error"], obs["next_error"]) == (None, None)
+    assert obs["read_committed"] == ["4/committed", "5/committed"]
+
+
+@pytest.mark.compat(scenario="txn.max_in_flight_one")
+def test_transactions_with_max_in_flight_one(observed):
+    obs = observed("txn.max_in_flight_one")
+    assert obs["read_committed"] == ["1/committed", "3/committed"]
+    assert obs["read_uncommitted"] == ["1/committed", "2/aborted", "3/committed", "4/aborted"]
+
+
+# ---------------------------------------------------------------------------------------- consumer
+
+@pytest.mark.compat(scenario="consumer.invalid_offset")
+def test_fetch_invalid_offset(observed):
+    obs = observed("consumer.invalid_offset")
+    assert error(obs["no_offset"]) == "org.apache.kafka.clients.consumer.NoOffsetForPartitionException"
+    assert (obs["at_end"], obs["position_at_end"]) == (None, 2)
+    assert error(obs["out_of_range"]) == "org.apache.kafka.clients.consumer.OffsetOutOfRangeException"
+    assert obs["out_of_range_partitions"] == {obs["topic_partition"]: 3}
+
+
+@pytest.mark.compat(scenario="consumer.out_of_range_reset")
+def test_fetch_out_of_range_offset_reset(observed):
+    obs = observed("consumer.out_of_range_reset")
+    assert obs["earliest_next"] == 0
+    assert (obs["latest_reset_to"], obs["latest_next"]) == (10, 10)
+
+
+@pytest.mark.compat(scenario="consumer.large_records")
+def test_fetch_sizes(observed):
+    obs = observed("consumer.large_records")
+    for setting in ("fetch_max_bytes", "max_partition_fetch_bytes"):
+        assert obs[f"{setting}_alone"] == [[0, "key", 10241]]
+        assert obs[f"{setting}_behind"] == [[0, "small", 5]]
+
+
+@pytest.mark.compat(scenario="consumer.commit_metadata")
+def test_commit_metadata(observed):
+    obs = observed("consumer.commit_metadata")
+    assert obs["sync"] == {"offset": 5, "leader_epoch": 15, "metadata": "foo"}
+    assert obs["async_error"] is None
+    assert obs["async"] == {"offset": 10, "leader_epoch": -1, "metadata": "bar"}
+    assert obs["null_metadata"] == {"offset": 5, "leader_epoch": -1, "metadata": ""}
+    assert error(obs["too_large"]) == E + "OffsetMetadataTooLarge"
+    assert obs["after_too_large"] == obs["null_metadata"]
+    assert obs["at_limit"] is None
+    assert obs["many_keys"] == 30
+    assert obs["many"] == [None] + [f"{10 * p}:p{p}" for p in range(1, 30)]
+
+
+@pytest.mark.compat(scenario="consumer.delete_records")
+def test_consumer_after_delete_records(observed):
+    obs = observed("consumer.delete_records")
+    assert (obs["position_start"], obs["ts0_before"]) == (0, 0)
+    assert (obs["low_watermark_5"], obs["position_after_5"], obs["ts0_after_5"]) == (5, 5, 5)
+    assert obs["read_from_1"] == [5, 6, 7, 8, 9]
+    assert error(obs["none_from_1"]) == "org.apache.kafka.clients.consumer.OffsetOutOfRangeException"
+    assert obs["position_7"] == 7
+    assert error(obs["beyond_hw"]) == E + "OffsetOutOfRangeException"
+    assert (obs["low_watermark_hw"], obs["position_after_hw"], obs["ts0_after_hw"]) == (10, 10, None)
+    assert obs["beginning_end"] == [10, 10]
+
+
+# ---------------------------------------------------------------------------------------- producer
+
+@pytest.mark.compat(scenario="producer.record_too_large")
+def test_record_too_large(observed):
+    obs = observed("producer.record_too_large")
+    assert obs["fits"] == [0, 1048588 - 99]
+    assert error(obs["one_more"]) == E + "RecordTooLargeException"
+    assert error(obs["topic_limit"]) == E + "RecordTooLargeException"
+    assert obs["topic_small_offset"] == 0
+
+
+@pytest.mark.compat(scenario="producer.log_append_time")
+def test_log_append_time(observed):
+    obs = observed("producer.log_append_time")
+    assert obs["read"] == [["LogAppendTime", True]] * 6
+    assert obs["within_send_window"] is True
+
+
+@pytest.mark.compat(scenario="producer.partition_expansion")
+def test_send_before_and_after_partition_expansion(observed):
+    obs = observed("producer.partition_expansion")
+    assert obs["p0_first"] == [0, 1, 2, 3, 4]
+    assert error(obs["p1_missing"]) == E + "TimeoutException"
+    assert obs["p1_after"] == [0, 1, 2, 3, 4]
+    assert obs["p0_after"] == [5, 6, 7, 8, 9]
+
+
+# ------------------------------------------------------------------------------------------- Admin
+
+@pytest.mark.compat(scenario="admin.group_admin")
+def test_group_admin_calls(observed):
+    obs = observed("admin.group_admin")
+    unknown_tp, unknown_member, not_found = ("UnknownTopicOrPartitionException", "UnknownMemberIdException",
+                                             "GroupIdNotFoundException")
+    # all() fails with the first partition's error: the group's topic, then the unknown one
+    assert obs["active_delete_offsets"] == ["GroupSubscribedToTopicException", "GroupSubscribedToTopicException",
+                                            unknown_tp]
+    assert obs["fake_delete_offsets"] == [not_found] * 3
+    assert obs["active_alter"] == [unknown_member, unknown_member]  # Kafka: ClassicGroup.validateOffsetCommit
+    assert obs["remove_unknown"] == [unknown_member, unknown_member]
+    assert obs["delete_active"] == ["GroupNotEmptyException", not_found]
+    assert (obs["remove_all"], obs["members_after"]) == (None, 0)
+    assert obs["empty_delete_offsets"] == [unknown_tp, None, unknown_tp]
+    assert obs["offsets_after_delete"] == []
+    assert (obs["empty_alter"], obs["altered_offset"]) == ([None, None], 0)
+    assert (obs["delete_empty"], obs["groups_after"]) == (None, 0)
+
+
+@pytest.mark.compat(scenario="admin.incremental_alter_invalid")
+def test_invalid_incremental_alter_configs(observed):
+    obs = observed("admin.incremental_alter_invalid")
+    invalid = "InvalidConfigurationException"
+    assert obs["duplicate"] == [["InvalidRequestException", "Error due to duplicate config keys"], None]
+    assert obs["after_duplicate"] == obs["after_invalid"] == {"1": ["0.5", "producer"], "2": ["0.9", "producer"]}
+    assert obs["not_list"] == [[invalid, "Can't APPEND to key compression.type because its type is not LIST."],
+                               [invalid, "Can't SUBTRACT to key compression.type because its type is not LIST."]]
+    assert obs["out_of_range"] == [invalid, "Invalid value 1.1 for configuration min.cleanable.dirty.ratio: "
+                                            "Value must be no more than 1"]
+    assert (obs["append_present"], obs["subtract_absent"]) == (None, None)
+    assert obs["appended"] == {"1": ["0:1", "delete"], "2": ["", "delete,compact"]}
+    assert obs["subtracted"] == {"2": ["compact"]}
+
+
+# ------------------------------------------------------------------- kafka-clients 4.x, version 2
+
+TV2_SCENARIOS = ["txn.fencing_on_commit", "txn.fencing_on_send_offsets", "txn.fencing_on_add_partitions",
+                 "txn.fencing_on_expiration", "txn.empty_abort_after_commit"]
+
+
+@pytest.mark.shim_only("starts a broker emulating Kafka 4.0")
+@pytest.mark.compat(scenario="txn.fencing_on_add_partitions")
+def test_transaction_version_2_fencing(tmp_path, java4):
+    """kafka-clients 4.x on Kafka 4.0 emulation (transaction.version 2): the fencing errors of
+    TransactionsTestHelper, where a fenced or expired producer's Produce is refused by the leader."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.0",
+                           transaction_abort_check_interval_ms=200) as broker:
+        out = java4.run("ReferenceDriver", TV2_SCENARIOS, broker.bootstrap_servers, timeout=300, prefix="tv2ref",
+                        parallel=6, timeout_s=90)
+    assert out["kafka_clients"].startswith("4.")
+    observed = observed_of(out["results"])
+    for step in ("commit", "send_offsets", "add_partitions"):
+        check_fencing(observed(f"txn.fencing_on_{step}"), step, True)
+    expiration = observed("txn.fencing_on_expiration")
+    check_expiration(expiration["same_partition"], False, True)
+    check_expiration(expiration["new_partition"], True, True)
+    assert observed("txn.empty_abort_after_commit")["read_committed"] == ["4/committed", "5/committed"]
