@@ -252,8 +252,8 @@ class JavaSteps:
     def poll(self, count, timeout_s):
         return self._do("poll", count, int(timeout_s * 1000))["values"]
 
-    def serve_until(self, condition, timeout_s):  # the Java consumer heartbeats from its own thread
-        _serve_until(condition, timeout_s, lambda: time.sleep(0.01))
+    def serve_until(self, condition, timeout_s):  # polls: the Java consumer rejoins a rebalance only from poll
+        _serve_until(condition, timeout_s, lambda: self._do("serve", 100)["count"] > 0)
 
     def close(self):
         try:

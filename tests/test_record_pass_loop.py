@@ -104,7 +104,7 @@ async def test_records_written_otherwise_are_rebuilt_record_by_record(node):
     node.logs.create_topic("z", 1, {"compression.type": "gzip"})
     data = bytearray(encode_batch([(b"k", b"v", [], NOW_ISH), (b"k2", b"v2", [], NOW_ISH + 5)]))
     facts = records_module.scan_batch(bytes(data), parse_header(data), None)
-    assert facts.canonical and facts.max_delta == 5
+    assert facts.canonical and (facts.max_delta, facts.max_timestamp) == (5, NOW_ISH + 5)
     r = await produce_one(node, encode_batch([(b"k", b"v", [("h\xe9", b"x")], NOW_ISH + 3),
                                               (b"k2", b"v2", [], NOW_ISH)]), topic="z")
     assert r.error_code == ErrorCode.none

@@ -27,6 +27,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   begin | commit | abort         the transactional producer's transaction
  *   consumer GROUP TOPIC [ISOLATION]  a group member subscribed to TOPIC (earliest, manual commits)
  *   poll COUNT TIMEOUT_MS          poll until COUNT records or the timeout; commitSync; {"values": [...]}
+ *   serve TIMEOUT_MS               one poll (it heartbeats, rejoins, fetches), no commit; {"count": records}
  *   close                          close everything and exit
  */
 public final class ClusterDriver {
@@ -49,6 +50,7 @@ public final class ClusterDriver {
                     case "abort" -> producer.abortTransaction();
                     case "consumer" -> consumer = consumer(bootstrap, w[1], w[2], w.length > 3 ? w[3] : "read_uncommitted");
                     case "poll" -> out.put("values", poll(consumer, Integer.parseInt(w[1]), Long.parseLong(w[2])));
+                    case "serve" -> out.put("count", consumer.poll(Duration.ofMillis(Long.parseLong(w[1]))).count());
                     case "close" -> {
                         if (producer != null) producer.close(Duration.ofSeconds(10));
                         if (consumer != null) consumer.close(Duration.ofSeconds(10));

@@ -1,7 +1,8 @@
 """Produce (0), v0-13 (each emulated Kafka release serves its own range: v0-11 for 3.9, from v3 for 4.x).
 
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
-with only the base offset and leader epoch stamped. Idempotent duplicates of one of the last five
+with only the base offset and leader epoch stamped, and MaxTimestamp (with the CRC) where the
+producer's header disagrees with its records' largest timestamp (Kafka: LogValidator). Idempotent duplicates of one of the last five
 batches succeed with the original base offset. acks=0 gets no response at all. Appends to the
 internal topics (__consumer_offsets, __transaction_state) are refused with INVALID_TOPIC_EXCEPTION.
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).

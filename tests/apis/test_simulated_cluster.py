@@ -330,3 +330,86 @@ def test_a_coordinator_move_restarts_the_sessions_of_the_groups_it_takes(node):
     assert list(node.groups.groups[moved].members) == [member]
     node.groups.tick(t0 + 18_000)
     assert node.groups.groups[moved].members == {}
+
+
+def _join(node, group: str, member_id: str, now: int):
+    return node.groups.join_group(group, member_id, None, "consumer", [("range", b"")], session_timeout_ms=10_000,
+                                  rebalance_timeout_ms=30_000, now_ms=now, require_known_member_id=member_id == "")
+
+
+def test_a_coordinator_move_answers_a_parked_join_not_coordinator_and_reloads_the_written_generation(node):
+    """Kafka: onUnloaded completes the join futures of a rebalancing group with NOT_COORDINATOR;
+    the new coordinator loads the group as last written -- the generation its members synced."""
+    t0 = 1_700_000_000_000
+    group = "g-parked-join"
+    first = _stable_member(node, group, t0)
+    second = _join(node, group, "", t0).result.member_id  # MEMBER_ID_REQUIRED
+    parked = _join(node, group, second, t0 + 1)  # the rebalance waits for the first member to rejoin
+    assert not parked.done
+    assert node.groups.groups[group].state.value == "PreparingRebalance"
+    coordinator = node.cluster.coordinator(GROUP, group)
+    node.cluster.move_coordinator(GROUP, group, (coordinator + 1) % 3, t0 + 2)
+    assert parked.done and parked.result.error == ErrorCode.not_coordinator
+    reloaded = node.groups.groups[group]
+    assert (reloaded.state.value, reloaded.generation_id, list(reloaded.members)) == ("Stable", 1, [first])
+    assert reloaded.members[first].assignment == b"a"
+    # the second member asks the new coordinator again: unknown there, it joins afresh
+    assert _join(node, group, second, t0 + 3).result.error == ErrorCode.unknown_member_id
+
+
+def test_a_coordinator_move_answers_a_parked_sync_not_coordinator(node):
+    """A follower's SyncGroup waits for the leader's; the move answers it NOT_COORDINATOR and the
+    group is back to the generation last written, whose members rejoin."""
+    t0 = 1_700_000_000_000
+    group = "g-parked-sync"
+    leader = _stable_member(node, group, t0)
+    follower = _join(node, group, "", t0).result.member_id
+    follower_join = _join(node, group, follower, t0)
+    leader_join = _join(node, group, leader, t0)
+    assert follower_join.result.error == leader_join.result.error == ErrorCode.none
+    generation = leader_join.result.generation_id
+    parked = node.groups.sync_group(group, generation, follower, None, {}, now_ms=t0 + 1)
+    assert not parked.done
+    coordinator = node.cluster.coordinator(GROUP, group)
+    node.cluster.move_coordinator(GROUP, group, (coordinator + 1) % 3, t0 + 2)
+    assert parked.done and parked.result.error == ErrorCode.not_coordinator
+    reloaded = node.groups.groups[group]
+    assert (reloaded.state.value, reloaded.generation_id) == ("Stable", generation - 1)
+    late = node.groups.sync_group(group, generation, leader, None, {leader: b"x", follower: b"y"}, now_ms=t0 + 3)
+    assert late.result.error == ErrorCode.illegal_generation
+
+
+def test_a_move_forgets_a_group_that_never_wrote_anything(node):
+    """A first generation whose leader has not synced was never written: the new coordinator does
+    not know the group, and the leader's SyncGroup there is UNKNOWN_MEMBER_ID (it joins again)."""
+    t0 = 1_700_000_000_000
+    group = "g-never-written"
+    member = _join(node, group, "", t0).result.member_id
+    joined = _join(node, group, member, t0).result  # no initial delay: generation 1 at once
+    assert node.groups.groups[group].state.value == "CompletingRebalance"
+    coordinator = node.cluster.coordinator(GROUP, group)
+    node.cluster.move_coordinator(GROUP, group, (coordinator + 1) % 3, t0 + 1)
+    assert group not in node.groups.groups
+    sync = node.groups.sync_group(group, joined.generation_id, member, None, {member: b"a"}, now_ms=t0 + 2)
+    assert sync.result.error == ErrorCode.unknown_member_id
+
+
+async def test_a_join_request_parked_at_the_old_coordinator_is_answered_not_coordinator(node):
+    """Through the JoinGroup API as a broker serves it: the long-poll returns at the move."""
+    import asyncio
+
+    t0 = 1_700_000_000_000
+    group = "g-parked-request"
+    _stable_member(node, group, t0)
+    coordinator = node.cluster.coordinator(GROUP, group)
+    second = _join(node, group, "", t0).result.member_id
+    request = asyncio.ensure_future(call(node, coordinator, 11, 9, lambda m: m.JoinGroupRequest(
+        group_id=group, session_timeout=datetime.timedelta(seconds=10), rebalance_timeout=datetime.timedelta(seconds=30),
+        member_id=second, group_instance_id=None, protocol_type="consumer", reason=None,
+        protocols=(m.JoinGroupRequestProtocol(name="range", metadata=b""),))))
+    while node.groups.groups[group].members.get(second) is None:
+        await asyncio.sleep(0)
+    assert not request.done()
+    node.cluster.move_coordinator(GROUP, group, (coordinator + 1) % 3, t0 + 1)
+    r = await asyncio.wait_for(request, 5)
+    assert r.error_code == ErrorCode.not_coordinator

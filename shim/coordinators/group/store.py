@@ -186,6 +186,19 @@ class GroupStore:
                 self._replay_partition(out, p, phase, in_phase)
         return [out]
 
+    def load_groups(self, group_ids: set[str]) -> LoadedPartition:
+        """What the offsets partitions hold of ``group_ids`` (a coordinator move: Kafka's new
+        coordinator loads them from the log), replayed in :meth:`load`'s order."""
+        out = LoadedPartition()
+        if OFFSETS_TOPIC not in self.logs.topics:
+            return out
+        placed = {g: self.partitions_of(g) for g in group_ids}  # (Kafka partition, legacy partition if any)
+        for phase, index in ((LEGACY, 1), (CURRENT, 0)):
+            for p in sorted({ps[index] for ps in placed.values() if len(ps) > index}):
+                mine = lambda g, p=p, i=index: len(placed.get(g, ())) > i and placed[g][i] == p  # noqa: E731
+                self._replay_partition(out, p, phase, mine)
+        return out
+
     def _replay_partition(self, out: LoadedPartition, partition: int, phase: int,
                           in_phase: Callable[[str], bool]) -> None:
         plog = self.logs.get(OFFSETS_TOPIC, partition)
