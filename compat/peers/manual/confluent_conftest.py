@@ -39,3 +39,48 @@ try:
     import confluent_kafka.avro  # noqa: F401
 except ImportError:  # the legacy Avro consumer needs the avro package: only Schema Registry tests use it
     _module("confluent_kafka.avro", AvroConsumer=_NoRegistry)
+
+
+# -- the suite's SASL clusters ---------------------------------------------------------------------
+# Two fixtures start a trivup cluster of their own even with BROKERS set: ``sasl_cluster``
+# (tests/integration/conftest.py's create_sasl_cluster: SASL/PLAIN, user sasl_user=sasl_user) and
+# ``oauth_trivup_cluster`` (share_consumer_oauth/conftest.py, through create_trivup_cluster with
+# sasl_mechanism OAUTHBEARER: trivup's unsecured-JWT listener, sub "admin", scope "requiredScope").
+# With SASL_BROKERS / OAUTH_BROKERS set to a kafka-shim SASL_PLAINTEXT listener configured the same
+# way (compat/README.md has the commands), both become the suite's ByoFixture with the client
+# settings trivup's KafkaCluster._setup_client_conf would give.
+
+def _sasl_fixture(bootstrap, **client_conf):
+    from tests.integration.cluster_fixture import ByoFixture
+
+    return ByoFixture({"bootstrap.servers": bootstrap, "broker.address.family": "v4",
+                       "security.protocol": "SASL_PLAINTEXT", **client_conf})
+
+
+def _patch_cluster_factories(module):
+    import os
+
+    create_sasl, create_trivup = module.create_sasl_cluster, module.create_trivup_cluster
+
+    def create_sasl_cluster(conf={}):
+        if not os.environ.get("SASL_BROKERS"):
+            return create_sasl(conf)
+        user, password = conf.get("sasl_users", "sasl_user=sasl_user").split(",")[0].split("=")
+        return _sasl_fixture(os.environ["SASL_BROKERS"], **{"sasl.mechanism": "PLAIN", "sasl.username": user,
+                                                             "sasl.password": password})
+
+    def create_trivup_cluster(conf={}):
+        if conf.get("sasl_mechanism") != "OAUTHBEARER" or not os.environ.get("OAUTH_BROKERS"):
+            return create_trivup(conf)
+        return _sasl_fixture(os.environ["OAUTH_BROKERS"], **{
+            "sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+            "sasl.oauthbearer.config": "scope=requiredScope principal=admin"})
+
+    module.create_sasl_cluster, module.create_trivup_cluster = create_sasl_cluster, create_trivup_cluster
+
+
+def pytest_plugin_registered(plugin, manager):
+    """Patch tests/integration/conftest.py as it is registered: before the share_consumer_oauth
+    conftest imports create_trivup_cluster from it, and before any fixture runs."""
+    if getattr(plugin, "__name__", "") == "tests.integration.conftest":
+        _patch_cluster_factories(plugin)
