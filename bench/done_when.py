@@ -13,7 +13,8 @@ k of one system ran next to repetition k of the others and a ratio is taken pair
 3. *ready after kill -9* (systems that keep their log on disk): one data directory per size of
    ``log_gb`` filled once, then ``rounds`` cycles of: start over it (timed to the first Metadata
    answer), write an unflushed tail of ``tail_records``, kill -9. Before each start the bytes of
-   every partition's last segment, which recovery re-reads, are counted from the directory.
+   every partition's last segment, and of kafka-shim's after the recovery points (what recovery
+   re-reads), are counted from the directory.
 
 The data directories go under the run's temporary root and are removed at the end, whatever
 happens; the disk is checked first. Load snapshots (load averages, CPUs busy, other processes'
@@ -107,9 +108,13 @@ def spread_produce(system: System, s: Settings, dw: DoneWhen, res: dict, rep: in
 
 
 def segment_bytes(data_dir: Path) -> dict:
-    """Bytes of every partition's log and of its last (active) segment, the part an unclean start
-    re-reads, from a listing of the data directory."""
-    total = active = parts = 0
+    """Bytes of every partition's log and of its last (active) segment, from a listing of the data
+    directory; for kafka-shim also the part of the last segments after the partitions' recovery
+    points, which is what an unclean start re-reads (shim.storage.recovery_point)."""
+    from shim.storage import recovery_point
+
+    points = recovery_point.read(data_dir) if (data_dir / recovery_point.FILE).exists() else None
+    total = active = parts = recheck = 0
     for d in data_dir.iterdir() if data_dir.is_dir() else ():
         if not d.is_dir():
             continue
@@ -118,15 +123,21 @@ def segment_bytes(data_dir: Path) -> dict:
             continue
         sizes = [os.path.getsize(d / f) for f in logs]
         total, active, parts = total + sum(sizes), active + sizes[-1], parts + 1
-    return {"log_bytes_on_disk": total, "active_segment_bytes": active, "partitions_on_disk": parts}
+        topic, _, partition = d.name.rpartition("-")
+        point = (points or {}).get((topic, int(partition))) if partition.isdigit() else None
+        trusted = point[2] if point is not None and point[0] == int(logs[-1][:-4]) else 0
+        recheck += max(sizes[-1] - trusted, 0)
+    out = {"log_bytes_on_disk": total, "active_segment_bytes": active, "partitions_on_disk": parts}
+    return out if points is None else {**out, "recheck_bytes": recheck}
 
 
 def _record(res: dict, name: str, rep: int, rec: dict) -> None:
     rec["rep"] = rep
     res["phases"].setdefault(name, []).append(rec)
     if rec["status"] == "ok":
-        log.info("%s %s #%d: ready in %.3f s, %.1f MB in last segments", res["label"], name, rep + 1,
-                 rec["ready_s"], rec["active_segment_bytes"] / 1e6)
+        log.info("%s %s #%d: ready in %.3f s, %.1f MB in last segments, %s MB after recovery points", res["label"],
+                 name, rep + 1, rec["ready_s"], rec["active_segment_bytes"] / 1e6,
+                 f'{rec["recheck_bytes"] / 1e6:.1f}' if "recheck_bytes" in rec else "-")
     else:
         log.warning("%s %s #%d FAILED: %s", res["label"], name, rep + 1, rec["error"])
 

@@ -557,6 +557,35 @@ SCENARIOS: list[Scenario] = [
              "A processingTime streaming read of a two-partition topic on a simulated three-broker kafka-shim "
              "while a partition leader moves and the other partition's leader goes down and comes back: every "
              "record exactly once.", ("spark",)),
+    Scenario("spark.offset_readers", "Spark's Admin-based and consumer-based offset readers",
+             "With useDeprecatedOffsetFetching=true the driver resolves offsets with a KafkaConsumer in a group "
+             "of its own (named by kafka.group.id, or groupIdPrefix-<uuid>..., listed by the coordinator): batch "
+             "reads of the transactional layout under both isolation levels and a read_committed stream held at "
+             "the LSO by an open transaction, going on when it commits; startingTimestamp/endingTimestamp through "
+             "either reader.",
+             ("spark",)),
+    Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
+             "CreatePartitions under a running query: the new partitions are read from offset 0 (with either "
+             "offset reader). A topic "
+             "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
+             "offset went back, false goes on from the new topic's end; under a running subscribePattern "
+             "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
+             ("spark",)),
+    Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",
+             "One batch DataFrame with earliest/latest collected again: it sees records appended since, and "
+             "after retention deleted old segments it starts at the new log start offset.",
+             ("spark",)),
+    Scenario("spark.txn_timeout", "Spark readStream across a transaction the coordinator aborts",
+             "A read_committed query is held at the LSO by a transaction its producer leaves open; once "
+             "transaction.timeout.ms has passed the coordinator aborts it, the LSO moves past the ABORT marker "
+             "and the next batch reads the plain record behind the transaction, never the aborted one.",
+             ("spark",)),
+    Scenario("spark.broker_restart", "Spark readStream across a broker kill -9 and restart",
+             "The broker is killed with SIGKILL and restarted on its data directory and port under a running "
+             "read_committed query, with a transaction open: the query carries on, the transaction commits "
+             "after the restart, and a query restarted from its checkpoint ends with every committed record "
+             "exactly once.",
+             ("spark",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}

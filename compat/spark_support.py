@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,12 @@ ISOLATION = ["read_committed", "read_uncommitted"]
 JARS_ENV, PACKAGES_ENV = "KAFKA_SHIM_SPARK_JARS", "KAFKA_SHIM_SPARK_PACKAGES"
 CONNECTOR_JARS = ("spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13")
 QUERY_TIMEOUT_S = 120
+
+
+# spark.sql.streaming.kafka.useDeprecatedOffsetFetching: false (Spark 4's default) resolves offsets on
+# the driver with an Admin client, true with a KafkaConsumer in a consumer group of its own
+DEPRECATED_OFFSET_FETCHING = "spark.sql.streaming.kafka.useDeprecatedOffsetFetching"
+READERS = [pytest.param("false", id="admin-reader"), pytest.param("true", id="consumer-reader")]
 
 
 def each_iso(scenario: str):
@@ -223,11 +230,59 @@ def send(producer, topic: str, partition: int, *values: str, **kw) -> None:
     assert producer.flush(20) == 0
 
 
+# The transactional layout `layout()` writes (partition, offset, value); c-1 stays open until a
+# test commits it. VISIBLE is what each isolation level reads of it, AFTER_COMMIT what c's commit adds.
+#   0: 0 p-0 | 1 a-1, 2 a-2 aborted, 3 ABORT | 4 p-1 | 5 b-1, 6 b-2, 7 COMMIT | 8 p-2 | 9 c-1 open | 10 p-3
+#   1: 0 a-3 aborted, 1 ABORT | 2 p-4 | 3 b-3, 4 COMMIT
+VISIBLE = {
+    "read_committed": [(0, 0, "p-0"), (0, 4, "p-1"), (0, 5, "b-1"), (0, 6, "b-2"), (0, 8, "p-2"),
+                       (1, 2, "p-4"), (1, 3, "b-3")],
+    "read_uncommitted": [(0, 0, "p-0"), (0, 1, "a-1"), (0, 2, "a-2"), (0, 4, "p-1"), (0, 5, "b-1"), (0, 6, "b-2"),
+                         (0, 8, "p-2"), (0, 9, "c-1"), (0, 10, "p-3"),
+                         (1, 0, "a-3"), (1, 2, "p-4"), (1, 3, "b-3")],
+}
+AFTER_COMMIT = {"read_committed": [(0, 9, "c-1"), (0, 10, "p-3")], "read_uncommitted": []}
+
+
+def layout(kafka):
+    """Writes the layout of the module comment; returns (topic, producer holding c-1 open)."""
+    topic = kafka.topic("layout", 2)
+    plain, a, b, c = kafka.plain(), kafka.txn("A"), kafka.txn("B"), kafka.txn("C")
+    send(plain, topic, 0, "p-0")
+    a.begin_transaction()
+    send(a, topic, 0, "a-1", "a-2")
+    send(a, topic, 1, "a-3")
+    a.abort_transaction(20)
+    kafka.wait_end(topic, {0: 4, 1: 2})  # ABORT markers at 3 and 1
+    send(plain, topic, 0, "p-1")
+    send(plain, topic, 1, "p-4")
+    b.begin_transaction()
+    send(b, topic, 0, "b-1", "b-2")
+    send(b, topic, 1, "b-3")
+    b.commit_transaction(20)
+    kafka.wait_end(topic, {0: 8, 1: 5})  # COMMIT markers at 7 and 4
+    send(plain, topic, 0, "p-2")
+    c.begin_transaction()
+    send(c, topic, 0, "c-1")
+    send(plain, topic, 0, "p-3")
+    return topic, c
+
+
 # -- Spark DataFrames and queries --------------------------------------------------------------
 
 
 def rows(df) -> list[tuple]:
     return sorted((r["partition"], r["offset"], r["value"]) for r in df.collect())
+
+
+@contextmanager
+def offset_reader(spark, deprecated: str):
+    """Queries started inside use the offset reader ``deprecated`` names (see READERS)."""
+    spark.conf.set(DEPRECATED_OFFSET_FETCHING, deprecated)
+    try:
+        yield
+    finally:
+        spark.conf.unset(DEPRECATED_OFFSET_FETCHING)
 
 
 def kafka_read(spark, bootstrap: str, iso: str = "read_committed", **options):

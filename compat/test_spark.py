@@ -14,6 +14,13 @@ The rest of the PySpark suite, one SparkSession per module (local[2]):
   test_spark_sink.py       the Kafka sink (df.write and writeStream) with key, value, headers, topic
                            and partition columns, read back with confluent-kafka; df.write behind
                            an open transaction and to a topic auto-created on the way
+  test_spark_offset_readers.py  the consumer-based offset reader (useDeprecatedOffsetFetching) in
+                           batch reads and a stream across an open transaction, its group named by
+                           kafka.group.id or groupIdPrefix; startingTimestamp/endingTimestamp
+  test_spark_topics.py     partitions added under a running query; a topic deleted and recreated
+                           between runs (failOnDataLoss both ways) and under a pattern query
+  test_spark_broker.py     a kafka-shim of its own: late-bound earliest/latest across appends and
+                           retention; a stream across kill -9 and restart with a transaction open
 
 Every expectation is what Apache Kafka gives. Not run by default (PySpark is ~300 MB): give the
 connector jars as a directory, ``KAFKA_SHIM_SPARK_JARS=/path`` holding
@@ -33,22 +40,10 @@ import time
 
 import pytest
 
-from compat.spark_support import (Kafka, each_iso, kafka_read, kafka_stream, pov, rows, run_available_now, send,
-                                  spark_session, to_parquet)
+from compat.spark_support import (AFTER_COMMIT, VISIBLE, Kafka, each_iso, kafka_read, kafka_stream, layout, pov, rows,
+                                  run_available_now, send, spark_session, to_parquet)
 
 pytestmark = pytest.mark.compat(client="spark")
-
-# Layout written by `layout()` (partition, offset, value); c-1 stays open until a test commits it.
-#   0: 0 p-0 | 1 a-1, 2 a-2 aborted, 3 ABORT | 4 p-1 | 5 b-1, 6 b-2, 7 COMMIT | 8 p-2 | 9 c-1 open | 10 p-3
-#   1: 0 a-3 aborted, 1 ABORT | 2 p-4 | 3 b-3, 4 COMMIT
-VISIBLE = {
-    "read_committed": [(0, 0, "p-0"), (0, 4, "p-1"), (0, 5, "b-1"), (0, 6, "b-2"), (0, 8, "p-2"),
-                       (1, 2, "p-4"), (1, 3, "b-3")],
-    "read_uncommitted": [(0, 0, "p-0"), (0, 1, "a-1"), (0, 2, "a-2"), (0, 4, "p-1"), (0, 5, "b-1"), (0, 6, "b-2"),
-                         (0, 8, "p-2"), (0, 9, "c-1"), (0, 10, "p-3"),
-                         (1, 0, "a-3"), (1, 2, "p-4"), (1, 3, "b-3")],
-}
-AFTER_COMMIT = {"read_committed": [(0, 9, "c-1"), (0, 10, "p-3")], "read_uncommitted": []}
 
 
 @pytest.fixture(scope="module")
@@ -60,30 +55,6 @@ def spark(tmp_path_factory):
 def kafka(compat_target):
     pytest.importorskip("confluent_kafka")
     return Kafka(compat_target, "spark")
-
-
-def layout(kafka):
-    """Writes the layout of the module comment; returns (topic, producer holding c-1 open)."""
-    topic = kafka.topic("layout", 2)
-    plain, a, b, c = kafka.plain(), kafka.txn("A"), kafka.txn("B"), kafka.txn("C")
-    send(plain, topic, 0, "p-0")
-    a.begin_transaction()
-    send(a, topic, 0, "a-1", "a-2")
-    send(a, topic, 1, "a-3")
-    a.abort_transaction(20)
-    kafka.wait_end(topic, {0: 4, 1: 2})  # ABORT markers at 3 and 1
-    send(plain, topic, 0, "p-1")
-    send(plain, topic, 1, "p-4")
-    b.begin_transaction()
-    send(b, topic, 0, "b-1", "b-2")
-    send(b, topic, 1, "b-3")
-    b.commit_transaction(20)
-    kafka.wait_end(topic, {0: 8, 1: 5})  # COMMIT markers at 7 and 4
-    send(plain, topic, 0, "p-2")
-    c.begin_transaction()
-    send(c, topic, 0, "c-1")
-    send(plain, topic, 0, "p-3")
-    return topic, c
 
 
 @pytest.fixture(scope="module")

@@ -81,9 +81,11 @@ class Wire:
 
     # -- the requests the scenarios use ----------------------------------------------------------
 
-    def create_topic(self, name: str, partitions: int = 1) -> None:
+    def create_topic(self, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
         m = request_module(19, 5)
-        topic = m.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1, assignments=(), configs=())
+        configs = tuple(m.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items())
+        topic = m.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1, assignments=(),
+                                 configs=configs)
         r = self.call(19, 5, topics=(topic,), timeout=15_000, validate_only=False)
         assert r.topics[0].error_code == 0, r
 

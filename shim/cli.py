@@ -214,8 +214,9 @@ async def serve(config: BrokerConfig) -> None:
     from kafka_codecs.records import NATIVE_WALK
 
     if not NATIVE_WALK:
-        print("kafka-shim: kafka_codecs._walk was not built (no C compiler at install time?); produced records "
-              "are validated in Python instead, correct but about 3 us a record slower", file=sys.stderr, flush=True)
+        print("kafka-shim: kafka_codecs._walk was not built (no C compiler at install time?) or was built from an "
+              "older _walk.c (install again); produced records are validated in Python instead, correct but about "
+              "3 us a record slower", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from .cluster import GROUP, OFFSETS_TOPIC, Cluster, broker_racks
+from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -29,7 +29,7 @@ from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
 from .security.oauthbearer import validator_from_config
 from .security.session import enabled_mechanisms
-from .storage import fs
+from .storage import fs, recovery_point
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
 
@@ -50,6 +50,7 @@ class Node:
         self._init_cluster(config, meta_dir)
         self._init_security(config)
         self._next_retention = 0
+        self._last_checkpoint = now_ms()  # of the partitions' recovery points: see _checkpoint_due
         self.release = RELEASES[config.kafka_version]
         self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
         if self.elr_enabled:  # a cluster formatted with ELR on (4.1's default) has the controller's records
@@ -278,12 +279,26 @@ class Node:
         if now >= self._next_retention:
             self.logs.enforce_retention(now)
             self._next_retention = now + self.config.retention_check_interval_ms
-        return min(self._next_retention, self.txn.tick(now), self.groups.tick(now), self.cluster.tick(now),
+        if now >= self._checkpoint_due():
+            self.logs.checkpoint_recovery_points()
+            self._last_checkpoint = now
+        return min(self._next_retention, self._checkpoint_due(), self.txn.tick(now), self.groups.tick(now), self.cluster.tick(now),
                    self.share.tick(now))
+
+    def _checkpoint_due(self) -> int:
+        """When the partitions' recovery points are next written (shim.storage.recovery_point): as
+        Kafka, every log.flush.offset.checkpoint.interval.ms, but only once something was written
+        since, and at once when enough was that a crash would re-check many bytes."""
+        unchecked = self.logs.unchecked.bytes
+        if not unchecked:
+            return FOREVER
+        if unchecked >= recovery_point.CHECKPOINT_AFTER_BYTES:
+            return 0
+        return self._last_checkpoint + int(self.config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this (ms); cheap enough to ask after every request."""
-        return min(self._next_retention, self.txn.next_deadline(), self.groups.next_deadline(),
+        return min(self._next_retention, self._checkpoint_due(), self.txn.next_deadline(), self.groups.next_deadline(),
                    self.cluster.next_deadline(), self.share.next_deadline())
 
     def watch_deadlines(self, callback) -> None:

@@ -22,6 +22,7 @@ import logging
 import os
 import resource
 import socket
+import time
 
 from .apis import dispatch as _dispatch
 from .deadline_timer import DeadlineTimer
@@ -43,9 +44,16 @@ _JOIN_LIMIT = 64 * 1024
 _FILE_CHUNK = 256 * 1024
 
 # Stop reading from a client whose received, unanswered requests exceed this many bytes; each
-# request counts its Python object too, so a flood of tiny requests is bounded as well.
-MAX_QUEUED_BYTES = 16 * 1024 * 1024
+# request counts its Python object too, so a flood of tiny requests is bounded as well. Kafka holds
+# one request per connection (the channel is muted until its answer is sent); this reads a little
+# further ahead, so pipelined Produce requests wait here rather than in the client, yet a thousand
+# connections each pipelining behind a parked Fetch hold about 1 GiB, not 16.
+MAX_QUEUED_BYTES = 1024 * 1024
 REQUEST_OVERHEAD = 128
+# One connection's answering task gives the other connections a turn of the loop after answering
+# for this long: a client pipelining 100,000 cheap requests held the loop for seconds, as Kafka's
+# processors serve their connections in turn.
+ANSWER_SLICE_S = 0.005
 LISTEN_BACKLOG = 128
 # Kafka: sasl.server.max.receive.size, the largest frame a SASL listener reads before authentication
 SASL_SERVER_MAX_RECEIVE_SIZE = 524288
@@ -386,9 +394,14 @@ class Connection(asyncio.BufferedProtocol):
     # -- the answering task -----------------------------------------------------------------
 
     async def _answer(self) -> None:
+        clock = time.monotonic  # not loop.time(): uvloop's stands still within one turn of the loop
+        slice_end = clock() + ANSWER_SLICE_S
         try:
             while True:
                 if self.requests:
+                    if clock() >= slice_end:  # the other connections' turn
+                        await asyncio.sleep(0)
+                        slice_end = clock() + ANSWER_SLICE_S
                     request = self.requests.popleft()
                     self.queued_bytes -= len(request) + REQUEST_OVERHEAD
                     self._maybe_resume_reading()
@@ -410,6 +423,7 @@ class Connection(asyncio.BufferedProtocol):
                 else:
                     self._wake = asyncio.get_running_loop().create_future()
                     await self._wake
+                    slice_end = clock() + ANSWER_SLICE_S
         except FrameError as exc:
             log.warning("closing connection from %s: %s", self.peer, exc)
         except SaslFailure as exc:

@@ -1,13 +1,16 @@
 /* The record walk of kafka_codecs.records.validate_batch, in C.
  *
- * walk(records, count) -> bool
+ * walk(records, count, base_timestamp) -> (in_order, max_timestamp)
  *
  * Reads `count` v2 records from `records` (the batch payload after the 61-byte header, already
  * decompressed) with Apache Kafka's rules (DefaultRecord.readFrom): zig-zag varints of at most 5
  * bytes and varlongs of at most 10, bits past 32 or 64 dropped; negative key and value lengths
  * are null; a negative header count or header key length is an error; each record must hold
- * exactly the bytes its length prefix declares; nothing may follow the last record. Raises ValueError with the reason for a malformed payload. Returns whether the offset
- * deltas run 0, 1, 2, ... as Kafka expects of a compressed batch.
+ * exactly the bytes its length prefix declares; nothing may follow the last record. Raises
+ * ValueError with the reason for a malformed payload. Returns whether the offset deltas run 0, 1,
+ * 2, ... as Kafka expects of a compressed batch, and the batch's true MaxTimestamp: the largest
+ * record timestamp (base_timestamp + delta, Java long arithmetic), at least -1 (NO_TIMESTAMP), as
+ * LogValidator computes it to rewrite the header a producer sent (DefaultRecordBatch.setMaxTimestamp).
  *
  * records.py holds the same walk in Python (_walk_records_py), used when this module was not
  * built; the tests hold the two to the same verdicts and messages.
@@ -19,9 +22,13 @@
  * by tests): the indexes of records without a key, the records whose timestamp is out of
  * [now - before, now + after] (index, timestamp, offset delta; with `compact`, only records
  * with a key, as a key error is a record's only error in Kafka), at most `cap` of each with the
- * totals, the first and largest timestamp deltas, and whether the records are written exactly as
+ * totals, the first and largest timestamp deltas, whether the records are written exactly as
  * the broker writes them again (shortest varints, zero attributes, offset deltas 0, 1, 2, ..., a
- * first timestamp delta of 0, ASCII header keys), in which case a rebuild is the payload itself.
+ * first timestamp delta of 0, ASCII header keys), in which case a rebuild is the payload itself,
+ * and walk's max_timestamp.
+ *
+ * The module's ABI attribute is 2 since walk and scan report max_timestamp: records.py takes a
+ * build without it for one made from an older _walk.c and uses its Python twins instead.
  *
  * seek_timestamp(buf, target) -> (position, next)
  *
@@ -157,13 +164,15 @@ stat_timestamp(scan_stats *st, Py_ssize_t n, uint64_t raw, int32_t offset_delta,
     return 0;
 }
 
-/* The walk of `count` records; with `st`, the scan's facts gathered in the same pass. 1 or 0
- * (offset deltas in order or not); -1 with a Python exception set. */
+/* The walk of `count` records; with `st`, the scan's facts gathered in the same pass; the largest
+ * of -1 and the records' timestamps in *max_ts. 1 or 0 (offset deltas in order or not); -1 with a
+ * Python exception set. */
 static int
-walk_records(reader *rp, Py_ssize_t count, scan_stats *st)
+walk_records(reader *rp, Py_ssize_t count, int64_t base_ts, int64_t *max_ts, scan_stats *st)
 {
     reader r = *rp;
     int in_order = 1;
+    int64_t top = -1, ts; /* LogValidator starts from RecordBatch.NO_TIMESTAMP */
     int32_t length, field, headers, offset_delta;
     int keyless;
     Py_ssize_t start, at;
@@ -189,6 +198,9 @@ walk_records(reader *rp, Py_ssize_t count, scan_stats *st)
             return -1;
         if (st && st->canonical && !is_minimal(&r, at, raw))
             st->canonical = 0;
+        ts = (int64_t)((uint64_t)base_ts + (raw >> 1 ^ (~(raw & 1) + 1)));
+        if (ts > top)
+            top = ts;
         if (stat_varint(&r, &field, st) < 0) /* OffsetDelta */
             return -1;
         if (field != n)
@@ -240,6 +252,7 @@ walk_records(reader *rp, Py_ssize_t count, scan_stats *st)
     }
     if (st && !in_order)
         st->canonical = 0;
+    *max_ts = top;
     return in_order;
 }
 
@@ -248,12 +261,14 @@ walk(PyObject *self, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t count;
-    if (!PyArg_ParseTuple(args, "y*n:walk", &view, &count))
+    long long base_ts;
+    int64_t max_ts;
+    if (!PyArg_ParseTuple(args, "y*nL:walk", &view, &count, &base_ts))
         return NULL;
     reader r = {(const uint8_t *)view.buf, 0, view.len};
-    int in_order = walk_records(&r, count, NULL);
+    int in_order = walk_records(&r, count, (int64_t)base_ts, &max_ts, NULL);
     PyBuffer_Release(&view);
-    return in_order < 0 ? NULL : PyBool_FromLong(in_order);
+    return in_order < 0 ? NULL : Py_BuildValue("OL", in_order ? Py_True : Py_False, (long long)max_ts);
 }
 
 static PyObject *
@@ -271,13 +286,14 @@ scan(PyObject *self, PyObject *args)
     st.null_keys = PyList_New(0);
     st.bad_ts = PyList_New(0);
     PyObject *result = NULL;
+    int64_t max_ts;
     if (st.null_keys && st.bad_ts) {
         reader r = {(const uint8_t *)view.buf, 0, view.len};
-        int in_order = walk_records(&r, count, &st);
+        int in_order = walk_records(&r, count, st.base_ts, &max_ts, &st);
         if (in_order >= 0)
-            result = Py_BuildValue("OOOnOnLL", in_order ? Py_True : Py_False, st.canonical ? Py_True : Py_False,
+            result = Py_BuildValue("OOOnOnLLL", in_order ? Py_True : Py_False, st.canonical ? Py_True : Py_False,
                                    st.null_keys, st.null_total, st.bad_ts, st.bad_total,
-                                   (long long)st.first_delta, (long long)st.max_delta);
+                                   (long long)st.first_delta, (long long)st.max_delta, (long long)max_ts);
     }
     Py_XDECREF(st.null_keys);
     Py_XDECREF(st.bad_ts);
@@ -334,11 +350,12 @@ seek_timestamp(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"walk", walk, METH_VARARGS, "walk(records, count) -> offset deltas in order; ValueError if malformed"},
+    {"walk", walk, METH_VARARGS,
+     "walk(records, count, base_timestamp) -> (offset deltas in order, max timestamp); ValueError if malformed"},
     {"scan", scan, METH_VARARGS,
      "scan(records, count, base_timestamp, compact, check_timestamps, now, before_max_ms, after_max_ms, cap) -> "
      "(in_order, canonical, null_key_indexes, null_keys, bad_timestamps, bad_timestamp_count, first_delta, "
-     "max_delta); ValueError if malformed"},
+     "max_delta, max_timestamp); ValueError if malformed"},
     {"seek_timestamp", seek_timestamp, METH_VARARGS,
      "seek_timestamp(buf, target) -> (position of the first whole batch with MaxTimestamp >= target or -1, next)"},
     {NULL, NULL, 0, NULL},
@@ -349,5 +366,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", NULL, -1, me
 PyMODINIT_FUNC
 PyInit__walk(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

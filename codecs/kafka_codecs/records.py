@@ -163,9 +163,11 @@ def validate_batch(batch, header: BatchHeader | None = None) -> bool:
     return walk_batch(batch, header)[0]
 
 
-def walk_batch(batch, header: BatchHeader | None = None, limit: int | None = None) -> tuple[bool, int]:
-    """validate_batch, and the size of the records section it walked (decompressed); a compressed
-    payload that decompresses past ``limit`` bytes raises PayloadTooLarge before it is all held."""
+def walk_batch(batch, header: BatchHeader | None = None, limit: int | None = None) -> tuple[bool, int, int]:
+    """validate_batch, the size of the records section it walked (decompressed) and the batch's
+    true MaxTimestamp (the largest record timestamp, at least -1, as LogValidator computes it
+    whatever the header says); a compressed payload that decompresses past ``limit`` bytes raises
+    PayloadTooLarge before it is all held."""
     if header is not None and not header.attributes & COMPRESSION_MASK:
         _check_frame(header, len(batch))
         body = memoryview(batch)[HEADER_SIZE:]  # uncompressed records are walked where they lie
@@ -174,11 +176,12 @@ def walk_batch(batch, header: BatchHeader | None = None, limit: int | None = Non
     # The C walk reads any buffer in place; the Python one indexes bytes a third faster than a view.
     payload = bytes(body) if _walk is _walk_records_py else memoryview(body)
     try:
-        return _walk(payload, header.records_count), len(payload)
+        in_order, max_timestamp = _walk(payload, header.records_count, header.base_timestamp)
     except InvalidBatch:
         raise
     except ValueError as exc:  # from the C walk, or a varint of the Python one
         raise InvalidBatch(str(exc)) from None
+    return in_order, len(payload), max_timestamp
 
 
 class Scan(NamedTuple):
@@ -192,6 +195,7 @@ class Scan(NamedTuple):
     bad_timestamp_count: int
     first_delta: int
     max_delta: int
+    max_timestamp: int  # the largest record timestamp, at least -1 (walk_batch)
     walked: int  # bytes of the records section, decompressed
     payload: object  # the records section (a view or the decompressor's buffer)
 
@@ -224,7 +228,7 @@ def _jlong(value: int) -> int:
 def scan_records_py(buf, count: int, base_ts: int, compact: bool, check_ts: bool, now: int, before: int,
                     after: int, cap: int) -> tuple:
     """The scan of _walk.c in Python: _walk_records_py's verdict, then the facts record by record."""
-    in_order = _walk_records_py(buf, count)
+    in_order, max_timestamp = _walk_records_py(buf, count, base_ts)
     canonical = in_order
     null_keys, bad, counts = [], [], [0, 0]
     first = top = 0
@@ -265,17 +269,19 @@ def scan_records_py(buf, count: int, base_ts: int, compact: bool, check_ts: bool
             pos += size
             size = varint(decode_varint, encode_varint)  # the header's value
             pos += max(size, 0)
-    return in_order, canonical, null_keys, counts[0], bad, counts[1], first, top
+    return in_order, canonical, null_keys, counts[0], bad, counts[1], first, top, max_timestamp
 
 
-def _walk_records_py(buf, count: int) -> bool:
-    """The record walk of validate_batch in Python: the same checks and messages as _walk.c,
-    which replaces it when built (a few hundred times faster). Varints of one and two bytes, by
-    far the most common, are read inline (``_two`` gives -1 for anything else, then
+def _walk_records_py(buf, count: int, base_ts: int) -> tuple[bool, int]:
+    """The record walk of validate_batch in Python: the same checks, messages and answers as
+    _walk.c, which replaces it when built (a few hundred times faster). Varints of one and two
+    bytes, by far the most common, are read inline (``_two`` gives -1 for anything else, then
     ``decode_varint`` or ``decode_varlong`` reads it); a zig-zag value is negative exactly when
-    its low bit is set."""
+    its low bit is set. The largest timestamp delta stands for the largest timestamp unless a
+    base + delta leaves Java's long range (``_wrapped_max``)."""
     pos, end = 0, len(buf)
     in_order = True
+    low = top = None
     for n in range(count):
         if pos >= end:
             raise InvalidBatch(f"batch declares {count} records, found {n}")
@@ -289,7 +295,15 @@ def _walk_records_py(buf, count: int) -> bool:
             raise InvalidBatch(f"record length {length} exceeds the batch")
         raw, pos = _two(buf, pos + 1, end)  # Attributes, then TimestampDelta
         if raw < 0:
-            pos = decode_varlong(buf, pos)[1]
+            delta, pos = decode_varlong(buf, pos)
+        else:
+            delta = raw >> 1 ^ -(raw & 1)
+        if top is None:
+            low = top = delta
+        elif delta > top:
+            top = delta
+        elif delta < low:
+            low = delta
         raw, pos = _two(buf, pos, end)  # OffsetDelta
         if raw < 0:
             delta, pos = decode_varint(buf, pos)
@@ -316,7 +330,33 @@ def _walk_records_py(buf, count: int) -> bool:
             raise InvalidBatch(f"record declares {length} bytes but holds {pos - start}")
     if pos != end:
         raise InvalidBatch(f"{end - pos} bytes left after {count} records")
-    return in_order
+    if top is None:
+        return in_order, -1
+    if _LONG_MIN <= base_ts + low and base_ts + top <= _LONG_MAX:
+        return in_order, max(-1, base_ts + top)  # LogValidator starts from RecordBatch.NO_TIMESTAMP
+    return in_order, _wrapped_max(buf, count, base_ts)
+
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _wrapped_max(buf, count: int, base_ts: int) -> int:
+    """The largest timestamp of records (valid ones) whose base + delta wraps around Java's long."""
+    top, pos = -1, 0
+    for _ in range(count):
+        pos = decode_varint(buf, pos)[1] + 1  # Length, Attributes
+        delta, pos = decode_varlong(buf, pos)
+        top = max(top, _jlong(base_ts + delta))
+        pos = decode_varint(buf, pos)[1]  # OffsetDelta
+        for _ in (0, 1):
+            size, pos = decode_varint(buf, pos)
+            pos += max(size, 0)
+        headers, pos = decode_varint(buf, pos)
+        for _ in range(headers):
+            size, pos = decode_varint(buf, pos)
+            size, pos = decode_varint(buf, pos + size)
+            pos += max(size, 0)
+    return top
 
 
 def _two(buf, pos: int, end: int) -> tuple[int, int]:
@@ -342,14 +382,13 @@ def _skip(pos: int, size: int, end: int) -> int:
 
 
 try:
-    from ._walk import walk as _walk
-except ImportError:  # not built (no C compiler at install time): same checks, slower
-    _walk = _walk_records_py
+    from . import _walk as _native
 
-try:
-    from ._walk import scan as _scan
-except ImportError:  # not built, or built before scan was added
-    _scan = scan_records_py
+    if getattr(_native, "ABI", 1) < 2:  # built from a _walk.c whose walk and scan gave no max_timestamp
+        raise ImportError("kafka_codecs._walk is older than records.py")
+    _walk, _scan = _native.walk, _native.scan
+except ImportError:  # not built (no C compiler at install time): same checks and answers, slower
+    _walk, _scan = _walk_records_py, scan_records_py
 
 NATIVE_WALK = _walk is not _walk_records_py
 

@@ -82,19 +82,22 @@ def write_all(fd: int, data) -> None:
         view = view[disk.write(fd, view):]
 
 
-def atomic_write(path: Path, data: bytes, sync_dir: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, sync_dir: bool = True, sync: bool = True) -> None:
     """Replace ``path`` by ``data`` so that a crash or power loss leaves the old or the new bytes
     (Kafka: Utils.atomicMoveWithFallback after a forced write). ``sync_dir=False`` leaves the
-    rename to a later ``disk.fsync_dir`` of the parent: several files written, one directory sync."""
+    rename to a later ``disk.fsync_dir`` of the parent: several files written, one directory sync.
+    ``sync=False`` (neither fsync): the old or the new bytes after a kill -9 only, for files that
+    describe a log that is itself not fsynced (the recovery points under fsync "never")."""
     tmp = path.with_name(path.name + TMP_SUFFIX)
     fd = disk.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         write_all(fd, data)
-        disk.fsync(fd)
+        if sync:
+            disk.fsync(fd)
     finally:
         disk.close(fd)
     disk.replace(tmp, path)
-    if sync_dir:
+    if sync_dir and sync:
         disk.fsync_dir(path.parent)
 
 

@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..configs.topic import validate_overrides
 from ..errors import ErrorCode, KafkaError
-from . import fs
+from . import fs, recovery_point
 from .partition_log import LogConfig, PartitionLog
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,10 @@ class LogManager:
             fs.make_dirs(self.meta_dir, sync=True)  # topic metadata is durable whatever the sync policy
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
+        # after an unclean stop each partition's active segment is CRC-checked after its recovery point
+        self._recovery_points = {} if read_only else recovery_point.read(data_dir)
+        self._points_written = dict(self._recovery_points)  # what the recovery-point file holds
+        self.unchecked = recovery_point.Unchecked()  # bytes appended since, in every partition
         self.topics: dict[str, TopicInfo] = {}
         self._by_id: dict[uuid.UUID, TopicInfo] = {}  # topic_by_id's answers so far
         self.logs: dict[tuple[str, int], PartitionLog] = {}
@@ -105,6 +109,11 @@ class LogManager:
         self._busy: set[str] = set()
         self._closed = False
         self._load_topics()
+        # bytes CRC-checked after the partitions' recovery points (inspect and the start-up log show it)
+        self.recovery_scanned = sum(plog.recovery_scanned for plog in self.logs.values())
+        if not self.clean_start and self.logs and not read_only:
+            log.info("recovered %d partitions after an unclean stop: %d bytes checked after their recovery points",
+                     len(self.logs), self.recovery_scanned)
         if not read_only and self.clean_start:
             fs.remove(marker, sync=True)
 
@@ -318,7 +327,7 @@ class LogManager:
 
     def _open(self, info: TopicInfo, partition: int, config: LogConfig, clean: bool) -> PartitionLog:
         plog = PartitionLog(self.data_dir / f"{info.name}-{partition}", info.name, partition, config, clean=clean,
-                            read_only=self.read_only)
+                            read_only=self.read_only, checkpoint=self._recovery_points.get((info.name, partition)))
         self._register([plog])
         return plog
 
@@ -330,6 +339,7 @@ class LogManager:
         on_append = getattr(self, "_on_append", None)
         for plog in plogs:
             plog.on_append = on_append
+            plog.unchecked = self.unchecked
             self.logs[(plog.topic, plog.partition)] = plog
 
     def _load_topics(self) -> None:
@@ -381,6 +391,19 @@ class LogManager:
         for plog in self.logs.values():
             plog.enforce_retention(now_ms)
 
+    def checkpoint_recovery_points(self) -> None:
+        """Write every partition's recovery point (Kafka: LogManager.checkpointLogRecoveryOffsets)."""
+        if not self.read_only and not self._closed:
+            self._write_recovery_points()
+
+    def _write_recovery_points(self, closing: bool = False) -> None:
+        self.unchecked.bytes = 0
+        points = {key: plog.recovery_point() for key, plog in self.logs.items()}
+        if points != self._points_written:
+            # closing: everything is fsynced, and the marker's write syncs the directory
+            recovery_point.write(self.data_dir, points, sync=closing or self.defaults.fsync, sync_dir=not closing)
+            self._points_written = points
+
     def close(self) -> None:
         """Clean shutdown (Kafka: LogManager.shutdown): every log flushed and closed by a pool of
         threads (fsync releases the GIL, and the disk takes syncs of many files at once), then the
@@ -396,4 +419,6 @@ class LogManager:
         else:
             for plog in logs:
                 plog.close()
+        if not self.read_only:
+            self._write_recovery_points(closing=True)  # as Kafka's shutdown does
         fs.atomic_write(self.data_dir / CLEAN_SHUTDOWN, b"")  # every log fsynced: only now may it say so

@@ -67,8 +67,10 @@ def _checks_timestamps(config: LogConfig) -> bool:
 
 def _may_break_timestamp_bounds(config: LogConfig, h: BatchHeader, now_ms: int | None) -> bool:
     """Whether a record of the batch may be out of the timestamp bounds. With only the after bound
-    set (Kafka 4's default of an hour, KIP-1030) the header's MaxTimestamp answers for every record,
-    so a batch within it keeps the bytes path; the records are read only to name the ones at fault."""
+    set (Kafka 4's default of an hour, KIP-1030) the batch's MaxTimestamp answers for every record,
+    so a batch within it keeps the bytes path; the records are read only to name the ones at fault.
+    The header's MaxTimestamp is the producer's word until the walk has read the records' own
+    (RecordPass.walk)."""
     if not _checks_timestamps(config):
         return False
     if config.timestamp_before_max_ms < LONG_MAX or now_ms is None:
@@ -99,16 +101,28 @@ class RecordPass:
             return None
         return cls(config, now_ms)
 
-    def walk(self, batch, h: BatchHeader, limit: int | None) -> tuple[bool, int]:
-        """walk_batch's answer (offsets in order, bytes walked), the facts kept for ``apply``; the
-        plain walk when the batch's header shows that no check applies to it."""
+    def walk(self, batch, h: BatchHeader, limit: int | None) -> tuple[bool, int, int]:
+        """walk_batch's answer (offsets in order, bytes walked, the records' MaxTimestamp), the
+        facts kept for ``apply``; the plain walk when the batch's header shows that no check
+        applies to it. A header understating its MaxTimestamp is found out by that pass, and the
+        records are scanned again as their true MaxTimestamp asks (Kafka checks every record)."""
         c = self.config
-        if not needs_record_pass(c, h, self.now):
+        checked = _may_break_timestamp_bounds(c, h, self.now)
+        answer = self._walk(batch, h, limit, checked)
+        if answer[2] != h.max_timestamp and not checked:
+            true_h = h._replace(max_timestamp=answer[2])
+            if _may_break_timestamp_bounds(c, true_h, self.now):
+                answer = self._walk(batch, true_h, limit, True)
+        return answer
+
+    def _walk(self, batch, h: BatchHeader, limit: int | None, check_timestamps: bool) -> tuple[bool, int, int]:
+        c = self.config
+        if not check_timestamps and not needs_record_pass(c, h, self.now):
             self.scan = None
             return walk_batch(batch, h, limit)
-        self.scan = scan_batch(batch, h, limit, c.compact, _may_break_timestamp_bounds(c, h, self.now), self.now,
-                               c.timestamp_before_max_ms, c.timestamp_after_max_ms, MAX_RECORD_ERRORS)
-        return self.scan.in_order, self.scan.walked
+        self.scan = scan_batch(batch, h, limit, c.compact, check_timestamps, self.now, c.timestamp_before_max_ms,
+                               c.timestamp_after_max_ms, MAX_RECORD_ERRORS)
+        return self.scan.in_order, self.scan.walked, self.scan.max_timestamp
 
     def apply(self, batch: bytes | bytearray, h: BatchHeader, topic_partition: str) -> tuple[bytes | bytearray,
                                                                                               BatchHeader]:
@@ -122,10 +136,10 @@ class RecordPass:
             return batch, h
         scan = self.scan
         if scan.canonical:  # the records are already as a rebuild writes them: compress them as they are
-            body, base_ts, max_ts = scan.payload, h.base_timestamp, _jlong(h.base_timestamp + scan.max_delta)
+            body, base_ts = scan.payload, h.base_timestamp
         else:
-            body, base_ts, max_ts = _rebuild_body(batch)
-        return _recompressed(h, codec, body, base_ts, max_ts, self.config, topic_partition)
+            body, base_ts = _rebuild_body(batch)
+        return _recompressed(h, codec, body, base_ts, scan.max_timestamp, self.config, topic_partition)
 
 
     def off_loop(self, h: BatchHeader) -> bool:
@@ -141,7 +155,7 @@ class RecordPass:
         scan = self.scan
         source = bytes(scan.payload) if scan.canonical else bytes(batch)
         return functools.partial(_rebuild_off_loop, h, target_codec(self.config, h), scan.canonical,
-                                 scan.max_delta, source, self.config.compression_levels)
+                                 scan.max_timestamp, source, self.config.compression_levels)
 
 
 async def run_off_loop(job, config: LogConfig, topic_partition: str) -> tuple[bytearray, BatchHeader]:
@@ -150,12 +164,9 @@ async def run_off_loop(job, config: LogConfig, topic_partition: str) -> tuple[by
     return _checked_size(rebuilt, config, topic_partition)
 
 
-def _rebuild_off_loop(h: BatchHeader, codec: int, canonical: bool, max_delta: int, source: bytes,
+def _rebuild_off_loop(h: BatchHeader, codec: int, canonical: bool, max_ts: int, source: bytes,
                       levels: tuple) -> bytearray:
-    if canonical:
-        body, base_ts, max_ts = source, h.base_timestamp, _jlong(h.base_timestamp + max_delta)
-    else:
-        body, base_ts, max_ts = _rebuild_body(source)
+    body, base_ts = (source, h.base_timestamp) if canonical else _rebuild_body(source)
     return _batch(h, codec, body, base_ts, max_ts, levels)
 
 
@@ -189,17 +200,16 @@ def _raise_record_errors(scan, config: LogConfig, now_ms: int, topic_partition: 
                        f"errors at most: [{shown}]", errors)
 
 
-def _rebuild_body(batch) -> tuple[bytearray, int, int]:
+def _rebuild_body(batch) -> tuple[bytearray, int]:
     """The records section as MemoryRecordsBuilder writes it again (offset deltas 0, 1, 2, ...,
     timestamp deltas from the first record's, shortest varints), one record at a time so that
-    memory stays within the decompressed payload and its copy."""
+    memory stays within the decompressed payload and its copy; and its base timestamp."""
     body = bytearray()
-    base_ts = max_ts = None
+    base_ts = None
     for index, r in enumerate(_iter_records(batch)):
         base_ts = r.timestamp if base_ts is None else base_ts  # MemoryRecordsBuilder: the first record's
-        max_ts = r.timestamp if max_ts is None else max(max_ts, r.timestamp)
         _write_record(body, index, r.timestamp - base_ts, r.key, r.value, r.headers)
-    return body, base_ts, max_ts
+    return body, base_ts
 
 
 def _recompressed(h: BatchHeader, codec: int, body, base_ts: int, max_ts: int, config: LogConfig,

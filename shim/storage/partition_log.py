@@ -16,12 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from kafka_codecs.batch import LOG_OVERHEAD, BatchHeader, parse_header, set_max_timestamp, stamp
+from kafka_codecs.batch import (
+    LOG_OVERHEAD,
+    MAX_TIMESTAMP_OFFSET,
+    BatchHeader,
+    TimestampType,
+    parse_header,
+    set_max_timestamp,
+    stamp,
+)
 from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_end_txn_marker
 from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
-from . import fs, snapshot, swap, txn_index
+from . import fs, recovery_point, snapshot, swap, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
 from .segment import file_name as segment_file_name
@@ -31,6 +39,7 @@ log = logging.getLogger(__name__)
 
 # BaseOffset, BatchLength and PartitionLeaderEpoch: the first 16 bytes of a batch, before the CRC
 _STAMPED_PREFIX = struct.Struct(">qii")
+_MAX_TIMESTAMP = struct.Struct(">q")
 LEADER_EPOCH = 0  # the leader epoch of a partition whose leader never changed
 LOG_START_FILE = "log-start-offset"
 
@@ -93,7 +102,7 @@ class ReadResult(NamedTuple):
 
 class PartitionLog:
     def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, checkpoint: recovery_point.Point | None = None) -> None:
         self.directory = directory
         self.read_only = read_only  # inspect a data directory without changing a byte of it
         self.topic = topic
@@ -110,7 +119,10 @@ class PartitionLog:
             fs.make_dirs(directory, sync=config.fsync)
         self.segments: list[LogSegment] = []
         self.log_start_offset = 0
-        self._load(clean)
+        self.checkpointed: tuple[int, int, int] | None = None  # the recovery point last handed out
+        self.unchecked = recovery_point.Unchecked()  # the LogManager's, once registered
+        self.recovery_scanned = 0  # bytes the load CRC-checked after an unclean stop
+        self._load(clean, checkpoint)
 
     # -- offsets ----------------------------------------------------------------------------
 
@@ -176,6 +188,7 @@ class PartitionLog:
             seg = self.segments[-1]
         last = base + h.last_offset_delta
         seg.append(chunks, size, base, last, max_timestamp)
+        self.unchecked.bytes += size
         if data is not None:
             self.producer_state.apply_data(data, base, last, max_timestamp)
         elif marker is not None:
@@ -189,12 +202,19 @@ class PartitionLog:
 
     def _stamped(self, batch: bytes | bytearray, h: BatchHeader, base: int, now_ms: int) -> tuple[int, tuple, int]:
         """(log append time or -1, the batch as buffers to write with its offset stamped, its max
-        timestamp as stored)."""
+        timestamp as stored). ``h.max_timestamp`` is the records' own, which a client's header
+        may have stated otherwise (validation.validate_client_batch)."""
         if self.config.log_append_time:  # the CRC covers MaxTimestamp: rewrite the whole batch
             whole = bytearray(batch)
             stamp(whole, base, self.leader_epoch)
             set_max_timestamp(whole, now_ms)
             return now_ms, (whole,), now_ms
+        if _MAX_TIMESTAMP.unpack_from(batch, MAX_TIMESTAMP_OFFSET)[0] != h.max_timestamp:
+            # Kafka: LogValidator's batch.setMaxTimestamp(CREATE_TIME, the records' largest), CRC anew
+            whole = bytearray(batch)
+            stamp(whole, base, self.leader_epoch)
+            set_max_timestamp(whole, h.max_timestamp, TimestampType.CREATE_TIME)
+            return -1, (whole,), h.max_timestamp
         # base offset and leader epoch are outside the CRC: written anew in front of the rest as received
         prefix = _STAMPED_PREFIX.pack(base, h.batch_length, self.leader_epoch)
         return -1, (prefix, memoryview(batch)[_STAMPED_PREFIX.size:]), h.max_timestamp
@@ -232,6 +252,22 @@ class PartitionLog:
         self.active.next_offset = old.next_offset
         snapshot.write(self.directory, old.next_offset, self.producer_state)
         self._prune_snapshots(keep=2)
+
+    def recovery_point(self) -> recovery_point.Point:
+        """(active segment's base offset, offset, position in it) up to which the log is known good
+        after a crash (Kafka: UnifiedLog.recoveryPoint, advanced by flushes): under fsync "always"
+        what was fsynced, under "never" what was written, which a kill -9 leaves in the page cache
+        ("never" does not promise to survive a power loss). The active segment's index files are
+        brought up to it first, so that a start after a crash reads the index below the point
+        instead of scanning the log, and CRC-checks only what follows it."""
+        seg = self.active
+        position, offset = seg.durable if self.config.fsync else (seg.size, seg.next_offset)
+        point = (seg.base_offset, offset, position)
+        if point != self.checkpointed:
+            if position and not self.read_only:
+                seg.save_index(sync=self.config.fsync)
+            self.checkpointed = point
+        return point
 
     def flush(self) -> None:
         """fsync the active segment and, if a segment file was created since, the directory
@@ -428,7 +464,7 @@ class PartitionLog:
 
     # -- load, recovery and close ------------------------------------------------------------
 
-    def _load(self, clean: bool) -> None:
+    def _load(self, clean: bool, checkpoint: recovery_point.Point | None) -> None:
         # one listing of the directory, read every way below (a start over 10,000 partitions
         # spent a third of its time in globs)
         names = os.listdir(self.directory)
@@ -449,7 +485,11 @@ class PartitionLog:
             seg = LogSegment(self.directory, base, self.config.index_interval_bytes, self.read_only,
                              max_size=self.config.segment_bytes)
             last = i == len(bases) - 1
-            seg.load(recover=last and not clean and not self.read_only, max_batch=max(self.config.max_message_bytes, 1 << 24))
+            recover = last and not clean and not self.read_only
+            # the recovery point read at start (shim.storage.recovery_point), as (position, offset)
+            trusted = (checkpoint[2], checkpoint[1]) if recover and checkpoint and checkpoint[0] == base else None
+            seg.load(recover, max(self.config.max_message_bytes, 1 << 24), trusted)
+            self.recovery_scanned = seg.scanned
             if not last:
                 seg.next_offset = bases[i + 1]
                 if not self.read_only and seg.log_path.with_suffix(".index").name not in names:

@@ -93,6 +93,12 @@ class LogSegment:
         if not read_only and self.size and reserve.allocated_past_end(self._fd):
             reserve.release(self._fd, self.size)  # left by a process that was killed: give it back
         self._dirty = False
+        # (position, offset) up to which the file is known to be on disk: advanced by each fsync
+        # (the recovery point of PartitionLog.recovery_point under fsync "always")
+        self.durable = (self.size, base_offset)
+        # how many offset and time index entries the .index/.timeindex files hold, None when the
+        # files are not a prefix of the index in memory (see save_index)
+        self._index_saved: tuple[int, int] | None = None
         self.next_offset = base_offset
         self.max_timestamp = -1
         self._offsets = array("q")
@@ -158,6 +164,7 @@ class LogSegment:
         if self._dirty:
             fs.disk.fsync(self._fd)
             self._dirty = False
+        self.durable = (self.size, self.next_offset)
 
     def truncate_to_position(self, position: int) -> None:
         fs.disk.ftruncate(self._fd, position)  # frees every block past it, reserved ones too
@@ -219,18 +226,28 @@ class LogSegment:
 
     # -- load and recovery ------------------------------------------------------------------
 
-    def load(self, recover: bool, max_batch: int) -> int:
+    def load(self, recover: bool, max_batch: int, trusted: tuple[int, int] | None = None) -> int:
         """Rebuild the indexes by scanning the file; with ``recover``, also check every CRC.
 
         Stops at the first batch that is torn or corrupt and truncates the file there; returns the
         number of bytes cut. Without ``recover`` the indexes are read from their files when present.
+        ``trusted``: the recovery point (position, offset) up to which the file is known good; the
+        CRC check then starts there, with the index below it read from the index files, if they and
+        the batches between their last entry and that point agree with it (else from the start).
+        ``scanned`` tells how many bytes were CRC-checked.
         """
+        self.scanned = 0
         if not recover and self._load_index_files():
             return 0
-        self._offsets, self._positions = array("q"), array("q")
-        self._time_ts, self._time_offsets = array("q"), array("q")
-        self.max_timestamp, self._since_index = -1, 0
         position = 0
+        if trusted is not None and trusted[0] and self._load_index_files(until=trusted):
+            position = trusted[0]
+        else:
+            self._offsets, self._positions = array("q"), array("q")
+            self._time_ts, self._time_offsets = array("q"), array("q")
+            self.max_timestamp, self._since_index, self.next_offset = -1, 0, self.base_offset
+            self._index_saved = None
+        start, start_offset = position, self.next_offset
         while position < self.size:
             head = os.pread(self._fd, HEADER_SIZE, position)
             if len(head) < HEADER_SIZE:
@@ -244,6 +261,10 @@ class LogSegment:
                 break
             self._track(position, h.base_offset, h.last_offset, h.size, h.max_timestamp)
             position += h.size
+        self.scanned = position - start if recover else 0
+        # what a recovery read back came from the page cache: on disk only once fsynced again
+        self.durable = (start, start_offset) if recover else (position, self.next_offset)
+        self._dirty = recover and position > start  # read back from the page cache, not known to be on disk
         cut = self.size - position
         if cut and self.read_only:
             self.size = position  # ignore the tail a running broker may still be writing
@@ -252,44 +273,89 @@ class LogSegment:
             self.truncate_to_position(position)
         return cut
 
-    def _load_index_files(self) -> bool:
+    def _load_index_files(self, until: tuple[int, int] | None = None) -> bool:
+        """The indexes from their files, then a walk of the batch headers after their last entry: to
+        the end, or to ``until``, a recovery point (position, offset), exactly, with the entries
+        past it left out. False, with nothing changed, when the files and the log disagree."""
         idx = self.log_path.with_suffix(".index")
         tidx = self.log_path.with_suffix(".timeindex")
         if not idx.exists() or not tidx.exists():
             return False
         raw, traw = idx.read_bytes(), tidx.read_bytes()
-        if len(raw) % _INDEX_ENTRY.size or len(traw) % _TIME_ENTRY.size:
+        torn = len(raw) % _INDEX_ENTRY.size or len(traw) % _TIME_ENTRY.size
+        if torn and until is None:
+            return False
+        end, end_offset = until if until is not None else (self.size, None)
+        if end > self.size:
             return False
         offsets, positions = array("q"), array("q")
-        for rel, pos in _INDEX_ENTRY.iter_unpack(raw):
+        for rel, pos in _INDEX_ENTRY.iter_unpack(raw[:len(raw) - len(raw) % _INDEX_ENTRY.size]):
+            if pos >= end and until is not None:
+                break
             offsets.append(self.base_offset + rel)
             positions.append(pos)
         if positions and positions[-1] >= self.size and self.size:
             return False
-        self._offsets, self._positions = offsets, positions
-        self._time_ts, self._time_offsets = array("q"), array("q")
-        for ts, rel in _TIME_ENTRY.iter_unpack(traw):
-            self._time_ts.append(ts)
-            self._time_offsets.append(self.base_offset + rel)
-        # Walk the tail after the last index entry for next_offset, max timestamp and the byte count.
-        start = positions[-1] if positions else 0
-        self._since_index = 0
-        if self._time_ts:
-            self.max_timestamp, self.offset_of_max_timestamp = self._time_ts[-1], self._time_offsets[-1]
-        for position, h in self.iter_headers(start):
-            if position + h.size > self.size:
-                return False
-            self.next_offset = h.next_offset
-            if h.max_timestamp > self.max_timestamp:
-                self.max_timestamp, self.offset_of_max_timestamp = h.max_timestamp, h.last_offset
-            self._since_index += h.size
+        time_ts, time_offsets = array("q"), array("q")
+        for ts, rel in _TIME_ENTRY.iter_unpack(traw[:len(traw) - len(traw) % _TIME_ENTRY.size]):
+            if end_offset is not None and self.base_offset + rel >= end_offset:
+                break
+            time_ts.append(ts)
+            time_offsets.append(self.base_offset + rel)
+        walked = self._walk_to(positions[-1] if positions else 0, end, time_ts, time_offsets)
+        if walked is None or (end_offset is not None and walked != end_offset):
+            return False
+        self._offsets, self._positions, self._time_ts, self._time_offsets = offsets, positions, time_ts, time_offsets
+        whole = not torn and len(offsets) * _INDEX_ENTRY.size == len(raw) and len(time_ts) * _TIME_ENTRY.size == len(traw)
+        self._index_saved = (len(offsets), len(time_ts)) if whole else None
         return True
 
-    def write_index_files(self, sync_dir: bool = True) -> None:
+    def _walk_to(self, start: int, end: int, time_ts: array, time_offsets: array) -> int | None:
+        """Walk the batch headers from ``start`` (the last index entry's) to ``end`` for the next
+        offset, max timestamp and bytes since the last index entry; the offset at ``end``, or None
+        if the batches do not end there."""
+        max_ts, max_ts_offset = (time_ts[-1], time_offsets[-1]) if time_ts else (-1, self.base_offset)
+        since, next_offset, position = 0, self.base_offset, start
+        while position < end:
+            h = self.header_at(position)
+            if h is None or h.magic != MAGIC or h.size < HEADER_SIZE or position + h.size > end:
+                return None
+            next_offset = h.next_offset
+            if h.max_timestamp > max_ts:
+                max_ts, max_ts_offset = h.max_timestamp, h.last_offset
+            since += h.size
+            position += h.size
+        if start == end and start:  # nothing to walk: the offset at ``end`` is not known here
+            return None
+        self.next_offset, self._since_index = next_offset, since
+        self.max_timestamp, self.offset_of_max_timestamp = max_ts, max_ts_offset
+        return next_offset
+
+    def write_index_files(self, sync_dir: bool = True, sync: bool = True) -> None:
         idx = b"".join(_INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions))
         tidx = b"".join(_TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._time_ts, self._time_offsets))
-        fs.atomic_write(self.log_path.with_suffix(".index"), idx, sync_dir)
-        fs.atomic_write(self.log_path.with_suffix(".timeindex"), tidx, sync_dir)
+        fs.atomic_write(self.log_path.with_suffix(".index"), idx, sync_dir, sync)
+        fs.atomic_write(self.log_path.with_suffix(".timeindex"), tidx, sync_dir, sync)
+        self._index_saved = (len(self._offsets), len(self._time_ts))
+
+    def save_index(self, sync: bool) -> None:
+        """Bring the index files up to the index in memory, for a recovery point inside this (the
+        active) segment: the entries added since are appended (fsynced with ``sync``), or, when the
+        files are not a prefix of it, both are written anew (Kafka's active segment has its index
+        files mapped and written as it grows)."""
+        if self._index_saved is None:
+            self.write_index_files(sync_dir=sync, sync=sync)
+            return
+        n, m = self._index_saved
+        if n < len(self._offsets):
+            fs.append(self.log_path.with_suffix(".index"), b"".join(
+                _INDEX_ENTRY.pack(self._offsets[i] - self.base_offset, self._positions[i])
+                for i in range(n, len(self._offsets))), sync)
+        if m < len(self._time_ts):
+            fs.append(self.log_path.with_suffix(".timeindex"), b"".join(
+                _TIME_ENTRY.pack(self._time_ts[i], self._time_offsets[i] - self.base_offset)
+                for i in range(m, len(self._time_ts))), sync)
+        self._index_saved = (len(self._offsets), len(self._time_ts))
 
     def close(self) -> None:
         if self._fd >= 0:

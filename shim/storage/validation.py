@@ -96,23 +96,29 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     if compression > _ZSTD:
         raise KafkaError(ErrorCode.invalid_record, f"unknown compression codec {compression}")
     h = BatchHeader._make(fields)
-    _read_records(batch, h, compression, budget, record_pass)
+    max_timestamp = _read_records(batch, h, compression, budget, record_pass)
+    if max_timestamp != h.max_timestamp:
+        # Kafka's LogValidator sets MaxTimestamp from the records whatever the producer wrote
+        # (DefaultRecordBatch.setMaxTimestamp, in place, the CRC written again); the header given
+        # here says what the log append writes (PartitionLog.append)
+        h = h._replace(max_timestamp=max_timestamp)
     return h
 
 
 def _read_records(batch: bytes | bytearray, h: BatchHeader, compression: int,
-                  budget: DecompressionBudget | None, record_pass=None) -> None:
-    """Every record is read, as LogValidator does (the batch is then stored as it came); what a
-    compressed batch decompresses to is taken from ``budget``."""
+                  budget: DecompressionBudget | None, record_pass=None) -> int:
+    """Every record is read, as LogValidator does (the batch is then stored as it came but for its
+    MaxTimestamp, returned here: the largest record timestamp); what a compressed batch
+    decompresses to is taken from ``budget``."""
     n = len(batch)
     if compression and budget is None:
         budget = DecompressionBudget(n)
     limit = budget.limit(n) if compression else None
     try:
         if record_pass is None:
-            offsets_in_order, walked = walk_batch(batch, h, limit)
+            offsets_in_order, walked, max_timestamp = walk_batch(batch, h, limit)
         else:
-            offsets_in_order, walked = record_pass.walk(batch, h, limit)
+            offsets_in_order, walked, max_timestamp = record_pass.walk(batch, h, limit)
     except PayloadTooLarge as exc:
         # Kafka's max.decompressed.message.bytes is refused as InvalidRecordException too
         raise KafkaError(ErrorCode.invalid_record, f"the compressed records are too large: {exc}") from exc
@@ -129,3 +135,4 @@ def _read_records(batch: bytes | bytearray, h: BatchHeader, compression: int,
         # there (its records were read without keys and values) with UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error,
                          "the offset deltas of a compressed batch must run 0, 1, 2, ...")
+    return max_timestamp

@@ -39,8 +39,8 @@ def test_native_scan_matches_the_python_scan(records, mutations, count_adjust, b
     assert native == _outcome(scan_records_py, bytes(payload), *args)
     assert native == _outcome(records_module._scan, memoryview(b"xx" + payload)[2:], *args)
     # the scan's verdict is the walk's
-    walk = _outcome(_walk_records_py, bytes(payload), count)
-    assert native == walk if isinstance(walk, str) else native[0] == walk
+    walk = _outcome(_walk_records_py, bytes(payload), count, base_ts)
+    assert native == walk if isinstance(walk, str) else (native[0], native[8]) == walk
 
 
 @pytest.mark.parametrize("scan", [scan_records_py, records_module._scan])
@@ -49,7 +49,7 @@ def test_scan_reports_null_keys_and_out_of_range_timestamps(scan):
             + _record(key=None, ts_delta=-3, offset_delta=2) + _record(ts_delta=100, offset_delta=3))
     # base 1000, now 1000: [1000 - 2, 1000 + 10] holds 1000 and 1005, not 997 nor 1100
     facts = scan(body, 4, 1000, False, True, 1000, 2, 10, 10)
-    assert facts == (True, True, [0, 2], 2, [(2, 997, 2), (3, 1100, 3)], 2, 0, 100)
+    assert facts == (True, True, [0, 2], 2, [(2, 997, 2), (3, 1100, 3)], 2, 0, 100, 1100)
     capped = scan(body, 4, 1000, False, True, 1000, 2, 10, 1)
     assert capped[2:6] == ([0], 2, [(2, 997, 2)], 2)
     assert scan(body, 4, 1000, False, False, 1000, 2, 10, 10)[4:6] == ([], 0)

@@ -196,9 +196,9 @@ def test_undecodable_payload_is_its_own_error(codec):
     assert not isinstance(info.value, UndecodablePayload)
 
 
-def _walk_outcome(walk, payload: bytes, count: int):
+def _walk_outcome(walk, payload: bytes, count: int, base_ts: int = 1_700_000_000_000):
     try:
-        return walk(payload, count)
+        return walk(payload, count, base_ts)
     except ValueError as exc:  # the C walk raises ValueError, the Python one InvalidBatch (a ValueError)
         return f"rejected: {exc}"
 
@@ -209,16 +209,18 @@ needs_native = pytest.mark.skipif(not records_module.NATIVE_WALK, reason="kafka_
 @needs_native
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records=st.lists(record_tuples, min_size=1, max_size=5), mutations=st.integers(0, 3),
-       count_adjust=st.sampled_from([0, 0, 0, -1, 1, -100]), data=st.data())
-def test_native_walk_matches_the_python_walk(records, mutations, count_adjust, data):
-    # Same verdict, same message, same offset-order answer, on valid and corrupted payloads.
+       count_adjust=st.sampled_from([0, 0, 0, -1, 1, -100]), data=st.data(),
+       base_ts=st.integers(-(1 << 63), (1 << 63) - 1) | st.integers(-5, 1 << 42))
+def test_native_walk_matches_the_python_walk(records, mutations, count_adjust, data, base_ts):
+    # Same verdict, same message, same offset-order answer and MaxTimestamp (wrapping past Java's
+    # long range included), on valid and corrupted payloads.
     payload = bytearray(encode_batch(records)[HEADER_SIZE:])
     for _ in range(mutations):
         _mutate(payload, data)
     count = len(records) + count_adjust
-    native = _walk_outcome(records_module._walk, bytes(payload), count)
-    assert native == _walk_outcome(records_module._walk_records_py, bytes(payload), count)
-    assert native == _walk_outcome(records_module._walk, memoryview(b"xx" + payload)[2:], count)
+    native = _walk_outcome(records_module._walk, bytes(payload), count, base_ts)
+    assert native == _walk_outcome(records_module._walk_records_py, bytes(payload), count, base_ts)
+    assert native == _walk_outcome(records_module._walk, memoryview(b"xx" + payload)[2:], count, base_ts)
 
 
 @needs_native
@@ -257,3 +259,20 @@ def test_frame_errors():
         struct.pack_into(">i", batch, 8, length)
         with pytest.raises(InvalidBatch):
             validate_batch(batch)
+
+
+def _jlong(value: int) -> int:
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+@pytest.mark.parametrize("walk", [records_module._walk_records_py, records_module._walk], ids=["python", "native"])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(record_tuples, min_size=1, max_size=6), base_ts=st.integers(-(1 << 63), (1 << 63) - 1))
+def test_the_walk_gives_the_largest_record_timestamp(walk, records, base_ts):
+    # LogValidator: the largest of RecordBatch.NO_TIMESTAMP (-1) and each record's base + delta as a
+    # Java long, whatever the header's MaxTimestamp says
+    batch = bytearray(encode_batch(records))
+    struct.pack_into(">q", batch, 27, base_ts)  # BaseTimestamp
+    _, decoded = decode_batch(bytes(batch))
+    expected = max([-1] + [_jlong(r.timestamp) for r in decoded])
+    assert walk(bytes(batch[HEADER_SIZE:]), len(records), base_ts) == (True, expected)

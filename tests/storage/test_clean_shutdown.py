@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from shim.storage import fs
+from shim.storage import fs, recovery_point
 from shim.storage.log_manager import CLEAN_SHUTDOWN, LogManager
 from shim.storage.partition_log import LogConfig
 from tests.test_storage_partition_log import append, batch
@@ -61,7 +61,8 @@ def test_clean_stop_syncs_only_the_partitions_written_since_they_were_loaded(tmp
     logs.close()
     seg = "00000000000000000000"
     assert disk.files == Counter({f"{seg}.log": 2, f"{seg}.index": 2, f"{seg}.timeindex": 2,
-                                  "00000000000000000003.snapshot": 2, CLEAN_SHUTDOWN: 1})
+                                  "00000000000000000003.snapshot": 2, CLEAN_SHUTDOWN: 1,
+                                  recovery_point.FILE: 1})  # the partitions' recovery points changed
     assert disk.dirs == Counter({"t-3": 1, "t-17": 1, tmp_path.name: 1})  # one per written partition, one for the marker
 
     logs = _open(tmp_path)
