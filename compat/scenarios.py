@@ -549,6 +549,16 @@ SCENARIOS: list[Scenario] = [
              "AlterConsumerGroupOffsets UnknownMemberIdException, removing an unknown instance "
              "UnknownMemberIdException, DeleteGroups GroupNotEmptyException; after removing every member they "
              "succeed.", ("java",)),
+    Scenario("consumer.topic_names", "invalid topic names and auto-creation",
+             "partitionsFor, subscribe-then-poll and a producer's send of a name Kafka refuses fail with "
+             "InvalidTopicException (unsubscribe still works); partitionsFor of an unknown topic creates it.",
+             ("java",)),
+    Scenario("admin.topic_edge_cases", "CreateTopics, DescribeTopics and DeleteTopics edge cases",
+             "CreateTopics' result carries partitions, replication factor (also the broker's defaults) and the "
+             "configs with their sources; a 249-character name is created, 250 is InvalidTopicException; a null "
+             "config value is refused by CreateTopics and IncrementalAlterConfigs with Kafka's messages; an "
+             "existing topic is TopicExistsException even with an impossible replication factor; describeTopics "
+             "by id answers UnknownTopicIdException for an unknown id; deleteTopics by id deletes.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "

@@ -208,6 +208,15 @@ def test_consumer_after_delete_records(observed):
     assert obs["beginning_end"] == [10, 10]
 
 
+@pytest.mark.compat(scenario="consumer.topic_names")
+def test_invalid_topic_names_and_auto_creation(observed):
+    obs = observed("consumer.topic_names")
+    invalid = E + "InvalidTopicException"
+    assert error(obs["partitions_for_invalid"]) == error(obs["poll_invalid"]) == error(obs["send_invalid"]) == invalid
+    assert obs["unsubscribe"] is None
+    assert obs["auto_created"] is True
+
+
 # ---------------------------------------------------------------------------------------- producer
 
 @pytest.mark.compat(scenario="producer.record_too_large")
@@ -257,6 +266,24 @@ def test_group_admin_calls(observed):
     assert obs["offsets_after_delete"] == []
     assert (obs["empty_alter"], obs["altered_offset"]) == ([None, None], 0)
     assert (obs["delete_empty"], obs["groups_after"]) == (None, 0)
+
+
+@pytest.mark.compat(scenario="admin.topic_edge_cases")
+def test_topic_edge_cases(observed):
+    obs = observed("admin.topic_edge_cases")
+    assert obs["created"] == {"foo": [2, 1], "bar": [3, 1], "baz": [1, 1]}  # baz: the broker's defaults
+    assert obs["config_cleanup.policy"] == ["delete", "DEFAULT_CONFIG", False, False]
+    assert obs["config_index.interval.bytes"] == ["9999999", "DYNAMIC_TOPIC_CONFIG", False, False]
+    assert obs["name_lengths"] == [249, 250]
+    assert obs["long_names"] == [None, "InvalidTopicException"]
+    assert obs["create_null_config"] == ["InvalidConfigurationException",
+                                         "Null value not supported for topic configs: retention.bytes"]
+    assert obs["alter_null_config"] == ["InvalidRequestException", "Null value not supported for : retention.bytes"]
+    assert obs["after_null_config"] == {"o": ["producer", "-1"]}  # the refused request changed nothing
+    # Kafka's controller finds the topic exists before it looks at the replication factor
+    assert obs["exists_validate_only"] == "TopicExistsException"
+    assert obs["describe_by_id"] == [True, "UnknownTopicIdException"]
+    assert (obs["delete_by_id"], obs["deleted_gone"]) == (None, True)
 
 
 @pytest.mark.compat(scenario="admin.incremental_alter_invalid")

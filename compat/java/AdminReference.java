@@ -15,6 +15,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DeleteConsumerGroupOffsetsResult;
 import org.apache.kafka.clients.admin.DeleteConsumerGroupsResult;
 import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupResult;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -107,6 +108,67 @@ final class AdminReference {
         @SuppressWarnings("unchecked")
         Map<String, Object> m = (Map<String, Object>) o;
         return java.util.Arrays.asList(error(f), m.get("message"));
+    }
+
+    // ------------------------------------------------------------------ topics
+
+    /**
+     * testCreateTopicsReturnsConfigs (without the cluster-wide config changes), testLongTopicNames,
+     * testNullConfigs, testDescribeTopicsWithIds, testDeleteTopicsWithIds,
+     * and testCreateExistingTopicsThrowTopicExistsException.
+     */
+    static void topicEdgeCases(Support s, Map<String, Object> obs) throws Exception {
+        String foo = s.name("edge-foo"), bar = s.name("edge-bar"), baz = s.name("edge-baz");
+        try (Admin admin = s.admin()) {
+            int node = admin.describeCluster().nodes().get(20, TimeUnit.SECONDS).iterator().next().id();
+            var created = admin.createTopics(List.of(
+                    new NewTopic(foo, Map.of(0, List.of(node), 1, List.of(node))).configs(Map.of("index.interval.bytes", "9999999")),
+                    new NewTopic(bar, 3, (short) 1),
+                    new NewTopic(baz, java.util.Optional.empty(), java.util.Optional.empty())));
+            created.all().get(20, TimeUnit.SECONDS);
+            Map<String, Object> shapes = new LinkedHashMap<>();
+            for (String t : List.of(foo, bar, baz)) {
+                shapes.put(t.substring(t.length() - 3), List.of(created.numPartitions(t).get(), created.replicationFactor(t).get()));
+            }
+            obs.put("created", shapes);
+            Config fooConfig = created.config(foo).get();
+            for (String name : List.of("cleanup.policy", "index.interval.bytes")) {
+                ConfigEntry e = fooConfig.get(name);
+                obs.put("config_" + name, e == null ? null : List.of(e.value(), e.source().name(), e.isReadOnly(), e.isSensitive()));
+            }
+            // s.name(x) is prefix + "-" + x: names of 249 (Kafka's longest) and 250 characters
+            String longest = "x".repeat(248 - s.prefix.length()), tooLong = "x".repeat(249 - s.prefix.length());
+            var longResults = admin.createTopics(List.of(new NewTopic(s.name(tooLong), 1, (short) 1),
+                    new NewTopic(s.name(longest), 1, (short) 1))).values();
+            obs.put("name_lengths", List.of(s.name(longest).length(), s.name(tooLong).length()));
+            obs.put("long_names", java.util.Arrays.asList(error(longResults.get(s.name(longest))), error(longResults.get(s.name(tooLong)))));
+            Map<String, String> nullRetention = new java.util.HashMap<>();
+            nullRetention.put("retention.bytes", null);
+            nullRetention.put("compression.type", "producer");
+            obs.put("create_null_config", errorAndMessage(admin.createTopics(List.of(
+                    new NewTopic(s.name("edge-null"), 1, (short) 1).configs(nullRetention))).all()));
+            ConfigResource fooResource = new ConfigResource(ConfigResource.Type.TOPIC, foo);
+            obs.put("alter_null_config", errorAndMessage(admin.incrementalAlterConfigs(Map.of(fooResource, List.of(
+                    op("retention.bytes", null, AlterConfigOp.OpType.SET),
+                    op("compression.type", "lz4", AlterConfigOp.OpType.SET)))).all()));
+            obs.put("after_null_config", values(admin, List.of(fooResource), "compression.type", "retention.bytes"));
+            obs.put("exists_validate_only", error(admin.createTopics(List.of(new NewTopic(foo, 1, (short) 2)),
+                    new org.apache.kafka.clients.admin.CreateTopicsOptions().validateOnly(true)).all()));
+            org.apache.kafka.common.Uuid fooId = admin.describeTopics(List.of(foo)).allTopicNames().get(20, TimeUnit.SECONDS)
+                    .get(foo).topicId();
+            org.apache.kafka.common.Uuid randomId = org.apache.kafka.common.Uuid.randomUuid();
+            var byId = admin.describeTopics(org.apache.kafka.common.TopicCollection.ofTopicIds(List.of(fooId, randomId))).topicIdValues();
+            obs.put("describe_by_id", java.util.Arrays.asList(
+                    byId.get(fooId).get(20, TimeUnit.SECONDS).name().equals(foo), error(byId.get(randomId))));
+            List<org.apache.kafka.common.Uuid> ids = new ArrayList<>();
+            admin.describeTopics(List.of(bar, baz)).allTopicNames().get(20, TimeUnit.SECONDS).values()
+                    .forEach(d -> ids.add(d.topicId()));
+            obs.put("delete_by_id", error(admin.deleteTopics(org.apache.kafka.common.TopicCollection.ofTopicIds(ids)).all()));
+            obs.put("deleted_gone", Support.eventually(() -> {
+                Set<String> names = admin.listTopics().names().get();
+                return !names.contains(bar) && !names.contains(baz) && names.contains(foo);
+            }, 20_000));
+        }
     }
 
     // ------------------------------------------------------------------ IncrementalAlterConfigs
