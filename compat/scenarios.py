@@ -580,14 +580,14 @@ SCENARIOS: list[Scenario] = [
              "With useDeprecatedOffsetFetching=true the driver resolves offsets with a KafkaConsumer in a group "
              "of its own (named by kafka.group.id, or groupIdPrefix-<uuid>..., listed by the coordinator): batch "
              "reads of the transactional layout under both isolation levels and a read_committed stream held at "
-             "the LSO by an open transaction, going on when it commits; startingTimestamp/endingTimestamp through "
-             "either reader.",
+             "the LSO by an open transaction, going on when it commits or aborts; startingTimestamp/endingTimestamp "
+             "through the consumer's offsetsForTimes.",
              ("spark",)),
     Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
              "CreatePartitions under a running query: the new partitions are read from offset 0 (with either "
              "offset reader). A topic "
              "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
-             "offset went back, false goes on from the new topic's end; under a running subscribePattern "
+             "offset went back from 2 to 1; under a running subscribePattern "
              "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
              ("spark",)),
     Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",
