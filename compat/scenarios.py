@@ -521,6 +521,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("consumer.out_of_range_reset", "out-of-range offsets reset by the policy",
              "A seek past the end goes back to 0 under earliest and to the log end (10) under latest, where the "
              "next records arrive.", ("java",)),
+    Scenario("consumer.group_max_size", "group.max.size refuses the member too many",
+             "Against a broker with group.max.size=2, two members share a two-partition topic; a third one's poll "
+             "fails with GroupMaxSizeReachedException and the two go on consuming.", ("java",)),
     Scenario("consumer.large_records", "fetch sizes (KIP-74)",
              "A record larger than fetch.max.bytes or max.partition.fetch.bytes comes back when it is first; "
              "behind a small record the first poll returns the small one alone.", ("java",)),

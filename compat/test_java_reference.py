@@ -21,11 +21,13 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
+OWN_BROKER = {"consumer.group_max_size"}  # run against a broker of their own, below
 
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+    wanted = [n for n in module_scenarios(request) if n not in OWN_BROKER]
+    out = java_drivers.run("ReferenceDriver", wanted, compat_target.bootstrap_servers,
                            timeout=300, prefix=compat_target.prefix + "-jr", parallel=6, timeout_s=90)
     return out["results"]
 
@@ -366,3 +368,18 @@ def test_transaction_version_2_fencing(tmp_path, java4):
     check_expiration(expiration["same_partition"], False, True)
     check_expiration(expiration["new_partition"], True, True)
     assert observed("txn.empty_abort_after_commit")["read_committed"] == ["4/committed", "5/committed"]
+
+
+@pytest.mark.shim_only("starts a broker with group.max.size=2")
+@pytest.mark.compat(scenario="consumer.group_max_size")
+def test_group_max_size(tmp_path, java_drivers):
+    """ConsumerBounceTest.testConsumerReceivesFatalExceptionWhenGroupPassesMaxSize on one broker."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
+                           extra={"group.max.size": "2"}) as broker:
+        out = java_drivers.run("ReferenceDriver", ["consumer.group_max_size"], broker.bootstrap_servers, timeout=300,
+                               prefix="maxsize", parallel=1, timeout_s=120)
+    obs = observed_of(out["results"])("consumer.group_max_size")
+    assert obs["two_assigned"] is True
+    assert error(obs["third_error"]) == E + "GroupMaxSizeReachedException"
+    assert (obs["both_consumed"], obs["received"]) == (True, [100, 100])
+    assert obs["poller_errors"] == {}

@@ -24,6 +24,7 @@ public final class ReferenceDriver {
         all.put("consumer.invalid_offset", ClientReference::invalidOffset);
         all.put("consumer.out_of_range_reset", ClientReference::outOfRangeReset);
         all.put("consumer.topic_names", ClientReference::topicNames);
+        all.put("consumer.group_max_size", ClientReference::groupMaxSize);
         all.put("consumer.large_records", ClientReference::largeRecords);
         all.put("consumer.commit_metadata", ClientReference::commitMetadata);
         all.put("consumer.delete_records", ClientReference::deleteRecords);
