@@ -565,7 +565,8 @@ SCENARIOS: list[Scenario] = [
              "either reader.",
              ("spark",)),
     Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
-             "CreatePartitions under a running query: the new partitions are read from offset 0. A topic "
+             "CreatePartitions under a running query: the new partitions are read from offset 0 (with either "
+             "offset reader). A topic "
              "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
              "offset went back, false goes on from the new topic's end; under a running subscribePattern "
              "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
@@ -573,6 +574,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",
              "One batch DataFrame with earliest/latest collected again: it sees records appended since, and "
              "after retention deleted old segments it starts at the new log start offset.",
+             ("spark",)),
+    Scenario("spark.txn_timeout", "Spark readStream across a transaction the coordinator aborts",
+             "A read_committed query is held at the LSO by a transaction its producer leaves open; once "
+             "transaction.timeout.ms has passed the coordinator aborts it, the LSO moves past the ABORT marker "
+             "and the next batch reads the plain record behind the transaction, never the aborted one.",
              ("spark",)),
     Scenario("spark.broker_restart", "Spark readStream across a broker kill -9 and restart",
              "The broker is killed with SIGKILL and restarted on its data directory and port under a running "

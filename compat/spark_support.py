@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,12 @@ ISOLATION = ["read_committed", "read_uncommitted"]
 JARS_ENV, PACKAGES_ENV = "KAFKA_SHIM_SPARK_JARS", "KAFKA_SHIM_SPARK_PACKAGES"
 CONNECTOR_JARS = ("spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13")
 QUERY_TIMEOUT_S = 120
+
+
+# spark.sql.streaming.kafka.useDeprecatedOffsetFetching: false (Spark 4's default) resolves offsets on
+# the driver with an Admin client, true with a KafkaConsumer in a consumer group of its own
+DEPRECATED_OFFSET_FETCHING = "spark.sql.streaming.kafka.useDeprecatedOffsetFetching"
+READERS = [pytest.param("false", id="admin-reader"), pytest.param("true", id="consumer-reader")]
 
 
 def each_iso(scenario: str):
@@ -266,6 +273,16 @@ def layout(kafka):
 
 def rows(df) -> list[tuple]:
     return sorted((r["partition"], r["offset"], r["value"]) for r in df.collect())
+
+
+@contextmanager
+def offset_reader(spark, deprecated: str):
+    """Queries started inside use the offset reader ``deprecated`` names (see READERS)."""
+    spark.conf.set(DEPRECATED_OFFSET_FETCHING, deprecated)
+    try:
+        yield
+    finally:
+        spark.conf.unset(DEPRECATED_OFFSET_FETCHING)
 
 
 def kafka_read(spark, bootstrap: str, iso: str = "read_committed", **options):

@@ -135,6 +135,9 @@ def test_oversized_or_malformed_requests_are_refused(tmp_path):
         assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n").startswith(b"HTTP/1.1 413")
         assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").startswith(b"HTTP/1.1 411")
         assert raw(b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
+        nested = b"[" * 100_000  # json.loads raises RecursionError, not ValueError: this closed unanswered
+        assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + nested).startswith(
+            b"HTTP/1.1 400")
         assert raw(b"POST /v1/ops/faults HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").startswith(b"HTTP/1.1 200")
 
 

@@ -6,6 +6,9 @@
   starts at the new log start offset, with failOnDataLoss=true and no error; an explicit
   startingOffsets below the log start reads from the log start with failOnDataLoss=false and fails
   with Spark's data-loss error with true;
+* a read_committed stream held at the LSO by a transaction its producer abandons: the coordinator
+  aborts it once transaction.timeout.ms has passed (checked every 100 ms here), the LSO moves past
+  the ABORT marker and the query reads the plain record behind it, never the aborted one;
 * kill -9 under a running read_committed query with a transaction open: the broker restarts on its
   data directory and port, the query carries on by itself (its Admin and consumers reconnect), the
   transaction commits after the restart and its records are read, and a query restarted from the
@@ -124,3 +127,34 @@ def test_stream_across_a_broker_kill9_and_restart(spark, tmp_path, shim_process,
         query.stop()
     assert sink() == [(0, 0, "s-0"), (0, 1, "s-1"), (0, 2, "c-0"), (0, 4, "s-4"),
                       (1, 0, "s-2"), (1, 1, "s-3"), (1, 2, "s-5")]
+
+
+@pytest.mark.compat(scenario="spark.txn_timeout")
+def test_stream_across_a_transaction_the_coordinator_aborts(spark, tmp_path):
+    """Partition 0: p-0 | t-1 of a transaction left open (transaction.timeout.ms=1000) | p-2 | the
+    ABORT marker at 3 that the coordinator writes when the transaction times out."""
+    from shim.broker import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0",
+                      transaction_abort_check_interval_ms=100) as broker:
+        kafka = kafka_on(broker.bootstrap_servers, "timeout")
+        topic = kafka.topic("abandoned", 1)
+        plain, t = kafka.plain(), kafka.txn("abandoned", **{"transaction.timeout.ms": 1000})
+        send(plain, topic, 0, "p-0")
+        out = tmp_path / "out"
+        stream = pov(kafka_stream(spark, broker.bootstrap_servers, "read_committed", subscribe=topic,
+                                  startingOffsets="earliest", failOnDataLoss="true"))
+        query = to_parquet(stream, out, tmp_path / "checkpoint", trigger={"processingTime": "200 milliseconds"})
+        try:
+            wait_query(query, lambda: sum(b["rows"] for b in batches(query)) == 1, "p-0")
+            t.begin_transaction()
+            send(t, topic, 0, "t-1")
+            send(plain, topic, 0, "p-2")
+            kafka.wait_end(topic, {0: 4})  # the coordinator's ABORT marker at 3
+            wait_query(query, lambda: {topic: {0: 4}} in latest_seen(query), "the LSO past the marker")
+            query.processAllAvailable()
+            # the LSO held the query at 1 until the abort: no batch ended between 1 and 4
+            assert [b["end"][topic][0] for b in batches(query)] == [1, 4]
+        finally:
+            query.stop()
+        assert rows(spark.read.parquet(str(out))) == [(0, 0, "p-0"), (0, 2, "p-2")]

@@ -19,18 +19,14 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager
 
 import pytest
 
-from compat.spark_support import (AFTER_COMMIT, VISIBLE, Kafka, each_iso, kafka_read, kafka_stream, latest_seen,
-                                  layout, pov, rows, send, spark_session, to_parquet, wait_query)
+from compat.spark_support import (AFTER_COMMIT, READERS, VISIBLE, Kafka, each_iso, kafka_read, kafka_stream,
+                                  latest_seen, layout, offset_reader, pov, rows, send, spark_session, to_parquet,
+                                  wait_query)
 
 pytestmark = pytest.mark.compat(client="spark")
-
-DEPRECATED = "spark.sql.streaming.kafka.useDeprecatedOffsetFetching"
-READERS = [pytest.param("false", id="admin-reader"), pytest.param("true", id="consumer-reader")]
-
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
@@ -41,15 +37,6 @@ def spark(tmp_path_factory):
 def kafka(compat_target):
     pytest.importorskip("confluent_kafka")
     return Kafka(compat_target, "readers")
-
-
-@contextmanager
-def offset_reader(spark, deprecated: str):
-    spark.conf.set(DEPRECATED, deprecated)
-    try:
-        yield
-    finally:
-        spark.conf.unset(DEPRECATED)
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +88,6 @@ def test_global_timestamps(spark, kafka, deprecated):
                             startingTimestamp=str(base + 2000), endingTimestamp=str(base + 6500))
             assert rows(pov(df)) == [(0, 1, "t-1"), (0, 2, "t-2"), (0, 3, "t-3"), (0, 4, "t-4"),
                                      (1, 1, "u-1"), (1, 2, "u-2")]
-            # past every record: the default strategy fails the read, as with startingOffsetsByTimestamp
-            late = kafka_read(spark, kafka.bootstrap, "read_committed", subscribe=topic,
-                              startingTimestamp=str(base + 99_000))
-            with pytest.raises(Exception, match="No offset matched"):
-                late.collect()
     finally:
         c.abort_transaction(20)
 

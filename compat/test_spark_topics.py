@@ -2,7 +2,8 @@
 does with CreatePartitions and DeleteTopics):
 
 * partitions added (CreatePartitions) under a running subscribe query: the new partitions are read
-  from offset 0, including records written to them before Spark saw them;
+  from offset 0, including records written to them before Spark saw them, with either offset
+  reader (the consumer-based one rejoins its group for the new partitions);
 * a topic deleted and recreated between two runs on one checkpoint: its end went back from 2 to 1,
   so failOnDataLoss=true fails the run with Spark's "offset was changed" data-loss error, and
   failOnDataLoss=false goes on from the new end (the recreated topic's first record is skipped,
@@ -18,8 +19,8 @@ from __future__ import annotations
 import pytest
 
 from compat.support import wait_for
-from compat.spark_support import (Kafka, batches, kafka_stream, run_available_now, send, spark_session, to_parquet,
-                                  wait_query)
+from compat.spark_support import (READERS, Kafka, batches, kafka_stream, offset_reader, run_available_now, send,
+                                  spark_session, to_parquet, wait_query)
 
 pytestmark = [pytest.mark.compat(client="spark", scenario="spark.topic_changes")]
 
@@ -33,6 +34,13 @@ def spark(tmp_path_factory):
 def kafka(compat_target):
     pytest.importorskip("confluent_kafka")
     return Kafka(compat_target, "topics")
+
+
+def fresh_metadata(deprecated: str) -> dict:
+    """The consumer reader learns of new partitions from its consumer's Metadata, which it refreshes
+    every metadata.max.age.ms (5 minutes by default; Spark's own tests take 1 ms), and then rejoins
+    its group for an assignment with them."""
+    return {"kafka.metadata.max.age.ms": "1"} if deprecated == "true" else {}
 
 
 def sink(spark, out) -> list[tuple]:
@@ -57,15 +65,17 @@ def delete_topic(kafka, topic: str) -> None:
     wait_for(lambda: topic not in kafka.admin.list_topics(timeout=10).topics, 20, message=f"{topic} gone")
 
 
-def test_partitions_added_under_a_running_query(spark, kafka, tmp_path):
+@pytest.mark.parametrize("deprecated", READERS)
+def test_partitions_added_under_a_running_query(spark, kafka, tmp_path, deprecated):
     from confluent_kafka.admin import NewPartitions
 
     topic = kafka.topic("grow", 1)
     send(kafka.plain(), topic, 0, "g0-0", "g0-1")
     out = tmp_path / "out"
-    stream = tpov(kafka_stream(spark, kafka.bootstrap, subscribe=topic, startingOffsets="earliest",
-                               failOnDataLoss="true"))
-    query = to_parquet(stream, out, tmp_path / "checkpoint", trigger={"processingTime": "200 milliseconds"})
+    with offset_reader(spark, deprecated):
+        stream = tpov(kafka_stream(spark, kafka.bootstrap, subscribe=topic, startingOffsets="earliest",
+                                   failOnDataLoss="true", **fresh_metadata(deprecated)))
+        query = to_parquet(stream, out, tmp_path / "checkpoint", trigger={"processingTime": "200 milliseconds"})
     try:
         wait_query(query, lambda: sum(b["rows"] for b in batches(query)) == 2, "the first partition's records")
         for f in kafka.admin.create_partitions([NewPartitions(topic, 3)]).values():

@@ -206,6 +206,28 @@ async def test_batch_of_exactly_max_message_bytes_is_accepted(node):
     assert (await produce_one(node, over)).error_code == ErrorCode.message_too_large
 
 
+async def test_refusals_carry_no_message_as_in_kafka(node):
+    """Kafka puts an error message in a Produce answer only for record errors and a transaction
+    verification's own text (ReplicaManager: LogAppendResult.hasCustomErrorMessage); the Java
+    producer then shows its default text for the code."""
+    node.logs.create_topic("t", 1, {"max.message.bytes": "100"})
+    r = await produce_one(node, batch(n=1, value_size=200))
+    assert (r.error_code, r.error_message) == (ErrorCode.message_too_large, None)
+    r = await produce(node, {5: batch(n=1)})
+    assert (r[5].error_code, r[5].error_message) == (ErrorCode.unknown_topic_or_partition, None)
+
+
+@pytest.mark.parametrize("version,code", [(9, ErrorCode.invalid_txn_state), (11, ErrorCode.transaction_abortable)])
+async def test_a_partition_not_in_the_transaction_is_answered_with_kafkas_message(node, topic, version, code):
+    pid, epoch = node.txn.init_producer_id("tx", 60_000, -1, -1, 0)
+    data = encode_batch([(b"k", b"v", [], TS)], producer_id=pid, producer_epoch=epoch, base_sequence=0,
+                        is_transactional=True)
+    r = await produce_one(node, data, version=version, transactional_id="tx")
+    message = "Partition was not added to the transaction" if code == ErrorCode.invalid_txn_state else None
+    assert (r.error_code, r.error_message) == (code, message)
+    assert topic.log_end_offset == 0
+
+
 async def test_zstd_needs_produce_v7(node, topic):
     data = batch(n=2, compression=Compression.ZSTD)
     assert (await produce_one(node, data, version=6)).error_code == ErrorCode.unsupported_compression_type

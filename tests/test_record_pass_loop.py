@@ -137,5 +137,5 @@ async def test_the_size_after_a_recompression_off_the_loop_is_checked(node, batc
     zstd = encode_batch(_tiny_records(), compression=Compression.ZSTD)
     r, stall = await _stall_during(produce_one(node, zstd, topic="u"))
     assert r.error_code == ErrorCode.message_too_large and stall < STALL_LIMIT
-    assert r.error_message.startswith("Message batch size is ")
+    assert r.error_message is None  # Kafka's RecordTooLargeException has no message on the wire
     assert node.logs.get("u", 0).log_end_offset == 0

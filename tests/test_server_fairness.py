@@ -13,9 +13,12 @@ import socket
 import struct
 import time
 
+import pytest
+
 from shim import Broker, BrokerThread
 from shim.apis import dispatch as _dispatch
-from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, peek, request_module
+from shim.protocol.messages import (RequestHeader, decode_response, encode_request, make, peek, request_class,
+                                   request_module)
 
 from test_server_limits import api_versions, connect, send_until_blocked, until
 
@@ -112,3 +115,60 @@ def _read(sock, n: int) -> bytes:
         assert chunk, "closed"
         data += chunk
     return data
+
+
+def _big_requests():
+    """(api key, version, request) naming 20,000 items (DescribeConfigs: one topic 1,000 times,
+    each answer 14 KiB of configs with synonyms and documentation), and the answer's item count."""
+    lo, of, dc = request_module(2, 9), request_module(9, 9), request_module(32, 4)
+    n = 20_000
+    return {
+        "DescribeGroups": (15, 5, make(request_class(15, 5), groups=tuple(f"group-{i}" for i in range(n)),
+                                       include_authorized_operations=True), lambda r: len(r.groups), n),
+        "ListOffsets": (2, 9, make(lo.ListOffsetsRequest, replica_id=-1, isolation_level=0, topics=(
+            lo.ListOffsetsTopic(name="t", partitions=tuple(
+                lo.ListOffsetsPartition(partition_index=i, current_leader_epoch=-1, timestamp=-1) for i in range(n))),)),
+            lambda r: len(r.topics[0].partitions), n),
+        "OffsetFetch": (9, 9, make(of.OffsetFetchRequest, require_stable=False, groups=(of.OffsetFetchRequestGroup(
+            group_id="g", member_id=None, member_epoch=-1,
+            topics=(of.OffsetFetchRequestTopics(name="t", partition_indexes=tuple(range(n))),)),)),
+            lambda r: len(r.groups[0].topics[0].partitions), n),
+        "DescribeConfigs": (32, 4, make(dc.DescribeConfigsRequest, include_synonyms=True, include_documentation=True,
+                                        resources=(dc.DescribeConfigsResource(
+                                            resource_type=2, resource_name="t", configuration_keys=None),) * 1000),
+                            lambda r: len(r.results), 1000),
+    }
+
+
+@pytest.mark.parametrize("api", ["DescribeGroups", "ListOffsets", "OffsetFetch", "DescribeConfigs"])
+async def test_a_request_naming_many_items_lets_another_connection_be_answered(tmp_path, monkeypatch, api):
+    """Kafka answers on a pool of handler threads; here the handlers of these read-only APIs give
+    the loop up as they walk the request, and kio reads a large frame and writes a large answer on
+    a worker thread. 100,000 groups in one DescribeGroups held the loop 0.8 s, a 60 KiB
+    DescribeConfigs 5.8 s; another connection's request was answered only after them."""
+    key, version, request, count, expected = _big_requests()[api]
+    done: list[int] = []
+    original = _dispatch.dispatch_request
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as broker:
+        broker.node.logs.create_topic("t", 1)
+        big, bystander = await connect(broker), await connect(broker)
+        await until(lambda: len(broker._server.connections) == 2)
+
+        async def handled(node, frame, *args, **kwargs):
+            correlation_id = peek(frame)[2]
+            if correlation_id == 1:  # the large request is in the broker: the bystander's arrives now
+                bystander[1].write(api_versions(BYSTANDER))
+            answer = await original(node, frame, *args, **kwargs)
+            done.append(correlation_id)
+            return answer
+
+        monkeypatch.setattr(_dispatch, "dispatch_request", handled)
+        payload = encode_request(RequestHeader(key, version, 1, "fairness-test"), request)
+        big[1].write(struct.pack(">i", len(payload)) + payload)
+        size = struct.unpack(">i", await asyncio.wait_for(bystander[0].readexactly(4), 60))[0]
+        assert decode_response(await bystander[0].readexactly(size), 18, 3)[0] == BYSTANDER
+        size = struct.unpack(">i", await asyncio.wait_for(big[0].readexactly(4), 60))[0]
+        correlation_id, response = decode_response(await big[0].readexactly(size), key, version)
+        assert (correlation_id, count(response)) == (1, expected)
+        assert done == [BYSTANDER, 1]
+        big[1].close(), bystander[1].close()

@@ -25,6 +25,7 @@ class RequestContext:
     mute_ms: int = 0  # set by a throttled handler: read nothing more from the connection for this long
     session: Any = None  # shim.security.session: the connection's listener, principal, SASL state
     node_id: int = 0  # the simulated broker the request came to (shim.cluster)
+    large_answer: bool = False  # set by a handler that built a large answer quickly: encoded off the loop
 
     def throttle(self, ms: int) -> int:
         """A quota's throttle time: muting the connection for ``ms``; returns it for throttle_time_ms."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
 import sys
+import time
 from typing import NamedTuple
 
 from kio.serial.errors import SerialError
@@ -23,12 +25,18 @@ from ..protocol.messages import (
 )
 from ..protocol.kafka_releases import RELEASES
 from . import _authz
+from ._pace import SLICE_S
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
 
 log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
+# Frames larger than this are read by kio on a worker thread (see _decode).
+DECODE_INLINE_BYTES = 256 * 1024
+# Their answers hold file regions opened while encoding, before the loop may delete a segment:
+# they are always encoded on the loop.
+_RECORDS_APIS = frozenset({1, 78})  # Fetch, ShareFetch
 
 
 async def dispatch(node, frame: bytes, client_host: str = "", session=None) -> bytes | None:
@@ -80,10 +88,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         raise FrameError(f"unsupported version {version} of {spec.name} (Kafka "
                          f"{RELEASES[node.config.kafka_version].name} emulation serves {versions[0]}-{versions[1]})")
     control = node.control.active  # a fault armed or the request log on (shim.control): kio's objects throughout
-    # An API that reads its own requests (Produce, see shim.protocol.produce_wire) may leave a
-    # frame to kio, which then decides as it always does.
-    decoded = route.decode(frame, version) if route.decode is not None and not control else None
-    header, request = decoded or decode_request(frame, key, version)
+    started = time.monotonic()
+    header, request = await _decode(route, frame, key, version, control)
     ctx = RequestContext(node, header, client_host, len(frame), session=session,
                          node_id=node.config.node_id if node_id is None else node_id)
     if route.validate is not None:  # what Kafka's request class refuses while parsing closes the connection
@@ -102,12 +108,30 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
     try:
-        return Answer(encode_response_parts(correlation_id, result), ctx.mute_ms)
+        if (time.monotonic() - started < SLICE_S and not ctx.large_answer) or key in _RECORDS_APIS:
+            return Answer(encode_response_parts(correlation_id, result), ctx.mute_ms)
+        # An answer that took long to build, or that its handler says is large, is encoded on a
+        # worker thread: kio only reads the answer's immutable objects.
+        return Answer(await asyncio.get_running_loop().run_in_executor(
+            None, encode_response_parts, correlation_id, result), ctx.mute_ms)
     except (SerialError, TypeError, ValueError) as exc:
         # A value the request put in the response no longer fits its field (a member id made of
         # a 32767-byte group instance id and a UUID): Kafka's network thread fails to serialize it
         # and closes the connection, and so does this.
         raise FrameError(f"cannot encode the {spec.name} v{version} response: {exc}") from exc
+
+
+async def _decode(route: _Route, frame, key: int, version: int, control: bool):
+    """(header, request). An API that reads its own requests (Produce, see
+    shim.protocol.produce_wire) may leave a frame to kio, which then decides as it always does. kio
+    reads a large frame on a worker thread: its objects are immutable, and 100,000 array items
+    took 0.1-0.2 s of the loop."""
+    decoded = route.decode(frame, version) if route.decode is not None and not control else None
+    if decoded is not None:
+        return decoded
+    if len(frame) <= DECODE_INLINE_BYTES or route.decode is not None:
+        return decode_request(frame, key, version)
+    return await asyncio.get_running_loop().run_in_executor(None, decode_request, frame, key, version)
 
 
 def _unsupported_api_versions(correlation_id: int, versions: tuple[int, int]) -> bytes:

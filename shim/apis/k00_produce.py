@@ -72,14 +72,29 @@ TOPIC_ID_VERSION = 13
 ADD_PARTITION_VERSION = 12  # Kafka: AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation
 
 
-def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
+class _VerificationError(KafkaError):
+    """A transaction verification failure, the one error besides record errors whose message Kafka
+    puts in the answer (ReplicaManager: LogAppendResult.hasCustomErrorMessage); every other refusal
+    goes out without one, so clients show their own text for the code."""
+
+    @classmethod
+    def of(cls, code: ErrorCode) -> "_VerificationError":
+        if code == ErrorCode.invalid_txn_state:
+            return cls(code, "Partition was not added to the transaction")
+        return cls(code, None)
+
+
+def _verification_error(code: ErrorCode, version: int) -> KafkaError:
+    """What a Produce answers for the coordinator's verification error ``code``, with Kafka's message
+    (ReplicaManager's postVerificationCallback, AddPartitionsToTxnManager)."""
     if code == ErrorCode.producer_fenced:
-        return ErrorCode.invalid_producer_epoch
+        return _VerificationError(ErrorCode.invalid_producer_epoch)
     if code == ErrorCode.concurrent_transactions and version < ADD_PARTITION_VERSION:
-        return ErrorCode.not_enough_replicas
+        return _VerificationError(ErrorCode.not_enough_replicas, "Unable to verify the partition has been added to "
+                                  "the transaction. Underlying error: CONCURRENT_TRANSACTIONS")
     if code == ErrorCode.transaction_abortable and version < TRANSACTION_ABORTABLE_VERSION:
-        return ErrorCode.invalid_txn_state
-    return code
+        code = ErrorCode.invalid_txn_state
+    return _VerificationError.of(code)
 
 
 # The dispatcher reads Produce frames of the plain shape itself (one pass, no kio objects); the
@@ -156,8 +171,9 @@ def _topic_name(ctx, t) -> str | None:
 
 
 def _error(ctx, index: int, e: KafkaError, **hint):
+    message = e.message if isinstance(e, _VerificationError) else None
     return ctx.make("PartitionProduceResponse", index=index, error_code=e.code, base_offset=-1,
-                    log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=e.message, **hint)
+                    log_append_time=-1, log_start_offset=-1, record_errors=(), error_message=message, **hint)
 
 
 def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
@@ -173,7 +189,7 @@ def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
             else:
                 ctx.node.txn.verify_partition(txn_id, h.producer_id, h.producer_epoch, topic, partition)
         except KafkaError as e:
-            raise KafkaError(_verification_error(e.code, ctx.version), e.message) from None
+            raise _verification_error(e.code, ctx.version) from None
 
 
 def _up_convert(batch, budget):

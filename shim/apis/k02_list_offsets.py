@@ -24,6 +24,7 @@ import asyncio
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._authz import denied_topics
+from ._pace import Pacer
 from .registry import api
 from ..storage.time_search import INLINE_BYTES
 
@@ -38,8 +39,10 @@ async def handle(ctx, request):
     committed = getattr(request, "isolation_level", 0) == 1
     denied = denied_topics(ctx, [t.name for t in request.topics])
     searches = []  # (search, finish) of the partitions asked by timestamp
+    pace = Pacer()
     try:
-        topics = [(t.name, _partitions(ctx, t, committed, t.name in denied, searches)) for t in request.topics]
+        topics = [(t.name, await _partitions(ctx, t, committed, t.name in denied, searches, pace))
+                  for t in request.topics]
     except BaseException:
         for search, _ in searches:
             search.close()
@@ -50,9 +53,10 @@ async def handle(ctx, request):
         for name, parts in topics))
 
 
-def _partitions(ctx, t, committed, denied, searches) -> list:
+async def _partitions(ctx, t, committed, denied, searches, pace) -> list:
     seen, parts = set(), []
     for p in t.partitions:
+        await pace()
         duplicate = p.partition_index in seen
         seen.add(p.partition_index)
         parts.append(_partition(ctx, t.name, p, committed, duplicate, denied, searches))

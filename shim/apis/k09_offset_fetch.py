@@ -16,24 +16,26 @@ from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._authz import denied_topics
+from ._pace import Pacer
 from .registry import api
 
 GROUPS_VERSION = 8
+FETCH_SLICE = 1000  # partitions looked up between two chances for the loop to run others
 
 
 @api(9, "OffsetFetch", 1, 9)
-def handle(ctx, request):
+async def handle(ctx, request):
     stable = getattr(request, "require_stable", False)
     if ctx.version < GROUPS_VERSION:
         if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
             return ctx.response(topics=(), error_code=ErrorCode.not_coordinator)
-        topics = _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
-                        "OffsetFetchResponsePartition")
+        topics = await _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
+                              "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
-    return ctx.response(groups=tuple(_group(ctx, g, stable) for g in request.groups))
+    return ctx.response(groups=tuple([await _group(ctx, g, stable) for g in request.groups]))
 
 
-def _group(ctx, g, stable):
+async def _group(ctx, g, stable):
     if not ctx.authorize(O.DESCRIBE, R.GROUP, g.group_id):
         return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id,
                         error_code=ErrorCode.group_authorization_failed, topics=())
@@ -45,32 +47,38 @@ def _group(ctx, g, stable):
     if error != ErrorCode.none:
         return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=error, topics=())
     return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.none,
-                    topics=_fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
-                                  "OffsetFetchResponsePartitions"))
+                    topics=await _fetch(ctx, g.group_id, g.topics, stable, "OffsetFetchResponseTopics",
+                                        "OffsetFetchResponsePartitions"))
 
 
-def error_response(ctx, request, code):
+async def error_response(ctx, request, code):
     """Kafka: OffsetFetchRequest.getErrorResponse -- v2+ on the request, v1 on every partition."""
     if ctx.version >= 2:
         return ctx.response(topics=(), error_code=code)
     wanted = [(t.name, p) for t in request.topics or () for p in t.partition_indexes]
-    return ctx.response(topics=_answer(ctx, [(tp, None, code) for tp in wanted], "OffsetFetchResponseTopic",
-                                       "OffsetFetchResponsePartition"), error_code=code)
+    return ctx.response(topics=await _answer(ctx, [(tp, None, code) for tp in wanted], "OffsetFetchResponseTopic",
+                                             "OffsetFetchResponsePartition"), error_code=code)
 
 
-def _fetch(ctx, group_id, topics, stable, topic_entity, partition_entity):
+async def _fetch(ctx, group_id, topics, stable, topic_entity, partition_entity):
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    results = list(ctx.node.groups.fetch_offsets(group_id, stable, wanted))
+    if wanted is None:
+        results = list(ctx.node.groups.fetch_offsets(group_id, stable, None))
+    else:  # a slice at a time, the loop given up between them (see _pace)
+        pace, results = Pacer(), []
+        for start in range(0, len(wanted), FETCH_SLICE):
+            await pace()
+            results += ctx.node.groups.fetch_offsets(group_id, stable, wanted[start:start + FETCH_SLICE])
     denied = denied_topics(ctx, {tp[0] for tp, _, _ in results})
     results = [r for r in results if r[0][0] not in denied]
     if wanted is not None:  # Kafka: topics named but not describable fail; left out of an all-topics fetch
         results += [(tp, None, ErrorCode.topic_authorization_failed) for tp in wanted if tp[0] in denied]
-    return _answer(ctx, results, topic_entity, partition_entity)
+    return await _answer(ctx, results, topic_entity, partition_entity)
 
 
-def _answer(ctx, results, topic_entity, partition_entity):
+async def _answer(ctx, results, topic_entity, partition_entity):
     by_topic: dict[str, list] = {}
-    for (topic, partition), committed, code in results:
+    async for (topic, partition), committed, code in Pacer().each(results):
         by_topic.setdefault(topic, []).append(ctx.make(
             partition_entity, partition_index=partition, error_code=code,
             committed_offset=committed.offset if committed else -1,

@@ -13,14 +13,16 @@ from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._pace import Pacer
 from .registry import api
 
 
 @api(15, "DescribeGroups", 0, 5)
-def handle(ctx, request):
+async def handle(ctx, request):
     want_ops = getattr(request, "include_authorized_operations", False)
-    return ctx.response(groups=tuple(_describe(ctx, g, want_ops) if ctx.authorize(O.DESCRIBE, R.GROUP, g)
-                                     else _refused(ctx, g) for g in request.groups))
+    groups = [_describe(ctx, g, want_ops) if ctx.authorize(O.DESCRIBE, R.GROUP, g) else _refused(ctx, g)
+              async for g in Pacer().each(request.groups)]
+    return ctx.response(groups=tuple(groups))
 
 
 def _refused(ctx, group_id):

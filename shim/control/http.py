@@ -129,7 +129,7 @@ async def _read_json(reader: asyncio.StreamReader, headers: dict[str, str]) -> t
         return 200, {}
     try:
         args = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: "[" nested 100,000 deep
         return 400, {"error": f"the body is not JSON: {exc}"}
     if not isinstance(args, dict):
         return 400, {"error": "the body must be a JSON object of the operation's arguments"}

@@ -255,6 +255,15 @@ def test_a_regex_that_would_backtrack_forever_is_matched_in_linear_time(node, gc
     assert Client(gc, "b", topics=(), subscribed_topic_regex="(?<=x)y").beat().error == E.invalid_regular_expression
 
 
+def test_a_regex_whose_program_outgrows_its_memory_budget_is_invalid(gc):
+    """".{1000}" 29 times is 203 bytes of regex and 2 MiB of compiled program, kept in the compile
+    cache: a thousand such heartbeats held 2 GiB. Past REGEX_MAX_MEM RE2 refuses to compile it."""
+    answer = Client(gc, "a", topics=(), subscribed_topic_regex=".{1000}" * 29).beat()
+    assert answer.error == E.invalid_regular_expression
+    assert "pattern too large" in answer.message
+    assert Client(gc, "b", topics=(), subscribed_topic_regex=".{1000}" * 3).beat().error == E.none
+
+
 def test_group_consumer_settings_by_their_kafka_names(nodes):
     node = nodes(extra={"group.consumer.max.size": "1", "group.consumer.migration.policy": "Disabled",
                         "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor, uniform"})
