@@ -549,6 +549,25 @@ SCENARIOS: list[Scenario] = [
              "AlterConsumerGroupOffsets UnknownMemberIdException, removing an unknown instance "
              "UnknownMemberIdException, DeleteGroups GroupNotEmptyException; after removing every member they "
              "succeed.", ("java",)),
+    Scenario("consumer.topic_names", "invalid topic names and auto-creation",
+             "partitionsFor, subscribe-then-poll and a producer's send of a name Kafka refuses fail with "
+             "InvalidTopicException (unsubscribe still works); partitionsFor of an unknown topic creates it.",
+             ("java",)),
+    Scenario("admin.topic_edge_cases", "CreateTopics, DescribeTopics and DeleteTopics edge cases",
+             "CreateTopics' result carries partitions, replication factor (also the broker's defaults) and the "
+             "configs with their sources; a 249-character name is created, 250 is InvalidTopicException; a null "
+             "config value is refused by CreateTopics and IncrementalAlterConfigs with Kafka's messages; an "
+             "existing topic is TopicExistsException even with an impossible replication factor; describeTopics "
+             "by id answers UnknownTopicIdException for an unknown id; deleteTopics by id deletes.", ("java",)),
+    Scenario("admin.group_listing", "a classic group listed and described",
+             "Two static members and a dynamic one of one group, each on its own topic: listConsumerGroups finds it "
+             "Stable (also filtered by type CLASSIC and state STABLE, not under EMPTY); describeConsumerGroups shows "
+             "three members with their client id, instance ids and partitions, the range assignor and READ, "
+             "DELETE, DESCRIBE; an unknown group is DEAD (GroupIdNotFoundException with kafka-clients 4 against "
+             "Kafka 4: DescribeGroups v6); removing one static member by instance id leaves two.", ("java",)),
+    Scenario("admin.list_transactions", "ListTransactions filters",
+             "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
+             "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "
@@ -561,14 +580,14 @@ SCENARIOS: list[Scenario] = [
              "With useDeprecatedOffsetFetching=true the driver resolves offsets with a KafkaConsumer in a group "
              "of its own (named by kafka.group.id, or groupIdPrefix-<uuid>..., listed by the coordinator): batch "
              "reads of the transactional layout under both isolation levels and a read_committed stream held at "
-             "the LSO by an open transaction, going on when it commits; startingTimestamp/endingTimestamp through "
-             "either reader.",
+             "the LSO by an open transaction, going on when it commits or aborts; startingTimestamp/endingTimestamp "
+             "through the consumer's offsetsForTimes.",
              ("spark",)),
     Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
              "CreatePartitions under a running query: the new partitions are read from offset 0 (with either "
              "offset reader). A topic "
              "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
-             "offset went back, false goes on from the new topic's end; under a running subscribePattern "
+             "offset went back from 2 to 1; under a running subscribePattern "
              "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
              ("spark",)),
     Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",

@@ -208,6 +208,15 @@ def test_consumer_after_delete_records(observed):
     assert obs["beginning_end"] == [10, 10]
 
 
+@pytest.mark.compat(scenario="consumer.topic_names")
+def test_invalid_topic_names_and_auto_creation(observed):
+    obs = observed("consumer.topic_names")
+    invalid = E + "InvalidTopicException"
+    assert error(obs["partitions_for_invalid"]) == error(obs["poll_invalid"]) == error(obs["send_invalid"]) == invalid
+    assert obs["unsubscribe"] is None
+    assert obs["auto_created"] is True
+
+
 # ---------------------------------------------------------------------------------------- producer
 
 @pytest.mark.compat(scenario="producer.record_too_large")
@@ -257,6 +266,66 @@ def test_group_admin_calls(observed):
     assert obs["offsets_after_delete"] == []
     assert (obs["empty_alter"], obs["altered_offset"]) == ([None, None], 0)
     assert (obs["delete_empty"], obs["groups_after"]) == (None, 0)
+
+
+@pytest.mark.compat(scenario="admin.topic_edge_cases")
+def test_topic_edge_cases(observed):
+    obs = observed("admin.topic_edge_cases")
+    assert obs["created"] == {"foo": [2, 1], "bar": [3, 1], "baz": [1, 1]}  # baz: the broker's defaults
+    assert obs["config_cleanup.policy"] == ["delete", "DEFAULT_CONFIG", False, False]
+    assert obs["config_index.interval.bytes"] == ["9999999", "DYNAMIC_TOPIC_CONFIG", False, False]
+    assert obs["name_lengths"] == [249, 250]
+    assert obs["long_names"] == [None, "InvalidTopicException"]
+    assert obs["create_null_config"] == ["InvalidConfigurationException",
+                                         "Null value not supported for topic configs: retention.bytes"]
+    assert obs["alter_null_config"] == ["InvalidRequestException", "Null value not supported for : retention.bytes"]
+    assert obs["after_null_config"] == {"o": ["producer", "-1"]}  # the refused request changed nothing
+    # Kafka's controller finds the topic exists before it looks at the replication factor
+    assert obs["exists_validate_only"] == "TopicExistsException"
+    assert obs["describe_by_id"] == [True, "UnknownTopicIdException"]
+    assert (obs["delete_by_id"], obs["deleted_gone"]) == (None, True)
+
+
+@pytest.fixture(scope="module")
+def describe_groups_v6(request, compat_target) -> bool:
+    """kafka-clients 4.x against a broker serving DescribeGroups v6 (Kafka 4.x, KIP-1043)."""
+    from compat.plugin import java_client
+    from compat.targets import max_api_version
+
+    return java_client(request.config) == "4" and max_api_version(compat_target.bootstrap_servers, 15) >= 6
+
+
+@pytest.mark.compat(scenario="admin.group_listing")
+def test_consumer_group_listing_and_description(observed, describe_groups_v6):
+    obs = observed("admin.group_listing")
+    assert (obs["all_assigned"], obs["listed_stable"]) == (True, True)
+    assert (obs["listed_classic_stable"], obs["listed_empty"]) == (["Stable"], [])
+    d = obs["described"]
+    topic = d["assignment"][0].rsplit("-", 2)[0]
+    assert d["assignment"] == [f"{topic}-{t}-{p}" for t in range(3) for p in range(2)]
+    assert (d["simple"], d["state"], d["members"], d["assignor"]) == (False, "STABLE", 3, "range")
+    assert len(d["clients"]) == 1 and d["clients"][0].endswith("-listing-client")
+    assert [i.rsplit("-", 1)[1] for i in d["statics"]] == ["1", "2"]
+    group_operations = ["READ", "DELETE", "DESCRIBE"]  # Kafka: AclEntry.supportedOperations(GROUP)
+    assert d["operations"] == group_operations
+    if describe_groups_v6:  # Kafka 4's PlaintextAdminIntegrationTest.testConsumerGroups
+        error, message = obs["fake"]["error"]
+        assert error == "GroupIdNotFoundException" and message.endswith("-listing-fake not found."), obs["fake"]
+    else:
+        assert obs["fake"] == {"state": "DEAD", "members": 0, "assignor": "", "operations": group_operations}
+    assert (obs["remove_static"], obs["members_after"]) == (None, 2)
+
+
+@pytest.mark.compat(scenario="admin.list_transactions")
+def test_list_transactions(observed):
+    obs = observed("admin.list_transactions")
+    assert obs["all"] == ["0:COMPLETE_COMMIT", "1:COMPLETE_ABORT", "2:COMPLETE_COMMIT"]
+    assert obs["committed"] == ["0:COMPLETE_COMMIT", "2:COMPLETE_COMMIT"]
+    assert obs["aborted"] == ["1:COMPLETE_ABORT"]
+    assert obs["by_producer"] == ["0:COMPLETE_COMMIT"]
+    # KIP-994: the open transaction, younger than 500 ms, is left out
+    assert obs["old_enough"] is True and obs["by_duration"] == obs["all"]
+    assert obs["open_by_duration_0"] == ["0:ONGOING"]
 
 
 @pytest.mark.compat(scenario="admin.incremental_alter_invalid")

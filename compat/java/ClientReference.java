@@ -114,6 +114,33 @@ final class ClientReference {
         return null;
     }
 
+    // ------------------------------------------------------------------ topic names
+
+    /**
+     * testPartitionsForInvalidTopic, testSubscribeInvalidTopicCanUnsubscribe and
+     * testPartitionsForAutoCreate: Metadata answers INVALID_TOPIC_EXCEPTION for a name Kafka
+     * refuses (the consumer and the producer raise InvalidTopicException) and creates an unknown
+     * topic a consumer asks about.
+     */
+    static void topicNames(Support s, Map<String, Object> obs) throws Exception {
+        String invalid = ";3# ads,{234";
+        String auto = s.name("auto-created");
+        try (KafkaConsumer<byte[], byte[]> c = s.consumer(RU, "group.id", s.name("invalid-topic-G"))) {
+            obs.put("partitions_for_invalid", Support.failureOf(() -> c.partitionsFor(invalid)));
+            c.subscribe(List.of(invalid));
+            obs.put("poll_invalid", Support.failureOf(() -> {
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (System.currentTimeMillis() < deadline) c.poll(Duration.ofMillis(200));
+            }));
+            obs.put("unsubscribe", Support.failureOf(c::unsubscribe));
+            c.partitionsFor(auto);
+            obs.put("auto_created", Support.await(() -> !c.partitionsFor(auto).isEmpty(), 20_000));
+        }
+        try (KafkaProducer<byte[], byte[]> p = s.producer("max.block.ms", "5000")) {
+            obs.put("send_invalid", Support.failureOf(() -> p.send(new ProducerRecord<>(invalid, Support.b("x"))).get(20, TimeUnit.SECONDS)));
+        }
+    }
+
     // ------------------------------------------------------------------ fetch sizes (KIP-74)
 
     /**
