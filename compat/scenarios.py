@@ -559,6 +559,15 @@ SCENARIOS: list[Scenario] = [
              "config value is refused by CreateTopics and IncrementalAlterConfigs with Kafka's messages; an "
              "existing topic is TopicExistsException even with an impossible replication factor; describeTopics "
              "by id answers UnknownTopicIdException for an unknown id; deleteTopics by id deletes.", ("java",)),
+    Scenario("admin.group_listing", "a classic group listed and described",
+             "Two static members and a dynamic one of one group, each on its own topic: listConsumerGroups finds it "
+             "Stable (also filtered by type CLASSIC and state STABLE, not under EMPTY); describeConsumerGroups shows "
+             "three members with their client id, instance ids and partitions, the range assignor and READ, "
+             "DELETE, DESCRIBE; an unknown group is DEAD (GroupIdNotFoundException with kafka-clients 4 against "
+             "Kafka 4: DescribeGroups v6); removing one static member by instance id leaves two.", ("java",)),
+    Scenario("admin.list_transactions", "ListTransactions filters",
+             "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
+             "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "

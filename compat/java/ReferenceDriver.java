@@ -32,6 +32,8 @@ public final class ReferenceDriver {
         all.put("producer.partition_expansion", ClientReference::partitionExpansion);
         all.put("admin.group_admin", AdminReference::groupAdmin);
         all.put("admin.incremental_alter_invalid", AdminReference::incrementalAlterInvalid);
+        all.put("admin.group_listing", AdminReference::groupListing);
+        all.put("admin.list_transactions", AdminReference::listTransactions);
         all.put("admin.topic_edge_cases", AdminReference::topicEdgeCases);
         Support.main("ReferenceDriver", all, args);
     }
