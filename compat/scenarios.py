@@ -521,6 +521,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("consumer.out_of_range_reset", "out-of-range offsets reset by the policy",
              "A seek past the end goes back to 0 under earliest and to the log end (10) under latest, where the "
              "next records arrive.", ("java",)),
+    Scenario("consumer.group_max_size", "group.max.size refuses the member too many",
+             "Against a broker with group.max.size=2, two members share a two-partition topic; a third one's poll "
+             "fails with GroupMaxSizeReachedException and the two go on consuming.", ("java",)),
     Scenario("consumer.large_records", "fetch sizes (KIP-74)",
              "A record larger than fetch.max.bytes or max.partition.fetch.bytes comes back when it is first; "
              "behind a small record the first poll returns the small one alone.", ("java",)),
@@ -559,6 +562,15 @@ SCENARIOS: list[Scenario] = [
              "config value is refused by CreateTopics and IncrementalAlterConfigs with Kafka's messages; an "
              "existing topic is TopicExistsException even with an impossible replication factor; describeTopics "
              "by id answers UnknownTopicIdException for an unknown id; deleteTopics by id deletes.", ("java",)),
+    Scenario("admin.group_listing", "a classic group listed and described",
+             "Two static members and a dynamic one of one group, each on its own topic: listConsumerGroups finds it "
+             "Stable (also filtered by type CLASSIC and state STABLE, not under EMPTY); describeConsumerGroups shows "
+             "three members with their client id, instance ids and partitions, the range assignor and READ, "
+             "DELETE, DESCRIBE; an unknown group is DEAD (GroupIdNotFoundException with kafka-clients 4 against "
+             "Kafka 4: DescribeGroups v6); removing one static member by instance id leaves two.", ("java",)),
+    Scenario("admin.list_transactions", "ListTransactions filters",
+             "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
+             "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "
@@ -571,14 +583,14 @@ SCENARIOS: list[Scenario] = [
              "With useDeprecatedOffsetFetching=true the driver resolves offsets with a KafkaConsumer in a group "
              "of its own (named by kafka.group.id, or groupIdPrefix-<uuid>..., listed by the coordinator): batch "
              "reads of the transactional layout under both isolation levels and a read_committed stream held at "
-             "the LSO by an open transaction, going on when it commits; startingTimestamp/endingTimestamp through "
-             "either reader.",
+             "the LSO by an open transaction, going on when it commits or aborts; startingTimestamp/endingTimestamp "
+             "through the consumer's offsetsForTimes.",
              ("spark",)),
     Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
              "CreatePartitions under a running query: the new partitions are read from offset 0 (with either "
              "offset reader). A topic "
              "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
-             "offset went back, false goes on from the new topic's end; under a running subscribePattern "
+             "offset went back from 2 to 1; under a running subscribePattern "
              "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
              ("spark",)),
     Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",

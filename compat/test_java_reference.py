@@ -21,11 +21,13 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
+OWN_BROKER = {"consumer.group_max_size"}  # run against a broker of their own, below
 
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+    wanted = [n for n in module_scenarios(request) if n not in OWN_BROKER]
+    out = java_drivers.run("ReferenceDriver", wanted, compat_target.bootstrap_servers,
                            timeout=300, prefix=compat_target.prefix + "-jr", parallel=6, timeout_s=90)
     return out["results"]
 
@@ -286,6 +288,48 @@ def test_topic_edge_cases(observed):
     assert (obs["delete_by_id"], obs["deleted_gone"]) == (None, True)
 
 
+@pytest.fixture(scope="module")
+def describe_groups_v6(request, compat_target) -> bool:
+    """kafka-clients 4.x against a broker serving DescribeGroups v6 (Kafka 4.x, KIP-1043)."""
+    from compat.plugin import java_client
+    from compat.targets import max_api_version
+
+    return java_client(request.config) == "4" and max_api_version(compat_target.bootstrap_servers, 15) >= 6
+
+
+@pytest.mark.compat(scenario="admin.group_listing")
+def test_consumer_group_listing_and_description(observed, describe_groups_v6):
+    obs = observed("admin.group_listing")
+    assert (obs["all_assigned"], obs["listed_stable"]) == (True, True)
+    assert (obs["listed_classic_stable"], obs["listed_empty"]) == (["Stable"], [])
+    d = obs["described"]
+    topic = d["assignment"][0].rsplit("-", 2)[0]
+    assert d["assignment"] == [f"{topic}-{t}-{p}" for t in range(3) for p in range(2)]
+    assert (d["simple"], d["state"], d["members"], d["assignor"]) == (False, "STABLE", 3, "range")
+    assert len(d["clients"]) == 1 and d["clients"][0].endswith("-listing-client")
+    assert [i.rsplit("-", 1)[1] for i in d["statics"]] == ["1", "2"]
+    group_operations = ["READ", "DELETE", "DESCRIBE"]  # Kafka: AclEntry.supportedOperations(GROUP)
+    assert d["operations"] == group_operations
+    if describe_groups_v6:  # Kafka 4's PlaintextAdminIntegrationTest.testConsumerGroups
+        error, message = obs["fake"]["error"]
+        assert error == "GroupIdNotFoundException" and message.endswith("-listing-fake not found."), obs["fake"]
+    else:
+        assert obs["fake"] == {"state": "DEAD", "members": 0, "assignor": "", "operations": group_operations}
+    assert (obs["remove_static"], obs["members_after"]) == (None, 2)
+
+
+@pytest.mark.compat(scenario="admin.list_transactions")
+def test_list_transactions(observed):
+    obs = observed("admin.list_transactions")
+    assert obs["all"] == ["0:COMPLETE_COMMIT", "1:COMPLETE_ABORT", "2:COMPLETE_COMMIT"]
+    assert obs["committed"] == ["0:COMPLETE_COMMIT", "2:COMPLETE_COMMIT"]
+    assert obs["aborted"] == ["1:COMPLETE_ABORT"]
+    assert obs["by_producer"] == ["0:COMPLETE_COMMIT"]
+    # KIP-994: the open transaction, younger than 500 ms, is left out
+    assert obs["old_enough"] is True and obs["by_duration"] == obs["all"]
+    assert obs["open_by_duration_0"] == ["0:ONGOING"]
+
+
 @pytest.mark.compat(scenario="admin.incremental_alter_invalid")
 def test_invalid_incremental_alter_configs(observed):
     obs = observed("admin.incremental_alter_invalid")
@@ -324,3 +368,18 @@ def test_transaction_version_2_fencing(tmp_path, java4):
     check_expiration(expiration["same_partition"], False, True)
     check_expiration(expiration["new_partition"], True, True)
     assert observed("txn.empty_abort_after_commit")["read_committed"] == ["4/committed", "5/committed"]
+
+
+@pytest.mark.shim_only("starts a broker with group.max.size=2")
+@pytest.mark.compat(scenario="consumer.group_max_size")
+def test_group_max_size(tmp_path, java_drivers):
+    """ConsumerBounceTest.testConsumerReceivesFatalExceptionWhenGroupPassesMaxSize on one broker."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
+                           extra={"group.max.size": "2"}) as broker:
+        out = java_drivers.run("ReferenceDriver", ["consumer.group_max_size"], broker.bootstrap_servers, timeout=300,
+                               prefix="maxsize", parallel=1, timeout_s=120)
+    obs = observed_of(out["results"])("consumer.group_max_size")
+    assert obs["two_assigned"] is True
+    assert error(obs["third_error"]) == E + "GroupMaxSizeReachedException"
+    assert (obs["both_consumed"], obs["received"]) == (True, [100, 100])
+    assert obs["poller_errors"] == {}

@@ -46,7 +46,7 @@ LOG_START_FILE = "log-start-offset"
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    segment_bytes: int = 64 * 1024 * 1024
+    segment_bytes: int = 1024 * 1024 * 1024
     index_interval_bytes: int = 4096
     max_message_bytes: int = 1_048_588
     retention_bytes: int = -1

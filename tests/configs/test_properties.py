@@ -62,7 +62,9 @@ def test_static_properties_are_what_was_set_and_our_own_defaults():
     props = static_properties(c)
     assert props["log.retention.hours"] == "2" and props["compression.type"] == "zstd"
     assert "log.retention.ms" not in props  # the field follows the hours; they were what was set
-    assert props["log.segment.bytes"] == str(64 * 1024 * 1024)  # kafka-shim's default differs from Kafka's
+    assert "log.segment.bytes" not in props  # kafka-shim's default is Kafka's, 1 GiB
+    assert static_properties(config_from_properties({"log.segment.bytes": "1073741824"}, BrokerConfig()))[
+        "log.segment.bytes"] == "1073741824"  # set, even to the default: a static broker config, as in Kafka
     assert "message.max.bytes" not in props  # equal to Kafka's default, not set
 
 
