@@ -509,6 +509,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("txn.multiple_markers", "one transaction over 20 partitions",
              "2000 records aborted over 20 partitions of two topics, then 300 committed over 10: read_committed "
              "reads exactly the 300, read_uncommitted all 2300.", ("java",)),
+    Scenario("txn.bump_epoch", "a timed-out batch, an abort that bumps the epoch, a commit",
+             "On a simulated three-broker kafka-shim, the leader of a one-replica partition goes down: the "
+             "transaction's batch for it times out (TimeoutException); once it is back the producer aborts, "
+             "its epoch moves on (InitProducerId with its id and epoch, KIP-360, under transaction version 1) "
+             "with the same producer id, and its next transaction over three topics commits.", ("java",)),
     Scenario("txn.empty_abort_after_commit", "an empty transaction aborted after a commit",
              "commit, then beginTransaction and abortTransaction with nothing sent: no error, and the next "
              "transaction commits.", ("java",)),
