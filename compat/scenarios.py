@@ -576,6 +576,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.list_transactions", "ListTransactions filters",
              "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
              "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
+    Scenario("admin.describe_cluster_fenced", "describeCluster with fenced brokers (KIP-1073)",
+             "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.0, one broker down: "
+             "describeCluster lists the two up, with includeFencedBrokers the third too, fenced.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "
