@@ -21,7 +21,7 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
-OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch"}  # run against a broker of their own, below
+OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "admin.describe_cluster_fenced"}  # own brokers, below
 
 
 @pytest.fixture(scope="module")
