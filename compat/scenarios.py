@@ -509,6 +509,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("txn.multiple_markers", "one transaction over 20 partitions",
              "2000 records aborted over 20 partitions of two topics, then 300 committed over 10: read_committed "
              "reads exactly the 300, read_uncommitted all 2300.", ("java",)),
+    Scenario("txn.bump_epoch", "a timed-out batch, an abort that bumps the epoch, a commit",
+             "On a simulated three-broker kafka-shim, the leader of a one-replica partition goes down: the "
+             "transaction's batch for it times out (TimeoutException); once it is back the producer aborts, "
+             "its epoch moves on (InitProducerId with its id and epoch, KIP-360, under transaction version 1) "
+             "with the same producer id, and its next transaction over three topics commits.", ("java",)),
     Scenario("txn.empty_abort_after_commit", "an empty transaction aborted after a commit",
              "commit, then beginTransaction and abortTransaction with nothing sent: no error, and the next "
              "transaction commits.", ("java",)),
@@ -571,6 +576,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.list_transactions", "ListTransactions filters",
              "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
              "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
+    Scenario("admin.describe_cluster_fenced", "describeCluster with fenced brokers (KIP-1073)",
+             "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.0, one broker down: "
+             "describeCluster lists the two up, with includeFencedBrokers the third too, fenced.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "

@@ -188,7 +188,10 @@ class PartitionLog:
             seg = self.segments[-1]
         last = base + h.last_offset_delta
         seg.append(chunks, size, base, last, max_timestamp)
-        self.unchecked.bytes += size
+        unchecked = self.unchecked
+        unchecked.bytes += size
+        if unchecked.bytes >= unchecked.alarm_at:  # a recovery-point checkpoint is due sooner
+            unchecked.alarm()
         if data is not None:
             self.producer_state.apply_data(data, base, last, max_timestamp)
         elif marker is not None:
