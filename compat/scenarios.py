@@ -509,6 +509,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("txn.multiple_markers", "one transaction over 20 partitions",
              "2000 records aborted over 20 partitions of two topics, then 300 committed over 10: read_committed "
              "reads exactly the 300, read_uncommitted all 2300.", ("java",)),
+    Scenario("txn.bump_epoch", "a timed-out batch, an abort that bumps the epoch, a commit",
+             "On a simulated three-broker kafka-shim, the leader of a one-replica partition goes down: the "
+             "transaction's batch for it times out (TimeoutException); once it is back the producer aborts, "
+             "its epoch moves on (InitProducerId with its id and epoch, KIP-360, under transaction version 1) "
+             "with the same producer id, and its next transaction over three topics commits.", ("java",)),
     Scenario("txn.empty_abort_after_commit", "an empty transaction aborted after a commit",
              "commit, then beginTransaction and abortTransaction with nothing sent: no error, and the next "
              "transaction commits.", ("java",)),
@@ -521,6 +526,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("consumer.out_of_range_reset", "out-of-range offsets reset by the policy",
              "A seek past the end goes back to 0 under earliest and to the log end (10) under latest, where the "
              "next records arrive.", ("java",)),
+    Scenario("consumer.group_max_size", "group.max.size refuses the member too many",
+             "Against a broker with group.max.size=2, two members share a two-partition topic; a third one's poll "
+             "fails with GroupMaxSizeReachedException and the two go on consuming.", ("java",)),
     Scenario("consumer.large_records", "fetch sizes (KIP-74)",
              "A record larger than fetch.max.bytes or max.partition.fetch.bytes comes back when it is first; "
              "behind a small record the first poll returns the small one alone.", ("java",)),
@@ -568,6 +576,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.list_transactions", "ListTransactions filters",
              "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
              "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
+    Scenario("admin.describe_cluster_fenced", "describeCluster with fenced brokers (KIP-1073)",
+             "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.0, one broker down: "
+             "describeCluster lists the two up, with includeFencedBrokers the third too, fenced.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "

@@ -21,11 +21,13 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
+OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "admin.describe_cluster_fenced"}  # own brokers, below
 
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+    wanted = [n for n in module_scenarios(request) if n not in OWN_BROKER]
+    out = java_drivers.run("ReferenceDriver", wanted, compat_target.bootstrap_servers,
                            timeout=300, prefix=compat_target.prefix + "-jr", parallel=6, timeout_s=90)
     return out["results"]
 
@@ -366,3 +368,56 @@ def test_transaction_version_2_fencing(tmp_path, java4):
     check_expiration(expiration["same_partition"], False, True)
     check_expiration(expiration["new_partition"], True, True)
     assert observed("txn.empty_abort_after_commit")["read_committed"] == ["4/committed", "5/committed"]
+
+
+@pytest.mark.shim_only("starts a broker with group.max.size=2")
+@pytest.mark.compat(scenario="consumer.group_max_size")
+def test_group_max_size(tmp_path, java_drivers):
+    """ConsumerBounceTest.testConsumerReceivesFatalExceptionWhenGroupPassesMaxSize on one broker."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
+                           extra={"group.max.size": "2"}) as broker:
+        out = java_drivers.run("ReferenceDriver", ["consumer.group_max_size"], broker.bootstrap_servers, timeout=300,
+                               prefix="maxsize", parallel=1, timeout_s=120)
+    obs = observed_of(out["results"])("consumer.group_max_size")
+    assert obs["two_assigned"] is True
+    assert error(obs["third_error"]) == E + "GroupMaxSizeReachedException"
+    assert (obs["both_consumed"], obs["received"]) == (True, [100, 100])
+    assert obs["poller_errors"] == {}
+
+
+@pytest.mark.shim_only("takes a broker of a simulated cluster down through the control plane")
+@pytest.mark.compat(scenario="txn.bump_epoch")
+def test_bump_transactional_epoch(tmp_path, java_drivers, request):
+    """TransactionsTestHelper.testBumpTransactionalEpochWithTV2Disabled (and Enabled, with
+    kafka-clients 4 on 4.x emulation): a batch for a partition whose only replica is down times out;
+    the producer aborts, its epoch moves on, and its next transaction commits."""
+    from compat.plugin import java_client
+    from compat.targets import shim_version
+
+    release = shim_version(request.config)
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                           transaction_abort_check_interval_ms=200, group_initial_rebalance_delay_ms=0,
+                           **({"kafka_version": release} if release else {})) as broker:
+        out = java_drivers.run("ReferenceDriver", ["txn.bump_epoch"], broker.bootstrap_servers, timeout=300,
+                               prefix="bump", parallel=1, timeout_s=120, control=broker.broker.control_url)
+    obs = observed_of(out["results"])("txn.bump_epoch")
+    assert error(obs["timed_out"]) == E + "TimeoutException"
+    assert (obs["abort_error"], obs["next_error"]) == (None, None)
+    assert obs["same_producer_id"] is True
+    assert obs["epoch_after"] > obs["epoch_before"], obs
+    if java_client(request.config) != "4":  # version 1: one bump, by InitProducerId (KIP-360)
+        assert (obs["epoch_before"], obs["epoch_after"]) == (0, 1)
+    assert obs["read_committed"] == ["1/committed", "2/committed", "3/committed", "4/committed", "4/committed"]
+
+
+@pytest.mark.shim_only("takes a broker of a simulated cluster down through the control plane")
+@pytest.mark.compat(scenario="admin.describe_cluster_fenced")
+def test_describe_cluster_includes_fenced_brokers(tmp_path, java4):
+    """kafka-clients 4's describeCluster(includeFencedBrokers) against 4.0 emulation: DescribeCluster
+    v2 (KIP-1073) lists a broker that is down as fenced, and only when asked."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                           kafka_version="4.0") as broker:
+        out = java4.run("Admin4Driver", ["admin.describe_cluster_fenced"], broker.bootstrap_servers, timeout=120,
+                        prefix="fenced", parallel=1, timeout_s=60, control=broker.broker.control_url, node=2)
+    obs = observed_of(out["results"])("admin.describe_cluster_fenced")
+    assert obs == {"before": ["0", "1", "2"], "down": ["0", "1"], "down_with_fenced": ["0", "1", "2:fenced"]}

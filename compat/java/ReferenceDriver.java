@@ -19,11 +19,13 @@ public final class ReferenceDriver {
         all.put("txn.undecided_data", TxnReference::undecidedData);
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
+        all.put("txn.bump_epoch", TxnReference::bumpEpoch);
         all.put("txn.empty_abort_after_commit", TxnReference::emptyAbortAfterCommit);
         all.put("txn.max_in_flight_one", TxnReference::maxInFlightOne);
         all.put("consumer.invalid_offset", ClientReference::invalidOffset);
         all.put("consumer.out_of_range_reset", ClientReference::outOfRangeReset);
         all.put("consumer.topic_names", ClientReference::topicNames);
+        all.put("consumer.group_max_size", ClientReference::groupMaxSize);
         all.put("consumer.large_records", ClientReference::largeRecords);
         all.put("consumer.commit_metadata", ClientReference::commitMetadata);
         all.put("consumer.delete_records", ClientReference::deleteRecords);

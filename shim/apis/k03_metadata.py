@@ -25,6 +25,7 @@ from ..security.acls import CLUSTER_NAME
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._pace import Pacer
 from .k19_create_topics import MAX_PARTITIONS_PER_REQUEST
 from .registry import api
 
@@ -32,7 +33,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 @api(3, "Metadata", 0, 12)
-def handle(ctx, request):
+async def handle(ctx, request):
     node = ctx.node
     wanted = request.topics
     all_topics = wanted is None or (ctx.version == 0 and not wanted)
@@ -47,10 +48,15 @@ def handle(ctx, request):
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
     create = _creatable(ctx, names, refused) if allow_create else set()
-    with node.logs.one_save():
-        topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
-                       else _topic(ctx, name, allow_create, want_ops, create, asked)
-                       for name, asked in zip(names, asked_ids))
+    if allow_create and create is None:  # the topics it creates are written down once, before the answer
+        with node.logs.one_save():
+            topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                           else _topic(ctx, name, allow_create, want_ops, create, asked)
+                           for name, asked in zip(names, asked_ids))
+    else:  # none to create (an internal topic is written down as it is): the loop is given up as it walks
+        topics = tuple([_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                        else _topic(ctx, name, allow_create, want_ops, create, asked)
+                        async for name, asked in Pacer().each(zip(names, asked_ids))])
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
     if getattr(request, "include_cluster_authorized_operations", False):

@@ -403,7 +403,7 @@ class LogManager:
             self._write_recovery_points()
 
     def _write_recovery_points(self, closing: bool = False) -> None:
-        self.unchecked.bytes = 0
+        self.unchecked.reset()
         points = {key: plog.recovery_point() for key, plog in self.logs.items()}
         if points != self._points_written:
             # closing: everything is fsynced, and the marker's write syncs the directory

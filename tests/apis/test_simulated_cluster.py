@@ -443,3 +443,15 @@ async def test_after_a_move_the_old_coordinator_refuses_commits_and_syncs_and_th
     assert r.topics[0].partitions[0].error_code == ErrorCode.none
     committed = node.groups.fetch_offsets(group, False, [("t", 0)])
     assert [c.offset for _, c, _ in committed] == [7]
+
+
+@pytest.mark.parametrize("include_fenced", [False, True])
+async def test_describe_cluster_v2_lists_the_fenced_brokers_when_asked(tmp_path, include_fenced):
+    """KIP-1073 (Kafka 4.0): DescribeCluster v2's IncludeFencedBrokers; a broker down is fenced."""
+    node = Node(BrokerConfig(data_dir=tmp_path, brokers=3, kafka_version="4.0"))
+    node.cluster.node_down(1, 0)
+    r = await call(node, 0, 60, 2, lambda m: m.DescribeClusterRequest(
+        include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=include_fenced))
+    expected = [(0, False), (1, True), (2, False)] if include_fenced else [(0, False), (2, False)]
+    assert [(b.broker_id, b.is_fenced) for b in r.brokers] == expected
+    node.close()
