@@ -509,6 +509,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("txn.multiple_markers", "one transaction over 20 partitions",
              "2000 records aborted over 20 partitions of two topics, then 300 committed over 10: read_committed "
              "reads exactly the 300, read_uncommitted all 2300.", ("java",)),
+    Scenario("txn.bump_epoch", "a timed-out batch, an abort that bumps the epoch, a commit",
+             "On a simulated three-broker kafka-shim, the leader of a one-replica partition goes down: the "
+             "transaction's batch for it times out (TimeoutException); once it is back the producer aborts, "
+             "its epoch moves on (InitProducerId with its id and epoch, KIP-360, under transaction version 1) "
+             "with the same producer id, and its next transaction over three topics commits.", ("java",)),
     Scenario("txn.empty_abort_after_commit", "an empty transaction aborted after a commit",
              "commit, then beginTransaction and abortTransaction with nothing sent: no error, and the next "
              "transaction commits.", ("java",)),
@@ -521,6 +526,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("consumer.out_of_range_reset", "out-of-range offsets reset by the policy",
              "A seek past the end goes back to 0 under earliest and to the log end (10) under latest, where the "
              "next records arrive.", ("java",)),
+    Scenario("consumer.group_max_size", "group.max.size refuses the member too many",
+             "Against a broker with group.max.size=2, two members share a two-partition topic; a third one's poll "
+             "fails with GroupMaxSizeReachedException and the two go on consuming.", ("java",)),
     Scenario("consumer.large_records", "fetch sizes (KIP-74)",
              "A record larger than fetch.max.bytes or max.partition.fetch.bytes comes back when it is first; "
              "behind a small record the first poll returns the small one alone.", ("java",)),
@@ -549,6 +557,28 @@ SCENARIOS: list[Scenario] = [
              "AlterConsumerGroupOffsets UnknownMemberIdException, removing an unknown instance "
              "UnknownMemberIdException, DeleteGroups GroupNotEmptyException; after removing every member they "
              "succeed.", ("java",)),
+    Scenario("consumer.topic_names", "invalid topic names and auto-creation",
+             "partitionsFor, subscribe-then-poll and a producer's send of a name Kafka refuses fail with "
+             "InvalidTopicException (unsubscribe still works); partitionsFor of an unknown topic creates it.",
+             ("java",)),
+    Scenario("admin.topic_edge_cases", "CreateTopics, DescribeTopics and DeleteTopics edge cases",
+             "CreateTopics' result carries partitions, replication factor (also the broker's defaults) and the "
+             "configs with their sources; a 249-character name is created, 250 is InvalidTopicException; a null "
+             "config value is refused by CreateTopics and IncrementalAlterConfigs with Kafka's messages; an "
+             "existing topic is TopicExistsException even with an impossible replication factor; describeTopics "
+             "by id answers UnknownTopicIdException for an unknown id; deleteTopics by id deletes.", ("java",)),
+    Scenario("admin.group_listing", "a classic group listed and described",
+             "Two static members and a dynamic one of one group, each on its own topic: listConsumerGroups finds it "
+             "Stable (also filtered by type CLASSIC and state STABLE, not under EMPTY); describeConsumerGroups shows "
+             "three members with their client id, instance ids and partitions, the range assignor and READ, "
+             "DELETE, DESCRIBE; an unknown group is DEAD (GroupIdNotFoundException with kafka-clients 4 against "
+             "Kafka 4: DescribeGroups v6); removing one static member by instance id leaves two.", ("java",)),
+    Scenario("admin.list_transactions", "ListTransactions filters",
+             "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
+             "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
+    Scenario("admin.describe_cluster_fenced", "describeCluster with fenced brokers (KIP-1073)",
+             "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.0, one broker down: "
+             "describeCluster lists the two up, with includeFencedBrokers the third too, fenced.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "
@@ -561,14 +591,14 @@ SCENARIOS: list[Scenario] = [
              "With useDeprecatedOffsetFetching=true the driver resolves offsets with a KafkaConsumer in a group "
              "of its own (named by kafka.group.id, or groupIdPrefix-<uuid>..., listed by the coordinator): batch "
              "reads of the transactional layout under both isolation levels and a read_committed stream held at "
-             "the LSO by an open transaction, going on when it commits; startingTimestamp/endingTimestamp through "
-             "either reader.",
+             "the LSO by an open transaction, going on when it commits or aborts; startingTimestamp/endingTimestamp "
+             "through the consumer's offsetsForTimes.",
              ("spark",)),
     Scenario("spark.topic_changes", "Spark readStream while partitions are added and topics deleted",
              "CreatePartitions under a running query: the new partitions are read from offset 0 (with either "
              "offset reader). A topic "
              "deleted and recreated: between runs on one checkpoint, failOnDataLoss=true fails saying the "
-             "offset went back, false goes on from the new topic's end; under a running subscribePattern "
+             "offset went back from 2 to 1; under a running subscribePattern "
              "query with failOnDataLoss=false, the recreated topic is read from offset 0.",
              ("spark",)),
     Scenario("spark.late_binding", "Spark batch DataFrame re-run after appends and retention",

@@ -134,6 +134,15 @@ def apache_kafka_container(image: str = KAFKA_IMAGE, startup_timeout: float = 12
 def finalized_features(bootstrap_servers: str) -> dict[str, int]:
     """The features the broker finalizes (ApiVersions v3), e.g. {"transaction.version": 2} for
     Kafka 4.x: what decides whether a 4.x client uses transaction version 2."""
+    return {f.name: f.max_version_level for f in _api_versions(bootstrap_servers).finalized_features}
+
+
+def max_api_version(bootstrap_servers: str, api_key: int) -> int:
+    """The highest version of ``api_key`` the broker serves (-1: none)."""
+    return max((k.max_version for k in _api_versions(bootstrap_servers).api_keys if k.api_key == api_key), default=-1)
+
+
+def _api_versions(bootstrap_servers: str):
     import struct
 
     from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
@@ -144,8 +153,7 @@ def finalized_features(bootstrap_servers: str) -> dict[str, int]:
     with socket.create_connection((host, int(port)), timeout=10) as conn:
         conn.sendall(struct.pack(">i", len(frame)) + frame)
         size = struct.unpack(">i", _read_exactly(conn, 4))[0]
-        response = decode_response(_read_exactly(conn, size), 18, 3)[1]
-    return {f.name: f.max_version_level for f in response.finalized_features}
+        return decode_response(_read_exactly(conn, size), 18, 3)[1]
 
 
 def _read_exactly(conn: socket.socket, n: int) -> bytes:

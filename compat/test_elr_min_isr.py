@@ -18,9 +18,6 @@ import shim
 
 pytestmark = pytest.mark.shim_only("starts brokers emulating 4.0 and 4.1")
 
-KAFKA_SEGMENT_BYTES = 1 << 30  # Kafka's log.segment.bytes: kafka-shim's own default would show as set
-
-
 def _non_default(admin, resource) -> list[str]:
     (f,) = admin.describe_configs([resource]).values()
     return sorted(str(e) for e in f.result(20).values() if not e.is_default)
@@ -31,8 +28,7 @@ def test_confluent_incremental_alter_configs_sees_the_cluster_level_min_isr(tmp_
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
-    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
-                           segment_bytes=KAFKA_SEGMENT_BYTES) as broker:
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
         for f in admin.create_topics([NewTopic(t, 2, 1, config={"compression.type": "gzip"}) for t in ("a", "b")]).values():
             f.result(20)

@@ -21,11 +21,13 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
+OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "admin.describe_cluster_fenced"}  # own brokers, below
 
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+    wanted = [n for n in module_scenarios(request) if n not in OWN_BROKER]
+    out = java_drivers.run("ReferenceDriver", wanted, compat_target.bootstrap_servers,
                            timeout=300, prefix=compat_target.prefix + "-jr", parallel=6, timeout_s=90)
     return out["results"]
 
@@ -208,6 +210,15 @@ def test_consumer_after_delete_records(observed):
     assert obs["beginning_end"] == [10, 10]
 
 
+@pytest.mark.compat(scenario="consumer.topic_names")
+def test_invalid_topic_names_and_auto_creation(observed):
+    obs = observed("consumer.topic_names")
+    invalid = E + "InvalidTopicException"
+    assert error(obs["partitions_for_invalid"]) == error(obs["poll_invalid"]) == error(obs["send_invalid"]) == invalid
+    assert obs["unsubscribe"] is None
+    assert obs["auto_created"] is True
+
+
 # ---------------------------------------------------------------------------------------- producer
 
 @pytest.mark.compat(scenario="producer.record_too_large")
@@ -259,6 +270,66 @@ def test_group_admin_calls(observed):
     assert (obs["delete_empty"], obs["groups_after"]) == (None, 0)
 
 
+@pytest.mark.compat(scenario="admin.topic_edge_cases")
+def test_topic_edge_cases(observed):
+    obs = observed("admin.topic_edge_cases")
+    assert obs["created"] == {"foo": [2, 1], "bar": [3, 1], "baz": [1, 1]}  # baz: the broker's defaults
+    assert obs["config_cleanup.policy"] == ["delete", "DEFAULT_CONFIG", False, False]
+    assert obs["config_index.interval.bytes"] == ["9999999", "DYNAMIC_TOPIC_CONFIG", False, False]
+    assert obs["name_lengths"] == [249, 250]
+    assert obs["long_names"] == [None, "InvalidTopicException"]
+    assert obs["create_null_config"] == ["InvalidConfigurationException",
+                                         "Null value not supported for topic configs: retention.bytes"]
+    assert obs["alter_null_config"] == ["InvalidRequestException", "Null value not supported for : retention.bytes"]
+    assert obs["after_null_config"] == {"o": ["producer", "-1"]}  # the refused request changed nothing
+    # Kafka's controller finds the topic exists before it looks at the replication factor
+    assert obs["exists_validate_only"] == "TopicExistsException"
+    assert obs["describe_by_id"] == [True, "UnknownTopicIdException"]
+    assert (obs["delete_by_id"], obs["deleted_gone"]) == (None, True)
+
+
+@pytest.fixture(scope="module")
+def describe_groups_v6(request, compat_target) -> bool:
+    """kafka-clients 4.x against a broker serving DescribeGroups v6 (Kafka 4.x, KIP-1043)."""
+    from compat.plugin import java_client
+    from compat.targets import max_api_version
+
+    return java_client(request.config) == "4" and max_api_version(compat_target.bootstrap_servers, 15) >= 6
+
+
+@pytest.mark.compat(scenario="admin.group_listing")
+def test_consumer_group_listing_and_description(observed, describe_groups_v6):
+    obs = observed("admin.group_listing")
+    assert (obs["all_assigned"], obs["listed_stable"]) == (True, True)
+    assert (obs["listed_classic_stable"], obs["listed_empty"]) == (["Stable"], [])
+    d = obs["described"]
+    topic = d["assignment"][0].rsplit("-", 2)[0]
+    assert d["assignment"] == [f"{topic}-{t}-{p}" for t in range(3) for p in range(2)]
+    assert (d["simple"], d["state"], d["members"], d["assignor"]) == (False, "STABLE", 3, "range")
+    assert len(d["clients"]) == 1 and d["clients"][0].endswith("-listing-client")
+    assert [i.rsplit("-", 1)[1] for i in d["statics"]] == ["1", "2"]
+    group_operations = ["READ", "DELETE", "DESCRIBE"]  # Kafka: AclEntry.supportedOperations(GROUP)
+    assert d["operations"] == group_operations
+    if describe_groups_v6:  # Kafka 4's PlaintextAdminIntegrationTest.testConsumerGroups
+        error, message = obs["fake"]["error"]
+        assert error == "GroupIdNotFoundException" and message.endswith("-listing-fake not found."), obs["fake"]
+    else:
+        assert obs["fake"] == {"state": "DEAD", "members": 0, "assignor": "", "operations": group_operations}
+    assert (obs["remove_static"], obs["members_after"]) == (None, 2)
+
+
+@pytest.mark.compat(scenario="admin.list_transactions")
+def test_list_transactions(observed):
+    obs = observed("admin.list_transactions")
+    assert obs["all"] == ["0:COMPLETE_COMMIT", "1:COMPLETE_ABORT", "2:COMPLETE_COMMIT"]
+    assert obs["committed"] == ["0:COMPLETE_COMMIT", "2:COMPLETE_COMMIT"]
+    assert obs["aborted"] == ["1:COMPLETE_ABORT"]
+    assert obs["by_producer"] == ["0:COMPLETE_COMMIT"]
+    # KIP-994: the open transaction, younger than 500 ms, is left out
+    assert obs["old_enough"] is True and obs["by_duration"] == obs["all"]
+    assert obs["open_by_duration_0"] == ["0:ONGOING"]
+
+
 @pytest.mark.compat(scenario="admin.incremental_alter_invalid")
 def test_invalid_incremental_alter_configs(observed):
     obs = observed("admin.incremental_alter_invalid")
@@ -297,3 +368,56 @@ def test_transaction_version_2_fencing(tmp_path, java4):
     check_expiration(expiration["same_partition"], False, True)
     check_expiration(expiration["new_partition"], True, True)
     assert observed("txn.empty_abort_after_commit")["read_committed"] == ["4/committed", "5/committed"]
+
+
+@pytest.mark.shim_only("starts a broker with group.max.size=2")
+@pytest.mark.compat(scenario="consumer.group_max_size")
+def test_group_max_size(tmp_path, java_drivers):
+    """ConsumerBounceTest.testConsumerReceivesFatalExceptionWhenGroupPassesMaxSize on one broker."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
+                           extra={"group.max.size": "2"}) as broker:
+        out = java_drivers.run("ReferenceDriver", ["consumer.group_max_size"], broker.bootstrap_servers, timeout=300,
+                               prefix="maxsize", parallel=1, timeout_s=120)
+    obs = observed_of(out["results"])("consumer.group_max_size")
+    assert obs["two_assigned"] is True
+    assert error(obs["third_error"]) == E + "GroupMaxSizeReachedException"
+    assert (obs["both_consumed"], obs["received"]) == (True, [100, 100])
+    assert obs["poller_errors"] == {}
+
+
+@pytest.mark.shim_only("takes a broker of a simulated cluster down through the control plane")
+@pytest.mark.compat(scenario="txn.bump_epoch")
+def test_bump_transactional_epoch(tmp_path, java_drivers, request):
+    """TransactionsTestHelper.testBumpTransactionalEpochWithTV2Disabled (and Enabled, with
+    kafka-clients 4 on 4.x emulation): a batch for a partition whose only replica is down times out;
+    the producer aborts, its epoch moves on, and its next transaction commits."""
+    from compat.plugin import java_client
+    from compat.targets import shim_version
+
+    release = shim_version(request.config)
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                           transaction_abort_check_interval_ms=200, group_initial_rebalance_delay_ms=0,
+                           **({"kafka_version": release} if release else {})) as broker:
+        out = java_drivers.run("ReferenceDriver", ["txn.bump_epoch"], broker.bootstrap_servers, timeout=300,
+                               prefix="bump", parallel=1, timeout_s=120, control=broker.broker.control_url)
+    obs = observed_of(out["results"])("txn.bump_epoch")
+    assert error(obs["timed_out"]) == E + "TimeoutException"
+    assert (obs["abort_error"], obs["next_error"]) == (None, None)
+    assert obs["same_producer_id"] is True
+    assert obs["epoch_after"] > obs["epoch_before"], obs
+    if java_client(request.config) != "4":  # version 1: one bump, by InitProducerId (KIP-360)
+        assert (obs["epoch_before"], obs["epoch_after"]) == (0, 1)
+    assert obs["read_committed"] == ["1/committed", "2/committed", "3/committed", "4/committed", "4/committed"]
+
+
+@pytest.mark.shim_only("takes a broker of a simulated cluster down through the control plane")
+@pytest.mark.compat(scenario="admin.describe_cluster_fenced")
+def test_describe_cluster_includes_fenced_brokers(tmp_path, java4):
+    """kafka-clients 4's describeCluster(includeFencedBrokers) against 4.0 emulation: DescribeCluster
+    v2 (KIP-1073) lists a broker that is down as fenced, and only when asked."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                           kafka_version="4.0") as broker:
+        out = java4.run("Admin4Driver", ["admin.describe_cluster_fenced"], broker.bootstrap_servers, timeout=120,
+                        prefix="fenced", parallel=1, timeout_s=60, control=broker.broker.control_url, node=2)
+    obs = observed_of(out["results"])("admin.describe_cluster_fenced")
+    assert obs == {"before": ["0", "1", "2"], "down": ["0", "1"], "down_with_fenced": ["0", "1", "2:fenced"]}

@@ -28,14 +28,18 @@ pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.compat(client="confluent-kafka", scenario="share.groups")
 
 
+# Heartbeats every 500 ms (Kafka: 5 s) so members learn a new assignment quickly: a member that
+# joins first is assigned the partitions by its next heartbeat, once they are initialized.
+FAST_HEARTBEATS = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
+FAST_HEARTBEAT_ARGS = tuple(a for k, v in FAST_HEARTBEATS.items() for a in ("--override", f"{k}={v}"))
+
+
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     from shim import BrokerThread
 
-    # heartbeats every 500 ms (Kafka: 5 s) so members learn a new assignment quickly
     with BrokerThread(data_dir=tmp_path_factory.mktemp("share"), listen="127.0.0.1:0", kafka_version="4.1",
-                      extra={"group.share.heartbeat.interval.ms": "500",
-                             "group.share.min.heartbeat.interval.ms": "500"}) as b:
+                      extra=FAST_HEARTBEATS) as b:
         enable_share_groups(b.bootstrap_servers)
         yield b
 
@@ -173,7 +177,7 @@ def test_an_expired_lock_redelivers_to_another_member(tmp_path):
 
     with BrokerThread(data_dir=tmp_path / "share", listen="127.0.0.1:0", kafka_version="4.1",
                       extra={"group.share.record.lock.duration.ms": "1500",
-                             "group.share.min.record.lock.duration.ms": "1000"}) as b:
+                             "group.share.min.record.lock.duration.ms": "1000", **FAST_HEARTBEATS}) as b:
         bs = b.bootstrap_servers
         share_topic(bs, "locks", 1, "g-locks")
         produce(bs, "locks", [(0, b"x%d" % i) for i in range(3)])
@@ -207,7 +211,7 @@ def test_acknowledgements_survive_a_broker_restart(shim_process, free_port, tmp_
     from confluent_kafka import AcknowledgeType
 
     port, data_dir = free_port(), tmp_path / "broker"
-    broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1"))
+    broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1", *FAST_HEARTBEAT_ARGS))
     bs = broker.wait_ready()
     share_topic(bs, "durable", 1, "g-durable")
     produce(bs, "durable", [(0, b"d%d" % i) for i in range(10)])
@@ -227,7 +231,7 @@ def test_acknowledgements_survive_a_broker_restart(shim_process, free_port, tmp_
         assert broker.wait() == 0
     else:
         broker.kill9()
-    broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1"))
+    broker = shim_process(data_dir, port=port, args=("--kafka-version", "4.1", *FAST_HEARTBEAT_ARGS))
     bs = broker.wait_ready()
     second = share_consumer(bs, "g-durable")
     again = []

@@ -1,6 +1,7 @@
 """A share group's partitions have share state from the moment a member is assigned them, before
 any ShareFetch, as in Kafka 4.1: the group coordinator sends InitializeShareGroupState (start
-offset -1) to the share coordinator after the heartbeat that assigned them, so the partition is
+offset -1) to the share coordinator after the heartbeat that first sees them, and assigns them only
+at a later heartbeat, once they are initialized (the two steps), so an assigned partition is
 listed by DescribeShareGroupOffsets (the Java Admin maps it to no offset) and the state is in
 ``__share_group_state``, durable across kill -9.
 
@@ -126,3 +127,56 @@ def test_kafka_clients_4_admin_lists_an_assigned_partition_before_its_first_fetc
     o = result["observed"]
     assert o["received"] and all(v.startswith("new-") for v in o["received"]), o
     assert o["offsets"][f"{TOPIC}-0"] >= 5, o
+
+
+def _share_records(broker, group: str) -> list[tuple[int, object]]:
+    """(record type, decoded value) of the group's share records in ``__consumer_offsets``, in log
+    order (Kafka 4.1's ShareGroup* records and ShareGroupStatePartitionMetadata)."""
+    from kafka_codecs.records import decode_batch
+
+    from shim.coordinators.share import members as sm
+
+    def read():
+        out, info = [], broker.node.logs.topics.get("__consumer_offsets")
+        for p in range(info.partitions if info else 0):
+            for raw in broker.node.logs.get("__consumer_offsets", p).iter_batches():
+                for r in decode_batch(raw)[1]:
+                    kind = int.from_bytes(r.key[:2], "big")
+                    if kind in sm.KINDS and (rec := sm.decode(r.key, r.value)).group_id == group:
+                        out.append((kind, rec.value))
+        return out
+    return broker.call(read)
+
+
+@pytest.mark.compat(client="confluent-kafka", scenario="share.groups")
+@pytest.mark.shim_only("reads the broker's __consumer_offsets")
+def test_the_first_member_is_assigned_by_the_heartbeat_after_the_initialization(tmp_path):
+    """Kafka 4.1's two steps, as librdkafka's share consumer drives them: its joining heartbeat moves
+    the group to epoch 1 with an empty target (nothing is initialized yet), then the partition is
+    written initializing and initialized; its next heartbeat moves the group to epoch 2 and the
+    target assigns the partition."""
+    from shim.coordinators.share import members as sm
+
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
+                           extra={"group.share.heartbeat.interval.ms": "500",
+                                  "group.share.min.heartbeat.interval.ms": "500"}) as broker:
+        bs = broker.bootstrap_servers
+        enable_share_groups(bs)
+        create_topic(bs, TOPIC, 1)
+        consumer = join_without_fetching(bs, "g-two-steps")
+        try:
+            topic_id = broker.call(lambda: broker.node.logs.topics[TOPIC].topic_id)
+            trail = [(kind, value) for kind, value in _share_records(broker, "g-two-steps")
+                     if kind in (sm.GROUP_METADATA, sm.TARGET_MEMBER, sm.STATE_PARTITION_METADATA)]
+        finally:
+            consumer.close()
+    summary = []
+    for kind, value in trail:
+        if kind == sm.GROUP_METADATA:
+            summary.append(("epoch", value[0]))
+        elif kind == sm.TARGET_MEMBER:
+            summary.append(("target", value))
+        else:
+            summary.append(("state", "initialized" if value.initialized else "initializing"))
+    assert summary[:6] == [("epoch", 1), ("target", ()), ("state", "initializing"), ("state", "initialized"),
+                           ("epoch", 2), ("target", ((topic_id, (0,)),))], summary

@@ -131,15 +131,16 @@ def test_stream_across_a_broker_kill9_and_restart(spark, tmp_path, shim_process,
 
 @pytest.mark.compat(scenario="spark.txn_timeout")
 def test_stream_across_a_transaction_the_coordinator_aborts(spark, tmp_path):
-    """Partition 0: p-0 | t-1 of a transaction left open (transaction.timeout.ms=1000) | p-2 | the
-    ABORT marker at 3 that the coordinator writes when the transaction times out."""
+    """Partition 0: p-0 | t-1 of a transaction left open (transaction.timeout.ms=2000: p-2 must be
+    written before it times out) | p-2 | the ABORT marker at 3 that the coordinator writes when the
+    transaction times out."""
     from shim.broker import BrokerThread
 
     with BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0",
                       transaction_abort_check_interval_ms=100) as broker:
         kafka = kafka_on(broker.bootstrap_servers, "timeout")
         topic = kafka.topic("abandoned", 1)
-        plain, t = kafka.plain(), kafka.txn("abandoned", **{"transaction.timeout.ms": 1000})
+        plain, t = kafka.plain(), kafka.txn("abandoned", **{"transaction.timeout.ms": 2000})
         send(plain, topic, 0, "p-0")
         out = tmp_path / "out"
         stream = pov(kafka_stream(spark, broker.bootstrap_servers, "read_committed", subscribe=topic,

@@ -4,13 +4,15 @@ with spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true it uses a KafkaC
 which subscribes in a consumer group of its own (JoinGroup/SyncGroup, polled until it has its
 assignment), then asks seekToBeginning/seekToEnd + position and offsetsForTimes.
 
-* both readers: the global startingTimestamp/endingTimestamp options, looked up under read_committed
-  (a timestamp matching a record past the LSO is no match, so the end is latest);
-* the consumer reader: a batch read of the transactional layout (earliest/latest and JSON offsets)
-  under both isolation levels; a read_committed stream held at the LSO by an open transaction and
-  going on when it commits or aborts, its driver's group named by kafka.group.id or groupIdPrefix and listed
-  by the group coordinator while the query runs (what Spark's own "allow group.id override/prefix"
-  tests check; only the consumer reader forms a group).
+The consumer reader here:
+* the global startingTimestamp/endingTimestamp options through the consumer's offsetsForTimes under
+  read_committed (a timestamp matching a record past the LSO is no match, so the end is latest);
+* a batch read of the transactional layout (earliest/latest and JSON offsets) under both
+  isolation levels;
+* a read_committed stream held at the LSO by an open transaction and going on when it commits or
+  aborts, its driver's group named by kafka.group.id or groupIdPrefix and listed by the group
+  coordinator while the query runs (what Spark's own "allow group.id override/prefix" tests check;
+  only the consumer reader forms a group).
 
 See compat/test_spark.py for the whole PySpark suite.
 """
@@ -22,9 +24,8 @@ import time
 
 import pytest
 
-from compat.spark_support import (AFTER_COMMIT, READERS, VISIBLE, Kafka, each_iso, kafka_read, kafka_stream,
-                                  latest_seen, layout, offset_reader, pov, rows, send, spark_session, to_parquet,
-                                  wait_query)
+from compat.spark_support import (AFTER_COMMIT, VISIBLE, Kafka, each_iso, kafka_read, kafka_stream, latest_seen,
+                                  layout, offset_reader, pov, rows, send, spark_session, to_parquet, wait_query)
 
 pytestmark = pytest.mark.compat(client="spark")
 
@@ -66,9 +67,9 @@ def test_consumer_reader_batch_read(spark, kafka, open_layout, iso):
 
 
 @pytest.mark.compat(scenario="spark.offset_readers")
-@pytest.mark.parametrize("deprecated", READERS)
-def test_global_timestamps(spark, kafka, deprecated):
-    """startingTimestamp/endingTimestamp apply to every partition. Partition 0: t-0..t-4 stamped
+def test_consumer_reader_global_timestamps(spark, kafka):
+    """offsetsForTimes from the consumer reader (test_spark.py has the Admin's listOffsets by
+    timestamp). startingTimestamp/endingTimestamp apply to every partition. Partition 0: t-0..t-4 stamped
     base+1000..+5000, o-5 of an open transaction at +6000, t-6 at +7000; partition 1: u-0..u-2 at
     +1500, +2500, +3500. From +2000 to +6500 under read_committed: partition 0 from t-1 to the LSO
     (5: the end's match, t-6, is past it), partition 1 from u-1 to latest (no record reaches +6500)."""
@@ -83,7 +84,7 @@ def test_global_timestamps(spark, kafka, deprecated):
     for i in range(3):
         send(plain, topic, 1, f"u-{i}", timestamp=base + 1500 + 1000 * i)
     try:
-        with offset_reader(spark, deprecated):
+        with offset_reader(spark, "true"):
             df = kafka_read(spark, kafka.bootstrap, "read_committed", subscribe=topic, failOnDataLoss="true",
                             startingTimestamp=str(base + 2000), endingTimestamp=str(base + 6500))
             assert rows(pov(df)) == [(0, 1, "t-1"), (0, 2, "t-2"), (0, 3, "t-3"), (0, 4, "t-4"),

@@ -5,9 +5,7 @@ does with CreatePartitions and DeleteTopics):
   from offset 0, including records written to them before Spark saw them, with either offset
   reader (the consumer-based one rejoins its group for the new partitions);
 * a topic deleted and recreated between two runs on one checkpoint: its end went back from 2 to 1,
-  so failOnDataLoss=true fails the run with Spark's "offset was changed" data-loss error, and
-  failOnDataLoss=false goes on from the new end (the recreated topic's first record is skipped,
-  the next one read);
+  so failOnDataLoss=true fails the run with Spark's "offset was changed" data-loss error;
 * a topic deleted under a running subscribePattern query (failOnDataLoss=false): a batch runs
   without it, and once it is recreated it is a new partition to Spark, read from offset 0.
 
@@ -93,15 +91,15 @@ def test_partitions_added_under_a_running_query(spark, kafka, tmp_path, deprecat
                                 (topic, 1, 0, "g1-0"), (topic, 1, 1, "g1-1"), (topic, 2, 0, "g2-0")]
 
 
-@pytest.mark.parametrize("fail", ["true", "false"], ids=["failOnDataLoss=true", "failOnDataLoss=false"])
-def test_topic_recreated_between_runs(spark, kafka, tmp_path, fail):
+def test_topic_recreated_between_runs(spark, kafka, tmp_path):
+    """failOnDataLoss=true: the checkpoint says 2, the recreated topic ends at 1."""
     topic = kafka.topic("recreated", 1)
     send(kafka.plain(), topic, 0, "o-0", "o-1")
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def start():
         stream = tpov(kafka_stream(spark, kafka.bootstrap, subscribe=topic, startingOffsets="earliest",
-                                   failOnDataLoss=fail))
+                                   failOnDataLoss="true"))
         return to_parquet(stream, out, checkpoint, trigger={"availableNow": True})
 
     run_available_now(start())
@@ -110,16 +108,10 @@ def test_topic_recreated_between_runs(spark, kafka, tmp_path, fail):
     send(kafka.plain(), topic, 0, "n-0")
     assert kafka.watermarks(topic, 0) == (0, 1)
     query = start()
-    if fail == "true":
-        # Spark's KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED, from the checkpointed end (2) and the new one (1)
-        with pytest.raises(Exception, match=f"Partition {topic}-0 offset was changed from 2 to 1"):
-            query.awaitTermination(120)
-        assert sink(spark, out) == [(topic, 0, 0, "o-0"), (topic, 0, 1, "o-1")]
-        return
-    run_available_now(query)
-    send(kafka.plain(), topic, 0, "n-1")
-    run_available_now(start())
-    assert sink(spark, out) == [(topic, 0, 0, "o-0"), (topic, 0, 1, "n-1"), (topic, 0, 1, "o-1")]
+    # Spark's KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED, from the checkpointed end (2) and the new one (1)
+    with pytest.raises(Exception, match=f"Partition {topic}-0 offset was changed from 2 to 1"):
+        query.awaitTermination(120)
+    assert sink(spark, out) == [(topic, 0, 0, "o-0"), (topic, 0, 1, "o-1")]
 
 
 def test_topic_deleted_and_recreated_under_a_pattern_query(spark, kafka, tmp_path):

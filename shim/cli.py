@@ -60,7 +60,8 @@ def _property_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("--no-auto-create-topics", action="store_true", help="auto.create.topics.enable=false")
     s.add_argument("--fsync", choices=("never", "always"), default=None,
                    help="'always' fsyncs before acknowledging (log.flush.interval.messages=1; default 'never')")
-    s.add_argument("--segment-bytes", type=int, default=None, help="log.segment.bytes: segment roll size (default 64 MiB)")
+    s.add_argument("--segment-bytes", type=int, default=None, help="log.segment.bytes: segment roll size (default Kafka's, 1 GiB; "
+                        "at least 1 MiB under --kafka-version 4.x)")
     s.add_argument("--max-message-bytes", type=int, default=None, help="message.max.bytes: largest record batch (default 1048588)")
     s.add_argument("--max-request-bytes", type=int, default=None, help="socket.request.max.bytes: largest request frame; larger closes the connection")
     s.add_argument("--retention-ms", type=int, default=None, help="log.retention.ms: delete segments older than this (default 7 days)")

@@ -123,8 +123,10 @@ class BrokerConfig:
     (connections.max.idle.ms); bytes of an unfinished request do not count as activity."""
     max_message_bytes: int = 1_048_588
     """Largest record batch accepted (max.message.bytes); larger gets MESSAGE_TOO_LARGE."""
-    segment_bytes: int = 64 * 1024 * 1024
-    """Roll a new segment when the active one would exceed this size (segment.bytes)."""
+    segment_bytes: int = 1024 * 1024 * 1024
+    """Roll a new segment when the active one would exceed this size (log.segment.bytes; Kafka's
+    default, 1 GiB: a start after kill -9 re-reads only what follows each partition's recovery point).
+    From Kafka 4.0 emulation at least 1 MiB (KIP-1030)."""
     index_interval_bytes: int = 4096
     """Bytes of log between two entries of the sparse offset index (index.interval.bytes)."""
     retention_bytes: int = -1
@@ -201,6 +203,10 @@ class BrokerConfig:
         share_settings(self.extra)  # and the share groups' bounds too
         from .configs.streams import streams_settings
         streams_settings(self.extra)  # and the streams groups' (KIP-1071's GROUP configs use them)
+        from .configs.catalogue import broker_configs
+        # KIP-1030: from Kafka 4.0 the broker's own log.segment.bytes is at least 1 MiB, at start-up
+        # too (KafkaConfig refuses it with a ConfigException); ConfigError is a ValueError
+        broker_configs(self.kafka_version)["log.segment.bytes"].parse(str(self.segment_bytes))
         if self.control_listen:
             host, sep, port = self.control_listen.rpartition(":")
             if not sep or not port.isdigit() or int(port) > 65535:

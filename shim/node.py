@@ -51,6 +51,7 @@ class Node:
         self._init_security(config)
         self._next_retention = 0
         self._last_checkpoint = now_ms()  # of the partitions' recovery points: see _checkpoint_due
+        self._checkpoint_interval = int(config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))  # read-only
         self.release = RELEASES[config.kafka_version]
         self.quorum = MetadataQuorum(self.logs.meta_dir, self.release, config.node_id)
         if self.elr_enabled:  # a cluster formatted with ELR on (4.1's default) has the controller's records
@@ -294,7 +295,7 @@ class Node:
             return FOREVER
         if unchecked >= recovery_point.CHECKPOINT_AFTER_BYTES:
             return 0
-        return self._last_checkpoint + int(self.config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))
+        return self._last_checkpoint + self._checkpoint_interval
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this (ms); cheap enough to ask after every request."""
@@ -303,10 +304,13 @@ class Node:
 
     def watch_deadlines(self, callback) -> None:
         """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than
-        :meth:`next_deadline` said (only the group coordinator sets deadlines outside :meth:`tick`)."""
+        :meth:`next_deadline` said (the coordinators, the cluster, and appends, which make the
+        recovery points due: deadlines set outside :meth:`tick`)."""
         self.groups.on_earlier_deadline = callback
         self.cluster.on_earlier_deadline = callback
         self.share.on_earlier_deadline = callback
+        # appends make the recovery-point checkpoint due (the first byte, then many)
+        self.logs.unchecked.on_alarm = None if callback is None else lambda: callback(self._checkpoint_due())
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)

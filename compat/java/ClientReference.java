@@ -114,6 +114,88 @@ final class ClientReference {
         return null;
     }
 
+    // ------------------------------------------------------------------ topic names
+
+    /**
+     * testPartitionsForInvalidTopic, testSubscribeInvalidTopicCanUnsubscribe and
+     * testPartitionsForAutoCreate: Metadata answers INVALID_TOPIC_EXCEPTION for a name Kafka
+     * refuses (the consumer and the producer raise InvalidTopicException) and creates an unknown
+     * topic a consumer asks about.
+     */
+    static void topicNames(Support s, Map<String, Object> obs) throws Exception {
+        String invalid = ";3# ads,{234";
+        String auto = s.name("auto-created");
+        try (KafkaConsumer<byte[], byte[]> c = s.consumer(RU, "group.id", s.name("invalid-topic-G"))) {
+            obs.put("partitions_for_invalid", Support.failureOf(() -> c.partitionsFor(invalid)));
+            c.subscribe(List.of(invalid));
+            obs.put("poll_invalid", Support.failureOf(() -> {
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (System.currentTimeMillis() < deadline) c.poll(Duration.ofMillis(200));
+            }));
+            obs.put("unsubscribe", Support.failureOf(c::unsubscribe));
+            c.partitionsFor(auto);
+            obs.put("auto_created", Support.await(() -> !c.partitionsFor(auto).isEmpty(), 20_000));
+        }
+        try (KafkaProducer<byte[], byte[]> p = s.producer("max.block.ms", "5000")) {
+            obs.put("send_invalid", Support.failureOf(() -> p.send(new ProducerRecord<>(invalid, Support.b("x"))).get(20, TimeUnit.SECONDS)));
+        }
+    }
+
+    // ------------------------------------------------------------------ group.max.size
+
+    /**
+     * ConsumerBounceTest.testConsumerReceivesFatalExceptionWhenGroupPassesMaxSize, against a broker
+     * started with group.max.size=2: two members share a two-partition topic, a third one's poll
+     * fails with GroupMaxSizeReachedException, and the two go on consuming.
+     */
+    static void groupMaxSize(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("max-size");
+        String group = s.name("max-size-G");
+        s.createTopic(topic, 2);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicIntegerArray received = new java.util.concurrent.atomic.AtomicIntegerArray(2);
+        java.util.concurrent.atomic.AtomicIntegerArray assigned = new java.util.concurrent.atomic.AtomicIntegerArray(2);
+        List<Thread> threads = new ArrayList<>();
+        Map<String, Object> pollerErrors = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
+        try {
+            for (int i = 0; i < 2; i++) {
+                int index = i;
+                Thread th = new Thread(() -> {
+                    try (KafkaConsumer<byte[], byte[]> c = s.consumer(RU, "group.id", group, "heartbeat.interval.ms", "1000",
+                            "max.poll.interval.ms", "60000")) {
+                        c.subscribe(List.of(topic));
+                        while (!stop.get()) {
+                            received.addAndGet(index, c.poll(Duration.ofMillis(100)).count());
+                            assigned.set(index, c.assignment().size());
+                        }
+                    } catch (Exception e) {
+                        pollerErrors.put(String.valueOf(index), Support.failure(e));
+                    }
+                });
+                th.setDaemon(true);
+                th.start();
+                threads.add(th);
+            }
+            obs.put("two_assigned", Support.await(() -> assigned.get(0) == 1 && assigned.get(1) == 1, 60_000));
+            try (KafkaConsumer<byte[], byte[]> third = s.consumer(RU, "group.id", group)) {
+                third.subscribe(List.of(topic));
+                obs.put("third_error", Support.failureOf(() -> {
+                    long deadline = System.currentTimeMillis() + 30_000;
+                    while (System.currentTimeMillis() < deadline) third.poll(Duration.ofMillis(200));
+                }));
+            }
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                for (int partition = 0; partition < 2; partition++) send(p, topic, partition, 0, 100);
+            }
+            obs.put("both_consumed", Support.await(() -> received.get(0) >= 100 && received.get(1) >= 100, 30_000));
+            obs.put("received", List.of(received.get(0), received.get(1)));
+        } finally {
+            stop.set(true);
+            for (Thread th : threads) th.join(15_000);
+        }
+        obs.put("poller_errors", pollerErrors);
+    }
+
     // ------------------------------------------------------------------ fetch sizes (KIP-74)
 
     /**

@@ -19,10 +19,13 @@ public final class ReferenceDriver {
         all.put("txn.undecided_data", TxnReference::undecidedData);
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
+        all.put("txn.bump_epoch", TxnReference::bumpEpoch);
         all.put("txn.empty_abort_after_commit", TxnReference::emptyAbortAfterCommit);
         all.put("txn.max_in_flight_one", TxnReference::maxInFlightOne);
         all.put("consumer.invalid_offset", ClientReference::invalidOffset);
         all.put("consumer.out_of_range_reset", ClientReference::outOfRangeReset);
+        all.put("consumer.topic_names", ClientReference::topicNames);
+        all.put("consumer.group_max_size", ClientReference::groupMaxSize);
         all.put("consumer.large_records", ClientReference::largeRecords);
         all.put("consumer.commit_metadata", ClientReference::commitMetadata);
         all.put("consumer.delete_records", ClientReference::deleteRecords);
@@ -31,6 +34,9 @@ public final class ReferenceDriver {
         all.put("producer.partition_expansion", ClientReference::partitionExpansion);
         all.put("admin.group_admin", AdminReference::groupAdmin);
         all.put("admin.incremental_alter_invalid", AdminReference::incrementalAlterInvalid);
+        all.put("admin.group_listing", AdminReference::groupListing);
+        all.put("admin.list_transactions", AdminReference::listTransactions);
+        all.put("admin.topic_edge_cases", AdminReference::topicEdgeCases);
         Support.main("ReferenceDriver", all, args);
     }
 }

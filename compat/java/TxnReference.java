@@ -399,6 +399,64 @@ final class TxnReference {
         obs.put("ru_count", drain(s, RU, tps).size());
     }
 
+    // ------------------------------------------------------------------ epoch bump
+
+    /**
+     * testBumpTransactionalEpoch (TransactionsTestHelper's WithTV2Disabled / Enabled), on a
+     * simulated three-broker kafka-shim whose control plane (option {@code control}) takes down the
+     * leader of a one-replica partition: a batch for it times out, the producer aborts (bumping its
+     * epoch: InitProducerId with its producer id and epoch under transaction version 1, the abort
+     * itself under version 2) and commits its next transaction over the partition once it is back.
+     */
+    static void bumpEpoch(Support s, Map<String, Object> obs) throws Exception {
+        String bump = s.name("bump"), other = s.name("bump-other"), third = s.name("bump-third");
+        TopicPartition tp = new TopicPartition(bump, 0);
+        try (Admin admin = s.admin()) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(bump, 1, (short) 1),
+                    new org.apache.kafka.clients.admin.NewTopic(other, 2, (short) 3),
+                    new org.apache.kafka.clients.admin.NewTopic(third, 2, (short) 3))).all().get(20, TimeUnit.SECONDS);
+            for (String t : List.of(bump, other, third)) Support.awaitTopic(admin, t, t.equals(bump) ? 1 : 2);
+            int leader = admin.describeTopics(List.of(bump)).allTopicNames().get(20, TimeUnit.SECONDS).get(bump)
+                    .partitions().get(0).leader().id();
+            try (KafkaProducer<byte[], byte[]> p = s.txnProducer(s.name("bump-T"), "delivery.timeout.ms", "5005",
+                    "request.timeout.ms", "5000")) {
+                p.beginTransaction();
+                p.send(rec(bump, 0, "4", "4", true));
+                p.commitTransaction();
+                org.apache.kafka.clients.admin.ProducerState before = producer(admin, tp);
+                obs.put("epoch_before", before.producerEpoch());
+                p.beginTransaction();
+                p.send(rec(other, null, "2", "2", false)).get(20, TimeUnit.SECONDS);
+                ControlDriver.control(s, "node_down", "{\"node\": " + leader + "}");
+                java.util.concurrent.Future<?> failed = p.send(rec(bump, 0, "3", "3", false));
+                obs.put("timed_out", Support.failureOf(() -> failed.get(30, TimeUnit.SECONDS)));
+                ControlDriver.control(s, "node_up", "{\"node\": " + leader + "}");
+                obs.put("abort_error", Support.failureOf(p::abortTransaction));
+                obs.put("next_error", Support.failureOf(() -> {
+                    p.beginTransaction();
+                    p.send(rec(third, null, "2", "2", true));
+                    p.send(rec(other, null, "4", "4", true));
+                    p.send(rec(bump, 0, "1", "1", true));
+                    p.send(rec(bump, 0, "3", "3", true));
+                    p.commitTransaction();
+                }));
+                obs.put("same_producer_id", producer(admin, tp).producerId() == before.producerId());
+                obs.put("epoch_after", producer(admin, tp).producerEpoch());
+            }
+        }
+        List<TopicPartition> tps = new ArrayList<>(List.of(tp));
+        tps.addAll(partitions(other, 2));
+        tps.addAll(partitions(third, 2));
+        obs.put(RC, drain(s, RC, tps));
+    }
+
+    private static org.apache.kafka.clients.admin.ProducerState producer(Admin admin, TopicPartition tp) throws Exception {
+        List<org.apache.kafka.clients.admin.ProducerState> all = admin.describeProducers(List.of(tp)).partitionResult(tp)
+                .get(20, TimeUnit.SECONDS).activeProducers();
+        if (all.size() != 1) throw new IllegalStateException("producers of " + tp + ": " + all);
+        return all.get(0);
+    }
+
     // ------------------------------------------------------------------ producer lifecycle
 
     /** testEmptyAbortAfterCommit, then one more committed transaction from the same producer. */

@@ -58,9 +58,13 @@ EXPECTED_FILE = HERE / "librdkafka_expected.toml"
 # topic (0118_commit_rebalance's two consumers each need one), three brokers (the transactional tests
 # create topics with replication factor 3; the share tests expect each partition of a two-partition
 # topic to come from its own leader), group.share.min.record.lock.duration.ms=1000 (the share tests
-# set 3-second acquisition locks); and an authorizer, for 0081_admin's ACL subtests
+# set 3-second acquisition locks); share heartbeats every second (Kafka: 5 s), since a share group's
+# first member is assigned its partitions by the heartbeat after the one that initializes them; and
+# an authorizer, for 0081_admin's ACL subtests
 BROKER_ARGS = ("--brokers", "3", "--kafka-version", "4.1", "--num-partitions", "4",
                "--override", "group.share.min.record.lock.duration.ms=1000",
+               "--override", "group.share.heartbeat.interval.ms=1000",
+               "--override", "group.share.min.heartbeat.interval.ms=1000",
                "--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                "--override", "allow.everyone.if.no.acl.found=true")
 # no optimisation, no debug symbols: the cold build is what a clean checkout pays on each test run

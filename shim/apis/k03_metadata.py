@@ -25,6 +25,7 @@ from ..security.acls import CLUSTER_NAME
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._pace import Pacer
 from .k19_create_topics import MAX_PARTITIONS_PER_REQUEST
 from .registry import api
 
@@ -32,7 +33,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 @api(3, "Metadata", 0, 12)
-def handle(ctx, request):
+async def handle(ctx, request):
     node = ctx.node
     wanted = request.topics
     all_topics = wanted is None or (ctx.version == 0 and not wanted)
@@ -41,14 +42,21 @@ def handle(ctx, request):
     else:
         names = [_name_of(ctx, t) for t in wanted]
     by_id = {} if all_topics else {n: t.topic_id for n, t in zip(names, wanted) if n is not None and _by_id(t)}
+    # Kafka answers an unknown id with that id and no name (KafkaApis: unknownTopicIdsTopicMetadata)
+    asked_ids = [None] * len(names) if all_topics else [t.topic_id if _by_id(t) else None for t in wanted]
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
     create = _creatable(ctx, names, refused) if allow_create else set()
-    with node.logs.one_save():
-        topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
-                       else _topic(ctx, name, allow_create, want_ops, create)
-                       for name in names)
+    if allow_create and create is None:  # the topics it creates are written down once, before the answer
+        with node.logs.one_save():
+            topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                           else _topic(ctx, name, allow_create, want_ops, create, asked)
+                           for name, asked in zip(names, asked_ids))
+    else:  # none to create (an internal topic is written down as it is): the loop is given up as it walks
+        topics = tuple([_unauthorized(ctx, name, by_id.get(name)) if name in refused
+                        else _topic(ctx, name, allow_create, want_ops, create, asked)
+                        async for name, asked in Pacer().each(zip(names, asked_ids))])
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
     if getattr(request, "include_cluster_authorized_operations", False):
@@ -105,7 +113,7 @@ def _creatable(ctx, names, refused) -> set | None:
     return None if len(new) * ctx.node.config.num_partitions <= MAX_PARTITIONS_PER_REQUEST else set()
 
 
-def _topic(ctx, name, allow_create, want_ops, create=None):
+def _topic(ctx, name, allow_create, want_ops, create=None, asked_id=None):
     logs = ctx.node.logs
     operations = NOT_REQUESTED
     if want_ops and name is not None:
@@ -126,7 +134,8 @@ def _topic(ctx, name, allow_create, want_ops, create=None):
             else:  # Kafka: AutoTopicCreationManager gives an internal topic its own partitions and configs
                 logs.ensure_topic(name, internal)
     except KafkaError as e:
-        return ctx.make("MetadataResponseTopic", error_code=e.code, name=name, topic_id=ZERO_UUID,
+        return ctx.make("MetadataResponseTopic", error_code=e.code, name=name,
+                        topic_id=asked_id if name is None and asked_id is not None else ZERO_UUID,
                         is_internal=False, partitions=(), topic_authorized_operations=operations)
     info = logs.topics[name]
     return ctx.make("MetadataResponseTopic", error_code=ErrorCode.none, name=name, topic_id=info.topic_id,

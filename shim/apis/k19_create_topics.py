@@ -60,6 +60,8 @@ async def _create(ctx, t, validate_only, duplicate):
     try:
         if duplicate:
             raise KafkaError(ErrorCode.invalid_request, f"topic {t.name!r} appears twice in the request")
+        configs = {c.name: c.value for c in t.configs}
+        node.logs.check_new_topic(t.name, configs)  # before the replicas, as Kafka's controller does
         rf = 1 if t.replication_factor == -1 else t.replication_factor
         alive = len(node.cluster.alive())
         if not t.assignments and rf <= 0:
@@ -77,7 +79,6 @@ async def _create(ctx, t, validate_only, duplicate):
             rf = len(t.assignments[0].broker_ids)
         elif partitions == -1:
             partitions = node.config.num_partitions
-        configs = {c.name: c.value for c in t.configs}
         info = await node.logs.create_topic_async(t.name, partitions, configs, validate_only)
         if not validate_only:
             node.cluster.set_replication_factor(t.name, rf)

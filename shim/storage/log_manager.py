@@ -161,13 +161,19 @@ class LogManager:
             log.info("created topic %s with %d partitions", name, partitions)
             return info
 
-    def _new_topic(self, name: str, partitions: int, configs: dict[str, str] | None) -> tuple[TopicInfo, LogConfig]:
+    def check_new_topic(self, name: str, configs: dict[str, str] | None) -> dict[str, str]:
+        """A new topic's name, that it does not exist yet, then its configs, in the order Kafka's
+        controller checks them (ReplicationControlManager.createTopics) before its partitions and
+        replicas; returns the validated configs."""
         validate_topic_name(name)
         if name in self.topics:
-            raise KafkaError(ErrorCode.topic_already_exists, f"topic {name!r} already exists")
+            raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        return validate_overrides(configs or {}, self.release)
+
+    def _new_topic(self, name: str, partitions: int, configs: dict[str, str] | None) -> tuple[TopicInfo, LogConfig]:
+        configs = self.check_new_topic(name, configs)
         if partitions <= 0:
             raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
-        configs = validate_overrides(configs or {}, self.release)
         return TopicInfo(name, uuid.uuid4(), partitions, configs), self.resolve(configs)
 
     def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
@@ -397,7 +403,7 @@ class LogManager:
             self._write_recovery_points()
 
     def _write_recovery_points(self, closing: bool = False) -> None:
-        self.unchecked.bytes = 0
+        self.unchecked.reset()
         points = {key: plog.recovery_point() for key, plog in self.logs.items()}
         if points != self._points_written:
             # closing: everything is fsynced, and the marker's write syncs the directory

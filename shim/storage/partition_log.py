@@ -46,7 +46,7 @@ LOG_START_FILE = "log-start-offset"
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    segment_bytes: int = 64 * 1024 * 1024
+    segment_bytes: int = 1024 * 1024 * 1024
     index_interval_bytes: int = 4096
     max_message_bytes: int = 1_048_588
     retention_bytes: int = -1
@@ -188,7 +188,10 @@ class PartitionLog:
             seg = self.segments[-1]
         last = base + h.last_offset_delta
         seg.append(chunks, size, base, last, max_timestamp)
-        self.unchecked.bytes += size
+        unchecked = self.unchecked
+        unchecked.bytes += size
+        if unchecked.bytes >= unchecked.alarm_at:  # a recovery-point checkpoint is due sooner
+            unchecked.alarm()
         if data is not None:
             self.producer_state.apply_data(data, base, last, max_timestamp)
         elif marker is not None:

@@ -38,12 +38,24 @@ CHECKPOINT_AFTER_BYTES = 64 << 20
 
 class Unchecked:
     """Bytes appended since the last checkpoint over every partition of a data directory (each
-    PartitionLog adds to the one its LogManager shares)."""
+    PartitionLog adds to the one its LogManager shares). When the count reaches ``alarm_at`` (its
+    first byte, then CHECKPOINT_AFTER_BYTES) a checkpoint is due earlier than the shell's timer was
+    told: :meth:`alarm` tells it, through ``on_alarm``."""
 
-    __slots__ = ("bytes",)
+    __slots__ = ("bytes", "alarm_at", "on_alarm")
 
     def __init__(self) -> None:
         self.bytes = 0
+        self.alarm_at = 1
+        self.on_alarm = None
+
+    def alarm(self) -> None:
+        self.alarm_at = CHECKPOINT_AFTER_BYTES if self.bytes < CHECKPOINT_AFTER_BYTES else 1 << 62
+        if self.on_alarm is not None:
+            self.on_alarm()
+
+    def reset(self) -> None:
+        self.bytes, self.alarm_at = 0, 1
 
 
 Point = tuple[int, int, int]  # active segment's base offset, offset, position in that segment

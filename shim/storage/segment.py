@@ -238,6 +238,7 @@ class LogSegment:
         """
         self.scanned = 0
         if not recover and self._load_index_files():
+            self.durable = (self.size, self.next_offset)  # a clean stop fsynced it all
             return 0
         position = 0
         if trusted is not None and trusted[0] and self._load_index_files(until=trusted):

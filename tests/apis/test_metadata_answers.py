@@ -47,3 +47,18 @@ async def test_a_fenced_broker_leaves_its_partitions_without_a_leader(node):
         [(-1, ErrorCode.leader_not_available)] * 2
     node.cluster.node_up(0, 0)
     assert [p.leader_id for p in (await metadata(node))["t"].partitions] == [0, 0]
+
+
+async def test_an_unknown_topic_id_is_answered_with_that_id(node):
+    """Kafka (KafkaApis: unknownTopicIdsTopicMetadata) echoes an unknown id with no name; the Java
+    Admin's describeTopics(TopicCollection.ofTopicIds(...)) reads the errors by id and fails on a
+    zero id (IllegalStateException) instead of raising UnknownTopicIdException."""
+    import uuid
+
+    node.logs.create_topic("t", 1)
+    known, unknown = node.logs.topics["t"].topic_id, uuid.uuid4()
+    r = await call(node, 3, 12, lambda m: m.MetadataRequest(
+        topics=tuple(m.MetadataRequestTopic(topic_id=i, name=None) for i in (known, unknown)),
+        allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+    assert [(t.error_code, t.name, t.topic_id) for t in r.topics] == [
+        (ErrorCode.none, "t", known), (ErrorCode.unknown_topic_id, None, unknown)]

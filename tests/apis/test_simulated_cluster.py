@@ -413,3 +413,45 @@ async def test_a_join_request_parked_at_the_old_coordinator_is_answered_not_coor
     node.cluster.move_coordinator(GROUP, group, (coordinator + 1) % 3, t0 + 1)
     r = await asyncio.wait_for(request, 5)
     assert r.error_code == ErrorCode.not_coordinator
+
+
+async def test_after_a_move_the_old_coordinator_refuses_commits_and_syncs_and_the_new_one_takes_them(node):
+    """Kafka: a broker that no longer leads the group's offsets partition answers NOT_COORDINATOR to
+    every group request; the member's commit goes through at the new coordinator, at the generation
+    the new coordinator loaded."""
+    t0 = 1_700_000_000_000
+    group = "g-commits"
+    member = _stable_member(node, group, t0)
+    old = node.cluster.coordinator(GROUP, group)
+    new = (old + 1) % 3
+    node.cluster.move_coordinator(GROUP, group, new, t0 + 1)
+
+    def commit(m):
+        return m.OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=1, member_id=member,
+                                     group_instance_id=None, topics=(m.OffsetCommitRequestTopic(name="t", partitions=(
+                                         m.OffsetCommitRequestPartition(partition_index=0, committed_offset=7,
+                                                                        committed_leader_epoch=-1,
+                                                                        committed_metadata=""),)),))
+
+    r = await call(node, old, 8, 8, commit)
+    assert r.topics[0].partitions[0].error_code == ErrorCode.not_coordinator
+    r = await call(node, old, 14, 5, lambda m: m.SyncGroupRequest(
+        group_id=group, generation_id=1, member_id=member, group_instance_id=None, protocol_type="consumer",
+        protocol_name="range", assignments=()))
+    assert r.error_code == ErrorCode.not_coordinator
+    r = await call(node, new, 8, 8, commit)
+    assert r.topics[0].partitions[0].error_code == ErrorCode.none
+    committed = node.groups.fetch_offsets(group, False, [("t", 0)])
+    assert [c.offset for _, c, _ in committed] == [7]
+
+
+@pytest.mark.parametrize("include_fenced", [False, True])
+async def test_describe_cluster_v2_lists_the_fenced_brokers_when_asked(tmp_path, include_fenced):
+    """KIP-1073 (Kafka 4.0): DescribeCluster v2's IncludeFencedBrokers; a broker down is fenced."""
+    node = Node(BrokerConfig(data_dir=tmp_path, brokers=3, kafka_version="4.0"))
+    node.cluster.node_down(1, 0)
+    r = await call(node, 0, 60, 2, lambda m: m.DescribeClusterRequest(
+        include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=include_fenced))
+    expected = [(0, False), (1, True), (2, False)] if include_fenced else [(0, False), (2, False)]
+    assert [(b.broker_id, b.is_fenced) for b in r.brokers] == expected
+    node.close()

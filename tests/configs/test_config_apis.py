@@ -60,10 +60,9 @@ async def test_topic_entries_with_sources_synonyms_types_and_documentation(node)
     assert (retention.value, retention.config_source, retention.read_only) == ("1000", ConfigSource.TOPIC_CONFIG, False)
     assert [(s.name, s.value, s.source) for s in retention.synonyms] == [("retention.ms", "1000", 1)]
     assert retention.config_type == 5 and "retain a log" in retention.documentation  # LONG
-    segment = configs["segment.bytes"]  # kafka-shim's own default is a static broker setting
-    assert (segment.value, segment.config_source) == ("67108864", ConfigSource.STATIC_BROKER_CONFIG)
-    assert [(s.name, s.value, s.source) for s in segment.synonyms] == [
-        ("log.segment.bytes", "67108864", 4), ("log.segment.bytes", "1073741824", 5)]
+    segment = configs["segment.bytes"]  # Kafka's default, as Kafka describes it
+    assert (segment.value, segment.config_source) == ("1073741824", ConfigSource.DEFAULT_CONFIG)
+    assert [(s.name, s.value, s.source) for s in segment.synonyms] == [("log.segment.bytes", "1073741824", 5)]
     assert configs["cleanup.policy"].config_type == 7  # LIST
     assert set(configs) >= {"compression.type", "message.timestamp.type", "min.insync.replicas", "segment.ms"}
 
@@ -76,11 +75,11 @@ async def test_retention_ms_default_comes_from_hours_and_lists_no_synonym(node):
 
 
 async def test_synonyms_and_documentation_only_when_asked_and_by_version(node):
-    node.logs.create_topic("t", 1)
+    node.logs.create_topic("t", 1, {"segment.bytes": "2000000"})
     (entry,) = (await describe(node, TOPIC, "t", ("segment.bytes",))).configs
     assert entry.synonyms == () and entry.documentation is None
     (v1,) = (await describe(node, TOPIC, "t", ("segment.bytes",), version=1, synonyms=True)).configs
-    assert [s.source for s in v1.synonyms] == [4, 5] and not hasattr(v1, "documentation")
+    assert [s.source for s in v1.synonyms] == [1, 5] and not hasattr(v1, "documentation")  # TOPIC, DEFAULT
 
 
 async def test_broker_entries_show_our_values_read_only_and_sensitive(node):

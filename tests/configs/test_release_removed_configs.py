@@ -116,6 +116,29 @@ async def test_segment_bytes_minimum_is_one_mib_from_4_0_for_brokers_and_4_1_for
         assert broker.error_code == ErrorCode.none
 
 
+@pytest.mark.parametrize("release", ["3.9", "4.0", "4.1"])
+def test_the_brokers_own_segment_size_is_at_least_one_mib_at_start_up_from_4_0(tmp_path, release):
+    """KIP-1030: Kafka 4 does not start with log.segment.bytes under 1 MiB (KafkaConfig's
+    ConfigException); 3.9 takes 14 bytes and up."""
+    if release >= "4.0":
+        with pytest.raises(ValueError, match=r"^Invalid value 1048575 for configuration log.segment.bytes: "
+                                             r"Value must be at least 1048576$"):
+            BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=1048575)
+    else:
+        assert BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=14).segment_bytes == 14
+    assert BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=1 << 20).segment_bytes == 1 << 20
+
+
+async def test_the_default_segment_size_is_kafkas_and_described_as_its_default(release_node):
+    release, node = release_node
+    node.logs.create_topic("t", 1)
+    (entry,) = (await describe(node, TOPIC, "t", ("segment.bytes",))).configs
+    assert (entry.value, entry.config_source) == ("1073741824", 5)  # DEFAULT_CONFIG
+    (entry,) = (await describe(node, BROKER, "0", ("log.segment.bytes",))).configs
+    assert (entry.value, entry.config_source) == ("1073741824", 5)
+    assert node.logs.get("t", 0).config.segment_bytes == 1 << 30
+
+
 async def test_internal_segment_bytes_gives_4_1_topics_small_segments(release_node):
     """KAFKA-19080: Kafka 4.1's internal.segment.bytes replaces segment.bytes, without its minimum, and is
     described only where set; releases before 4.1 do not know the name."""

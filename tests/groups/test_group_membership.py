@@ -459,3 +459,34 @@ def test_a_member_removed_while_awaiting_its_assignment_is_answered(gc):
     assert gc.leave_group("g", [("", "i1")], T0 + 7_001) == (E.none, [E.none])
     # Kafka leaves this request unanswered; here it learns it is no longer a member.
     assert waiting.result.error == E.unknown_member_id
+
+
+def test_group_max_size_refuses_new_members_of_a_full_classic_group(gc):
+    """Kafka: GroupMetadataManager.acceptJoiningMember (group.max.size, no limit by default)."""
+    from shim.coordinators.group.consumer_config import ConsumerGroupConfig
+
+    gc.consumer.config = ConsumerGroupConfig(classic_max_size=2)
+    (leader, other), generation = form_group(gc, 2)
+    r = join(gc).result
+    assert (r.error, r.member_id) == (E.group_max_size_reached, "")
+    assert set(gc.groups["g"].members) == {leader, other}
+    # A rebalance takes the first two to join it: the leader, then a new member; the member that
+    # comes back last is refused and leaves the group ("kick out the last rejoining members").
+    assert join(gc, member_id=leader, now=T0 + 7_000).done is False
+    newcomer = join(gc, now=T0 + 7_000)
+    assert newcomer.done is False
+    r = join(gc, member_id=other, now=T0 + 7_000).result
+    assert (r.error, r.member_id) == (E.group_max_size_reached, "")
+    assert other not in gc.groups["g"].members and len(gc.groups["g"].members) == 2
+    assert newcomer.done and newcomer.result.error == E.none  # the rebalance had everyone it waits for
+
+
+def test_group_max_size_counts_the_members_waiting_in_the_first_rebalance(gc):
+    from shim.coordinators.group.consumer_config import ConsumerGroupConfig
+
+    gc.consumer.config = ConsumerGroupConfig(classic_max_size=1)
+    gc.initial_rebalance_delay_ms = 3_000
+    first = join(gc)
+    assert join(gc).result.error == E.group_max_size_reached
+    gc.tick(T0 + 3_000)
+    assert first.done and first.result.error == E.none

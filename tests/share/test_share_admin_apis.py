@@ -255,6 +255,14 @@ async def test_describe_groups_answers_a_share_group_as_no_classic_group(node):
     await heartbeat(node, member, 0)
     g = (await call(node, 15, 5, groups=(G,), include_authorized_operations=False)).groups[0]
     assert (g.error_code, g.group_state, g.protocol_type, g.members) == (E.none, "Dead", "", ())
+    # v6 (KIP-1043): Kafka 4 says why, as GROUP_ID_NOT_FOUND
+    unknown = "no-such-group"
+    six = (await call(node, 15, 6, groups=(G, unknown), include_authorized_operations=True)).groups
+    assert [(g.error_code, g.error_message, g.group_state) for g in six] == [
+        (E.group_id_not_found, f"Group {G} is not a classic group.", "Dead"),
+        (E.group_id_not_found, f"Group {unknown} not found.", "Dead")]
+    five = (await call(node, 15, 5, groups=(unknown,), include_authorized_operations=False)).groups[0]
+    assert (five.error_code, five.group_state) == (E.none, "Dead")
 
 
 async def test_one_namespace_of_group_ids(node):

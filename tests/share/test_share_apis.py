@@ -102,6 +102,8 @@ async def test_members_join_get_every_partition_between_them_and_leave(share_nod
     m1, m2 = str(uuid.uuid4()), str(uuid.uuid4())
     r1 = await heartbeat(share_node, m1, 0)
     assert r1.error_code == ErrorCode.none and r1.member_epoch >= 1
+    assert r1.assignment.topic_partitions == ()  # initialized after this answer (Kafka 4.1)
+    r1 = await heartbeat(share_node, m1, r1.member_epoch)
     assert {p for t in r1.assignment.topic_partitions for p in t.partitions} == {0, 1}
     r2 = await heartbeat(share_node, m2, 0)
     r1 = await heartbeat(share_node, m1, r1.member_epoch)
@@ -261,14 +263,15 @@ async def test_a_recreated_topic_gives_members_a_new_assignment_with_its_new_id(
     # Kafka's group metadata hash covers each subscribed topic's id: a topic deleted and made again
     # with as many partitions bumps the group epoch, and the member is told the new topic id
     m = str(uuid.uuid4())
-    r = await heartbeat(share_node, m, 0)
+    r = await heartbeat(share_node, m, (await heartbeat(share_node, m, 0)).member_epoch)
     old_id = topic_id(share_node)
     assert [t.topic_id for t in r.assignment.topic_partitions] == [old_id]
     share_node.logs.delete_topic(TOPIC)
     share_node.logs.create_topic(TOPIC, 2)
-    again = await heartbeat(share_node, m, r.member_epoch)
+    again = await heartbeat(share_node, m, r.member_epoch)  # the new topic is initialized after this answer
     assert again.error_code == ErrorCode.none and again.member_epoch > r.member_epoch
-    assert again.assignment is not None
+    assert again.assignment is not None and again.assignment.topic_partitions == ()
+    again = await heartbeat(share_node, m, again.member_epoch)
     assert [t.topic_id for t in again.assignment.topic_partitions] == [topic_id(share_node)] != [old_id]
 
 

@@ -138,3 +138,23 @@ async def test_describe_shows_the_leader_epoch_the_state_was_written_with(tmp_pa
         assert n.cluster.state(T, 0).leader_epoch == 0  # the partition's own is another
     finally:
         n.close()
+
+
+async def test_records_produced_between_the_join_and_the_assignment_are_before_a_latest_start(tmp_path):
+    """The partition is initialized (start -1) after the joining heartbeat and assigned by the next;
+    under share.auto.offset.reset=latest its start is the log end at the first ShareFetch, so
+    records produced while the member waited for its assignment are not delivered."""
+    n = _open(tmp_path / "data")
+    try:
+        member = str(uuid.uuid4())
+        joined = await heartbeat(n, member, 0)
+        assert joined.assignment.topic_partitions == () and _snapshot(n, 0).start_offset == -1
+        await produce(n, 0, 3)  # offsets 0-2: initialized, not yet assigned
+        assigned = await heartbeat(n, member, joined.member_epoch)
+        assert {p for t in assigned.assignment.topic_partitions for p in t.partitions} == {0, 1}
+        assert _snapshot(n, 0).start_offset == -1  # the assignment chose no start offset either
+        assert await fetch(n, member, 0) == []
+        await produce(n, 0, 1)
+        assert await fetch(n, member, 1) == [(3, 3)]
+    finally:
+        n.close()

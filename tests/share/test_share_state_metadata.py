@@ -75,32 +75,38 @@ async def test_the_replay_restores_the_initialized_partitions_and_the_hash(tmp_p
     n = _open(tmp_path / "data")
     member = str(uuid.uuid4())
     await heartbeat(n, member, 0)
+    assert (await heartbeat(n, member, 1)).member_epoch == 2  # the initialized partitions assigned
     before = (n.share.initialized.get(G), n.share.groups[G].metadata_hash, n.share.groups[G].group_epoch)
     crash(n)
     n = _open(tmp_path / "data")
     try:
         assert (n.share.initialized.get(G), n.share.groups[G].metadata_hash, n.share.groups[G].group_epoch) == before
         assert offsets(await describe(n)) == {(T, 0): (-1, E.none), (T, 1): (-1, E.none)}
-        r = await heartbeat(n, member, 1)
-        assert (r.error_code, r.member_epoch) == (E.none, 1)  # the topics are as hashed: no new epoch
+        r = await heartbeat(n, member, 2)
+        assert (r.error_code, r.member_epoch) == (E.none, 2)  # the topics are as hashed: no new epoch
     finally:
         n.close()
 
 
 async def test_a_topic_grown_before_a_crash_moves_the_epoch_at_the_next_heartbeat(tmp_path):
     """The new partition is assigned although the group never heartbeat between the growth and the
-    crash: the hash it wrote no longer matches the topic it finds."""
+    crash: the hash it wrote no longer matches the topic it finds. That heartbeat initializes the
+    new partition and the next assigns it (Kafka 4.1's two steps)."""
     n = _open(tmp_path / "data")
     member = str(uuid.uuid4())
     await heartbeat(n, member, 0)
+    assert (await heartbeat(n, member, 1)).member_epoch == 2
     n.logs.add_partitions(T, 3)
     crash(n)
     n = _open(tmp_path / "data")
     try:
-        r = await heartbeat(n, member, 1)
-        assert (r.error_code, r.member_epoch) == (E.none, 2)
-        assert sorted(r.assignment.topic_partitions[0].partitions) == [0, 1, 2]
+        r = await heartbeat(n, member, 2)
+        assert (r.error_code, r.member_epoch) == (E.none, 3)
+        assert sorted(r.assignment.topic_partitions[0].partitions) == [0, 1]
         assert offsets(await describe(n))[(T, 2)] == (-1, E.none)  # initialized by that heartbeat
+        r = await heartbeat(n, member, 3)
+        assert (r.error_code, r.member_epoch) == (E.none, 4)
+        assert sorted(r.assignment.topic_partitions[0].partitions) == [0, 1, 2]
     finally:
         n.close()
 
@@ -165,7 +171,7 @@ async def test_a_restart_with_another_broker_rack_moves_the_epoch_once(tmp_path)
     n = open_node(tmp_path / "data", extra={"broker.rack": "a"})
     n.finalize_features({"share.version": 1})
     member = str(uuid.uuid4())
-    first = (await heartbeat(n, member, 0)).member_epoch
+    first = (await heartbeat(n, member, (await heartbeat(n, member, 0)).member_epoch)).member_epoch  # assigned
     n.close()
     n = open_node(tmp_path / "data", extra={"broker.rack": "a"})
     r = await heartbeat(n, member, first)
@@ -175,5 +181,33 @@ async def test_a_restart_with_another_broker_rack_moves_the_epoch_once(tmp_path)
     try:
         r = await heartbeat(n, member, first)
         assert (r.error_code, r.member_epoch) == (E.none, first + 1)
+    finally:
+        n.close()
+
+
+async def test_partitions_are_assigned_by_the_heartbeat_after_their_initialization(tmp_path):
+    """Kafka 4.1: the target assignment takes only initialized partitions; the heartbeat that first
+    sees a subscribed partition answers without it and has it initialized (key 15 initializing,
+    InitializeShareGroupState, initialized); the next heartbeat finds initialized partitions the
+    target leaves out, bumps the epoch and assigns them. A member joining later gets them at once."""
+    n = _open(tmp_path / "data")
+    try:
+        first, second = str(uuid.uuid4()), str(uuid.uuid4())
+        joined = await heartbeat(n, first, 0)
+        assert (joined.member_epoch, joined.assignment.topic_partitions) == (1, ())
+        tid = n.logs.topics[T].topic_id
+        both = spm.Topic(T, frozenset({0, 1}))
+        assert [r.value for r in _records(n, sm.STATE_PARTITION_METADATA)] == [
+            spm.PartitionMetadata({tid: both}, {}, {}), spm.PartitionMetadata({}, {tid: both}, {})]
+        assert [r.value for r in _records(n, sm.TARGET_MEMBER)] == [()]  # the target had nothing to assign
+        assigned = await heartbeat(n, first, 1)
+        assert assigned.member_epoch == 2
+        assert [(t.topic_id, sorted(t.partitions)) for t in assigned.assignment.topic_partitions] == [(tid, [0, 1])]
+        assert [e for e, _ in (r.value for r in _records(n, sm.GROUP_METADATA))] == [1, 2]
+        assert len(_records(n, sm.STATE_PARTITION_METADATA)) == 2  # initialized once
+        steady = await heartbeat(n, first, 2)
+        assert (steady.member_epoch, steady.assignment) == (2, None)  # nothing pending: no new epoch
+        later = await heartbeat(n, second, 0)
+        assert later.member_epoch == 3 and later.assignment.topic_partitions[0].partitions
     finally:
         n.close()

@@ -144,8 +144,9 @@ async def test_older_json_state_moves_into_the_topic(tmp_path):
 
 
 async def test_retention_and_the_cleaner_never_remove_share_state(tmp_path):
-    nodes = NodeFactory(tmp_path / "data", kafka_version="4.1", segment_bytes=1024)
+    nodes = NodeFactory(tmp_path / "data", kafka_version="4.1")
     node = _open(nodes)
+    node.logs.set_topic_configs(TOPIC, {"internal.segment.bytes": "1024"})  # Kafka 4.1's small segments for tests
     try:
         await produce(node, 0, *[b"x" * 100 for _ in range(30)])
         assert acquired(await share_fetch(node, "m1", 0)) == [(0, 29, 1)]

@@ -231,8 +231,29 @@ def test_a_node_writes_recovery_points_after_the_interval_or_at_once_past_the_by
     assert recovery_point.read(data_dir)[("t", 0)] == (0, 6, plog.active.size)
     assert node._checkpoint_due() == FOREVER
 
+    told = []  # what the shell's timer hears while appends are handled
+    node.watch_deadlines(told.append)
     monkeypatch.setattr(recovery_point, "CHECKPOINT_AFTER_BYTES", plog.active.size)
-    fill(plog, 3, ts=recent)
-    assert node._checkpoint_due() == 0  # due at once: the next tick writes it
+    fill(plog, 1, ts=recent)
+    assert told == [node._last_checkpoint + 60_000]  # the first byte since the last checkpoint
+    fill(plog, 2, ts=recent)
+    assert told[1:] == [0] and node._checkpoint_due() == 0  # due at once: the timer runs the tick now
+    fill(plog, 1, ts=recent)
+    assert len(told) == 2  # nothing more to tell until the next checkpoint
     node.tick(due + 1)
-    assert recovery_point.read(data_dir)[("t", 0)] == (0, 12, plog.active.size)
+    assert recovery_point.read(data_dir)[("t", 0)] == (0, 14, plog.active.size)
+    node.watch_deadlines(None)
+
+
+def test_a_clean_start_under_fsync_always_keeps_the_recovery_points_of_the_clean_stop(open_logs, tmp_path):
+    logs = open_logs(fsync=True)
+    logs.create_topic("t", 1)
+    fill(logs.get("t", 0), 5)
+    size = logs.get("t", 0).active.size
+    logs.close()
+    logs = open_logs(fsync=True)
+    assert logs.clean_start
+    logs.checkpoint_recovery_points()  # nothing appended: everything the clean stop fsynced is covered
+    assert recovery_point.read(tmp_path)[("t", 0)] == (0, 10, size)
+    crash(logs)
+    assert open_logs(fsync=True).get("t", 0).recovery_scanned == 0

@@ -80,8 +80,12 @@ class ShareCoordinator:
         timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
         # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
+        # Kafka 4.1: the answer assigns only partitions initialized before this heartbeat; those it
+        # finds new are initialized after it, for a later heartbeat to assign (shareGroupHeartbeat,
+        # then maybeCreateInitializeShareGroupStateRequest).
         result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
-                                                              timeout, self._topic_shape), now_ms)
+                                                              timeout, self._topic_shape,
+                                                              self._initialized_of(group_id)), now_ms)
         if epoch != LEAVE_EPOCH:
             self._initialize_subscribed(group_id, now_ms)
         self._deadline_set(now_ms + timeout)
@@ -139,6 +143,13 @@ class ShareCoordinator:
             timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
             members.rebuild(group, view, topic_name, now_ms + timeout)
             group.subscribed_metadata(self._topic_shape)
+
+    def _initialized_of(self, group_id: str):
+        """topic -> the partitions of its current topic id the group has initialized (key 15)."""
+        def initialized(topic: str) -> frozenset[int]:
+            done = self.initialized.get(group_id).initialized.get(self.topic_id(topic))
+            return done.partitions if done is not None else frozenset()
+        return initialized
 
     def _topic_shape(self, topic: str) -> tuple[int, object, tuple]:
         """(partitions, topic id, each partition's racks) of a topic: what a share group's assignment
@@ -273,7 +284,8 @@ class ShareCoordinator:
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
             for member_id in group.expired(now_ms):
-                self._change(group.group_id, lambda g: g.remove(member_id, self._topic_shape), now_ms)
+                self._change(group.group_id, lambda g: g.remove(member_id, self._topic_shape,
+                                                                self._initialized_of(g.group_id)), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id, session.node_id)

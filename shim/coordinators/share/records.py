@@ -22,6 +22,7 @@ which replace what the snapshot said of their offsets (Kafka: PersisterStateBatc
 
 from __future__ import annotations
 
+import bisect
 import struct
 import uuid
 from typing import NamedTuple
@@ -123,20 +124,40 @@ def decode_value(kind: int, raw: bytes | None) -> ShareSnapshot | ShareUpdate | 
 
 def combine(current: tuple[StateBatch, ...], newer, start_offset: int) -> tuple[StateBatch, ...]:
     """``current`` with ``newer``'s batches laid over the offsets they cover, nothing below
-    ``start_offset`` (Kafka: PersisterStateBatchCombiner.combineStateBatches)."""
+    ``start_offset`` (Kafka: PersisterStateBatchCombiner.combineStateBatches). Each current batch
+    is cut by the few newer ranges it overlaps, found by bisection: cutting it by every newer batch
+    took 3.8 s for 3,000 of each."""
+    cuts = _union(newer)
+    starts, lasts = [c[0] for c in cuts], [c[1] for c in cuts]
     out: list[StateBatch] = []
     for b in current:
-        pieces = [(b.first_offset, b.last_offset)]
-        for n in newer:
-            pieces = [p for first, last in pieces for p in _minus(first, last, n.first_offset, n.last_offset)]
-        out += [StateBatch(f, l, b.delivery_state, b.delivery_count) for f, l in pieces]
+        out += [StateBatch(f, l, b.delivery_state, b.delivery_count)
+                for f, l in _minus(b.first_offset, b.last_offset, cuts, bisect.bisect_left(lasts, b.first_offset),
+                                   bisect.bisect_right(starts, b.last_offset))]
     out += list(newer)
     kept = [StateBatch(max(b.first_offset, start_offset), b.last_offset, b.delivery_state, b.delivery_count)
             for b in out if b.last_offset >= start_offset]
     return tuple(sorted(kept))
 
 
-def _minus(first: int, last: int, cut_first: int, cut_last: int):
-    if cut_last < first or cut_first > last:
-        return [(first, last)]
-    return [p for p in ((first, cut_first - 1), (cut_last + 1, last)) if p[0] <= p[1]]
+def _union(batches) -> list[list[int]]:
+    """The offsets ``batches`` cover, as sorted disjoint [first, last] ranges."""
+    merged: list[list[int]] = []
+    for first, last in sorted((b.first_offset, b.last_offset) for b in batches):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([first, last])
+    return merged
+
+
+def _minus(first: int, last: int, cuts: list, begin: int, end: int) -> list[tuple[int, int]]:
+    """[first, last] less ``cuts[begin:end]``, the disjoint sorted ranges that overlap it."""
+    pieces, at = [], first
+    for cut_first, cut_last in cuts[begin:end]:
+        if cut_first > at:
+            pieces.append((at, cut_first - 1))
+        at = max(at, cut_last + 1)
+    if at <= last:
+        pieces.append((at, last))
+    return pieces
