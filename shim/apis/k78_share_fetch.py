@@ -12,6 +12,11 @@ and the acquisition lock time; the request parks until something is acquired or 
 at a batch boundary; MinBytes is treated as 1 and BatchSize is not used.
 Unknown topic ids are UNKNOWN_TOPIC_ID, topics without READ TOPIC_AUTHORIZATION_FAILED, per
 partition; a group without READ is GROUP_AUTHORIZATION_FAILED for the whole request.
+A consumer_byte_rate quota applies as to Fetch (Kafka's KafkaApis.processShareFetchResponse, the
+same sensor): MaxBytes is capped to what the quota allows over its window, the answer's record
+bytes are counted, and an answer over the quota is not counted and goes out with throttle_time_ms
+and no partitions but those with acknowledgement results; the records it acquired stay acquired
+until their locks expire, as in Kafka.
 """
 
 import time
@@ -37,18 +42,35 @@ async def handle(ctx, request):
         session = _session(share, group, member, epoch, requested, valid, _forgotten(ctx, request), now, ctx.node_id)
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
-    answers = {}  # (topic id, partition) -> dict of PartitionData fields
+    answers, acknowledged = {}, set()  # (topic id, partition) -> dict of PartitionData fields; those acknowledged
     for tid, name, p, batches, error in requested:
         answer = answers[(tid, p)] = _answer(ctx, name, p, error)
         if batches and error is None:
             answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)
+            acknowledged.add((tid, p))
     if session is None:
         share.close_session(group, member, ctx.node_id)
     else:
         await _fetch(ctx, request, session, answers, epoch == INITIAL_EPOCH)
+    throttle = _throttle(ctx, answers, acknowledged)
     lock_ms = share.configs.int(group, "share.record.lock.duration.ms", share.settings.record_lock_duration_ms)
-    return ctx.response(error_code=ErrorCode.none, error_message=None, acquisition_lock_timeout=lock_ms,
-                        responses=_topics(ctx, answers), node_endpoints=())
+    return ctx.response(throttle_time=throttle, error_code=ErrorCode.none, error_message=None,
+                        acquisition_lock_timeout=lock_ms, responses=_topics(ctx, answers), node_endpoints=())
+
+
+def _throttle(ctx, answers, acknowledged) -> int:
+    """Kafka: a ShareFetch over consumer_byte_rate is not counted and is answered empty but for the
+    acknowledgement results, with its throttle time."""
+    quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
+    size = sum(len(a["records"]) for a in answers.values())
+    throttle = ctx.throttle(quota.record(client_id, size, now))
+    if throttle > 0:
+        quota.unrecord(client_id, size, now)
+        for key in [k for k in answers if k not in acknowledged]:
+            del answers[key]
+        for a in answers.values():
+            a.update(records=b"", acquired_records=(), error_code=ErrorCode.none)
+    return throttle
 
 
 def _session(share, group, member, epoch, requested, valid, forgotten, now, node):
@@ -90,7 +112,8 @@ async def _fetch(ctx, request, session, answers, full):
 def _acquire(ctx, request, session, ids) -> dict:
     share, now = ctx.node.share, now_ms()
     budget_records = request.max_records if request.max_records > 0 else 2**31 - 1
-    budget_bytes = request.max_bytes
+    cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id)
+    budget_bytes = request.max_bytes if cap >= request.max_bytes else int(cap)
     got = {}
     for name, p in list(session.partitions):
         plog = ctx.node.logs.logs.get((name, p))

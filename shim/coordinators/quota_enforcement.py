@@ -122,6 +122,12 @@ class ByteRateQuota:
         rate.record(value, now_ms)
         return throttle_time_ms(rate, bound, now_ms)
 
+    def window_bytes(self, client_id: str | None, user: str = ANONYMOUS) -> float:
+        """Kafka: ClientQuotaManager.getMaxValueInQuotaWindow -- what the quota allows over the window
+        less one sample (infinite without a quota): an answer capped to it can be sent unthrottled."""
+        bound = self._bound(*self._tags(user, client_id or "")) if self.quotas.entities else None
+        return float("inf") if bound is None else bound * (self.samples - 1) * self.window_ms / 1000
+
     def unrecord(self, client_id: str | None, value: float, now_ms: int, user: str = ANONYMOUS) -> None:
         """Kafka: ClientQuotaManager.unrecordQuotaSensor -- a throttled Fetch returns nothing."""
         rate = self._rates.get(self._tags(user, client_id or ""))

@@ -84,3 +84,26 @@ def pytest_plugin_registered(plugin, manager):
     conftest imports create_trivup_cluster from it, and before any fixture runs."""
     if getattr(plugin, "__name__", "") == "tests.integration.conftest":
         _patch_cluster_factories(plugin)
+
+
+# -- kafka-configs.sh ------------------------------------------------------------------------------
+# test_share_consumer_callbacks.py sets client quotas with kafka-configs.sh from KAFKA_HOME, trivup's
+# install or PATH, and skips without one. With KAFKA_SHIM_ROOT set, kafka_configs.py (beside this
+# file in kafka-shim's repository) is that script: AlterClientQuotas for the client-id entity.
+
+def pytest_configure(config):
+    import os
+    import stat
+    import sys
+    import tempfile
+
+    root = os.environ.get("KAFKA_SHIM_ROOT")
+    if not root or os.environ.get("KAFKA_HOME"):
+        return
+    bin_dir = tempfile.mkdtemp(prefix="kafka-shim-bin-")
+    script = os.path.join(bin_dir, "kafka-configs.sh")
+    helper = os.path.join(root, "compat", "peers", "manual", "kafka_configs.py")
+    with open(script, "w") as f:
+        f.write(f'#!/bin/sh\nexec "{sys.executable}" "{helper}" "$@"\n')
+    os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR)
+    os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
