@@ -11,6 +11,11 @@ class FrameError(Exception):
     """The peer sent bytes that are not a valid frame: the connection is closed."""
 
 
+class CloseConnection(FrameError):
+    """A request Kafka answers by closing the connection, after the answers before it: an acks=0
+    Produce with an error, which the producer has no other way to learn of (KafkaApis)."""
+
+
 # The shared buffer of small frames starts at FIRST_SCRATCH_BYTES and grows to SCRATCH_BYTES the
 # first time a read fills it: an idle connection (or thousands of them) holds 4 KiB, a busy one
 # reads 64 KiB at a time.
