@@ -545,6 +545,10 @@ SCENARIOS: list[Scenario] = [
              "A record filling the default 1048588-byte message.max.bytes exactly is written, one byte more is "
              "RecordTooLargeException; a topic's max.message.bytes=2048 refuses a 4000-byte record "
              "(MESSAGE_TOO_LARGE) and writes nothing.", ("java",)),
+    Scenario("producer.acks0_errors", "acks=0 and a record the broker refuses",
+             "An acks=0 producer's record over the topic's max.message.bytes is acknowledged with offset -1; "
+             "the broker closes the connection (as Kafka does for an acks=0 Produce with an error) and the "
+             "producer's next records arrive over a new one.", ("java",)),
     Scenario("producer.log_append_time", "message.timestamp.type=LogAppendTime",
              "Uncompressed and gzip batches on a LogAppendTime topic: RecordMetadata's timestamp is the broker's, "
              "consumers read that timestamp with type LogAppendTime.", ("java",)),
@@ -576,6 +580,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.list_transactions", "ListTransactions filters",
              "Three transactional ids (committed, aborted, committed) listed by state, by producer id and by "
              "duration (KIP-994): an open transaction younger than the duration is left out.", ("java",)),
+    Scenario("admin.describe_cluster_fenced", "describeCluster with fenced brokers (KIP-1073)",
+             "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.0, one broker down: "
+             "describeCluster lists the two up, with includeFencedBrokers the third too, fenced.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "

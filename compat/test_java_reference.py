@@ -21,7 +21,7 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
-OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch"}  # run against a broker of their own, below
+OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "admin.describe_cluster_fenced"}  # own brokers, below
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +233,14 @@ def test_record_too_large(observed):
     assert obs["topic_small_offset"] == 0
 
 
+@pytest.mark.compat(scenario="producer.acks0_errors")
+def test_too_large_record_with_acks_zero(observed):
+    obs = observed("producer.acks0_errors")
+    assert obs["too_large"] == [False, -1]
+    assert obs["connection_closed"] is True  # Kafka closes an acks=0 producer's connection on an error
+    assert obs["read"] == ["small-0", "small-1", "small-2"]
+
+
 @pytest.mark.compat(scenario="producer.log_append_time")
 def test_log_append_time(observed):
     obs = observed("producer.log_append_time")
@@ -408,3 +416,16 @@ def test_bump_transactional_epoch(tmp_path, java_drivers, request):
     if java_client(request.config) != "4":  # version 1: one bump, by InitProducerId (KIP-360)
         assert (obs["epoch_before"], obs["epoch_after"]) == (0, 1)
     assert obs["read_committed"] == ["1/committed", "2/committed", "3/committed", "4/committed", "4/committed"]
+
+
+@pytest.mark.shim_only("takes a broker of a simulated cluster down through the control plane")
+@pytest.mark.compat(scenario="admin.describe_cluster_fenced")
+def test_describe_cluster_includes_fenced_brokers(tmp_path, java4):
+    """kafka-clients 4's describeCluster(includeFencedBrokers) against 4.0 emulation: DescribeCluster
+    v2 (KIP-1073) lists a broker that is down as fenced, and only when asked."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                           kafka_version="4.0") as broker:
+        out = java4.run("Admin4Driver", ["admin.describe_cluster_fenced"], broker.bootstrap_servers, timeout=120,
+                        prefix="fenced", parallel=1, timeout_s=60, control=broker.broker.control_url, node=2)
+    obs = observed_of(out["results"])("admin.describe_cluster_fenced")
+    assert obs == {"before": ["0", "1", "2"], "down": ["0", "1"], "down_with_fenced": ["0", "1", "2:fenced"]}

@@ -171,3 +171,36 @@ def test_the_first_read_that_fills_the_small_buffer_grows_it():
     for i in range(0, len(data), 3000):
         out += [bytes(f) for f in d.feed(data[i : i + 3000])]
     assert out == payloads
+
+
+def _reads(d: FrameDecoder, data: bytes) -> tuple[list[bytes], int]:
+    """The frames of ``data`` and how many reads it took, each read as a socket with all of
+    ``data`` waiting gives it: as much as the decoder's buffer holds."""
+    out, reads, view = [], 0, memoryview(data)
+    while view:
+        target = d.buffer()
+        n = min(len(target), len(view))
+        target[:n] = view[:n]
+        view = view[n:]
+        reads += 1
+        out += [bytes(f) for f in d.received(n)]
+    return out, reads
+
+
+def test_a_busy_connection_takes_many_produce_sized_frames_per_read():
+    """librdkafka spreading records over 1,000 partitions sends ~24 KB Produce requests back to
+    back. They used to be received one or two a read (a 64 KiB buffer, frames from 16 KiB each in
+    a read of their own); a busy connection now reads 256 KiB at a time, about ten of them."""
+    payloads = [bytes([i % 251]) * 24_000 for i in range(200)]
+    d = FrameDecoder(1 << 20)
+    out, reads = _reads(d, b"".join(frame(p) for p in payloads))
+    assert out == payloads
+    assert reads <= 4_800_000 // (256 * 1024) + 4  # two small reads while the buffer grows
+
+
+def test_a_connection_that_sent_a_little_grows_its_buffer_a_step_at_a_time():
+    """A client whose reads filled the 4 KiB buffer once holds 64 KiB, not the busy size."""
+    d = FrameDecoder(1 << 20)
+    out, reads = _reads(d, frame(b"x" * 5000))
+    assert out == [b"x" * 5000] and reads == 2
+    assert len(d.buffer()) <= 64 * 1024

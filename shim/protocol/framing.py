@@ -11,12 +11,23 @@ class FrameError(Exception):
     """The peer sent bytes that are not a valid frame: the connection is closed."""
 
 
-# The shared buffer of small frames starts at FIRST_SCRATCH_BYTES and grows to SCRATCH_BYTES the
-# first time a read fills it: an idle connection (or thousands of them) holds 4 KiB, a busy one
-# reads 64 KiB at a time.
+class CloseConnection(FrameError):
+    """A request Kafka answers by closing the connection, after the answers before it: an acks=0
+    Produce with an error, which the producer has no other way to learn of (KafkaApis)."""
+
+
+# The shared buffer of small frames starts at FIRST_SCRATCH_BYTES and grows each time a read fills
+# it, to 64 KiB and then SCRATCH_BYTES: an idle connection (or thousands of them) holds 4 KiB, one
+# that sent a little 64 KiB, and a busy one reads 256 KiB at a time. librdkafka sends one Produce
+# per partition batch, ~24 KB each when it spreads records over 1,000 partitions: in reads of
+# 256 KiB each read takes about ten of them rather than one or two, and a read is a system call
+# and, on loopback, a window update the broker delivers to the client's socket itself.
 FIRST_SCRATCH_BYTES = 4 * 1024
-SCRATCH_BYTES = 64 * 1024
-DIRECT_BYTES = 16 * 1024  # frames this large are received straight into a buffer of their own
+SCRATCH_STEPS = (64 * 1024,)  # sizes between the first and the last
+SCRATCH_BYTES = 256 * 1024
+# Frames this large are received straight into a buffer of their own (a read each, but no copy);
+# smaller ones are copied out of the shared buffer, many per read.
+DIRECT_BYTES = 128 * 1024
 # A frame's own buffer starts at most this large (or twice what already arrived) and doubles as
 # its bytes arrive, so a peer that announces a large frame and trickles a little of it holds about
 # twice what it sent, not the size it announced.
@@ -61,7 +72,7 @@ class FrameDecoder:
         if self._end == len(self._scratch):
             kept = self._end - self._start
             if len(self._scratch) < SCRATCH_BYTES:  # a read filled it: this connection is busy
-                grown = bytearray(SCRATCH_BYTES)  # new: the socket may still hold a view of the old
+                grown = bytearray(_next_size(len(self._scratch)))  # new: the socket may hold a view of the old
                 grown[:kept] = self._scratch[self._start : self._end]
                 self._scratch = grown
             else:
@@ -137,6 +148,10 @@ class FrameDecoder:
     def raise_pending(self) -> None:
         if self._pending is not None:
             raise self._pending
+
+
+def _next_size(size: int) -> int:
+    return next((step for step in SCRATCH_STEPS if step > size), SCRATCH_BYTES)
 
 
 def _check_size(size: int, limit: int) -> FrameError | None:
