@@ -81,10 +81,13 @@ def committed_total(bootstrap: str, group: str) -> int:
     return sum(max(o, 0) for o in offsets.values())
 
 
-# The consumer group protocol (KIP-848) needs Kafka 4 emulation; its sessions are the broker's.
-CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consumer.session.timeout.ms=6000",
+# The consumer group protocol (KIP-848) needs Kafka 4 emulation; its sessions are the broker's. Its
+# members are dynamic (see compat/groups_eos_processor.py), so a SIGKILLed member's partitions move
+# to its successor only when its session expires: each processor kill costs a session timeout, and so
+# does each broker kill after which librdkafka's member wedges and is replaced. Six heartbeats a session.
+CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consumer.session.timeout.ms=3000",
                           "--override", "group.consumer.heartbeat.interval.ms=500",
-                          "--override", "group.consumer.min.session.timeout.ms=6000",
+                          "--override", "group.consumer.min.session.timeout.ms=3000",
                           "--override", "group.consumer.min.heartbeat.interval.ms=500")
 
 

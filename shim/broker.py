@@ -7,6 +7,7 @@ import dataclasses
 import threading
 
 from .config import BrokerConfig
+from .configs.properties import unapplied_properties
 from .event_loops import loop_factory
 from .cluster import GROUP, TRANSACTION
 from .node import Node, now_ms
@@ -19,6 +20,9 @@ _KINDS = {"group": GROUP, "transaction": TRANSACTION}
 class Broker:
     def __init__(self, config: BrokerConfig | None = None, **overrides) -> None:
         self.config = config.replace(**overrides) if config else BrokerConfig(**overrides)
+        unapplied = unapplied_properties(self.config)
+        if unapplied:
+            raise ValueError("extra holds properties its fields contradict: " + "; ".join(unapplied))
         self.node: Node | None = None
         self._server: Server | None = None
         self._control_listener = None

@@ -17,7 +17,8 @@ import pytest
 
 from shim import Broker, BrokerThread
 from shim.apis import dispatch as _dispatch
-from shim.apis import k02_list_offsets, k03_metadata, k15_describe_groups
+from shim.apis import (k02_list_offsets, k03_metadata, k15_describe_groups, k23_offset_for_leader_epoch,
+                       k61_describe_producers)
 from shim.protocol.messages import (RequestHeader, decode_response, encode_request, make, peek, request_class,
                                    request_module)
 
@@ -138,6 +139,13 @@ def _big_requests():
                                  include_topic_authorized_operations=True, topics=tuple(
                                      request_module(3, 12).MetadataRequestTopic(topic_id=None, name=f"nope-{i}")
                                      for i in range(n))), lambda r: len(r.topics), n),
+        "OffsetForLeaderEpoch": (23, 4, make(request_module(23, 4).OffsetForLeaderEpochRequest, replica_id=-1, topics=(
+            request_module(23, 4).OffsetForLeaderTopic(topic="t", partitions=tuple(
+                request_module(23, 4).OffsetForLeaderPartition(partition=i, current_leader_epoch=-1, leader_epoch=0)
+                for i in range(n))),)), lambda r: len(r.topics[0].partitions), n),
+        "DescribeProducers": (61, 0, make(request_module(61, 0).DescribeProducersRequest, topics=(
+            request_module(61, 0).TopicRequest(name="t", partition_indexes=tuple(range(n))),)),
+            lambda r: len(r.topics[0].partitions), n),
         "DescribeConfigs": (32, 4, make(dc.DescribeConfigsRequest, include_synonyms=True, include_documentation=True,
                                         resources=(dc.DescribeConfigsResource(
                                             resource_type=2, resource_name="t", configuration_keys=None),) * 1000),
@@ -146,10 +154,12 @@ def _big_requests():
 
 
 PER_ITEM = {"DescribeGroups": (k15_describe_groups, "_describe"), "ListOffsets": (k02_list_offsets, "_partition"),
-            "Metadata": (k03_metadata, "_topic")}
+            "Metadata": (k03_metadata, "_topic"), "OffsetForLeaderEpoch": (k23_offset_for_leader_epoch, "_partition"),
+            "DescribeProducers": (k61_describe_producers, "_partition")}
 
 
-@pytest.mark.parametrize("api", ["DescribeGroups", "ListOffsets", "OffsetFetch", "Metadata", "DescribeConfigs"])
+@pytest.mark.parametrize("api", ["DescribeGroups", "ListOffsets", "OffsetFetch", "Metadata", "OffsetForLeaderEpoch",
+                                 "DescribeProducers", "DescribeConfigs"])
 async def test_a_request_naming_many_items_lets_another_connection_be_answered(tmp_path, monkeypatch, api):
     """Kafka answers on a pool of handler threads; here the handlers of these read-only APIs give
     the loop up as they walk the request, and kio reads a large frame and writes a large answer on

@@ -55,6 +55,7 @@ def requested_offsets(ctx, topics, now: int) -> tuple[dict, dict]:
     """The offsets an OffsetCommit or TxnOffsetCommit asks for, of known partitions only, and the
     unknown partitions' errors."""
     known, unknown = split_unknown(ctx, topics)
+    known = set(known)  # a list looked up per partition: 100,000 partitions held the loop 6 s
     offsets = {}
     for t in topics:
         for p in t.partitions:

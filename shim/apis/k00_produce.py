@@ -3,7 +3,8 @@
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped, and MaxTimestamp (with the CRC) where the
 producer's header disagrees with its records' largest timestamp (Kafka: LogValidator). Idempotent duplicates of one of the last five
-batches succeed with the original base offset. acks=0 gets no response at all. Appends to the
+batches succeed with the original base offset. acks=0 gets no response at all; when any of its
+partitions failed the connection is closed instead, as Kafka does (its producer's only sign). Appends to the
 internal topics (__consumer_offsets, __transaction_state) are refused with INVALID_TOPIC_EXCEPTION.
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
 
@@ -54,6 +55,7 @@ from kafka_codecs.records import PayloadTooLarge
 
 from ..errors import ErrorCode, KafkaError
 from ..protocol import produce_wire
+from ..protocol.framing import CloseConnection
 from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
@@ -130,6 +132,7 @@ def _answer(ctx, request, topics, hinted, replication):
     now = now_ms()
     throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now))
     if request.acks == 0:
+        _close_on_error(t[2] for t in topics)
         return None
     if replication is not None and replication.waiting:
         return _replicated(ctx, request, _entities(ctx, topics), hinted, replication, throttle)
@@ -315,10 +318,20 @@ def _response(ctx):
     return factory(ctx.m.PartitionProduceResponse, _RESPONSE_FIELDS)
 
 
+def _close_on_error(partitions_per_topic) -> None:
+    """Kafka closes the connection of an acks=0 Produce that failed anywhere, so the producer
+    refreshes its metadata (KafkaApis.handleProduceRequest: errorInResponse with acks 0)."""
+    for parts in partitions_per_topic:
+        for p in parts:
+            code = p[1] if p.__class__ is tuple else p.error_code
+            if code != ErrorCode.none:
+                raise CloseConnection(f"an acks=0 Produce failed with {ErrorCode(code).name.upper()}")
+
+
 def error_response(ctx, request, code):
     """Kafka: ProduceRequest.getErrorResponse -- the error on every partition."""
     if request.acks == 0:
-        return None
+        raise CloseConnection(f"an acks=0 Produce failed with {ErrorCode(code).name.upper()}")
     return ctx.response(node_endpoints=(), responses=tuple(
         ctx.make("TopicProduceResponse", name=t.name if ctx.version < TOPIC_ID_VERSION else None,
                  topic_id=getattr(t, "topic_id", None),

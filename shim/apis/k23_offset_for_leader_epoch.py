@@ -10,16 +10,17 @@ UNKNOWN_LEADER_EPOCH. Consumers ask it after a leader change to validate their p
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ._authz import denied_topics
+from ._pace import Pacer
 from .registry import api
 
 
 @api(23, "OffsetForLeaderEpoch", 2, 4)
-def handle(ctx, request):
-    topics = []
+async def handle(ctx, request):
+    topics, pace = [], Pacer()
     # Kafka: a replica's CLUSTER_ACTION covers every topic; otherwise DESCRIBE on each
     denied = set() if ctx.authorize_cluster(O.CLUSTER_ACTION) else denied_topics(ctx, [t.topic for t in request.topics])
     for t in request.topics:
-        parts = tuple(_partition(ctx, t.topic, p, t.topic in denied) for p in t.partitions)
+        parts = tuple([_partition(ctx, t.topic, p, t.topic in denied) async for p in pace.each(t.partitions)])
         topics.append(ctx.make("OffsetForLeaderTopicResult", topic=t.topic, partitions=parts))
     return ctx.response(topics=tuple(topics))
 

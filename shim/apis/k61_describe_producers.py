@@ -2,15 +2,16 @@
 
 from ..errors import ErrorCode, KafkaError
 from ._authz import denied_topics
+from ._pace import Pacer
 from .registry import api
 
 
 @api(61, "DescribeProducers", 0, 0)
-def handle(ctx, request):
-    topics = []
+async def handle(ctx, request):
+    topics, pace = [], Pacer()
     denied = denied_topics(ctx, [t.name for t in request.topics])
     for t in request.topics:
-        parts = tuple(_partition(ctx, t.name, p, t.name in denied) for p in t.partition_indexes)
+        parts = tuple([_partition(ctx, t.name, p, t.name in denied) async for p in pace.each(t.partition_indexes)])
         topics.append(ctx.make("TopicResponse", name=t.name, partitions=parts))
     return ctx.response(topics=tuple(topics))
 

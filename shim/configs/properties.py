@@ -144,6 +144,25 @@ def config_from_properties(props: dict[str, str], base: BrokerConfig | None = No
     return base.replace(**fields, extra={**base.extra, **props})
 
 
+def unapplied_properties(config: BrokerConfig) -> list[str]:
+    """Properties in ``config.extra`` that name a BrokerConfig field holding another value: given
+    as ``BrokerConfig(extra={...})`` they would silently do nothing (config_from_properties sets
+    the fields from them; a BrokerConfig built by hand must set the fields itself)."""
+    wrong = []
+    for name, raw in config.extra.items():
+        fp = _BY_PROP.get(name)
+        if fp is None or name not in BROKER_CONFIGS or name == "log.dir":
+            continue
+        try:
+            value = fields_from_properties({name: BROKER_CONFIGS[name].canonical(raw)})
+        except (ConfigError, ValueError):
+            continue  # refused with Kafka's message where the broker reads it
+        field_value = value.get(fp.field)
+        if fp.field in value and getattr(config, fp.field) != field_value:
+            wrong.append(f"{name}={raw!r} (set the field {fp.field}={field_value!r}, or use config_from_properties)")
+    return wrong
+
+
 def static_properties(config: BrokerConfig) -> dict[str, str]:
     """The broker's static settings by Kafka's names: what was given by name, and each field that
     differs from Kafka's default (kafka-shim's own defaults, e.g. log.segment.bytes, count as set)."""

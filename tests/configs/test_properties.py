@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from shim.broker import Broker
 from shim.cli import _parser, config_from_args
 from shim.config import BrokerConfig
 from shim.configs.properties import config_from_properties, read_properties_file, static_properties
@@ -74,3 +75,12 @@ def test_list_settings_are_described_as_kafkas_comma_separated_text():
     c = config_from_properties({"sasl.enabled.mechanisms": "SCRAM-SHA-512, PLAIN"}, BrokerConfig())
     assert c.sasl_enabled_mechanisms == "SCRAM-SHA-512,PLAIN"
     assert static_properties(c)["sasl.enabled.mechanisms"] == "SCRAM-SHA-512,PLAIN"  # ConfigDef.convertToString
+
+
+def test_a_property_in_extra_that_its_field_contradicts_is_refused():
+    # BrokerConfig(extra=...) only carries properties through; one that names a field (here
+    # retention_check_interval_ms) would silently do nothing, so the broker refuses to start
+    with pytest.raises(ValueError, match="retention_check_interval_ms=100"):
+        Broker(extra={"log.retention.check.interval.ms": "100"})
+    Broker(config_from_properties({"log.retention.check.interval.ms": "100", "num.partitions": "3"}))
+    Broker(extra={"num.partitions": str(BrokerConfig().num_partitions), "log.cleaner.backoff.ms": "20"})

@@ -251,7 +251,8 @@ class OffsetOperations:
         elif group.protocol_type == "consumer":
             subscribed = group.subscribed_topics()
             eligible = [tp for tp in partitions if subscribed is not None and tp[0] not in subscribed]
-            results = {tp: E.group_subscribed_to_topic for tp in partitions if tp not in eligible}
+            kept = set(eligible)
+            results = {tp: E.group_subscribed_to_topic for tp in partitions if tp not in kept}
         else:
             return E.non_empty_group, {}
         if eligible:
