@@ -257,3 +257,16 @@ def test_a_clean_start_under_fsync_always_keeps_the_recovery_points_of_the_clean
     assert recovery_point.read(tmp_path)[("t", 0)] == (0, 10, size)
     crash(logs)
     assert open_logs(fsync=True).get("t", 0).recovery_scanned == 0
+
+
+def test_what_a_recovery_checked_is_not_checked_again_after_the_next_crash(open_logs):
+    logs = open_logs()
+    logs.create_topic("t", 1)
+    fill(logs.get("t", 0), 20)
+    size = logs.get("t", 0).active.size
+    crash(logs)
+    logs = open_logs()
+    assert logs.recovery_scanned == size
+    crash(logs)  # before anything else was written or checkpointed
+    logs = open_logs()
+    assert logs.recovery_scanned == 0 and logs.get("t", 0).log_end_offset == 40
