@@ -61,8 +61,11 @@ KCAT_CELL = pytest.mark.compat(client="kcat", scenario="security.acls")
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
+    # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, as compat/conftest.py's brokers:
+    # each group read here is a first join of an empty group, which would wait those 3 s
     with secure_broker(tmp_path_factory.mktemp("acls"), sasl_users=(":".join(ALICE), "admin:admin-secret"),
-                       authorizer_class_name=STANDARD, super_users="User:admin") as b:
+                       authorizer_class_name=STANDARD, super_users="User:admin",
+                       group_initial_rebalance_delay_ms=0) as b:
         yield b
 
 
