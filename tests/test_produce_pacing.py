@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import struct
+import time
 
 from kafka_codecs import encode_batch
 
@@ -26,7 +27,7 @@ from test_server_limits import api_versions, connect, until
 BYSTANDER, OTHER, PARTITIONS, PER_PARTITION = 5000, 6000, 100, 200
 N = PARTITIONS * PER_PARTITION
 PID, LAST = 4242, PARTITIONS - 1
-TS = 1_700_000_000_000
+TS = int(time.time() * 1000)  # within retention.ms: no segment expires during the test
 
 
 def _produce(correlation_id: int, partitions) -> bytes:

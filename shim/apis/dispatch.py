@@ -111,7 +111,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
     try:
-        if (time.monotonic() - started < SLICE_S and not ctx.large_answer) or key in _RECORDS_APIS:
+        if (time.monotonic() - started < SLICE_S and not ctx.large_answer) or (
+                key in _RECORDS_APIS and not ctx.records_pinned):
             return Answer(encode_response_parts(correlation_id, result), ctx.mute_ms)
         # An answer that took long to build, or that its handler says is large, is encoded on a
         # worker thread: kio only reads the answer's immutable objects.
