@@ -131,8 +131,11 @@ class _Walk:
         self.ctx, self.request, self.now, self.hinted = ctx, request, now_ms(), set()
         self.replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
         self.budget = DecompressionBudget(ctx.request_size)
-        self.names = [_topic_name(ctx, t) for t in request.topic_data]
-        self.denied = denied_topics(ctx, [n for n in self.names if n])
+        if ctx.header.api_version < TOPIC_ID_VERSION:
+            self.names = [t.name for t in request.topic_data]
+        else:
+            self.names = [_topic_name(ctx, t) for t in request.topic_data]
+        self.denied = () if ctx.node.authorizer is None else denied_topics(ctx, [n for n in self.names if n])
         self.deadline = None
 
     def out_of_time(self) -> bool:
