@@ -86,8 +86,9 @@ class JavaDrivers:
     build_dir: Path
 
     @classmethod
-    def prepare(cls, cache_root: Path, client: str = "3") -> "JavaDrivers":
-        """Compiles compat/java/*.java into ``cache_root/build-<hash>`` unless already there."""
+    def prepare(cls, cache_root: Path, client: str = "3", nice: int = 0) -> "JavaDrivers":
+        """Compiles compat/java/*.java into ``cache_root/build-<hash>`` unless already there
+        (javac at niceness ``nice``)."""
         java, javac = find_tools()
         jars = find_jars(client)
         sources = sorted(p for p in SOURCES.glob("*.java") if client == "4" or p.name not in CLIENT4_ONLY)
@@ -102,7 +103,8 @@ class JavaDrivers:
             tmp = Path(tempfile.mkdtemp(dir=cache_root, prefix="javac-"))
             proc = subprocess.run(
                 [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", os.pathsep.join(map(str, jars)),
-                 *map(str, sources)], capture_output=True, text=True, timeout=300)
+                 *map(str, sources)], capture_output=True, text=True, timeout=300,
+                preexec_fn=(lambda: os.nice(nice)) if nice else None)
             if proc.returncode != 0:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise RuntimeError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")

@@ -7,7 +7,8 @@
   (``--brokers`` of ``kafka-shim serve``; README.md, A simulated cluster);
 * ``compat_target`` (module scope): that broker, with a fresh random topic prefix;
 * ``java_drivers`` (session): compat/java compiled against kafka-clients 3.9.1 (``--java-client 4``
-  / ``KAFKA_SHIM_JAVA_CLIENT=4``: 4.x), or a skip;
+  / ``KAFKA_SHIM_JAVA_CLIENT=4``: 4.x), or a skip; when the session's tests need them, the
+  compiles start in the background as soon as they are collected (see pytest_collection_finish);
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
 * marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
   from compat/scenarios.py); module-level and test-level markers merge;
@@ -18,7 +19,11 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
+import tempfile
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +31,7 @@ from compat import javarun, scenarios, targets
 
 # compat/conftest.py does `from compat.plugin import *`
 __all__ = [
-    "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems",
+    "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems", "pytest_collection_finish",
     "_external_target", "compat_target", "java_drivers", "java4", "apache_kafka",
 ]
 
@@ -107,12 +112,66 @@ def java_client(config) -> str:
     return config.getoption("java_client", default=None) or os.environ.get("KAFKA_SHIM_JAVA_CLIENT") or "3"
 
 
+COMPILES = pytest.StashKey[dict]()  # client -> Future of its JavaDrivers, compiling in the background
+
+
+def _build_root(config, tmp_path_factory) -> Path:
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+    if cache is not None:
+        return cache.mkdir("kafka-shim-java")
+    if tmp_path_factory is not None:
+        return tmp_path_factory.mktemp("kafka-shim-java")
+    return Path(tempfile.mkdtemp(prefix="kafka-shim-java-"))
+
+
+def _java_clients_wanted(config, items) -> list[str]:
+    """The Java clients the collected tests compile drivers for: by fixture, or by name in their
+    module (a fixture some tests request with getfixturevalue)."""
+    wanted, texts = set(), {}
+    for item in items:
+        if item.path not in texts:
+            try:
+                texts[item.path] = item.path.read_text(errors="replace")
+            except OSError:
+                texts[item.path] = ""
+        names, text = set(getattr(item, "fixturenames", ())), texts[item.path]
+        if "java_drivers" in names or "java_drivers" in text:
+            wanted.add(java_client(config))
+        if "java4" in names or "java4" in text:
+            wanted.add("4")
+    return sorted(wanted)
+
+
+def pytest_collection_finish(session):
+    """javac runs beside the tests collected before the first one that needs it (each compile
+    takes 8-10 s of CPU on two cores, at niceness 10 so the tests keep theirs)."""
+    config = session.config
+    if config.option.collectonly:
+        return
+    clients = _java_clients_wanted(config, session.items)
+    if not clients:
+        return
+    factory = getattr(config, "_tmp_path_factory", None)
+    futures = {client: concurrent.futures.Future() for client in clients}
+    config.stash[COMPILES] = futures
+
+    def compile_all():
+        for client, future in futures.items():
+            try:
+                future.set_result(javarun.JavaDrivers.prepare(_build_root(config, factory), client, nice=10))
+            except BaseException as exc:  # noqa: BLE001 - handed to the fixture that waits for it
+                future.set_exception(exc)
+
+    threading.Thread(target=compile_all, name="javac", daemon=True).start()
+
+
 def _drivers(request, tmp_path_factory, client: str) -> javarun.JavaDrivers:
     """The Java drivers compiled once per source digest into pytest's cache (kept across runs)."""
-    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
-    build_root = cache.mkdir("kafka-shim-java") if cache else tmp_path_factory.mktemp("kafka-shim-java")
+    future = request.config.stash.get(COMPILES, {}).get(client)
     try:
-        return javarun.JavaDrivers.prepare(build_root, client)
+        if future is not None:
+            return future.result()
+        return javarun.JavaDrivers.prepare(_build_root(request.config, tmp_path_factory), client)
     except javarun.JavaUnavailable as exc:
         pytest.skip(str(exc))
 

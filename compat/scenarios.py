@@ -545,6 +545,10 @@ SCENARIOS: list[Scenario] = [
              "A record filling the default 1048588-byte message.max.bytes exactly is written, one byte more is "
              "RecordTooLargeException; a topic's max.message.bytes=2048 refuses a 4000-byte record "
              "(MESSAGE_TOO_LARGE) and writes nothing.", ("java",)),
+    Scenario("producer.acks0_errors", "acks=0 and a record the broker refuses",
+             "An acks=0 producer's record over the topic's max.message.bytes is acknowledged with offset -1; "
+             "the broker closes the connection (as Kafka does for an acks=0 Produce with an error) and the "
+             "producer's next records arrive over a new one.", ("java",)),
     Scenario("producer.log_append_time", "message.timestamp.type=LogAppendTime",
              "Uncompressed and gzip batches on a LogAppendTime topic: RecordMetadata's timestamp is the broker's, "
              "consumers read that timestamp with type LogAppendTime.", ("java",)),

@@ -61,8 +61,11 @@ KCAT_CELL = pytest.mark.compat(client="kcat", scenario="security.acls")
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
+    # group.initial.rebalance.delay.ms=0 instead of Kafka's 3000, as compat/conftest.py's brokers:
+    # each group read here is a first join of an empty group, which would wait those 3 s
     with secure_broker(tmp_path_factory.mktemp("acls"), sasl_users=(":".join(ALICE), "admin:admin-secret"),
-                       authorizer_class_name=STANDARD, super_users="User:admin") as b:
+                       authorizer_class_name=STANDARD, super_users="User:admin",
+                       group_initial_rebalance_delay_ms=0) as b:
         yield b
 
 
@@ -135,6 +138,9 @@ def java_acls(prefix: str, without: str | None = None) -> list[AclBinding]:
 
 
 def run_java(broker, java_drivers, scenarios: list[str], without: str | None = None) -> dict:
+    """The scenarios as alice. request.timeout.ms is 5 s instead of compat/java/Support.java's 15 s:
+    a transactional producer whose AddPartitionsToTxn was refused (no topic WRITE) waits that long
+    in close(), with nothing left in flight, after send() has already failed with the error."""
     prefix = f"java-acl-{uuid.uuid4().hex[:6]}"
     broker.add_acls(*java_acls(prefix, without))
     jaas = ('org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
@@ -142,6 +148,7 @@ def run_java(broker, java_drivers, scenarios: list[str], without: str | None = N
     return java_drivers.run("KafkaDriver", scenarios, broker.bootstrap("SASL_SSL"), timeout=240, prefix=prefix,
                             parallel=2, timeout_s=60, **{
                                 "client.security.protocol": "SASL_SSL", "client.sasl.mechanism": "SCRAM-SHA-512",
+                                "client.request.timeout.ms": "5000",
                                 "client.sasl.jaas.config": jaas, "client.ssl.truststore.type": "PEM",
                                 "client.ssl.truststore.location": broker.certs["ca"]})["results"]
 
@@ -280,6 +287,7 @@ def test_java_admin_acls(broker, java_drivers):
     result = java_drivers.run("AdminDriver", ["admin.acls"], broker.bootstrap("SASL_SSL"), timeout=240, prefix=prefix,
                               parallel=1, timeout_s=60, **{
                                   "client.security.protocol": "SASL_SSL", "client.sasl.mechanism": "SCRAM-SHA-512",
+                                "client.request.timeout.ms": "5000",
                                   "client.sasl.jaas.config": jaas, "client.ssl.truststore.type": "PEM",
                                   "client.ssl.truststore.location": broker.certs["ca"]})["results"]["admin.acls"]
     assert result["ok"], f"{result['error']}\n{result['trace']}"

@@ -233,6 +233,14 @@ def test_record_too_large(observed):
     assert obs["topic_small_offset"] == 0
 
 
+@pytest.mark.compat(scenario="producer.acks0_errors")
+def test_too_large_record_with_acks_zero(observed):
+    obs = observed("producer.acks0_errors")
+    assert obs["too_large"] == [False, -1]
+    assert obs["connection_closed"] is True  # Kafka closes an acks=0 producer's connection on an error
+    assert obs["read"] == ["small-0", "small-1", "small-2"]
+
+
 @pytest.mark.compat(scenario="producer.log_append_time")
 def test_log_append_time(observed):
     obs = observed("producer.log_append_time")

@@ -41,6 +41,7 @@ def now_ms() -> int:
 class Node:
     def __init__(self, config: BrokerConfig) -> None:
         # ``config`` is the static config; ``self.config`` is it with the dynamic broker configs applied
+        config.check_static()
         self.config = config
         self.static_config = config
         self.config_listeners: list = []  # called after a dynamic broker config changed (the server's limits)

@@ -408,8 +408,9 @@ class Connection(asyncio.BufferedProtocol):
                     self.answering = True
                     answer = await self._respond(request)
                     self.answering = False
-                    if answer.parts is not None:
-                        await self._send(answer.parts)
+                    sending = None if answer.parts is None else self._send(answer.parts)
+                    if sending is not None:
+                        await sending
                     self.last_active = self.loop.time()
                     if self.session.failed:
                         await self._linger()
@@ -481,8 +482,17 @@ class Connection(asyncio.BufferedProtocol):
             self.decoder.max_frame = self.server.node.config.max_request_bytes
         return answer
 
-    async def _send(self, parts: list) -> None:
-        """One response frame: bytes are written, file regions go from the file to the socket."""
+    def _send(self, parts: list):
+        """One response frame; an awaitable unless it was queued whole with nothing to wait for.
+        The common answer, one small bytes part (a Produce's), takes no coroutine of its own."""
+        part = parts[0] if len(parts) == 1 else None
+        if part.__class__ is bytes and len(part) < _JOIN_LIMIT:
+            self._defer([frame_size(len(part)), part])
+            return None if self._writable is None and not self.transport.is_closing() else self._sent()
+        return self._send_parts(parts)
+
+    async def _send_parts(self, parts: list) -> None:
+        """Bytes are written, file regions go from the file to the socket."""
         transport = self.transport
         try:
             # Bytes go out in as few writes as possible: on loopback each send also delivers the
@@ -503,14 +513,18 @@ class Connection(asyncio.BufferedProtocol):
                     await self._send_file(part)
             if pending:
                 self._defer(pending)
-            if self._writable is not None:
-                await self._writable
-            if transport.is_closing():
-                raise ConnectionResetError("connection closed while answering")
+            await self._sent()
         finally:
             for part in parts:
                 if not isinstance(part, bytes):
                     part.close()
+
+    async def _sent(self) -> None:
+        """Once the transport has room again; a connection closed meanwhile ends the answering."""
+        if self._writable is not None:
+            await self._writable
+        if self.transport.is_closing():
+            raise ConnectionResetError("connection closed while answering")
 
     async def _send_file(self, part) -> None:
         """A file region to the socket: with ``loop.sendfile`` on asyncio's loops over plain TCP;

@@ -228,6 +228,20 @@ async def test_a_partition_not_in_the_transaction_is_answered_with_kafkas_messag
     assert topic.log_end_offset == 0
 
 
+async def test_an_acks_0_produce_that_fails_closes_the_connection(node):
+    """Kafka closes the connection of an acks=0 Produce with an error in any partition, the only
+    way its producer learns of it (KafkaApis.handleProduceRequest); one that succeeds is silent."""
+    from shim.protocol.framing import CloseConnection
+
+    node.logs.create_topic("t", 1, {"max.message.bytes": "100"})
+    assert await produce(node, {0: batch(n=1)}, acks=0) is None
+    with pytest.raises(CloseConnection, match="MESSAGE_TOO_LARGE"):
+        await produce(node, {0: batch(n=1, value_size=200)}, acks=0)
+    with pytest.raises(CloseConnection, match="UNKNOWN_TOPIC_OR_PARTITION"):
+        await produce(node, {0: batch(n=1), 3: batch(n=1)}, acks=0)
+    assert node.logs.get("t", 0).log_end_offset == 2  # the good partition of that request appended
+
+
 async def test_zstd_needs_produce_v7(node, topic):
     data = batch(n=2, compression=Compression.ZSTD)
     assert (await produce_one(node, data, version=6)).error_code == ErrorCode.unsupported_compression_type

@@ -174,3 +174,31 @@ def test_a_long_topic_name_and_many_partitions():
     topics = [("x" * 300, uuid.uuid4(), [(i, 0, i * 10, -1, 0) for i in range(200)])]
     for version in (8, 9, 13):
         assert produce_wire.encode_answer(7, version, topics, 0) == _kio_answer(version, 7, topics, 0)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+@given(st.integers(0, (1 << 28) - 1), st.binary(max_size=3))
+def test_unsigned_varints_of_up_to_four_bytes_are_read_with_their_end(value, after):
+    raw = _varint(value)
+    assert produce_wire._uvarint(b"\xff" + raw + after, 1) == (value, 1 + len(raw))
+
+
+@pytest.mark.parametrize("raw", [b"\x80\x00", b"\x81\x80\x00", b"\xff\xff\x80\x00", b"\x80\x80\x80\x80\x01",
+                                 b"\xff\xff\xff\xff\x7f"])
+def test_overlong_or_wider_varints_are_left_to_kio(raw):
+    with pytest.raises(produce_wire._Other):
+        produce_wire._uvarint(raw, 0)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x80", b"\xff\xff", b"\xff\xff\xff"])
+def test_a_varint_cut_short_is_not_read(raw):
+    with pytest.raises(IndexError):
+        produce_wire._uvarint(raw, 0)

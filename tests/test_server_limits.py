@@ -168,7 +168,9 @@ def test_a_client_that_never_reads_its_responses_stops_being_read(tmp_path, even
     """Kafka mutes a channel while its response is unsent. A client that sends ApiVersions
     without end and reads nothing soon finds its sends blocked, while the broker holds a bounded
     queue of its requests and a bounded write buffer."""
-    with BrokerThread(data_dir=tmp_path / "d", listen="127.0.0.1:0", connections_max_idle_ms=5_000,
+    # connections.max.idle.ms: 3 s, over twice the time from the mute to the readings below (the
+    # client must stay blocked half a second first); the close comes 1-2 idle periods after the mute
+    with BrokerThread(data_dir=tmp_path / "d", listen="127.0.0.1:0", connections_max_idle_ms=3_000,
                       event_loop=event_loop) as broker:
         assert loop_name(broker.loop) == event_loop
         server = broker.broker._server
@@ -189,9 +191,12 @@ def test_a_client_that_never_reads_its_responses_stops_being_read(tmp_path, even
                 (not c.requests and not c.transport.get_write_buffer_size())
 
         sent = send_until_blocked(sock, request, lambda: broker.call(held))
-        conn = broker.call(lambda: next(iter(server.connections)))
-        queued = broker.call(lambda: conn.queued_bytes)
-        unsent = broker.call(conn.transport.get_write_buffer_size)
+
+        def readings():
+            (conn,) = server.connections  # still open: read before the idle close
+            return conn.queued_bytes, conn.transport.get_write_buffer_size()
+
+        queued, unsent = broker.call(readings)
         print(f"client sent {sent} bytes of requests; broker holds {queued} bytes of queued requests "
               f"and {unsent} bytes of unsent responses")
         # Reading stops at MAX_QUEUED_BYTES, past it by at most one read (a request counts

@@ -371,6 +371,40 @@ final class ClientReference {
     }
 
     /**
+     * ProducerFailureHandlingTest.testTooLargeRecordWithAckZero: with acks=0 a record the broker
+     * refuses is acknowledged with offset -1, and the broker closes the connection (Kafka's only
+     * way to tell such a producer); the producer reconnects and its next records arrive.
+     */
+    static void acksZeroErrors(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("acks0");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("max.message.bytes", "2048"))))
+                    .all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, topic, 1);
+        }
+        try (KafkaProducer<byte[], byte[]> p = s.producer("acks", "0", "enable.idempotence", "false", "linger.ms", "0",
+                "retries", "0")) {
+            RecordMetadata m = p.send(new ProducerRecord<>(topic, 0, Support.b("key"), new byte[4000])).get(20, TimeUnit.SECONDS);
+            obs.put("too_large", List.of(m.hasOffset(), m.offset()));
+            obs.put("connection_closed", Support.await(() -> metric(p, "connection-close-total") >= 1, 15_000));
+            for (int i = 0; i < 3; i++) p.send(new ProducerRecord<>(topic, 0, null, Support.b("small-" + i))).get(20, TimeUnit.SECONDS);
+        }
+        try (KafkaConsumer<byte[], byte[]> c = s.consumer(RU)) {
+            obs.put("read", Support.readFromStart(c, tp, 3, 20_000).stream().map(r -> new String((byte[]) r.get("v"))).toList());
+        }
+    }
+
+    private static double metric(KafkaProducer<byte[], byte[]> p, String name) {
+        for (var e : p.metrics().entrySet()) {
+            if (e.getKey().name().equals(name) && e.getKey().group().equals("producer-metrics")) {
+                return ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        return Double.NaN;
+    }
+
+    /**
      * testSendCompressedMessageWithLogAppendTime / ...NonCompressed...: on a LogAppendTime topic the
      * broker stamps each batch; the producer's RecordMetadata and the consumer see that time.
      */

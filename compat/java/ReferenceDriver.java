@@ -30,6 +30,7 @@ public final class ReferenceDriver {
         all.put("consumer.commit_metadata", ClientReference::commitMetadata);
         all.put("consumer.delete_records", ClientReference::deleteRecords);
         all.put("producer.record_too_large", ClientReference::recordTooLarge);
+        all.put("producer.acks0_errors", ClientReference::acksZeroErrors);
         all.put("producer.log_append_time", ClientReference::logAppendTime);
         all.put("producer.partition_expansion", ClientReference::partitionExpansion);
         all.put("admin.group_admin", AdminReference::groupAdmin);

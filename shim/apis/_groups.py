@@ -51,27 +51,31 @@ def by_topic(ctx, results: dict, topic_entity: str, partition_entity: str, **par
     return tuple(ctx.make(topic_entity, name=t, partitions=tuple(ps)) for t, ps in topics.items())
 
 
-def requested_offsets(ctx, topics, now: int) -> tuple[dict, dict]:
+async def requested_offsets(ctx, topics, now: int, pace) -> tuple[dict, dict]:
     """The offsets an OffsetCommit or TxnOffsetCommit asks for, of known partitions only, and the
-    unknown partitions' errors."""
-    known, unknown = split_unknown(ctx, topics)
-    known = set(known)  # a list looked up per partition: 100,000 partitions held the loop 6 s
-    offsets = {}
+    unknown partitions' errors (as split_unknown), giving the loop up as it walks them: 100,000
+    partitions held it 0.8 s."""
+    logs = ctx.node.logs.logs
+    offsets, unknown = {}, {}
     for t in topics:
         for p in t.partitions:
-            if (t.name, p.partition_index) in known:
-                offsets[(t.name, p.partition_index)] = OffsetAndMetadata(
-                    p.committed_offset, getattr(p, "committed_leader_epoch", -1), p.committed_metadata or "", now)
+            await pace()
+            tp = (t.name, p.partition_index)
+            if tp in logs:
+                offsets[tp] = OffsetAndMetadata(p.committed_offset, getattr(p, "committed_leader_epoch", -1),
+                                                p.committed_metadata or "", now)
+            else:
+                unknown[tp] = ErrorCode.unknown_topic_or_partition
     return offsets, unknown
 
 
-def offsets_to_commit(ctx, request, now: int) -> tuple[dict, dict]:
+async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
     """What an OffsetCommit or TxnOffsetCommit may hand its group coordinator, and the error of
     every other partition: denied topics (TOPIC_AUTHORIZATION_FAILED), unknown partitions, all of
     them where another broker coordinates the group (NOT_COORDINATOR), and a share group's offsets
     (GROUP_ID_NOT_FOUND, Kafka: ShareGroup.validateOffsetCommit)."""
     denied = denied_topics(ctx, [t.name for t in request.topics])
-    offsets, unknown = requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now)
+    offsets, unknown = await requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now, pace)
     unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
                     for t in request.topics if t.name in denied for p in t.partitions})
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
@@ -88,3 +92,20 @@ def commit_response(ctx, request, code_of, entity_prefix: str):
     codes = {tp: code_of(tp) for tp in requested}
     return ctx.response(topics=by_topic(ctx, codes, f"{entity_prefix}ResponseTopic",
                                         f"{entity_prefix}ResponsePartition"))
+
+
+async def paced_commit_response(ctx, request, code_of, entity_prefix: str, pace):
+    """commit_response, giving the loop up as it walks the partitions."""
+    codes: dict = {}
+    for t in request.topics:
+        for p in t.partitions:
+            await pace()
+            tp = (t.name, p.partition_index)
+            codes[tp] = code_of(tp)
+    topics: dict[str, list] = {}
+    partition_entity = f"{entity_prefix}ResponsePartition"
+    for (topic, partition), code in codes.items():
+        await pace()
+        topics.setdefault(topic, []).append(ctx.make(partition_entity, partition_index=partition, error_code=code))
+    return ctx.response(topics=tuple(ctx.make(f"{entity_prefix}ResponseTopic", name=t, partitions=tuple(ps))
+                                     for t, ps in topics.items()))

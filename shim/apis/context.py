@@ -26,6 +26,7 @@ class RequestContext:
     session: Any = None  # shim.security.session: the connection's listener, principal, SASL state
     node_id: int = 0  # the simulated broker the request came to (shim.cluster)
     large_answer: bool = False  # set by a handler that built a large answer quickly: encoded off the loop
+    records_pinned: bool = False  # a Fetch answer whose records hold their own files: may be encoded off the loop
 
     def throttle(self, ms: int) -> int:
         """A quota's throttle time: muting the connection for ``ms``; returns it for throttle_time_ms."""

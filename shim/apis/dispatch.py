@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 API_VERSIONS = 18
 # Frames larger than this are read by kio on a worker thread (see _decode).
 DECODE_INLINE_BYTES = 256 * 1024
+# A frame an API reads itself (Produce) is read on the loop up to a producer's default
+# max.request.size: at most ~15,000 partitions, 30 ms; no thread hop for the common large Produce.
+OWN_DECODE_INLINE_BYTES = 1024 * 1024 + 64
 # Their answers hold file regions opened while encoding, before the loop may delete a segment:
 # they are always encoded on the loop.
 _RECORDS_APIS = frozenset({1, 78})  # Fetch, ShareFetch
@@ -89,7 +92,7 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
                          f"{RELEASES[node.config.kafka_version].name} emulation serves {versions[0]}-{versions[1]})")
     control = node.control.active  # a fault armed or the request log on (shim.control): kio's objects throughout
     started = time.monotonic()
-    header, request = await _decode(route, frame, key, version, control)
+    header, request = await _decode(node, route, frame, key, version, control)
     ctx = RequestContext(node, header, client_host, len(frame), session=session,
                          node_id=node.config.node_id if node_id is None else node_id)
     if route.validate is not None:  # what Kafka's request class refuses while parsing closes the connection
@@ -108,7 +111,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
     try:
-        if (time.monotonic() - started < SLICE_S and not ctx.large_answer) or key in _RECORDS_APIS:
+        if (time.monotonic() - started < SLICE_S and not ctx.large_answer) or (
+                key in _RECORDS_APIS and not ctx.records_pinned):
             return Answer(encode_response_parts(correlation_id, result), ctx.mute_ms)
         # An answer that took long to build, or that its handler says is large, is encoded on a
         # worker thread: kio only reads the answer's immutable objects.
@@ -121,17 +125,49 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         raise FrameError(f"cannot encode the {spec.name} v{version} response: {exc}") from exc
 
 
-async def _decode(route: _Route, frame, key: int, version: int, control: bool):
+async def _decode(node, route: _Route, frame, key: int, version: int, control: bool):
     """(header, request). An API that reads its own requests (Produce, see
     shim.protocol.produce_wire) may leave a frame to kio, which then decides as it always does. kio
-    reads a large frame on a worker thread: its objects are immutable, and 100,000 array items
-    took 0.1-0.2 s of the loop."""
-    decoded = route.decode(frame, version) if route.decode is not None and not control else None
+    reads a large frame on a worker thread, and so does the API's own reader past
+    OWN_DECODE_INLINE_BYTES: their objects are immutable, and 100,000 array items took 0.1-0.2 s
+    of the loop."""
+    decoded = None
+    if route.decode is not None and not control:
+        if len(frame) <= OWN_DECODE_INLINE_BYTES and not _own_decoding:  # the common case, no extra await
+            decoded = route.decode(frame, version)
+        else:
+            decoded = await _own_decode(node, route, frame, version)
     if decoded is not None:
         return decoded
     if len(frame) <= DECODE_INLINE_BYTES or route.decode is not None:
         return decode_request(frame, key, version)
     return await asyncio.get_running_loop().run_in_executor(None, decode_request, frame, key, version)
+
+
+_own_decoding: dict = {}  # node -> the future its last API-read frame on a worker thread sets when read
+
+
+async def _own_decode(node, route: _Route, frame, version: int):
+    """The API's own reading of ``frame``; one past OWN_DECODE_INLINE_BYTES on a worker thread (100,000
+    partitions in one 3 MiB Produce took 0.2 s of the loop). Such requests are handed on in the
+    order they arrived: one read meanwhile waits for those read on a worker thread before it, so
+    appends keep the order of arrival (shim.apis.k00_produce)."""
+    before = _own_decoding.get(node)
+    if len(frame) <= OWN_DECODE_INLINE_BYTES:
+        decoded = route.decode(frame, version)
+        if before is not None:
+            await before
+        return decoded
+    mine = _own_decoding[node] = asyncio.get_running_loop().create_future()
+    try:
+        decoded = await asyncio.get_running_loop().run_in_executor(None, route.decode, frame, version)
+        if before is not None:
+            await before
+        return decoded
+    finally:
+        mine.set_result(None)  # its handler runs before this wakes the next one up
+        if _own_decoding.get(node) is mine:
+            del _own_decoding[node]
 
 
 def _unsupported_api_versions(correlation_id: int, versions: tuple[int, int]) -> bytes:

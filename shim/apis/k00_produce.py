@@ -3,7 +3,8 @@
 One batch per partition, validated as Kafka does (shim.storage.validation), appended as received
 with only the base offset and leader epoch stamped, and MaxTimestamp (with the CRC) where the
 producer's header disagrees with its records' largest timestamp (Kafka: LogValidator). Idempotent duplicates of one of the last five
-batches succeed with the original base offset. acks=0 gets no response at all. Appends to the
+batches succeed with the original base offset. acks=0 gets no response at all; when any of its
+partitions failed the connection is closed instead, as Kafka does (its producer's only sign). Appends to the
 internal topics (__consumer_offsets, __transaction_state) are refused with INVALID_TOPIC_EXCEPTION.
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
 
@@ -47,6 +48,7 @@ the segment first (shim.storage.roll).
 
 import asyncio
 import dataclasses
+import time
 
 from kafka_codecs.batch import TRANSACTIONAL_FLAG
 from kafka_codecs.legacy import CorruptMessage, InvalidBatch, is_legacy, up_convert
@@ -54,6 +56,7 @@ from kafka_codecs.records import PayloadTooLarge
 
 from ..errors import ErrorCode, KafkaError
 from ..protocol import produce_wire
+from ..protocol.framing import CloseConnection
 from ..protocol.messages import factory
 from ..node import now_ms
 from ..storage.log_manager import INTERNAL_TOPICS
@@ -63,12 +66,14 @@ from ..storage.roll import maybe_roll
 from ..storage.validation import LEGACY_DECOMPRESSED_BYTES, DecompressionBudget, validate_client_batch
 from ._leaders import Replication, leader_hint, node_endpoints
 from ._authz import denied_topics
+from ._pace import SLICE_S, Pacer
 from .registry import api
 
 ZSTD_MIN_VERSION = 7
 LEGACY_BELOW = 3  # v0-2 may carry message sets of magic 0/1
 TRANSACTION_ABORTABLE_VERSION = 11
 TOPIC_ID_VERSION = 13
+PACE_EVERY = 64  # partitions between looks at the clock: a Produce of a few partitions never looks
 ADD_PARTITION_VERSION = 12  # Kafka: AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation
 
 
@@ -104,25 +109,114 @@ decode = produce_wire.decode
 
 @api(0, "Produce", 0, 13)
 def handle(ctx, request):
-    now = now_ms()
-    topics, hinted = [], set()
-    replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
-    budget = DecompressionBudget(ctx.request_size)
-    names = [_topic_name(ctx, t) for t in request.topic_data]
-    denied = denied_topics(ctx, [n for n in names if n])
-    for t, name in zip(request.topic_data, names):
-        if name in denied:
-            parts = [_error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed)) for p in t.partition_data]
-        elif name is None:
-            parts = [_error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
-                     for p in t.partition_data]
+    walk = _Walk(ctx, request)
+    partition, pending, topics, count = walk.partition, _later.pending, [], 0
+    for ti, t in enumerate(request.topic_data):
+        parts: list = []
+        topics.append((walk.names[ti], getattr(t, "topic_id", None), parts))
+        for i, p in enumerate(t.partition_data):
+            count += 1
+            if not count & PACE_EVERY - 1 and walk.out_of_time():
+                return _paced(walk, topics, ti, i)
+            parts.append(partition(ti, t, i, p, pending))
+    return walk.finish(topics)
+
+
+class _Walk:
+    """One Produce's walk over its partitions, and what its answer gathers on the way."""
+
+    __slots__ = ("ctx", "request", "now", "hinted", "replication", "budget", "names", "denied", "deadline")
+
+    def __init__(self, ctx, request) -> None:
+        self.ctx, self.request, self.now, self.hinted = ctx, request, now_ms(), set()
+        self.replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
+        self.budget = DecompressionBudget(ctx.request_size)
+        if ctx.header.api_version < TOPIC_ID_VERSION:
+            self.names = [t.name for t in request.topic_data]
         else:
-            parts = [_partition(ctx, request, name, p, now, hinted, replication, (len(topics), i), budget)
-                     for i, p in enumerate(t.partition_data)]
-        topics.append((name, getattr(t, "topic_id", None), parts))
-    if _later.pending and any(p.__class__ is _Later for t in topics for p in t[2]):
-        return _answer_later(ctx, request, topics, hinted, replication)
-    return _answer(ctx, request, topics, hinted, replication)
+            self.names = [_topic_name(ctx, t) for t in request.topic_data]
+        self.denied = () if ctx.node.authorizer is None else denied_topics(ctx, [n for n in self.names if n])
+        self.deadline = None
+
+    def out_of_time(self) -> bool:
+        """Looked at every PACE_EVERY partitions: the slice starts at the first look, so a Produce
+        of a few partitions never reads the clock."""
+        if self.deadline is None:
+            self.deadline = time.monotonic() + SLICE_S
+            return False
+        return time.monotonic() >= self.deadline
+
+    def partition(self, ti, t, i, p, pending):
+        name, ctx = self.names[ti], self.ctx
+        if name in self.denied:
+            return _error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed))
+        if name is None:
+            return _error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
+        return _partition(ctx, self.request, name, p, self.now, self.hinted, self.replication, (ti, i), self.budget,
+                          pending)
+
+    def finish(self, topics):
+        if _later.pending and any(p.__class__ is _Later for t in topics for p in t[2]):
+            return _answer_later(self.ctx, self.request, topics, self.hinted, self.replication)
+        return _answer(self.ctx, self.request, topics, self.hinted, self.replication)
+
+
+async def _paced(walk, topics, ti, i):
+    """The rest of a Produce that took more than a slice of the loop (from partition ``i`` of topic
+    ``ti``), walked a slice at a time while other connections are served. Before the first yield
+    every partition still to append is reserved in _later.pending, so a request arriving meanwhile
+    appends to it after this one, as for a recompression on a worker thread; the appends here wait
+    for those that were pending before. The rest runs as a task of its own, to its end even if the
+    answer is no longer awaited."""
+    request = walk.request
+    topics.extend((walk.names[tj], getattr(t, "topic_id", None), [])
+                  for tj, t in enumerate(request.topic_data) if tj > ti)
+    rest = [(tj, t, j, p) for tj, t in enumerate(request.topic_data) if tj >= ti
+            for j, p in enumerate(t.partition_data) if tj > ti or j >= i]
+    shared = asyncio.get_running_loop().create_future()
+    reserved, befores = _reserve(walk, rest, shared)
+    await asyncio.shield(asyncio.ensure_future(_rest(walk, topics, rest, reserved, shared, befores)))
+    return await _answer_later(walk.ctx, request, topics, walk.hinted, walk.replication)
+
+
+def _reserve(walk, rest, shared) -> tuple[list, list]:
+    """Mark each partition of ``rest`` as appended to by ``shared`` in _later.pending: (the logs
+    marked, the futures of the appends pending before)."""
+    logs, pending, names = walk.ctx.node.logs.logs, _later.pending, walk.names
+    reserved, befores = [], []
+    for tj, _, _, p in rest:
+        plog = logs.get((names[tj], p.index))
+        if plog is None:
+            continue
+        before = pending.get(plog)
+        if before is shared:
+            continue
+        if before is not None:
+            befores.append(before)
+        pending[plog] = shared
+        reserved.append(plog)
+    return reserved, befores
+
+
+async def _rest(walk, topics, rest, reserved, shared, befores) -> None:
+    own: dict = {}  # this request's own appends waiting in order behind a recompression
+    try:
+        for before in befores:
+            await before
+        pace = Pacer()
+        for tj, t, j, p in rest:
+            await pace()
+            topics[tj][2].append(walk.partition(tj, t, j, p, own))
+        for _, _, parts in topics:
+            for k, part in enumerate(parts):
+                if part.__class__ is _Later:
+                    parts[k] = await part.task
+    finally:
+        shared.set_result(None)
+        pending = _later.pending
+        for plog in reserved:
+            if pending.get(plog) is shared:
+                del pending[plog]
 
 
 def _answer(ctx, request, topics, hinted, replication):
@@ -130,6 +224,7 @@ def _answer(ctx, request, topics, hinted, replication):
     now = now_ms()
     throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now))
     if request.acks == 0:
+        _close_on_error(t[2] for t in topics)
         return None
     if replication is not None and replication.waiting:
         return _replicated(ctx, request, _entities(ctx, topics), hinted, replication, throttle)
@@ -208,7 +303,7 @@ _RESPONSE_FIELDS = ("index", "error_code", "base_offset", "log_append_time", "lo
                    "error_message")
 
 
-def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
+def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget, pending):
     """One partition's append: its (index, error_code, base_offset, log_append_time,
     log_start_offset) when it appended, else its PartitionProduceResponse with the error."""
     plog = None
@@ -238,12 +333,12 @@ def _partition(ctx, request, topic, p, now, hinted, replication, slot, budget):
                 job = record_pass.off_loop_job(batch, h, f"{topic}-{p.index}")
             else:
                 batch, h = record_pass.apply(batch, h, f"{topic}-{p.index}")
-        if job is not None or _later.pending and plog in _later.pending:
+        if job is not None or pending and plog in pending:
             # appended after the job, and after any append to this partition waiting already, in order
-            before = _later.pending.get(plog)
-            mine = _later.pending[plog] = asyncio.get_running_loop().create_future()
+            before = pending.get(plog)
+            mine = pending[plog] = asyncio.get_running_loop().create_future()
             return _Later(asyncio.ensure_future(_later(ctx, request, topic, p, plog, job, batch, h, now, hinted,
-                                                       replication, slot, before, mine)))
+                                                       replication, slot, before, (pending, mine))))
     except RecordErrors as e:
         return _record_errors(ctx, p.index, plog, e)
     except KafkaError as e:
@@ -279,11 +374,13 @@ class _Later:
         self.task = task
 
 
-async def _later(ctx, request, topic, p, plog, job, batch, h, now, hinted, replication, slot, before, mine):
+async def _later(ctx, request, topic, p, plog, job, batch, h, now, hinted, replication, slot, before, slot_of):
     """The batch recompressed off the loop, then appended on it by the one write path, after the
     appends to the same partition that were waiting already (``before``: their last one's future;
-    ``mine``: this one's, in _later.pending until a later one takes its place). A task of its own:
-    it runs to its end even when the request's answer is no longer awaited."""
+    ``slot_of``: (pending, mine), this one's future in ``pending``, _later.pending or a paced
+    Produce's own, until a later one takes its place). A task of its own: it runs to its end even
+    when the request's answer is no longer awaited."""
+    pending, mine = slot_of
     try:
         try:
             if job is not None:
@@ -295,8 +392,8 @@ async def _later(ctx, request, topic, p, plog, job, batch, h, now, hinted, repli
         return _append(ctx, request, topic, p, plog, batch, h, now, hinted, replication, slot)
     finally:
         mine.set_result(None)
-        if _later.pending.get(plog) is mine:
-            del _later.pending[plog]
+        if pending.get(plog) is mine:
+            del pending[plog]
 
 
 _later.pending = {}  # PartitionLog -> the future its last deferred append sets when done
@@ -315,10 +412,20 @@ def _response(ctx):
     return factory(ctx.m.PartitionProduceResponse, _RESPONSE_FIELDS)
 
 
+def _close_on_error(partitions_per_topic) -> None:
+    """Kafka closes the connection of an acks=0 Produce that failed anywhere, so the producer
+    refreshes its metadata (KafkaApis.handleProduceRequest: errorInResponse with acks 0)."""
+    for parts in partitions_per_topic:
+        for p in parts:
+            code = p[1] if p.__class__ is tuple else p.error_code
+            if code != ErrorCode.none:
+                raise CloseConnection(f"an acks=0 Produce failed with {ErrorCode(code).name.upper()}")
+
+
 def error_response(ctx, request, code):
     """Kafka: ProduceRequest.getErrorResponse -- the error on every partition."""
     if request.acks == 0:
-        return None
+        raise CloseConnection(f"an acks=0 Produce failed with {ErrorCode(code).name.upper()}")
     return ctx.response(node_endpoints=(), responses=tuple(
         ctx.make("TopicProduceResponse", name=t.name if ctx.version < TOPIC_ID_VERSION else None,
                  topic_id=getattr(t, "topic_id", None),

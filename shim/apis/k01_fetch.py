@@ -20,27 +20,33 @@ A consumer_byte_rate quota counts the record bytes of each answer; a client over
 answer with throttle_time_ms and its connection is not read for that long, as Kafka answers.
 """
 
+import asyncio
+import dataclasses
 import time
 
 from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
+from ..protocol.messages import SENDFILE_MIN_BYTES
 from ..security.acls import AclOperation as O
+from ..storage.segment import FileRecords, OpenedRecords
 from ._authz import denied_topics
 from ._leaders import NOT_LEADER, leader_hint, node_endpoints
+from ._pace import SLICE_S
 from .registry import api
 
 READ_COMMITTED = 1
 TOPIC_ID_VERSION = 13
 MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
+PACE_EVERY = 64  # partitions between looks at the clock
 
 
 @api(1, "Fetch", 0, 17)
 async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     while True:
-        topics, total, errors, hinted = _collect(ctx, request)
+        topics, total, errors, hinted = await _collect(ctx, request)
         remaining = deadline - time.monotonic()
         if total >= request.min_bytes or errors or remaining <= 0:
             return _respond(ctx, topics, total, hinted)
@@ -59,15 +65,21 @@ def _respond(ctx, topics, total, hinted):
                         throttle_time=throttle)
 
 
-def _collect(ctx, request):
+async def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
-    total, errors, topics, hinted = 0, False, [], set()
+    total, errors, collected, hinted, count = 0, False, [], set(), 0
     denied = _denied(ctx, request, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
+    walk = None
     for t in request.topics:
         name = _topic_name(ctx, t)
-        parts = []
+        parts: list = []
+        collected.append((t, parts))
         for p in t.partitions:
+            count += 1
+            if not count & PACE_EVERY - 1:
+                walk = walk or _Walk(collected)
+                await walk.pace()
             if name in denied:
                 data = _data(ctx, p.partition, ErrorCode.topic_authorization_failed, -1, -1, -1, None, b"")
             else:
@@ -76,9 +88,48 @@ def _collect(ctx, request):
             errors |= data.error_code != ErrorCode.none
             total += len(data.records)
             parts.append(data)
-        key = {"topic_id": t.topic_id} if ctx.version >= TOPIC_ID_VERSION else {"topic": t.topic}
-        topics.append(ctx.make("FetchableTopicResponse", partitions=tuple(parts), **key))
-    return tuple(topics), total, errors, hinted
+    paced = walk is not None and walk.paced
+    if paced:
+        walk.pin()
+    # every region of a paced walk holds its file: the answer may be encoded on a worker thread
+    ctx.large_answer = ctx.records_pinned = paced
+    topics = tuple(ctx.make("FetchableTopicResponse", partitions=tuple(parts),
+                            **({"topic_id": t.topic_id} if ctx.version >= TOPIC_ID_VERSION else {"topic": t.topic}))
+                   for t, parts in collected)
+    return topics, total, errors, hinted
+
+
+class _Walk:
+    """A Fetch's walk over many partitions (one of a few never makes one): it looks at the clock
+    every PACE_EVERY partitions and yields after a slice. Records read from a segment name the
+    segment's file, which retention, DeleteRecords or the cleaner may delete while the loop is
+    given up; before each yield the records collected since the last are pinned: read into
+    memory when small (as the answer's encoding would), else given a file handle of their own (as
+    it would too)."""
+
+    __slots__ = ("collected", "deadline", "paced", "_topic", "_part")
+
+    def __init__(self, collected: list) -> None:
+        self.collected, self.deadline, self.paced = collected, time.monotonic() + SLICE_S, False
+        self._topic = self._part = 0  # where pin() goes on from
+
+    async def pace(self) -> None:
+        if time.monotonic() >= self.deadline:
+            self.pin()
+            self.paced = True
+            await asyncio.sleep(0)
+            self.deadline = time.monotonic() + SLICE_S
+
+    def pin(self) -> None:
+        collected = self.collected
+        for ti in range(self._topic, len(collected)):
+            parts = collected[ti][1]
+            for i in range(self._part if ti == self._topic else 0, len(parts)):
+                records = parts[i].records
+                if records.__class__ is FileRecords:
+                    parts[i] = dataclasses.replace(parts[i], records=records.read() if len(
+                        records) < SENDFILE_MIN_BYTES else OpenedRecords(records.open()))
+        self._topic, self._part = len(collected) - 1, len(collected[-1][1])
 
 
 def _denied(ctx, request, names) -> set:

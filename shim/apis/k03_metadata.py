@@ -1,4 +1,5 @@
-"""Metadata (3), v0-12.
+"""Metadata (3), v0-13 (v13, Kafka 4.0's, adds a top-level error code for KIP-1102's
+REBOOTSTRAP_REQUIRED, which a broker that knows its whole cluster never needs: always NONE).
 
 Brokers, leaders, leader epochs, replicas and ISR come from the cluster's state table
 (shim.cluster): every live broker is listed with its address on the request's listener; a
@@ -32,7 +33,7 @@ from .registry import api
 ZERO_UUID = uuid.UUID(int=0)
 
 
-@api(3, "Metadata", 0, 12)
+@api(3, "Metadata", 0, 13)
 async def handle(ctx, request):
     node = ctx.node
     wanted = request.topics
@@ -65,7 +66,7 @@ async def handle(ctx, request):
                     for n in node.cluster.alive() for host, port in (ctx.endpoint_of(n),))
     return ctx.response(
         brokers=brokers, cluster_id=node.config.cluster_id, controller_id=node.cluster.controller(), topics=topics,
-        cluster_authorized_operations=cluster_ops,
+        cluster_authorized_operations=cluster_ops, error_code=ErrorCode.none,  # v13 (4.0): KIP-1102's top level
     )
 
 

@@ -13,18 +13,19 @@ group's id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateO
 """
 
 from ..node import now_ms
-from ._groups import commit_response, offsets_to_commit
+from ._groups import commit_response, offsets_to_commit, paced_commit_response
+from ._pace import Pacer
 from .registry import api
 
 
 @api(8, "OffsetCommit", 2, 9)
-def handle(ctx, request):
-    now = now_ms()
-    offsets, unknown = offsets_to_commit(ctx, request, now)
+async def handle(ctx, request):
+    now, pace = now_ms(), Pacer()
+    offsets, unknown = await offsets_to_commit(ctx, request, now, pace)
     results = ctx.node.groups.commit_offsets(
         request.group_id, request.member_id, getattr(request, "group_instance_id", None),
         request.generation_id_or_member_epoch, offsets, now, version=ctx.version) if offsets else {}
-    return commit_response(ctx, request, lambda tp: unknown.get(tp, results.get(tp)), "OffsetCommit")
+    return await paced_commit_response(ctx, request, lambda tp: unknown.get(tp, results.get(tp)), "OffsetCommit", pace)
 
 
 def error_response(ctx, request, code):

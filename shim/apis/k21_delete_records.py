@@ -3,21 +3,25 @@
 The internal topics are refused with INVALID_TOPIC_EXCEPTION (Kafka: ReplicaManager.deleteRecords),
 a topic whose cleanup.policy lacks delete with POLICY_VIOLATION (Kafka: Partition.deleteRecordsOnLeader).
 Only the partition's leader deletes (NOT_LEADER_OR_FOLLOWER elsewhere, shim.cluster); the high
-watermark bounds the offset, so a slowed follower bounds it too.
+watermark bounds the offset, so a slowed follower bounds it too. Each partition's log start moves
+on its own, as Kafka's per-partition handling allows, and the handler gives the loop up between
+partitions (shim.apis._pace).
 """
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS
 from ._authz import denied_topics
+from ._pace import Pacer
 from .registry import api
 
 
 @api(21, "DeleteRecords", 0, 2)
-def handle(ctx, request):
+async def handle(ctx, request):
     topics = []
     denied = denied_topics(ctx, [t.name for t in request.topics])
+    pace = Pacer()
     for t in request.topics:
-        parts = tuple(_partition(ctx, t.name, p, t.name in denied) for p in t.partitions)
+        parts = tuple([_partition(ctx, t.name, p, t.name in denied) async for p in pace.each(t.partitions)])
         topics.append(ctx.make("DeleteRecordsTopicResult", name=t.name, partitions=parts))
     return ctx.response(topics=tuple(topics))
 

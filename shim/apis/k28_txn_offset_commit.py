@@ -15,19 +15,20 @@ id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateOffsetCom
 """
 
 from ..node import now_ms
-from ._groups import commit_response, offsets_to_commit
+from ._groups import commit_response, offsets_to_commit, paced_commit_response
+from ._pace import Pacer
 from .registry import api
 
 
 @api(28, "TxnOffsetCommit", 0, 5)
-def handle(ctx, request):
-    now = now_ms()
-    offsets, unknown = offsets_to_commit(ctx, request, now)
+async def handle(ctx, request):
+    now, pace = now_ms(), Pacer()
+    offsets, unknown = await offsets_to_commit(ctx, request, now, pace)
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
         getattr(request, "generation_id", -1), offsets, now, version=ctx.version) if offsets else {}
-    return commit_response(ctx, request, lambda tp: unknown.get(tp, results.get(tp)), "TxnOffsetCommit")
+    return await paced_commit_response(ctx, request, lambda tp: unknown.get(tp, results.get(tp)), "TxnOffsetCommit", pace)
 
 
 def error_response(ctx, request, code):

@@ -6,10 +6,15 @@ PREFIXED, operation ANY, permission ANY; and, unlike Kafka, a principal without 
 rest are stored durably in one write; an ACL that exists already succeeds again. Needs ALTER on
 the cluster; without an authorizer every creation gets SECURITY_DISABLED. An UNKNOWN element closes
 the connection (Kafka's CreateAclsRequest.validate). v0 (Kafka 3.9 only) creates LITERAL patterns.
+The creations are checked a slice of the loop at a time, then stored in one change, encoded and
+written on a worker thread (shim.security.acls.AclStore.change_async), as Kafka's controller
+writes one request's ACL records in one batch.
 """
 
 from ..errors import ErrorCode
+from ..security.acls import creation_error
 from ._acls import SECURITY_DISABLED, check_codes, pattern_of, to_binding
+from ._pace import Pacer
 from .registry import api
 
 
@@ -26,11 +31,16 @@ def validate(ctx, request):
 
 
 @api(30, "CreateAcls", 0, 3)
-def handle(ctx, request):
+async def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
-    errors = authorizer.create([to_binding(ctx.version, c) for c in request.creations])
+    bindings, errors, pace = [], [], Pacer()
+    async for c in pace.each(request.creations):
+        bindings.append(to_binding(ctx.version, c))
+        errors.append(creation_error(bindings[-1]))
+    await authorizer.create(bindings, errors)
+    created = ctx.make("AclCreationResult", error_code=ErrorCode.none, error_message=None)  # one for all
     return ctx.response(results=tuple(
-        ctx.make("AclCreationResult", error_code=ErrorCode.invalid_request if e else ErrorCode.none, error_message=e)
-        for e in errors))
+        [created if e is None else ctx.make("AclCreationResult", error_code=ErrorCode.invalid_request, error_message=e)
+         async for e in pace.each(errors)]))

@@ -6,10 +6,12 @@ election of an existing partition is ELECTION_NOT_NEEDED, an unknown topic or pa
 UNKNOWN_TOPIC_OR_PARTITION. A null partition list means every partition, and then partitions that
 need no election are left out (so every topic is listed with no partitions). Another election type
 is INVALID_REQUEST for the whole request (v1+ top-level error code, and on every listed partition).
-v0 has no election type: preferred.
+v0 has no election type: preferred. The handler gives the loop up as it walks the partitions
+(shim.apis._pace).
 """
 
 from ..errors import ErrorCode, KafkaError
+from ._pace import Pacer
 from .registry import api
 
 PREFERRED, UNCLEAN = 0, 1
@@ -17,7 +19,7 @@ NOT_NEEDED = "Leader election not needed for topic partition."
 
 
 @api(43, "ElectLeaders", 0, 2)
-def handle(ctx, request):
+async def handle(ctx, request):
     election_type = getattr(request, "election_type", PREFERRED)
     if election_type not in (PREFERRED, UNCLEAN):
         return _refused(ctx, request, f"Unknown election type {election_type}")
@@ -26,8 +28,9 @@ def handle(ctx, request):
         # Every partition already has its preferred leader: nothing to report (Kafka skips ELECTION_NOT_NEEDED).
         results = tuple(_topic(ctx, name, ()) for name in sorted(logs.topics))
     else:
-        results = tuple(_topic(ctx, t.topic, tuple(_elect(ctx, t.topic, p) for p in t.partitions))
-                        for t in request.topic_partitions)
+        pace = Pacer()
+        results = tuple([_topic(ctx, t.topic, tuple([_elect(ctx, t.topic, p) async for p in pace.each(t.partitions)]))
+                         for t in request.topic_partitions])
     return ctx.response(error_code=ErrorCode.none, replica_election_results=results)
 
 

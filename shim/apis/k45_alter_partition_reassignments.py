@@ -5,20 +5,23 @@ accepted and complete at once (Kafka's controller builds no change when the targ
 current replicas). As ReplicationControlManager.alterPartitionReassignment answers otherwise:
 UNKNOWN_TOPIC_OR_PARTITION for an unknown topic or partition; INVALID_REPLICA_ASSIGNMENT for an
 empty list, another broker or this broker twice; a cancellation (null replicas)
-NO_REASSIGNMENT_IN_PROGRESS, since none ever is.
+NO_REASSIGNMENT_IN_PROGRESS, since none ever is. The handler gives the loop up as it walks the
+partitions (shim.apis._pace).
 """
 
 from ..errors import ErrorCode, KafkaError
 from ._assignment import check_manual_assignment
+from ._pace import Pacer
 from .registry import api
 
 
 @api(45, "AlterPartitionReassignments", 0, 0)
-def handle(ctx, request):
-    responses = tuple(
+async def handle(ctx, request):
+    pace = Pacer()
+    responses = tuple([
         ctx.make("ReassignableTopicResponse", name=t.name,
-                 partitions=tuple(_alter(ctx, t.name, p) for p in t.partitions))
-        for t in request.topics)
+                 partitions=tuple([_alter(ctx, t.name, p) async for p in pace.each(t.partitions)]))
+        for t in request.topics])
     return ctx.response(error_code=ErrorCode.none, error_message=None, responses=responses)
 
 

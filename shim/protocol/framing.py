@@ -11,6 +11,11 @@ class FrameError(Exception):
     """The peer sent bytes that are not a valid frame: the connection is closed."""
 
 
+class CloseConnection(FrameError):
+    """A request Kafka answers by closing the connection, after the answers before it: an acks=0
+    Produce with an error, which the producer has no other way to learn of (KafkaApis)."""
+
+
 # The shared buffer of small frames starts at FIRST_SCRATCH_BYTES and grows each time a read fills
 # it, to 64 KiB and then SCRATCH_BYTES: an idle connection (or thousands of them) holds 4 KiB, one
 # that sent a little 64 KiB, and a busy one reads 256 KiB at a time. librdkafka sends one Produce

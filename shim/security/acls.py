@@ -9,8 +9,10 @@ persist it, then apply it in memory).
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -160,25 +162,23 @@ def acl(principal: str, operation: str | AclOperation, *, topic: str | None = No
 class AclStore:
     """The bindings, durable; insertion order is kept so DescribeAcls answers stably. An index by
     resource pattern gives the ACLs that apply to one resource without a scan (Kafka's AclCache
-    sorts them for the same purpose)."""
+    sorts them for the same purpose).
+
+    A change is computed on the loop from the newest change (``_latest``, maybe not yet written),
+    written, then put in force. :meth:`change_async` encodes, indexes and writes on a worker thread
+    (100,000 ACLs: 2.4 s of JSON); :meth:`change` does it all at once. Changes are numbered, each
+    includes every earlier one, and a write older than the one on disk is skipped, so the file
+    and the bindings in force only move forward."""
 
     def __init__(self, meta_dir: Path) -> None:
         self.path = meta_dir / FILE_NAME
         self.bindings: dict[AclBinding, None] = {}
         if self.path.exists():
             self.bindings = {AclBinding.from_json(e): None for e in json.loads(self.path.read_bytes())}
-        self._reindex()
-
-    def _reindex(self) -> None:
-        self.by_pattern: dict[tuple, list[AclBinding]] = {}
-        self.prefix_lengths: dict[ResourceType, list[int]] = {}
-        for b in self.bindings:
-            self.by_pattern.setdefault((b.resource_type, b.pattern_type, b.name), []).append(b)
-        for rtype, pattern, name in self.by_pattern:
-            if pattern is PatternType.PREFIXED:
-                self.prefix_lengths.setdefault(rtype, []).append(len(name))
-        for lengths in self.prefix_lengths.values():
-            lengths[:] = sorted(set(lengths))
+        self.by_pattern, self.prefix_lengths = _index(self.bindings)
+        self._latest, self._seq, self._written, self._applied = self.bindings, 0, 0, 0
+        self._file_lock = threading.Lock()
+        self._pending: asyncio.Future | None = None  # the last change still being written
 
     def applying_to(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
         """The ACLs whose pattern matches the resource: LITERAL with its name or ``*``, PREFIXED
@@ -198,12 +198,75 @@ class AclStore:
     def __len__(self) -> int:
         return len(self.bindings)
 
+    def _next(self, add, remove) -> tuple[int, dict] | None:
+        """(number, bindings) of the change after the newest, or None when it changes nothing."""
+        latest = self._latest
+        changed = {b: None for b in latest if b not in remove} if remove else dict(latest)
+        changed.update((b, None) for b in add)
+        if changed.keys() == latest.keys():
+            return None
+        self._seq += 1
+        self._latest = changed
+        return self._seq, changed
+
+    def _write(self, seq: int, data: bytes) -> None:
+        with self._file_lock:  # a change written already includes this one: nothing to do
+            if seq > self._written:
+                fs.atomic_write(self.path, data)
+                self._written = seq
+
+    def _apply(self, seq: int, changed: dict, index: tuple) -> None:
+        if seq > self._applied:
+            self.bindings, (self.by_pattern, self.prefix_lengths), self._applied = changed, index, seq
+
     def change(self, add: list[AclBinding] = (), remove: set[AclBinding] = frozenset()) -> None:
         """Compute the change, persist it, then apply it in memory."""
-        changed = {b: None for b in self.bindings if b not in remove}
-        changed.update((b, None) for b in add)
-        if changed.keys() == self.bindings.keys():
+        step = self._next(add, remove)
+        if step is not None:
+            seq, changed = step
+            self._write(seq, _encode(changed))
+            self._apply(seq, changed, _index(changed))
+
+    async def change_async(self, add: list[AclBinding] = (), remove: set[AclBinding] = frozenset()) -> None:
+        """:meth:`change`, its encoding, index and write on a worker thread."""
+        step = self._next(add, remove)
+        if step is None:  # nothing new, but what it asks may still be on its way to the disk
+            if self._pending is not None:
+                await asyncio.shield(self._pending)
             return
-        fs.atomic_write(self.path, json.dumps([b.to_json() for b in changed]).encode())
-        self.bindings = changed
-        self._reindex()
+        seq, changed = step
+        loop = asyncio.get_running_loop()
+        mine = self._pending = loop.create_future()
+        try:
+            index = await loop.run_in_executor(None, self._encode_and_write, seq, changed)
+            self._apply(seq, changed, index)
+        except BaseException:
+            if self._latest is changed:  # not written: later changes start from what is in force
+                self._latest = self.bindings
+            raise
+        finally:
+            mine.set_result(None)
+            if self._pending is mine:
+                self._pending = None
+
+    def _encode_and_write(self, seq: int, changed: dict) -> tuple:
+        self._write(seq, _encode(changed))
+        return _index(changed)
+
+
+def _encode(bindings: dict) -> bytes:
+    return json.dumps([b.to_json() for b in bindings]).encode()
+
+
+def _index(bindings) -> tuple[dict, dict]:
+    """(by resource pattern, the sorted prefix lengths of each resource type's PREFIXED patterns)."""
+    by_pattern: dict[tuple, list[AclBinding]] = {}
+    prefix_lengths: dict[ResourceType, list[int]] = {}
+    for b in bindings:
+        by_pattern.setdefault((b.resource_type, b.pattern_type, b.name), []).append(b)
+    for rtype, pattern, name in by_pattern:
+        if pattern is PatternType.PREFIXED:
+            prefix_lengths.setdefault(rtype, []).append(len(name))
+    for lengths in prefix_lengths.values():
+        lengths[:] = sorted(set(lengths))
+    return by_pattern, prefix_lengths

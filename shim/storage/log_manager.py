@@ -114,6 +114,7 @@ class LogManager:
         if not self.clean_start and self.logs and not read_only:
             log.info("recovered %d partitions after an unclean stop: %d bytes checked after their recovery points",
                      len(self.logs), self.recovery_scanned)
+            self._write_recovery_points()  # what was just checked need not be checked again after the next crash
         if not read_only and self.clean_start:
             fs.remove(marker, sync=True)
 

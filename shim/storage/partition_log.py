@@ -262,12 +262,13 @@ class PartitionLog:
         what was fsynced, under "never" what was written, which a kill -9 leaves in the page cache
         ("never" does not promise to survive a power loss). The active segment's index files are
         brought up to it first, so that a start after a crash reads the index below the point
-        instead of scanning the log, and CRC-checks only what follows it."""
+        instead of scanning the log, and CRC-checks only what follows it; a segment smaller than
+        recovery_point.INDEXED_AFTER_BYTES is not worth the files and is checked whole."""
         seg = self.active
         position, offset = seg.durable if self.config.fsync else (seg.size, seg.next_offset)
         point = (seg.base_offset, offset, position)
         if point != self.checkpointed:
-            if position and not self.read_only:
+            if position >= recovery_point.INDEXED_AFTER_BYTES and not self.read_only:
                 seg.save_index(sync=self.config.fsync)
             self.checkpointed = point
         return point

@@ -57,6 +57,25 @@ class FileRecords:
         return FileRegion(os.fdopen(os.dup(self._segment.fileno()), "rb", buffering=0), self.position, self.size)
 
 
+class OpenedRecords:
+    """FileRecords given their file handle early (FileRecords.open), for an answer built over
+    several turns of the loop: the segment may be deleted before the answer is encoded."""
+
+    __slots__ = ("_region",)
+
+    def __init__(self, region: "FileRegion") -> None:
+        self._region = region
+
+    def __len__(self) -> int:
+        return self._region.size
+
+    def read(self) -> bytes:
+        return self._region.read()
+
+    def open(self) -> "FileRegion":
+        return self._region
+
+
 class FileRegion:
     """Bytes of an open file, for the wire layer to send with sendfile; close it once sent."""
 

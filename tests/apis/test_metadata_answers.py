@@ -62,3 +62,18 @@ async def test_an_unknown_topic_id_is_answered_with_that_id(node):
         allow_auto_topic_creation=False, include_topic_authorized_operations=False))
     assert [(t.error_code, t.name, t.topic_id) for t in r.topics] == [
         (ErrorCode.none, "t", known), (ErrorCode.unknown_topic_id, None, unknown)]
+
+
+async def test_kafka_4_metadata_v13_has_a_top_level_error_code(tmp_path):
+    """Kafka 4.0 serves Metadata v13 (KIP-1102): the same answer with a top-level error code."""
+    from shim.config import BrokerConfig
+    from shim.node import Node
+
+    node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.0"))
+    try:
+        node.logs.create_topic("t", 1)
+        r = await call(node, 3, 13, lambda m: m.MetadataRequest(
+            topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+        assert r.error_code == ErrorCode.none and [t.name for t in r.topics] == ["t"]
+    finally:
+        node.close()

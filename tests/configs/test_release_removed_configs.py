@@ -123,10 +123,22 @@ def test_the_brokers_own_segment_size_is_at_least_one_mib_at_start_up_from_4_0(t
     if release >= "4.0":
         with pytest.raises(ValueError, match=r"^Invalid value 1048575 for configuration log.segment.bytes: "
                                              r"Value must be at least 1048576$"):
-            BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=1048575)
+            Node(BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=1048575))
+        assert not tmp_path.joinpath("__cluster_metadata").exists()  # refused before anything was written
     else:
-        assert BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=14).segment_bytes == 14
-    assert BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=1 << 20).segment_bytes == 1 << 20
+        Node(BrokerConfig(data_dir=tmp_path, kafka_version=release, segment_bytes=14)).close()
+    Node(BrokerConfig(data_dir=tmp_path / "mib", kafka_version=release, segment_bytes=1 << 20)).close()
+
+
+async def test_a_small_dynamic_segment_size_stored_under_3_9_does_not_stop_a_4_0_start(tmp_path):
+    """Kafka applies stored dynamic configs after start-up and logs those it cannot take; only the
+    broker's own (static) value stops the start."""
+    node = Node(BrokerConfig(data_dir=tmp_path, kafka_version="3.9"))
+    (r,) = await incremental(node, [(BROKER, "", [("log.segment.bytes", SET, "65536")])])
+    assert r.error_code == ErrorCode.none
+    node.close()
+    node = Node(BrokerConfig(data_dir=tmp_path, kafka_version="4.0"))
+    node.close()
 
 
 async def test_the_default_segment_size_is_kafkas_and_described_as_its_default(release_node):

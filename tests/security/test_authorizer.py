@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shim.security.acls import AclBinding, AclFilter, AclStore
+from shim.security.acls import _index as acls_index
 from shim.security.acls import AclOperation as O
 from shim.security.acls import AclPermissionType as A
 from shim.security.acls import PatternType as P
@@ -171,7 +172,7 @@ def test_the_index_decides_as_a_scan_does(tmp_path):
     def check(acls, rtype, name, op, allow_if_no_acl):
         store = AclStore(tmp_path)
         store.bindings = dict.fromkeys(acls)
-        store._reindex()
+        store.by_pattern, store.prefix_lengths = acls_index(store.bindings)
         got = StandardAuthorizer(store, frozenset(), allow_if_no_acl).authorize(ALICE, HOST, op, rtype, name)
         assert got == _reference(acls, ALICE, HOST, op, rtype, name, allow_if_no_acl)
 

@@ -96,7 +96,7 @@ class GroupCoordinator(OffsetOperations):
             if not unknown:
                 return _done(JoinResult(E.unknown_member_id, member_id))
             group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=now_ms)
-        if not self._accepts_joining(group, member_id):
+        if not group.accepts_joining(member_id, self.consumer.config.classic_max_size):
             if (known := group.members.get(member_id)) is not None:
                 self._remove_member_and_update_group(group, known, now_ms)
             return _done(JoinResult(E.group_max_size_reached, ""))
@@ -110,18 +110,6 @@ class GroupCoordinator(OffsetOperations):
         if group.is_(S.PREPARING_REBALANCE):
             self._try_complete_join(group, now_ms)
         return pending
-
-    def _accepts_joining(self, group: GroupMetadata, member_id: str) -> bool:
-        """``group.max.size`` (Kafka: GroupMetadataManager.acceptJoiningMember): an empty group takes
-        anyone; a rebalancing one a member already waiting, or a new one while fewer than the limit
-        wait; otherwise a member of the group, or a new one while it has fewer than the limit."""
-        limit = self.consumer.config.classic_max_size
-        if group.is_(S.EMPTY) or group.is_(S.DEAD):
-            return True
-        member = group.members.get(member_id)
-        if group.is_(S.PREPARING_REBALANCE):
-            return (member is not None and member.awaiting_join is not None) or group.num_awaiting_join() < limit
-        return member is not None or len(group.members) < limit
 
     def _join_new_member(self, group: GroupMetadata, joining: MemberMetadata, pending: Pending,
                          require_known_member_id: bool, support_skip: bool, now_ms: int) -> None:

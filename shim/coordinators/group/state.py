@@ -262,6 +262,17 @@ class GroupMetadata(OffsetsHolder):
     def num_awaiting_join(self) -> int:
         return sum(1 for m in self.members.values() if m.awaiting_join is not None)
 
+    def accepts_joining(self, member_id: str, max_size: int) -> bool:
+        """``group.max.size`` (Kafka: GroupMetadataManager.acceptJoiningMember): an empty group takes
+        anyone; a rebalancing one a member already waiting, or a new one while fewer than the limit
+        wait; otherwise a member of the group, or a new one while it has fewer than the limit."""
+        if self.is_(GroupState.EMPTY) or self.is_(GroupState.DEAD):
+            return True
+        member = self.members.get(member_id)
+        if self.is_(GroupState.PREPARING_REBALANCE):
+            return (member is not None and member.awaiting_join is not None) or self.num_awaiting_join() < max_size
+        return member is not None or len(self.members) < max_size
+
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join() and not self.pending_members
 
