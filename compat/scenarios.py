@@ -631,7 +631,8 @@ NODE_IDS: list[tuple[str, str | None, str]] = [
      r"-(?P<codec>none|gzip|snappy|lz4|zstd)\]", None, "produce_consume.{codec}"),
     (r"compat/test_idempotent_retries\.py::test_lost_produce_responses_are_retried_without_duplicates"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka|java)\]", None, "producer.idempotent_retries"),
-    (r"compat/test_kill9_recovery\.py::test_kill9_mid_stream_loses_nothing_acknowledged", "confluent-kafka",
+    (r"compat/test_kill9_recovery\.py::test_kill9_mid_stream_loses_nothing_acknowledged(\[(asyncio|uvloop)\])?",
+     "confluent-kafka",
      "broker.kill9_recovery"),
     (r"compat/test_py_group_offsets\.py::test_group_commit_and_resume"
      r"\[(?P<client>kafka-python|aiokafka|confluent-kafka)\]", None, "consumer.group_commit"),
