@@ -19,14 +19,13 @@ import asyncio
 import collections
 import errno
 import logging
-import os
 import resource
 import socket
 import time
 
 from .apis import dispatch as _dispatch
 from .deadline_timer import DeadlineTimer
-from .event_loops import has_native_sendfile
+from .event_loops import send_region
 from .limits import ConnectionQuotas
 from .log_cleaner import LogCleaner
 from .node import Node, now_ms
@@ -40,8 +39,6 @@ from .security.tls import principal_of, server_context
 log = logging.getLogger(__name__)
 # Parts of a response shorter than this are joined into one write (Connection._send).
 _JOIN_LIMIT = 64 * 1024
-# Without loop.sendfile (uvloop), file regions are read and written this many bytes at a time.
-_FILE_CHUNK = 256 * 1024
 
 # Stop reading from a client whose received, unanswered requests exceed this many bytes; each
 # request counts its Python object too, so a flood of tiny requests is bounded as well. Kafka holds
@@ -527,30 +524,11 @@ class Connection(asyncio.BufferedProtocol):
             raise ConnectionResetError("connection closed while answering")
 
     async def _send_file(self, part) -> None:
-        """A file region to the socket: with ``loop.sendfile`` on asyncio's loops over plain TCP;
-        otherwise read in chunks of _FILE_CHUNK and written, each once the transport has room again
-        (pause_writing), so a client that reads slowly makes the broker hold one chunk and the
-        transport's buffer, not the region. uvloop has no ``loop.sendfile``; asyncio's own fallback
-        for TLS reads from the file's current position when the offset is 0 (it seeks only for a
-        true offset), and a region's descriptor shares its position with the segment's, at its end."""
-        loop, transport = self.loop, self.transport
-        if has_native_sendfile(loop) and not self.listener.tls:
-            if await loop.sendfile(transport, part.file, part.position, part.size) != part.size:
-                transport.abort()  # the file was truncated under the response: its frame cannot be finished
-                raise ConnectionResetError("a file region ended early; connection closed")
-            return
-        fd, position, end = part.file.fileno(), part.position, part.position + part.size
-        while position < end:
-            if self._writable is not None:
-                await self._writable
-            if transport.is_closing():
-                raise ConnectionResetError("connection closed while answering")
-            chunk = os.pread(fd, min(_FILE_CHUNK, end - position), position)
-            if not chunk:
-                transport.abort()
-                raise ConnectionResetError("a file region ended early; connection closed")
-            transport.write(chunk)
-            position += len(chunk)
+        await send_region(self.loop, self.transport, part, tls=self.listener.tls, room=self._room)
+
+    async def _room(self) -> None:
+        if self._writable is not None:
+            await self._writable
 
     def _defer(self, pending: list) -> None:
         """Write ``pending`` once the answering task yields to the loop: the answers to requests a
