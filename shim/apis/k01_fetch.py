@@ -17,7 +17,8 @@ epoch below the partition's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOC
 errors carry the current leader and its address (KIP-951). Reads stop at the high watermark, which
 a slowed follower holds back.
 A consumer_byte_rate quota counts the record bytes of each answer; a client over it gets an empty
-answer with throttle_time_ms and its connection is not read for that long, as Kafka answers.
+answer with throttle_time_ms and its connection is not read for that long, as Kafka answers. A
+consumer's MaxBytes is capped to what its quota allows over the window (KAFKA-9677).
 """
 
 import asyncio
@@ -68,6 +69,9 @@ def _respond(ctx, topics, total, hinted):
 async def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+    if _replica_id(request) < 0:  # Kafka (KAFKA-9677): a consumer asks for no more than its quota's window allows
+        cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id)
+        budget = int(cap) if cap < budget else budget
     total, errors, collected, hinted, count = 0, False, [], set(), 0
     denied = _denied(ctx, request, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
     walk = None
@@ -135,11 +139,14 @@ class _Walk:
 def _denied(ctx, request, names) -> set:
     """Kafka: a follower's fetch needs CLUSTER_ACTION (every partition TOPIC_AUTHORIZATION_FAILED
     without it), a consumer's READ on each topic."""
-    state = getattr(request, "replica_state", None)
-    replica_id = state.replica_id if state is not None else getattr(request, "replica_id", -1)
-    if replica_id >= 0:
+    if _replica_id(request) >= 0:
         return set() if ctx.authorize_cluster(O.CLUSTER_ACTION) else set(names)
     return denied_topics(ctx, names)
+
+
+def _replica_id(request) -> int:
+    state = getattr(request, "replica_state", None)
+    return state.replica_id if state is not None else getattr(request, "replica_id", -1)
 
 
 def _topic_name(ctx, t):

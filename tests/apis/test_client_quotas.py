@@ -247,3 +247,25 @@ async def test_the_shell_reads_nothing_from_a_throttled_connection_for_the_throt
     throttle_s = first.throttle_time.total_seconds()
     assert 0.1 < throttle_s < 1.0, throttle_s
     assert answered[1][0] - answered[0][0] >= throttle_s * 0.9
+
+
+async def test_a_consumers_fetch_asks_for_no_more_than_its_quota_window_allows(node):
+    """Kafka (KAFKA-9677): MaxBytes is capped to the quota times the window less one sample, so a
+    fetch the quota would throttle whole is answered in part instead."""
+    node.logs.create_topic("t", 1)
+    for _ in range(3):
+        await dispatch_request(node, produce_frame(node, "p", size=3000))
+    # 400 B/s over 10 one-second samples: 4,000 bytes, one 3 KB batch (all three would be ~920 B/s)
+    await alter(node, [({"client-id": "reader"}, {"consumer_byte_rate": 400.0})])
+    m = request_module(FETCH, 12)
+    req = m.FetchRequest(
+        cluster_id=None, replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=1, max_bytes=1 << 20,
+        isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=(), rack_id="",
+        topics=(m.FetchTopic(topic="t", partitions=(m.FetchPartition(
+            partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1,
+            partition_max_bytes=1 << 20),)),))
+    answer = await dispatch_request(node, encode_request(RequestHeader(FETCH, 12, 1, "reader"), req))
+    r = decode_response(b"".join(p if isinstance(p, bytes) else p.read() for p in answer.parts), FETCH, 12)[1]
+    assert answer.mute_ms == 0 and r.throttle_time.total_seconds() == 0
+    records = r.responses[0].partitions[0].records
+    assert 3000 < len(records) <= 4000  # the first batch only
