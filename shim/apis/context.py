@@ -64,6 +64,13 @@ class RequestContext:
         return principal or ANONYMOUS
 
     @property
+    def quota_user(self) -> str:
+        """The user the byte-rate quotas know this client as: its principal's name (Kafka's
+        ClientQuotaManager takes KafkaPrincipal.getName, ``alice`` of ``User:alice``, ``ANONYMOUS``
+        without authentication)."""
+        return self.principal.partition(":")[2]
+
+    @property
     def host(self) -> str:
         """The client's address as ACL hosts name it (Java's InetAddress.getHostAddress): "127.0.0.1",
         "0:0:0:0:0:0:0:1" for ::1, an IPv4-mapped IPv6 address as its IPv4 form."""

@@ -222,7 +222,7 @@ async def _rest(walk, topics, rest, reserved, shared, befores) -> None:
 def _answer(ctx, request, topics, hinted, replication):
     # Kafka records the request's size against producer_byte_rate after the append, acks=0 included
     now = now_ms()
-    throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now))
+    throttle = ctx.throttle(ctx.node.produce_quota.record(ctx.header.client_id, ctx.request_size, now, ctx.quota_user))
     if request.acks == 0:
         _close_on_error(t[2] for t in topics)
         return None

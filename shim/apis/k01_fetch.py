@@ -57,9 +57,9 @@ async def handle(ctx, request):
 def _respond(ctx, topics, total, hinted):
     """Kafka: a Fetch over consumer_byte_rate is answered empty with its throttle time, and not counted."""
     quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
-    throttle = ctx.throttle(quota.record(client_id, total, now))
+    throttle = ctx.throttle(quota.record(client_id, total, now, ctx.quota_user))
     if throttle > 0:
-        quota.unrecord(client_id, total, now)
+        quota.unrecord(client_id, total, now, ctx.quota_user)
         topics = ()
     return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics,
                         node_endpoints=node_endpoints(ctx, hinted),
@@ -70,7 +70,7 @@ async def _collect(ctx, request):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     if _replica_id(request) < 0:  # Kafka (KAFKA-9677): a consumer asks for no more than its quota's window allows
-        cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id)
+        cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id, ctx.quota_user)
         budget = int(cap) if cap < budget else budget
     total, errors, collected, hinted, count = 0, False, [], set(), 0
     denied = _denied(ctx, request, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])

@@ -63,9 +63,9 @@ def _throttle(ctx, answers, acknowledged) -> int:
     acknowledgement results, with its throttle time."""
     quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
     size = sum(len(a["records"]) for a in answers.values())
-    throttle = ctx.throttle(quota.record(client_id, size, now))
+    throttle = ctx.throttle(quota.record(client_id, size, now, ctx.quota_user))
     if throttle > 0:
-        quota.unrecord(client_id, size, now)
+        quota.unrecord(client_id, size, now, ctx.quota_user)
         for key in [k for k in answers if k not in acknowledged]:
             del answers[key]
         for a in answers.values():
@@ -112,7 +112,7 @@ async def _fetch(ctx, request, session, answers, full):
 def _acquire(ctx, request, session, ids) -> dict:
     share, now = ctx.node.share, now_ms()
     budget_records = request.max_records if request.max_records > 0 else 2**31 - 1
-    cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id)
+    cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id, ctx.quota_user)
     budget_bytes = request.max_bytes if cap >= request.max_bytes else int(cap)
     got = {}
     for name, p in list(session.partitions):

@@ -14,6 +14,7 @@ from shim.coordinators.client_quotas import ClientQuotas
 from shim.coordinators.quota_enforcement import ByteRateQuota, Rate, throttle_time_ms
 from shim.errors import ErrorCode as E
 from shim.node import Node, now_ms
+from shim.security.session import ConnectionSession
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
 
 from apis_support import call
@@ -182,6 +183,16 @@ async def test_produce_over_quota_answers_throttle_time_and_mutes(node):
     assert node.logs.get("t", 0).log_end_offset == 2  # throttling delays the client, it refuses nothing
     other = await dispatch_request(node, produce_frame(node, "fast"))
     assert other.mute_ms == 0
+
+
+async def test_an_authenticated_clients_bytes_count_against_its_users_quota(node):
+    # Kafka's ClientQuotaManager matches the principal's name: User:alice is the quota user alice
+    node.logs.create_topic("t", 1)
+    await alter(node, [({"user": "alice"}, {"producer_byte_rate": 100.0})])
+    alice, bob = ConnectionSession("SASL_PLAINTEXT", "User:alice"), ConnectionSession("SASL_PLAINTEXT", "User:bob")
+    assert (await dispatch_request(node, produce_frame(node, "c"), session=alice)).mute_ms > 0
+    assert (await dispatch_request(node, produce_frame(node, "c"), session=bob)).mute_ms == 0
+    assert (await dispatch_request(node, produce_frame(node, "c"))).mute_ms == 0  # ANONYMOUS
 
 
 async def test_acks0_produce_over_quota_mutes_without_answer(node):
