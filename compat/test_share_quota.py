@@ -29,7 +29,9 @@ QUOTA = 1024.0  # bytes/s: over Kafka's window (11 one-second samples) one answe
 def broker(tmp_path):
     from shim import BrokerThread
 
-    with BrokerThread(data_dir=tmp_path, listen="127.0.0.1:0", kafka_version="4.1") as b:
+    # partitions are assigned by the heartbeat after their initialization: heartbeat every 500 ms
+    fast = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
+    with BrokerThread(data_dir=tmp_path, listen="127.0.0.1:0", kafka_version="4.1", extra=fast) as b:
         enable_share_groups(b.bootstrap_servers)
         yield b
 
