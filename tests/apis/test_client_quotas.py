@@ -173,6 +173,18 @@ def produce_frame(node, client_id, acks=1, size=2000):
     return encode_request(RequestHeader(PRODUCE, 9, 1, client_id), req)
 
 
+def fetch_frame(client_id):
+    """Fetch v12 of t-0 from offset 0, up to 1 MiB, not waiting."""
+    m = request_module(FETCH, 12)
+    req = m.FetchRequest(
+        cluster_id=None, replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=1, max_bytes=1 << 20,
+        isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=(), rack_id="",
+        topics=(m.FetchTopic(topic="t", partitions=(m.FetchPartition(
+            partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1,
+            partition_max_bytes=1 << 20),)),))
+    return encode_request(RequestHeader(FETCH, 12, 1, client_id), req)
+
+
 async def test_produce_over_quota_answers_throttle_time_and_mutes(node):
     node.logs.create_topic("t", 1)
     await alter(node, [({"client-id": "slow"}, {"producer_byte_rate": 100.0})])
@@ -207,14 +219,7 @@ async def test_fetch_over_quota_answers_empty_and_is_not_counted(node):
     await dispatch_request(node, produce_frame(node, "p", size=3000))
     # ~3 KB over the 10 s Kafka assumes at first is ~300 B/s: within 400 B/s once, not twice
     await alter(node, [({"client-id": "reader"}, {"consumer_byte_rate": 400.0})])
-    m = request_module(FETCH, 12)
-    req = m.FetchRequest(
-        cluster_id=None, replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=1, max_bytes=1 << 20,
-        isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=(), rack_id="",
-        topics=(m.FetchTopic(topic="t", partitions=(m.FetchPartition(
-            partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1,
-            partition_max_bytes=1 << 20),)),))
-    frame = encode_request(RequestHeader(FETCH, 12, 1, "reader"), req)
+    frame = fetch_frame("reader")
     first = await dispatch_request(node, frame)
     r1 = decode_response(b"".join(p if isinstance(p, bytes) else p.read() for p in first.parts), FETCH, 12)[1]
     assert len(r1.responses) == 1 and first.mute_ms == 0  # recorded at its own time: within the first window
@@ -268,14 +273,7 @@ async def test_a_consumers_fetch_asks_for_no_more_than_its_quota_window_allows(n
         await dispatch_request(node, produce_frame(node, "p", size=3000))
     # 400 B/s over 10 one-second samples: 4,000 bytes, one 3 KB batch (all three would be ~920 B/s)
     await alter(node, [({"client-id": "reader"}, {"consumer_byte_rate": 400.0})])
-    m = request_module(FETCH, 12)
-    req = m.FetchRequest(
-        cluster_id=None, replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=1, max_bytes=1 << 20,
-        isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=(), rack_id="",
-        topics=(m.FetchTopic(topic="t", partitions=(m.FetchPartition(
-            partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1,
-            partition_max_bytes=1 << 20),)),))
-    answer = await dispatch_request(node, encode_request(RequestHeader(FETCH, 12, 1, "reader"), req))
+    answer = await dispatch_request(node, fetch_frame("reader"))
     r = decode_response(b"".join(p if isinstance(p, bytes) else p.read() for p in answer.parts), FETCH, 12)[1]
     assert answer.mute_ms == 0 and r.throttle_time.total_seconds() == 0
     records = r.responses[0].partitions[0].records
