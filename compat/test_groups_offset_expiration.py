@@ -25,7 +25,6 @@ from compat.txn_clients import CLIENT_NAMES
 from shim import BrokerThread
 
 pytestmark = pytest.mark.shim_only("advances the broker's clock through its control plane")
-RETENTION = {"offsets.retention.minutes": "1", "offsets.retention.check.interval.ms": "1000"}
 LONG_SESSION = {"kafka-python": dict(session_timeout_ms=120_000, heartbeat_interval_ms=1_000),
                 "aiokafka": dict(session_timeout_ms=120_000, heartbeat_interval_ms=1_000),
                 "confluent-kafka": {"session.timeout.ms": 120_000, "heartbeat.interval.ms": 1_000}}
@@ -33,7 +32,7 @@ LONG_SESSION = {"kafka-python": dict(session_timeout_ms=120_000, heartbeat_inter
 
 def broker(data_dir) -> BrokerThread:
     return BrokerThread(data_dir=data_dir, listen="127.0.0.1:0", group_initial_rebalance_delay_ms=0,
-                        extra=RETENTION).start()
+                        offsets_retention_minutes=1, offsets_retention_check_interval_ms=1_000).start()
 
 
 def commit_standalone(client: str, bootstrap: str, group: str, topic: str, offset: int) -> None:

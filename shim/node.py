@@ -148,9 +148,8 @@ class Node:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
-            # read-only in Kafka: taken at start (KIP-211 offset expiration, shim.coordinators.group.expiration)
-            offsets_retention_ms=int(config.extra.get("offsets.retention.minutes", 10_080)) * 60_000,
-            offsets_retention_check_interval_ms=int(config.extra.get("offsets.retention.check.interval.ms", 600_000)),
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None

@@ -22,7 +22,7 @@ TP0, TP1 = (TOPIC, 0), (TOPIC, 1)
 
 @pytest.fixture
 def node(nodes):
-    n = nodes(extra={"offsets.retention.minutes": "5", "offsets.retention.check.interval.ms": str(INTERVAL)})
+    n = nodes(offsets_retention_minutes=5, offsets_retention_check_interval_ms=INTERVAL)
     n.logs.create_topic(TOPIC, 6)
     n.logs.create_topic("other", 2)
     return n
@@ -39,7 +39,7 @@ def listed(gc):
 
 def restarted(nodes, node):
     nodes.crash(node)
-    return nodes(extra={"offsets.retention.minutes": "5"}).groups
+    return nodes(offsets_retention_minutes=5).groups
 
 
 def test_the_broker_properties_set_retention_and_check_interval(node, nodes):
