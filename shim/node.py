@@ -130,6 +130,7 @@ class Node:
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
             transaction_version=self.quorum.level(TRANSACTION_VERSION),
         )
+        self.txn.check_min_isr = self.cluster.check_min_isr
         self.txn.load(now_ms())
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
@@ -227,14 +228,21 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
-            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            # Kafka: TransactionStateManager.transactionTopicConfigs
             "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
                                     "unclean.leader.election.enable": "false",
+                                    "min.insync.replicas": self._transaction_log_min_isr(props),
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
         }
+
+    def _transaction_log_min_isr(self, props: dict[str, str]) -> str:
+        """``transaction.state.log.min.isr`` as set; unset, Kafka's default (2) lowered to the
+        replicas the topic has (min(3, brokers): shim.cluster), as its replication factor is."""
+        if "transaction.state.log.min.isr" in props:
+            return props["transaction.state.log.min.isr"]
+        return str(min(2, self.config.brokers))
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
