@@ -134,3 +134,16 @@ def test_a_completion_refused_after_the_markers_is_retried_by_tick(nodes):
     restore(node)
     txn.tick(T0 + 120_000)
     assert txn.txns[TXN].state is S.COMPLETE_COMMIT
+
+
+def test_expired_ids_stay_while_their_partition_is_under_min_isr(nodes):
+    """Kafka: removeExpiredTransactionalIds writes the tombstones with acks=all; refused, the ids stay."""
+    node = three_brokers(nodes)
+    txn = node.txn
+    txn.id_expiration_ms = 1_000
+    pid, epoch = txn.init_producer_id(TXN, 60_000, -1, -1, T0)
+    below_min_isr(node)
+    assert txn.remove_expired_transactional_ids(T0 + 5_000) == []
+    assert txn.txns[TXN].producer_id == pid
+    restore(node)
+    assert txn.remove_expired_transactional_ids(T0 + 10_000) == [TXN]

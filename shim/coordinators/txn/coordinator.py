@@ -452,6 +452,11 @@ class TransactionCoordinator:
         expired = []
         for partition, ids in sorted(by_partition.items()):
             plog = self.logs.get(TXN_TOPIC, partition)
+            try:
+                self.check_min_isr(TXN_TOPIC, partition, plog.config.min_insync_replicas)
+            except KafkaError as e:  # Kafka: the ids stay, and the next check tries again
+                log.info("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
+                continue
             for chunk in _tombstone_chunks(ids, plog.config.max_message_bytes):
                 batch = encode_batch([(encode_key(t), None, (), now_ms) for t in chunk])
                 plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR)
