@@ -205,6 +205,17 @@ def _load() -> tuple[dict[str, ConfigKey], dict[str, ConfigKey]]:
 
 TOPIC_CONFIGS, BROKER_CONFIGS = _load()
 
+# Broker configs Kafka defines as internal (ConfigDef.defineInternal), so its reference leaves them out:
+# accepted and validated like the others, but DescribeConfigs lists one only where it is set
+# (ConfigHelper.allConfigs: the originals plus the non-internal values). The producer-id expiration
+# check runs at this interval (TransactionLogConfig; LogManager's PeriodicProducerExpirationCheck).
+INTERNAL_BROKER_CONFIGS = {k.name: k for k in (
+    ConfigKey("producer.id.expiration.check.interval.ms", "int", "600000", "[1,...]",
+              "The interval at which to remove producer IDs that have expired due to "
+              "<code>producer.id.expiration.ms</code> passing.", "low"),
+)}
+BROKER_CONFIGS.update(INTERNAL_BROKER_CONFIGS)
+
 # Kafka: DynamicBrokerConfig.brokerConfigSynonyms -- the broker names that feed one value, most
 # specific first (log.retention.ms over .minutes over .hours).
 _SYNONYM_GROUPS = (

@@ -398,6 +398,11 @@ class LogManager:
         for plog in self.logs.values():
             plog.enforce_retention(now_ms)
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> None:
+        """Kafka: LogManager's PeriodicProducerExpirationCheck, UnifiedLog.removeExpiredProducers."""
+        for plog in self.logs.values():
+            plog.producer_state.remove_expired_producers(now_ms, expiration_ms)
+
     def checkpoint_recovery_points(self) -> None:
         """Write every partition's recovery point (Kafka: LogManager.checkpointLogRecoveryOffsets)."""
         if not self.read_only and not self._closed:

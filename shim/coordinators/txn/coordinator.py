@@ -10,6 +10,7 @@ One coordinator, coordinator epoch 0.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from typing import Callable
 
 from kafka_codecs.batch import parse_header
@@ -22,7 +23,7 @@ from ..partitioning import CURRENT, LEGACY, partition_for, replay_phase
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
 from .state import (
-    END_TXN_V2, EPOCH_EXHAUSTED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
+    END_TXN_V2, EPOCH_EXHAUSTED, EXPIRATION_ALLOWED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
     end_txn_v2_epoch_valid, end_txn_v2_retry,
 )
 from .txn_log import UnreadableRecord, decode_key, decode_value, encode_key, encode_value
@@ -68,7 +69,8 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
 class TransactionCoordinator:
     def __init__(self, logs: LogManager, producer_ids: ProducerIdManager, *, num_partitions: int,
                  offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int,
-                 transaction_version: int = 0) -> None:
+                 transaction_version: int = 0, id_expiration_ms: int = 7 * 24 * 3600 * 1000,
+                 id_expiration_check_interval_ms: int = 3_600_000) -> None:
         self.logs = logs
         self.finalized_transaction_version(transaction_version)
         self.producer_ids = producer_ids
@@ -76,9 +78,12 @@ class TransactionCoordinator:
         self.offsets_partitions = offsets_partitions
         self.max_timeout_ms = max_timeout_ms
         self.abort_check_interval_ms = abort_check_interval_ms
+        self.id_expiration_ms = id_expiration_ms  # transactional.id.expiration.ms
+        self.id_expiration_check_interval_ms = id_expiration_check_interval_ms
         self.txns: dict[str, TxnMetadata] = {}
         self.marker_listeners: list[MarkerListener] = []
         self._next_check = 0
+        self._next_expiration = id_expiration_check_interval_ms  # from load(): one interval after the start
         # Kafka writes the markers after EndTxn is answered (TransactionMarkerChannelManager); holding
         # them keeps a prepared transaction open until released (shim.control: hold_markers).
         self.markers_held = False
@@ -113,6 +118,7 @@ class TransactionCoordinator:
     def load(self, now_ms: int) -> None:
         """Replay ``__transaction_state``, then finish what was being prepared when the broker stopped."""
         self.txns = read_transactions(self.logs)
+        self._next_expiration = now_ms + self.id_expiration_check_interval_ms  # enableTransactionalIdExpiration
         for m in list(self.txns.values()):
             if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 log.info("completing %s of %s after restart", m.state.kafka_name, m.transactional_id)
@@ -354,11 +360,41 @@ class TransactionCoordinator:
         if now_ms >= self._next_check:
             self.abort_timed_out(now_ms)
             self._next_check = now_ms + self.abort_check_interval_ms
-        return self._next_check
+        if now_ms >= self._next_expiration:
+            self.remove_expired_transactional_ids(now_ms)
+            self._next_expiration = now_ms + self.id_expiration_check_interval_ms
+        return self.next_deadline()
 
     def next_deadline(self) -> int:
-        """When :meth:`tick` next has work: transactions are checked at an interval, as in Kafka."""
-        return self._next_check
+        """When :meth:`tick` next has work: transactions are checked at intervals, as in Kafka."""
+        return min(self._next_check, self._next_expiration)
+
+    # -- transactional id expiration ---------------------------------------------------------
+
+    def remove_expired_transactional_ids(self, now_ms: int) -> list[str]:
+        """Kafka: TransactionStateManager.removeExpiredTransactionalIds. An id in Empty, CompleteCommit
+        or CompleteAbort whose state last changed transactional.id.expiration.ms ago or more moves to
+        Dead: its tombstone is written to its ``__transaction_state`` partition (the ids of one partition
+        in as few batches as max.message.bytes allows), then it is forgotten, so a restart does not bring
+        it back. Its producer id then gets INVALID_PRODUCER_ID_MAPPING; InitProducerId starts it afresh."""
+        by_partition: dict[int, list[str]] = defaultdict(list)
+        for m in list(self.txns.values()):
+            if (m.state in EXPIRATION_ALLOWED and m.transactional_id not in self.held
+                    and m.last_update_ms <= now_ms - self.id_expiration_ms):
+                m.copy().transition(S.DEAD, now_ms)  # the table's check (Kafka: prepareDead)
+                by_partition[partition_for(m.transactional_id, self.num_partitions)].append(m.transactional_id)
+        expired = []
+        for partition, ids in sorted(by_partition.items()):
+            plog = self.logs.get(TXN_TOPIC, partition)
+            for chunk in _tombstone_chunks(ids, plog.config.max_message_bytes):
+                batch = encode_batch([(encode_key(t), None, (), now_ms) for t in chunk])
+                plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR)
+                for t in chunk:
+                    del self.txns[t]
+                expired += chunk
+        for t in expired:
+            log.info("transactional id %s expired: unchanged for %d ms or more", t, self.id_expiration_ms)
+        return expired
 
     # -- produce-time verification (KIP-890 part 1, done synchronously) ---------------------
 
@@ -386,3 +422,22 @@ class TransactionCoordinator:
         code = self.verify_partitions(txn_id, producer_id, producer_epoch, {(topic, partition)})[(topic, partition)]
         if code != ErrorCode.none:
             raise KafkaError(code, f"{topic}-{partition} was not added to the transaction of {txn_id!r}")
+
+
+_RECORD_OVERHEAD = 26  # at most, beside the key: a record's varints, attributes and empty headers
+_BATCH_OVERHEAD = 61
+
+
+def _tombstone_chunks(ids: list[str], max_batch_bytes: int) -> list[list[str]]:
+    """``ids`` in runs whose tombstones fit one batch of ``max_batch_bytes`` (Kafka: a full
+    MemoryRecordsBuilder is appended and a new one started)."""
+    chunks: list[list[str]] = [[]]
+    size = _BATCH_OVERHEAD
+    for t in ids:
+        need = _RECORD_OVERHEAD + len(encode_key(t))
+        if chunks[-1] and size + need > max_batch_bytes:
+            chunks.append([])
+            size = _BATCH_OVERHEAD
+        chunks[-1].append(t)
+        size += need
+    return chunks

@@ -44,6 +44,11 @@ VALID_PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
 }
 
 
+# Kafka: TransactionState.isExpirationAllowed -- the states a transactional id may expire in (and so
+# the states Dead may follow)
+EXPIRATION_ALLOWED = VALID_PREVIOUS[S.DEAD]
+
+
 class IllegalTransition(RuntimeError):
     """A transition the table forbids: a bug, never a client-facing outcome."""
 
