@@ -282,7 +282,7 @@ BROKER_ADDED_FROM = {"4.1": (ConfigKey("group.share.initialize.retry.interval.ms
                                        "Time elapsed before retrying initialize share group state request. If "
                                        "below offsets.commit.timeout.ms, then value of offsets.commit.timeout.ms "
                                        "is used.", "low"),)}
-INTERNAL_BROKER_CONFIGS = frozenset({"group.share.initialize.retry.interval.ms"})
+INTERNAL_BROKER_CONFIGS = {**INTERNAL_BROKER_CONFIGS, **{k.name: k for k in BROKER_ADDED_FROM["4.1"]}}
 
 
 @functools.cache
