@@ -61,6 +61,7 @@ class Node:
         self._init_coordinators(config, meta_dir)
         self.control = Control(self)
         self.txn.probe = self.control.probe
+        self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
