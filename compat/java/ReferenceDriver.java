@@ -21,6 +21,7 @@ public final class ReferenceDriver {
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
         all.put("txn.bump_epoch", TxnReference::bumpEpoch);
+        all.put("txn.failure_to_fence_epoch", TxnReference::failureToFenceEpoch);
         all.put("txn.empty_abort_after_commit", TxnReference::emptyAbortAfterCommit);
         all.put("txn.max_in_flight_one", TxnReference::maxInFlightOne);
         all.put("txn.id_expiration", ExpirationReference::bumpAfterInvalidMapping);

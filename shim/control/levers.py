@@ -29,7 +29,7 @@ def _release_markers(control, transactional_id, hold):
 
 @op("advance_clock", "advance the transaction and/or group clock: what would time out within ms "
     "times out now (transactions aborted, sessions expired, share acquisition locks and share sessions "
-    "expired), without waiting",
+    "expired, share partitions left initializing due for their retry), without waiting",
     Arg("ms", "int", "milliseconds to advance by", required=True, minimum=0),
     Arg("clock", "choice", "which clock", default="all", choices=("all", "transactions", "groups")),
     Arg("group_id", "str", "only this group's deadlines"))
