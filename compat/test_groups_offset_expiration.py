@@ -1,5 +1,5 @@
 """Committed-offset expiration (KIP-211, ``offsets.retention.minutes``) seen by stock clients:
-kafka-python, aiokafka and confluent-kafka (Java: compat/test_control_java.py).
+kafka-python, aiokafka and confluent-kafka (Java kafka-clients: compat/test_control_java.py).
 
 A broker with ``offsets.retention.minutes=1`` and a one-second retention check. Three groups of
 one client library commit: ``kept`` stays subscribed and Stable, ``gone`` commits and leaves (its
