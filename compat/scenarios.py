@@ -522,8 +522,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("txn.id_expiration", "an expired transactional id (transactional.id.expiration.ms)",
              "TransactionsExpirationTest.testBumpTransactionalEpochAfterInvalidProducerIdMapping: after an aborted "
              "transaction the id expires (DescribeTransactions: TransactionalIdNotFoundException, ListTransactions "
-             "leaves it out); the producer's next send fails with InvalidPidMappingException, it aborts, gets a "
-             "new producer id, and its next transaction commits four records.", ("java", "confluent-kafka")),
+             "leaves it out); the producer's next send fails with InvalidPidMappingException; it aborts and gets a "
+             "new producer id (kafka-clients 4: the error is fatal, testFatalErrorAfterInvalidProducerIdMapping, "
+             "and a new instance takes the id over, under transaction version 1 and 2), and its next transaction "
+             "commits four records.", ("java", "confluent-kafka")),
     Scenario("txn.producer_id_expiration", "a transactional producer's id expires from the partition",
              "TransactionsExpirationTest.testTransactionAfterProducerIdExpires: DescribeProducers stops listing "
              "the producer after producer.id.expiration.ms while the transactional id lives on; a new producer "

@@ -150,6 +150,8 @@ class Node:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None
