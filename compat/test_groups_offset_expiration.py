@@ -1,7 +1,8 @@
 """Committed-offset expiration (KIP-211, ``offsets.retention.minutes``) seen by stock clients:
 kafka-python, aiokafka and confluent-kafka (Java kafka-clients: compat/test_control_java.py).
 
-A broker with ``offsets.retention.minutes=1`` and a one-second retention check. Three groups of
+A broker with ``offsets.retention.minutes=1`` and a one-second retention check (the last test: a
+KIP-848 consumer group of confluent-kafka members, under Kafka 4.1 emulation). Three groups of
 one client library commit: ``kept`` stays subscribed and Stable, ``gone`` commits and leaves (its
 member closes: LeaveGroup, the group is Empty), ``solo`` commits without group management
 (manual assignment, no protocol type). ``advance_clock`` then runs the retention checks of the next
@@ -156,3 +157,46 @@ def test_offsets_of_a_group_that_left_expire_and_a_stable_group_keeps_its(tmp_pa
         assert kept in listed and gone not in listed and solo not in listed
     finally:
         b.stop()
+
+
+def test_a_consumer_group_loses_the_offsets_of_topics_it_does_not_subscribe_to(tmp_path):
+    """KIP-848 (confluent-kafka ``group.protocol=consumer``, the broker emulating Kafka 4.1): a
+    consumer group's offsets of a topic it does not subscribe to expire a retention after their
+    commit while its member stays; a consumer group its member left loses them all and goes."""
+    pytest.importorskip("confluent_kafka")
+    import confluent_kafka as ck
+
+    # the member's session (the broker's, 120 s) outlasts the advance; Kafka checks it against the bounds
+    with BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
+                      group_initial_rebalance_delay_ms=0, group_consumer_session_timeout_ms=120_000,
+                      extra={"group.consumer.max.session.timeout.ms": "120000"},
+                      offsets_retention_minutes=1, offsets_retention_check_interval_ms=1_000) as b:
+        bootstrap = b.bootstrap_servers
+        create_topic(bootstrap, "a", 1)
+        create_topic(bootstrap, "b", 1)
+        conf = {"bootstrap.servers": bootstrap, "group.protocol": "consumer", "enable.auto.commit": False,
+                "auto.offset.reset": "earliest"}
+        stays = ck.Consumer({**conf, "group.id": "kept-848"})
+        leaves = ck.Consumer({**conf, "group.id": "gone-848"})
+        try:
+            for c in (stays, leaves):
+                c.subscribe(["a"])
+                wait_for(lambda c=c: c.poll(0.1) is None and c.assignment(), 60, 0.02, "an assignment")
+                c.commit(offsets=[ck.TopicPartition("a", 0, 4)], asynchronous=False)
+            stays.commit(offsets=[ck.TopicPartition("b", 0, 7)], asynchronous=False)  # not subscribed
+            leaves.close()
+            wait_for(lambda: b.call(lambda: not b.node.groups.consumer.groups["gone-848"].members), 30, 0.05,
+                     "gone-848 Empty")
+
+            got = b.control.advance_clock(ms=61_000, clock="groups")
+            assert got["expired_members"] == [] and got["deleted_groups"] == ["gone-848"]
+            assert sorted(got["expired_offsets"]) == ["gone-848/a/0", "kept-848/b/0"]
+            assert offset_fetch(bootstrap, "kept-848", "a", [0]) == {0: 4}
+            assert offset_fetch(bootstrap, "kept-848", "b", [0]) == {0: -1}
+            assert offset_fetch(bootstrap, "gone-848", "a", [0]) == {0: -1}
+            listed = listed_groups("confluent-kafka", bootstrap)
+            assert "kept-848" in listed and "gone-848" not in listed
+            (tp,) = stays.committed([ck.TopicPartition("a", 0)], timeout=20)  # the member's own view
+            assert tp.offset == 4
+        finally:
+            stays.close()
