@@ -139,6 +139,7 @@ class Node:
             id_expiration_ms=config.transactional_id_expiration_ms,
             id_expiration_check_interval_ms=config.transaction_remove_expired_check_interval_ms,
         )
+        self.txn.check_min_isr = self.cluster.check_min_isr
         self.txn.load(now_ms())
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
@@ -151,6 +152,8 @@ class Node:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None
@@ -244,14 +247,21 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
-            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            # Kafka: TransactionStateManager.transactionTopicConfigs
             "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
                                     "unclean.leader.election.enable": "false",
+                                    "min.insync.replicas": self._transaction_log_min_isr(props),
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
         }
+
+    def _transaction_log_min_isr(self, props: dict[str, str]) -> str:
+        """``transaction.state.log.min.isr`` as set; unset, Kafka's default (2) lowered to the
+        replicas the topic has (min(3, brokers): shim.cluster), as its replication factor is."""
+        if "transaction.state.log.min.isr" in props:
+            return props["transaction.state.log.min.isr"]
+        return str(min(2, self.config.brokers))
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
