@@ -514,6 +514,34 @@ SCENARIOS: list[Scenario] = [
              "transaction's batch for it times out (TimeoutException); once it is back the producer aborts, "
              "its epoch moves on (InitProducerId with its id and epoch, KIP-360, under transaction version 1) "
              "with the same producer id, and its next transaction over three topics commits.", ("java",)),
+    Scenario("txn.failure_to_fence_epoch", "a coordinator under its min ISR bumps no epoch",
+             "On a simulated three-broker kafka-shim with transaction.state.log.min.isr=2, two brokers go down: "
+             "the coordinator's writes are refused (COORDINATOR_NOT_AVAILABLE), a second producer's "
+             "initTransactions times out, and once the brokers are back a third producer of the same "
+             "transactional id gets the first one's epoch plus one.", ("java",)),
+    Scenario("txn.id_expiration", "an expired transactional id (transactional.id.expiration.ms)",
+             "TransactionsExpirationTest.testBumpTransactionalEpochAfterInvalidProducerIdMapping: after an aborted "
+             "transaction the id expires (DescribeTransactions: TransactionalIdNotFoundException, ListTransactions "
+             "leaves it out); the producer's next send fails with InvalidPidMappingException; it aborts and gets a "
+             "new producer id (kafka-clients 4: the error is fatal, testFatalErrorAfterInvalidProducerIdMapping, "
+             "and a new instance takes the id over, under transaction version 1 and 2), and its next transaction "
+             "commits four records.", ("java", "confluent-kafka")),
+    Scenario("txn.producer_id_expiration", "a transactional producer's id expires from the partition",
+             "TransactionsExpirationTest.testTransactionAfterProducerIdExpires: DescribeProducers stops listing "
+             "the producer after producer.id.expiration.ms while the transactional id lives on; a new producer "
+             "with the same transactional id gets the same producer id at the next epoch and commits.", ("java",)),
+    Scenario("txn.id_expiration_producer_id_remains", "the transactional id expires before the producer id",
+             "ProducerIdExpirationTest.testTransactionAfterTransactionIdExpiresButProducerIdRemains: the partition "
+             "still lists the producer after its transactional id expired; the next send fails with "
+             "InvalidPidMappingException, and after an abort the next transaction commits.", ("java",)),
+    Scenario("producer.id_expiration", "an idempotent producer's state expires (producer.id.expiration.ms)",
+             "ProducerIdExpirationTest.testProducerIdExpirationWithNoTransactions: DescribeProducers stops listing "
+             "the idle producer; its next record (a sequence the broker no longer knows) is acknowledged and the "
+             "producer is listed again.", ("java", "kafka-python")),
+    Scenario("producer.id_expiration_dynamic", "producer.id.expiration.ms changed at runtime",
+             "ProducerIdExpirationTest.testDynamicProducerIdExpirationMs on one broker: IncrementalAlterConfigs of "
+             "the cluster default raises the expiration (described at once), then lowers it, and the producer "
+             "expires again.", ("java",)),
     Scenario("txn.empty_abort_after_commit", "an empty transaction aborted after a commit",
              "commit, then beginTransaction and abortTransaction with nothing sent: no error, and the next "
              "transaction commits.", ("java",)),

@@ -18,8 +18,8 @@ TOPIC = "rp"
 VALUE = b"v" * 1000
 
 
-def produce(bootstrap: str, first: int, count: int) -> None:
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+def produce(bootstrap: str, first: int, count: int, **config) -> None:
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, **config})
     failed = []
     for i in range(first, first + count):
         producer.produce(TOPIC, key=b"%d" % i, value=VALUE, partition=0,
@@ -72,5 +72,71 @@ def test_kill9_rechecks_only_what_follows_the_recovery_point(tmp_path, shim_proc
     assert found, broker.stderr
     assert int(found.group(1)) <= tail < size // 100  # at most the tail written after the checkpoint
     assert count_records(bootstrap, 20_050) == list(range(20_050))
+    broker.send_signal(signal.SIGTERM)
+    assert broker.wait() == 0
+
+
+def batch_starts(path) -> list[tuple[int, int]]:
+    """(position, base offset) of every batch in a segment file."""
+    data, position, starts = path.read_bytes(), 0, []
+    while position + 12 <= len(data):
+        starts.append((position, int.from_bytes(data[position:position + 8], "big")))
+        position += 12 + int.from_bytes(data[position + 8:position + 12], "big")
+    return starts
+
+
+SMALL_BATCHES = {"batch.size": 1 << 16}  # over a dozen batches a 1 MiB segment
+
+
+def test_kill9_rechecks_segments_sealed_since_the_recovery_point(tmp_path, shim_process, free_port):
+    """Kafka's LogLoader.recoverLog: every segment from the one holding the recovery point is
+    recovered; a corrupt batch in one sealed since cuts the log there, later segments deleted, and
+    segments before the recovery point are not read."""
+    data_dir, port = tmp_path / "data", free_port()
+    # 1 MiB segments; no timed checkpoint during the test: the clean stop writes the recovery point
+    args = ("--segment-bytes", str(1 << 20), "--override", "log.flush.offset.checkpoint.interval.ms=3600000")
+    broker = shim_process(data_dir, port, args=args)
+    bootstrap = broker.wait_ready()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(30)
+    produce(bootstrap, 0, 2_500, **SMALL_BATCHES)  # two sealed segments and the active one
+    broker.send_signal(signal.SIGTERM)
+    assert broker.wait() == 0
+    point = recovery_point.read(data_dir)[(TOPIC, 0)]
+    partition = data_dir / f"{TOPIC}-0"
+    before = sorted(int(p.name[:20]) for p in partition.glob("*.log"))
+    assert len(before) >= 3 and point[0] == before[-1]
+
+    broker = shim_process(data_dir, port, args=args)
+    assert broker.wait_ready() == bootstrap
+    produce(bootstrap, 2_500, 4_500, **SMALL_BATCHES)  # several more segments, sealed after the recovery point
+    broker.kill9()
+    bases = sorted(int(p.name[:20]) for p in partition.glob("*.log"))
+    sealed_since = [b for b in bases if b > point[0]][:-1]
+    assert len(sealed_since) >= 3
+    corrupt_file = partition / f"{sealed_since[1]:020d}.log"
+    position, cut_at = batch_starts(corrupt_file)[2]
+    with open(corrupt_file, "r+b") as f:  # a byte of the third batch's records
+        f.seek(position + 200)
+        byte = f.read(1)
+        f.seek(position + 200)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+    broker = shim_process(data_dir, port, args=args)
+    assert broker.wait_ready() == bootstrap
+    found = re.search(r"recovered \d+ partitions after an unclean stop: (\d+) bytes checked after their "
+                      r"recovery points, in (\d+) segments", broker.stderr)
+    assert found, broker.stderr
+    # the segment holding the point, the one sealed after it and the corrupt one; none before the point
+    assert int(found.group(2)) == 3
+    sizes = {b: (partition / f"{b:020d}.log").stat().st_size for b in bases if b <= sealed_since[1]}
+    assert int(found.group(1)) == sizes[point[0]] - point[2] + sizes[sealed_since[0]] + position
+    assert sorted(int(p.name[:20]) for p in partition.glob("*.log")) == [b for b in bases if b <= sealed_since[1]]
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "rp-sealed"})
+    try:
+        assert consumer.get_watermark_offsets(ck.TopicPartition(TOPIC, 0), 10) == (0, cut_at)
+    finally:
+        consumer.close()
+    assert count_records(bootstrap, cut_at) == list(range(cut_at))  # nothing before the cut is lost
     broker.send_signal(signal.SIGTERM)
     assert broker.wait() == 0

@@ -195,6 +195,15 @@ class Cluster:
         """The node coordinating ``key``: the leader of the internal partition it hashes to."""
         return self.state(*self.coordinator_partition(kind, key)).leader
 
+    def check_min_isr(self, topic: str, partition: int, min_isr: int) -> None:
+        """NOT_ENOUGH_REPLICAS when the partition's ISR is smaller than ``min_isr``, as an acks=all
+        append to it is refused (Kafka: Partition.appendRecordsToLeader)."""
+        isr = self.state(topic, partition).isr
+        if len(isr) < min_isr:
+            raise KafkaError(ErrorCode.not_enough_replicas,
+                             f"The size of the current ISR {sorted(isr)} is insufficient to satisfy the min.isr "
+                             f"requirement of {min_isr} for partition {topic}-{partition}")
+
     def high_watermark_limit(self, topic: str, partition: int) -> int | None:
         """The smallest log end of the slowed followers still in the ISR, or None."""
         s = self.partitions.get((topic, partition))

@@ -147,6 +147,25 @@ class BrokerConfig:
     transaction_abort_check_interval_ms: int = 10_000
     """How often open transactions are checked against their timeout
     (transaction.abort.timed.out.transaction.cleanup.interval.ms)."""
+    transactional_id_expiration_ms: int = 7 * 24 * 3600 * 1000
+    """A transactional id in Empty, CompleteCommit or CompleteAbort whose state has not changed for
+    this long is expired: a tombstone in ``__transaction_state``, then forgotten
+    (transactional.id.expiration.ms)."""
+    transaction_remove_expired_check_interval_ms: int = 3_600_000
+    """How often transactional ids are checked for expiration
+    (transaction.remove.expired.transaction.cleanup.interval.ms)."""
+    producer_id_expiration_ms: int = 24 * 3600 * 1000
+    """A partition forgets a producer without an open transaction whose last batch is older than this
+    (producer.id.expiration.ms; a dynamic broker config)."""
+    producer_id_expiration_check_interval_ms: int = 600_000
+    """How often partitions look for expired producers (producer.id.expiration.check.interval.ms,
+    internal in Kafka)."""
+
+    offsets_retention_minutes: int = 10_080
+    """Committed offsets a group no longer needs are expired after this many minutes (KIP-211,
+    offsets.retention.minutes; shim.coordinators.group.expiration)."""
+    offsets_retention_check_interval_ms: int = 600_000
+    """How often the group coordinator looks for expired offsets (offsets.retention.check.interval.ms)."""
 
     group_initial_rebalance_delay_ms: int = 3_000
     """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms); Kafka's

@@ -4,7 +4,8 @@ Reads a data directory without changing it (safe while a broker is serving it): 
 log start offset, high watermark and last stable offset, its open transactions (transactional id,
 producer id/epoch, first offset, age) and its aborted-transaction index; for compacted partitions
 the log cleaner's progress: where it stopped (the first dirty offset), the clean and dirty bytes and
-the dirty ratio against min.cleanable.dirty.ratio, and when it last finished a round.
+the dirty ratio against min.cleanable.dirty.ratio, and when it last finished a round; every
+partition's recovery point (shim.storage.recovery_point) and how old the checkpoint file is.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from pathlib import Path
 
 from .coordinators.txn.coordinator import read_transactions
 from .storage import cleaner_manager as cm
+from .storage import recovery_point
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig, PartitionLog
 
 
 def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False) -> dict:
     logs = LogManager(Path(data_dir), LogConfig(), read_only=True)
+    points, checkpoint = _recovery_points(Path(data_dir), now_ms)
     try:
         txns = read_transactions(logs)
         by_pid = {m.producer_id: m for m in txns.values()}
@@ -40,7 +43,7 @@ def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False
                 "topic": topic, "partition": partition, "log_start_offset": plog.log_start_offset,
                 "high_watermark": plog.high_watermark, "last_stable_offset": plog.last_stable_offset,
                 "open_transactions": open_txns, "aborted_transactions": [a._asdict() for a in plog.aborted],
-                "cleaner": _cleaner(plog, now_ms),
+                "cleaner": _cleaner(plog, now_ms), "recovery_point": points.get((topic, partition)),
             })
         transactions = [
             {"transactional_id": m.transactional_id, "state": m.state.kafka_name, "producer_id": m.producer_id,
@@ -48,11 +51,24 @@ def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False
              "partitions": sorted(f"{t}-{p}" for t, p in m.partitions)}
             for m in sorted(txns.values(), key=lambda m: m.transactional_id)
         ]
-        return {"partitions": partitions, "transactions": transactions}
+        return {"partitions": partitions, "transactions": transactions, "recovery_point_checkpoint": checkpoint}
     finally:
         for plog in logs.logs.values():
             for seg in plog.segments:
                 seg.close()
+
+
+def _recovery_points(data_dir: Path, now_ms: int) -> tuple[dict, dict | None]:
+    """The partitions' recovery points as the checkpoint file holds them, and the file's age: what
+    a start after a crash would trust (Kafka: recovery-point-offset-checkpoint)."""
+    path = data_dir / recovery_point.FILE
+    try:
+        modified_ms = int(path.stat().st_mtime * 1000)
+    except FileNotFoundError:
+        return {}, None
+    points = {key: {"segment_base_offset": base, "offset": offset, "position": position}
+              for key, (base, offset, position) in recovery_point.read(data_dir).items()}
+    return points, {"path": str(path), "age_ms": now_ms - modified_ms}
 
 
 def _cleaner(plog: PartitionLog, now_ms: int) -> dict | None:
@@ -71,10 +87,17 @@ def _cleaner(plog: PartitionLog, now_ms: int) -> dict | None:
 
 
 def render(report: dict) -> str:
-    lines = [f"{'partition':<32} {'log start':>10} {'HW':>10} {'LSO':>10}  open transactions / aborted"]
+    checkpoint = report["recovery_point_checkpoint"]
+    lines = [f"recovery points: {checkpoint['path']}, written {checkpoint['age_ms'] / 1000:.1f}s ago"
+             if checkpoint else "recovery points: none checkpointed (a start after a crash checks every segment)"]
+    lines.append(f"{'partition':<32} {'log start':>10} {'HW':>10} {'LSO':>10} {'recovery point':>24}"
+                 "  open transactions / aborted")
     for p in report["partitions"]:
         name = f"{p['topic']}-{p['partition']}"
-        lines.append(f"{name:<32} {p['log_start_offset']:>10} {p['high_watermark']:>10} {p['last_stable_offset']:>10}")
+        rp = p["recovery_point"]
+        point = f"{rp['offset']} (seg {rp['segment_base_offset']}@{rp['position']})" if rp else "-"
+        lines.append(f"{name:<32} {p['log_start_offset']:>10} {p['high_watermark']:>10} {p['last_stable_offset']:>10}"
+                     f" {point:>24}")
         c = p.get("cleaner")
         if c:
             lines.append(f"    cleaner dirty ratio {c['dirty_ratio']:.2f} (min {c['min_cleanable_dirty_ratio']}) "

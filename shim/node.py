@@ -51,6 +51,7 @@ class Node:
         self._init_cluster(config, meta_dir)
         self._init_security(config)
         self._next_retention = 0
+        self._next_producer_expiration = 0  # set once the logs are open (_open_logs)
         self._last_checkpoint = now_ms()  # of the partitions' recovery points: see _checkpoint_due
         self._checkpoint_interval = int(config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))  # read-only
         self.release = RELEASES[config.kafka_version]
@@ -60,6 +61,7 @@ class Node:
         self._init_coordinators(config, meta_dir)
         self.control = Control(self)
         self.txn.probe = self.control.probe
+        self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
@@ -80,6 +82,9 @@ class Node:
         # the sync policy is decided there alone
         self.logs = LogManager(config.data_dir, self.log_config, resolve=self.topic_log_config,
                                internal_configs=self._internal_topic_configs(), release=config.kafka_version)
+        # Kafka leaves out the expired producers of the snapshot it loads, and checks every interval after
+        self.logs.remove_expired_producers(now_ms(), self.config.producer_id_expiration_ms)
+        self._next_producer_expiration = now_ms() + config.producer_id_expiration_check_interval_ms
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
@@ -129,7 +134,10 @@ class Node:
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
             abort_check_interval_ms=config.transaction_abort_check_interval_ms,
             transaction_version=self.quorum.level(TRANSACTION_VERSION),
+            id_expiration_ms=config.transactional_id_expiration_ms,
+            id_expiration_check_interval_ms=config.transaction_remove_expired_check_interval_ms,
         )
+        self.txn.check_min_isr = self.cluster.check_min_isr
         self.txn.load(now_ms())
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
@@ -142,6 +150,8 @@ class Node:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None
@@ -227,14 +237,21 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
-            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            # Kafka: TransactionStateManager.transactionTopicConfigs
             "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
                                     "unclean.leader.election.enable": "false",
+                                    "min.insync.replicas": self._transaction_log_min_isr(props),
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
         }
+
+    def _transaction_log_min_isr(self, props: dict[str, str]) -> str:
+        """``transaction.state.log.min.isr`` as set; unset, Kafka's default (2) lowered to the
+        replicas the topic has (min(3, brokers): shim.cluster), as its replication factor is."""
+        if "transaction.state.log.min.isr" in props:
+            return props["transaction.state.log.min.isr"]
+        return str(min(2, self.config.brokers))
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
@@ -284,8 +301,11 @@ class Node:
         if now >= self._checkpoint_due():
             self.logs.checkpoint_recovery_points()
             self._last_checkpoint = now
-        return min(self._next_retention, self._checkpoint_due(), self.txn.tick(now), self.groups.tick(now), self.cluster.tick(now),
-                   self.share.tick(now))
+        if now >= self._next_producer_expiration:  # producer.id.expiration.ms is dynamic: read it each time
+            self.logs.remove_expired_producers(now, self.config.producer_id_expiration_ms)
+            self._next_producer_expiration = now + self.config.producer_id_expiration_check_interval_ms
+        return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(), self.txn.tick(now),
+                   self.groups.tick(now), self.cluster.tick(now), self.share.tick(now))
 
     def _checkpoint_due(self) -> int:
         """When the partitions' recovery points are next written (shim.storage.recovery_point): as
@@ -300,8 +320,9 @@ class Node:
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this (ms); cheap enough to ask after every request."""
-        return min(self._next_retention, self._checkpoint_due(), self.txn.next_deadline(), self.groups.next_deadline(),
-                   self.cluster.next_deadline(), self.share.next_deadline())
+        return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(),
+                   self.txn.next_deadline(), self.groups.next_deadline(), self.cluster.next_deadline(),
+                   self.share.next_deadline())
 
     def watch_deadlines(self, callback) -> None:
         """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than

@@ -110,3 +110,35 @@ def test_the_cleaner_progress_of_a_compacted_partition(quiet_cleaner):
     (plain,) = [x for x in kafka_shim.call(inspect_data_dir, data_dir, 10**13)["partitions"]
                 if x["topic"] == "inspected-plain"]
     assert plain["cleaner"] is None
+
+
+def test_recovery_points_and_the_checkpoint_files_age(tmp_path):
+    import os
+
+    from shim.storage.log_manager import LogManager
+    from shim.storage.partition_log import LogConfig
+    from tests.test_storage_partition_log import fill
+
+    logs = LogManager(tmp_path, LogConfig(segment_bytes=2000))
+    try:
+        logs.create_topic("rp", 2)
+        assert inspect_data_dir(tmp_path, 10**13)["recovery_point_checkpoint"] is None
+        fill(logs.get("rp", 0), 12, pad=200)  # rolls: the point is in a later segment
+        logs.checkpoint_recovery_points()
+        logs.create_topic("late", 1)  # not in the checkpoint yet
+        active = logs.get("rp", 0).active
+        os.utime(tmp_path / "recovery-point-checkpoint", (1_000_000, 1_000_000))
+        report = inspect_data_dir(tmp_path, 1_000_000_000 + 2500)
+        points = {(p["topic"], p["partition"]): p["recovery_point"] for p in report["partitions"]}
+        assert points[("rp", 0)] == {"segment_base_offset": active.base_offset, "offset": 24, "position": active.size}
+        assert active.base_offset > 0
+        assert points[("rp", 1)] == {"segment_base_offset": 0, "offset": 0, "position": 0}
+        assert points[("late", 0)] is None
+        assert report["recovery_point_checkpoint"]["age_ms"] == 2500
+        table = subprocess.run([sys.executable, "-m", "shim", "inspect", "--data-dir", str(tmp_path)],
+                               capture_output=True, text=True, check=True).stdout
+        assert "recovery-point-checkpoint, written" in table
+        (row,) = [line for line in table.splitlines() if line.startswith("rp-0 ")]
+        assert f"24 (seg {active.base_offset}@{active.size})" in row
+    finally:
+        logs.close()

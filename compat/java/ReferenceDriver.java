@@ -4,7 +4,9 @@ import java.util.Map;
 /**
  * Scenarios after Apache Kafka's own client integration tests, which say what a real broker must
  * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
- * ({@link ClientReference}) and the Admin's group and config calls ({@link AdminReference}).
+ * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
+ * the expiration of transactional and producer ids ({@link ExpirationReference}), and producers
+ * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
 public final class ReferenceDriver {
@@ -20,8 +22,14 @@ public final class ReferenceDriver {
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
         all.put("txn.bump_epoch", TxnReference::bumpEpoch);
+        all.put("txn.failure_to_fence_epoch", TxnReference::failureToFenceEpoch);
         all.put("txn.empty_abort_after_commit", TxnReference::emptyAbortAfterCommit);
         all.put("txn.max_in_flight_one", TxnReference::maxInFlightOne);
+        all.put("txn.id_expiration", ExpirationReference::bumpAfterInvalidMapping);
+        all.put("txn.producer_id_expiration", ExpirationReference::afterProducerIdExpires);
+        all.put("txn.id_expiration_producer_id_remains", ExpirationReference::transactionalIdExpiresFirst);
+        all.put("producer.id_expiration", ExpirationReference::idempotentExpires);
+        all.put("producer.id_expiration_dynamic", ExpirationReference::dynamicExpiration);
         all.put("consumer.invalid_offset", ClientReference::invalidOffset);
         all.put("consumer.out_of_range_reset", ClientReference::outOfRangeReset);
         all.put("consumer.topic_names", ClientReference::topicNames);
@@ -38,6 +46,11 @@ public final class ReferenceDriver {
         all.put("admin.group_listing", AdminReference::groupListing);
         all.put("admin.list_transactions", AdminReference::listTransactions);
         all.put("admin.topic_edge_cases", AdminReference::topicEdgeCases);
+        all.put("authz.idempotent_no_idempotent_write", AuthzReference::idempotentWithoutIdempotentWrite);
+        all.put("authz.idempotent_loses_write", AuthzReference::idempotentLosesWrite);
+        all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);
+        all.put("authz.txn_commit_no_topic_write", AuthzReference::txnCommitWithoutTopicWrite);
+        all.put("authz.txn_loses_topic_write", AuthzReference::txnLosesTopicWrite);
         Support.main("ReferenceDriver", all, args);
     }
 }

@@ -71,7 +71,8 @@ class BrokerConfigs:
         """The new layer ``props`` checked as DynamicBrokerConfig.validate does (INVALID_REQUEST with its
         message, KAFKA-13609), values rendered as Kafka stores them."""
         self.check_resource(resource_name, node_id)
-        read_only = sorted(n for n in props if n in BROKER_CONFIGS and not dynamic(n, self.release))
+        known = broker_configs(self.release)
+        read_only = sorted(n for n in props if (n in BROKER_CONFIGS or n in known) and not dynamic(n, self.release))
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
         out = {}

@@ -205,6 +205,17 @@ def _load() -> tuple[dict[str, ConfigKey], dict[str, ConfigKey]]:
 
 TOPIC_CONFIGS, BROKER_CONFIGS = _load()
 
+# Broker configs Kafka defines as internal (ConfigDef.defineInternal), so its reference leaves them out:
+# accepted and validated like the others, but DescribeConfigs lists one only where it is set
+# (ConfigHelper.allConfigs: the originals plus the non-internal values). The producer-id expiration
+# check runs at this interval (TransactionLogConfig; LogManager's PeriodicProducerExpirationCheck).
+INTERNAL_BROKER_CONFIGS = {k.name: k for k in (
+    ConfigKey("producer.id.expiration.check.interval.ms", "int", "600000", "[1,...]",
+              "The interval at which to remove producer IDs that have expired due to "
+              "<code>producer.id.expiration.ms</code> passing.", "low"),
+)}
+BROKER_CONFIGS.update(INTERNAL_BROKER_CONFIGS)
+
 # Kafka: DynamicBrokerConfig.brokerConfigSynonyms -- the broker names that feed one value, most
 # specific first (log.retention.ms over .minutes over .hours).
 _SYNONYM_GROUPS = (
@@ -264,14 +275,22 @@ ADDED_FROM = {"4.1": (ConfigKey("internal.segment.bytes", "int", None, "",
                                 "medium"),)}
 INTERNAL_TOPIC_CONFIGS = frozenset({"internal.segment.bytes"})
 
+# Broker configs a later release added: release -> keys. Kafka 4.1 (KAFKA-19457) defines the internal
+# group.share.initialize.retry.interval.ms (GroupCoordinatorConfig.defineInternal): read-only, and
+# described only where set, as ConfigHelper.allConfigs lists the originals and the non-internal values.
+BROKER_ADDED_FROM = {"4.1": (ConfigKey("group.share.initialize.retry.interval.ms", "int", "30000", "[1,...]",
+                                       "Time elapsed before retrying initialize share group state request. If "
+                                       "below offsets.commit.timeout.ms, then value of offsets.commit.timeout.ms "
+                                       "is used.", "low"),)}
+INTERNAL_BROKER_CONFIGS = {**INTERNAL_BROKER_CONFIGS, **{k.name: k for k in BROKER_ADDED_FROM["4.1"]}}
+
 
 @functools.cache
 def _release_catalogue(kind: str, release: str) -> dict[str, ConfigKey]:
     base = dict(TOPIC_CONFIGS if kind == "topic" else BROKER_CONFIGS)
-    if kind == "topic":
-        for since, keys in ADDED_FROM.items():
-            if release >= since:
-                base.update((k.name, k) for k in keys)
+    for since, keys in (ADDED_FROM if kind == "topic" else BROKER_ADDED_FROM).items():
+        if release >= since:
+            base.update((k.name, k) for k in keys)
     removed = set().union(*(names for since, names in REMOVED_FROM.items() if release >= since))
     valid: dict[str, str] = {}
     for since, changes in sorted(VALID_FROM.items()):
@@ -291,8 +310,11 @@ def broker_configs(release: str = "3.9") -> dict[str, ConfigKey]:
 
 
 def release_defaults(release: str = "3.9") -> dict[str, str]:
-    """The broker config defaults of the emulated ``release`` that differ from 3.9's."""
+    """The broker config defaults of the emulated ``release`` that differ from 3.9's (or that 3.9 lacks)."""
     out: dict[str, str] = {}
+    for since, keys in sorted(BROKER_ADDED_FROM.items()):
+        if release >= since:
+            out.update((k.name, k.default) for k in keys if k.default is not None)
     for since, defaults in sorted(DEFAULTS_FROM.items()):
         if release >= since:
             out.update(defaults)

@@ -8,7 +8,7 @@ from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
-from .catalogue import (BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
+from .catalogue import (BROKER_CONFIGS, INTERNAL_BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
                         topic_configs)
 from .topic import effective
 
@@ -91,7 +91,8 @@ def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: b
     if per_broker:  # Kafka: allConfigs(config) -- every non-internal config plus whatever was set
         merged = configs.merged()
         defaults = _defaults(configs)
-        values: dict[str, Any] = {n: merged.get(n, defaults.get(n)) for n in broker_configs(configs.release)}
+        values: dict[str, Any] = {n: merged.get(n, defaults.get(n)) for n in broker_configs(configs.release)
+                                  if n not in INTERNAL_BROKER_CONFIGS}
         values.update(merged)
     else:
         values = dict(configs.cluster_default)

@@ -33,6 +33,7 @@ CRASH_EXIT_CODE = 86  # the exit status of a process stopped at a crash point
 CRASH_POINTS = {
     "txn.prepared": "the PrepareCommit/PrepareAbort record is written, no marker yet",
     "txn.markers_written": "the markers are written, the CompleteCommit/CompleteAbort record not yet",
+    "share.initializing": "a share group's partitions are written initializing (key 15), their state not yet",
 }
 
 

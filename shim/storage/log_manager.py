@@ -94,7 +94,7 @@ class LogManager:
             fs.make_dirs(self.meta_dir, sync=True)  # topic metadata is durable whatever the sync policy
         marker = data_dir / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
-        # after an unclean stop each partition's active segment is CRC-checked after its recovery point
+        # after an unclean stop each partition's segments are CRC-checked from its recovery point on
         self._recovery_points = {} if read_only else recovery_point.read(data_dir)
         self._points_written = dict(self._recovery_points)  # what the recovery-point file holds
         self.unchecked = recovery_point.Unchecked()  # bytes appended since, in every partition
@@ -111,9 +111,10 @@ class LogManager:
         self._load_topics()
         # bytes CRC-checked after the partitions' recovery points (inspect and the start-up log show it)
         self.recovery_scanned = sum(plog.recovery_scanned for plog in self.logs.values())
+        self.recovery_segments = sum(plog.recovery_segments for plog in self.logs.values())
         if not self.clean_start and self.logs and not read_only:
-            log.info("recovered %d partitions after an unclean stop: %d bytes checked after their recovery points",
-                     len(self.logs), self.recovery_scanned)
+            log.info("recovered %d partitions after an unclean stop: %d bytes checked after their recovery points, "
+                     "in %d segments", len(self.logs), self.recovery_scanned, self.recovery_segments)
             self._write_recovery_points()  # what was just checked need not be checked again after the next crash
         if not read_only and self.clean_start:
             fs.remove(marker, sync=True)
@@ -397,6 +398,11 @@ class LogManager:
     def enforce_retention(self, now_ms: int) -> None:
         for plog in self.logs.values():
             plog.enforce_retention(now_ms)
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> None:
+        """Kafka: LogManager's PeriodicProducerExpirationCheck, UnifiedLog.removeExpiredProducers."""
+        for plog in self.logs.values():
+            plog.producer_state.remove_expired_producers(now_ms, expiration_ms)
 
     def checkpoint_recovery_points(self) -> None:
         """Write every partition's recovery point (Kafka: LogManager.checkpointLogRecoveryOffsets)."""

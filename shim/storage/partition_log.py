@@ -29,7 +29,7 @@ from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_
 from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
-from . import fs, recovery_point, snapshot, swap, txn_index
+from . import fs, log_loader, recovery_point, snapshot, swap, txn_index
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
 from .segment import file_name as segment_file_name
@@ -122,6 +122,7 @@ class PartitionLog:
         self.checkpointed: tuple[int, int, int] | None = None  # the recovery point last handed out
         self.unchecked = recovery_point.Unchecked()  # the LogManager's, once registered
         self.recovery_scanned = 0  # bytes the load CRC-checked after an unclean stop
+        self.recovery_segments = 0  # segments it read to check them (shim.storage.log_loader)
         self._load(clean, checkpoint)
 
     # -- offsets ----------------------------------------------------------------------------
@@ -485,20 +486,7 @@ class PartitionLog:
         if not bases:
             bases = [self.log_start_offset]
             self._dir_dirty = not self.read_only  # its first segment file is created below
-        for i, base in enumerate(bases):
-            seg = LogSegment(self.directory, base, self.config.index_interval_bytes, self.read_only,
-                             max_size=self.config.segment_bytes)
-            last = i == len(bases) - 1
-            recover = last and not clean and not self.read_only
-            # the recovery point read at start (shim.storage.recovery_point), as (position, offset)
-            trusted = (checkpoint[2], checkpoint[1]) if recover and checkpoint and checkpoint[0] == base else None
-            seg.load(recover, max(self.config.max_message_bytes, 1 << 24), trusted)
-            self.recovery_scanned = seg.scanned
-            if not last:
-                seg.next_offset = bases[i + 1]
-                if not self.read_only and seg.log_path.with_suffix(".index").name not in names:
-                    seg.write_index_files()  # rebuilt by the scan: keep it for the next start
-            self.segments.append(seg)
+        log_loader.load_segments(self, bases, names, clean, checkpoint)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         self._rebuild_producer_state(names)
         if self._dir_dirty or (clean and self._close_files_present(names)):

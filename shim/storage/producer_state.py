@@ -223,6 +223,17 @@ class ProducerStateManager:
         others = [off for pid, off in self.ongoing_txns.items() if pid != completed.producer_id]
         return min(others) if others else completed.last_offset + 1
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Kafka: ProducerStateManager.removeExpiredProducers (KIP-854's producer.id.expiration.ms): forget
+        every producer without an open transaction whose last batch or marker is ``expiration_ms`` old or
+        more (``last_timestamp`` is the batch's MaxTimestamp, the client's clock). Its next batch is then
+        taken at any sequence, as from a producer never seen; the next snapshot leaves it out."""
+        expired = [pid for pid, e in self.producers.items()
+                   if e.current_txn_first_offset is None and now_ms - e.last_timestamp >= expiration_ms]
+        for pid in expired:
+            del self.producers[pid]
+        return expired
+
     def truncate(self) -> None:
         self.producers.clear()
         self.ongoing_txns.clear()

@@ -4,8 +4,9 @@
 Kafka's recovery point is an offset, and after an unclean stop Kafka recovers every segment from
 the one holding it, whole. kafka-shim's holds the active segment's base offset, the offset and
 the byte position in that segment up to which the log is known good (PartitionLog.recovery_point):
-a start after a crash CRC-checks only the bytes after it, so its cost is bounded by what was
-written since the last checkpoint, not by ``segment.bytes``. Hence a file of its own, in Kafka's
+a start after a crash CRC-checks only the bytes after it, and the segments rolled since
+(shim.storage.log_loader), so its cost is bounded by what was written since the last checkpoint,
+not by ``segment.bytes``. Hence a file of its own, in Kafka's
 layout (a version line, a count, one line per partition) with two more columns::
 
     0
@@ -15,7 +16,7 @@ layout (a version line, a count, one line per partition) with two more columns::
 
 The file is replaced atomically (shim.storage.fs.atomic_write), and fsynced under fsync "always"
 only: under "never" neither it nor the log is, and both survive a kill -9 in the page cache. One
-that cannot be read counts as empty: every partition is then checked whole.
+that cannot be read counts as empty: every partition is then recovered from its first segment.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def read(data_dir: Path) -> dict[tuple[str, int], Point]:
             points[(topic, int(partition))] = (int(base), int(offset), int(position))
         return points
     except (ValueError, IndexError) as e:
-        log.warning("%s cannot be read (%s): every partition's active segment is checked whole", data_dir / FILE, e)
+        log.warning("%s cannot be read (%s): every partition is recovered from its first segment", data_dir / FILE, e)
         return {}
 
 

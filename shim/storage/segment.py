@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 _INDEX_ENTRY = struct.Struct(">ii")  # relative offset, position
 _TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+INDEX_ENTRY_SIZE, TIME_ENTRY_SIZE = _INDEX_ENTRY.size, _TIME_ENTRY.size
 
 
 # A growing segment reserves disk space ahead of its end (shim.storage.reserve): nothing until it
@@ -245,11 +246,13 @@ class LogSegment:
 
     # -- load and recovery ------------------------------------------------------------------
 
-    def load(self, recover: bool, max_batch: int, trusted: tuple[int, int] | None = None) -> int:
+    def load(self, recover: bool, max_batch: int, trusted: tuple[int, int] | None = None,
+             truncate: bool = True) -> int:
         """Rebuild the indexes by scanning the file; with ``recover``, also check every CRC.
 
-        Stops at the first batch that is torn or corrupt and truncates the file there; returns the
-        number of bytes cut. Without ``recover`` the indexes are read from their files when present.
+        Stops at the first batch that is torn or corrupt and truncates the file there (without
+        ``truncate``, only the segment's size: the caller truncates); returns the number of bytes cut.
+        Without ``recover`` the indexes are read from their files when present.
         ``trusted``: the recovery point (position, offset) up to which the file is known good; the
         CRC check then starts there, with the index below it read from the index files, if they and
         the batches between their last entry and that point agree with it (else from the start).
@@ -286,7 +289,7 @@ class LogSegment:
         self.durable = (start, start_offset) if recover else (position, self.next_offset)
         self._dirty = recover and position > start  # read back from the page cache, not known to be on disk
         cut = self.size - position
-        if cut and self.read_only:
+        if cut and (self.read_only or not truncate):
             self.size = position  # ignore the tail a running broker may still be writing
         elif cut:
             log.warning("%s: truncating %d bytes of torn or corrupt data at position %d", self.log_path, cut, position)
@@ -350,6 +353,10 @@ class LogSegment:
         self.next_offset, self._since_index = next_offset, since
         self.max_timestamp, self.offset_of_max_timestamp = max_ts, max_ts_offset
         return next_offset
+
+    def index_entries(self) -> tuple[int, int]:
+        """How many offset and time index entries the index in memory holds."""
+        return len(self._offsets), len(self._time_ts)
 
     def write_index_files(self, sync_dir: bool = True, sync: bool = True) -> None:
         idx = b"".join(_INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions))

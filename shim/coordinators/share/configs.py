@@ -27,6 +27,15 @@ class ShareSettings:
     delivery_count_limit: int = 5  # group.share.delivery.count.limit
     max_record_locks: int = 2000  # group.share.partition.max.record.locks
     max_share_sessions: int = 2000  # group.share.max.share.sessions
+    initialize_retry_interval_ms: int = 30000  # group.share.initialize.retry.interval.ms (Kafka 4.1, internal)
+    offsets_commit_timeout_ms: int = 5000  # offsets.commit.timeout.ms
+
+    @property
+    def retry_interval_ms(self) -> int:
+        """How long a share partition stays initializing before a heartbeat initializes it again
+        (Kafka: GroupCoordinatorConfig.shareGroupInitializeRetryIntervalMs, never below
+        offsets.commit.timeout.ms)."""
+        return max(self.initialize_retry_interval_ms, self.offsets_commit_timeout_ms)
 
     def check(self) -> None:
         """Kafka: the ``require`` checks of ShareGroupConfig and of GroupCoordinatorConfig's share
@@ -42,6 +51,9 @@ class ShareSettings:
                 raise ValueError(f"{_PROPERTIES[name]} must be greater than or equals to {_PROPERTIES[low]}")
             if value > most:
                 raise ValueError(f"{_PROPERTIES[name]} must be less than or equals to {_PROPERTIES[high]}")
+        if self.initialize_retry_interval_ms < 1:  # ConfigDef atLeast(1)
+            raise ValueError(f"Invalid value {self.initialize_retry_interval_ms} for configuration "
+                             "group.share.initialize.retry.interval.ms: Value must be at least 1")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ValueError("group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")
 
@@ -59,6 +71,8 @@ _PROPERTIES = {
     "delivery_count_limit": "group.share.delivery.count.limit",
     "max_record_locks": "group.share.partition.max.record.locks",
     "max_share_sessions": "group.share.max.share.sessions",
+    "initialize_retry_interval_ms": "group.share.initialize.retry.interval.ms",
+    "offsets_commit_timeout_ms": "offsets.commit.timeout.ms",
 }
 
 

@@ -63,7 +63,7 @@ class ShareCoordinator:
         self.write_group_records = None
         self._views: dict[str, members.View] = {}  # what was last written of each group's membership
         # which partitions each group has initialized (ShareGroupStatePartitionMetadata, key 15)
-        self.initialized = ShareStateTracker(self.store, self._write_records)
+        self.initialized = ShareStateTracker(self.store, self._write_records, settings.retry_interval_ms)
 
     def _write_records(self, group_id: str, records, now_ms: int) -> None:
         if self.write_group_records is not None:
@@ -132,7 +132,7 @@ class ShareCoordinator:
             if r.kind == sm.STATE_PARTITION_METADATA:
                 if r.value is not None:
                     self.groups.setdefault(r.group_id, ShareGroup(r.group_id))
-                self.initialized.replay(r.group_id, r.value)
+                self.initialized.replay(r.group_id, r.value, now_ms)
             else:
                 members.replay(self.groups, self._views, r)
         for group_id in self.groups:
@@ -298,7 +298,8 @@ class ShareCoordinator:
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
         """The share clock moved on by ``advanced_ms`` (shim.control): every member session,
-        acquisition lock and share session due by then is due now, and expires."""
+        acquisition lock and share session due by then is due now, and expires; a group whose
+        initializing partitions would be due for a retry by then retries at its next heartbeat."""
         later = now_ms + advanced_ms
         members = [(g.group_id, m) for g in self.groups.values() if group_id in (None, g.group_id)
                    for m in g.members.values()]
@@ -314,11 +315,13 @@ class ShareCoordinator:
                     and s.last_used + self.sessions.idle_ms <= later]
         for session in sessions:
             session.last_used = now_ms - self.sessions.idle_ms
+        retries = self.initialized.advance(now_ms, advanced_ms, group_id)
         self.tick(now_ms)
         gone = {(g, m.member_id) for g, m in members if m.member_id not in self.groups[g].members}
         return {"expired_share_members": sorted(f"{g}/{m}" for g, m in gone),
                 "expired_acquisition_locks": sorted(f"{g}/{t}-{p}@{o}" for g, t, p, o in held),
-                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions)}
+                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions),
+                "share_initializations_due": retries}
 
     def next_deadline(self) -> int:
         deadlines = [g.next_deadline() for g in self.groups.values()]

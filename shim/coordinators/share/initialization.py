@@ -9,24 +9,38 @@ InitializeShareGroupState (start offset -1, the group's epoch) and, once answere
 ``initialized``. AlterShareGroupOffsets does the same with the offsets given. DeleteShareGroupOffsets
 moves topics to ``deleting``, has their state deleted and drops them; DeleteGroups moves everything
 to ``deleting`` before the group's tombstones. kafka-shim's share coordinator answers at once, so
-each step is the record, the state write, then the record again; a crash in between leaves a
-partition ``initializing``, which the next heartbeat initializes again, as Kafka retries it.
+each step is the record, the state write, then the record again.
+
+A partition left ``initializing`` -- a crash between the two records, or a record whose state write
+never happened -- is initialized again by the first heartbeat once ``group.share.initialize.retry.
+interval.ms`` (30 s, never below offsets.commit.timeout.ms) has passed since the group's key-15
+record was last written or replayed: Kafka stamps every initializing topic with the time its record
+is replayed (GroupMetadataManager.replay, InitMapValue's timestamp) and skips those younger than the
+interval (subscribedTopicsChangeMap). A state write answered with an error takes the partitions out
+of ``initializing`` again (Kafka: uninitializeShareGroupState), so the next heartbeat retries them.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
+from ...errors import KafkaError
 from . import state_metadata as sm
+
+log = logging.getLogger(__name__)
 
 Write = Callable[[str, list, int], None]  # (group id, [(key, value)], now_ms)
 
 
 class ShareStateTracker:
-    def __init__(self, store, write: Write) -> None:
+    def __init__(self, store, write: Write, retry_interval_ms: int = 30_000) -> None:
         self.store = store
         self.write = write
+        self.retry_interval_ms = retry_interval_ms
         self.groups: dict[str, sm.PartitionMetadata] = {}
+        self.stamped: dict[str, int] = {}  # group -> when its key-15 record was last written or replayed
+        self.probe: Callable[[str], None] = lambda name: None  # named crash points (shim.control)
 
     def get(self, group_id: str) -> sm.PartitionMetadata:
         return self.groups.get(group_id, sm.EMPTY)
@@ -34,19 +48,37 @@ class ShareStateTracker:
     def _set(self, group_id: str, meta: sm.PartitionMetadata, now_ms: int) -> None:
         self.write(group_id, [(sm.encode_key(group_id), sm.encode_value(meta))], now_ms)
         self.groups[group_id] = meta
+        self.stamped[group_id] = now_ms
 
     def tombstone(self, group_id: str) -> tuple[bytes, None]:
         """The record that ends the group's entry (written with the group's other tombstones)."""
         self.groups.pop(group_id, None)
+        self.stamped.pop(group_id, None)
         return sm.encode_key(group_id), None
+
+    def retry_due(self, group_id: str, now_ms: int) -> bool:
+        """Whether the group's initializing partitions are old enough to be initialized again."""
+        return now_ms - self.stamped.get(group_id, now_ms) >= self.retry_interval_ms
+
+    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
+        """The clock moved on by ``advanced_ms`` (shim.control): the groups whose initializing
+        partitions would be due for a retry by then are due now."""
+        due = []
+        for g, meta in sorted(self.groups.items()):
+            if group_id in (None, g) and meta.initializing and self.retry_due(g, now_ms + advanced_ms):
+                self.stamped[g] = min(self.stamped.get(g, now_ms), now_ms - self.retry_interval_ms)
+                due.append(g)
+        return due
 
     # -- start-up -------------------------------------------------------------------------------
 
-    def replay(self, group_id: str, meta: sm.PartitionMetadata | None) -> None:
+    def replay(self, group_id: str, meta: sm.PartitionMetadata | None, now_ms: int) -> None:
         if meta is None:
             self.groups.pop(group_id, None)
+            self.stamped.pop(group_id, None)
         else:
             self.groups[group_id] = meta
+            self.stamped[group_id] = now_ms  # Kafka: replay stamps the topics with the time it runs
 
     def adopt(self, group_id: str, partitions: dict[tuple[str, int], object]) -> None:
         """Share state of a group without a key-15 record (older kafka-shim wrote none) counts as
@@ -67,10 +99,15 @@ class ShareStateTracker:
 
     def initialize_subscribed(self, group_id: str, subscribed: dict[str, tuple[int, object]], epoch: int,
                               now_ms: int, held: Callable[[str, int], bool]) -> None:
-        """Every partition of ``subscribed`` (topic -> (partitions, topic id)) not yet initialized:
-        a snapshot with no start offset at ``epoch``, unless ``held(topic, partition)`` (state the
-        share coordinator already has, which is kept)."""
-        done = self.get(group_id).initialized_partitions()
+        """Every partition of ``subscribed`` (topic -> (partitions, topic id)) not yet initialized,
+        nor initializing since less than the retry interval: a snapshot with no start offset at
+        ``epoch``, unless ``held(topic, partition)`` (state the share coordinator already has, which
+        is kept). A state write answered with an error is logged and undone (Kafka: the heartbeat's
+        answer does not wait for InitializeShareGroupState)."""
+        meta = self.get(group_id)
+        done = meta.initialized_partitions()
+        if not self.retry_due(group_id, now_ms):
+            done |= {(tid, p) for tid, t in meta.initializing.items() for p in t.partitions}
         missing: sm.Topics = {}
         for topic, (count, topic_id) in sorted(subscribed.items()):
             parts = frozenset(p for p in range(count) if (topic_id, p) not in done)
@@ -78,7 +115,11 @@ class ShareStateTracker:
                 missing[topic_id] = sm.Topic(topic, parts)
         if missing:
             fresh = {(t.name, p): -1 for t in missing.values() for p in t.partitions if not held(t.name, p)}
-            self._initialize(group_id, missing, fresh, epoch, now_ms)
+            try:
+                self._initialize(group_id, missing, fresh, epoch, now_ms)
+            except KafkaError as e:
+                log.error("Unable to initialize share group state of %s: %s", group_id, e)
+                self._uninitialize(group_id, missing, now_ms)
 
     def alter(self, group_id: str, offsets: dict[tuple[str, int], int], topic_id, epoch: int, now_ms: int) -> None:
         """AlterShareGroupOffsets: each partition a new snapshot at its start offset."""
@@ -93,8 +134,21 @@ class ShareStateTracker:
 
     def _initialize(self, group_id: str, topics: sm.Topics, offsets: dict, epoch: int, now_ms: int) -> None:
         self._set(group_id, sm.initializing(self.get(group_id), topics), now_ms)
+        self.probe("share.initializing")
         self.store.initialize(group_id, offsets, epoch)
         self._set(group_id, sm.initialized(self.get(group_id), topics), now_ms)
+
+    def _uninitialize(self, group_id: str, topics: sm.Topics, now_ms: int) -> None:
+        """Kafka: uninitializeShareGroupState -- the partitions leave ``initializing``; if even this
+        record cannot be written they stay there, for a retry after the interval."""
+        meta = self.get(group_id)
+        left = meta._replace(initializing=sm.minus(meta.initializing, topics))
+        if left == meta:  # the initializing record itself was not written
+            return
+        try:
+            self._set(group_id, left, now_ms)
+        except KafkaError as e:
+            log.error("Unable to take the partitions of %s out of initializing: %s", group_id, e)
 
     def forget_partitions(self, group_id: str, partitions, topic_id, now_ms: int) -> None:
         """Partitions whose state goes (an alter to a negative offset): no longer initialized."""

@@ -59,7 +59,7 @@ def _combine(a: Topics, b: Topics) -> Topics:
     return out
 
 
-def _minus(a: Topics, b: Topics) -> Topics:
+def minus(a: Topics, b: Topics) -> Topics:
     out = {}
     for tid, t in a.items():
         left = t.partitions - (b[tid].partitions if tid in b else frozenset())
@@ -76,7 +76,7 @@ def initializing(m: PartitionMetadata, topics: Topics) -> PartitionMetadata:
 
 def initialized(m: PartitionMetadata, topics: Topics) -> PartitionMetadata:
     """Kafka: initializeShareGroupState -- the share coordinator answered for ``topics``."""
-    return PartitionMetadata(_minus(m.initializing, topics), _combine(m.initialized, topics), m.deleting)
+    return PartitionMetadata(minus(m.initializing, topics), _combine(m.initialized, topics), m.deleting)
 
 
 def deleting(m: PartitionMetadata, topic_ids) -> PartitionMetadata:
@@ -93,7 +93,7 @@ def deleted(m: PartitionMetadata, topic_ids) -> PartitionMetadata:
 
 
 def without_partitions(m: PartitionMetadata, topics: Topics) -> PartitionMetadata:
-    return m._replace(initializing=_minus(m.initializing, topics), initialized=_minus(m.initialized, topics))
+    return m._replace(initializing=minus(m.initializing, topics), initialized=minus(m.initialized, topics))
 
 
 def without_topics(m: PartitionMetadata, topic_ids) -> PartitionMetadata:

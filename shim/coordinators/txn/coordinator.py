@@ -10,6 +10,7 @@ One coordinator, coordinator epoch 0.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from typing import Callable
 
 from kafka_codecs.batch import parse_header
@@ -22,7 +23,7 @@ from ..partitioning import CURRENT, LEGACY, partition_for, replay_phase
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
 from .state import (
-    END_TXN_V2, EPOCH_EXHAUSTED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
+    END_TXN_V2, EPOCH_EXHAUSTED, EXPIRATION_ALLOWED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
     end_txn_v2_epoch_valid, end_txn_v2_retry,
 )
 from .txn_log import UnreadableRecord, decode_key, decode_value, encode_key, encode_value
@@ -37,6 +38,23 @@ S = TxnState
 
 def _no_probe(name: str) -> None:
     pass
+
+
+def _no_replica_check(topic: str, partition: int, min_isr: int) -> None:
+    pass
+
+
+def append_error(code: ErrorCode) -> ErrorCode:
+    """What a failed write of ``__transaction_state`` answers the client (Kafka:
+    TransactionStateManager.appendTransactionToLog's mapping of the append's error)."""
+    if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
+                ErrorCode.not_enough_replicas_after_append, ErrorCode.request_timed_out):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
+        return ErrorCode.not_coordinator
+    if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
+        return ErrorCode.unknown_server_error
+    return code
 
 
 def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
@@ -68,7 +86,8 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
 class TransactionCoordinator:
     def __init__(self, logs: LogManager, producer_ids: ProducerIdManager, *, num_partitions: int,
                  offsets_partitions: int, max_timeout_ms: int, abort_check_interval_ms: int,
-                 transaction_version: int = 0) -> None:
+                 transaction_version: int = 0, id_expiration_ms: int = 7 * 24 * 3600 * 1000,
+                 id_expiration_check_interval_ms: int = 3_600_000) -> None:
         self.logs = logs
         self.finalized_transaction_version(transaction_version)
         self.producer_ids = producer_ids
@@ -76,14 +95,22 @@ class TransactionCoordinator:
         self.offsets_partitions = offsets_partitions
         self.max_timeout_ms = max_timeout_ms
         self.abort_check_interval_ms = abort_check_interval_ms
+        self.id_expiration_ms = id_expiration_ms  # transactional.id.expiration.ms
+        self.id_expiration_check_interval_ms = id_expiration_check_interval_ms
         self.txns: dict[str, TxnMetadata] = {}
         self.marker_listeners: list[MarkerListener] = []
         self._next_check = 0
+        self._next_expiration = id_expiration_check_interval_ms  # from load(): one interval after the start
         # Kafka writes the markers after EndTxn is answered (TransactionMarkerChannelManager); holding
         # them keeps a prepared transaction open until released (shim.control: hold_markers).
         self.markers_held = False
         self.held: dict[str, bool] = {}  # transactional id -> commit, prepared with markers held
         self.probe: Callable[[str], None] = _no_probe  # named crash points (shim.control)
+        # (topic, partition, min.insync.replicas) -> None, or NOT_ENOUGH_REPLICAS: the simulated
+        # cluster's ISR of the coordinator's partition (shim.cluster.Cluster.check_min_isr)
+        self.check_min_isr: Callable[[str, int, int], None] = _no_replica_check
+        # transactional id -> commit: markers written, the Complete state's write failed; retried by tick
+        self.incomplete: dict[str, bool] = {}
 
     def finalized_transaction_version(self, transaction_version: int) -> None:
         """The cluster's finalized transaction.version, at start and when UpdateFeatures changes it.
@@ -97,8 +124,16 @@ class TransactionCoordinator:
     # -- persistence ------------------------------------------------------------------------
 
     def _persist(self, m: TxnMetadata) -> None:
+        """Append ``m`` as an acks=all write (Kafka: TransactionLog.EnforcedRequiredAcks), refused
+        while the partition's ISR is below its min.insync.replicas; KafkaError with the code the
+        client is answered."""
         self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
-        plog = self.logs.get(TXN_TOPIC, partition_for(m.transactional_id, self.num_partitions))
+        partition = partition_for(m.transactional_id, self.num_partitions)
+        plog = self.logs.get(TXN_TOPIC, partition)
+        try:
+            self.check_min_isr(TXN_TOPIC, partition, plog.config.min_insync_replicas)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
         value = encode_value(m, self.log_value_version)
         batch = encode_batch([(encode_key(m.transactional_id), value, (), max(m.last_update_ms, 0))])
         plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR)
@@ -113,6 +148,7 @@ class TransactionCoordinator:
     def load(self, now_ms: int) -> None:
         """Replay ``__transaction_state``, then finish what was being prepared when the broker stopped."""
         self.txns = read_transactions(self.logs)
+        self._next_expiration = now_ms + self.id_expiration_check_interval_ms  # enableTransactionalIdExpiration
         for m in list(self.txns.values()):
             if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 log.info("completing %s of %s after restart", m.state.kafka_name, m.transactional_id)
@@ -288,27 +324,56 @@ class TransactionCoordinator:
         write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
                       commit, sorted(m.partitions), now_ms)
         self.probe("txn.markers_written")
+        self._write_complete(m, commit, now_ms)
+
+    def _write_complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+        """CompleteCommit/CompleteAbort after the markers. A write refused (the ISR below
+        min.insync.replicas) leaves the transaction prepared and is retried by :meth:`tick`, as
+        Kafka's marker channel retries it (appendTransactionToLog's retryOnError)."""
         nxt = m.copy()
         if m.client_transaction_version >= 2 and m.next_producer_id != NO_PRODUCER_ID:
             nxt.last_producer_id, nxt.producer_id, nxt.producer_epoch = m.producer_id, m.next_producer_id, 0
         nxt.next_producer_id = NO_PRODUCER_ID
+        nxt.failed_epoch_fence = False  # Kafka: prepareComplete
         nxt.transition(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
-        self._persist(nxt)
+        try:
+            self._persist(nxt)
+        except KafkaError as e:
+            log.info("%s of %s not written (%s); retrying", nxt.state.kafka_name, m.transactional_id, e.code.name)
+            self.incomplete[m.transactional_id] = commit
+            return
+        self.incomplete.pop(m.transactional_id, None)
         self.txns[m.transactional_id] = nxt
+
+    def _retry_incomplete(self, now_ms: int) -> None:
+        for txn_id, commit in list(self.incomplete.items()):
+            m = self.txns.get(txn_id)
+            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._write_complete(m, commit, now_ms)
+            else:
+                del self.incomplete[txn_id]
 
     def _fence_and_abort(self, m: TxnMetadata, now_ms: int) -> None:
         """Bump the epoch (fencing the producer), then abort with the bumped epoch (Kafka:
         prepareFenceProducerEpoch + endTransaction(ABORT, isFromClient=false))."""
         fenced = m.copy()
         fenced.transition(S.PREPARE_EPOCH_FENCE, now_ms)  # transient, never persisted (as in Kafka)
-        fenced.producer_epoch = m.producer_epoch + 1
+        # Kafka: prepareFenceProducerEpoch does not bump again after a fence whose write failed
+        fenced.producer_epoch = m.producer_epoch if m.failed_epoch_fence else m.producer_epoch + 1
         fenced.last_producer_epoch = NO_EPOCH
         if self.transaction_version >= 2:
             # Kafka 4.x: the coordinator's own aborts use the finalized version ("not from client, use
             # server TV"): prepareAbortOrCommit's bump keeps the epoch it bumped from, so the producer
             # can bump from it again (InitProducerId) instead of being fenced for good.
             fenced.last_producer_epoch, fenced.client_transaction_version = m.producer_epoch, 2
-        self._move(fenced, S.PREPARE_ABORT, now_ms)
+        try:
+            self._move(fenced, S.PREPARE_ABORT, now_ms)
+        except KafkaError:
+            # Kafka: endTransaction keeps a failed fence's epoch in memory (hasFailedEpochFence), never
+            # returned to a client: the fenced producer stays fenced, the transaction stays Ongoing
+            m.producer_epoch, m.last_producer_epoch = fenced.producer_epoch, fenced.last_producer_epoch
+            m.failed_epoch_fence = True
+            raise
         self._complete(self.txns[m.transactional_id], False, now_ms)
 
     # -- the control plane's levers ----------------------------------------------------------
@@ -345,20 +410,74 @@ class TransactionCoordinator:
         ``advanced_ms`` (the clock advanced by the control plane); returns their ids."""
         expired = [m for m in self.txns.values()
                    if m.state is S.ONGOING and m.txn_start_ms + m.timeout_ms < now_ms + advanced_ms]
+        aborted = []
         for m in expired:
             log.info("aborting transaction %s: open for more than %d ms", m.transactional_id, m.timeout_ms)
-            self._fence_and_abort(m, now_ms)
-        return [m.transactional_id for m in expired]
+            try:
+                self._fence_and_abort(m, now_ms)
+            except KafkaError as e:  # Kafka: abortTimedOutTransactions logs it; the next check tries again
+                log.info("aborting %s failed: %s", m.transactional_id, e.code.name)
+                continue
+            aborted.append(m.transactional_id)
+        return aborted
 
     def tick(self, now_ms: int) -> int:
         if now_ms >= self._next_check:
+            self._retry_incomplete(now_ms)
             self.abort_timed_out(now_ms)
             self._next_check = now_ms + self.abort_check_interval_ms
-        return self._next_check
+        if now_ms >= self._next_expiration:
+            self.remove_expired_transactional_ids(now_ms)
+            self._next_expiration = now_ms + self.id_expiration_check_interval_ms
+        return self.next_deadline()
 
     def next_deadline(self) -> int:
-        """When :meth:`tick` next has work: transactions are checked at an interval, as in Kafka."""
-        return self._next_check
+        """When :meth:`tick` next has work: transactions are checked at intervals, as in Kafka."""
+        return min(self._next_check, self._next_expiration)
+
+    # -- transactional id expiration ---------------------------------------------------------
+
+    def advance_expiration(self, now_ms: int, advanced_ms: int) -> list[str]:
+        """What the expiration checks due within ``advanced_ms`` would expire, expired now, judged at
+        the last check time up to ``now_ms + advanced_ms`` (shim.control's advance_clock)."""
+        later = now_ms + advanced_ms
+        if self._next_expiration > later:
+            return []
+        interval = self.id_expiration_check_interval_ms
+        last = self._next_expiration + (later - self._next_expiration) // interval * interval
+        return self.remove_expired_transactional_ids(now_ms, max(last, now_ms))
+
+    def remove_expired_transactional_ids(self, now_ms: int, as_of_ms: int | None = None) -> list[str]:
+        """Kafka: TransactionStateManager.removeExpiredTransactionalIds. An id in Empty, CompleteCommit
+        or CompleteAbort whose state last changed transactional.id.expiration.ms ago or more moves to
+        Dead: its tombstone is written to its ``__transaction_state`` partition (the ids of one partition
+        in as few batches as max.message.bytes allows), then it is forgotten, so a restart does not bring
+        it back. Its producer id then gets INVALID_PRODUCER_ID_MAPPING; InitProducerId starts it afresh.
+        ``as_of_ms``: the time the ages are judged at (default ``now_ms``, when the tombstones are written)."""
+        as_of = now_ms if as_of_ms is None else as_of_ms
+        by_partition: dict[int, list[str]] = defaultdict(list)
+        for m in list(self.txns.values()):
+            if (m.state in EXPIRATION_ALLOWED and m.transactional_id not in self.held
+                    and m.last_update_ms <= as_of - self.id_expiration_ms):
+                m.copy().transition(S.DEAD, now_ms)  # the table's check (Kafka: prepareDead)
+                by_partition[partition_for(m.transactional_id, self.num_partitions)].append(m.transactional_id)
+        expired = []
+        for partition, ids in sorted(by_partition.items()):
+            plog = self.logs.get(TXN_TOPIC, partition)
+            try:
+                self.check_min_isr(TXN_TOPIC, partition, plog.config.min_insync_replicas)
+            except KafkaError as e:  # Kafka: the ids stay, and the next check tries again
+                log.info("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
+                continue
+            for chunk in _tombstone_chunks(ids, plog.config.max_message_bytes):
+                batch = encode_batch([(encode_key(t), None, (), now_ms) for t in chunk])
+                plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR)
+                for t in chunk:
+                    del self.txns[t]
+                expired += chunk
+        for t in expired:
+            log.info("transactional id %s expired: unchanged for %d ms or more", t, self.id_expiration_ms)
+        return expired
 
     # -- produce-time verification (KIP-890 part 1, done synchronously) ---------------------
 
@@ -386,3 +505,22 @@ class TransactionCoordinator:
         code = self.verify_partitions(txn_id, producer_id, producer_epoch, {(topic, partition)})[(topic, partition)]
         if code != ErrorCode.none:
             raise KafkaError(code, f"{topic}-{partition} was not added to the transaction of {txn_id!r}")
+
+
+_RECORD_OVERHEAD = 26  # at most, beside the key: a record's varints, attributes and empty headers
+_BATCH_OVERHEAD = 61
+
+
+def _tombstone_chunks(ids: list[str], max_batch_bytes: int) -> list[list[str]]:
+    """``ids`` in runs whose tombstones fit one batch of ``max_batch_bytes`` (Kafka: a full
+    MemoryRecordsBuilder is appended and a new one started)."""
+    chunks: list[list[str]] = [[]]
+    size = _BATCH_OVERHEAD
+    for t in ids:
+        need = _RECORD_OVERHEAD + len(encode_key(t))
+        if chunks[-1] and size + need > max_batch_bytes:
+            chunks.append([])
+            size = _BATCH_OVERHEAD
+        chunks[-1].append(t)
+        size += need
+    return chunks

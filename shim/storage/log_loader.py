@@ -1,0 +1,98 @@
+"""A partition's segments opened at start, and recovered after an unclean stop (Kafka: LogLoader).
+
+Kafka's LogLoader.recoverLog recovers every segment from the one holding the recovery point to the
+log end (``segments.values(recoveryPoint, Long.MAX_VALUE)``): each is read whole, every batch's
+CRC checked, its indexes rebuilt; the first segment found corrupt or torn is truncated at its first
+invalid batch and every later segment deleted, so the log ends there. kafka-shim does the same,
+with its finer recovery point (shim.storage.recovery_point): in the segment holding the point only
+the bytes after its position are checked, and sealed segments before it are not read at all. A
+partition without a recovery point (none checkpointed yet, or the file unreadable) is recovered
+from its first segment, as Kafka's recovery point 0 means. Producer state is then rebuilt by the
+caller from the latest snapshot at or below the new log end (PartitionLog._rebuild_producer_state;
+Kafka: UnifiedLog.rebuildProducerState), snapshots past it removed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from typing import TYPE_CHECKING
+
+from . import fs, recovery_point
+from .segment import INDEX_ENTRY_SIZE, TIME_ENTRY_SIZE, LogSegment
+from .segment import file_name as segment_file_name
+
+if TYPE_CHECKING:
+    from .partition_log import PartitionLog
+
+log = logging.getLogger(__name__)
+
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
+
+
+def first_to_recover(bases: list[int], checkpoint: recovery_point.Point | None) -> int:
+    """The index in ``bases`` of the first segment to recover: the one holding the recovery point
+    (the segment of its base, else the last one starting before it: a segment the cleaner merged it
+    into), every later one after it; all of them without a recovery point."""
+    if checkpoint is None:
+        return 0
+    return max(bisect.bisect_right(bases, checkpoint[0]) - 1, 0)
+
+
+def load_segments(plog: PartitionLog, bases: list[int], names: list[str], clean: bool,
+                  checkpoint: recovery_point.Point | None) -> None:
+    """Open the segments at ``bases`` into ``plog.segments``; after an unclean stop recover those
+    from the recovery point on, counting in ``plog.recovery_scanned``/``recovery_segments`` the
+    bytes CRC-checked and the segments read."""
+    first = len(bases) if clean or plog.read_only else first_to_recover(bases, checkpoint)
+    max_batch = max(plog.config.max_message_bytes, 1 << 24)
+    for i, base in enumerate(bases):
+        seg = LogSegment(plog.directory, base, plog.config.index_interval_bytes, plog.read_only,
+                         max_size=plog.config.segment_bytes)
+        recover = i >= first
+        # the recovery point read at start, as (position, offset), when it lies in this segment
+        trusted = (checkpoint[2], checkpoint[1]) if recover and checkpoint and checkpoint[0] == base else None
+        last = i == len(bases) - 1
+        cut = seg.load(recover, max_batch, trusted, truncate=last)
+        plog.segments.append(seg)
+        if recover:
+            plog.recovery_scanned += seg.scanned
+            plog.recovery_segments += 1
+        if cut and not last:
+            _drop_after_corruption(plog, seg, bases[i + 1:])
+            return
+        if not last:
+            seg.next_offset = bases[i + 1]
+            if not plog.read_only and (recover or seg.log_path.with_suffix(".index").name not in names):
+                _keep_index_files(seg)  # rebuilt by the scan: keep it for the next start
+
+
+def _keep_index_files(seg: LogSegment) -> None:
+    """Write a sealed segment's index files unless they already hold its index (missing, torn or
+    from before a recovery that rebuilt it)."""
+    index, time_index = seg.log_path.with_suffix(".index"), seg.log_path.with_suffix(".timeindex")
+    entries, time_entries = seg.index_entries()
+    try:
+        if (index.stat().st_size == entries * INDEX_ENTRY_SIZE
+                and time_index.stat().st_size == time_entries * TIME_ENTRY_SIZE):
+            return
+    except FileNotFoundError:
+        pass
+    seg.write_index_files()
+
+
+def _drop_after_corruption(plog: PartitionLog, seg: LogSegment, later: list[int]) -> None:
+    """A sealed segment was cut at its first invalid batch: it becomes the active segment and every
+    later one is deleted (Kafka: LogLoader.recoverLog's removeAndDeleteSegmentsAsync of the
+    remaining unflushed segments); snapshots past the new log end go with the producer state's
+    rebuild. The later segments go first, newest first, and only then is the segment cut: a crash
+    in between finds the invalid batch again at the next start, with no hole in the offsets."""
+    log.warning("%s: corruption found in segment %d at position %d, truncating the log to offset %d and "
+                "deleting segments %s", plog.directory, seg.base_offset, seg.size, seg.next_offset,
+                ", ".join(map(str, later)))
+    for base in reversed(later):
+        for suffix in SEGMENT_SUFFIXES:
+            fs.disk.unlink(plog.directory / segment_file_name(base, suffix))
+    fs.disk.fsync_dir(plog.directory)
+    seg.truncate_to_position(seg.size)
+    seg.write_index_files(sync_dir=False)  # the cut segment's files held entries past its new end
