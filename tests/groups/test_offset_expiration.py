@@ -11,6 +11,7 @@ from shim.coordinators.group import GroupState, OffsetAndMetadata
 from shim.coordinators.group.consumer_coordinator import HeartbeatRequest
 from shim.control.ops import call as control
 from shim.node import now_ms
+from shim.errors import KafkaError
 from shim.protocol.messages import make, request_module
 
 S = GroupState
@@ -206,3 +207,16 @@ async def test_advance_clock_expires_offsets_and_deletes_groups(node, gc):
     assert (got["expired_offsets"], got["deleted_groups"]) == ([], [])
     got = await control(node.control, "advance_clock", {"ms": RETENTION + INTERVAL, "clock": "groups"})
     assert (got["expired_offsets"], got["deleted_groups"]) == ([f"solo/{TOPIC}/0"], ["solo"])
+
+
+def test_a_cleanup_whose_tombstones_cannot_be_written_changes_nothing_and_the_next_one_does(gc, monkeypatch):
+    commit(gc, "solo", [(0, 5)], T0)
+    write = gc.store.write_tombstones
+
+    def unwritable(*args, **kwargs):
+        raise KafkaError(E.not_leader_or_follower)
+    monkeypatch.setattr(gc.store, "write_tombstones", unwritable)
+    assert gc.expiration.cleanup(T0 + RETENTION) == ([], [])
+    assert fetched(gc, "solo", [TP0]) == {TP0: 5}
+    monkeypatch.setattr(gc.store, "write_tombstones", write)
+    assert gc.expiration.cleanup(T0 + RETENTION).deleted_groups == ["solo"]

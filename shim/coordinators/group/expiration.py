@@ -163,13 +163,13 @@ class OffsetExpiration:
         try:
             self.gc.store.write_tombstones(group.group_id, expired, False, now_ms)
             group.remove_offsets(expired)
+            _report(result, group.group_id, expired, False)
             if delete:  # Kafka: maybeDeleteGroup -- the consumer group's own tombstones
                 self.gc.consumer.delete(group, now_ms)
                 self._forget(group.group_id)
+                _report(result, group.group_id, [], True)
         except KafkaError as e:
             log.warning("could not expire the offsets of group %s: %s", group.group_id, e)
-            return
-        _report(result, group.group_id, expired, delete)
 
     def _forget(self, group_id: str) -> None:
         for pid in list(self.gc.producer_groups):
