@@ -183,11 +183,11 @@ class Node:
 
     def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
         """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;
-        Kafka 4.0 drops an instance with its connection and stopped throttling the lookup that
+        Kafka 4.0 drops an instance with its connection, 4.1 stopped throttling the lookup that
         follows a refused push (shim.client_metrics)."""
         max_bytes = int({**self.broker_configs.merged(), **config.extra}.get("telemetry.max.bytes", 1 << 20))
-        since_4_0 = config.kafka_version >= "4.0"
-        return ClientMetricsManager(max_bytes, drop_on_disconnect=since_4_0, forgiving_get=since_4_0)
+        return ClientMetricsManager(max_bytes, drop_on_disconnect=config.kafka_version >= "4.0",
+                                    forgiving_get=config.kafka_version >= "4.1")
 
     def _init_quotas(self, config: BrokerConfig) -> None:
         """Client quotas and the byte-rate windows that enforce them on produce and fetch."""
