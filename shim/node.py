@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
+from .client_metrics import ClientMetricsManager
 from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
@@ -63,6 +64,7 @@ class Node:
         self.txn.probe = self.control.probe
         self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
+        self.client_metrics = self._client_metrics(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
         """The data and metadata directories, the broker configs over them, and the logs they govern."""
@@ -150,6 +152,8 @@ class Node:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None
@@ -177,6 +181,14 @@ class Node:
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
         self.groups.share_records = []
+
+    def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
+        """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;
+        Kafka 4.0 drops an instance with its connection and stopped throttling the lookup that
+        follows a refused push (shim.client_metrics)."""
+        max_bytes = int({**self.broker_configs.merged(), **config.extra}.get("telemetry.max.bytes", 1 << 20))
+        since_4_0 = config.kafka_version >= "4.0"
+        return ClientMetricsManager(max_bytes, drop_on_disconnect=since_4_0, forgiving_get=since_4_0)
 
     def _init_quotas(self, config: BrokerConfig) -> None:
         """Client quotas and the byte-rate windows that enforce them on produce and fetch."""

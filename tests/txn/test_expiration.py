@@ -120,7 +120,7 @@ async def test_an_expired_id_stays_gone_after_restart_and_starts_afresh(nodes):
     pid, _ = committed(node, "gone", T0)
     committed(node, "kept", T0 + WEEK)
     node.txn.remove_expired_transactional_ids(T0 + WEEK)
-    nodes.close(node)
+    nodes.crash(node)  # as kill -9: the tombstone is in the log, nothing else was written
     node = nodes()
     assert "gone" not in node.txn.txns and "kept" in node.txn.txns
     new_pid, epoch = node.txn.init_producer_id("gone", 60_000, -1, -1, T0 + WEEK)

@@ -437,16 +437,28 @@ class TransactionCoordinator:
 
     # -- transactional id expiration ---------------------------------------------------------
 
-    def remove_expired_transactional_ids(self, now_ms: int) -> list[str]:
+    def advance_expiration(self, now_ms: int, advanced_ms: int) -> list[str]:
+        """What the expiration checks due within ``advanced_ms`` would expire, expired now, judged at
+        the last check time up to ``now_ms + advanced_ms`` (shim.control's advance_clock)."""
+        later = now_ms + advanced_ms
+        if self._next_expiration > later:
+            return []
+        interval = self.id_expiration_check_interval_ms
+        last = self._next_expiration + (later - self._next_expiration) // interval * interval
+        return self.remove_expired_transactional_ids(now_ms, max(last, now_ms))
+
+    def remove_expired_transactional_ids(self, now_ms: int, as_of_ms: int | None = None) -> list[str]:
         """Kafka: TransactionStateManager.removeExpiredTransactionalIds. An id in Empty, CompleteCommit
         or CompleteAbort whose state last changed transactional.id.expiration.ms ago or more moves to
         Dead: its tombstone is written to its ``__transaction_state`` partition (the ids of one partition
         in as few batches as max.message.bytes allows), then it is forgotten, so a restart does not bring
-        it back. Its producer id then gets INVALID_PRODUCER_ID_MAPPING; InitProducerId starts it afresh."""
+        it back. Its producer id then gets INVALID_PRODUCER_ID_MAPPING; InitProducerId starts it afresh.
+        ``as_of_ms``: the time the ages are judged at (default ``now_ms``, when the tombstones are written)."""
+        as_of = now_ms if as_of_ms is None else as_of_ms
         by_partition: dict[int, list[str]] = defaultdict(list)
         for m in list(self.txns.values()):
             if (m.state in EXPIRATION_ALLOWED and m.transactional_id not in self.held
-                    and m.last_update_ms <= now_ms - self.id_expiration_ms):
+                    and m.last_update_ms <= as_of - self.id_expiration_ms):
                 m.copy().transition(S.DEAD, now_ms)  # the table's check (Kafka: prepareDead)
                 by_partition[partition_for(m.transactional_id, self.num_partitions)].append(m.transactional_id)
         expired = []
