@@ -52,7 +52,6 @@ class Node:
         self._init_cluster(config, meta_dir)
         self._init_security(config)
         self._next_retention = 0
-        self._next_producer_expiration = 0  # set once the logs are open (_open_logs)
         self._last_checkpoint = now_ms()  # of the partitions' recovery points: see _checkpoint_due
         self._checkpoint_interval = int(config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))  # read-only
         self.release = RELEASES[config.kafka_version]
