@@ -6,7 +6,7 @@ import socket
 import time
 
 from .client_metrics import ClientMetricsManager
-from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks
+from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -110,7 +110,8 @@ class Node:
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
             share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
-            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
+            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed,
+            internal_replication_factors=self._internal_replication_factors())
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
         self.logs.on_topic_deleted = self._topic_deleted
@@ -255,12 +256,18 @@ class Node:
                                                                        "104857600"))),
         }
 
+    def _internal_replication_factors(self) -> dict[str, int]:
+        props = self.broker_configs.merged()
+        return {topic: internal_replication_factor(props.get(name), self.config.brokers)
+                for topic, name in (("__consumer_offsets", "offsets.topic.replication.factor"),
+                                    ("__transaction_state", "transaction.state.log.replication.factor"))}
+
     def _transaction_log_min_isr(self, props: dict[str, str]) -> str:
         """``transaction.state.log.min.isr`` as set; unset, Kafka's default (2) lowered to the
-        replicas the topic has (min(3, brokers): shim.cluster), as its replication factor is."""
+        replicas the topic has, as its replication factor is (shim.cluster.internal_replication_factor)."""
         if "transaction.state.log.min.isr" in props:
             return props["transaction.state.log.min.isr"]
-        return str(min(2, self.config.brokers))
+        return str(min(2, self._internal_replication_factors()["__transaction_state"]))
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
