@@ -153,6 +153,11 @@ SCENARIOS: list[Scenario] = [
              "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch. A "
              "restart with another broker.rack moves the group epoch once (KIP-1101).",
              ("confluent-kafka", "java")),
+    Scenario("telemetry", "client telemetry (KIP-714) against a broker without a telemetry receiver",
+             "With enable.metrics.push on (the default of librdkafka 2.5+ and kafka-clients 3.7+), a producer, a "
+             "consumer and an Admin work as usual and never send GetTelemetrySubscriptions or PushTelemetry, "
+             "which the broker does not advertise; ApiVersions lists neither.",
+             ("confluent-kafka", "java")),
     Scenario("share.acknowledgements", "explicit share acknowledgements: accept, release, reject, delivery limit",
              "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
              "released record comes back with its delivery count one higher, a rejected or accepted one never "

@@ -423,14 +423,16 @@ def test_bump_transactional_epoch(tmp_path, java_drivers, request):
 @pytest.mark.compat(scenario="txn.failure_to_fence_epoch")
 def test_failure_to_fence_epoch(tmp_path, java_drivers, request):
     """TransactionsTest.testFailureToFenceEpoch, with its broker settings (three __transaction_state
-    partitions, transaction.state.log.min.isr=2): two brokers down leave the coordinator's partition
-    under its min ISR; the InitProducerIds refused meanwhile bump no epoch."""
+    partitions of two replicas, transaction.state.log.min.isr=2): two brokers down leave the
+    coordinator's partition under its min ISR, or without a leader; the InitProducerIds refused
+    meanwhile bump no epoch."""
     from compat.targets import shim_version
 
     release = shim_version(request.config)
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
                            transaction_state_num_partitions=3, transaction_abort_check_interval_ms=200,
-                           group_initial_rebalance_delay_ms=0, extra={"transaction.state.log.min.isr": "2"},
+                           group_initial_rebalance_delay_ms=0, extra={"transaction.state.log.min.isr": "2",
+                                                                   "transaction.state.log.replication.factor": "2"},
                            **({"kafka_version": release} if release else {})) as broker:
         out = java_drivers.run("ReferenceDriver", ["txn.failure_to_fence_epoch"], broker.bootstrap_servers,
                                timeout=300, prefix="fencefail", parallel=1, timeout_s=120,
