@@ -352,6 +352,8 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
+        if name != OFFSETS_TOPIC:  # every group's offsets of it go (Kafka: GroupCoordinator.onPartitionsDeleted)
+            self.groups.expiration.on_topic_deleted(name, now_ms())
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 
