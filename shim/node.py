@@ -6,7 +6,7 @@ import socket
 import time
 
 from .client_metrics import ClientMetricsManager
-from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks
+from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -52,7 +52,6 @@ class Node:
         self._init_cluster(config, meta_dir)
         self._init_security(config)
         self._next_retention = 0
-        self._next_producer_expiration = 0  # set once the logs are open (_open_logs)
         self._last_checkpoint = now_ms()  # of the partitions' recovery points: see _checkpoint_due
         self._checkpoint_interval = int(config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))  # read-only
         self.release = RELEASES[config.kafka_version]
@@ -111,7 +110,8 @@ class Node:
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
             share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
-            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
+            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed,
+            internal_replication_factors=self._internal_replication_factors())
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
         self.logs.on_topic_deleted = self._topic_deleted
@@ -184,11 +184,11 @@ class Node:
 
     def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
         """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;
-        Kafka 4.0 drops an instance with its connection and stopped throttling the lookup that
+        Kafka 4.0 drops an instance with its connection, 4.1 stopped throttling the lookup that
         follows a refused push (shim.client_metrics)."""
         max_bytes = int({**self.broker_configs.merged(), **config.extra}.get("telemetry.max.bytes", 1 << 20))
-        since_4_0 = config.kafka_version >= "4.0"
-        return ClientMetricsManager(max_bytes, drop_on_disconnect=since_4_0, forgiving_get=since_4_0)
+        return ClientMetricsManager(max_bytes, drop_on_disconnect=config.kafka_version >= "4.0",
+                                    forgiving_get=config.kafka_version >= "4.1")
 
     def _init_quotas(self, config: BrokerConfig) -> None:
         """Client quotas and the byte-rate windows that enforce them on produce and fetch."""
@@ -256,12 +256,18 @@ class Node:
                                                                        "104857600"))),
         }
 
+    def _internal_replication_factors(self) -> dict[str, int]:
+        props = self.broker_configs.merged()
+        return {topic: internal_replication_factor(props.get(name), self.config.brokers)
+                for topic, name in (("__consumer_offsets", "offsets.topic.replication.factor"),
+                                    ("__transaction_state", "transaction.state.log.replication.factor"))}
+
     def _transaction_log_min_isr(self, props: dict[str, str]) -> str:
         """``transaction.state.log.min.isr`` as set; unset, Kafka's default (2) lowered to the
-        replicas the topic has (min(3, brokers): shim.cluster), as its replication factor is."""
+        replicas the topic has, as its replication factor is (shim.cluster.internal_replication_factor)."""
         if "transaction.state.log.min.isr" in props:
             return props["transaction.state.log.min.isr"]
-        return str(min(2, self.config.brokers))
+        return str(min(2, self._internal_replication_factors()["__transaction_state"]))
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
@@ -346,6 +352,8 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
+        if name != OFFSETS_TOPIC:  # every group's offsets of it go (Kafka: GroupCoordinator.onPartitionsDeleted)
+            self.groups.expiration.on_topic_deleted(name, now_ms())
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 

@@ -160,6 +160,17 @@ async def test_an_idle_producer_expires_and_is_taken_at_any_sequence(nodes):
     assert (await active_producers(node))[900].last_sequence == 7
 
 
+async def test_the_first_producer_check_is_one_interval_after_the_start(nodes):
+    node = nodes(producer_id_expiration_ms=1, producer_id_expiration_check_interval_ms=60_000)
+    node.logs.create_topic(TOPIC, 2)
+    append(node, Producer(900, 0))
+    start = wall_ms()
+    node.tick(start + 1_000)  # Kafka: PeriodicProducerExpirationCheck's first run waits one interval
+    assert set(await active_producers(node)) == {900}
+    node.tick(start + 60_000)
+    assert await active_producers(node) == {}
+
+
 async def test_a_producer_with_an_open_transaction_never_expires(txn_node):
     node = txn_node
     pid, epoch = node.txn.init_producer_id("x", 60_000, -1, -1, wall_ms())

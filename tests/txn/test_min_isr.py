@@ -147,3 +147,15 @@ def test_expired_ids_stay_while_their_partition_is_under_min_isr(nodes):
     assert txn.txns[TXN].producer_id == pid
     restore(node)
     assert txn.remove_expired_transactional_ids(T0 + 10_000) == [TXN]
+
+
+def test_the_internal_topics_take_their_replication_factors(nodes):
+    """transaction.state.log.replication.factor and offsets.topic.replication.factor, capped at the
+    brokers; the unset min ISR follows the transaction topic's replicas down (2 replicas: 2)."""
+    node = nodes(brokers=3, extra={"transaction.state.log.replication.factor": "2",
+                                   "offsets.topic.replication.factor": "5"})
+    node.logs.ensure_topic(TXN_TOPIC, 3)
+    node.logs.ensure_topic("__consumer_offsets", 3)
+    assert {len(node.cluster.state(TXN_TOPIC, p).replicas) for p in range(3)} == {2}
+    assert {len(node.cluster.state("__consumer_offsets", p).replicas) for p in range(3)} == {3}
+    assert txn_min_isr(node) == "2"

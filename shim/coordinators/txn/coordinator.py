@@ -461,7 +461,9 @@ class TransactionCoordinator:
                     and m.last_update_ms <= as_of - self.id_expiration_ms):
                 m.copy().transition(S.DEAD, now_ms)  # the table's check (Kafka: prepareDead)
                 by_partition[partition_for(m.transactional_id, self.num_partitions)].append(m.transactional_id)
-        expired = []
+        expired: list[str] = []
+        if by_partition:
+            self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
         for partition, ids in sorted(by_partition.items()):
             plog = self.logs.get(TXN_TOPIC, partition)
             try:
