@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-$(STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c
+$(STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c codecs/kafka_codecs/_produce.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .
@@ -56,7 +56,7 @@ kcat:
 # e.g. make bench BENCH_ARGS=--smoke
 BENCH_STAMP := $(VENV)/.installed-bench
 
-$(BENCH_STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c
+$(BENCH_STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c codecs/kafka_codecs/_produce.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet -e '.[bench,java]'
 	touch $(BENCH_STAMP)

@@ -82,7 +82,7 @@ class KafkaPythonMember:
             topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
             auto_offset_reset="earliest", partition_assignment_strategy=[assignor],
             isolation_level="read_committed" if read_committed else "read_uncommitted",
-            **FAST_GROUP, **extra)
+            **{**FAST_GROUP, **extra})
         # kafka-python 3.0 can lose an assignment for good when its first JoinGroup goes out before it
         # knows the topic's partitions: it joins with nothing to assign, joins again once the metadata
         # arrives, and when that second join outlasts the poll() that started it, no later poll() takes
@@ -150,7 +150,7 @@ class AiokafkaMember:
             c = AIOKafkaConsumer(
                 topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                 auto_offset_reset="earliest", partition_assignment_strategy=(assignor,),
-                isolation_level="read_committed" if read_committed else "read_uncommitted", **FAST_GROUP, **extra)
+                isolation_level="read_committed" if read_committed else "read_uncommitted", **{**FAST_GROUP, **extra})
             await c.start()
             return c
 

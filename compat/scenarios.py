@@ -153,6 +153,11 @@ SCENARIOS: list[Scenario] = [
              "and keeps it across kill -9; share.auto.offset.reset=latest then applies at the first fetch. A "
              "restart with another broker.rack moves the group epoch once (KIP-1101).",
              ("confluent-kafka", "java")),
+    Scenario("telemetry", "client telemetry (KIP-714) against a broker without a telemetry receiver",
+             "With enable.metrics.push on (the default of librdkafka 2.5+ and kafka-clients 3.7+), a producer, a "
+             "consumer and an Admin work as usual and never send GetTelemetrySubscriptions or PushTelemetry, "
+             "which the broker does not advertise; ApiVersions lists neither.",
+             ("confluent-kafka", "java")),
     Scenario("share.acknowledgements", "explicit share acknowledgements: accept, release, reject, delivery limit",
              "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
              "released record comes back with its delivery count one higher, a rejected or accepted one never "
@@ -514,11 +519,18 @@ SCENARIOS: list[Scenario] = [
              "transaction's batch for it times out (TimeoutException); once it is back the producer aborts, "
              "its epoch moves on (InitProducerId with its id and epoch, KIP-360, under transaction version 1) "
              "with the same producer id, and its next transaction over three topics commits.", ("java",)),
+    Scenario("txn.failure_to_fence_epoch", "a coordinator under its min ISR bumps no epoch",
+             "On a simulated three-broker kafka-shim with transaction.state.log.min.isr=2, two brokers go down: "
+             "the coordinator's writes are refused (COORDINATOR_NOT_AVAILABLE), a second producer's "
+             "initTransactions times out, and once the brokers are back a third producer of the same "
+             "transactional id gets the first one's epoch plus one.", ("java",)),
     Scenario("txn.id_expiration", "an expired transactional id (transactional.id.expiration.ms)",
              "TransactionsExpirationTest.testBumpTransactionalEpochAfterInvalidProducerIdMapping: after an aborted "
              "transaction the id expires (DescribeTransactions: TransactionalIdNotFoundException, ListTransactions "
-             "leaves it out); the producer's next send fails with InvalidPidMappingException, it aborts, gets a "
-             "new producer id, and its next transaction commits four records.", ("java", "confluent-kafka")),
+             "leaves it out); the producer's next send fails with InvalidPidMappingException; it aborts and gets a "
+             "new producer id (kafka-clients 4: the error is fatal, testFatalErrorAfterInvalidProducerIdMapping, "
+             "and a new instance takes the id over, under transaction version 1 and 2), and its next transaction "
+             "commits four records.", ("java", "confluent-kafka")),
     Scenario("txn.producer_id_expiration", "a transactional producer's id expires from the partition",
              "TransactionsExpirationTest.testTransactionAfterProducerIdExpires: DescribeProducers stops listing "
              "the producer after producer.id.expiration.ms while the transactional id lives on; a new producer "

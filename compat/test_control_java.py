@@ -87,3 +87,19 @@ def test_transaction_expires_when_the_clock_advances(java_drivers, broker):
 def test_consumer_group_survives_coordinator_errors(java_drivers, broker, error):
     o = run(java_drivers, broker, "ControlDriver", "control.group_coordinator_errors", error=error)
     assert (o["fired"], o["records"], o["committed"]) == (2, 20, 20)
+
+
+def test_offsets_expire_when_the_clock_advances(java_drivers, tmp_path):
+    """offsets.retention.minutes=1: the left group and the manual-assignment commits lose their
+    offsets and vanish, the Stable group keeps its (README.md, Consumer groups, Offset expiration)."""
+    with BrokerThread(data_dir=tmp_path / "expiry", listen="127.0.0.1:0", control_listen="127.0.0.1:0",
+                      group_initial_rebalance_delay_ms=0, offsets_retention_minutes=1,
+                      offsets_retention_check_interval_ms=1_000) as b:
+        o = run(java_drivers, b, "ControlDriver", "control.offsets_expire")
+    kept, gone, solo = (o["groups"][k] for k in ("kept", "gone", "solo"))
+    assert o["gone_state_before"] == "Empty" and {kept, gone, solo} <= set(o["listed_before"])
+    assert '"expired_members": []' in o["advanced"] and f'"{gone}"' in o["advanced"] and f'"{solo}"' in o["advanced"]
+    assert (o["kept_offsets"], o["kept_state"], o["kept_committed"]) == ([3], "Stable", 3)
+    assert (o["gone_offsets"], o["gone_state"], o["gone_committed"]) == ([], "Dead", -1)
+    assert (o["solo_offsets"], o["solo_state"]) == ([], "Dead")
+    assert kept in o["listed_after"] and gone not in o["listed_after"] and solo not in o["listed_after"]

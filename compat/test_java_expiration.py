@@ -19,11 +19,12 @@ INTERVALS = {"transaction.remove.expired.transaction.cleanup.interval.ms": "200"
              "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"}
 
 
-def run(tmp_path, java_drivers, scenarios, prefix, **expirations):
+def run(tmp_path, java_drivers, scenarios, prefix, kafka_version="3.9", **expirations):
     """``scenarios`` through the ReferenceDriver against a broker with these expirations (ms)."""
     props = {**INTERVALS, **{k.replace("_", "."): str(v) for k, v in expirations.items()}}
     config = config_from_properties(props, shim.BrokerConfig(data_dir=tmp_path / prefix, listen="127.0.0.1:0",
-                                                                   group_initial_rebalance_delay_ms=0))
+                                                              group_initial_rebalance_delay_ms=0,
+                                                              kafka_version=kafka_version))
     with shim.BrokerThread(config) as broker:
         out = java_drivers.run("ReferenceDriver", scenarios, broker.bootstrap_servers, timeout=300, prefix=prefix,
                                parallel=len(scenarios), timeout_s=150)
@@ -38,24 +39,48 @@ def producer_ids_first(tmp_path_factory, java_drivers):
                transactional_id_expiration_ms=8000, producer_id_expiration_ms=2000)
 
 
-@pytest.mark.shim_only("starts a broker with short expirations")
-@pytest.mark.compat(scenario="txn.id_expiration")
-def test_bump_transactional_epoch_after_invalid_producer_id_mapping(producer_ids_first):
-    obs = producer_ids_first("txn.id_expiration")
+def check_invalid_mapping(obs, client4: bool):
+    """TransactionsExpirationTest: 3.9's testBumpTransactionalEpochAfterInvalidProducerIdMapping, 4.x's
+    testFatalErrorAfterInvalidProducerIdMapping (kafka-clients 4 treats the error as fatal)."""
     assert (obs["listed_before"], obs["listed_after"]) == (True, False)
     assert obs["send_error"] == E + "InvalidPidMappingException"
-    assert (obs["state_after"], obs["new_producer_id"], obs["epoch_after"]) == ("COMPLETE_COMMIT", True, 0)
+    assert (obs["abort_error"] is not None) is client4, obs["abort_error"]
+    assert (obs["state_after"], obs["new_producer_id"]) == ("COMPLETE_COMMIT", True)
     assert obs["read_committed"] == ["1/committed", "2/committed", "3/committed", "4/committed"]
+
+
+def check_producer_id_expired(obs, tv2: bool):
+    assert (obs["producers_during"], obs["transaction_kept"], obs["producers_after"]) == (1, True, 1)
+    # the transactional id outlives the producer id: the same producer id at a later epoch (version 2
+    # bumps it at every EndTxn as well: at least two, as Kafka 4.x's test has it)
+    assert obs["same_producer_id"] is True
+    assert obs["epoch_step"] >= 2 if tv2 else obs["epoch_step"] == 1, obs["epoch_step"]
+    assert obs["read_committed"] == ["3/committed", "4/committed"]
+
+
+@pytest.mark.shim_only("starts a broker with short expirations")
+@pytest.mark.compat(scenario="txn.id_expiration")
+def test_bump_transactional_epoch_after_invalid_producer_id_mapping(producer_ids_first, request):
+    from compat.plugin import java_client
+
+    check_invalid_mapping(producer_ids_first("txn.id_expiration"), java_client(request.config) == "4")
 
 
 @pytest.mark.shim_only("starts a broker with short expirations")
 @pytest.mark.compat(scenario="txn.producer_id_expiration")
 def test_transaction_after_producer_id_expires(producer_ids_first):
-    obs = producer_ids_first("txn.producer_id_expiration")
-    assert (obs["producers_during"], obs["transaction_kept"], obs["producers_after"]) == (1, True, 1)
-    # the transactional id outlives the producer id: same producer id, the next epoch
-    assert (obs["same_producer_id"], obs["epoch_step"]) == (True, 1)
-    assert obs["read_committed"] == ["3/committed", "4/committed"]
+    check_producer_id_expired(producer_ids_first("txn.producer_id_expiration"), False)
+
+
+@pytest.mark.shim_only("starts a broker emulating Kafka 4.0 with short expirations")
+@pytest.mark.compat(scenario="txn.id_expiration")
+def test_expiration_under_transaction_version_2(tmp_path, java4):
+    """TransactionsExpirationTest's WithTV2 cases: kafka-clients 4 on Kafka 4.0 emulation, where
+    Produce v12 adds the partition and the expired id's Produce itself is refused."""
+    observed = run(tmp_path, java4, ["txn.id_expiration", "txn.producer_id_expiration"], "tv2exp",
+                   kafka_version="4.0", transactional_id_expiration_ms=8000, producer_id_expiration_ms=2000)
+    check_invalid_mapping(observed("txn.id_expiration"), True)
+    check_producer_id_expired(observed("txn.producer_id_expiration"), True)
 
 
 @pytest.mark.shim_only("starts a broker with short expirations")
@@ -68,13 +93,16 @@ def test_producer_id_expiration_with_no_transactions(producer_ids_first):
 
 @pytest.mark.shim_only("starts a broker with short expirations")
 @pytest.mark.compat(scenario="txn.id_expiration_producer_id_remains")
-def test_transaction_after_transactional_id_expires_but_producer_id_remains(tmp_path, java_drivers):
+def test_transaction_after_transactional_id_expires_but_producer_id_remains(tmp_path, java_drivers, request):
     """ProducerIdExpirationTest's broker: transactional ids expire first."""
+    from compat.plugin import java_client
+
     obs = run(tmp_path, java_drivers, ["txn.id_expiration_producer_id_remains"], "tidfirst",
               transactional_id_expiration_ms=2000, producer_id_expiration_ms=120_000)(
         "txn.id_expiration_producer_id_remains")
     assert obs["producers_after_expiry"] == 1
     assert obs["send_error"] == E + "InvalidPidMappingException"
+    assert (obs["abort_error"] is not None) is (java_client(request.config) == "4"), obs["abort_error"]
     assert obs["producers_in_next"] >= 1
     assert obs["read_committed"] == ["3/committed", "4/committed"]
 

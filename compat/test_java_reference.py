@@ -21,7 +21,8 @@ pytestmark = pytest.mark.compat(client="java")
 E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
-OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "admin.describe_cluster_fenced"}  # own brokers, below
+OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "txn.failure_to_fence_epoch",
+              "admin.describe_cluster_fenced"}  # own brokers, below
 
 
 @pytest.fixture(scope="module")
@@ -416,6 +417,31 @@ def test_bump_transactional_epoch(tmp_path, java_drivers, request):
     if java_client(request.config) != "4":  # version 1: one bump, by InitProducerId (KIP-360)
         assert (obs["epoch_before"], obs["epoch_after"]) == (0, 1)
     assert obs["read_committed"] == ["1/committed", "2/committed", "3/committed", "4/committed", "4/committed"]
+
+
+@pytest.mark.shim_only("takes brokers of a simulated cluster down through the control plane")
+@pytest.mark.compat(scenario="txn.failure_to_fence_epoch")
+def test_failure_to_fence_epoch(tmp_path, java_drivers, request):
+    """TransactionsTest.testFailureToFenceEpoch, with its broker settings (three __transaction_state
+    partitions of two replicas, transaction.state.log.min.isr=2): two brokers down leave the
+    coordinator's partition under its min ISR, or without a leader; the InitProducerIds refused
+    meanwhile bump no epoch."""
+    from compat.targets import shim_version
+
+    release = shim_version(request.config)
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                           transaction_state_num_partitions=3, transaction_abort_check_interval_ms=200,
+                           group_initial_rebalance_delay_ms=0, extra={"transaction.state.log.min.isr": "2",
+                                                                   "transaction.state.log.replication.factor": "2"},
+                           **({"kafka_version": release} if release else {})) as broker:
+        out = java_drivers.run("ReferenceDriver", ["txn.failure_to_fence_epoch"], broker.bootstrap_servers,
+                               timeout=300, prefix="fencefail", parallel=1, timeout_s=120,
+                               control=broker.broker.control_url)
+    obs = observed_of(out["results"])("txn.failure_to_fence_epoch")
+    assert error(obs["init_error"]) == E + "TimeoutException"
+    assert obs["begin_error"] is None or error(obs["begin_error"]) == FENCED, obs["begin_error"]
+    assert obs["epoch_after"] == obs["epoch_before"] + 1, obs
+    assert obs["read_committed"] == ["4/committed", "4/committed"]
 
 
 @pytest.mark.shim_only("takes a broker of a simulated cluster down through the control plane")

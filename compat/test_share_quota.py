@@ -22,7 +22,11 @@ ck = pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.compat(client="confluent-kafka", scenario="share.groups")
 
 RECORD = 1024
-QUOTA = 1024.0  # bytes/s: over Kafka's window (11 one-second samples) one answer may carry 10 KiB
+# quota.window.num 3 (of one-second samples): one answer may carry the quota over two samples, 10 KiB,
+# and a throttle lasts about two seconds at most. Under Kafka's default (11 samples) a 1 KiB/s quota
+# gives the same cap but throttles of about 9 s, which librdkafka waits out again in close().
+WINDOW_SAMPLES = 3
+QUOTA = 5 * 1024.0  # bytes/s
 
 
 @pytest.fixture
@@ -31,7 +35,8 @@ def broker(tmp_path):
 
     # partitions are assigned by the heartbeat after their initialization: heartbeat every 500 ms
     fast = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
-    with BrokerThread(data_dir=tmp_path, listen="127.0.0.1:0", kafka_version="4.1", extra=fast) as b:
+    with BrokerThread(data_dir=tmp_path, listen="127.0.0.1:0", kafka_version="4.1", extra=fast,
+                      quota_window_num=WINDOW_SAMPLES) as b:
         enable_share_groups(b.bootstrap_servers)
         yield b
 

@@ -52,6 +52,13 @@ def broker_racks(value: str | None, node_ids: tuple[int, ...]) -> dict[int, str 
     return dict(zip(node_ids, racks))
 
 
+def internal_replication_factor(configured: str | None, brokers: int) -> int:
+    """The replicas of ``__consumer_offsets`` or ``__transaction_state``: ``offsets.topic.replication.factor``
+    / ``transaction.state.log.replication.factor`` (Kafka's default 3) capped at the brokers there
+    are, where Kafka would not create the topic at all."""
+    return min(int(configured) if configured else 3, brokers)
+
+
 def placement(partition: int, replication_factor: int, nodes: tuple[int, ...]) -> tuple[int, ...]:
     """Kafka's rack-unaware replica assignment with fixed start index 0, for one partition."""
     n = len(nodes)
@@ -108,12 +115,13 @@ class Cluster:
     def __init__(self, node_ids, meta_dir: Path | None, log_of: Callable, existing: Callable = tuple, *,
                  offsets_partitions: int = 50,
                  txn_partitions: int = 50, share_partitions: int = 50, replica_lag_time_max_ms: int = 30000,
-                 on_change=None) -> None:
+                 internal_replication_factors: dict[str, int] | None = None, on_change=None) -> None:
         self.node_ids = tuple(node_ids)
         self.share_partitions = share_partitions
         self.log_of, self.existing = log_of, existing
         self.offsets_partitions, self.txn_partitions = offsets_partitions, txn_partitions
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.internal_replication_factors = internal_replication_factors or {}  # topic -> replicas
         self.on_change = on_change  # called after leadership, ISR or the high watermark moved
         self.on_elected: Callable[[str, int, int], None] | None = None  # (topic, partition, now_ms) of a new leader
         self.down: set[int] = set()
@@ -156,8 +164,9 @@ class Cluster:
         return PartitionState(up[0] if up else NO_LEADER, 0, replicas, tuple(up) or replicas[:1])
 
     def default_replication_factor(self, topic: str) -> int:
-        # offsets.topic.replication.factor and transaction.state.log.replication.factor are 3 in Kafka
-        return min(3, len(self.node_ids)) if topic in (OFFSETS_TOPIC, TXN_TOPIC) else 1
+        if topic in (OFFSETS_TOPIC, TXN_TOPIC):
+            return self.internal_replication_factors.get(topic) or internal_replication_factor(None, len(self.node_ids))
+        return 1
 
     def alive(self) -> list[int]:
         return [n for n in self.node_ids if n not in self.down]
@@ -194,6 +203,15 @@ class Cluster:
     def coordinator(self, kind: int, key: str) -> int:
         """The node coordinating ``key``: the leader of the internal partition it hashes to."""
         return self.state(*self.coordinator_partition(kind, key)).leader
+
+    def check_min_isr(self, topic: str, partition: int, min_isr: int) -> None:
+        """NOT_ENOUGH_REPLICAS when the partition's ISR is smaller than ``min_isr``, as an acks=all
+        append to it is refused (Kafka: Partition.appendRecordsToLeader)."""
+        isr = self.state(topic, partition).isr
+        if len(isr) < min_isr:
+            raise KafkaError(ErrorCode.not_enough_replicas,
+                             f"The size of the current ISR {sorted(isr)} is insufficient to satisfy the min.isr "
+                             f"requirement of {min_isr} for partition {topic}-{partition}")
 
     def high_watermark_limit(self, topic: str, partition: int) -> int | None:
         """The smallest log end of the slowed followers still in the ISR, or None."""

@@ -161,6 +161,12 @@ class BrokerConfig:
     """How often partitions look for expired producers (producer.id.expiration.check.interval.ms,
     internal in Kafka)."""
 
+    offsets_retention_minutes: int = 10_080
+    """Committed offsets a group no longer needs are expired after this many minutes (KIP-211,
+    offsets.retention.minutes; shim.coordinators.group.expiration)."""
+    offsets_retention_check_interval_ms: int = 600_000
+    """How often the group coordinator looks for expired offsets (offsets.retention.check.interval.ms)."""
+
     group_initial_rebalance_delay_ms: int = 3_000
     """Delay before the first rebalance of an empty group (group.initial.rebalance.delay.ms); Kafka's
     default, 3000. Tests that start groups often set 0."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 import time
 
-from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks
+from .client_metrics import ClientMetricsManager
+from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
 from .configs.properties import fields_from_properties, static_properties
@@ -51,7 +52,6 @@ class Node:
         self._init_cluster(config, meta_dir)
         self._init_security(config)
         self._next_retention = 0
-        self._next_producer_expiration = 0  # set once the logs are open (_open_logs)
         self._last_checkpoint = now_ms()  # of the partitions' recovery points: see _checkpoint_due
         self._checkpoint_interval = int(config.extra.get("log.flush.offset.checkpoint.interval.ms", 60_000))  # read-only
         self.release = RELEASES[config.kafka_version]
@@ -63,6 +63,7 @@ class Node:
         self.txn.probe = self.control.probe
         self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
+        self.client_metrics = self._client_metrics(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
         """The data and metadata directories, the broker configs over them, and the logs they govern."""
@@ -109,7 +110,8 @@ class Node:
             offsets_partitions=config.offsets_topic_num_partitions,
             txn_partitions=config.transaction_state_num_partitions,
             share_partitions=int(config.extra.get("share.coordinator.state.topic.num.partitions", "50")),
-            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed)
+            replica_lag_time_max_ms=config.replica_lag_time_max_ms, on_change=self.changes.changed,
+            internal_replication_factors=self._internal_replication_factors())
         for (topic, partition), plog in self.logs.logs.items():
             self.cluster.apply(topic, partition, plog)
         self.logs.on_topic_deleted = self._topic_deleted
@@ -137,6 +139,7 @@ class Node:
             id_expiration_ms=config.transactional_id_expiration_ms,
             id_expiration_check_interval_ms=config.transaction_remove_expired_check_interval_ms,
         )
+        self.txn.check_min_isr = self.cluster.check_min_isr
         self.txn.load(now_ms())
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
@@ -149,6 +152,8 @@ class Node:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms, consumer=consumer,
             group_configs=self.group_configs,
+            offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None
@@ -176,6 +181,14 @@ class Node:
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
         self.groups.share_records = []
+
+    def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
+        """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;
+        Kafka 4.0 drops an instance with its connection, 4.1 stopped throttling the lookup that
+        follows a refused push (shim.client_metrics)."""
+        max_bytes = int({**self.broker_configs.merged(), **config.extra}.get("telemetry.max.bytes", 1 << 20))
+        return ClientMetricsManager(max_bytes, drop_on_disconnect=config.kafka_version >= "4.0",
+                                    forgiving_get=config.kafka_version >= "4.1")
 
     def _init_quotas(self, config: BrokerConfig) -> None:
         """Client quotas and the byte-rate windows that enforce them on produce and fetch."""
@@ -234,14 +247,27 @@ class Node:
         return {
             "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
                                    "segment.bytes": props.get("offsets.topic.segment.bytes", "104857600")},
-            # Kafka: TransactionStateManager.transactionTopicConfigs; its min.insync.replicas
-            # (transaction.state.log.min.isr) is left to the broker's, as its replication factor is
+            # Kafka: TransactionStateManager.transactionTopicConfigs
             "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
                                     "unclean.leader.election.enable": "false",
+                                    "min.insync.replicas": self._transaction_log_min_isr(props),
                                     "segment.bytes": props.get("transaction.state.log.segment.bytes", "104857600")},
             SHARE_STATE_TOPIC: share_state_topic_configs(int(props.get("share.coordinator.state.topic.segment.bytes",
                                                                        "104857600"))),
         }
+
+    def _internal_replication_factors(self) -> dict[str, int]:
+        props = self.broker_configs.merged()
+        return {topic: internal_replication_factor(props.get(name), self.config.brokers)
+                for topic, name in (("__consumer_offsets", "offsets.topic.replication.factor"),
+                                    ("__transaction_state", "transaction.state.log.replication.factor"))}
+
+    def _transaction_log_min_isr(self, props: dict[str, str]) -> str:
+        """``transaction.state.log.min.isr`` as set; unset, Kafka's default (2) lowered to the
+        replicas the topic has, as its replication factor is (shim.cluster.internal_replication_factor)."""
+        if "transaction.state.log.min.isr" in props:
+            return props["transaction.state.log.min.isr"]
+        return str(min(2, self._internal_replication_factors()["__transaction_state"]))
 
     def topic_log_config(self, overrides: dict[str, str]) -> LogConfig:
         """The LogConfig of a topic with these overrides, over the broker's current values."""
@@ -326,6 +352,8 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
+        if name != OFFSETS_TOPIC:  # every group's offsets of it go (Kafka: GroupCoordinator.onPartitionsDeleted)
+            self.groups.expiration.on_topic_deleted(name, now_ms())
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 

@@ -238,6 +238,8 @@ class Server:
 
     def connection_closed(self, conn: "Connection") -> None:
         self.connections.discard(conn)
+        if conn.session is not None:
+            self.node.client_metrics.disconnected(conn.session)  # KIP-714 instances go with it (Kafka 4.0+)
         self.quotas.dec(conn.ip)
         self._wake_acceptors()
 

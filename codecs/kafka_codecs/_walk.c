@@ -28,7 +28,9 @@
  * and walk's max_timestamp.
  *
  * The module's ABI attribute is 2 since walk and scan report max_timestamp: records.py takes a
- * build without it for one made from an older _walk.c and uses its Python twins instead.
+ * build without it for one made from an older _walk.c and uses its Python twins instead. It is 3
+ * since produce_request and check_batch (_produce.c, included below): kafka_codecs.native offers
+ * them only from a build that has them, else their Python twins are used.
  *
  * seek_timestamp(buf, target) -> (position, next)
  *
@@ -349,6 +351,8 @@ seek_timestamp(PyObject *self, PyObject *args)
     return Py_BuildValue("nn", found, pos);
 }
 
+#include "_produce.c"
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(records, count, base_timestamp) -> (offset deltas in order, max timestamp); ValueError if malformed"},
@@ -358,6 +362,11 @@ static PyMethodDef methods[] = {
      "max_delta, max_timestamp); ValueError if malformed"},
     {"seek_timestamp", seek_timestamp, METH_VARARGS,
      "seek_timestamp(buf, target) -> (position of the first whole batch with MaxTimestamp >= target or -1, next)"},
+    {"produce_request", (PyCFunction)(void (*)(void))produce_request, METH_FASTCALL,
+     "produce_request(classes, frame, version) -> (header, request), or None for a frame not of the plain shape"},
+    {"check_batch", (PyCFunction)(void (*)(void))check_batch, METH_FASTCALL,
+     "check_batch(batch, max_message_bytes, BatchHeader) -> the header of a valid uncompressed batch (CRC aside) "
+     "with its true MaxTimestamp, else None"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -367,7 +376,7 @@ PyMODINIT_FUNC
 PyInit__walk(void)
 {
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 2) < 0) {
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", 3) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -124,8 +124,8 @@ def _size(rng: random.Random, n: int) -> tuple[int, str | None]:
     return max(size, -(1 << 31)), f"size:{('short', 'long', 'negative', 'huge', 'zero')[choice]}"
 
 
-def mutate_one(rng: random.Random, corpus: list[bytes]) -> tuple[Frame, list[str]]:
-    data = bytearray(rng.choice(corpus))
+def mutate_one(rng: random.Random, corpus: list[bytes], payload: bytes | None = None) -> tuple[Frame, list[str]]:
+    data = bytearray(rng.choice(corpus) if payload is None else payload)
     ops = []
     for _ in range(rng.randint(1, 4)):
         op = rng.choice(OPS)
@@ -156,3 +156,22 @@ def case(rng: random.Random, corpus: list[bytes]) -> Case:
         frames.append(frame)
         ops.append("+".join(frame_ops))
     return Case(tuple(frames), tuple(ops))
+
+
+def sweep(rng: random.Random, corpus: list[bytes]) -> list[Case]:
+    """A case per corpus frame, for a run to begin with: the frame intact, with hostile field values
+    and byte-mutated, in that order (the frame most likely to close the connection last), so that
+    every recorded (API, version) and client reaches the broker each of the three ways, however
+    short the run."""
+    cases = []
+    for payload in corpus:
+        frames, ops = [Frame(payload, len(payload))], ["intact"]
+        hostile = semantic.mutate(rng, payload, CANARY_TOPIC)
+        if hostile is not None:
+            frames.append(Frame(hostile, len(hostile)))
+            ops.append("semantic")
+        frame, frame_ops = mutate_one(rng, corpus, payload)
+        frames.append(frame)
+        ops.append("+".join(frame_ops))
+        cases.append(Case(tuple(frames), tuple(ops)))
+    return cases

@@ -41,6 +41,7 @@ CLOSE_LINE = re.compile(r"closing connection from \('127\.0\.0\.1', (\d+)\)(.*)"
 class Result:
     seed: int
     cases: int = 0
+    swept: int = 0  # the first cases: each corpus frame intact, with hostile values and byte-mutated
     outcomes: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
     failure_counts: dict = field(default_factory=dict)
@@ -149,9 +150,15 @@ class Run:
         self.canary_ports = canary.ports
         deadline = time.monotonic() + duration
         next_probe = 0.0
+        sweep = mutate.sweep(self.rng, self.corpus)
         try:
-            while time.monotonic() < deadline and canary.error is None:
-                self.one_case()
+            # the sweep always finishes, however slow the machine; then random cases until the deadline
+            while (sweep or time.monotonic() < deadline) and canary.error is None:
+                if sweep:
+                    self.one_case(sweep.pop(0))
+                    self.result.swept += 1
+                else:
+                    self.one_case(mutate.case(self.rng, self.corpus))
                 if time.monotonic() >= next_probe:
                     self.probe(canary)
                     next_probe = time.monotonic() + 1
@@ -162,8 +169,7 @@ class Run:
         self.check_recovery(canary.acked)
         return self.result
 
-    def one_case(self) -> None:
-        case = mutate.case(self.rng, self.corpus)
+    def one_case(self, case: mutate.Case) -> None:
         self.result.cases += 1
         try:
             local, answers, ending = send_case(self.broker.port, case)

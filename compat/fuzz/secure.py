@@ -88,9 +88,12 @@ def tokens(rng: random.Random, mechanism: str) -> list[bytes]:
     return out
 
 
-def sasl_case(rng: random.Random) -> tuple[bytes, list[str]]:
-    mechanism = rng.choice(MECHANISMS + ("GSSAPI", "scram-sha-256", ""))
-    v0 = rng.random() < 0.2
+SASL_MECHANISMS = MECHANISMS + ("GSSAPI", "scram-sha-256", "")  # those served, one not, a case wrong, none
+
+
+def sasl_case(rng: random.Random, mechanism: str | None = None, v0: bool | None = None) -> tuple[bytes, list[str]]:
+    mechanism = rng.choice(SASL_MECHANISMS) if mechanism is None else mechanism
+    v0 = rng.random() < 0.2 if v0 is None else v0
     frames, ops = [], [mechanism, "v0" if v0 else "v1"]
     if rng.random() < 0.5:
         frames.append(_request(18, 3, 1, client_software_name="fuzz", client_software_version="1"))
@@ -155,8 +158,9 @@ class SecureRun:
             canary.start()
             canary.connected.wait(10)
             deadline = time.monotonic() + duration
-            while time.monotonic() < deadline and canary.error is None and self.broker.alive():
-                self.one_case()
+            sweep = self.sweep()  # always finished, however slow the machine; then random cases
+            while (sweep or time.monotonic() < deadline) and canary.error is None and self.broker.alive():
+                self.one_case(*(sweep.pop(0) if sweep else ()))
             canary.stop()
             self._conclude(canary, baseline)
             return self.result
@@ -177,14 +181,25 @@ class SecureRun:
                 pass  # closed meanwhile
         return count
 
-    def one_case(self) -> None:
-        kind = self.rng.choice(("sasl", "sasl", "tls"))
-        listener = self.rng.choice(("SASL_PLAINTEXT", "SASL_SSL") if kind == "sasl" else ("SSL", "SASL_SSL"))
+    @staticmethod
+    def sweep() -> list[tuple]:
+        """The first cases of a run, whatever its length: every SASL mechanism (and the wrong ones)
+        in both framings on both SASL listeners, and on both TLS listeners garbage and each way of
+        ending a connection after a handshake."""
+        sasl = [("sasl", listener, {"mechanism": m, "v0": v0}) for listener in ("SASL_PLAINTEXT", "SASL_SSL")
+                for m in SASL_MECHANISMS for v0 in (False, True)]
+        tls = [("tls", listener, {"close": close}) for listener in ("SSL", "SASL_SSL")
+               for close in ("raw", "fin", "close_notify", "abort")]
+        return sasl + tls
+
+    def one_case(self, kind: str | None = None, listener: str | None = None, forced: dict | None = None) -> None:
+        kind = kind or self.rng.choice(("sasl", "sasl", "tls"))
+        listener = listener or self.rng.choice(("SASL_PLAINTEXT", "SASL_SSL") if kind == "sasl" else ("SSL", "SASL_SSL"))
         if kind == "sasl":
-            wire, ops = sasl_case(self.rng)
+            wire, ops = sasl_case(self.rng, **(forced or {}))
             ending = self.send(listener, wire, handshake=listener == "SASL_SSL", close="fin")
         else:
-            wire, ops, handshake, close = self.tls_case()
+            wire, ops, handshake, close = self.tls_case(**(forced or {}))
             ending = self.send(listener, wire, handshake, close)
         ops = [kind, listener, *ops]
         self.result.cases += 1
@@ -200,15 +215,16 @@ class SecureRun:
             if peak > self.rss_limit_kib:
                 self.result.fail(f"broker peak RSS {peak // 1024} MiB passed {self.rss_limit_kib // 1024} MiB")
 
-    def tls_case(self) -> tuple[bytes, list[str], bool, str]:
+    def tls_case(self, close: str | None = None) -> tuple[bytes, list[str], bool, str]:
+        """``close``: "raw" (no TLS), or how a connection that completed its handshake ends."""
         draw = self.rng.random()
-        if draw < 0.35:  # no TLS: a mutated or cut ClientHello, or anything else
+        if close == "raw" or close is None and draw < 0.35:  # no TLS: a mutated or cut ClientHello, or anything else
             data = bytearray(self.rng.choice((self.hello, self.hello, self.rng.randbytes(64), b"GET / HTTP/1.1\r\n\r\n")))
             for _ in range(self.rng.randint(0, 3)):
                 self.rng.choice(TOKEN_OPS)(self.rng, data, [self.hello])
             return bytes(data), ["raw"], False, "fin"
         case = mutate.case(self.rng, self.corpus)
-        close = self.rng.choice(("fin", "close_notify", "abort"))
+        close = close or self.rng.choice(("fin", "close_notify", "abort"))
         return case.wire(), [*case.ops, close], True, close
 
     def send(self, listener: str, wire: bytes, handshake: bool, close: str) -> str:

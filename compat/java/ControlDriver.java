@@ -34,6 +34,7 @@ public final class ControlDriver {
         all.put("control.lost_commit", ControlDriver::lostCommit);
         all.put("control.txn_expires", ControlDriver::txnExpires);
         all.put("control.group_coordinator_errors", ControlDriver::groupCoordinatorErrors);
+        all.put("control.offsets_expire", ControlDriver::offsetsExpire);
         Support.main("ControlDriver", all, args);
     }
 
@@ -182,6 +183,62 @@ public final class ControlDriver {
             obs.put("committed", committed == null ? -1 : committed.offset());
             obs.put("records", got.size());
         }
+    }
+
+    /**
+     * Offset expiration (broker with offsets.retention.minutes=1): a group that stays subscribed, one
+     * whose member commits and leaves, and one committing with manual assignment; then the clock moves
+     * a minute on. Its members' sessions (120 s) outlast the advance.
+     */
+    static void offsetsExpire(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("control-offsets-expire");
+        String kept = s.name("expire-kept"), gone = s.name("expire-gone"), solo = s.name("expire-solo");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        obs.put("groups", Map.of("kept", kept, "gone", gone, "solo", solo));
+        try (Admin admin = s.admin(); KafkaProducer<byte[], byte[]> p = s.producer();
+             KafkaConsumer<byte[], byte[]> stays = s.consumer("read_uncommitted", "group.id", kept,
+                     "session.timeout.ms", "120000", "heartbeat.interval.ms", "1000")) {
+            Support.createTopic(admin, topic, 1);
+            for (int i = 0; i < 3; i++) p.send(Support.rec(topic, 0, null, "r" + i)).get();
+            stays.subscribe(List.of(topic));
+            pollUntil(stays, 3);
+            stays.commitSync();
+            try (KafkaConsumer<byte[], byte[]> leaves = s.consumer("read_uncommitted", "group.id", gone)) {
+                leaves.subscribe(List.of(topic));
+                pollUntil(leaves, 3);
+                leaves.commitSync();
+            }  // close: LeaveGroup, the group is Empty
+            try (KafkaConsumer<byte[], byte[]> manual = s.consumer("read_uncommitted", "group.id", solo)) {
+                manual.assign(List.of(tp));
+                manual.commitSync(Map.of(tp, new OffsetAndMetadata(2)));
+            }
+            obs.put("gone_state_before", groupState(admin, gone));
+            obs.put("listed_before", listed(admin));
+            obs.put("advanced", control(s, "advance_clock", "{\"ms\": 61000, \"clock\": \"groups\"}"));
+            for (String g : List.of(kept, gone, solo)) {
+                String key = g.equals(kept) ? "kept" : g.equals(gone) ? "gone" : "solo";
+                Map<TopicPartition, OffsetAndMetadata> offsets =
+                        admin.listConsumerGroupOffsets(g).partitionsToOffsetAndMetadata().get();
+                obs.put(key + "_offsets", offsets.values().stream().map(o -> o == null ? -1 : o.offset()).toList());
+                obs.put(key + "_state", groupState(admin, g));
+            }
+            obs.put("listed_after", listed(admin));
+            OffsetAndMetadata committed = stays.committed(java.util.Set.of(tp)).get(tp);
+            obs.put("kept_committed", committed == null ? -1 : committed.offset());
+        }
+        try (KafkaConsumer<byte[], byte[]> again = s.consumer("read_uncommitted", "group.id", gone)) {
+            OffsetAndMetadata committed = again.committed(java.util.Set.of(tp)).get(tp);
+            obs.put("gone_committed", committed == null ? -1 : committed.offset());
+        }
+    }
+
+    @SuppressWarnings("deprecation")  // state(): 3.9 has no groupState()
+    static String groupState(Admin admin, String group) throws Exception {
+        return admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get().state().toString();
+    }
+
+    static List<String> listed(Admin admin) throws Exception {
+        return admin.listConsumerGroups().all().get().stream().map(g -> g.groupId()).sorted().toList();
     }
 
     static List<Object> pollUntil(KafkaConsumer<byte[], byte[]> c, int n) {

@@ -68,9 +68,11 @@ final class ExpirationReference {
     }
 
     /**
-     * TransactionsExpirationTest.testBumpTransactionalEpochAfterInvalidProducerIdMapping: after an
-     * aborted transaction the id expires; the producer's next send fails with
-     * InvalidPidMappingException, it aborts (bumping to a new producer id) and commits the next one.
+     * TransactionsExpirationTest.testBumpTransactionalEpochAfterInvalidProducerIdMapping (3.9) and
+     * testFatalErrorAfterInvalidProducerIdMapping (4.x): after an aborted transaction the id expires;
+     * the producer's next send fails with InvalidPidMappingException. kafka-clients 3.9 aborts (an
+     * InitProducerId that moves it to a new producer id) and goes on; 4.x treats the error as fatal,
+     * so its abort fails and a new producer with the same transactional id goes on.
      */
     static void bumpAfterInvalidMapping(Support s, Map<String, Object> obs) throws Exception {
         String tid = s.name("exp-bump-T");
@@ -78,7 +80,8 @@ final class ExpirationReference {
         try (Admin admin = s.admin()) {
             topics = TxnReference.twoTopics(s, admin, "exp-bump", 4);
             String t1 = topics.get(0), t2 = topics.get(1);
-            try (KafkaProducer<byte[], byte[]> p = s.txnProducer(tid)) {
+            KafkaProducer<byte[], byte[]> p = s.txnProducer(tid);
+            try {
                 p.beginTransaction();
                 p.send(TxnReference.rec(t1, 0, "2", "2", false));
                 p.send(TxnReference.rec(t2, 0, "4", "4", false));
@@ -89,7 +92,12 @@ final class ExpirationReference {
                 obs.put("listed_after", listed(admin, tid));
                 p.beginTransaction();
                 obs.put("send_error", failure(p.send(TxnReference.rec(t1, 3, "1", "1", false))));
-                p.abortTransaction();
+                Map<String, Object> abortError = Support.failureOf(p::abortTransaction);
+                obs.put("abort_error", abortError == null ? null : ((List<?>) abortError.get("chain")).get(0));
+                if (abortError != null) {  // fatal: a new instance takes the transactional id over
+                    p.close(java.time.Duration.ofSeconds(2));
+                    p = s.txnProducer(tid);
+                }
                 p.beginTransaction();
                 p.send(TxnReference.rec(t2, null, "2", "2", true));
                 p.send(TxnReference.rec(t1, 2, "4", "4", true));
@@ -99,7 +107,8 @@ final class ExpirationReference {
                 var after = admin.describeTransactions(List.of(tid)).description(tid).get();
                 obs.put("state_after", after.state().name());
                 obs.put("new_producer_id", after.producerId() != before);
-                obs.put("epoch_after", after.producerEpoch());
+            } finally {
+                p.close(java.time.Duration.ofSeconds(2));
             }
         }
         obs.put(TxnReference.RC, readCommitted(s, TxnReference.all(topics, 4)));
@@ -167,7 +176,8 @@ final class ExpirationReference {
     /**
      * ProducerIdExpirationTest.testTransactionAfterTransactionIdExpiresButProducerIdRemains: the
      * transactional id expires first; the producer id stays in the partition, the next send fails
-     * with InvalidPidMappingException, and after an abort the next transaction commits.
+     * with InvalidPidMappingException, and after an abort (kafka-clients 4: the error is fatal, a new
+     * instance takes the id over) the next transaction commits.
      */
     static void transactionalIdExpiresFirst(Support s, Map<String, Object> obs) throws Exception {
         String tid = s.name("exp-tid-T");
@@ -175,7 +185,8 @@ final class ExpirationReference {
         TopicPartition tp0 = new TopicPartition(topic, 0);
         try (Admin admin = s.admin()) {
             Support.createTopic(admin, topic, 4);
-            try (KafkaProducer<byte[], byte[]> p = s.txnProducer(tid)) {
+            KafkaProducer<byte[], byte[]> p = s.txnProducer(tid);
+            try {
                 p.beginTransaction();
                 p.send(TxnReference.rec(topic, 0, "2", "2", false));
                 p.flush();
@@ -185,13 +196,20 @@ final class ExpirationReference {
                 obs.put("producers_after_expiry", producers(admin, tp0).size());
                 p.beginTransaction();
                 obs.put("send_error", failure(p.send(TxnReference.rec(topic, 0, "1", "1", false))));
-                p.abortTransaction();
+                Map<String, Object> abortError = Support.failureOf(p::abortTransaction);
+                obs.put("abort_error", abortError == null ? null : ((List<?>) abortError.get("chain")).get(0));
+                if (abortError != null) {
+                    p.close(java.time.Duration.ofSeconds(2));
+                    p = s.txnProducer(tid);
+                }
                 p.beginTransaction();
                 p.send(TxnReference.rec(topic, 0, "4", "4", true));
                 p.send(TxnReference.rec(topic, 0, "3", "3", true));
                 p.flush();
                 obs.put("producers_in_next", producers(admin, tp0).size());
                 p.commitTransaction();
+            } finally {
+                p.close(java.time.Duration.ofSeconds(2));
             }
         }
         obs.put(TxnReference.RC, readCommitted(s, List.of(tp0)));

@@ -5,7 +5,8 @@ import java.util.Map;
  * Scenarios after Apache Kafka's own client integration tests, which say what a real broker must
  * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
- * the expiration of transactional and producer ids ({@link ExpirationReference}).
+ * the expiration of transactional and producer ids ({@link ExpirationReference}), and producers
+ * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
 public final class ReferenceDriver {
@@ -21,6 +22,7 @@ public final class ReferenceDriver {
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
         all.put("txn.bump_epoch", TxnReference::bumpEpoch);
+        all.put("txn.failure_to_fence_epoch", TxnReference::failureToFenceEpoch);
         all.put("txn.empty_abort_after_commit", TxnReference::emptyAbortAfterCommit);
         all.put("txn.max_in_flight_one", TxnReference::maxInFlightOne);
         all.put("txn.id_expiration", ExpirationReference::bumpAfterInvalidMapping);
@@ -44,6 +46,11 @@ public final class ReferenceDriver {
         all.put("admin.group_listing", AdminReference::groupListing);
         all.put("admin.list_transactions", AdminReference::listTransactions);
         all.put("admin.topic_edge_cases", AdminReference::topicEdgeCases);
+        all.put("authz.idempotent_no_idempotent_write", AuthzReference::idempotentWithoutIdempotentWrite);
+        all.put("authz.idempotent_loses_write", AuthzReference::idempotentLosesWrite);
+        all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);
+        all.put("authz.txn_commit_no_topic_write", AuthzReference::txnCommitWithoutTopicWrite);
+        all.put("authz.txn_loses_topic_write", AuthzReference::txnLosesTopicWrite);
         Support.main("ReferenceDriver", all, args);
     }
 }

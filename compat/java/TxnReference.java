@@ -450,6 +450,53 @@ final class TxnReference {
         obs.put(RC, drain(s, RC, tps));
     }
 
+    /**
+     * testFailureToFenceEpoch (TransactionsTest), on a simulated three-broker kafka-shim with
+     * transaction.state.log.min.isr=2 whose control plane (option {@code control}) takes brokers 0
+     * and 1 down: the transactional id's __transaction_state partition is under its min ISR, so a
+     * second producer's initTransactions (max.block.ms=1000) times out while its coordinator answers
+     * COORDINATOR_NOT_AVAILABLE; with the brokers back a third producer's epoch is the first's plus one.
+     */
+    static void failureToFenceEpoch(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("fence-fail"), txnId = s.name("fence-fail-T");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin()) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 4, (short) 3)
+                    .configs(Map.of("min.insync.replicas", "2")))).all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, topic, 4);
+            KafkaProducer<byte[], byte[]> first = s.txnProducer(txnId);
+            try {
+                first.beginTransaction();
+                first.send(rec(topic, 0, "4", "4", true));
+                first.commitTransaction();
+                org.apache.kafka.clients.admin.ProducerState initial = producer(admin, tp);
+                obs.put("epoch_before", initial.producerEpoch());
+                ControlDriver.control(s, "node_down", "{\"node\": 0}");
+                ControlDriver.control(s, "node_down", "{\"node\": 1}");
+                KafkaProducer<byte[], byte[]> second = s.producer("transactional.id", txnId, "max.block.ms", "1000");
+                try {
+                    obs.put("init_error", Support.failureOf(second::initTransactions));
+                } finally {
+                    second.close();
+                }
+                ControlDriver.control(s, "node_up", "{\"node\": 0}");
+                ControlDriver.control(s, "node_up", "{\"node\": 1}");
+                // beginTransaction is local: the test accepts no error or ProducerFencedException
+                obs.put("begin_error", Support.failureOf(first::beginTransaction));
+            } finally {
+                first.close();
+            }
+            try (KafkaProducer<byte[], byte[]> third = s.txnProducer(txnId, "max.block.ms", "5000")) {
+                third.beginTransaction();
+                third.send(rec(topic, 0, "4", "4", true));
+                third.commitTransaction();
+            }
+            org.apache.kafka.clients.admin.ProducerState after = producer(admin, tp);
+            obs.put("epoch_after", after.producerEpoch());
+        }
+        obs.put(RC, drain(s, RC, List.of(tp)));
+    }
+
     private static org.apache.kafka.clients.admin.ProducerState producer(Admin admin, TopicPartition tp) throws Exception {
         List<org.apache.kafka.clients.admin.ProducerState> all = admin.describeProducers(List.of(tp)).partitionResult(tp)
                 .get(20, TimeUnit.SECONDS).activeProducers();

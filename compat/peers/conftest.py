@@ -1,6 +1,7 @@
-"""The librdkafka suite (compat/peers/librdkafka.py) starts in the background as soon as the
-session's tests are collected and it is among them: its build and its test programs run beside the
-tests before it, and its fixture waits for the result (librdkafka.Background)."""
+"""The librdkafka suite (compat/peers/librdkafka.py) and kafka-python's (compat/peers/kafka_python.py)
+start in the background as soon as the session's tests are collected and they are among them: their
+builds, brokers and test runs go beside the tests before them, and their fixtures wait for the
+results (librdkafka.Background, kafka_python.Background)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from compat.peers import librdkafka, runner
+from compat.peers import kafka_python, librdkafka, runner
 
 SUITE = pytest.StashKey[librdkafka.Background]()
+KAFKA_PYTHON = pytest.StashKey[kafka_python.Background]()
 
 
 def _runs_the_suite(item) -> bool:
@@ -19,16 +21,24 @@ def _runs_the_suite(item) -> bool:
             and item.get_closest_marker("skip") is None)
 
 
+def _kafka_python_release(item) -> str | None:
+    """The release a test of test_kafka_python_suite.py needs a run of, if any."""
+    callspec = getattr(item, "callspec", None)
+    if item.path.name != "test_kafka_python_suite.py" or callspec is None or item.get_closest_marker("skip"):
+        return None
+    return callspec.params.get("suite_run")
+
+
 def peers_cache_dir(config) -> Path:
     cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
     return cache.mkdir("kafka-shim-peers") if cache else runner.DEFAULT_CACHE
 
 
-def suite_workdir(config) -> Path:
+def suite_workdir(config, name: str = "librdkafka-suite") -> Path:
     """A directory under the session's basetemp, as tmp_path_factory gives the fixtures (kept after
     the session, as theirs are: a failure names the logs in it)."""
     factory = getattr(config, "_tmp_path_factory", None)
-    return factory.mktemp("librdkafka-suite") if factory else Path(tempfile.mkdtemp(prefix="librdkafka-suite-"))
+    return factory.mktemp(name) if factory else Path(tempfile.mkdtemp(prefix=f"{name}-"))
 
 
 def pytest_collection_finish(session):
@@ -37,9 +47,16 @@ def pytest_collection_finish(session):
     if any(_runs_the_suite(item) for item in session.items):
         config = session.config
         config.stash[SUITE] = librdkafka.Background(suite_workdir(config), peers_cache_dir(config)).start()
+    releases = {_kafka_python_release(item) for item in session.items} - {None}
+    if releases:
+        config = session.config
+        config.stash[KAFKA_PYTHON] = kafka_python.Background(
+            lambda release: suite_workdir(config, "kafka-python-suite"), peers_cache_dir(config),
+            tuple(r for r in kafka_python.TEST_RELEASES if r in releases)).start()
 
 
 def pytest_sessionfinish(session):
-    background = session.config.stash.get(SUITE, None)
-    if background is not None:
-        background.cancel()
+    for key in (SUITE, KAFKA_PYTHON):
+        background = session.config.stash.get(key, None)
+        if background is not None:
+            background.cancel()

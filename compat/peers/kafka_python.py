@@ -34,8 +34,10 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -208,8 +210,10 @@ def installed_version() -> str | None:
 
 
 def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_VERSION,
-        cache_dir: Path = runner.DEFAULT_CACHE) -> runner.RunResult:
-    """Runs the suite in ``workdir`` against ``bootstrap``, or a kafka-shim started for it."""
+        cache_dir: Path = runner.DEFAULT_CACHE, started=None, env: dict | None = None) -> runner.RunResult:
+    """Runs the suite in ``workdir`` against ``bootstrap``, or a kafka-shim started for it.
+    ``started(proc)`` is told of each pytest it starts (see runner.run_pytest); ``env`` is the
+    environment of its processes (default: this process's)."""
     kafka_version = suite_version(kafka_version)
     installed = installed_version()
     own = installed == SUITE.version
@@ -218,7 +222,7 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
     kafka_root = workdir / "kafka-root"
     kafka_root.mkdir(exist_ok=True)
     junit, log = workdir / "junit.xml", workdir / "pytest.log"
-    started = time.monotonic()
+    began = time.monotonic()
     with contextlib.ExitStack() as stack:
         broker, own_run = None, None
         ignore = []
@@ -227,19 +231,21 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
             # the rest (about 40 s, mostly keytool's JVMs and broker starts, that would otherwise follow
             # the rest's 20 s)
             pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(1, "kafka-python-own-broker"))
-            own_run = pool.submit(_run_own_brokers, workdir, suite_dir, kafka_version)
+            own_run = pool.submit(_run_own_brokers, workdir, suite_dir, kafka_version, started, env)
             (workdir / "data").mkdir(exist_ok=True)
             broker = stack.enter_context(runner.BrokerProcess(workdir / "data", workdir / "broker.log",
-                                                              broker_args(kafka_version)))
+                                                              broker_args(kafka_version), env=env))
             bootstrap = broker.bootstrap_servers
             ignore = [f"--ignore={p}" for p in OWN_BROKER]
-        env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": f"PLAINTEXT://{bootstrap}", "KAFKA_ROOT": str(kafka_root)}
-        code, seconds = runner.run_pytest(suite_dir, SUITE.paths, env, junit, log, extra_args=ignore)
+        suite_env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": f"PLAINTEXT://{bootstrap}",
+                     "KAFKA_ROOT": str(kafka_root)}
+        code, seconds = runner.run_pytest(suite_dir, SUITE.paths, suite_env, junit, log, extra_args=ignore,
+                                          started=started, base_env=env)
         broker_text = _broker_text(broker, bootstrap, kafka_version)
         outcomes = runner.read_junit(junit, suite_dir) if junit.exists() else {}
         if own_run is not None:
             own_code, own = own_run.result()
-            code, seconds = max(code, own_code), time.monotonic() - started
+            code, seconds = max(code, own_code), time.monotonic() - began
             outcomes.update(own)
     if code not in (0, 1) or not junit.exists():
         raise RuntimeError(f"the suite's pytest exited {code} without a report of its tests; its output: {log}")
@@ -249,15 +255,71 @@ def run(workdir: Path, bootstrap: str | None = None, kafka_version: str = KAFKA_
                             f"{broker_text}, KAFKA_VERSION={kafka_version}", kafka_version)
 
 
-def _run_own_brokers(workdir: Path, suite_dir: Path, kafka_version: str) -> tuple[int, dict]:
+def _run_own_brokers(workdir: Path, suite_dir: Path, kafka_version: str, started=None,
+                     base_env: dict | None = None) -> tuple[int, dict]:
     """OWN_BROKER's tests, their fixtures starting kafka-shim through kafka_dist's KAFKA_ROOT."""
     root = kafka_dist.make_root(workdir / "kafka-dist")
     junit, log = workdir / "junit-own-broker.xml", workdir / "pytest-own-broker.log"
     env = {"KAFKA_VERSION": kafka_version, "KAFKA_URI": None, "KAFKA_ROOT": str(root)}
-    code, _ = runner.run_pytest(suite_dir, OWN_BROKER, env, junit, log)
+    code, _ = runner.run_pytest(suite_dir, OWN_BROKER, env, junit, log, started=started, base_env=base_env)
     if code not in (0, 1) or not junit.exists():
         raise RuntimeError(f"the suite's pytest exited {code} without a report of its tests; its output: {log}")
     return code, runner.read_junit(junit, suite_dir)
+
+
+class Background:
+    """The runs of ``releases``, side by side on threads of their own: compat/peers/conftest.py starts
+    them when the session's tests are collected and they are among them, and the suite's fixture waits
+    for their results. Each run is a pytest and about a dozen brokers, keytool JVMs and helper
+    processes of its own: about 40 s of two cores' CPU together, which beside the tests before the
+    suite's comes from the CPU those leave (their clients' waits) rather than after them."""
+
+    def __init__(self, workdir_for, cache_dir: Path, releases: tuple[str, ...]) -> None:
+        self.workdir_for, self.cache_dir = workdir_for, cache_dir  # workdir_for(release) -> a new directory
+        # the environment as it is now: the tests running meanwhile may set variables for a moment
+        self.env = dict(os.environ)
+        self.futures = {r: concurrent.futures.Future() for r in releases}
+        self._procs: list = []
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run, args=(r,), name=f"kafka-python-suite-{r}", daemon=True)
+                         for r in releases]
+
+    def start(self) -> "Background":
+        try:
+            runner.cached_sdist(SUITE, self.cache_dir)  # once, before the runs that unpack it
+        except runner.SdistUnavailable as exc:
+            for future in self.futures.values():
+                future.set_exception(exc)
+            return self
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def _started(self, proc) -> None:
+        with self._lock:
+            self._procs.append(proc)
+            if self._cancelled:  # every pytest started after cancel() is killed at once
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def _run(self, release: str) -> None:
+        try:
+            self.futures[release].set_result(run(self.workdir_for(release), kafka_version=release,
+                                                 cache_dir=self.cache_dir, started=self._started, env=self.env))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the result
+            self.futures[release].set_exception(exc)
+
+    def cancel(self) -> None:
+        """Stops runs still going (the session ended first): their pytests and the brokers those
+        started are killed; each run's own broker stops as run() returns."""
+        with self._lock:
+            self._cancelled = True
+            for proc in self._procs:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(30)
 
 
 def broker_args(kafka_version: str) -> tuple[str, ...]:

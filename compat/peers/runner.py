@@ -194,25 +194,29 @@ class BrokerProcess:
 
 
 def run_pytest(suite_dir: Path, paths, env: dict, junit: Path, log: Path, timeout: float = 900,
-               extra_args=()) -> tuple[int, float]:
+               extra_args=(), started=None, base_env: dict | None = None) -> tuple[int, float]:
     """The suite in a pytest subprocess (this interpreter, so this venv's client); (exit code, seconds).
-    ``env`` is added to this process's environment; a variable set to None there is removed."""
-    child_env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    ``env`` is added to ``base_env`` (default: this process's environment); a variable set to None
+    there is removed. ``started(proc)`` is told of the pytest, the leader of a process group of its own."""
+    base = os.environ if base_env is None else base_env
+    child_env = {k: v for k, v in base.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     child_env.update(env)
     child_env = {k: v for k, v in child_env.items() if v is not None}
     cmd = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider", "-p", "no:kafka_shim",
            "-p", "no:randomly", f"--junitxml={junit}", *extra_args]
-    started = time.monotonic()
+    began = time.monotonic()
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=suite_dir, env=child_env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+        if started is not None:
+            started(proc)
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
             raise RuntimeError(f"the suite did not finish within {timeout:.0f}s (its output: {log})") from None
-    return code, time.monotonic() - started
+    return code, time.monotonic() - began
 
 
 def _nodeid(suite_dir: Path, classname: str, name: str) -> str:

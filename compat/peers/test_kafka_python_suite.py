@@ -7,12 +7,10 @@ broker, and how to update the lists)."""
 
 from __future__ import annotations
 
-import concurrent.futures
-
 import pytest
 
 from compat.peers import kafka_python, runner
-from compat.peers.conftest import peers_cache_dir
+from compat.peers.conftest import KAFKA_PYTHON, peers_cache_dir
 
 pytestmark = pytest.mark.shim_only(
     "its expected results are kafka-shim's; `python -m compat.peers.kafka_python --bootstrap HOST:PORT` "
@@ -20,26 +18,30 @@ pytestmark = pytest.mark.shim_only(
 
 
 @pytest.fixture(scope="module")
-def suite_runs(request, tmp_path_factory):
+def suite_runs(request, tmp_path_factory) -> kafka_python.Background:
     """The run of each release this session tests, all started at once: each is a pytest and brokers
     of its own, mostly waiting (on keytool's JVMs, broker starts, its clients' timeouts), so the
-    releases run side by side rather than one after the other."""
-    releases = [r for r in kafka_python.TEST_RELEASES
-                if any(getattr(item, "callspec", None) and item.callspec.params.get("suite_run") == r
-                       for item in request.session.items)]
-    cache_dir = peers_cache_dir(request.config)
-    try:
-        runner.cached_sdist(kafka_python.SUITE, cache_dir)  # once, before the runs that unpack it
-    except runner.SdistUnavailable as exc:
-        pytest.skip(f"kafka-python {kafka_python.SUITE.version}'s sdist is not here and could not be downloaded: {exc}")
-    with concurrent.futures.ThreadPoolExecutor(max(1, len(releases)), "kafka-python-suite") as pool:
-        yield {r: pool.submit(kafka_python.run, tmp_path_factory.mktemp("kafka-python-suite"), kafka_version=r,
-                              cache_dir=cache_dir) for r in releases}
+    releases run side by side rather than one after the other. compat/peers/conftest.py started
+    them when the tests were collected; here only when it did not (the session's items changed)."""
+    background = request.config.stash.get(KAFKA_PYTHON, None)
+    if background is not None:
+        yield background
+        return
+    releases = tuple(r for r in kafka_python.TEST_RELEASES
+                     if any(getattr(item, "callspec", None) and item.callspec.params.get("suite_run") == r
+                            for item in request.session.items))
+    background = kafka_python.Background(lambda release: tmp_path_factory.mktemp("kafka-python-suite"),
+                                         peers_cache_dir(request.config), releases).start()
+    yield background
+    background.cancel()
 
 
 @pytest.fixture(scope="module", params=kafka_python.TEST_RELEASES)
 def suite_run(request, suite_runs) -> runner.RunResult:
-    return suite_runs[request.param].result()
+    try:
+        return suite_runs.futures[request.param].result()
+    except runner.SdistUnavailable as exc:
+        pytest.skip(f"kafka-python {kafka_python.SUITE.version}'s sdist is not here and could not be downloaded: {exc}")
 
 
 @pytest.mark.parametrize("release", kafka_python.RELEASES)

@@ -58,6 +58,8 @@ from . import (  # noqa: F401  (registration side effects)
     k66_list_transactions,
     k68_consumer_group_heartbeat,
     k69_consumer_group_describe,
+    k71_get_telemetry_subscriptions,
+    k72_push_telemetry,
     k74_list_config_resources,
     k75_describe_topic_partitions,
     k76_share_group_heartbeat,

@@ -51,7 +51,7 @@ def by_topic(ctx, results: dict, topic_entity: str, partition_entity: str, **par
     return tuple(ctx.make(topic_entity, name=t, partitions=tuple(ps)) for t, ps in topics.items())
 
 
-async def requested_offsets(ctx, topics, now: int, pace) -> tuple[dict, dict]:
+async def requested_offsets(ctx, topics, now: int, pace, expire_timestamp: int = -1) -> tuple[dict, dict]:
     """The offsets an OffsetCommit or TxnOffsetCommit asks for, of known partitions only, and the
     unknown partitions' errors (as split_unknown), giving the loop up as it walks them: 100,000
     partitions held it 0.8 s."""
@@ -63,7 +63,7 @@ async def requested_offsets(ctx, topics, now: int, pace) -> tuple[dict, dict]:
             tp = (t.name, p.partition_index)
             if tp in logs:
                 offsets[tp] = OffsetAndMetadata(p.committed_offset, getattr(p, "committed_leader_epoch", -1),
-                                                p.committed_metadata or "", now)
+                                                p.committed_metadata or "", now, expire_timestamp)
             else:
                 unknown[tp] = ErrorCode.unknown_topic_or_partition
     return offsets, unknown
@@ -75,7 +75,8 @@ async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
     them where another broker coordinates the group (NOT_COORDINATOR), and a share group's offsets
     (GROUP_ID_NOT_FOUND, Kafka: ShareGroup.validateOffsetCommit)."""
     denied = denied_topics(ctx, [t.name for t in request.topics])
-    offsets, unknown = await requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now, pace)
+    offsets, unknown = await requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now, pace,
+                                               expire_timestamp(request, now))
     unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed
                     for t in request.topics if t.name in denied for p in t.partitions})
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
@@ -83,6 +84,16 @@ async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
     if offsets and is_share_group(ctx, request.group_id):
         offsets, unknown = {}, {**unknown, **{tp: ErrorCode.group_id_not_found for tp in offsets}}
     return offsets, unknown
+
+
+def expire_timestamp(request, now: int) -> int:
+    """OffsetCommit v2-4's RetentionTimeMs as an explicit expire timestamp, -1 (the default, and
+    every other request) for none (Kafka: OffsetMetadataManager.expireTimestampMs; KafkaApis
+    before 4.0). Any other value counts, as in Kafka, a negative one too."""
+    retention = getattr(request, "retention_time", None)
+    if retention is None or ms(retention) == -1:
+        return -1
+    return now + ms(retention)
 
 
 def commit_response(ctx, request, code_of, entity_prefix: str):

@@ -96,7 +96,9 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     ctx = RequestContext(node, header, client_host, len(frame), session=session,
                          node_id=node.config.node_id if node_id is None else node_id)
     if route.validate is not None:  # what Kafka's request class refuses while parsing closes the connection
-        route.validate(ctx, request)
+        checking = route.validate(ctx, request)
+        if checking is not None:  # a validate that walks a long array paces itself (CreateAcls)
+            await checking
     refused = _authz.denied(ctx, request) if node.authorizer is not None else None
     if refused is not None:
         result = module.error_response(ctx, request, refused)

@@ -5,8 +5,9 @@ Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION. A consumer without 
 commits with generation -1 to an empty (or new) group; a member must name its current generation
 (ILLEGAL_GENERATION), member id (UNKNOWN_MEMBER_ID) and, if static, instance id
 (FENCED_INSTANCE_ID); during CompletingRebalance a member gets REBALANCE_IN_PROGRESS. Metadata
-over 4096 bytes: OFFSET_METADATA_TOO_LARGE. The retention time of v2-4 is accepted and ignored:
-offsets do not expire. v9's generation field also carries a KIP-848 member epoch, which classic
+over 4096 bytes: OFFSET_METADATA_TOO_LARGE. The retention time of v2-4, unless -1, makes the
+offsets expire at the commit time plus it instead of by ``offsets.retention.minutes`` (KIP-211,
+shim.coordinators.group.expiration). v9's generation field also carries a KIP-848 member epoch, which classic
 groups read as a generation; a consumer group's member must commit at its current member epoch
 (STALE_MEMBER_EPOCH) with v9 or later (UNSUPPORTED_VERSION below), as Kafka 4 checks. A share
 group's id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateOffsetCommit).

@@ -5,7 +5,10 @@ every other partition of the request OPERATION_NOT_ATTEMPTED, as Kafka answers; 
 apply to every partition.
 
 With an authorizer v0-3 need WRITE on the transactional id and on each topic (the topics refused
-get TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED).
+get TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED). An internal topic is refused
+so with or without an authorizer, whoever asks: Kafka leaves internal topics out of the set it
+authorizes (KafkaApis.handleAddPartitionsToTxnRequest); offsets join a transaction through
+AddOffsetsToTxn.
 
 v4-5 are the broker-to-broker form (KIP-890; they need CLUSTER_ACTION on the cluster): a batch of transactions, each either verified (VerifyOnly: NONE for the partitions in the
 ongoing transaction, TRANSACTION_ABORTABLE for the others) or added, under 4.x emulation with the
@@ -18,6 +21,7 @@ from ..cluster import TRANSACTION
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..protocol.kafka_releases import TRANSACTION_VERSION
+from ..storage.log_manager import INTERNAL_TOPICS
 from ._txn_errors import for_version
 from ._authz import denied_topics
 from .registry import api
@@ -29,7 +33,8 @@ BATCHED_VERSION = 4  # Kafka: TransactionVersion.transactionVersionForAddPartiti
 def handle(ctx, request):
     if ctx.version < BATCHED_VERSION:
         wanted = [(t.name, p) for t in request.v3_and_below_topics for p in t.partitions]
-        denied = denied_topics(ctx, [t for t, _ in wanted])
+        names = [t for t, _ in wanted]
+        denied = denied_topics(ctx, names) | INTERNAL_TOPICS.intersection(names)
         if denied:  # Kafka: the topics it may not WRITE fail, the rest are not attempted
             return ctx.response(results_by_topic_v3_and_below=_topic_results(ctx, {
                 tp: ErrorCode.topic_authorization_failed if tp[0] in denied else

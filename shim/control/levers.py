@@ -28,17 +28,23 @@ def _release_markers(control, transactional_id, hold):
 
 
 @op("advance_clock", "advance the transaction and/or group clock: what would time out within ms "
-    "times out now (transactions aborted, sessions expired, share acquisition locks and share sessions "
-    "expired, share partitions left initializing due for their retry), without waiting",
+    "times out now (transactions aborted, transactional ids past transactional.id.expiration.ms expired, "
+    "sessions expired, committed offsets past offsets.retention.minutes "
+    "expired and their emptied groups deleted, share acquisition locks and share sessions expired, share "
+    "partitions left initializing due for their retry), without waiting",
     Arg("ms", "int", "milliseconds to advance by", required=True, minimum=0),
     Arg("clock", "choice", "which clock", default="all", choices=("all", "transactions", "groups")),
     Arg("group_id", "str", "only this group's deadlines"))
 def _advance_clock(control, ms, clock, group_id):
     node, now = control.node, now_ms()
     aborted = node.txn.abort_timed_out(now, ms) if clock in ("all", "transactions") else []
+    txn_ids = node.txn.advance_expiration(now, ms) if clock in ("all", "transactions") else []
     expired = node.groups.advance(now, ms, group_id) if clock in ("all", "groups") else []
     share = node.share.advance(now, ms, group_id) if clock in ("all", "groups") else {}
-    return {"aborted_transactions": aborted, "expired_members": expired, **share}
+    # after the sessions: a group its members left by timing out is Empty from now
+    offsets = node.groups.expire_offsets(now, ms, group_id)._asdict() if clock in ("all", "groups") else {}
+    return {"aborted_transactions": aborted, "expired_transactional_ids": txn_ids, "expired_members": expired,
+            **offsets, **share}
 
 
 @op("fence", "bump a transactional id's epoch as a new producer would: the old producer is fenced "

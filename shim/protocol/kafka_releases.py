@@ -15,8 +15,9 @@ to Apache's for 3.7.0, 3.8.0 and 3.9.0):
   PushTelemetry (72), v0 in every release here, are on the broker listener too, but Kafka advertises
   them only when a metrics reporter that receives client telemetry is configured
   (ClientMetricsManager.isTelemetryReceiverConfigured; none by default), so they are kept apart in
-  ``TELEMETRY_APIS``: kafka-shim has no such receiver and, like a default Kafka, neither advertises
-  nor serves them (clients only push telemetry to a broker that advertises them, KIP-714).
+  ``TELEMETRY_APIS``: kafka-shim has no such receiver and, like a default Kafka, does not advertise
+  them but answers them (clients only push telemetry to a broker that advertises them, KIP-714;
+  shim.apis.registry serves them unadvertised).
   Checked against the tags by reading every ``*Request.json`` (3.7.0, 3.8.0, 3.9.0).
   4.0 and 4.1 advertise Produce from version 0 although they serve it from 3 (KAFKA-18659);
   these tables hold the versions served, which is what a request at an older version finds out.

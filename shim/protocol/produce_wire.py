@@ -5,7 +5,9 @@ partitions reads about 5,000 of them, each one topic, one partition and one batc
 each (the frame checked against its lengths by wirecheck, then parsed into frozen dataclasses, the
 answer built as dataclasses and encoded field by field) costs more than the append itself. Here:
 
-* :func:`decode` reads header and body of every version (v0-13) in one pass and returns light
+* :func:`decode` reads header and body of every version (v0-13) in one pass (in C where
+  kafka_codecs' extension was built: kafka_codecs/_produce.c; :func:`decode_py` is its Python
+  twin, held to the same answers by tests/codecs/test_codecs_native_produce.py) and returns light
   objects with the attribute names of kio's (``topic_data``, ``partition_data``, ``index``,
   ``records``...), the records a view of the frame. It reads only the plain, well-formed shape: a
   frame with anything else -- a tagged field, a null where a value is required, a non-ASCII
@@ -24,6 +26,8 @@ import functools
 import struct
 import uuid
 from typing import NamedTuple
+
+from kafka_codecs import native
 
 from .fastwrite import _uv  # the unsigned varint writer, with its table for small numbers
 from .messages import RequestHeader
@@ -51,16 +55,13 @@ class TopicData(NamedTuple):
     partition_data: tuple[PartitionData, ...]
 
 
-class ProduceRequest:
+class ProduceRequest(NamedTuple):
     """kio's ProduceRequest as the handler reads it; the timeout stays in milliseconds until asked."""
 
-    __slots__ = ("transactional_id", "acks", "timeout_ms", "topic_data")
-
-    def __init__(self, transactional_id: str | None, acks: int, timeout_ms: int, topic_data: tuple) -> None:
-        self.transactional_id = transactional_id
-        self.acks = acks
-        self.timeout_ms = timeout_ms
-        self.topic_data = topic_data
+    transactional_id: str | None
+    acks: int
+    timeout_ms: int
+    topic_data: tuple
 
     @property
     def timeout(self) -> datetime.timedelta:
@@ -71,8 +72,9 @@ class _Other(Exception):
     """The frame is not of the plain shape read here: kio's path decides."""
 
 
-def decode(frame, version: int) -> tuple[RequestHeader, ProduceRequest] | None:
-    """Header and body of a ProduceRequest frame of ``version``, or None for kio's path."""
+def decode_py(frame, version: int) -> tuple[RequestHeader, ProduceRequest] | None:
+    """Header and body of a ProduceRequest frame of ``version``, or None for kio's path: the
+    Python twin of kafka_codecs' C reader, :data:`decode` where the extension was not built."""
     try:
         return _decode(frame, version)
     except (_Other, IndexError, struct.error, UnicodeDecodeError):
@@ -213,6 +215,10 @@ def _uuid(frame, p: int) -> uuid.UUID | None:
 
 
 _ZERO_UUID = bytes(16)
+_CLASSES = (RequestHeader, ProduceRequest, TopicData, PartitionData, uuid.UUID)
+# decode(frame, version): header and body of a ProduceRequest frame of ``version``, or None for
+# kio's path; kafka_codecs' C reader where it was built, else its Python twin.
+decode = decode_py if native.produce_request is None else functools.partial(native.produce_request, _CLASSES)
 
 # -- answers --------------------------------------------------------------------------------
 

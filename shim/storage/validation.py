@@ -15,6 +15,7 @@ from kafka_codecs.batch import (
     Compression,
     compute_crc,
 )
+from kafka_codecs.native import check_batch
 from kafka_codecs.records import InvalidBatch, PayloadTooLarge, UndecodablePayload, walk_batch
 
 from ..errors import ErrorCode, KafkaError
@@ -57,6 +58,17 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     and the append) rather than parsed again at each step; raises KafkaError in Kafka's order.
     ``budget``: the request's DecompressionBudget (a budget of its own when None). ``record_pass``:
     a log_validator.RecordPass whose facts the record walk gathers in the same pass."""
+    if record_pass is None and check_batch is not None:
+        # The common batch (uncompressed, valid, no record checks of a topic config) checked and
+        # walked in C; any other, or one that fails there, is checked below, which says why.
+        h = check_batch(batch, max_message_bytes, BatchHeader)
+        if h is not None and h.crc == compute_crc(batch):
+            return h
+    return _validate(batch, max_message_bytes, allow_zstd, budget, record_pass)
+
+
+def _validate(batch, max_message_bytes: int, allow_zstd: bool, budget, record_pass) -> BatchHeader:
+    """validate_client_batch in Python: every batch, in Kafka's order of checks."""
     n = len(batch)
     if n < HEADER_SIZE:
         raise KafkaError(ErrorCode.corrupt_message, f"{n} bytes is shorter than a record batch header")

@@ -1,7 +1,7 @@
 """The cluster-level APIs a single combined KRaft node answers: delegation tokens (38-41),
 DescribeQuorum (55), UpdateFeatures (57), UnregisterBroker (64), ListConfigResources (74),
-AddRaftVoter/RemoveRaftVoter (80/81), and the telemetry APIs a default Kafka neither advertises nor
-serves, through dispatch as a client's bytes."""
+AddRaftVoter/RemoveRaftVoter (80/81), through dispatch as a client's bytes (the telemetry APIs:
+test_telemetry_apis.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from shim.config import BrokerConfig
 from shim.errors import ErrorCode as E
 from shim.node import Node
 from shim.protocol.framing import FrameError
-from shim.protocol.kafka_releases import RELEASES, TELEMETRY_APIS
+from shim.protocol.kafka_releases import RELEASES
 from kio.serial import entity_reader
 from kio.static.primitive import i64
 
@@ -305,20 +305,6 @@ async def test_remove_raft_voter_cannot_remove_the_only_voter(node):
     me = await call(node, 81, 0, remove(node.config.node_id, node.quorum.directory_id))
     assert me.error_code == E.voter_not_found and me.error_message.startswith("Cannot remove voter ReplicaKey(id=0")
     assert (await call(node, 81, 0, remove(0, None))).error_code == E.invalid_request
-
-
-# -- telemetry (71/72) ------------------------------------------------------------------------
-
-@pytest.mark.parametrize("release", list(RELEASES))
-async def test_telemetry_apis_are_neither_advertised_nor_served(open_node, release):
-    node = open_node(kafka_version=release)
-    r = await call(node, 18, 3, lambda m: m.ApiVersionsRequest(client_software_name="t", client_software_version="1"))
-    assert not {k.api_key for k in r.api_keys} & set(TELEMETRY_APIS)
-    m = request_module(71, 0)
-    frame = encode_request(RequestHeader(71, 0, 1, "t"), m.GetTelemetrySubscriptionsRequest(
-        client_instance_id=uuid.UUID(int=0)))
-    with pytest.raises(FrameError):
-        await dispatch(node, frame)
 
 
 # -- with an authorizer -----------------------------------------------------------------------

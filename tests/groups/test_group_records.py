@@ -41,11 +41,25 @@ def test_the_layout_is_kafkas():
     assert rec.group_key("g") == b"\x00\x02\x00\x01g"
 
 
+def test_an_offset_with_an_expire_timestamp_is_an_offset_commit_value_v1():
+    """Kafka: MetadataVersion.offsetCommitValueVersion(expireTimestampPresent) -- v1, the only
+    version with expireTimestamp (and no leader epoch)."""
+    o = OffsetAndMetadata(5, 7, "m", 9, 1_000)
+    assert rec.offset_value(o) == struct.pack(">hqh", 1, 5, 1) + b"m" + struct.pack(">qq", 9, 1_000)
+    assert rec.read_offset_value(rec.offset_value(o)) == OffsetAndMetadata(5, -1, "m", 9, 1_000)
+
+
+@pytest.mark.parametrize("version", [0, 2])
+def test_offset_values_of_versions_0_and_2_are_read(version):
+    raw = struct.pack(">hqh", version, 5, 1) + b"m" + struct.pack(">q", 9)
+    assert rec.read_offset_value(raw) == OffsetAndMetadata(5, -1, "m", 9, -1)
+
+
 def test_unknown_versions_are_reported():
     with pytest.raises(rec.UnknownRecord):
         rec.read_key(b"\x00\x07\x00\x00")
     with pytest.raises(rec.UnknownRecord):
-        rec.read_offset_value(b"\x00\x01" + bytes(30))
+        rec.read_offset_value(b"\x00\x04" + bytes(30))  # the flexible version of Kafka 4.x is not read
     with pytest.raises(rec.UnknownRecord):
         rec.read_group_value(b"\x00\x02" + bytes(30))
 

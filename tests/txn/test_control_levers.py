@@ -58,10 +58,25 @@ async def test_advancing_the_clock_expires_a_transaction_now(txn_node):
     p = await open_transaction(node, timeout_ms=60_000)
     assert (await control(node.control, "advance_clock", {"ms": 30_000}))["aborted_transactions"] == []
     got = await control(node.control, "advance_clock", {"ms": 60_001, "clock": "transactions"})
-    assert got == {"aborted_transactions": ["tx"], "expired_members": []}
+    assert got == {"aborted_transactions": ["tx"], "expired_transactional_ids": [], "expired_members": []}
     assert node.txn.txns["tx"].state.kafka_name == "CompleteAbort"
     assert await list_offset(node, 0, isolation=READ_COMMITTED) == 3  # aborted: the LSO moved past it
     assert await end_txn(node, "tx", p.pid, p.epoch, True) == ErrorCode.producer_fenced
+
+
+async def test_advancing_the_clock_expires_an_idle_transactional_id(txn_node):
+    """transactional.id.expiration.ms (7 days) judged at the last hourly check within ``ms``."""
+    node = txn_node
+    p = await open_transaction(node)
+    assert await end_txn(node, "tx", p.pid, p.epoch, True) == ErrorCode.none
+    week, hour = 7 * 24 * 3_600_000, 3_600_000
+    got = await control(node.control, "advance_clock", {"ms": week - 2 * hour, "clock": "transactions"})
+    assert got["expired_transactional_ids"] == [] and "tx" in node.txn.txns
+    got = await control(node.control, "advance_clock", {"ms": week + hour, "clock": "groups"})
+    assert got["expired_transactional_ids"] == [] and "tx" in node.txn.txns
+    got = await control(node.control, "advance_clock", {"ms": week + hour})
+    assert got["expired_transactional_ids"] == ["tx"] and "tx" not in node.txn.txns
+    assert await add_partitions(node, "tx", p.pid, p.epoch, [("t", 0)]) == {("t", 0): ErrorCode.invalid_producer_id_mapping}
 
 
 async def test_fence_bumps_the_epoch_of_a_transactional_id(txn_node):

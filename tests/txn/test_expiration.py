@@ -120,7 +120,7 @@ async def test_an_expired_id_stays_gone_after_restart_and_starts_afresh(nodes):
     pid, _ = committed(node, "gone", T0)
     committed(node, "kept", T0 + WEEK)
     node.txn.remove_expired_transactional_ids(T0 + WEEK)
-    nodes.close(node)
+    nodes.crash(node)  # as kill -9: the tombstone is in the log, nothing else was written
     node = nodes()
     assert "gone" not in node.txn.txns and "kept" in node.txn.txns
     new_pid, epoch = node.txn.init_producer_id("gone", 60_000, -1, -1, T0 + WEEK)
@@ -158,6 +158,17 @@ async def test_an_idle_producer_expires_and_is_taken_at_any_sequence(nodes):
     idem.seqs[0] = 7  # no state: any sequence is taken (Kafka: no UNKNOWN_PRODUCER_ID since KIP-360)
     append(node, idem)
     assert (await active_producers(node))[900].last_sequence == 7
+
+
+async def test_the_first_producer_check_is_one_interval_after_the_start(nodes):
+    node = nodes(producer_id_expiration_ms=1, producer_id_expiration_check_interval_ms=60_000)
+    node.logs.create_topic(TOPIC, 2)
+    append(node, Producer(900, 0))
+    start = wall_ms()
+    node.tick(start + 1_000)  # Kafka: PeriodicProducerExpirationCheck's first run waits one interval
+    assert set(await active_producers(node)) == {900}
+    node.tick(start + 60_000)
+    assert await active_producers(node) == {}
 
 
 async def test_a_producer_with_an_open_transaction_never_expires(txn_node):

@@ -125,6 +125,17 @@ async def test_add_partitions_with_an_unknown_partition_attempts_nothing(txn_nod
     assert txn_node.txn.txns["tx"].state is TxnState.EMPTY
 
 
+async def test_add_partitions_refuses_internal_topics_without_an_authorizer(txn_node):
+    """Kafka: handleAddPartitionsToTxnRequest authorizes the request's topics less the internal ones,
+    so an internal topic is TOPIC_AUTHORIZATION_FAILED and the rest OPERATION_NOT_ATTEMPTED."""
+    pid, epoch = await begin(txn_node, partitions=())
+    txn_node.logs.ensure_topic("__consumer_offsets", 1)
+    got = await add_partitions(txn_node, "tx", pid, epoch, [TP0, ("__consumer_offsets", 0)])
+    assert got == {TP0: ErrorCode.operation_not_attempted,
+                   ("__consumer_offsets", 0): ErrorCode.topic_authorization_failed}
+    assert txn_node.txn.txns["tx"].state is TxnState.EMPTY
+
+
 @pytest.mark.parametrize("version", range(0, 4))
 async def test_add_partitions_identity_and_state_errors(txn_node, version):
     pid, epoch = await begin(txn_node, partitions=())

@@ -23,6 +23,7 @@ from ...storage.log_manager import LogManager
 from ..txn.coordinator import TransactionCoordinator
 from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
 from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
+from .expiration import DEFAULT_CHECK_INTERVAL_MS, DEFAULT_RETENTION_MS, CleanupResult, OffsetExpiration
 from .loading import load_groups, on_loaded
 from .offsets import OffsetOperations
 from .state import (
@@ -51,7 +52,9 @@ def _done(result) -> Pending:
 class GroupCoordinator(OffsetOperations):
     def __init__(self, logs: LogManager, txn: TransactionCoordinator, *, min_session_timeout_ms: int = 6_000,
                  max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
-                 consumer: ConsumerGroupConfig | None = None, group_configs=None) -> None:
+                 consumer: ConsumerGroupConfig | None = None, group_configs=None,
+                 offsets_retention_ms: int = DEFAULT_RETENTION_MS,
+                 offsets_retention_check_interval_ms: int = DEFAULT_CHECK_INTERVAL_MS) -> None:
         self.store = GroupStore(logs, txn)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
@@ -60,6 +63,7 @@ class GroupCoordinator(OffsetOperations):
         self.groups: dict[str, GroupMetadata] = {}  # classic groups; consumer groups in self.consumer
         self.consumer = ConsumerGroups(self, consumer or ConsumerGroupConfig(), group_configs)
         self.producer_groups: dict[int, set[str]] = {}  # Kafka: openGroupsForProducer
+        self.expiration = OffsetExpiration(self, offsets_retention_ms, offsets_retention_check_interval_ms)
         self._earliest = 0  # no deadline of any group is earlier (see next_deadline)
         self.on_earlier_deadline: Callable[[int], None] | None = None
         """Called with a deadline set while handling a request that is earlier than any known: a
@@ -519,8 +523,9 @@ class GroupCoordinator(OffsetOperations):
         consumer = self.consumer.tick(now_ms)
         self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)),
                              default=now_ms + IDLE_TICK_MS)
-        if consumer is not None:
-            self._earliest = min(self._earliest, consumer)
+        for deadline in (consumer, self.expiration.tick(now_ms)):
+            if deadline is not None:
+                self._earliest = min(self._earliest, deadline)
         return self._earliest
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
@@ -543,6 +548,11 @@ class GroupCoordinator(OffsetOperations):
         self.tick(now_ms)
         after = {(g.group_id, m) for g in classic + consumer for m in g.members}
         return sorted(f"{g}/{m}" for g, m in before - after)
+
+    def expire_offsets(self, now_ms: int, advanced_ms: int = 0, group_id: str | None = None) -> CleanupResult:
+        """Expire now the offsets (and delete the groups) the retention checks due within
+        ``advanced_ms`` would expire (shim.control's advance_clock)."""
+        return self.expiration.advance(now_ms, advanced_ms, group_id)
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this, without looking at every group: each deadline set since
@@ -574,8 +584,10 @@ class GroupCoordinator(OffsetOperations):
             self._on_sync_deadline(group, now_ms)
 
     def load(self, now_ms: int) -> None:
-        """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout."""
+        """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout.
+        The offset expiration check runs every ``offsets.retention.check.interval.ms`` from now."""
         load_groups(self, now_ms)
+        self.expiration.schedule(now_ms)
 
     def on_election(self, coordinated: Callable[[str], bool], now_ms: int) -> int:
         """This broker now leads the offsets partition of the groups ``coordinated`` picks (Kafka: onElection)."""

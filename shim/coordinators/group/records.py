@@ -9,6 +9,11 @@ Offset commit (one per group and partition)::
 
     key   = version 1 | group string | topic string | partition int32
     value = version 3 | offset int64 | leader_epoch int32 | metadata string | commit_timestamp int64
+    value = version 1 | offset int64 | metadata string | commit_timestamp int64 | expire_timestamp int64
+
+Version 1 is written for an offset with an explicit expire timestamp (OffsetCommit v2-4's
+RetentionTimeMs), as Kafka writes it (MetadataVersion.offsetCommitValueVersion); versions 0-3 are
+read (0 and 2 have neither a leader epoch nor an expire timestamp).
 
 Group metadata (one per group)::
 
@@ -33,6 +38,7 @@ from typing import NamedTuple
 OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
 OFFSET_VALUE_VERSION = 3
+EXPIRING_OFFSET_VALUE_VERSION = 1  # the only version with an expire timestamp
 GROUP_VALUE_VERSION = 3
 
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
@@ -43,6 +49,7 @@ class OffsetAndMetadata(NamedTuple):
     leader_epoch: int = -1
     metadata: str = ""
     commit_timestamp: int = -1
+    expire_timestamp: int = -1  # -1: none; else OffsetCommit v2-4's commit time + RetentionTimeMs
 
 
 class MemberRecord(NamedTuple):
@@ -98,6 +105,9 @@ def group_key(group_id: str) -> bytes:
 
 
 def offset_value(o: OffsetAndMetadata) -> bytes:
+    if o.expire_timestamp != -1:
+        return (_I16.pack(EXPIRING_OFFSET_VALUE_VERSION) + _I64.pack(o.offset) + _str(o.metadata)
+                + _I64.pack(o.commit_timestamp) + _I64.pack(o.expire_timestamp))
     return (_I16.pack(OFFSET_VALUE_VERSION) + _I64.pack(o.offset) + _I32.pack(o.leader_epoch)
             + _str(o.metadata) + _I64.pack(o.commit_timestamp))
 
@@ -177,9 +187,13 @@ def read_key(buf: bytes) -> OffsetKey | GroupKey:
 def read_offset_value(buf: bytes) -> OffsetAndMetadata:
     r = _Reader(buf)
     version = r.i16()
-    if version != OFFSET_VALUE_VERSION:
-        raise UnknownRecord(f"unknown offset value version {version}")
-    return OffsetAndMetadata(r.i64(), r.i32(), r.str() or "", r.i64())
+    if version == OFFSET_VALUE_VERSION:
+        return OffsetAndMetadata(r.i64(), r.i32(), r.str() or "", r.i64())
+    if version in (0, 1, 2):
+        offset, metadata, commit_timestamp = r.i64(), r.str() or "", r.i64()
+        expire_timestamp = r.i64() if version == EXPIRING_OFFSET_VALUE_VERSION else -1
+        return OffsetAndMetadata(offset, -1, metadata, commit_timestamp, expire_timestamp)
+    raise UnknownRecord(f"unknown offset value version {version}")
 
 
 def read_group_value(buf: bytes) -> GroupRecord:

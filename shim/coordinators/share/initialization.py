@@ -58,7 +58,8 @@ class ShareStateTracker:
 
     def retry_due(self, group_id: str, now_ms: int) -> bool:
         """Whether the group's initializing partitions are old enough to be initialized again."""
-        return now_ms - self.stamped.get(group_id, now_ms) >= self.retry_interval_ms
+        stamped = self.stamped.get(group_id)
+        return stamped is None or now_ms - stamped >= self.retry_interval_ms
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
         """The clock moved on by ``advanced_ms`` (shim.control): the groups whose initializing
@@ -66,7 +67,7 @@ class ShareStateTracker:
         due = []
         for g, meta in sorted(self.groups.items()):
             if group_id in (None, g) and meta.initializing and self.retry_due(g, now_ms + advanced_ms):
-                self.stamped[g] = min(self.stamped.get(g, now_ms), now_ms - self.retry_interval_ms)
+                self.stamped[g] = min(self.stamped.get(g, now_ms), now_ms - self.retry_interval_ms)  # due now
                 due.append(g)
         return due
 

@@ -40,6 +40,23 @@ def _no_probe(name: str) -> None:
     pass
 
 
+def _no_replica_check(topic: str, partition: int, min_isr: int) -> None:
+    pass
+
+
+def append_error(code: ErrorCode) -> ErrorCode:
+    """What a failed write of ``__transaction_state`` answers the client (Kafka:
+    TransactionStateManager.appendTransactionToLog's mapping of the append's error)."""
+    if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
+                ErrorCode.not_enough_replicas_after_append, ErrorCode.request_timed_out):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
+        return ErrorCode.not_coordinator
+    if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
+        return ErrorCode.unknown_server_error
+    return code
+
+
 def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
     """The latest state of every transactional id in ``__transaction_state`` (tombstones drop it).
     A transactional id's records in its legacy partition (older data directories) are replayed
@@ -89,6 +106,11 @@ class TransactionCoordinator:
         self.markers_held = False
         self.held: dict[str, bool] = {}  # transactional id -> commit, prepared with markers held
         self.probe: Callable[[str], None] = _no_probe  # named crash points (shim.control)
+        # (topic, partition, min.insync.replicas) -> None, or NOT_ENOUGH_REPLICAS: the simulated
+        # cluster's ISR of the coordinator's partition (shim.cluster.Cluster.check_min_isr)
+        self.check_min_isr: Callable[[str, int, int], None] = _no_replica_check
+        # transactional id -> commit: markers written, the Complete state's write failed; retried by tick
+        self.incomplete: dict[str, bool] = {}
 
     def finalized_transaction_version(self, transaction_version: int) -> None:
         """The cluster's finalized transaction.version, at start and when UpdateFeatures changes it.
@@ -102,8 +124,16 @@ class TransactionCoordinator:
     # -- persistence ------------------------------------------------------------------------
 
     def _persist(self, m: TxnMetadata) -> None:
+        """Append ``m`` as an acks=all write (Kafka: TransactionLog.EnforcedRequiredAcks), refused
+        while the partition's ISR is below its min.insync.replicas; KafkaError with the code the
+        client is answered."""
         self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
-        plog = self.logs.get(TXN_TOPIC, partition_for(m.transactional_id, self.num_partitions))
+        partition = partition_for(m.transactional_id, self.num_partitions)
+        plog = self.logs.get(TXN_TOPIC, partition)
+        try:
+            self.check_min_isr(TXN_TOPIC, partition, plog.config.min_insync_replicas)
+        except KafkaError as e:
+            raise KafkaError(append_error(e.code), e.message) from None
         value = encode_value(m, self.log_value_version)
         batch = encode_batch([(encode_key(m.transactional_id), value, (), max(m.last_update_ms, 0))])
         plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR)
@@ -294,27 +324,56 @@ class TransactionCoordinator:
         write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
                       commit, sorted(m.partitions), now_ms)
         self.probe("txn.markers_written")
+        self._write_complete(m, commit, now_ms)
+
+    def _write_complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+        """CompleteCommit/CompleteAbort after the markers. A write refused (the ISR below
+        min.insync.replicas) leaves the transaction prepared and is retried by :meth:`tick`, as
+        Kafka's marker channel retries it (appendTransactionToLog's retryOnError)."""
         nxt = m.copy()
         if m.client_transaction_version >= 2 and m.next_producer_id != NO_PRODUCER_ID:
             nxt.last_producer_id, nxt.producer_id, nxt.producer_epoch = m.producer_id, m.next_producer_id, 0
         nxt.next_producer_id = NO_PRODUCER_ID
+        nxt.failed_epoch_fence = False  # Kafka: prepareComplete
         nxt.transition(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
-        self._persist(nxt)
+        try:
+            self._persist(nxt)
+        except KafkaError as e:
+            log.info("%s of %s not written (%s); retrying", nxt.state.kafka_name, m.transactional_id, e.code.name)
+            self.incomplete[m.transactional_id] = commit
+            return
+        self.incomplete.pop(m.transactional_id, None)
         self.txns[m.transactional_id] = nxt
+
+    def _retry_incomplete(self, now_ms: int) -> None:
+        for txn_id, commit in list(self.incomplete.items()):
+            m = self.txns.get(txn_id)
+            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._write_complete(m, commit, now_ms)
+            else:
+                del self.incomplete[txn_id]
 
     def _fence_and_abort(self, m: TxnMetadata, now_ms: int) -> None:
         """Bump the epoch (fencing the producer), then abort with the bumped epoch (Kafka:
         prepareFenceProducerEpoch + endTransaction(ABORT, isFromClient=false))."""
         fenced = m.copy()
         fenced.transition(S.PREPARE_EPOCH_FENCE, now_ms)  # transient, never persisted (as in Kafka)
-        fenced.producer_epoch = m.producer_epoch + 1
+        # Kafka: prepareFenceProducerEpoch does not bump again after a fence whose write failed
+        fenced.producer_epoch = m.producer_epoch if m.failed_epoch_fence else m.producer_epoch + 1
         fenced.last_producer_epoch = NO_EPOCH
         if self.transaction_version >= 2:
             # Kafka 4.x: the coordinator's own aborts use the finalized version ("not from client, use
             # server TV"): prepareAbortOrCommit's bump keeps the epoch it bumped from, so the producer
             # can bump from it again (InitProducerId) instead of being fenced for good.
             fenced.last_producer_epoch, fenced.client_transaction_version = m.producer_epoch, 2
-        self._move(fenced, S.PREPARE_ABORT, now_ms)
+        try:
+            self._move(fenced, S.PREPARE_ABORT, now_ms)
+        except KafkaError:
+            # Kafka: endTransaction keeps a failed fence's epoch in memory (hasFailedEpochFence), never
+            # returned to a client: the fenced producer stays fenced, the transaction stays Ongoing
+            m.producer_epoch, m.last_producer_epoch = fenced.producer_epoch, fenced.last_producer_epoch
+            m.failed_epoch_fence = True
+            raise
         self._complete(self.txns[m.transactional_id], False, now_ms)
 
     # -- the control plane's levers ----------------------------------------------------------
@@ -351,13 +410,20 @@ class TransactionCoordinator:
         ``advanced_ms`` (the clock advanced by the control plane); returns their ids."""
         expired = [m for m in self.txns.values()
                    if m.state is S.ONGOING and m.txn_start_ms + m.timeout_ms < now_ms + advanced_ms]
+        aborted = []
         for m in expired:
             log.info("aborting transaction %s: open for more than %d ms", m.transactional_id, m.timeout_ms)
-            self._fence_and_abort(m, now_ms)
-        return [m.transactional_id for m in expired]
+            try:
+                self._fence_and_abort(m, now_ms)
+            except KafkaError as e:  # Kafka: abortTimedOutTransactions logs it; the next check tries again
+                log.info("aborting %s failed: %s", m.transactional_id, e.code.name)
+                continue
+            aborted.append(m.transactional_id)
+        return aborted
 
     def tick(self, now_ms: int) -> int:
         if now_ms >= self._next_check:
+            self._retry_incomplete(now_ms)
             self.abort_timed_out(now_ms)
             self._next_check = now_ms + self.abort_check_interval_ms
         if now_ms >= self._next_expiration:
@@ -371,21 +437,40 @@ class TransactionCoordinator:
 
     # -- transactional id expiration ---------------------------------------------------------
 
-    def remove_expired_transactional_ids(self, now_ms: int) -> list[str]:
+    def advance_expiration(self, now_ms: int, advanced_ms: int) -> list[str]:
+        """What the expiration checks due within ``advanced_ms`` would expire, expired now, judged at
+        the last check time up to ``now_ms + advanced_ms`` (shim.control's advance_clock)."""
+        later = now_ms + advanced_ms
+        if self._next_expiration > later:
+            return []
+        interval = self.id_expiration_check_interval_ms
+        last = self._next_expiration + (later - self._next_expiration) // interval * interval
+        return self.remove_expired_transactional_ids(now_ms, max(last, now_ms))
+
+    def remove_expired_transactional_ids(self, now_ms: int, as_of_ms: int | None = None) -> list[str]:
         """Kafka: TransactionStateManager.removeExpiredTransactionalIds. An id in Empty, CompleteCommit
         or CompleteAbort whose state last changed transactional.id.expiration.ms ago or more moves to
         Dead: its tombstone is written to its ``__transaction_state`` partition (the ids of one partition
         in as few batches as max.message.bytes allows), then it is forgotten, so a restart does not bring
-        it back. Its producer id then gets INVALID_PRODUCER_ID_MAPPING; InitProducerId starts it afresh."""
+        it back. Its producer id then gets INVALID_PRODUCER_ID_MAPPING; InitProducerId starts it afresh.
+        ``as_of_ms``: the time the ages are judged at (default ``now_ms``, when the tombstones are written)."""
+        as_of = now_ms if as_of_ms is None else as_of_ms
         by_partition: dict[int, list[str]] = defaultdict(list)
         for m in list(self.txns.values()):
             if (m.state in EXPIRATION_ALLOWED and m.transactional_id not in self.held
-                    and m.last_update_ms <= now_ms - self.id_expiration_ms):
+                    and m.last_update_ms <= as_of - self.id_expiration_ms):
                 m.copy().transition(S.DEAD, now_ms)  # the table's check (Kafka: prepareDead)
                 by_partition[partition_for(m.transactional_id, self.num_partitions)].append(m.transactional_id)
-        expired = []
+        expired: list[str] = []
+        if by_partition:
+            self.logs.ensure_topic(TXN_TOPIC, self.num_partitions)
         for partition, ids in sorted(by_partition.items()):
             plog = self.logs.get(TXN_TOPIC, partition)
+            try:
+                self.check_min_isr(TXN_TOPIC, partition, plog.config.min_insync_replicas)
+            except KafkaError as e:  # Kafka: the ids stay, and the next check tries again
+                log.info("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
+                continue
             for chunk in _tombstone_chunks(ids, plog.config.max_message_bytes):
                 batch = encode_batch([(encode_key(t), None, (), now_ms) for t in chunk])
                 plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR)

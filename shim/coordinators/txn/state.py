@@ -69,6 +69,8 @@ class TxnMetadata:
     """Transaction version 2: the producer id the transaction moves to when its epoch is exhausted."""
     client_transaction_version: int = 0
     """The transaction version the producer used for the transaction (2: an epoch bump per EndTxn)."""
+    failed_epoch_fence: bool = False
+    """In memory only: a fence's bumped epoch was kept but never written (Kafka: hasFailedEpochFence)."""
 
     def transition(self, new: TxnState, now_ms: int) -> None:
         if self.state not in VALID_PREVIOUS[new]:
