@@ -415,7 +415,11 @@ class Connection(asyncio.BufferedProtocol):
                     self.queued_bytes -= len(request) + REQUEST_OVERHEAD
                     self._maybe_resume_reading()
                     self.answering = True
-                    answer = await self._respond(request)
+                    if self.session.sasl:
+                        answer = await self._respond(request)
+                    else:  # nothing to check first: no coroutine of its own for each request
+                        answer = await _dispatch.dispatch_request(self.server.node, request, self.client_host,
+                                                                  self.session, self.node_id)
                     self.answering = False
                     sending = None if answer.parts is None else self._send(answer.parts)
                     if sending is not None:
@@ -476,8 +480,8 @@ class Connection(asyncio.BufferedProtocol):
                 break
 
     async def _respond(self, request) -> _dispatch.Answer:
-        """Dispatch a request, unless the connection must authenticate first (Kafka's
-        SaslServerAuthenticator sits before the request handlers)."""
+        """Dispatch a request on a SASL listener, unless the connection must authenticate first
+        (Kafka's SaslServerAuthenticator sits before the request handlers)."""
         session, now = self.session, now_ms()
         if session.sasl and session.raw_tokens:  # after a v0 SaslHandshake: a bare token, a bare answer
             answer = session.raw_token(bytes(request), now)
