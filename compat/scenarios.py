@@ -106,6 +106,14 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.fetch_sessions", "incremental fetch sessions over many partitions",
+             "24 partitions; 12 rounds each write a transaction to 3 partitions (every third aborted) and a plain "
+             "record to a fourth, and a second transaction stays open on partition 5 from round 3 to 8. After each "
+             "round a read_committed consumer (client.rack set) and a read_uncommitted one, both assigned every "
+             "partition with max.partition.fetch.bytes=256, poll up to their end offsets: read_committed returns "
+             "exactly the committed and plain records of each partition in order, read_uncommitted all of them. "
+             "kafka-shim's test also checks that the consumers' fetches were answered incrementally (KIP-227).",
+             ("java",)),
     Scenario("eos.send_offsets", "exactly-once pipeline (subscribe)",
              "consume (read_committed, group member) → transform → produce in a txn with "
              "sendOffsetsToTransaction(offsets, consumer.groupMetadata()): a committed round of 3 records "
