@@ -106,6 +106,15 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.fetch_sessions", "incremental fetch sessions over many partitions",
+             "Many partitions (Java 24, kafka-python 12); each round writes a transaction to a few partitions "
+             "(every third aborted) and a plain record to another (Java also keeps a second transaction open on "
+             "partition 5 over rounds 3-8). After each round a read_committed consumer (Java's with client.rack "
+             "set) and a read_uncommitted one, both assigned every partition with max.partition.fetch.bytes=256, "
+             "poll up to their end offsets: read_committed returns exactly the committed and plain records of "
+             "each partition in order, read_uncommitted all of them. kafka-shim's tests also check that the "
+             "consumers' fetches were answered incrementally (KIP-227).",
+             ("java", "kafka-python")),
     Scenario("eos.send_offsets", "exactly-once pipeline (subscribe)",
              "consume (read_committed, group member) → transform → produce in a txn with "
              "sendOffsetsToTransaction(offsets, consumer.groupMetadata()): a committed round of 3 records "
