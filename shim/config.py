@@ -245,7 +245,11 @@ class BrokerConfig:
         (a ConfigException; ConfigError is a ValueError)."""
         from .configs.catalogue import broker_configs
 
-        broker_configs(self.kafka_version)["log.segment.bytes"].parse(str(self.segment_bytes))
+        configs = broker_configs(self.kafka_version)
+        configs["log.segment.bytes"].parse(str(self.segment_bytes))
+        slots = "max.incremental.fetch.session.cache.slots"  # at least 0
+        if slots in self.extra:
+            configs[slots].parse(self.extra[slots])
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""
