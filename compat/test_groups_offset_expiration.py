@@ -200,3 +200,32 @@ def test_a_consumer_group_loses_the_offsets_of_topics_it_does_not_subscribe_to(t
             assert tp.offset == 4
         finally:
             stays.close()
+
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_deleted_topics_offsets_go_with_it(tmp_path, client):
+    """Kafka deletes every group's offsets of a deleted topic without waiting for their retention
+    (GroupCoordinator.onPartitionsDeleted): the client's admin lists only the other topic's, and a
+    topic created again under the name starts without a committed offset."""
+    from kafka import KafkaAdminClient
+
+    gone, kept, group = f"deleted-{client}", f"other-{client}", f"del-{client}"
+    b = broker(tmp_path / "data")
+    try:
+        bootstrap = b.bootstrap_servers
+        create_topic(bootstrap, gone, 1)
+        create_topic(bootstrap, kept, 1)
+        commit_standalone(client, bootstrap, group, gone, 5)
+        commit_standalone(client, bootstrap, group, kept, 2)
+        assert admin_group_offsets(client, bootstrap, group) == {(gone, 0): 5, (kept, 0): 2}
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            admin.delete_topics([gone], timeout_ms=20_000)
+        finally:
+            admin.close()
+        wait_for(lambda: admin_group_offsets(client, bootstrap, group) == {(kept, 0): 2}, 30, 0.05,
+                 f"the offsets of {gone} gone")
+        create_topic(bootstrap, gone, 1)
+        assert offset_fetch(bootstrap, group, gone, [0]) == {0: -1}
+    finally:
+        b.stop()

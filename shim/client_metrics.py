@@ -12,8 +12,9 @@ order: a terminating instance is INVALID_REQUEST, a push before the interval is 
 THROTTLING_QUOTA_EXCEEDED (the first push after a GetTelemetrySubscriptions is always on time),
 then UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE (an id no codec has) and
 TELEMETRY_TOO_LARGE; the metrics themselves go nowhere. A GetTelemetrySubscriptions before the
-interval is up is THROTTLING_QUOTA_EXCEEDED -- from 4.0, not after a push was refused for its
-subscription id or compression type (Kafka 3.x's check refuses it anyway).
+interval is up is THROTTLING_QUOTA_EXCEEDED -- from 4.1, not after a push was refused for its
+subscription id or compression type (the check of Kafka 3.x and 4.0 refuses it anyway: its ``||``
+where ``&&`` was meant, fixed by apache/kafka#19959).
 
 Instances live in memory, at most 16,384 (least recently used dropped first), each until
 max(60 s, 3 push intervals) after its last request; from 4.0 also until the connection that
@@ -38,7 +39,7 @@ CACHE_MAX_SIZE = 16_384
 CACHE_EXPIRY_MS = 60_000
 ZERO_UUID = uuid.UUID(int=0)
 RESERVED = frozenset({ZERO_UUID, uuid.UUID(int=1)})  # Kafka: Uuid.RESERVED (ZERO_UUID, ONE_UUID)
-# Kafka 4.0 fixed GetTelemetrySubscriptions' throttle check so that these errors let the next one through
+# Kafka 4.1 fixed GetTelemetrySubscriptions' throttle check so that these errors let the next one through
 UNTHROTTLED_AFTER = frozenset({ErrorCode.unknown_subscription_id, ErrorCode.unsupported_compression_type})
 
 
@@ -99,7 +100,7 @@ class ClientMetricsManager:
                  forgiving_get: bool, max_instances: int = CACHE_MAX_SIZE) -> None:
         self.telemetry_max_bytes = telemetry_max_bytes
         self.drop_on_disconnect = drop_on_disconnect  # Kafka 4.0+ (KAFKA-17778)
-        self.forgiving_get = forgiving_get  # Kafka 4.0+: UNTHROTTLED_AFTER
+        self.forgiving_get = forgiving_get  # Kafka 4.1+: UNTHROTTLED_AFTER
         self.max_instances = max_instances
         self.instances: collections.OrderedDict[uuid.UUID, Instance] = collections.OrderedDict()
         self.by_connection: dict[object, uuid.UUID] = {}

@@ -30,9 +30,12 @@ class BrokerConfig:
     """``NAME:PROTOCOL,...``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (listener.security.protocol.map)."""
 
     ssl_keystore_type: str = "PEM"
-    """Only PEM (ssl.keystore.type)."""
+    """PEM, PKCS12 or JKS (a JKS-typed store in the PKCS12 format, as Java reads it) (ssl.keystore.type;
+    Kafka's default is JKS)."""
     ssl_keystore_location: str = ""
-    """PEM file with the broker's private key and certificate chain (ssl.keystore.location)."""
+    """PEM file with the broker's private key and certificate chain, or a PKCS12 store (ssl.keystore.location)."""
+    ssl_keystore_password: str = ""
+    """Password of a PKCS12 key store (ssl.keystore.password); none for PEM."""
     ssl_keystore_key: str = ""
     """The private key as PEM text, with ssl_keystore_certificate_chain (ssl.keystore.key)."""
     ssl_keystore_certificate_chain: str = ""
@@ -40,12 +43,20 @@ class BrokerConfig:
     ssl_key_password: str = ""
     """Password of an encrypted private key (ssl.key.password)."""
     ssl_truststore_type: str = "PEM"
+    """PEM, PKCS12 or JKS, as ssl_keystore_type (ssl.truststore.type)."""
     ssl_truststore_location: str = ""
-    """PEM file of the CA certificates client certificates are checked against (ssl.truststore.location)."""
+    """PEM file or PKCS12 store of the CA certificates client certificates are checked against
+    (ssl.truststore.location)."""
+    ssl_truststore_password: str = ""
+    """Password of a PKCS12 trust store, optional (ssl.truststore.password); none for PEM."""
     ssl_truststore_certificates: str = ""
     """The CA certificates as PEM text (ssl.truststore.certificates)."""
     ssl_client_auth: str = "none"
     """none, requested or required: whether TLS clients present a certificate (ssl.client.auth)."""
+    ssl_principal_mapping_rules: str = "DEFAULT"
+    """How an SSL client's certificate names it: Kafka's ``RULE:pattern/replacement/[LU]`` rules and
+    ``DEFAULT`` (the distinguished name), comma-separated, the first that matches wins
+    (ssl.principal.mapping.rules; shim.security.principal)."""
 
     sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
     """Mechanisms SASL listeners offer (sasl.enabled.mechanisms): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
@@ -234,7 +245,11 @@ class BrokerConfig:
         (a ConfigException; ConfigError is a ValueError)."""
         from .configs.catalogue import broker_configs
 
-        broker_configs(self.kafka_version)["log.segment.bytes"].parse(str(self.segment_bytes))
+        configs = broker_configs(self.kafka_version)
+        configs["log.segment.bytes"].parse(str(self.segment_bytes))
+        slots = "max.incremental.fetch.session.cache.slots"  # at least 0
+        if slots in self.extra:
+            configs[slots].parse(self.extra[slots])
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""

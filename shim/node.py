@@ -9,6 +9,7 @@ from .client_metrics import ClientMetricsManager
 from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
+from .fetch_sessions import SLOTS_CONFIG, FetchSessionCache
 from .configs.properties import fields_from_properties, static_properties
 from .configs.streams import streams_settings
 from .configs.topic import effective, log_config
@@ -63,6 +64,7 @@ class Node:
         self.txn.probe = self.control.probe
         self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
+        self.fetch_sessions = FetchSessionCache(int(config.extra.get(SLOTS_CONFIG, 1000)))  # read-only in Kafka
         self.client_metrics = self._client_metrics(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
@@ -184,11 +186,11 @@ class Node:
 
     def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
         """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;
-        Kafka 4.0 drops an instance with its connection and stopped throttling the lookup that
+        Kafka 4.0 drops an instance with its connection, 4.1 stopped throttling the lookup that
         follows a refused push (shim.client_metrics)."""
         max_bytes = int({**self.broker_configs.merged(), **config.extra}.get("telemetry.max.bytes", 1 << 20))
-        since_4_0 = config.kafka_version >= "4.0"
-        return ClientMetricsManager(max_bytes, drop_on_disconnect=since_4_0, forgiving_get=since_4_0)
+        return ClientMetricsManager(max_bytes, drop_on_disconnect=config.kafka_version >= "4.0",
+                                    forgiving_get=config.kafka_version >= "4.1")
 
     def _init_quotas(self, config: BrokerConfig) -> None:
         """Client quotas and the byte-rate windows that enforce them on produce and fetch."""
@@ -352,6 +354,8 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
+        if name != OFFSETS_TOPIC:  # every group's offsets of it go (Kafka: GroupCoordinator.onPartitionsDeleted)
+            self.groups.expiration.on_topic_deleted(name, now_ms())
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
 

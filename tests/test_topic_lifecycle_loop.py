@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import struct
 import threading
 
@@ -18,7 +19,9 @@ import pytest
 from shim import Broker
 from shim.errors import ErrorCode as E
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
+from shim.storage import fs
 from shim.storage.log_manager import LogManager
+from loop_stall import stall_during
 from test_server_limits import until
 
 GUARD = 60  # seconds: only a hung test ever reaches it
@@ -38,10 +41,13 @@ class Client:
         return self.corr
 
     async def answer(self, api_key: int, version: int, corr: int):
-        size = struct.unpack(">i", await asyncio.wait_for(self.reader.readexactly(4), GUARD))[0]
-        got, response = decode_response(await self.reader.readexactly(size), api_key, version)
+        got, response = decode_response(await self.answer_bytes(), api_key, version)
         assert got == corr
         return response
+
+    async def answer_bytes(self) -> bytes:
+        size = struct.unpack(">i", await asyncio.wait_for(self.reader.readexactly(4), GUARD))[0]
+        return await self.reader.readexactly(size)
 
     async def call(self, api_key: int, version: int, build):
         return await self.answer(api_key, version, self.send(api_key, version, build))
@@ -195,3 +201,43 @@ async def test_a_stop_during_a_creation_is_clean_and_the_next_start_has_no_trace
     async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as again:
         assert again.node.logs.clean_start and "late" not in again.node.logs.topics
         assert not list((tmp_path / "d").glob("late-*"))
+
+
+def create_many(names, validate_only=False):
+    return lambda m: m.CreateTopicsRequest(timeout=TIMEOUT, validate_only=validate_only, topics=tuple(
+        m.CreatableTopic(name=n, num_partitions=1, replication_factor=-1, assignments=(), configs=()) for n in names))
+
+
+async def test_many_topics_in_one_request_are_made_together_and_written_once(broker, monkeypatch):
+    """10,000 topics in one CreateTopics took over a minute: each topic's partitions were made, and
+    topics.json rewritten and synced on the loop, one topic after the other. Now the request's
+    topics are checked a slice of the loop at a time, every partition is made in one go on the
+    lifecycle thread and the file is written once; each topic still gets its own answer."""
+    n = 2_000
+    names = [f"many-{i}" for i in range(n)]
+    names[5], names[7] = "bad/name", "many-6"  # refused: an illegal name, a name given twice
+    a, b = await client(broker), await client(broker)
+    assert (await a.call(19, CREATE_V, create("many-9", 1))).topics[0].error_code == E.none  # exists already
+    writes = []
+    real_write = fs.atomic_write
+    monkeypatch.setattr(fs, "atomic_write", lambda path, data, *args, **kw: (
+        writes.append(path.name), real_write(path, data, *args, **kw))[1])
+    expected = {name: E.none for name in names}
+    expected.update({"bad/name": E.invalid_topic_exception, "many-9": E.topic_already_exists})
+
+    checked = await a.call(19, CREATE_V, create_many(names, validate_only=True))
+    assert [t.error_code for t in checked.topics] == [expected[t] for t in names[:7]] + [E.invalid_request] + [
+        expected[t] for t in names[8:]]
+    assert "many-0" not in broker.node.logs.topics and writes == []
+
+    corr = a.send(19, CREATE_V, create_many(names))
+    answer, stall = await stall_during(a.answer_bytes())  # read, not decoded: the client's work is not measured
+    assert decode_response(answer, 19, CREATE_V)[0] == corr
+    created = decode_response(answer, 19, CREATE_V)[1]
+    assert [t.error_code for t in created.topics] == [t.error_code for t in checked.topics]
+    assert writes.count("topics.json") == 1
+    on_disk = {t["name"] for t in json.loads((broker.node.logs.meta_dir / "topics.json").read_text())["topics"]}
+    assert on_disk == set(names) - {"bad/name"}  # durable once answered
+    (t,) = (await b.call(3, META_V, metadata("many-1999"))).topics
+    assert t.error_code == E.none and len(t.partitions) == 1
+    assert stall.cpu < 0.1, stall

@@ -14,8 +14,10 @@ TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED otherwise).
 A request whose topics add up to more than 10,000 partitions is refused as a whole with
 POLICY_VIOLATION, as Kafka's controller refuses it (one request cannot tie the broker up creating
 partitions for minutes).
-The partitions' directories and files are made off the event loop (other clients keep being served);
-the answer comes once the topic exists and is durable, so Metadata and Produce that follow it see it.
+The topics are checked a slice of the loop at a time, then every partition of every topic that
+passed is made in one go off the event loop (other clients keep being served) and the topics become
+visible, and durable, together, as Kafka's controller writes one request's topics as one atomic
+batch; the answer comes once they exist and are durable, so Metadata and Produce that follow see them.
 """
 
 from ..configs import describe
@@ -23,11 +25,13 @@ from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._assignment import check_manual_assignment
+from ._pace import Pacer
 from .registry import api
 
 CONFIGS_VERSION = 5
 # Kafka: ReplicationControlManager.MAX_PARTITIONS_PER_BATCH
 MAX_PARTITIONS_PER_REQUEST = 10_000
+LARGE_ANSWER_TOPICS = 100  # more topics' results (v5+: each with its ~40 configs) are encoded on a worker thread
 
 
 @api(19, "CreateTopics", 2, 7)
@@ -38,25 +42,34 @@ async def handle(ctx, request):
                      error_message="Excessively large number of partitions per request.", num_partitions=-1,
                      replication_factor=-1, configs=None)
             for t in request.topics))  # fmt: skip
-    results = []
-    seen = set()
     # Kafka: ControllerApis.createTopics -- CREATE on the cluster, or on each topic
     creatable = None if ctx.authorize_cluster(O.CREATE) else ctx.authorized(O.CREATE, R.TOPIC,
                                                                             [t.name for t in request.topics])
-    for t in request.topics:
+    pace, seen, plans = Pacer(), set(), []
+    async for t in pace.each(request.topics):
         if creatable is not None and t.name not in creatable:
-            results.append(ctx.make("CreatableTopicResult", name=t.name, topic_id=None,
-                                    error_code=ErrorCode.topic_authorization_failed, error_message="Authorization failed.",
-                                    num_partitions=-1, replication_factor=-1, configs=None))
-            continue
-        duplicate = t.name in seen
+            plans.append(KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed."))
+        else:
+            plans.append(_plan(ctx.node, t, t.name in seen))
         seen.add(t.name)
-        results.append(await _create(ctx, t, request.validate_only, duplicate))
+    wanted = [(t.name, p[0], p[1]) for t, p in zip(request.topics, plans) if not isinstance(p, KafkaError)]
+    made = iter(await ctx.node.logs.create_topics_async(wanted, request.validate_only, pace))
+    results = []
+    async for t, plan in pace.each(zip(request.topics, plans)):
+        outcome = plan if isinstance(plan, KafkaError) else next(made)
+        if isinstance(outcome, KafkaError):
+            results.append(ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=outcome.code,
+                                    error_message=outcome.message, num_partitions=-1, replication_factor=-1,
+                                    configs=None))
+        else:
+            results.append(_created(ctx, t, outcome, plan[2], request.validate_only))
+    ctx.large_answer = len(results) > LARGE_ANSWER_TOPICS
     return ctx.response(topics=tuple(results))
 
 
-async def _create(ctx, t, validate_only, duplicate):
-    node = ctx.node
+def _plan(node, t, duplicate):
+    """(partitions, configs, replication factor) of a topic to create, or why it is refused: the
+    checks Kafka's controller makes before it creates the topic, in its order."""
     try:
         if duplicate:
             raise KafkaError(ErrorCode.invalid_request, f"topic {t.name!r} appears twice in the request")
@@ -79,14 +92,17 @@ async def _create(ctx, t, validate_only, duplicate):
             rf = len(t.assignments[0].broker_ids)
         elif partitions == -1:
             partitions = node.config.num_partitions
-        info = await node.logs.create_topic_async(t.name, partitions, configs, validate_only)
-        if not validate_only:
-            node.cluster.set_replication_factor(t.name, rf)
-            for a in t.assignments:
-                node.cluster.assign(t.name, a.partition_index, tuple(a.broker_ids))
     except KafkaError as e:
-        return ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=e.code, error_message=e.message,
-                        num_partitions=-1, replication_factor=-1, configs=None)
+        return e
+    return partitions, configs, rf
+
+
+def _created(ctx, t, info, rf, validate_only):
+    node = ctx.node
+    if not validate_only:
+        node.cluster.set_replication_factor(t.name, rf)
+        for a in t.assignments:
+            node.cluster.assign(t.name, a.partition_index, tuple(a.broker_ids))
     if not ctx.authorize(O.DESCRIBE_CONFIGS, R.TOPIC, t.name):  # created, but its configs are not shown
         return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
                         error_message=None, num_partitions=info.partitions, replication_factor=1, configs=(),

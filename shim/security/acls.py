@@ -13,7 +13,7 @@ import asyncio
 import enum
 import json
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..storage import fs
@@ -63,7 +63,9 @@ class AclBinding:
     permission: AclPermissionType
 
     def to_json(self) -> dict:
-        return {k: (v.name if isinstance(v, enum.Enum) else v) for k, v in asdict(self).items()}
+        return {"resource_type": self.resource_type.name, "name": self.name, "pattern_type": self.pattern_type.name,
+                "principal": self.principal, "host": self.host, "operation": self.operation.name,
+                "permission": self.permission.name}
 
     @classmethod
     def from_json(cls, entry: dict) -> "AclBinding":
@@ -199,12 +201,13 @@ class AclStore:
         return len(self.bindings)
 
     def _next(self, add, remove) -> tuple[int, dict] | None:
-        """(number, bindings) of the change after the newest, or None when it changes nothing."""
+        """(number, bindings) of the change after the newest, or None when it changes nothing.
+        ``add`` may be a dict, whose keys' hashes are then not computed again."""
         latest = self._latest
         changed = {b: None for b in latest if b not in remove} if remove else dict(latest)
-        changed.update((b, None) for b in add)
-        if changed.keys() == latest.keys():
-            return None
+        changed.update(add if isinstance(add, dict) else ((b, None) for b in add))
+        if len(changed) == len(latest) if not remove else changed.keys() == latest.keys():
+            return None  # (adding only: the same size is the same bindings)
         self._seq += 1
         self._latest = changed
         return self._seq, changed
@@ -227,8 +230,14 @@ class AclStore:
             self._write(seq, _encode(changed))
             self._apply(seq, changed, _index(changed))
 
-    async def change_async(self, add: list[AclBinding] = (), remove: set[AclBinding] = frozenset()) -> None:
-        """:meth:`change`, its encoding, index and write on a worker thread."""
+    async def change_async(self, add: list[AclBinding] = (), remove: set[AclBinding] = frozenset(),
+                           pace=None) -> None:
+        """:meth:`change`, its encoding, index and write on a worker thread. With ``pace`` (awaited
+        once per binding, shim.apis._pace.Pacer) the bindings to add that are not in force are
+        found a slice of the loop at a time; the change itself is then made in one turn from the
+        newest one (a copy of a dict, no hashing), so a change made meanwhile is kept."""
+        if pace is not None and not remove:
+            add = await _fresh(self._latest, add, pace)
         step = self._next(add, remove)
         if step is None:  # nothing new, but what it asks may still be on its way to the disk
             if self._pending is not None:
@@ -254,8 +263,22 @@ class AclStore:
         return _index(changed)
 
 
-def _encode(bindings: dict) -> bytes:
-    return json.dumps([b.to_json() for b in bindings]).encode()
+async def _fresh(latest: dict, add, pace) -> dict:
+    """The bindings of ``add`` not in ``latest`` (a change, never modified), as dict keys."""
+    fresh: dict[AclBinding, None] = {}
+    for b in add:
+        await pace()
+        if b not in latest:
+            fresh[b] = None
+    return fresh
+
+
+def _encode(bindings: dict, chunk: int = 1000) -> bytes:
+    """The bindings as a JSON array, encoded a chunk at a time: json.dumps holds the GIL for the
+    whole of one call, and one call over 100,000 bindings kept the event loop's thread waiting."""
+    entries = [b.to_json() for b in bindings]
+    return ("[" + ", ".join(json.dumps(entries[i:i + chunk])[1:-1] for i in range(0, len(entries), chunk))
+            + "]").encode()
 
 
 def _index(bindings) -> tuple[dict, dict]:

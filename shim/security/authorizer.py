@@ -130,10 +130,11 @@ class StandardAuthorizer:
     def acls(self, acl_filter: AclFilter) -> list[AclBinding]:
         return [b for b in self.store if acl_filter.matches(b)]
 
-    async def create(self, bindings: list[AclBinding], errors: list[str | None]) -> None:
-        """CreateAcls: store the bindings without an error (``creation_error``, checked by the
-        caller as it walks the request); an ACL that exists already is a success."""
-        await self.store.change_async(add=[b for b, e in zip(bindings, errors) if e is None])
+    async def create(self, bindings: list[AclBinding], pace=None) -> None:
+        """CreateAcls: store the bindings (without a ``creation_error``, checked by the caller as
+        it walks the request); an ACL that exists already is a success. ``pace``: see
+        AclStore.change_async."""
+        await self.store.change_async(add=bindings, pace=pace)
 
     def delete(self, filters: list[AclFilter]) -> list[list[AclBinding] | str]:
         """DeleteAcls: per filter the bindings it removed (an ACL two filters match is listed by both),

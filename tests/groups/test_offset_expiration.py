@@ -220,3 +220,24 @@ def test_a_cleanup_whose_tombstones_cannot_be_written_changes_nothing_and_the_ne
     assert fetched(gc, "solo", [TP0]) == {TP0: 5}
     monkeypatch.setattr(gc.store, "write_tombstones", write)
     assert gc.expiration.cleanup(T0 + RETENTION).deleted_groups == ["solo"]
+
+
+def test_a_deleted_topics_offsets_go_at_once_from_every_group(nodes, node, gc):
+    (leader,), gen = form_group(gc, 1)
+    commit(gc, "g", [(0, 10)], T0 + 6_000, member=leader, generation=gen)
+    commit(gc, "g", [(0, 3)], T0 + 6_000, member=leader, generation=gen, topic="other")
+    commit(gc, "solo", [(1, 4)], T0)
+    pid, epoch = node.txn.init_producer_id("tx", 60_000, -1, -1, T0)
+    node.txn.add_offsets("tx", pid, epoch, "pending", T0)
+    gc.commit_txn_offsets("pending", "tx", pid, epoch, "", None, -1, offsets((2, 9)), T0)
+    node.logs.delete_topic(TOPIC)
+    assert fetched(gc, "g", [TP0, ("other", 0)]) == {TP0: -1, ("other", 0): 3}  # the group stays Stable
+    assert gc.groups["g"].state is S.STABLE and fetched(gc, "solo", [TP1]) == {TP1: -1}
+    assert not gc.groups["pending"].has_pending_offsets((TOPIC, 2))
+    node.txn.end_txn("tx", pid, epoch, True, T0 + 1)  # its commit brings nothing back
+    assert fetched(gc, "pending", [(TOPIC, 2)]) == {(TOPIC, 2): -1}
+    assert gc.expiration.cleanup(T0 + 2).deleted_groups == ["solo", "pending"]  # Empty and left without offsets
+    gc = restarted(nodes, node)
+    assert fetched(gc, "g", [TP0, ("other", 0)]) == {TP0: -1, ("other", 0): 3}
+    assert fetched(gc, "solo", [TP1]) == {TP1: -1} and fetched(gc, "pending", [(TOPIC, 2)]) == {(TOPIC, 2): -1}
+    assert "solo" not in gc.groups and "pending" not in gc.groups

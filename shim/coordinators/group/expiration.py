@@ -13,6 +13,8 @@ Every ``offsets.retention.check.interval.ms`` each group is asked which of its o
 - a consumer group (KIP-848), in any state: the offsets of topics it does not subscribe to,
   counted from their commit.
 
+The offsets of a deleted topic go at once, in every group (:meth:`OffsetExpiration.on_topic_deleted`).
+
 An offset committed with OffsetCommit v2-4's RetentionTimeMs carries an explicit expire timestamp,
 and expires at it instead. A partition with a pending transactional offset is kept. Expired
 offsets get tombstones in ``__consumer_offsets``; a group left Empty with no offsets and no pending
@@ -170,6 +172,26 @@ class OffsetExpiration:
                 _report(result, group.group_id, [], True)
         except KafkaError as e:
             log.warning("could not expire the offsets of group %s: %s", group.group_id, e)
+
+    def on_topic_deleted(self, topic: str, now_ms: int) -> list[str]:
+        """Kafka: OffsetMetadataManager.onPartitionsDeleted -- a deleted topic's committed and pending
+        offsets get tombstones in every group at once, whatever the retention; the groups stay (an
+        Empty one left without offsets goes at the next check). Returns "group/topic/partition"s."""
+        removed: list[str] = []
+        for group in [*self.gc.groups.values(), *self.gc.consumer.groups.values()]:
+            tps = sorted({tp for tp in group.offsets if tp[0] == topic}
+                         | {tp for pending in group.pending_txn_offsets.values() for tp in pending if tp[0] == topic})
+            if not tps:
+                continue
+            try:
+                self.gc.store.write_tombstones(group.group_id, tps, False, now_ms)
+            except KafkaError as e:
+                log.warning("could not remove the offsets of deleted topic %s from group %s: %s", topic,
+                            group.group_id, e)
+                continue
+            group.remove_offsets(tps)
+            removed += [f"{group.group_id}/{t}/{p}" for t, p in tps]
+        return removed
 
     def _forget(self, group_id: str) -> None:
         for pid in list(self.gc.producer_groups):
