@@ -107,12 +107,14 @@ def _security_arguments(s: argparse.ArgumentParser) -> None:
                    help=f"security protocol of each listener name (default {DEFAULT_PROTOCOL_MAP})")
     g.add_argument("--ssl-keystore-location", default=None,
                    help="PEM file with the broker's key and certificate chain, or a PKCS12 store")
-    g.add_argument("--ssl-keystore-type", default=None, help="PEM (default), PKCS12 or JKS (PKCS12 content)")
+    g.add_argument("--ssl-keystore-type", default=None,
+                   help="PEM, PKCS12 or JKS (PKCS12 content); default: PEM for PEM text, else JKS")
     g.add_argument("--ssl-keystore-password", default=None, help="password of a PKCS12 key store")
     g.add_argument("--ssl-key-password", default=None, help="password of an encrypted key in the keystore")
     g.add_argument("--ssl-truststore-location", default=None,
                    help="PEM file or PKCS12 store of CA certificates for client certificates")
-    g.add_argument("--ssl-truststore-type", default=None, help="PEM (default), PKCS12 or JKS (PKCS12 content)")
+    g.add_argument("--ssl-truststore-type", default=None,
+                   help="PEM, PKCS12 or JKS (PKCS12 content); default: PEM for PEM text, else JKS")
     g.add_argument("--ssl-truststore-password", default=None, help="password of a PKCS12 trust store (optional)")
     g.add_argument("--ssl-principal-mapping-rules", default=None, metavar="RULES",
                    help="Kafka's RULE:pattern/replacement/[LU],...,DEFAULT for SSL client certificates")

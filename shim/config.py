@@ -29,9 +29,9 @@ class BrokerConfig:
     listener_security_protocol_map: str = DEFAULT_PROTOCOL_MAP
     """``NAME:PROTOCOL,...``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (listener.security.protocol.map)."""
 
-    ssl_keystore_type: str = "PEM"
-    """PEM, PKCS12 or JKS (a JKS-typed store in the PKCS12 format, as Java reads it) (ssl.keystore.type;
-    Kafka's default is JKS)."""
+    ssl_keystore_type: str = ""
+    """PEM, PKCS12 or JKS (a JKS-typed store in the PKCS12 format, as Java reads it) (ssl.keystore.type).
+    Empty: Kafka's default, JKS, for a store file; PEM for a PEM file or inline PEM text."""
     ssl_keystore_location: str = ""
     """PEM file with the broker's private key and certificate chain, or a PKCS12 store (ssl.keystore.location)."""
     ssl_keystore_password: str = ""
@@ -42,8 +42,8 @@ class BrokerConfig:
     """The certificate chain as PEM text (ssl.keystore.certificate.chain)."""
     ssl_key_password: str = ""
     """Password of an encrypted private key (ssl.key.password)."""
-    ssl_truststore_type: str = "PEM"
-    """PEM, PKCS12 or JKS, as ssl_keystore_type (ssl.truststore.type)."""
+    ssl_truststore_type: str = ""
+    """PEM, PKCS12 or JKS, as ssl_keystore_type, empty likewise (ssl.truststore.type)."""
     ssl_truststore_location: str = ""
     """PEM file or PKCS12 store of the CA certificates client certificates are checked against
     (ssl.truststore.location)."""
@@ -225,6 +225,8 @@ class BrokerConfig:
             raise ValueError("connections.max.reauth.ms must not be negative")
         from .security.authorizer import check_authorizer_class, parse_super_users
         check_authorizer_class(self.authorizer_class_name)
+        from .security.principal import check_principal_builder
+        check_principal_builder(self.extra.get("principal.builder.class"))
         parse_super_users(self.super_users)
         from .coordinators.group.consumer_config import consumer_group_config
         consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,

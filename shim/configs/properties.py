@@ -68,6 +68,8 @@ def _same(name: str) -> FieldProperty:
              "authorizer.class.name": "authorizer_class_name",
              **{f"sasl.oauthbearer.{p}": "sasl_oauthbearer_" + p.replace(".", "_") for p in OAUTHBEARER}}[name]
     type_ = BROKER_CONFIGS[name].type
+    if field in ("ssl_keystore_type", "ssl_truststore_type"):  # empty: not set, Kafka's default (JKS) or PEM
+        return FieldProperty(name, field, lambda v: v, lambda c: getattr(c, field) or None)
     if type_ == "list":  # list fields keep Kafka's text, both ways
         return FieldProperty(name, field, lambda v: ",".join(v), lambda c: getattr(c, field))
     return FieldProperty(name, field, lambda v: v, lambda c: to_string(getattr(c, field), type_))

@@ -9,6 +9,8 @@
 - ``JKS``, Kafka's default type: Java's ``JKS`` key store reads PKCS12 files too (keytool has written
   PKCS12 by default since JDK 9, whatever the file is called), and so does kafka-shim. A store in the
   JKS format itself is refused with the keytool command that converts it.
+- No type given: ``JKS``, as in Kafka, for a store file; ``PEM`` for a file of PEM text or inline PEM
+  (where Kafka would want ``PEM`` named).
 
 A store that cannot be read refuses the broker's start with Kafka's message.
 """
@@ -36,9 +38,10 @@ class KeyStore:
 
 def key_store(config) -> KeyStore | None:
     """The broker's key and certificate chain (None: none configured), or StoreError."""
-    kind, path = config.ssl_keystore_type, config.ssl_keystore_location or None
+    path = config.ssl_keystore_location or None
     password, key_password = config.ssl_keystore_password or None, config.ssl_key_password or None
     key, chain = config.ssl_keystore_key or None, config.ssl_keystore_certificate_chain or None
+    kind = _kind(config.ssl_keystore_type, path, key is not None or chain is not None)
     if key is not None:
         if kind != PEM:
             raise StoreError(f"SSL private key can be specified only for PEM, but key store type is {kind}.")
@@ -71,8 +74,9 @@ def key_store(config) -> KeyStore | None:
 
 def trusted_certificates(config) -> str | None:
     """The CA certificates as PEM text (None: no trust store configured), or StoreError."""
-    kind, path = config.ssl_truststore_type, config.ssl_truststore_location or None
+    path = config.ssl_truststore_location or None
     password, certs = config.ssl_truststore_password or None, config.ssl_truststore_certificates or None
+    kind = _kind(config.ssl_truststore_type, path, certs is not None)
     if certs is not None:
         if kind != PEM:
             raise StoreError(f"SSL trust store certs can be specified only for PEM, but trust store type is {kind}.")
@@ -96,11 +100,24 @@ def trusted_certificates(config) -> str | None:
     return "".join(_cert_pem(c) for c in found)
 
 
+def _kind(given: str, path: str | None, inline: bool) -> str:
+    """The store type: as given; else PEM for inline text or a file of PEM text, JKS (Kafka's default) otherwise."""
+    if given:
+        return given
+    if inline or path is None:
+        return PEM
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return PEM  # refused as the missing PEM file it would be
+    return PEM if b"-----BEGIN " in head else "JKS"
+
+
 def _no_password_for_pem(password: str | None) -> None:
     if password is not None:
         raise StoreError("SSL key store password cannot be specified with PEM format, only key password may be "
-                         "specified. (kafka-shim's default ssl.keystore.type is PEM where Kafka's is JKS: set "
-                         "ssl.keystore.type=PKCS12 or JKS for a store with a password)")
+                         "specified.")
 
 
 def _read_text(path: str, failure: str) -> str:

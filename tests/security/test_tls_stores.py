@@ -251,3 +251,29 @@ def test_distinguished_names_match_javas_x500principal(tmp_path):
     java = subprocess.run(["java", str(tmp_path / "DN.java"), *paths], capture_output=True, timeout=120)
     assert java.returncode == 0, java.stderr
     assert java.stdout.decode().split("\0")[:-1] == ours
+
+
+def test_without_a_type_a_store_is_kafkas_default_jks_and_pem_text_is_pem(certs, tmp_path):
+    """Kafka's ssl.keystore.type and ssl.truststore.type default to JKS: a server.properties that
+    names none reads its (PKCS12-format) stores; PEM files and inline PEM need no type either."""
+    from shim.configs.properties import config_from_properties, static_properties
+    keystore, truststore = p12_files(certs, tmp_path)
+    props = {"ssl.keystore.location": keystore, "ssl.keystore.password": "store-pw",
+             "ssl.truststore.location": truststore, "ssl.truststore.password": "store-pw"}
+    config = config_from_properties(props)
+    assert "ssl.keystore.type" not in static_properties(config)  # described as Kafka's default
+    server_context(config)
+    config = config.replace(ssl_keystore_password="wrong")
+    with pytest.raises(StoreError, match=f"Failed to load SSL keystore {keystore} of type JKS: keystore password"):
+        server_context(config)
+    pem = BrokerConfig(ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_location=str(certs["ca.pem"]))
+    assert key_store(pem).location == str(certs["broker.pem"])
+    assert trusted_certificates(pem) == certs["ca.pem"].read_text()
+
+
+def test_only_kafkas_default_principal_builder_is_served():
+    from shim.configs.properties import config_from_properties
+    default = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+    assert config_from_properties({"principal.builder.class": default}).extra["principal.builder.class"] == default
+    with pytest.raises(ValueError, match=f"principal.builder.class: only {default} is served, not 'com.acme.Builder'"):
+        config_from_properties({"principal.builder.class": "com.acme.Builder"})
