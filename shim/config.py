@@ -225,6 +225,8 @@ class BrokerConfig:
             raise ValueError("connections.max.reauth.ms must not be negative")
         from .security.authorizer import check_authorizer_class, parse_super_users
         check_authorizer_class(self.authorizer_class_name)
+        from .security.principal import check_principal_builder
+        check_principal_builder(self.extra.get("principal.builder.class"))
         parse_super_users(self.super_users)
         from .coordinators.group.consumer_config import consumer_group_config
         consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,

@@ -18,6 +18,14 @@ from __future__ import annotations
 import re
 
 ANONYMOUS = "User:ANONYMOUS"
+DEFAULT_PRINCIPAL_BUILDER = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+
+
+def check_principal_builder(name: str | None) -> None:
+    """``principal.builder.class``: only Kafka's default builder, whose rules this module follows,
+    can be had (another is a Java class; with one, Kafka would ignore the mapping rules)."""
+    if name and name.strip() != DEFAULT_PRINCIPAL_BUILDER:
+        raise ValueError(f"principal.builder.class: only {DEFAULT_PRINCIPAL_BUILDER} is served, not {name!r}")
 
 # SslPrincipalMapper's grammar: group 1 DEFAULT, 2 the pattern, 4 the replacement, 6 the case flag,
 # 7 anything else (an empty rule when empty, an error otherwise)

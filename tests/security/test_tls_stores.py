@@ -269,3 +269,11 @@ def test_without_a_type_a_store_is_kafkas_default_jks_and_pem_text_is_pem(certs,
     pem = BrokerConfig(ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_location=str(certs["ca.pem"]))
     assert key_store(pem).location == str(certs["broker.pem"])
     assert trusted_certificates(pem) == certs["ca.pem"].read_text()
+
+
+def test_only_kafkas_default_principal_builder_is_served():
+    from shim.configs.properties import config_from_properties
+    default = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+    assert config_from_properties({"principal.builder.class": default}).extra["principal.builder.class"] == default
+    with pytest.raises(ValueError, match=f"principal.builder.class: only {default} is served, not 'com.acme.Builder'"):
+        config_from_properties({"principal.builder.class": "com.acme.Builder"})
