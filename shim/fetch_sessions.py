@@ -53,10 +53,11 @@ class CachedPartition:
 
     __slots__ = ("partition", "fetch_offset", "partition_max_bytes", "current_leader_epoch",
                  "log_start_offset", "last_fetched_epoch", "high_watermark", "last_stable_offset",
-                 "local_log_start_offset")
+                 "local_log_start_offset", "topic")
 
-    def __init__(self, p) -> None:
+    def __init__(self, p, topic: str | None = None) -> None:
         self.partition = p.partition
+        self.topic = topic  # a topic id's name when first resolved: kept (Kafka: maybeResolveUnknownName)
         self.update_request(p)
         self.high_watermark = self.last_stable_offset = self.local_log_start_offset = -1
 
@@ -237,7 +238,9 @@ class SessionErrorContext:
     def partitions(self) -> list:
         return []
 
-    def respond(self, results: list, now_ms: int) -> tuple[int, int, list]:
+    def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
+        """``results``: ((topic key, partition), request partition, PartitionData) as read;
+        ``names``: topic key -> the name it resolved to (None: unknown)."""
         return self.error, INVALID_SESSION_ID, []
 
     def throttled(self) -> tuple[int, int]:
@@ -254,7 +257,7 @@ class SessionlessFetchContext(SessionErrorContext):
     def partitions(self) -> list:
         return self.fetch_data
 
-    def respond(self, results: list, now_ms: int) -> tuple[int, int, list]:
+    def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         return ErrorCode.none, INVALID_SESSION_ID, results
 
 
@@ -265,10 +268,10 @@ class FullFetchContext(SessionlessFetchContext):
         super().__init__(list(OrderedDict(fetch_data).items()))  # Kafka's request map: one entry per partition
         self.cache, self.privileged, self.uses_topic_ids = cache, privileged, uses_topic_ids
 
-    def respond(self, results: list, now_ms: int) -> tuple[int, int, list]:
+    def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         partitions = OrderedDict()
         for key, p, data in results:
-            cached = partitions[key] = CachedPartition(p)
+            cached = partitions[key] = CachedPartition(p, names.get(key[0]))
             cached.must_respond(data, True)
         session_id = self.cache.next_shard().maybe_create(now_ms, self.privileged, self.uses_topic_ids, partitions)
         return ErrorCode.none, session_id, results
@@ -287,7 +290,7 @@ class IncrementalFetchContext:
         """Kafka: another request of the session came in while this one waited."""
         return self.session.epoch != self.expected_epoch
 
-    def respond(self, results: list, now_ms: int) -> tuple[int, int, list]:
+    def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         session = self.session
         if self._superseded():
             return ErrorCode.invalid_fetch_session_epoch, session.id, []

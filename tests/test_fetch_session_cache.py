@@ -23,7 +23,7 @@ def full(cache, n: int, now: int, privileged=False) -> int:
     """A full fetch of ``n`` partitions answered with nothing new; the session id."""
     entries = [(("t", i), part(i)) for i in range(n)]
     context = cache.new_context(12, 0, 0, privileged, entries, [], now)
-    return context.respond([(k, p, data(0)) for k, p in context.partitions()], now)[1]
+    return context.respond([(k, p, data(0)) for k, p in context.partitions()], now, {})[1]
 
 
 def one_shard_cache(slots_per_shard: int) -> FetchSessionCache:
@@ -73,9 +73,9 @@ def test_an_incremental_request_superseded_while_it_waited_gets_invalid_epoch():
     first = cache.new_context(12, session, 1, False, [], [], T0)
     second = cache.new_context(12, session, 2, False, [], [], T0)
     results = [(k, p, data(5, b"x")) for k, p in first.partitions()]
-    assert first.respond(results, T0) == (E.invalid_fetch_session_epoch, session, [])
+    assert first.respond(results, T0, {}) == (E.invalid_fetch_session_epoch, session, [])
     assert first.throttled() == (E.invalid_fetch_session_epoch, session)
-    error, sid, kept = second.respond(results, T0)
+    error, sid, kept = second.respond(results, T0, {})
     assert (error, sid, len(kept)) == (E.none, session, 2)
 
 
@@ -85,10 +85,10 @@ def test_partitions_that_returned_records_go_to_the_end_and_errors_reset_the_hig
     context = cache.new_context(12, session, 1, False, [], [], T0)
     (k0, p0), (k1, p1), (k2, p2) = context.partitions()
     _, _, kept = context.respond([(k0, p0, data(1, b"r")), (k1, p1, data(0, error=E.not_leader_or_follower)),
-                                  (k2, p2, data(0))], T0)
+                                  (k2, p2, data(0))], T0, {})
     assert [k for k, _, _ in kept] == [k0, k1]
     context = cache.new_context(12, session, 2, False, [], [], T0)
     assert [k for k, _ in context.partitions()] == [k1, k2, k0]
     # the error is gone and nothing changed, yet partition 1 is answered: its high watermark was forgotten
-    _, _, kept = context.respond([(k, p, data(1 if k == k0 else 0)) for k, p in context.partitions()], T0)
+    _, _, kept = context.respond([(k, p, data(1 if k == k0 else 0)) for k, p in context.partitions()], T0, {})
     assert [k for k, _, _ in kept] == [k1]

@@ -29,7 +29,7 @@ import time
 from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
-from ..fetch_sessions import TOPIC_ID_VERSION, SessionlessFetchContext
+from ..fetch_sessions import TOPIC_ID_VERSION, CachedPartition, SessionlessFetchContext
 from ..node import now_ms
 from ..protocol.messages import SENDFILE_MIN_BYTES
 from ..security.acls import AclOperation as O
@@ -51,10 +51,10 @@ async def handle(ctx, request):
     context = _context(ctx, request)
     entries = context.partitions()
     while True:
-        results, total, errors, hinted = await _collect(ctx, request, entries)
+        results, names, total, errors, hinted = await _collect(ctx, request, entries)
         remaining = deadline - time.monotonic()
         if not entries or total >= request.min_bytes or errors or remaining <= 0:
-            return _respond(ctx, context, results, total, hinted)
+            return _respond(ctx, context, results, names, total, hinted)
         await ctx.node.changes.wait(remaining)
 
 
@@ -69,7 +69,7 @@ def _context(ctx, request):
                                                _replica_id(request) >= 0, data, forget, now_ms())
 
 
-def _respond(ctx, context, results, total, hinted):
+def _respond(ctx, context, results, names, total, hinted):
     """Kafka: a Fetch over consumer_byte_rate is answered empty with its throttle time, and not counted."""
     quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
     throttle = ctx.throttle(quota.record(client_id, total, now, ctx.quota_user))
@@ -77,7 +77,7 @@ def _respond(ctx, context, results, total, hinted):
         quota.unrecord(client_id, total, now, ctx.quota_user)
         (error, session_id), results = context.throttled(), ()
     else:
-        error, session_id, results = context.respond(results, now)
+        error, session_id, results = context.respond(results, now, names)
     return ctx.response(error_code=error, session_id=session_id, responses=_topics(ctx, results),
                         node_endpoints=node_endpoints(ctx, hinted),
                         throttle_time=throttle)
@@ -107,9 +107,12 @@ async def _collect(ctx, request, entries):
         if not count & PACE_EVERY - 1:
             walk = walk or _Walk(results)
             await walk.pace()
-        name = names[key[0]]
-        if name is not None and name in denied:
-            data = _data(ctx, p.partition, ErrorCode.topic_authorization_failed, -1, -1, -1, None, b"")
+        name, code = names[key[0]], ErrorCode.none
+        if p.__class__ is CachedPartition and ctx.version >= TOPIC_ID_VERSION:
+            name, code = _session_topic(ctx, p, name)
+        if code != ErrorCode.none or (name is not None and name in denied):
+            code = code or ErrorCode.topic_authorization_failed
+            data = _data(ctx, p.partition, code, -1, -1, -1, None, b"")
         else:
             data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
                               total == 0, hinted)
@@ -121,7 +124,20 @@ async def _collect(ctx, request, entries):
         walk.pin()
     # every region of a paced walk holds its file: the answer may be encoded on a worker thread
     ctx.large_answer = ctx.records_pinned = paced
-    return results, total, errors, hinted
+    return results, names, total, errors, hinted
+
+
+def _session_topic(ctx, p, name):
+    """Kafka: a session's partition keeps the name its topic id first resolved to
+    (CachedPartition.maybeResolveUnknownName). Once that topic is deleted the partition is
+    UNKNOWN_TOPIC_OR_PARTITION, or INCONSISTENT_TOPIC_ID when a topic of that name was created
+    again (ReplicaManager's topic id check)."""
+    if p.topic is None or p.topic == name:
+        p.topic = name
+        return name, ErrorCode.none
+    if p.topic in ctx.node.logs.topics:
+        return None, ErrorCode.inconsistent_topic_id
+    return None, ErrorCode.unknown_topic_or_partition
 
 
 class _Walk:

@@ -27,7 +27,7 @@ def append(node, partition, *values: bytes, topic="t") -> None:
 async def fetch(node, session_id, epoch, parts=(), *, forget=(), version=12, replica_id=-1, topic="t", client="c"):
     """``parts``: (partition, fetch_offset); ``forget``: partitions of ``topic`` to leave the session."""
     by_id = version >= 13
-    key = node.logs.topic(topic).topic_id if by_id else topic
+    key = None if topic is None else node.logs.topic(topic).topic_id if by_id else topic
     field = "topic_id" if by_id else "topic"
 
     def build(m):
@@ -191,3 +191,19 @@ async def test_zero_slots_means_no_sessions(tmp_path):
 def test_a_bad_slot_count_is_refused_at_start_up(tmp_path, value):
     with pytest.raises(ValueError, match=SLOTS_CONFIG):
         Node(BrokerConfig(data_dir=tmp_path / "d", extra={SLOTS_CONFIG: value}))
+
+
+async def test_a_topic_id_session_keeps_the_name_its_topic_id_had(topic):
+    """Kafka resolves a session partition's topic id once: deleted, its partitions answer
+    UNKNOWN_TOPIC_OR_PARTITION; created again under the name (a new id), INCONSISTENT_TOPIC_ID."""
+    node = topic
+    session = (await fetch(node, 0, 0, [(0, 1)], version=13)).session_id
+    node.logs.delete_topic("t")
+    r = await fetch(node, session, 1, version=13, topic=None)
+    assert [p.error_code for t in r.responses for p in t.partitions] == [E.unknown_topic_or_partition]
+    node.logs.create_topic("t", 3)
+    r = await fetch(node, session, 2, version=13, topic=None)
+    assert [p.error_code for t in r.responses for p in t.partitions] == [E.inconsistent_topic_id]
+    # a new full fetch names the new id and reads the new topic
+    r = await fetch(node, 0, 0, [(0, 0)], version=13)
+    assert [p.error_code for t in r.responses for p in t.partitions] == [E.none]
