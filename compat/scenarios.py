@@ -660,6 +660,27 @@ SCENARIOS: list[Scenario] = [
              "BaseProducerSendTest: offsets and serialized sizes with null keys and values, a given partition, "
              "CreateTime in RecordMetadata, close and flush complete every send, batch.size=0, auto-creation.",
              ("java",)),
+    # PlaintextConsumerPollTest's group cases against a broker of their own (compat/test_java_reference_groups.py).
+    Scenario("consumer.max_poll_interval", "a member that stops polling past max.poll.interval.ms",
+             "testMaxPollIntervalMs: after 3 s without poll (max.poll.interval.ms=1000) the member rejoins: "
+             "two assignments, one revocation.", ("java",)),
+    Scenario("consumer.slow_revocation", "a revocation callback longer than the session timeout",
+             "testMaxPollIntervalMsDelayInRevocation: the callback sleeps 1.5 s (session.timeout.ms=1000) and "
+             "its commitSync succeeds.", ("java",)),
+    Scenario("consumer.slow_assignment", "an assignment callback longer than the session timeout",
+             "testMaxPollIntervalMsDelayInAssignment: the member stays in the group (its commit succeeds, "
+             "nothing is revoked).", ("java",)),
+    Scenario("consumer.long_poll", "a poll longer than max.poll.interval.ms",
+             "testMaxPollIntervalMsShorterThanPollTimeout: poll(2 s) with max.poll.interval.ms=1000 causes no "
+             "rebalance.", ("java",)),
+    Scenario("consumer.unsubscribe_topic", "subscribe to nothing", "testUnsubscribeTopic with "
+             "session.timeout.ms=100: the assignment empties.", ("java",)),
+    Scenario("consumer.member_stops_polling", "a member stops polling",
+             "testMultiConsumerSessionTimeoutOnStopPolling: of three members one stops polling; the two others "
+             "take its partitions.", ("java",)),
+    Scenario("consumer.member_closes", "a member closes",
+             "testMultiConsumerSessionTimeoutOnClose: of three members one closes; the two others take its "
+             "partitions.", ("java",)),
     Scenario("consumer.topic_names", "invalid topic names and auto-creation",
              "partitionsFor, subscribe-then-poll and a producer's send of a name Kafka refuses fail with "
              "InvalidTopicException (unsubscribe still works); partitionsFor of an unknown topic creates it.",

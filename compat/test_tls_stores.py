@@ -3,9 +3,10 @@ key store and trust store are PKCS12 files with passwords (the key store typed `
 default type reads the PKCS12 files keytool writes), ``ssl.client.auth=required``, and
 ``ssl.principal.mapping.rules`` that name ``CN=client,OU=test,O=kafka-shim`` ``CLIENT`` and leave other
 certificates their full distinguished name (``DEFAULT``). With StandardAuthorizer, ACLs on the mapped
-name decide: confluent-kafka and the Java client (PKCS12 and JKS trust and key stores of their own)
-produce and consume where ``User:CLIENT`` may, are refused where it may not, and a certificate the
-first rule does not match is known by its distinguished name.
+name decide: confluent-kafka (PEM, or a PKCS12 key store of its own), kafka-python, aiokafka and the
+Java client (PKCS12 and JKS trust stores, a PKCS12 key store) produce and consume where
+``User:CLIENT`` may, are refused where it may not, and a certificate the first rule does not match
+is known by its distinguished name.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.security_clients import ConfluentKafka, Security
+from compat.security_clients import CLIENTS, ConfluentKafka, Security
 from shim.broker import STANDARD_AUTHORIZER, BrokerThread
 from shim.security.acls import acl
 
@@ -136,6 +137,36 @@ def test_the_mapped_principal_may_produce_and_consume_where_its_acls_allow(broke
     assert producer.flush(30) == 0
     assert MAPPED in broker.principals("SSL")  # the connection open now is known by the mapped name
     assert "User:CN=client,OU=test,O=kafka-shim" not in broker.principals("SSL")
+
+
+@pytest.mark.parametrize("kind", [k for k in CLIENTS if k is not ConfluentKafka], ids=lambda k: k.name)
+def test_python_clients_produce_and_consume_as_the_mapped_principal(broker, kind):
+    c, t = kind(client(broker).s), topic("mapped")
+    c.produce(t, [b"py-1", b"py-2"])
+    assert c.consume(t, 2) == [b"py-1", b"py-2"]
+
+
+def test_confluent_kafka_with_a_pkcs12_key_store_of_its_own(broker):
+    """librdkafka's ssl.keystore.location/ssl.keystore.password (PKCS12) for the client certificate."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    d = broker.dir / "librdkafka"
+    d.mkdir(exist_ok=True)
+    keystore = pkcs12_key_store(d / "client.p12", Path(broker.certs["client-key"]), Path(broker.certs["client-cert"]),
+                                Path(broker.certs["ca"]))
+    conf = {"bootstrap.servers": broker.bootstrap("SSL"), "security.protocol": "SSL", "ssl.ca.location": broker.certs["ca"],
+            "ssl.keystore.location": keystore, "ssl.keystore.password": PASSWORD}
+    t = topic("mapped")
+    producer = Producer(conf)
+    producer.produce(t, b"via pkcs12", partition=0)
+    assert producer.flush(30) == 0
+    consumer = Consumer({**conf, "group.id": f"g-{uuid.uuid4()}", "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(t, 0, 0)])
+    try:
+        message = consumer.poll(30)
+    finally:
+        consumer.close()
+    assert message is not None and message.error() is None and message.value() == b"via pkcs12"
 
 
 def test_the_mapped_principal_is_refused_where_no_acl_allows(broker):

@@ -55,6 +55,7 @@ def test_pkcs12_stores_serve_tls_and_check_client_certificates(certs, tmp_path, 
     assert "BEGIN PRIVATE KEY" in key_store(config).key_pem
     assert trusted_certificates(config) == certs["ca.pem"].read_text()
     ctx = server_context(config)
+    server_context(config.replace(ssl_key_password="store-pw"))  # the store's password, as keytool gives the key
     assert ctx.verify_mode == ssl.CERT_REQUIRED
     assert [c["subject"] for c in ctx.get_ca_certs()] == [((("organizationName", "kafka-shim"),),
                                                           (("organizationalUnitName", "test"),),
@@ -71,6 +72,7 @@ def test_a_trust_store_password_is_optional(certs, tmp_path):
     ({"ssl_keystore_password": "wrong"}, "Failed to load SSL keystore {ks} of type PKCS12: keystore password was "
                                          "incorrect"),
     ({"ssl_keystore_password": ""}, "SSL key store is specified, but key store password is not specified."),
+    ({"ssl_key_password": "other"}, "Invalid SSL keystore {ks}: its key cannot be recovered with ssl.key.password"),
     ({"ssl_keystore_location": ""}, "SSL key store is not specified, but key store password is specified."),
     ({"ssl_keystore_location": "{tmp}/missing.p12"}, "Failed to load SSL keystore {tmp}/missing.p12 of type PKCS12: "),
     ({"ssl_keystore_location": "{tmp}/certs/ca.pem"}, "Failed to load SSL keystore {tmp}/certs/ca.pem of type PKCS12: "),
