@@ -63,6 +63,9 @@ def key_store(config) -> KeyStore | None:
     if path is None:
         return None
     p12 = _load_pkcs12(kind, path, password, "keystore")
+    if key_password is not None and key_password != password:  # Java's KeyManagerFactory fails to recover the key
+        raise StoreError(f"Invalid SSL keystore {path}: its key cannot be recovered with ssl.key.password "
+                         f"(a PKCS12 key is protected with the store's password)")
     if p12.key is None or p12.cert is None:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
     from cryptography.hazmat.primitives import serialization

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 
 import pytest
@@ -24,7 +25,8 @@ def append(node, partition, *values: bytes, topic="t") -> None:
     node.logs.get(topic, partition).append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
 
 
-async def fetch(node, session_id, epoch, parts=(), *, forget=(), version=12, replica_id=-1, topic="t", client="c"):
+async def fetch(node, session_id, epoch, parts=(), *, forget=(), version=12, replica_id=-1, topic="t", client="c",
+                wait_ms=0):
     """``parts``: (partition, fetch_offset); ``forget``: partitions of ``topic`` to leave the session."""
     by_id = version >= 13
     key = None if topic is None else node.logs.topic(topic).topic_id if by_id else topic
@@ -34,7 +36,8 @@ async def fetch(node, session_id, epoch, parts=(), *, forget=(), version=12, rep
         partitions = tuple(m.FetchPartition(partition=i, current_leader_epoch=-1, fetch_offset=o, last_fetched_epoch=-1,
                                             log_start_offset=-1, partition_max_bytes=1 << 20) for i, o in parts)
         return m.FetchRequest(
-            cluster_id=None, replica_id=replica_id, max_wait=datetime.timedelta(0), min_bytes=0, max_bytes=1 << 20,
+            cluster_id=None, replica_id=replica_id, max_wait=datetime.timedelta(milliseconds=wait_ms),
+            min_bytes=1 if wait_ms else 0, max_bytes=1 << 20,
             isolation_level=0, session_id=session_id, session_epoch=epoch, rack_id="",
             topics=(m.FetchTopic(partitions=partitions, **{field: key}),) if parts else (),
             forgotten_topics_data=(m.ForgottenTopic(partitions=tuple(forget), **{field: key}),) if forget else ())
@@ -207,3 +210,44 @@ async def test_a_topic_id_session_keeps_the_name_its_topic_id_had(topic):
     # a new full fetch names the new id and reads the new topic
     r = await fetch(node, 0, 0, [(0, 0)], version=13)
     assert [p.error_code for t in r.responses for p in t.partitions] == [E.none]
+
+
+async def set_consumer_rate(node, client, rate) -> None:
+    def build(m):
+        return m.AlterClientQuotasRequest(validate_only=False, entries=(m.EntryData(
+            entity=(m.EntityData(entity_type="client-id", entity_name=client),),
+            ops=(m.OpData(key="consumer_byte_rate", value=rate or 0.0, remove=rate is None),)),))
+    r = await call(node, 49, 1, build)
+    assert [e.error_code for e in r.entries] == [E.none]
+
+
+async def test_a_throttled_incremental_fetch_leaves_the_session_as_it_was(node):
+    """Kafka: a throttled answer is empty with the session id; the session's cached state is not
+    updated, so what it held back is answered next time."""
+    node.logs.create_topic("t", 2)
+    session = (await fetch(node, 0, 0, [(0, 0), (1, 0)], client="reader")).session_id
+    append(node, 1, b"x" * 3000)
+    await set_consumer_rate(node, "reader", 400.0)
+    r = await fetch(node, session, 1, client="reader")  # 3 KB over the 10 s first window: within 400 B/s
+    assert answered(r) == {1: [b"x" * 3000]} and r.throttle_time.total_seconds() == 0
+    append(node, 0, b"a")
+    await set_consumer_rate(node, "reader", 100.0)  # the rate measured so far is now over it
+    r = await fetch(node, session, 2, [(0, 1), (1, 1)], client="reader")
+    assert (r.error_code, r.session_id, r.responses) == (E.none, session, ()) and r.throttle_time.total_seconds() > 0
+    await set_consumer_rate(node, "reader", None)
+    r = await fetch(node, session, 3, client="reader")
+    (p,) = r.responses[0].partitions
+    assert (p.partition_index, p.high_watermark, len(p.records)) == (0, 1, 0)
+
+
+async def test_an_incremental_fetch_waits_on_every_partition_of_its_session(topic):
+    """The request names no partition; the answer comes when one of the session's gets a record."""
+    node = topic
+    session = (await fetch(node, 0, 0, [(0, 1), (1, 0), (2, 0)])).session_id
+    parked = asyncio.ensure_future(fetch(node, session, 1, wait_ms=30_000))
+    while not node.changes._waiters:
+        assert not parked.done(), parked.result()
+        await asyncio.sleep(0)
+    append(node, 2, b"c0")
+    r = await asyncio.wait_for(parked, 10)
+    assert answered(r) == {2: [b"c0"]}

@@ -55,6 +55,7 @@ def test_pkcs12_stores_serve_tls_and_check_client_certificates(certs, tmp_path, 
     assert "BEGIN PRIVATE KEY" in key_store(config).key_pem
     assert trusted_certificates(config) == certs["ca.pem"].read_text()
     ctx = server_context(config)
+    server_context(config.replace(ssl_key_password="store-pw"))  # the store's password, as keytool gives the key
     assert ctx.verify_mode == ssl.CERT_REQUIRED
     assert [c["subject"] for c in ctx.get_ca_certs()] == [((("organizationName", "kafka-shim"),),
                                                           (("organizationalUnitName", "test"),),
@@ -71,6 +72,7 @@ def test_a_trust_store_password_is_optional(certs, tmp_path):
     ({"ssl_keystore_password": "wrong"}, "Failed to load SSL keystore {ks} of type PKCS12: keystore password was "
                                          "incorrect"),
     ({"ssl_keystore_password": ""}, "SSL key store is specified, but key store password is not specified."),
+    ({"ssl_key_password": "other"}, "Invalid SSL keystore {ks}: its key cannot be recovered with ssl.key.password"),
     ({"ssl_keystore_location": ""}, "SSL key store is not specified, but key store password is specified."),
     ({"ssl_keystore_location": "{tmp}/missing.p12"}, "Failed to load SSL keystore {tmp}/missing.p12 of type PKCS12: "),
     ({"ssl_keystore_location": "{tmp}/certs/ca.pem"}, "Failed to load SSL keystore {tmp}/certs/ca.pem of type PKCS12: "),
@@ -234,6 +236,9 @@ def test_distinguished_names_match_javas_x500principal(tmp_path):
          a(N.GIVEN_NAME, "Jo"), a(N.SURNAME, "Ng"), a(N.STREET_ADDRESS, "1 Main St"), a(N.LOCALITY_NAME, "Zürich"),
          a(N.STATE_OR_PROVINCE_NAME, "ZH"), a(N.COMMON_NAME, "   ")],
         [rdn([a(N.ORGANIZATIONAL_UNIT_NAME, "eng"), a(N.USER_ID, "u1")]), rdn([a(N.COMMON_NAME, "client")])],
+        [a(N.JURISDICTION_COUNTRY_NAME, "DE"), a(N.ORGANIZATION_IDENTIFIER, "VATDE-123"), a(N.DN_QUALIFIER, "q1"),
+         a(N.BUSINESS_CATEGORY, "Private Organization"), a(N.PSEUDONYM, "px"), a(x509.ObjectIdentifier("1.2.3.4"), "x"),
+         a(N.DOMAIN_COMPONENT, "a,b"), a(N.COMMON_NAME, "svc")],
     ]
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.timezone.utc)
