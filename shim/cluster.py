@@ -236,16 +236,22 @@ class Cluster:
         self._changed()
 
     def node_up(self, node_id: int, now_ms: int) -> None:
-        """Unfence a node: it catches up at once, rejoins the ISR of its partitions and leads
-        those that had no leader."""
+        """Unfence a node: it catches up at once from each of its partitions' leaders and rejoins
+        their ISR. A partition without a leader waits for its last ISR member (no unclean
+        election): when that one returns it leads, and the replicas already back rejoin the ISR."""
         self._known(node_id)
         self._place_all()
         self.down.discard(node_id)
         for (topic, partition), s in self.partitions.items():
-            if node_id in s.replicas and node_id not in s.isr:
-                s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
-            if s.leader == NO_LEADER and node_id in s.isr:
+            if node_id not in s.replicas:
+                continue
+            if s.leader == NO_LEADER:
+                if node_id not in s.isr:
+                    continue  # a stale replica has no leader to catch up from
                 self._elect(topic, partition, s, [node_id], now_ms)
+                s.isr = tuple(r for r in s.replicas if r in s.isr or r not in self.down)
+            elif node_id not in s.isr:
+                s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
         self._changed()
 
     def move_leader(self, topic: str, partition: int, node_id: int, now_ms: int) -> int:

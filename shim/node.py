@@ -9,6 +9,7 @@ from .client_metrics import ClientMetricsManager
 from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
+from .fetch_sessions import SLOTS_CONFIG, FetchSessionCache
 from .configs.properties import fields_from_properties, static_properties
 from .configs.streams import streams_settings
 from .configs.topic import effective, log_config
@@ -16,6 +17,7 @@ from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import consumer_group_config
+from .coordinators.group.store import offsets_compression
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
@@ -63,6 +65,7 @@ class Node:
         self.txn.probe = self.control.probe
         self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
+        self.fetch_sessions = FetchSessionCache(int(config.extra.get(SLOTS_CONFIG, 1000)))  # read-only in Kafka
         self.client_metrics = self._client_metrics(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:
@@ -154,6 +157,7 @@ class Node:
             group_configs=self.group_configs,
             offsets_retention_ms=config.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+            offsets_compression=offsets_compression(config.extra),
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None

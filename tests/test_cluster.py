@@ -108,6 +108,23 @@ def test_node_down_moves_leadership_and_shrinks_isr_and_node_up_restores_it():
     assert solo.leader == 0 and solo.leader_epoch == 1
 
 
+def test_a_partition_without_a_leader_waits_for_its_last_isr_member():
+    """Kafka without unclean election: a replica that left the ISR before the last one went down
+    cannot lead when it returns (it has no leader to catch up from); the last ISR member can, and
+    the other replica then rejoins the ISR."""
+    c = cluster()
+    c.set_replication_factor("t", 2)
+    s = c.state("t", 0)
+    assert s.replicas == (0, 1)
+    c.node_down(0, 0)
+    c.node_down(1, 0)
+    assert (s.leader, s.isr) == (NO_LEADER, (1,))
+    c.node_up(0, 0)
+    assert (s.leader, s.isr) == (NO_LEADER, (1,))
+    c.node_up(1, 0)
+    assert (s.leader, s.isr) == (1, (0, 1))
+
+
 def test_coordinators_are_the_leaders_of_the_partitions_keys_hash_to():
     c = cluster()
     p = partition_for("my-group", 50)

@@ -202,3 +202,14 @@ def test_overlong_or_wider_varints_are_left_to_kio(raw):
 def test_a_varint_cut_short_is_not_read(raw):
     with pytest.raises(IndexError):
         produce_wire._uvarint(raw, 0)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@SETTINGS
+@given(correlation_id=int32, throttle_ms=st.integers(0, (1 << 31) - 1), name=any_text,
+       topic_id=st.one_of(st.none(), st.uuids()), p=partition)
+def test_an_answer_of_one_partition_is_kio_bytes(version, correlation_id, throttle_ms, name, topic_id, p):
+    """The answer to librdkafka's request, one partition of one topic, written by its own writer."""
+    topics = [(name, topic_id, [p])]
+    expected = _kio_answer(version, correlation_id, topics, throttle_ms)
+    assert produce_wire.encode_answer(correlation_id, version, topics, throttle_ms) == expected

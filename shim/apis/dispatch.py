@@ -92,7 +92,11 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
                          f"{RELEASES[node.config.kafka_version].name} emulation serves {versions[0]}-{versions[1]})")
     control = node.control.active  # a fault armed or the request log on (shim.control): kio's objects throughout
     started = time.monotonic()
-    header, request = await _decode(node, route, frame, key, version, control)
+    if route.decode is not None and not control and len(frame) <= OWN_DECODE_INLINE_BYTES and not _own_decoding:
+        decoded = route.decode(frame, version)  # the common Produce: read here, without a coroutine of its own
+    else:
+        decoded = None
+    header, request = decoded or await _decode(node, route, frame, key, version, control)
     ctx = RequestContext(node, header, client_host, len(frame), session=session,
                          node_id=node.config.node_id if node_id is None else node_id)
     if route.validate is not None:  # what Kafka's request class refuses while parsing closes the connection

@@ -256,6 +256,11 @@ def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -
     """Header and body of a ProduceResponse, without the size prefix. ``topics``: (name, topic_id,
     partitions) each, a partition (index, error_code, base_offset, log_append_time,
     log_start_offset) with -1 for a log append time the topic does not use; no node endpoints."""
+    if len(topics) == 1 and len(topics[0][2]) == 1:  # librdkafka's request: one partition of one topic
+        name, topic_id, (p,) = topics[0]
+        head, mid, tail = _ONE[version]
+        return b"".join((head(correlation_id), _topic(version, name, topic_id), mid, _PARTITION[version](*p),
+                         tail(throttle_ms)))
     flexible = version >= FLEXIBLE_VERSION
     out = [_CORRELATION_FLEX(correlation_id, 0) if flexible else _CORRELATION(correlation_id)]
     out.append(_uv(len(topics) + 1) if flexible else _COUNT(len(topics)))
@@ -272,6 +277,20 @@ def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -
     elif version >= 1:
         out.append(_THROTTLE(throttle_ms))
     return b"".join(out)
+
+
+def _one_writer(version: int):
+    """(header and topic count, partition count, what follows the partition) of an answer of one
+    topic and one partition, as encode_answer's loop writes them."""
+    if version >= FLEXIBLE_VERSION:
+        head, tail = struct.Struct(">iBB").pack, struct.Struct(">BiB").pack
+        return (lambda c: head(c, 0, 2)), b"\x02", (lambda t: tail(0, t, 0))
+    count = _COUNT(1)
+    head = struct.Struct(">ii").pack
+    return (lambda c: head(c, 1)), count, (_THROTTLE if version >= 1 else (lambda t: b""))
+
+
+_ONE = [_one_writer(v) for v in range(TOPIC_ID_VERSION + 1)]
 
 
 @functools.lru_cache(maxsize=4096)

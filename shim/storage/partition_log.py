@@ -262,14 +262,14 @@ class PartitionLog:
         after a crash (Kafka: UnifiedLog.recoveryPoint, advanced by flushes): under fsync "always"
         what was fsynced, under "never" what was written, which a kill -9 leaves in the page cache
         ("never" does not promise to survive a power loss). The active segment's index files are
-        brought up to it first, so that a start after a crash reads the index below the point
-        instead of scanning the log, and CRC-checks only what follows it; a segment smaller than
-        recovery_point.INDEXED_AFTER_BYTES is not worth the files and is checked whole."""
+        brought up to it only when they lag by recovery_point.INDEX_LAG_BYTES: a start after a crash
+        reads the index below the point from them, walks the batch headers between their last
+        entry and the point, and CRC-checks only what follows it."""
         seg = self.active
         position, offset = seg.durable if self.config.fsync else (seg.size, seg.next_offset)
         point = (seg.base_offset, offset, position)
         if point != self.checkpointed:
-            if position >= recovery_point.INDEXED_AFTER_BYTES and not self.read_only:
+            if not self.read_only and seg.index_lag(position) >= recovery_point.INDEX_LAG_BYTES:
                 seg.save_index(sync=self.config.fsync)
             self.checkpointed = point
         return point

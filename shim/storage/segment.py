@@ -9,9 +9,11 @@ layouts) when the segment is sealed or the broker shuts down cleanly.
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import os
 import struct
+import sys
 from array import array
 from pathlib import Path
 from typing import Iterator
@@ -269,7 +271,7 @@ class LogSegment:
             self._offsets, self._positions = array("q"), array("q")
             self._time_ts, self._time_offsets = array("q"), array("q")
             self.max_timestamp, self._since_index, self.next_offset = -1, 0, self.base_offset
-            self._index_saved = None
+            self.offset_of_max_timestamp, self._index_saved = self.base_offset, None
         start, start_offset = position, self.next_offset
         while position < self.size:
             head = os.pread(self._fd, HEADER_SIZE, position)
@@ -297,14 +299,20 @@ class LogSegment:
         return cut
 
     def _load_index_files(self, until: tuple[int, int] | None = None) -> bool:
-        """The indexes from their files, then a walk of the batch headers after their last entry: to
-        the end, or to ``until``, a recovery point (position, offset), exactly, with the entries
-        past it left out. False, with nothing changed, when the files and the log disagree."""
+        """The indexes from their files, then a walk of the batch headers after their last entry,
+        indexing them as appends did: to the end, or to ``until``, a recovery point (position,
+        offset), exactly, with the entries past it left out. The files may stop short of the point
+        or, under one, be missing: a checkpoint writes them only once they lag by
+        recovery_point.INDEX_LAG_BYTES, and the walk makes up the rest. False when the files and
+        the log disagree (the caller then scans the segment afresh)."""
         idx = self.log_path.with_suffix(".index")
         tidx = self.log_path.with_suffix(".timeindex")
-        if not idx.exists() or not tidx.exists():
-            return False
-        raw, traw = idx.read_bytes(), tidx.read_bytes()
+        try:
+            raw, traw = idx.read_bytes(), tidx.read_bytes()
+        except FileNotFoundError:
+            if until is None:
+                return False
+            raw = traw = b""
         torn = len(raw) % _INDEX_ENTRY.size or len(traw) % _TIME_ENTRY.size
         if torn and until is None:
             return False
@@ -325,45 +333,64 @@ class LogSegment:
                 break
             time_ts.append(ts)
             time_offsets.append(self.base_offset + rel)
-        walked = self._walk_to(positions[-1] if positions else 0, end, time_ts, time_offsets)
+        whole = not torn and len(offsets) * _INDEX_ENTRY.size == len(raw) and len(time_ts) * _TIME_ENTRY.size == len(traw)
+        self._offsets, self._positions, self._time_ts, self._time_offsets = offsets, positions, time_ts, time_offsets
+        walked = self._walk_to(positions[-1] if positions else 0, end)
         if walked is None or (end_offset is not None and walked != end_offset):
             return False
-        self._offsets, self._positions, self._time_ts, self._time_offsets = offsets, positions, time_ts, time_offsets
-        whole = not torn and len(offsets) * _INDEX_ENTRY.size == len(raw) and len(time_ts) * _TIME_ENTRY.size == len(traw)
-        self._index_saved = (len(offsets), len(time_ts)) if whole else None
+        self._index_saved = (len(offsets), len(time_ts)) if whole and raw else None
         return True
 
-    def _walk_to(self, start: int, end: int, time_ts: array, time_offsets: array) -> int | None:
-        """Walk the batch headers from ``start`` (the last index entry's) to ``end`` for the next
-        offset, max timestamp and bytes since the last index entry; the offset at ``end``, or None
-        if the batches do not end there."""
-        max_ts, max_ts_offset = (time_ts[-1], time_offsets[-1]) if time_ts else (-1, self.base_offset)
-        since, next_offset, position = 0, self.base_offset, start
+    def _walk_to(self, start: int, end: int) -> int | None:
+        """Walk the batch headers from ``start`` (the last index entry's, or 0) to ``end``, adding
+        the index entries appends would have added; the offset at ``end``, or None if the batches
+        do not end there (the index is then left half built: the caller starts again)."""
+        self.max_timestamp, self.offset_of_max_timestamp = (
+            (self._time_ts[-1], self._time_offsets[-1]) if self._time_ts else (-1, self.base_offset))
+        self._since_index, self.next_offset, position = 0, self.base_offset, start
+        if start == end and start:  # nothing to walk: the offset at ``end`` is not known here
+            return None
         while position < end:
             h = self.header_at(position)
             if h is None or h.magic != MAGIC or h.size < HEADER_SIZE or position + h.size > end:
                 return None
-            next_offset = h.next_offset
-            if h.max_timestamp > max_ts:
-                max_ts, max_ts_offset = h.max_timestamp, h.last_offset
-            since += h.size
+            self._track(position, h.base_offset, h.last_offset, h.size, h.max_timestamp)
             position += h.size
-        if start == end and start:  # nothing to walk: the offset at ``end`` is not known here
-            return None
-        self.next_offset, self._since_index = next_offset, since
-        self.max_timestamp, self.offset_of_max_timestamp = max_ts, max_ts_offset
-        return next_offset
+        return self.next_offset
 
     def index_entries(self) -> tuple[int, int]:
         """How many offset and time index entries the index in memory holds."""
         return len(self._offsets), len(self._time_ts)
 
+    def _index_bytes(self, start: int) -> bytes:
+        """Offset index entries from the ``start``-th on, as the .index file holds them: relative
+        offset and position, int32 big-endian each (packed by array, not per entry)."""
+        out = array("i", bytes(_INDEX_ENTRY.size * (len(self._offsets) - start)))
+        out[0::2] = array("i", map((-self.base_offset).__add__, self._offsets[start:]))
+        out[1::2] = array("i", self._positions[start:])
+        if sys.byteorder == "little":
+            out.byteswap()
+        return out.tobytes()
+
+    def _time_index_bytes(self, start: int) -> bytes:
+        """Time index entries from the ``start``-th on, as the .timeindex file holds them."""
+        count = len(self._time_ts) - start
+        rel = map((-self.base_offset).__add__, self._time_offsets[start:])
+        return struct.pack(">" + "qi" * count, *itertools.chain.from_iterable(zip(self._time_ts[start:], rel)))
+
     def write_index_files(self, sync_dir: bool = True, sync: bool = True) -> None:
-        idx = b"".join(_INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions))
-        tidx = b"".join(_TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._time_ts, self._time_offsets))
+        idx, tidx = self._index_bytes(0), self._time_index_bytes(0)
         fs.atomic_write(self.log_path.with_suffix(".index"), idx, sync_dir, sync)
         fs.atomic_write(self.log_path.with_suffix(".timeindex"), tidx, sync_dir, sync)
         self._index_saved = (len(self._offsets), len(self._time_ts))
+
+    def index_lag(self, position: int) -> int:
+        """Bytes of the log below ``position`` indexed in memory and not in the index files: what
+        a start after a crash would walk (the headers only) to rebuild their entries."""
+        if self._index_saved is None:
+            return position
+        saved = self._index_saved[0]
+        return position - self._positions[saved] if saved < len(self._positions) else 0
 
     def save_index(self, sync: bool) -> None:
         """Bring the index files up to the index in memory, for a recovery point inside this (the
@@ -375,13 +402,9 @@ class LogSegment:
             return
         n, m = self._index_saved
         if n < len(self._offsets):
-            fs.append(self.log_path.with_suffix(".index"), b"".join(
-                _INDEX_ENTRY.pack(self._offsets[i] - self.base_offset, self._positions[i])
-                for i in range(n, len(self._offsets))), sync)
+            fs.append(self.log_path.with_suffix(".index"), self._index_bytes(n), sync)
         if m < len(self._time_ts):
-            fs.append(self.log_path.with_suffix(".timeindex"), b"".join(
-                _TIME_ENTRY.pack(self._time_ts[i], self._time_offsets[i] - self.base_offset)
-                for i in range(m, len(self._time_ts))), sync)
+            fs.append(self.log_path.with_suffix(".timeindex"), self._time_index_bytes(m), sync)
         self._index_saved = (len(self._offsets), len(self._time_ts))
 
     def close(self) -> None:

@@ -17,8 +17,6 @@ from shim.apis.dispatch import dispatch
 from shim.config import BrokerConfig
 from shim.errors import ErrorCode as E
 from shim.node import Node
-from shim.protocol.framing import FrameError
-from shim.protocol.kafka_releases import RELEASES
 from kio.serial import entity_reader
 from kio.static.primitive import i64
 

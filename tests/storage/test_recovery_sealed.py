@@ -134,3 +134,38 @@ def test_without_a_recovery_point_every_segment_is_recovered(tmp_path):
         assert_records_are_offsets(read_all(plog), 0, cut_at)
     finally:
         logs.close()
+
+
+def test_a_crash_while_later_segments_are_deleted_finds_the_corruption_again(tmp_path, monkeypatch):
+    """The later segments are deleted newest first and the corrupt one is cut only after: a crash
+    in between leaves the bad batch and a contiguous run of segments, never a hole in the offsets."""
+    from shim.storage import fs
+
+    point, files, end = checkpointed_then_rolled(tmp_path)
+    after = sorted(b for b in files if b > point[0])
+    cut_at = corrupt(files[after[0]], 2)
+    real_unlink, deleted = fs.disk.unlink, []
+
+    def crash_after_one_segment(path):
+        if path.suffix == ".log" and deleted:
+            raise OSError("killed")
+        real_unlink(path)
+        if path.suffix == ".log":
+            deleted.append(path)
+
+    monkeypatch.setattr(fs.disk, "unlink", crash_after_one_segment)
+    try:
+        open_logs(tmp_path)
+    except OSError:
+        pass
+    monkeypatch.undo()
+    assert deleted == [files[after[-1]]] and files[after[-2]].exists()
+
+    logs = open_logs(tmp_path)
+    try:
+        plog = logs.get("t", 0)
+        assert plog.log_end_offset == cut_at
+        assert [s.base_offset for s in plog.segments] == sorted(b for b in files if b <= after[0])
+        assert_records_are_offsets(read_all(plog), 0, cut_at)
+    finally:
+        logs.close()
