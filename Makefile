@@ -8,8 +8,8 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
 $(STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c codecs/kafka_codecs/_produce.c
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	@# pip is upgraded once, when the venv is made; a later change of the files above only reinstalls
+	test -x $(BIN)/python || { $(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet --upgrade pip; }
 	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
@@ -21,14 +21,15 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 # KAFKA_SHIM_SPARK_JARS=<dir> or KAFKA_SHIM_SPARK_PACKAGES=<maven coordinates> (compat/README.md);
 # .ci/run sets KAFKA_SHIM_SPARK_JARS to shared/spark-jars beside the repository when it exists
 SPARK_STAMP := $(VENV)/.installed-spark
+# with PySpark, one pip run installs every extra (each run resolves all and builds the extensions again)
 TEST_DEPS := $(TEST_STAMP)
 ifneq ($(strip $(KAFKA_SHIM_SPARK_JARS)$(KAFKA_SHIM_SPARK_PACKAGES)),)
-TEST_DEPS += $(SPARK_STAMP)
+TEST_DEPS := $(SPARK_STAMP)
 endif
 
-$(SPARK_STAMP): $(TEST_STAMP) pyproject.toml
+$(SPARK_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,java,java4,spark]'
-	touch $(SPARK_STAMP)
+	touch $(TEST_STAMP) $(SPARK_STAMP)
 
 .PHONY: serve test
 serve: $(STAMP)

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,11 +80,21 @@ def find_tools() -> tuple[str, str]:
     return java, javac
 
 
+JVM_OPTIONS = ("-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+# JVM logging to stderr only: a warning (an archive another JDK wrote, say) must not reach stdout,
+# where the drivers answer
+QUIET_LOG = ("-Xlog:disable", "-Xlog:all=warning:stderr")
+
+
 @dataclass(frozen=True)
 class JavaDrivers:
     java: str
     classpath: str
     build_dir: Path
+    # with a class-data-sharing archive (see _share_classes): the classpath with the drivers as a jar
+    # (an archive accepts jars only) and the options that map the archive
+    shared_classpath: str = ""
+    share_options: tuple[str, ...] = ()
 
     @classmethod
     def prepare(cls, cache_root: Path, client: str = "3", nice: int = 0) -> "JavaDrivers":
@@ -113,10 +124,12 @@ class JavaDrivers:
             except OSError:  # another process compiled it first
                 shutil.rmtree(tmp, ignore_errors=True)
         classpath = os.pathsep.join([*map(str, jars), str(build)])
-        return cls(java=java, classpath=classpath, build_dir=build)
+        shared = _share_classes(java, jars, build, nice)
+        return cls(java=java, classpath=classpath, build_dir=build, shared_classpath=shared[0] if shared else "",
+                   share_options=shared[1] if shared else ())
 
     def command(self, driver: str, scenarios: str, bootstrap: str, **options) -> list[str]:
-        return [self.java, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", self.classpath,
+        return [self.java, *JVM_OPTIONS, *self.share_options, "-cp", self.shared_classpath or self.classpath,
                 driver, scenarios, bootstrap, *(f"{k}={v}" for k, v in options.items())]
 
     def run(self, driver: str, scenarios: str | list[str], bootstrap: str, *, timeout: float = 240,
@@ -150,3 +163,35 @@ def observed_of(results: dict):
             pytest.fail(f"{name}: {result['error']}\nobserved so far: {result['observed']}\n{result['trace']}")
         return result["observed"]
     return get
+
+
+def _share_classes(java: str, jars: list[Path], build: Path, nice: int = 0) -> tuple[str, tuple[str, ...]] | None:
+    """A class-data-sharing archive of the classes the drivers load first (kafka-clients' producer,
+    consumer and Admin), made once per build and JDK by CdsWarmup, and the classpath and options a
+    driver maps it with: a driver's JVM then starts in about 0.6 s instead of 1.1 s. None when the
+    archive cannot be made here; the drivers then run without one. A JDK that cannot use an archive
+    it finds (another build of it) ignores it and starts as without."""
+    jdk = Path(os.path.realpath(java))
+    try:
+        key = hashlib.sha256(f"{jdk}:{jdk.stat().st_mtime_ns}".encode()).hexdigest()[:12]
+        jar = build.with_name(f"{build.name}.jar")
+        if not jar.is_file():
+            tmp = jar.with_name(f"{jar.name}.{os.getpid()}")
+            with zipfile.ZipFile(tmp, "w") as out:
+                for path in sorted(build.rglob("*.class")):
+                    out.write(path, path.relative_to(build).as_posix())
+            os.replace(tmp, jar)
+        classpath = os.pathsep.join([*map(str, jars), str(jar)])
+        archive = build.with_name(f"{build.name}-{key}.jsa")
+        if not archive.is_file():
+            tmp = archive.with_name(f"{archive.name}.{os.getpid()}")
+            proc = subprocess.run([java, *JVM_OPTIONS, *QUIET_LOG, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", classpath,
+                                   "CdsWarmup"], capture_output=True, timeout=120,
+                                  preexec_fn=(lambda: os.nice(nice)) if nice else None)
+            if proc.returncode != 0 or not tmp.is_file():
+                tmp.unlink(missing_ok=True)
+                return None
+            os.replace(tmp, archive)
+    except (OSError, subprocess.SubprocessError, zipfile.BadZipFile):
+        return None
+    return classpath, (*QUIET_LOG, f"-XX:SharedArchiveFile={archive}")

@@ -106,6 +106,15 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.fetch_sessions", "incremental fetch sessions over many partitions",
+             "Many partitions (Java 24, kafka-python 12); each round writes a transaction to a few partitions "
+             "(every third aborted) and a plain record to another (Java also keeps a second transaction open on "
+             "partition 5 over rounds 3-8). After each round a read_committed consumer (Java's with client.rack "
+             "set) and a read_uncommitted one, both assigned every partition with max.partition.fetch.bytes=256, "
+             "poll up to their end offsets: read_committed returns exactly the committed and plain records of "
+             "each partition in order, read_uncommitted all of them. kafka-shim's tests also check that the "
+             "consumers' fetches were answered incrementally (KIP-227).",
+             ("java", "kafka-python")),
     Scenario("eos.send_offsets", "exactly-once pipeline (subscribe)",
              "consume (read_committed, group member) → transform → produce in a txn with "
              "sendOffsetsToTransaction(offsets, consumer.groupMetadata()): a committed round of 3 records "
@@ -594,6 +603,84 @@ SCENARIOS: list[Scenario] = [
              "AlterConsumerGroupOffsets UnknownMemberIdException, removing an unknown instance "
              "UnknownMemberIdException, DeleteGroups GroupNotEmptyException; after removing every member they "
              "succeed.", ("java",)),
+    # More of them (compat/test_java_reference_replay.py).
+    Scenario("admin.create_partitions_errors", "CreatePartitions' errors and their messages",
+             "PlaintextAdminIntegrationTest.testCreatePartitions on one broker, with and without validateOnly: a "
+             "decrease, a no-op (with and without assignments), an unknown topic, -22, unregistered, duplicate "
+             "and unknown brokers, too few, too many and no assignments each fail with Kafka's exception and "
+             "message and change nothing; a mixed request grows one topic; a deleted topic is unknown.", ("java",)),
+    Scenario("admin.describe_errors", "describing unknown and invalid topics, documentation",
+             "An unknown topic is UnknownTopicOrPartitionException in DescribeTopics and DescribeConfigs, an "
+             "invalid name InvalidTopicException (Topic.validate's message); includeDocumentation gives every "
+             "entry its documentation, and none without it.", ("java",)),
+    Scenario("admin.describe_alter_configs", "DescribeConfigs flags and the legacy AlterConfigs",
+             "Overrides are neither default, sensitive nor read-only, defaults are default; AlterConfigs replaces "
+             "a topic's overrides (the others go back to their defaults), a resource named twice is described "
+             "once, validateOnly changes nothing.", ("java",)),
+    Scenario("admin.alter_configs_invalid", "AlterConfigs with an invalid resource beside a valid one",
+             "min.cleanable.dirty.ratio=1.1 is InvalidConfigurationException, the broker's zookeeper.connect "
+             "InvalidRequestException, the valid topic beside them is altered (not under validateOnly).",
+             ("java",)),
+    Scenario("admin.incremental_alter_valid", "IncrementalAlterConfigs SET, APPEND, SUBTRACT, DELETE",
+             "testValidIncrementalAlterConfigs: APPEND to a default list, SUBTRACT to empty, DELETE back to the "
+             "default, validateOnly with and without an invalid value; APPEND to an empty and to a set "
+             "leader.replication.throttled.replicas.", ("java",)),
+    Scenario("admin.replica_log_dirs", "DescribeLogDirs, DescribeReplicaLogDirs, AlterReplicaLogDirs",
+             "AlterReplicaLogDirs before the topic exists is UnknownTopicOrPartitionException; every partition is "
+             "listed in a log dir with its sizes, and describeReplicaLogDirs names the same dir.", ("java",)),
+    Scenario("admin.reassignment_errors", "reassignment and election errors",
+             "Reassigning an unknown topic or partition is UnknownTopicOrPartitionException, to an unknown, "
+             "negative or duplicated broker InvalidReplicaAssignmentException; no reassignment is listed for a "
+             "quiet or a missing partition; an unclean election of unknown partitions is "
+             "UnknownTopicOrPartitionException.", ("java",)),
+    Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
+             "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
+             "records there.", ("java",)),
+    Scenario("consumer.records_and_times", "headers, CreateTime, offsetsForTimes, endOffsets",
+             "A header read back; CreateTime timestamps of uncompressed and gzip records; offsetsForTimes finds "
+             "offset and timestamp with leader epoch 0; endOffsets after 10000 records.", ("java",)),
+    Scenario("consumer.pause_and_poll", "pause/resume, max.poll.records, poll(0)",
+             "A paused partition polls nothing until resumed; max.poll.records=2 holds over 10000 records; poll(0) "
+             "eventually returns records; with auto.offset.reset=none, NoOffsetForPartitionException.", ("java",)),
+    Scenario("consumer.commit_positions", "positions and commits",
+             "testPositionAndCommit, testCommitSpecifiedOffsets and testAutoCommitOnClose: committed offsets "
+             "per partition, another member resumes there, close commits the sought positions.", ("java",)),
+    Scenario("consumer.group_ids", "null and empty group ids",
+             "Without group.id commits fail with InvalidGroupIdException and resets are per consumer; the group "
+             "\"\" commits like any group (classic protocol).", ("java",)),
+    Scenario("consumer.subscriptions", "pattern and list subscriptions",
+             "A pattern picks matching topics and one created later, a second pattern replaces the first, a "
+             "topic list grows and shrinks, listTopics counts partitions.", ("java",)),
+    Scenario("consumer.static_new_partition", "a restarted static member sees a new partition",
+             "testStaticConsumerDetectsNewPartitionCreatedAfterRestart with the classic protocol.", ("java",)),
+    Scenario("producer.timestamp_bounds", "message.timestamp.{difference,before,after}.max.ms",
+             "A record five hours off against a one-hour bound is InvalidTimestampException (uncompressed and "
+             "gzip); at or within the bound it is written.", ("java",)),
+    Scenario("producer.sends", "offsets, partitions and timestamps of sends",
+             "BaseProducerSendTest: offsets and serialized sizes with null keys and values, a given partition, "
+             "CreateTime in RecordMetadata, close and flush complete every send, batch.size=0, auto-creation.",
+             ("java",)),
+    # PlaintextConsumerPollTest's group cases against a broker of their own (compat/test_java_reference_groups.py).
+    Scenario("consumer.max_poll_interval", "a member that stops polling past max.poll.interval.ms",
+             "testMaxPollIntervalMs: after 3 s without poll (max.poll.interval.ms=1000) the member rejoins: "
+             "two assignments, one revocation.", ("java",)),
+    Scenario("consumer.slow_revocation", "a revocation callback longer than the session timeout",
+             "testMaxPollIntervalMsDelayInRevocation: the callback sleeps 1.5 s (session.timeout.ms=1000) and "
+             "its commitSync succeeds.", ("java",)),
+    Scenario("consumer.slow_assignment", "an assignment callback longer than the session timeout",
+             "testMaxPollIntervalMsDelayInAssignment: the member stays in the group (its commit succeeds, "
+             "nothing is revoked).", ("java",)),
+    Scenario("consumer.long_poll", "a poll longer than max.poll.interval.ms",
+             "testMaxPollIntervalMsShorterThanPollTimeout: poll(2 s) with max.poll.interval.ms=1000 causes no "
+             "rebalance.", ("java",)),
+    Scenario("consumer.unsubscribe_topic", "subscribe to nothing", "testUnsubscribeTopic with "
+             "session.timeout.ms=100: the assignment empties.", ("java",)),
+    Scenario("consumer.member_stops_polling", "a member stops polling",
+             "testMultiConsumerSessionTimeoutOnStopPolling: of three members one stops polling; the two others "
+             "take its partitions.", ("java",)),
+    Scenario("consumer.member_closes", "a member closes",
+             "testMultiConsumerSessionTimeoutOnClose: of three members one closes; the two others take its "
+             "partitions.", ("java",)),
     Scenario("consumer.topic_names", "invalid topic names and auto-creation",
              "partitionsFor, subscribe-then-poll and a producer's send of a name Kafka refuses fail with "
              "InvalidTopicException (unsubscribe still works); partitionsFor of an unknown topic creates it.",

@@ -26,7 +26,7 @@ from compat.groups_support import create_topic, group_types, offset_fetch, produ
 
 REPO = Path(__file__).resolve().parent.parent
 PARTITIONS = 3
-PER_PARTITION = 100
+PER_PARTITION = 50  # 15 transactions of ten at least, the five kills among them
 N = PARTITIONS * PER_PARTITION
 KILLS = ["processor", "broker", "processor", "broker", "processor"]
 # A processor whose group commits nothing new for this long is replaced, as a supervisor with a
@@ -84,11 +84,11 @@ def committed_total(bootstrap: str, group: str) -> int:
 # The consumer group protocol (KIP-848) needs Kafka 4 emulation; its sessions are the broker's. Its
 # members are dynamic (see compat/groups_eos_processor.py), so a SIGKILLed member's partitions move
 # to its successor only when its session expires: each processor kill costs a session timeout, and so
-# does each broker kill after which librdkafka's member wedges and is replaced. Six heartbeats a session.
-CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consumer.session.timeout.ms=3000",
-                          "--override", "group.consumer.heartbeat.interval.ms=500",
-                          "--override", "group.consumer.min.session.timeout.ms=3000",
-                          "--override", "group.consumer.min.heartbeat.interval.ms=500")
+# does each broker kill after which librdkafka's member wedges and is replaced. Five heartbeats a session.
+CONSUMER_PROTOCOL_ARGS = ("--kafka-version", "4.1", "--override", "group.consumer.session.timeout.ms=2000",
+                          "--override", "group.consumer.heartbeat.interval.ms=400",
+                          "--override", "group.consumer.min.session.timeout.ms=2000",
+                          "--override", "group.consumer.min.heartbeat.interval.ms=400")
 
 
 def processor_command(request, client: str) -> list[str] | None:

@@ -105,11 +105,19 @@ def _security_arguments(s: argparse.ArgumentParser) -> None:
                    help="addresses given to clients per listener (default: the bound ones)")
     g.add_argument("--listener-security-protocol-map", default=None, metavar="NAME:PROTOCOL,...",
                    help=f"security protocol of each listener name (default {DEFAULT_PROTOCOL_MAP})")
-    g.add_argument("--ssl-keystore-location", default=None, help="PEM file with the broker's key and certificate chain")
-    g.add_argument("--ssl-keystore-type", default=None, help="only PEM")
+    g.add_argument("--ssl-keystore-location", default=None,
+                   help="PEM file with the broker's key and certificate chain, or a PKCS12 store")
+    g.add_argument("--ssl-keystore-type", default=None,
+                   help="PEM, PKCS12 or JKS (PKCS12 content); default: PEM for PEM text, else JKS")
+    g.add_argument("--ssl-keystore-password", default=None, help="password of a PKCS12 key store")
     g.add_argument("--ssl-key-password", default=None, help="password of an encrypted key in the keystore")
-    g.add_argument("--ssl-truststore-location", default=None, help="PEM file of CA certificates for client certificates")
-    g.add_argument("--ssl-truststore-type", default=None, help="only PEM")
+    g.add_argument("--ssl-truststore-location", default=None,
+                   help="PEM file or PKCS12 store of CA certificates for client certificates")
+    g.add_argument("--ssl-truststore-type", default=None,
+                   help="PEM, PKCS12 or JKS (PKCS12 content); default: PEM for PEM text, else JKS")
+    g.add_argument("--ssl-truststore-password", default=None, help="password of a PKCS12 trust store (optional)")
+    g.add_argument("--ssl-principal-mapping-rules", default=None, metavar="RULES",
+                   help="Kafka's RULE:pattern/replacement/[LU],...,DEFAULT for SSL client certificates")
     g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default=None)
     g.add_argument("--sasl-enabled-mechanisms", default=None,
                    help="default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512; OAUTHBEARER too when named")
@@ -152,6 +160,9 @@ ALIASES = {
     "listener_security_protocol_map": ("listener.security.protocol.map", str),
     "ssl_keystore_location": ("ssl.keystore.location", str),
     "ssl_keystore_type": ("ssl.keystore.type", str),
+    "ssl_keystore_password": ("ssl.keystore.password", str),
+    "ssl_truststore_password": ("ssl.truststore.password", str),
+    "ssl_principal_mapping_rules": ("ssl.principal.mapping.rules", str),
     "ssl_key_password": ("ssl.key.password", str),
     "ssl_truststore_location": ("ssl.truststore.location", str),
     "ssl_truststore_type": ("ssl.truststore.type", str),

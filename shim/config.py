@@ -29,23 +29,34 @@ class BrokerConfig:
     listener_security_protocol_map: str = DEFAULT_PROTOCOL_MAP
     """``NAME:PROTOCOL,...``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (listener.security.protocol.map)."""
 
-    ssl_keystore_type: str = "PEM"
-    """Only PEM (ssl.keystore.type)."""
+    ssl_keystore_type: str = ""
+    """PEM, PKCS12 or JKS (a JKS-typed store in the PKCS12 format, as Java reads it) (ssl.keystore.type).
+    Empty: Kafka's default, JKS, for a store file; PEM for a PEM file or inline PEM text."""
     ssl_keystore_location: str = ""
-    """PEM file with the broker's private key and certificate chain (ssl.keystore.location)."""
+    """PEM file with the broker's private key and certificate chain, or a PKCS12 store (ssl.keystore.location)."""
+    ssl_keystore_password: str = ""
+    """Password of a PKCS12 key store (ssl.keystore.password); none for PEM."""
     ssl_keystore_key: str = ""
     """The private key as PEM text, with ssl_keystore_certificate_chain (ssl.keystore.key)."""
     ssl_keystore_certificate_chain: str = ""
     """The certificate chain as PEM text (ssl.keystore.certificate.chain)."""
     ssl_key_password: str = ""
     """Password of an encrypted private key (ssl.key.password)."""
-    ssl_truststore_type: str = "PEM"
+    ssl_truststore_type: str = ""
+    """PEM, PKCS12 or JKS, as ssl_keystore_type, empty likewise (ssl.truststore.type)."""
     ssl_truststore_location: str = ""
-    """PEM file of the CA certificates client certificates are checked against (ssl.truststore.location)."""
+    """PEM file or PKCS12 store of the CA certificates client certificates are checked against
+    (ssl.truststore.location)."""
+    ssl_truststore_password: str = ""
+    """Password of a PKCS12 trust store, optional (ssl.truststore.password); none for PEM."""
     ssl_truststore_certificates: str = ""
     """The CA certificates as PEM text (ssl.truststore.certificates)."""
     ssl_client_auth: str = "none"
     """none, requested or required: whether TLS clients present a certificate (ssl.client.auth)."""
+    ssl_principal_mapping_rules: str = "DEFAULT"
+    """How an SSL client's certificate names it: Kafka's ``RULE:pattern/replacement/[LU]`` rules and
+    ``DEFAULT`` (the distinguished name), comma-separated, the first that matches wins
+    (ssl.principal.mapping.rules; shim.security.principal)."""
 
     sasl_enabled_mechanisms: str = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
     """Mechanisms SASL listeners offer (sasl.enabled.mechanisms): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
@@ -214,6 +225,8 @@ class BrokerConfig:
             raise ValueError("connections.max.reauth.ms must not be negative")
         from .security.authorizer import check_authorizer_class, parse_super_users
         check_authorizer_class(self.authorizer_class_name)
+        from .security.principal import check_principal_builder
+        check_principal_builder(self.extra.get("principal.builder.class"))
         parse_super_users(self.super_users)
         from .coordinators.group.consumer_config import consumer_group_config
         consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,
@@ -234,7 +247,11 @@ class BrokerConfig:
         (a ConfigException; ConfigError is a ValueError)."""
         from .configs.catalogue import broker_configs
 
-        broker_configs(self.kafka_version)["log.segment.bytes"].parse(str(self.segment_bytes))
+        configs = broker_configs(self.kafka_version)
+        configs["log.segment.bytes"].parse(str(self.segment_bytes))
+        slots = "max.incremental.fetch.session.cache.slots"  # at least 0
+        if slots in self.extra:
+            configs[slots].parse(self.extra[slots])
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""

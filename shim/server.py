@@ -34,7 +34,7 @@ from .protocol.framing import FrameDecoder, FrameError, frame_size
 from .protocol.messages import peek
 from .security.scram import SaslFailure
 from .security.session import ConnectionSession, SaslAuthenticator
-from .security.tls import principal_of, server_context
+from .security.tls import principal_mapper, principal_of, server_context
 
 log = logging.getLogger(__name__)
 # Parts of a response shorter than this are joined into one write (Connection._send).
@@ -86,6 +86,7 @@ class Server:
         self._acceptors: dict[int, list[asyncio.Task]] = {}
         self._ports: dict[tuple[int, str], int] = {}  # (node id, listener name) -> bound port
         self._tls: dict = {}
+        self.principal_mapper = None  # ssl.principal.mapping.rules, parsed at start
         self._slot_waiters: list[asyncio.Future] = []  # acceptors waiting for a connection to close
         self._handshakes: set[asyncio.Task] = set()  # TLS handshakes under way, off the accept loop
         node.config_listeners.append(self._config_changed)
@@ -105,6 +106,8 @@ class Server:
                "SASL_SSL": server_context(config.replace(ssl_client_auth="none"))
                if any(lst.protocol == "SASL_SSL" for lst in listeners) else None}
         self._tls = tls
+        if any(lst.protocol != "PLAINTEXT" for lst in listeners):  # Kafka parses them for SSL and SASL listeners
+            self.principal_mapper = principal_mapper(config)
         try:
             for node_id in self.node.node_ids:
                 await self._bind(node_id)
@@ -306,7 +309,10 @@ class Connection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = peer
         self.client_host = f"/{peer[0]}" if isinstance(peer, tuple) else ""
-        self.session = self._session(transport)
+        try:
+            self.session, refused = self._session(transport), None
+        except ValueError as e:  # no mapping rule names the certificate: Kafka fails its requests
+            self.session, refused = ConnectionSession(self.listener.name), e
         if self.listener.sasl:  # an unauthenticated client may not make the broker hold 100 MiB
             self.decoder.max_frame = min(self.decoder.max_frame, SASL_SERVER_MAX_RECEIVE_SIZE)
         self.server.connections.add(self)
@@ -314,6 +320,10 @@ class Connection(asyncio.BufferedProtocol):
         self.last_active = loop.time()
         self._idle = loop.call_at(self.last_active + self.server.idle_s, self._check_idle)
         self.task = loop.create_task(self._answer())
+        if refused is not None:
+            log.warning("closing connection from %s: %s", peer, refused)
+            self.done = True
+            transport.abort()
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.decoder.buffer()
@@ -454,7 +464,8 @@ class Connection(asyncio.BufferedProtocol):
                                      node.config.connections_max_reauth_ms, node.release.scram_nonce_check,
                                      node.oauth_validator)
         ssl_object = transport.get_extra_info("ssl_object")
-        return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None))
+        return ConnectionSession(name, principal_of(ssl_object.getpeercert() if ssl_object else None,
+                                                    self.server.principal_mapper))
 
     async def _linger(self) -> None:
         """After a failed authentication's answer: no more requests are served, and the connection

@@ -54,6 +54,7 @@ public final class KafkaDriver {
         all.put("txn.timeout", KafkaDriver::txnTimeout);
         all.put("consumer.position_past_markers", KafkaDriver::positionPastMarkers);
         all.put("consumer.group_commit", KafkaDriver::groupCommit);
+        all.put("consumer.fetch_sessions", FetchSessionScenarios::manyPartitions);
         all.put("eos.send_offsets", (s, obs) -> sendOffsets(s, obs, true));
         all.put("eos.send_offsets_assign", (s, obs) -> sendOffsets(s, obs, false));
         all.put("admin.topics", KafkaDriver::adminTopics);

@@ -5,7 +5,8 @@ import java.util.Map;
  * Scenarios after Apache Kafka's own client integration tests, which say what a real broker must
  * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
- * the expiration of transactional and producer ids ({@link ExpirationReference}), and producers
+ * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
+ * ({@link AdminReplay}), consumer's and producer's ({@link ClientReplay}, {@link GroupReplay}) tests, and producers
  * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
@@ -46,6 +47,29 @@ public final class ReferenceDriver {
         all.put("admin.group_listing", AdminReference::groupListing);
         all.put("admin.list_transactions", AdminReference::listTransactions);
         all.put("admin.topic_edge_cases", AdminReference::topicEdgeCases);
+        all.put("admin.create_partitions_errors", AdminReplay::createPartitionsErrors);
+        all.put("admin.describe_errors", AdminReplay::describeErrors);
+        all.put("admin.describe_alter_configs", AdminReplay::describeAndAlterConfigs);
+        all.put("admin.alter_configs_invalid", AdminReplay::invalidAlterConfigs);
+        all.put("admin.incremental_alter_valid", AdminReplay::incrementalAlterValid);
+        all.put("admin.replica_log_dirs", AdminReplay::logDirs);
+        all.put("admin.reassignment_errors", AdminReplay::reassignmentErrors);
+        all.put("consumer.seek", ClientReplay::seek);
+        all.put("consumer.records_and_times", ClientReplay::recordsAndTimes);
+        all.put("consumer.pause_and_poll", ClientReplay::pauseAndPoll);
+        all.put("consumer.commit_positions", ClientReplay::commits);
+        all.put("consumer.group_ids", ClientReplay::groupIds);
+        all.put("consumer.subscriptions", ClientReplay::subscriptions);
+        all.put("consumer.static_new_partition", ClientReplay::staticNewPartition);
+        all.put("producer.timestamp_bounds", ClientReplay::timestampBounds);
+        all.put("producer.sends", ClientReplay::sends);
+        all.put("consumer.max_poll_interval", GroupReplay::maxPollInterval);
+        all.put("consumer.slow_revocation", GroupReplay::delayInRevocation);
+        all.put("consumer.slow_assignment", GroupReplay::delayInAssignment);
+        all.put("consumer.long_poll", GroupReplay::pollTimeoutOverInterval);
+        all.put("consumer.unsubscribe_topic", GroupReplay::unsubscribeTopic);
+        all.put("consumer.member_stops_polling", (s, obs) -> GroupReplay.sessionTimeout(s, obs, false));
+        all.put("consumer.member_closes", (s, obs) -> GroupReplay.sessionTimeout(s, obs, true));
         all.put("authz.idempotent_no_idempotent_write", AuthzReference::idempotentWithoutIdempotentWrite);
         all.put("authz.idempotent_loses_write", AuthzReference::idempotentLosesWrite);
         all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);

@@ -1,7 +1,8 @@
 """Fetch (1), v0-17 (v17 adds only ReplicaDirectoryId, a tagged field of follower fetches, KIP-853).
 
-Sessionless: every answer has SessionId 0 (Kafka's own answer when it declines a session), so
-clients keep sending full requests. Topics by name before v13, by topic id from v13.
+Incremental fetch sessions (KIP-227) from v7: shim.fetch_sessions decides which partitions a
+request reads (the session's, for an incremental one) and which of them the answer carries; a
+session error is the whole answer's error_code. Topics by name before v13, by topic id from v13.
 read_committed reads up to the last stable offset and lists every aborted transaction that overlaps
 the returned range (never null); read_uncommitted reads to the high watermark with a null list.
 The first partition with data returns at least one whole batch even above the limits (KIP-74).
@@ -28,6 +29,7 @@ import time
 from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
+from ..fetch_sessions import TOPIC_ID_VERSION, CachedPartition, SessionlessFetchContext
 from ..node import now_ms
 from ..protocol.messages import SENDFILE_MIN_BYTES
 from ..security.acls import AclOperation as O
@@ -38,7 +40,7 @@ from ._pace import SLICE_S
 from .registry import api
 
 READ_COMMITTED = 1
-TOPIC_ID_VERSION = 13
+SESSION_VERSION = 7  # KIP-227: older requests have no session fields
 MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
 PACE_EVERY = 64  # partitions between looks at the clock
 
@@ -46,61 +48,96 @@ PACE_EVERY = 64  # partitions between looks at the clock
 @api(1, "Fetch", 0, 17)
 async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
+    context = _context(ctx, request)
+    entries = context.partitions()
     while True:
-        topics, total, errors, hinted = await _collect(ctx, request)
+        results, names, total, errors, hinted = await _collect(ctx, request, entries)
         remaining = deadline - time.monotonic()
-        if total >= request.min_bytes or errors or remaining <= 0:
-            return _respond(ctx, topics, total, hinted)
+        if not entries or total >= request.min_bytes or errors or remaining <= 0:
+            return _respond(ctx, context, results, names, total, hinted)
         await ctx.node.changes.wait(remaining)
 
 
-def _respond(ctx, topics, total, hinted):
+def _context(ctx, request):
+    """Kafka: FetchManager.newContext; partitions are keyed by topic name before v13, by topic id from it."""
+    field = "topic_id" if ctx.version >= TOPIC_ID_VERSION else "topic"
+    data = [((getattr(t, field), p.partition), p) for t in request.topics for p in t.partitions]
+    if ctx.version < SESSION_VERSION:
+        return SessionlessFetchContext(data)
+    forget = [(getattr(f, field), i) for f in request.forgotten_topics_data for i in f.partitions]
+    return ctx.node.fetch_sessions.new_context(ctx.version, request.session_id, request.session_epoch,
+                                               _replica_id(request) >= 0, data, forget, now_ms())
+
+
+def _respond(ctx, context, results, names, total, hinted):
     """Kafka: a Fetch over consumer_byte_rate is answered empty with its throttle time, and not counted."""
     quota, client_id, now = ctx.node.fetch_quota, ctx.header.client_id, now_ms()
     throttle = ctx.throttle(quota.record(client_id, total, now, ctx.quota_user))
     if throttle > 0:
         quota.unrecord(client_id, total, now, ctx.quota_user)
-        topics = ()
-    return ctx.response(error_code=ErrorCode.none, session_id=0, responses=topics,
+        (error, session_id), results = context.throttled(), ()
+    else:
+        error, session_id, results = context.respond(results, now, names)
+    return ctx.response(error_code=error, session_id=session_id, responses=_topics(ctx, results),
                         node_endpoints=node_endpoints(ctx, hinted),
                         throttle_time=throttle)
 
 
-async def _collect(ctx, request):
+def _topics(ctx, results):
+    """Kafka (FetchResponse.toMessage): consecutive partitions of one topic share its entry."""
+    grouped: list = []
+    for (topic_key, _), _p, data in results:
+        if not grouped or grouped[-1][0] != topic_key:
+            grouped.append((topic_key, []))
+        grouped[-1][1].append(data)
+    field = "topic_id" if ctx.version >= TOPIC_ID_VERSION else "topic"
+    return tuple(ctx.make("FetchableTopicResponse", partitions=tuple(parts), **{field: key}) for key, parts in grouped)
+
+
+async def _collect(ctx, request, entries):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     if _replica_id(request) < 0:  # Kafka (KAFKA-9677): a consumer asks for no more than its quota's window allows
         cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id, ctx.quota_user)
         budget = int(cap) if cap < budget else budget
-    total, errors, collected, hinted, count = 0, False, [], set(), 0
-    denied = _denied(ctx, request, [n for n in (_topic_name(ctx, t) for t in request.topics) if n])
-    walk = None
-    for t in request.topics:
-        name = _topic_name(ctx, t)
-        parts: list = []
-        collected.append((t, parts))
-        for p in t.partitions:
-            count += 1
-            if not count & PACE_EVERY - 1:
-                walk = walk or _Walk(collected)
-                await walk.pace()
-            if name in denied:
-                data = _data(ctx, p.partition, ErrorCode.topic_authorization_failed, -1, -1, -1, None, b"")
-            else:
-                data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
-                                  total == 0, hinted)
-            errors |= data.error_code != ErrorCode.none
-            total += len(data.records)
-            parts.append(data)
+    names = {key: _topic_name(ctx, key) for key in {k for (k, _), _p in entries}}
+    denied = _denied(ctx, request, [n for n in names.values() if n])
+    total, errors, results, hinted, walk = 0, False, [], set(), None
+    for count, (key, p) in enumerate(entries, 1):
+        if not count & PACE_EVERY - 1:
+            walk = walk or _Walk(results)
+            await walk.pace()
+        name, code = names[key[0]], ErrorCode.none
+        if p.__class__ is CachedPartition and ctx.version >= TOPIC_ID_VERSION:
+            name, code = _session_topic(ctx, p, name)
+        if code != ErrorCode.none or (name is not None and name in denied):
+            code = code or ErrorCode.topic_authorization_failed
+            data = _data(ctx, p.partition, code, -1, -1, -1, None, b"")
+        else:
+            data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
+                              total == 0, hinted)
+        errors |= data.error_code != ErrorCode.none
+        total += len(data.records)
+        results.append((key, p, data))
     paced = walk is not None and walk.paced
     if paced:
         walk.pin()
     # every region of a paced walk holds its file: the answer may be encoded on a worker thread
     ctx.large_answer = ctx.records_pinned = paced
-    topics = tuple(ctx.make("FetchableTopicResponse", partitions=tuple(parts),
-                            **({"topic_id": t.topic_id} if ctx.version >= TOPIC_ID_VERSION else {"topic": t.topic}))
-                   for t, parts in collected)
-    return topics, total, errors, hinted
+    return results, names, total, errors, hinted
+
+
+def _session_topic(ctx, p, name):
+    """Kafka: a session's partition keeps the name its topic id first resolved to
+    (CachedPartition.maybeResolveUnknownName). Once that topic is deleted the partition is
+    UNKNOWN_TOPIC_OR_PARTITION, or INCONSISTENT_TOPIC_ID when a topic of that name was created
+    again (ReplicaManager's topic id check)."""
+    if p.topic is None or p.topic == name:
+        p.topic = name
+        return name, ErrorCode.none
+    if p.topic in ctx.node.logs.topics:
+        return None, ErrorCode.inconsistent_topic_id
+    return None, ErrorCode.unknown_topic_or_partition
 
 
 class _Walk:
@@ -111,11 +148,11 @@ class _Walk:
     memory when small (as the answer's encoding would), else given a file handle of their own (as
     it would too)."""
 
-    __slots__ = ("collected", "deadline", "paced", "_topic", "_part")
+    __slots__ = ("results", "deadline", "paced", "_next")
 
-    def __init__(self, collected: list) -> None:
-        self.collected, self.deadline, self.paced = collected, time.monotonic() + SLICE_S, False
-        self._topic = self._part = 0  # where pin() goes on from
+    def __init__(self, results: list) -> None:
+        self.results, self.deadline, self.paced = results, time.monotonic() + SLICE_S, False
+        self._next = 0  # where pin() goes on from
 
     async def pace(self) -> None:
         if time.monotonic() >= self.deadline:
@@ -125,15 +162,14 @@ class _Walk:
             self.deadline = time.monotonic() + SLICE_S
 
     def pin(self) -> None:
-        collected = self.collected
-        for ti in range(self._topic, len(collected)):
-            parts = collected[ti][1]
-            for i in range(self._part if ti == self._topic else 0, len(parts)):
-                records = parts[i].records
-                if records.__class__ is FileRecords:
-                    parts[i] = dataclasses.replace(parts[i], records=records.read() if len(
-                        records) < SENDFILE_MIN_BYTES else OpenedRecords(records.open()))
-        self._topic, self._part = len(collected) - 1, len(collected[-1][1])
+        results = self.results
+        for i in range(self._next, len(results)):
+            key, p, data = results[i]
+            records = data.records
+            if records.__class__ is FileRecords:
+                results[i] = key, p, dataclasses.replace(data, records=records.read() if len(
+                    records) < SENDFILE_MIN_BYTES else OpenedRecords(records.open()))
+        self._next = len(results)
 
 
 def _denied(ctx, request, names) -> set:
@@ -149,10 +185,10 @@ def _replica_id(request) -> int:
     return state.replica_id if state is not None else getattr(request, "replica_id", -1)
 
 
-def _topic_name(ctx, t):
+def _topic_name(ctx, topic_key):
     if ctx.version < TOPIC_ID_VERSION:
-        return t.topic
-    info = ctx.node.logs.topic_by_id(t.topic_id)
+        return topic_key
+    info = ctx.node.logs.topic_by_id(topic_key)
     return info.name if info else None
 
 

@@ -19,6 +19,7 @@ from ..configs.admin import BROKER, BROKER_LOGGER, GROUP, TOPIC
 from ..errors import ErrorCode, KafkaError
 from ..protocol.messages import make
 from ..security.acls import AclOperation as O
+from ..storage.log_manager import invalid_topic_name
 from ._authz import config_denied
 from ._pace import Pacer
 from .registry import api
@@ -48,6 +49,9 @@ async def handle(ctx, request):
 def _entries(node, r, synonyms, documentation, node_id):
     keys = r.configuration_keys
     if r.resource_type == TOPIC:
+        # Kafka's ConfigHelper validates the name (Topic.validate) before it looks the topic up
+        if (invalid := invalid_topic_name(r.resource_name)) is not None:
+            raise KafkaError(ErrorCode.invalid_topic_exception, invalid)
         info = node.logs.topic(r.resource_name)
         return describe.topic_entries(info.configs, node.broker_configs, keys, synonyms, documentation)
     if r.resource_type == BROKER:

@@ -59,12 +59,17 @@ def _same(name: str) -> FieldProperty:
              "ssl.keystore.key": "ssl_keystore_key", "ssl.keystore.certificate.chain": "ssl_keystore_certificate_chain",
              "ssl.key.password": "ssl_key_password", "ssl.truststore.location": "ssl_truststore_location",
              "ssl.truststore.type": "ssl_truststore_type", "ssl.truststore.certificates": "ssl_truststore_certificates",
-             "ssl.client.auth": "ssl_client_auth", "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
+             "ssl.client.auth": "ssl_client_auth", "ssl.keystore.password": "ssl_keystore_password",
+             "ssl.truststore.password": "ssl_truststore_password",
+             "ssl.principal.mapping.rules": "ssl_principal_mapping_rules",
+             "sasl.enabled.mechanisms": "sasl_enabled_mechanisms",
              "connections.max.reauth.ms": "connections_max_reauth_ms",
              "replica.lag.time.max.ms": "replica_lag_time_max_ms",
              "authorizer.class.name": "authorizer_class_name",
              **{f"sasl.oauthbearer.{p}": "sasl_oauthbearer_" + p.replace(".", "_") for p in OAUTHBEARER}}[name]
     type_ = BROKER_CONFIGS[name].type
+    if field in ("ssl_keystore_type", "ssl_truststore_type"):  # empty: not set, Kafka's default (JKS) or PEM
+        return FieldProperty(name, field, lambda v: v, lambda c: getattr(c, field) or None)
     if type_ == "list":  # list fields keep Kafka's text, both ways
         return FieldProperty(name, field, lambda v: ",".join(v), lambda c: getattr(c, field))
     return FieldProperty(name, field, lambda v: v, lambda c: to_string(getattr(c, field), type_))
@@ -94,7 +99,8 @@ FIELD_PROPERTIES: tuple[FieldProperty, ...] = (
         "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
         "listener.security.protocol.map", "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.location", "ssl.truststore.type",
-        "ssl.truststore.certificates", "ssl.client.auth", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
+        "ssl.truststore.certificates", "ssl.client.auth", "ssl.keystore.password", "ssl.truststore.password",
+        "ssl.principal.mapping.rules", "sasl.enabled.mechanisms", "connections.max.reauth.ms",
         "replica.lag.time.max.ms", "authorizer.class.name", *(f"sasl.oauthbearer.{p}" for p in OAUTHBEARER))),
 )
 # Settings of the authorizer rather than of KafkaConfig (Kafka hands every property to the

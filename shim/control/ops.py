@@ -193,3 +193,11 @@ def _requests(control, api, client_id, since, limit, clear):
 
 
 from . import cluster_ops, levers  # noqa: E402,F401  (the coordinator and cluster operations register themselves)
+
+
+# -- fetch sessions -----------------------------------------------------------------------------
+
+@op("fetch_sessions", "the incremental fetch sessions (KIP-227): sessions cached, their partitions, "
+    "evictions, and incremental fetches served")
+def _fetch_sessions(control):
+    return control.node.fetch_sessions.stats()

@@ -66,6 +66,21 @@ def validate_topic_name(name: str) -> None:
         raise KafkaError(ErrorCode.invalid_topic_exception, f"illegal topic name {name!r}")
 
 
+def invalid_topic_name(name: str) -> str | None:
+    """Why Kafka refuses ``name`` as a topic name, in its words (Topic.validate), or None."""
+    if not name:
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > 249:
+        reason = f"the length of '{name}' is longer than the max allowed length 249"
+    elif not _LEGAL_NAME.match(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return None
+    return f"Topic name is invalid: {reason}"
+
+
 def log_config_for(defaults: LogConfig, configs: dict[str, str]) -> LogConfig:
     """``defaults`` with a topic's overrides applied (no broker properties in between)."""
     from ..configs.catalogue import TOPIC_CONFIGS

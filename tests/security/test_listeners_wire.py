@@ -268,3 +268,28 @@ async def test_tls_from_inline_pem_text(tmp_path):
         reader, writer = await open_to(broker, "SSL", tls)
         assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
         assert [s.principal for s in broker.sessions()] == ["User:CN=client,OU=test,O=kafka-shim"]
+
+
+async def test_a_certificate_no_mapping_rule_matches_is_closed_and_others_are_mapped(tmp_path):
+    """ssl.principal.mapping.rules without DEFAULT: a certificate no rule matches gets its connection
+    closed without an answer (Kafka fails its requests: "No rules apply to ..."); a client without a
+    certificate is ANONYMOUS, not mapped; one a rule matches is known by the mapped name."""
+    certs = make_certs(tmp_path / "certs")
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0", ssl_client_auth="requested",
+                      ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_location=str(certs["ca.pem"]),
+                      ssl_principal_mapping_rules="RULE:^CN=([^,]+),OU=ops,.*$/$1/L") as broker:
+        named = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        named.load_cert_chain(str(certs["client-cert.pem"]), str(certs["client-key.pem"]))
+        reader, writer = await open_to(broker, "SSL", named)
+        assert await roundtrip(reader, writer, metadata(), 3, 12) is None
+        reader, writer = await open_to(broker, "SSL", ssl.create_default_context(cafile=str(certs["ca.pem"])))
+        assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
+        assert [s.principal for s in broker.sessions()] == ["User:ANONYMOUS"]
+        writer.close()
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0", ssl_client_auth="required",
+                      ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_location=str(certs["ca.pem"]),
+                      ssl_principal_mapping_rules="RULE:^CN=([^,]+),OU=test,.*$/svc-$1/U") as broker:
+        reader, writer = await open_to(broker, "SSL", named)
+        assert (await roundtrip(reader, writer, metadata(), 3, 12)).brokers
+        assert [s.principal for s in broker.sessions()] == ["User:SVC-CLIENT"]
+        writer.close()

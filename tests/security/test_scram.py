@@ -303,5 +303,5 @@ def test_principal_of_a_certificate_as_x500principal_names_it():
                (("organizationalUnitName", "eng"), ("userId", "u1")), (("commonName", " #lead "),),
                (("emailAddress", "a@b.c"),))
     assert principal_of({"subject": subject}) == (
-        "User:1.2.840.113549.1.9.1=#16056140622e63,CN=\\ #lead\\ ,OU=eng+UID=u1,O=Acme\\, Inc.,C=US")
+        "User:1.2.840.113549.1.9.1=#16056140622e63,CN=\\ \\#lead\\ ,OU=eng+UID=u1,O=Acme\\, Inc.,C=US")
     assert principal_of({}) == principal_of(None) == "User:ANONYMOUS"

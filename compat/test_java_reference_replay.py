@@ -1,0 +1,268 @@
+"""More of Apache Kafka 3.9's client integration tests, replayed with kafka-clients on one broker:
+PlaintextAdminIntegrationTest (CreatePartitions' errors, DescribeConfigs, AlterConfigs and
+IncrementalAlterConfigs, log dirs, reassignments, elections), PlaintextConsumerTest and its split
+classes (seek, headers, timestamps, pause, max.poll.records, commits, null and empty group ids,
+subscriptions, a static member's new partition), BaseProducerSendTest and PlaintextProducerSendTest.
+compat/java/ReferenceDriver.java runs this module's scenarios in one JVM (AdminReplay.java,
+ClientReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
+brokers, its brokers become the one broker n, and a broker that does not exist n+1 or n+12."""
+
+from __future__ import annotations
+
+import pytest
+
+from compat.javarun import module_scenarios, observed_of
+
+pytestmark = pytest.mark.compat(client="java")
+
+INVALID_PARTITIONS, INVALID_ASSIGNMENT = "InvalidPartitionsException", "InvalidReplicaAssignmentException"
+UNKNOWN = ["UnknownTopicOrPartitionException", "This server does not host this topic-partition."]
+
+
+@pytest.fixture(scope="module")
+def prefix(compat_target) -> str:
+    return compat_target.prefix + "-jrr"
+
+
+@pytest.fixture(scope="module")
+def observed(request, java_drivers, compat_target, prefix):
+    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+                           timeout=300, prefix=prefix, parallel=6, timeout_s=120)
+    return observed_of(out["results"])
+
+
+# ------------------------------------------------------------------------------------------- Admin
+
+@pytest.mark.compat(scenario="admin.create_partitions_errors")
+def test_create_partitions(observed, prefix):
+    """PlaintextAdminIntegrationTest.testCreatePartitions (KRaft messages, ReplicationControlManager)."""
+    obs = observed("admin.create_partitions_errors")
+    t1, t2 = f"{prefix}-cp-topic-1", f"{prefix}-cp-topic-2"
+    assert (obs["t1_validate_only"], obs["t1_after_validate_only"], obs["t1_grow"]) == (None, 1, None)
+    assert (obs["t2_validate_only"], obs["t2_after_validate_only"], obs["t2_grow"]) == (None, 1, None)
+    assert obs["t2_replicas"] == [[0], [0], [0]]  # the assignments given, relative to node n
+    n = obs["node"]
+    expected = {
+        "decrease": [INVALID_PARTITIONS, f"The topic {t1} currently has 3 partition(s); 1 would not be an increase."],
+        "noop": [INVALID_PARTITIONS, "Topic already has 3 partition(s)."],
+        "noop_same_assignment": [INVALID_PARTITIONS, "Topic already has 3 partition(s)."],
+        "unknown_topic": UNKNOWN,
+        "negative": [INVALID_PARTITIONS, f"The topic {t1} currently has 3 partition(s); -22 would not be an increase."],
+        # Kafka's three brokers give the replica count message; on one, the second replica is unregistered
+        "unregistered_second_replica": [INVALID_ASSIGNMENT, f"The manual partition assignment includes broker {n + 1}, "
+                                                            "but no such broker is registered."],
+        "too_few_assignments": [INVALID_ASSIGNMENT, "Attempted to add 3 additional partition(s), but only 1 "
+                                                    "assignment(s) were specified."],
+        "too_many_assignments": [INVALID_ASSIGNMENT, "Attempted to add 1 additional partition(s), but only 2 "
+                                                     "assignment(s) were specified."],
+        "duplicate_brokers": [INVALID_ASSIGNMENT, f"The manual partition assignment includes the broker {n} more than once."],
+        "unknown_broker": [INVALID_ASSIGNMENT, f"The manual partition assignment includes broker {n + 12}, but no such "
+                                               "broker is registered."],
+        "empty_assignments": [INVALID_ASSIGNMENT, "Attempted to add 1 additional partition(s), but only 0 assignment(s) "
+                                                  "were specified."],
+        "t1_partitions": 3, "t2_partitions": 3,
+    }
+    assert obs["validate_only"] == expected
+    assert obs["for_real"] == expected
+    assert obs["mixed"] == [None, [INVALID_PARTITIONS, f"The topic {t2} currently has 3 partition(s); "
+                                                       "2 would not be an increase."]]
+    assert obs["mixed_t2_partitions"] == 3
+    assert obs["deleted"] == UNKNOWN
+
+
+@pytest.mark.compat(scenario="admin.describe_errors")
+def test_describe_errors(observed):
+    """testDescribeNonExistingTopic, testDescribeConfigsForTopic, testDescribeConfigsNonexistent (the
+    client waits for a broker -1 that never appears), testIncludeDocumentation."""
+    obs = observed("admin.describe_errors")
+    assert (obs["existing_name"], obs["missing"]) == (True, UNKNOWN)
+    assert obs["configs_existing"] is None
+    assert obs["configs_unknown"] == UNKNOWN
+    # Kafka's ConfigHelper runs Topic.validate before it looks the topic up
+    assert obs["configs_invalid"] == ["InvalidTopicException", "Topic name is invalid: '(invalid topic)' contains one "
+                                      "or more characters other than ASCII alphanumerics, '.', '_' and '-'"]
+    assert obs["configs_broker_minus_one"] == obs["configs_broker_logger_minus_one"] == "TimeoutException"
+    with_docs, without_docs = obs["documentation_true"], obs["documentation_false"]
+    assert with_docs["entries"] > 0 and with_docs["without"] == []
+    assert without_docs["entries"] > 0 and without_docs["with"] == []
+
+
+@pytest.mark.compat(scenario="admin.describe_alter_configs")
+def test_describe_and_alter_configs(observed):
+    """testDescribeAndAlterConfigs and checkValidAlterConfigs: the legacy AlterConfigs replaces every
+    override of a topic (t1's max.message.bytes and retention.ms go back to their defaults)."""
+    obs = observed("admin.describe_alter_configs")
+    assert obs["described"] == 3
+    assert obs["t1_max_message_bytes"] == ["500000", False, False, False]  # value, default, sensitive, read-only
+    assert obs["t1_retention_ms"][0] == "60000000"
+    assert obs["t2_max_message_bytes"] == ["1048588", True, False, False]
+    assert obs["broker_id"][0] == str(obs["node"])
+    assert obs["broker_compression_type"] == ["producer", True, False, False]
+    assert obs["alter"] == [None, None]
+    assert obs["described_with_duplicate"] == 2
+    assert obs["after_alter"] == {"t1": ["1000", "1048588", "604800000"], "t2": ["0.9", "lz4"]}
+    assert obs["validate_only"] == [None, None]
+    assert obs["after_validate_only"] == ["1048588", "0.9"]
+
+
+@pytest.mark.compat(scenario="admin.alter_configs_invalid")
+def test_invalid_alter_configs(observed):
+    """testInvalidAlterConfigs: an out-of-range topic value and a broker key that is not dynamic
+    (zookeeper.connect) are refused, the valid resource beside them is altered (not with validateOnly)."""
+    obs = observed("admin.alter_configs_invalid")
+    errors = ["InvalidConfigurationException", None, "InvalidRequestException"]
+    assert obs["for_real"] == obs["validate_only"] == errors
+    assert obs["for_real_after"] == obs["validate_only_after"] == ["0.5", "producer", "snappy", "producer"]
+
+
+@pytest.mark.compat(scenario="admin.incremental_alter_valid")
+def test_valid_incremental_alter_configs(observed):
+    """testValidIncrementalAlterConfigs, testAppendConfigToEmptyDefaultValue, testAppendConfigToExistentValue."""
+    obs = observed("admin.incremental_alter_valid")
+    assert obs["first"] == obs["second"] == [None, None]
+    assert obs["first_t1"] == ["1000", "compact,delete", "604800000"]
+    assert obs["first_t2"] == ["0.9", "lz4", "delete,compact"]
+    assert obs["second_t1"] == ["delete", "1000", ""]
+    assert obs["second_t2"] == [""]
+    assert (obs["validate_only"], obs["validate_only_t1"]) == (None, ["delete"])
+    error, message = obs["validate_only_invalid"]
+    assert error == "InvalidConfigurationException" and "Invalid value zip for configuration compression.type" in message
+    assert (obs["append_to_empty"], obs["append_to_existing"]) == (None, None)
+    assert obs["appended"] == [["0:0"], ["1:1,0:0"]]
+
+
+@pytest.mark.compat(scenario="admin.replica_log_dirs")
+def test_log_dirs(observed):
+    """testDescribeLogDirs, testDescribeReplicaLogDirs, testAlterReplicaLogDirs before the topic exists."""
+    obs = observed("admin.replica_log_dirs")
+    assert obs["alter_before_create"] == "UnknownTopicOrPartitionException"
+    assert obs["partitions_listed"] == list(range(10))
+    assert obs["sizes_present"] is True
+    assert (obs["replica_dirs"], obs["replica_dir_mismatches"]) == (10, [])
+
+
+@pytest.mark.compat(scenario="admin.reassignment_errors")
+def test_reassignment_and_election_errors(observed):
+    """testInvalidAlterPartitionReassignments, testListReassignmentsDoesNotShowNonReassigningPartitions,
+    testListReassignmentsDoesNotShowDeletedPartitions, testElectUncleanLeadersForUnknownPartitions."""
+    obs = observed("admin.reassignment_errors")
+    assert obs["nonexistent"] == ["UnknownTopicOrPartitionException"] * 2
+    assert obs["invalid_replicas"] == [INVALID_ASSIGNMENT] * 3
+    assert obs["listed"] == [0, 0]
+    assert obs["unclean_unknown"] == ["UnknownTopicOrPartitionException"] * 2
+
+
+# ---------------------------------------------------------------------------------------- consumer
+
+@pytest.mark.compat(scenario="consumer.seek")
+def test_seek(observed):
+    """PlaintextConsumerTest.testSeek, uncompressed and gzip batches: [position after seekToEnd, records
+    polled there, position after seekToBeginning, the next record, position after seek(25), the next record]."""
+    obs = observed("consumer.seek")
+    for codec in ("plain", "gzip"):
+        assert obs[codec] == [50, 0, 0, [0, "key 0", "value 0", 0, "CreateTime"],
+                              25, [25, "key 25", "value 25", 25, "CreateTime"]], codec
+
+
+@pytest.mark.compat(scenario="consumer.records_and_times")
+def test_headers_timestamps_and_offsets(observed):
+    """testHeaders, testConsumeMessagesWithCreateTime, testFetchOffsetsForTime, testEndOffsets."""
+    obs = observed("consumer.records_and_times")
+    assert obs["header"] == "headerValue"
+    assert obs["create_time_plain"] is True and obs["create_time_gzip"] is True
+    assert obs["negative_time"]["chain"] == ["java.lang.IllegalArgumentException"]
+    # [offset, timestamp found (relative to the first record's), leader epoch]: a new topic's epoch is 0
+    assert obs["offsets_for_times"] == [[0, 0, 0], [20, 20, 0]]
+    assert obs["end_offsets"] == 10000
+
+
+@pytest.mark.compat(scenario="consumer.pause_and_poll")
+def test_pause_and_poll(observed):
+    """testPartitionPauseAndResume; PlaintextConsumerPollTest's testMaxPollRecords,
+    testPollEventuallyReturnsRecordsWithZeroTimeout and testNoOffsetForPartitionExceptionOnPollZero."""
+    obs = observed("consumer.pause_and_poll")
+    assert (obs["before_pause"], obs["paused_poll"], obs["after_resume"]) == (True, 0, True)
+    assert obs["max_poll_records"] == [True, 2]
+    assert obs["poll_zero_first"] == 10
+    assert obs["poll_zero_no_offset"] == "NoOffsetForPartitionException"
+
+
+@pytest.mark.compat(scenario="consumer.commit_positions")
+def test_positions_and_commits(observed):
+    """PlaintextConsumerCommitTest's testPositionAndCommit, testCommitSpecifiedOffsets, testAutoCommitOnClose."""
+    obs = observed("consumer.commit_positions")
+    assert obs["unassigned_committed"] is None
+    assert obs["unassigned_position"]["chain"] == ["java.lang.IllegalStateException"]
+    assert obs["position_and_commit"] == [0, 0, True, 5, 5]
+    assert obs["other_member_next"] == [5, "key 0", "value 0", 5, "CreateTime"]
+    assert obs["specified"] == [[3, None], True, [3, 5], "null", [3, 7]]
+    assert obs["auto_commit_on_close"] == [300, 500]
+
+
+@pytest.mark.compat(scenario="consumer.group_ids")
+def test_null_and_empty_group_ids(observed):
+    """testConsumingWithNullGroupId, testConsumingWithEmptyGroupId: the group "" commits like any group
+    (the second consumer starts at the first one's committed offset 1)."""
+    obs = observed("consumer.group_ids")
+    invalid = "org.apache.kafka.common.errors.InvalidGroupIdException"
+    assert obs["null_commit"]["chain"] == obs["null_committed"]["chain"] == [invalid]
+    assert obs["null_counts"] == [3, 0, 2]
+    assert obs["empty_group"] == [[1, 0], None, [1, 1], None]
+
+
+@pytest.mark.compat(scenario="consumer.subscriptions")
+def test_subscriptions(observed):
+    """PlaintextConsumerSubscriptionTest's testPatternSubscription, testPatternUnsubscription,
+    testSubsequentPatternSubscription, testExpandingTopicSubscriptions, testShrinkingTopicSubscriptions;
+    PlaintextConsumerTest.testListTopics."""
+    obs = observed("consumer.subscriptions")
+
+    def parts(*topics):
+        return sorted(f"{t}-{p}" for t in topics for p in (0, 1))
+    assert obs["pattern"] == parts("tblablac", "topic")
+    assert obs["pattern_new_topic"] == parts("tblablac", "topic", "tsomec")
+    assert obs["pattern_unsubscribed"] == 0
+    assert obs["subsequent_first"] == parts("foo", "topic")
+    assert obs["subsequent_second"] == parts("bar", "foo")
+    assert obs["expanding_first"] == obs["shrinking"] == parts("topic")
+    assert obs["expanding_second"] == parts("other", "topic")
+    assert obs["list_topics"] == {"tblab1": 2, "tblablac": 2, "tblablak": 2, "topic": 2, "tsomec": 2}
+
+
+@pytest.mark.compat(scenario="consumer.static_new_partition")
+def test_static_member_detects_new_partition(observed):
+    """testStaticConsumerDetectsNewPartitionCreatedAfterRestart (classic protocol)."""
+    obs = observed("consumer.static_new_partition")
+    assert obs == {"first": ["static-foo-0"], "restarted": ["static-foo-0"],
+                   "grown": ["static-foo-0", "static-foo-1"]}
+
+
+# ---------------------------------------------------------------------------------------- producer
+
+@pytest.mark.compat(scenario="producer.timestamp_bounds")
+def test_timestamp_bounds(observed):
+    """PlaintextProducerSendTest: testSendWithInvalidBeforeAndAfterTimestamp (a bound of one hour, a
+    record five hours off: InvalidTimestampException, uncompressed and gzip),
+    testValidBeforeAndAfterTimestampsAtThreshold and ...WithinThreshold (those sends succeed)."""
+    obs = observed("producer.timestamp_bounds")
+    refused = "org.apache.kafka.common.errors.InvalidTimestampException"
+    for config in ("message.timestamp.difference.max.ms", "message.timestamp.before.max.ms",
+                   "message.timestamp.after.max.ms"):
+        assert obs[config] == {"invalid": [refused, refused], "at_threshold": [None, None],
+                               "within": [None, None]}, config
+
+
+@pytest.mark.compat(scenario="producer.sends")
+def test_sends(observed):
+    """BaseProducerSendTest: testSendOffset ([offset, partition, serialized key and value sizes], then
+    the offset after 100 more), testSendToPartition, testSendCompressedMessageWithCreateTime and
+    ...NonCompressed... (each RecordMetadata carries its record's timestamp), testClose, testFlush,
+    testBatchSizeZero; PlaintextProducerSendTest.testAutoCreateTopic."""
+    obs = observed("producer.sends")
+    assert obs["send_offset"] == [[0, 0, 3, 5], [1, 0, 3, -1], [2, 0, -1, 5], [3, 0, 3, 5], 104]
+    assert obs["to_partition_acks"] is True and obs["to_partition_read"] == [100, True]
+    assert obs["create_time_none"] == obs["create_time_gzip"] == [100]
+    assert obs["close"] == [True, 100]
+    assert obs["flush"] == [True, True]
+    assert obs["batch_size_zero"] == [100]
+    assert obs["auto_create"] == 0

@@ -1,0 +1,163 @@
+"""Kafka's key and trust stores (DefaultSslEngineFactory's rules) read into PEM for the stdlib ``ssl`` module.
+
+- ``PEM``: ``ssl.keystore.location`` is one file with the private key and the certificate chain,
+  ``ssl.truststore.location`` the CA certificates; or inline: ``ssl.keystore.key`` with
+  ``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``. No store password.
+- ``PKCS12`` (read with the ``cryptography`` package): a store password is needed for a key store
+  and optional for a trust store, as in Kafka. The key store's private key, its certificate and the
+  chain serve the listener; every certificate of a trust store is a trusted CA.
+- ``JKS``, Kafka's default type: Java's ``JKS`` key store reads PKCS12 files too (keytool has written
+  PKCS12 by default since JDK 9, whatever the file is called), and so does kafka-shim. A store in the
+  JKS format itself is refused with the keytool command that converts it.
+- No type given: ``JKS``, as in Kafka, for a store file; ``PEM`` for a file of PEM text or inline PEM
+  (where Kafka would want ``PEM`` named).
+
+A store that cannot be read refuses the broker's start with Kafka's message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PEM = "PEM"
+JKS_MAGIC = (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce")  # JKS, JCEKS
+
+
+class StoreError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class KeyStore:
+    key_pem: str
+    chain_pem: str
+    password: str | None  # of an encrypted PEM key
+    location: str | None = None  # a PEM file the ssl module reads itself
+
+
+def key_store(config) -> KeyStore | None:
+    """The broker's key and certificate chain (None: none configured), or StoreError."""
+    path = config.ssl_keystore_location or None
+    password, key_password = config.ssl_keystore_password or None, config.ssl_key_password or None
+    key, chain = config.ssl_keystore_key or None, config.ssl_keystore_certificate_chain or None
+    kind = _kind(config.ssl_keystore_type, path, key is not None or chain is not None)
+    if key is not None:
+        if kind != PEM:
+            raise StoreError(f"SSL private key can be specified only for PEM, but key store type is {kind}.")
+        if chain is None:
+            raise StoreError("SSL private key is specified, but certificate chain is not specified.")
+        if path is not None:
+            raise StoreError("Both SSL key store location and separate private key are specified.")
+        _no_password_for_pem(password)
+        return KeyStore(key, chain, key_password)
+    if chain is not None:
+        raise StoreError("SSL certificate chain is specified, but private key is not specified")
+    if kind == PEM and path is not None:
+        _no_password_for_pem(password)
+        return KeyStore("", "", key_password, path)
+    if path is None and password is not None:
+        raise StoreError("SSL key store is not specified, but key store password is specified.")
+    if path is not None and password is None:
+        raise StoreError("SSL key store is specified, but key store password is not specified.")
+    if path is None:
+        return None
+    p12 = _load_pkcs12(kind, path, password, "keystore")
+    if key_password is not None and key_password != password:  # Java's KeyManagerFactory fails to recover the key
+        raise StoreError(f"Invalid SSL keystore {path}: its key cannot be recovered with ssl.key.password "
+                         f"(a PKCS12 key is protected with the store's password)")
+    if p12.key is None or p12.cert is None:
+        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
+    from cryptography.hazmat.primitives import serialization
+    key_pem = p12.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()).decode()
+    chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
+    return KeyStore(key_pem, "".join(_cert_pem(c) for c in chain), None)
+
+
+def trusted_certificates(config) -> str | None:
+    """The CA certificates as PEM text (None: no trust store configured), or StoreError."""
+    path = config.ssl_truststore_location or None
+    password, certs = config.ssl_truststore_password or None, config.ssl_truststore_certificates or None
+    kind = _kind(config.ssl_truststore_type, path, certs is not None)
+    if certs is not None:
+        if kind != PEM:
+            raise StoreError(f"SSL trust store certs can be specified only for PEM, but trust store type is {kind}.")
+        if path is not None:
+            raise StoreError("Both SSL trust store location and separate trust certificates are specified.")
+        if password is not None:
+            raise StoreError("SSL trust store password cannot be specified for PEM format.")
+        return certs
+    if kind == PEM and path is not None:
+        if password is not None:
+            raise StoreError("SSL trust store password cannot be specified for PEM format.")
+        return _read_text(path, f"Failed to load PEM SSL keystore {path}")
+    if path is None and password is not None:
+        raise StoreError("SSL trust store is not specified, but trust store password is specified.")
+    if path is None:
+        return None
+    p12 = _load_pkcs12(kind, path, password, "truststore")
+    found = ([p12.cert.certificate] if p12.cert is not None else []) + [c.certificate for c in p12.additional_certs]
+    if not found:
+        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no certificate")
+    return "".join(_cert_pem(c) for c in found)
+
+
+def _kind(given: str, path: str | None, inline: bool) -> str:
+    """The store type: as given; else PEM for inline text or a file of PEM text, JKS (Kafka's default) otherwise."""
+    if given:
+        return given
+    if inline or path is None:
+        return PEM
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return PEM  # refused as the missing PEM file it would be
+    return PEM if b"-----BEGIN " in head else "JKS"
+
+
+def _no_password_for_pem(password: str | None) -> None:
+    if password is not None:
+        raise StoreError("SSL key store password cannot be specified with PEM format, only key password may be "
+                         "specified.")
+
+
+def _read_text(path: str, failure: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise StoreError(f"{failure}: {e}") from None
+
+
+def _load_pkcs12(kind: str, path: str, password: str | None, what: str):
+    failure = f"Failed to load SSL {what} {path} of type {kind}"
+    if kind.upper() not in ("PKCS12", "JKS"):
+        raise StoreError(f"{failure}: kafka-shim reads PEM, PKCS12 and JKS (PKCS12 content) stores")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise StoreError(f"{failure}: {e}") from None
+    if data[:4] in JKS_MAGIC:
+        fmt = "JCEKS" if data[:4] == JKS_MAGIC[1] else "JKS"
+        raise StoreError(f"{failure}: kafka-shim reads PKCS12 stores, not the {fmt} format; convert it with "
+                         f"`keytool -importkeystore -srckeystore {path} -srcstoretype {fmt} -destkeystore "
+                         f"{Path(path).with_suffix('.p12')} -deststoretype PKCS12` and set the type to PKCS12")
+    try:
+        from cryptography.hazmat.primitives.serialization import pkcs12
+    except ImportError:
+        raise StoreError(f"{failure}: reading PKCS12 needs the cryptography package: "
+                         f"pip install 'kafka-shim[certs]'") from None
+    try:
+        return pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
+    except (ValueError, TypeError) as e:
+        reason = str(e)
+        if "password" in reason.lower():
+            reason = "keystore password was incorrect" if password is not None else \
+                f"it is encrypted and no ssl.{what}.password is set"
+        raise StoreError(f"{failure}: {reason}") from None
+
+
+def _cert_pem(cert) -> str:
+    from cryptography.hazmat.primitives import serialization
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
