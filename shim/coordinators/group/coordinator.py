@@ -54,8 +54,9 @@ class GroupCoordinator(OffsetOperations):
                  max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
                  consumer: ConsumerGroupConfig | None = None, group_configs=None,
                  offsets_retention_ms: int = DEFAULT_RETENTION_MS,
-                 offsets_retention_check_interval_ms: int = DEFAULT_CHECK_INTERVAL_MS) -> None:
-        self.store = GroupStore(logs, txn)
+                 offsets_retention_check_interval_ms: int = DEFAULT_CHECK_INTERVAL_MS,
+                 offsets_compression: int = 0) -> None:
+        self.store = GroupStore(logs, txn, offsets_compression)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms

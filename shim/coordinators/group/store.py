@@ -37,6 +37,15 @@ TP = tuple[str, int]
 LEGACY_SHIFT = 1 << 62  # subtracted from a legacy record's offset: it is older than every other record
 
 
+def offsets_compression(props: dict) -> int:
+    """``offsets.topic.compression.codec`` (Kafka: a CompressionType id, 0 none to 4 zstd); an
+    unknown id stops the broker, as Kafka's CompressionType.forId does."""
+    value = int(props.get("offsets.topic.compression.codec", "0"))
+    if value not in range(5):
+        raise ValueError(f"Unknown compression type id: {value}")
+    return value
+
+
 def group_store_error(code: ErrorCode) -> ErrorCode:
     """Kafka: the storeGroup callback's mapping of append errors."""
     if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
@@ -69,9 +78,12 @@ class LoadedPartition:
 
 
 class GroupStore:
-    def __init__(self, logs: LogManager, txn: TransactionCoordinator) -> None:
+    def __init__(self, logs: LogManager, txn: TransactionCoordinator, compression: int = 0) -> None:
         self.logs = logs
         self.txn = txn
+        # offsets.topic.compression.codec: every batch the coordinator writes is compressed so
+        # (Kafka: GroupMetadataManager's and CoordinatorRuntime's compression)
+        self.compression = compression
 
     def partition_for(self, group_id: str) -> int:
         return self.txn.offsets_partition(group_id)[1]
@@ -96,9 +108,8 @@ class GroupStore:
             self._append_to(self.logs.get(OFFSETS_TOPIC, legacy), tombstones, now_ms)
         return base_offset
 
-    @staticmethod
-    def _append_to(plog, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
-        batch = encode_batch([(k, v, (), now_ms) for k, v in records], **producer)
+    def _append_to(self, plog, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
+        batch = encode_batch([(k, v, (), now_ms) for k, v in records], compression=self.compression, **producer)
         return plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
 
     # -- writes -----------------------------------------------------------------------------
