@@ -54,7 +54,7 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
 
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--smoke", action="store_true",
-                   help="quick check: 20,000 records, kafka-shim only, 1 s of latency, 20 transactions, "
+                   help="quick check: 5,000 records, kafka-shim only, 0.5 s of latency, 10 transactions, "
                         "RSS read 0.2 s after a start")
     p.add_argument("--settle", type=float, default=None, metavar="SECONDS",
                    help="how long after an instance is ready (or a scale step ends) its RSS is read "
@@ -156,7 +156,7 @@ def _defaults(args) -> None:
     if args.systems is None:
         args.systems = ",".join(ALL)
     if args.smoke:
-        args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 20_000, 1_000, 1.0, 20, 1
+        args.records, args.latency_rate, args.latency_seconds, args.txns, args.repeat = 5_000, 1_000, 0.5, 10, 1
         args.settle = 0.2 if args.settle is None else args.settle
         args.systems = "kafka-shim"
         if args.groups is None:  # the scale group's sizes are its own (--scale-*), not a smoke's

@@ -681,6 +681,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("consumer.member_closes", "a member closes",
              "testMultiConsumerSessionTimeoutOnClose: of three members one closes; the two others take its "
              "partitions.", ("java",)),
+    Scenario("consumer.offsets_compression", "offsets.topic.compression.codec",
+             "GroupCoordinatorIntegrationTest: with offsets.topic.compression.codec=1 every batch the group "
+             "coordinator writes to __consumer_offsets is gzip; the commit reads back, also after a restart.",
+             ("java",)),
     Scenario("consumer.topic_names", "invalid topic names and auto-creation",
              "partitionsFor, subscribe-then-poll and a producer's send of a name Kafka refuses fail with "
              "InvalidTopicException (unsubscribe still works); partitionsFor of an unknown topic creates it.",

@@ -81,6 +81,8 @@ def test_describe_errors(observed):
     # Kafka's ConfigHelper runs Topic.validate before it looks the topic up
     assert obs["configs_invalid"] == ["InvalidTopicException", "Topic name is invalid: '(invalid topic)' contains one "
                                       "or more characters other than ASCII alphanumerics, '.', '_' and '-'"]
+    # and so does its controller when the topic's configs are altered (ControllerConfigurationValidator)
+    assert obs["alter_invalid"] == [obs["configs_invalid"]] * 2
     assert obs["configs_broker_minus_one"] == obs["configs_broker_logger_minus_one"] == "TimeoutException"
     with_docs, without_docs = obs["documentation_true"], obs["documentation_false"]
     assert with_docs["entries"] > 0 and with_docs["without"] == []

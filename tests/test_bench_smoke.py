@@ -1,6 +1,6 @@
 """`python -m bench --smoke`: the benchmark's every phase still runs against kafka-shim.
 
-A tiny run (20,000 records, kafka-shim only, about 30 s) that checks the harness, not speed: each
+A tiny run (5,000 records, kafka-shim only, about 25 s) that checks the harness, not speed: each
 phase ends "ok" with the records it was given, the JSON has the table's inputs, and the exit
 status is 0. Nothing here times anything.
 """
@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("confluent_kafka")
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDS = 20_000
+RECORDS = 5_000
 
 
 def _java_missing() -> str | None:
@@ -215,7 +215,7 @@ def test_bench_scale_group_runs(tmp_path):
     run = subprocess.run([sys.executable, "-m", "bench", "--systems", "kafka-shim", "--groups", "scale", "-q",
                           "--records", "3000", "--repeat", "1", "--scale-partitions", "1,10", "--scale-clients", "1,3",
                           "--scale-log-gb", "0.003", "--scale-connections", "20", "--scale-open-txns", "20",
-                          "--scale-latency-seconds", "1", "--settle", "0.2", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          "--scale-latency-seconds", "0.5", "--settle", "0.2", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.exists(), f"no results written (exit {run.returncode}): {run.stderr[-2000:]}"
     phases = json.loads(out.read_text())["systems"]["kafka-shim"]["phases"]
     failed = {n: [r.get("error") for r in runs if r["status"] != "ok"] for n, runs in phases.items()}

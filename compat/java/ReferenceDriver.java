@@ -70,6 +70,7 @@ public final class ReferenceDriver {
         all.put("consumer.unsubscribe_topic", GroupReplay::unsubscribeTopic);
         all.put("consumer.member_stops_polling", (s, obs) -> GroupReplay.sessionTimeout(s, obs, false));
         all.put("consumer.member_closes", (s, obs) -> GroupReplay.sessionTimeout(s, obs, true));
+        all.put("consumer.offsets_compression", GroupReplay::offsetsCompression);
         all.put("authz.idempotent_no_idempotent_write", AuthzReference::idempotentWithoutIdempotentWrite);
         all.put("authz.idempotent_loses_write", AuthzReference::idempotentLosesWrite);
         all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);
