@@ -21,9 +21,10 @@ pytestmark = [pytest.mark.compat(client="java"),
 @pytest.fixture(scope="module")
 def observed(request, java_drivers, tmp_path_factory):
     data = tmp_path_factory.mktemp("groups-replay") / "data"
+    wanted = [n for n in module_scenarios(request) if n != "consumer.offsets_compression"]
     with shim.BrokerThread(data_dir=data, listen="127.0.0.1:0", group_initial_rebalance_delay_ms=10,
                            group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000) as broker:
-        out = java_drivers.run("ReferenceDriver", module_scenarios(request), broker.bootstrap_servers, timeout=300,
+        out = java_drivers.run("ReferenceDriver", wanted, broker.bootstrap_servers, timeout=300,
                                prefix="groups", parallel=7, timeout_s=120)
     return observed_of(out["results"])
 
@@ -77,3 +78,30 @@ def test_multi_consumer_session_timeout(observed, scenario):
     obs = observed(scenario)
     assert obs["three"] == [2, 3, 3]
     assert obs["two"] == [4, 4]
+
+
+@pytest.mark.compat(scenario="consumer.offsets_compression")
+def test_offsets_topic_compression_codec(tmp_path, java_drivers):
+    """GroupCoordinatorIntegrationTest.testGroupCoordinatorPropagatesOffsetsTopicCompressionCodec
+    (offsets.topic.num.partitions=1, offsets.topic.compression.codec=1): every batch of
+    __consumer_offsets-0 is gzip; the commit is read back after a restart too (the coordinator loads
+    compressed batches)."""
+    from kafka_codecs.batch import Compression, parse_header
+
+    settings = dict(data_dir=tmp_path / "data", listen="127.0.0.1:0", offsets_topic_num_partitions=1,
+                    extra={"offsets.topic.compression.codec": "1"})
+
+    def codecs(broker):
+        plog = broker.node.logs.get("__consumer_offsets", 0)
+        return broker.call(lambda: [parse_header(b).compression for b in plog.iter_batches()])
+    with shim.BrokerThread(**settings) as broker:
+        out = java_drivers.run("ReferenceDriver", ["consumer.offsets_compression"], broker.bootstrap_servers,
+                               timeout=120, prefix="codec", parallel=1, timeout_s=60)
+        written = codecs(broker)
+    assert observed_of(out["results"])("consumer.offsets_compression") == {"committed": 10}
+    assert written and set(written) == {Compression.GZIP}, written
+    with shim.BrokerThread(**settings) as broker:
+        out = java_drivers.run("ReferenceDriver", ["consumer.offsets_compression"], broker.bootstrap_servers,
+                               timeout=120, prefix="codec", parallel=1, timeout_s=60)
+        assert observed_of(out["results"])("consumer.offsets_compression") == {"committed": 10}
+        assert set(codecs(broker)) == {Compression.GZIP}

@@ -245,3 +245,30 @@ def test_serve_refuses_a_wrong_store_password_and_a_malformed_rule(broker, tmp_p
                       "--ssl-keystore-password", PASSWORD, "--ssl-principal-mapping-rules", "RULE:^CN=(.*)$/$1/X")
     assert malformed.returncode == 2 and "Traceback" not in malformed.stderr
     assert "Invalid rule: `RULE:^CN=(.*)$/$1/X`, unmatched substring: `X`" in malformed.stderr
+
+
+@pytest.mark.skipif(KEYTOOL is None, reason="keytool (a JDK) is not installed")
+def test_serve_a_keytool_keystore_from_a_server_properties_without_store_types(tmp_path, shim_process):
+    """Kafka's documented recipe: `keytool -genkeypair` into kafka.server.keystore.jks (PKCS12, keytool's
+    default format since JDK 9), the certificate exported for the clients, and a server.properties
+    that names no ssl.keystore.type (Kafka's default, JKS); librdkafka trusts the export."""
+    keystore, cert = tmp_path / "kafka.server.keystore.jks", tmp_path / "broker-cert.pem"
+    for args in (["-genkeypair", "-alias", "localhost", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
+                  "-dname", "CN=localhost", "-ext", "SAN=DNS:localhost,IP:127.0.0.1"],
+                 ["-exportcert", "-rfc", "-alias", "localhost", "-file", str(cert)]):
+        made = subprocess.run([KEYTOOL, *args, "-keystore", str(keystore), "-storepass", PASSWORD], capture_output=True,
+                              text=True, timeout=60)
+        assert made.returncode == 0, made.stderr
+    assert keystore.read_bytes()[:1] == b"\x30"  # a DER SEQUENCE: PKCS12, not the JKS format
+    properties = tmp_path / "server.properties"
+    properties.write_text(f"ssl.keystore.location={keystore}\nssl.keystore.password={PASSWORD}\n"
+                          f"ssl.key.password={PASSWORD}\n")
+    broker = shim_process(tmp_path / "data", 0, console_script=True,
+                          args=["--config", str(properties), "--listeners", "SSL://127.0.0.1:0"])
+    broker.wait_ready(timeout=30)
+    listeners = broker.proc.stdout.readline().strip()
+    assert listeners.startswith("kafka-shim listeners: SSL://127.0.0.1:"), listeners
+    bootstrap = listeners.removeprefix("kafka-shim listeners: SSL://")
+    c, t = ConfluentKafka(Security(bootstrap, "SSL", cafile=str(cert))), topic("keytool")
+    c.produce(t, [b"from keytool's store"])
+    assert c.consume(t, 1) == [b"from keytool's store"]

@@ -17,6 +17,7 @@ from .control.plane import Control
 from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import consumer_group_config
+from .coordinators.group.store import offsets_compression
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
@@ -156,6 +157,7 @@ class Node:
             group_configs=self.group_configs,
             offsets_retention_ms=config.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+            offsets_compression=offsets_compression(config.extra),
         )
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None

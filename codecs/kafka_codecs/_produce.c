@@ -195,22 +195,26 @@ read_topic_key(frame_t *f, Py_ssize_t *pp, int version, const classes_t *c, PyOb
 }
 
 /* An array count: compact (length + 1, 0 for null) from v9, int32 (-1 for null) before; a null
- * array, or more items than bytes left, is not the plain shape. */
+ * array, or more items than bytes left, is not the plain shape. Nor is one whose items, at
+ * `least` bytes each, cannot fit in what is left: the twin would run out of bytes reading them,
+ * and the tuple for them is allocated before they are read, so it stays within the frame's size. */
 static int
-read_count(frame_t *f, Py_ssize_t *pp, int flexible, Py_ssize_t *count)
+read_count(frame_t *f, Py_ssize_t *pp, int flexible, Py_ssize_t least, Py_ssize_t *count)
 {
     int64_t n;
     if (flexible) {
         if (plain_uvarint(f, pp, &n) || !(0 < n && n <= f->end - *pp + 1))
             return PLAIN_OTHER;
-        *count = (Py_ssize_t)(n - 1);
-        return 0;
+        n -= 1;
+    } else {
+        if (need(f, *pp, 4))
+            return PLAIN_OTHER;
+        n = be32(f->b + *pp);
+        *pp += 4;
+        if (!(0 <= n && n <= f->end - *pp))
+            return PLAIN_OTHER;
     }
-    if (need(f, *pp, 4))
-        return PLAIN_OTHER;
-    n = be32(f->b + *pp);
-    *pp += 4;
-    if (!(0 <= n && n <= f->end - *pp))
+    if (n > (f->end - *pp) / least)
         return PLAIN_OTHER;
     *count = (Py_ssize_t)n;
     return 0;
@@ -222,7 +226,10 @@ read_topic(frame_t *f, Py_ssize_t *pp, int version, const classes_t *c, PyObject
     int flexible = version >= 9, rc;
     PyObject *items[3] = {NULL, NULL, NULL};
     Py_ssize_t count;
-    if ((rc = read_topic_key(f, pp, version, c, items)) != 0 || (rc = read_count(f, pp, flexible, &count)) != 0)
+    /* a partition: index, records length (a varint from v9) and records, tagged fields from v9 */
+    Py_ssize_t least = flexible ? 6 : 8;
+    if ((rc = read_topic_key(f, pp, version, c, items)) != 0 ||
+        (rc = read_count(f, pp, flexible, least, &count)) != 0)
         goto fail;
     if ((items[2] = PyTuple_New(count)) == NULL) {
         rc = -1;
@@ -285,7 +292,8 @@ read_body(frame_t *f, Py_ssize_t p, int version, const classes_t *c, PyObject **
         rc = -1;
         goto fail;
     }
-    if ((rc = read_count(f, &p, flexible, &count)) != 0)
+    /* a topic: its id (v13) or name, its partition count, tagged fields from v9 */
+    if ((rc = read_count(f, &p, flexible, version >= 13 ? 18 : flexible ? 3 : 6, &count)) != 0)
         goto fail;
     if ((items[3] = PyTuple_New(count)) == NULL) {
         rc = -1;

@@ -143,6 +143,13 @@ final class AdminReplay {
                 obs.put(name.startsWith("(") ? "configs_invalid" : "configs_unknown",
                         err(admin.describeConfigs(List.of(r)).values().get(r)));
             }
+            // Kafka's controller validates the name first too (ControllerConfigurationValidator.validateTopicName)
+            ConfigResource invalid = new ConfigResource(ConfigResource.Type.TOPIC, "(invalid topic)");
+            obs.put("alter_invalid", Arrays.asList(
+                    err(admin.incrementalAlterConfigs(Map.of(invalid, List.of(op("retention.ms", "1000", AlterConfigOp.OpType.SET))))
+                            .values().get(invalid)),
+                    err(admin.alterConfigs(Map.of(invalid, new Config(List.of(new ConfigEntry("retention.ms", "1000")))))
+                            .values().get(invalid))));
             for (ConfigResource.Type type : List.of(ConfigResource.Type.BROKER, ConfigResource.Type.BROKER_LOGGER)) {
                 ConfigResource r = new ConfigResource(type, "-1");
                 List<Object> e = err(admin.describeConfigs(List.of(r), new DescribeConfigsOptions().timeoutMs(1500)).all());

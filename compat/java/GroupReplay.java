@@ -20,7 +20,8 @@ import org.apache.kafka.common.TopicPartition;
  * Group scenarios after Apache Kafka 3.9's PlaintextConsumerPollTest (testMaxPollIntervalMs,
  * testMaxPollIntervalMsDelayInRevocation, testMaxPollIntervalMsDelayInAssignment,
  * testMaxPollIntervalMsShorterThanPollTimeout, testMultiConsumerSessionTimeoutOnStopPolling and
- * ...OnClose) and PlaintextConsumerSubscriptionTest.testUnsubscribeTopic, with the classic protocol
+ * ...OnClose), PlaintextConsumerSubscriptionTest.testUnsubscribeTopic and
+ * GroupCoordinatorIntegrationTest, with the classic protocol
  * against a broker set up as AbstractConsumerTest sets its brokers (group.min.session.timeout.ms=100,
  * group.max.session.timeout.ms=60000, group.initial.rebalance.delay.ms=10). Each scenario only
  * observes; compat/test_java_reference_groups.py holds the expectations.
@@ -217,6 +218,20 @@ final class GroupReplay {
             if (!close) stopped.close();
         } finally {
             for (KafkaConsumer<byte[], byte[]> c : members) c.close(Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * GroupCoordinatorIntegrationTest.testGroupCoordinatorPropagatesOffsetsTopicCompressionCodec: a
+     * commit of offset 10 for __consumer_offsets-0 itself (the broker's offsets.topic.compression.codec
+     * decides how the coordinator writes it; compat/test_java_reference_groups.py reads the log).
+     */
+    static void offsetsCompression(Support s, Map<String, Object> obs) throws Exception {
+        TopicPartition offsets = new TopicPartition("__consumer_offsets", 0);
+        try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "group.id", s.name("compression-G"))) {
+            c.commitSync(Map.of(offsets, new OffsetAndMetadata(10, "")));
+            OffsetAndMetadata m = c.committed(Set.of(offsets)).get(offsets);
+            obs.put("committed", m == null ? null : m.offset());
         }
     }
 

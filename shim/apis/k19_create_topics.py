@@ -54,7 +54,7 @@ async def handle(ctx, request):
         seen.add(t.name)
     wanted = [(t.name, p[0], p[1]) for t, p in zip(request.topics, plans) if not isinstance(p, KafkaError)]
     made = iter(await ctx.node.logs.create_topics_async(wanted, request.validate_only, pace))
-    results = []
+    results, listed = [], {}  # listed: the config listing of each set of overrides met
     async for t, plan in pace.each(zip(request.topics, plans)):
         outcome = plan if isinstance(plan, KafkaError) else next(made)
         if isinstance(outcome, KafkaError):
@@ -62,7 +62,7 @@ async def handle(ctx, request):
                                     error_message=outcome.message, num_partitions=-1, replication_factor=-1,
                                     configs=None))
         else:
-            results.append(_created(ctx, t, outcome, plan[2], request.validate_only))
+            results.append(_created(ctx, t, outcome, plan[2], request.validate_only, listed))
     ctx.large_answer = len(results) > LARGE_ANSWER_TOPICS
     return ctx.response(topics=tuple(results))
 
@@ -97,7 +97,7 @@ def _plan(node, t, duplicate):
     return partitions, configs, rf
 
 
-def _created(ctx, t, info, rf, validate_only):
+def _created(ctx, t, info, rf, validate_only, listed):
     node = ctx.node
     if not validate_only:
         node.cluster.set_replication_factor(t.name, rf)
@@ -107,13 +107,21 @@ def _created(ctx, t, info, rf, validate_only):
         return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
                         error_message=None, num_partitions=info.partitions, replication_factor=1, configs=(),
                         topic_config_error_code=ErrorCode.topic_authorization_failed)
-    configs = tuple(
-        ctx.make("CreatableTopicConfigs", name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
-                 is_sensitive=e.sensitive)
-        for e in describe.topic_entries(info.configs, node.broker_configs, None, False, False)
-    ) if ctx.version >= CONFIGS_VERSION else ()
+    configs = _listing(ctx, info.configs, listed) if ctx.version >= CONFIGS_VERSION else ()
     return ctx.make("CreatableTopicResult", name=t.name, topic_id=info.topic_id, error_code=ErrorCode.none,
                     error_message=None, num_partitions=info.partitions, replication_factor=rf, configs=configs)
+
+
+def _listing(ctx, overrides: dict[str, str], listed: dict) -> tuple:
+    """A new topic's configs with their values and sources, once per set of overrides in a request
+    (kio's objects are immutable: topics with the same overrides share them)."""
+    key = tuple(sorted(overrides.items()))
+    if key not in listed:
+        listed[key] = tuple(
+            ctx.make("CreatableTopicConfigs", name=e.name, value=e.value, read_only=e.read_only,
+                     config_source=e.source, is_sensitive=e.sensitive)
+            for e in describe.topic_entries(overrides, ctx.node.broker_configs, None, False, False))
+    return listed[key]
 
 
 def _total_partitions(request, default: int) -> int:

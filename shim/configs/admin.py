@@ -8,6 +8,7 @@ from collections import Counter
 from typing import NamedTuple
 
 from ..errors import ErrorCode, KafkaError
+from ..storage.log_manager import invalid_topic_name
 from . import loggers
 from .catalogue import broker_configs, topic_configs
 
@@ -42,6 +43,7 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
     elif resource_type == BROKER:
         _alter_broker(node, resource_name, ops, validate_only, incremental, node_id)
     elif resource_type == TOPIC:
+        _check_topic_name(resource_name)
         if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
         info = node.logs.topic(resource_name)
@@ -55,6 +57,14 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         node.group_configs.alter(resource_name, ops, validate_only, incremental)
     else:
         raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
+
+
+def _check_topic_name(name: str) -> None:
+    """Kafka: ControllerConfigurationValidator.validateTopicName, before the topic is looked up."""
+    if not name:
+        raise KafkaError(ErrorCode.invalid_request, "Default topic resources are not allowed.")
+    if (invalid := invalid_topic_name(name)) is not None:
+        raise KafkaError(ErrorCode.invalid_topic_exception, invalid)
 
 
 def _alter_broker(node, resource_name: str, ops: list[Op], validate_only: bool, incremental: bool,

@@ -16,6 +16,7 @@ matches closes the connection (Kafka fails the request with "No rules apply to .
 from __future__ import annotations
 
 import re
+import ssl
 
 ANONYMOUS = "User:ANONYMOUS"
 DEFAULT_PRINCIPAL_BUILDER = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
@@ -150,12 +151,10 @@ def _java_replacement(replacement: str, groups: int) -> list[str | int]:
 _KEYWORDS = {"commonName": "CN", "countryName": "C", "localityName": "L", "stateOrProvinceName": "ST",
              "organizationName": "O", "organizationalUnitName": "OU", "streetAddress": "STREET",
              "domainComponent": "DC", "userId": "UID"}
-# the OID and the usual ASN.1 string tag of attributes the ssl module names and Java writes in hex
-_OIDS = {"emailAddress": ("1.2.840.113549.1.9.1", 0x16), "serialNumber": ("2.5.4.5", 0x13),
-         "title": ("2.5.4.12", 0x0C), "givenName": ("2.5.4.42", 0x0C), "surname": ("2.5.4.4", 0x0C),
-         "initials": ("2.5.4.43", 0x0C), "generationQualifier": ("2.5.4.44", 0x0C),
-         "dnQualifier": ("2.5.4.46", 0x13), "pseudonym": ("2.5.4.65", 0x0C),
-         "businessCategory": ("2.5.4.15", 0x0C), "postalCode": ("2.5.4.17", 0x0C)}
+# the ASN.1 string type certificates give these attributes (the ssl module does not say): Java writes
+# attributes without an RFC 2253 keyword as OID=#<DER of the value>; others are UTF8String
+_TAGS = {"1.2.840.113549.1.9.1": 0x16, "0.9.2342.19200300.100.1.25": 0x16, "2.5.4.5": 0x13, "2.5.4.46": 0x13,
+         "1.3.6.1.4.1.311.60.2.1.3": 0x13}
 _ESCAPED = set(',=+<>#;"\\')
 
 
@@ -168,9 +167,20 @@ def distinguished_name(subject: tuple) -> str:
 def _attribute(name: str, value: str) -> str:
     if name in _KEYWORDS:
         return f"{_KEYWORDS[name]}={_escape(value)}"
-    oid, tag = _OIDS.get(name, (name, 0x0C))
+    oid = _oid(name)
     raw = value.encode()
-    return f"{oid}=#{tag:02x}{_der_length(len(raw))}{raw.hex()}"
+    return f"{oid}=#{_TAGS.get(oid, 0x0C):02x}{_der_length(len(raw))}{raw.hex()}"
+
+
+def _oid(name: str) -> str:
+    """The dotted OID of an attribute the ssl module names by OpenSSL's long name (an OID it does
+    not know it gives dotted already)."""
+    if name[:1].isdigit():
+        return name
+    try:
+        return ssl._ASN1Object.fromname(name).oid
+    except ValueError:
+        return name
 
 
 def _der_length(n: int) -> str:

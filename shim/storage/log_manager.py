@@ -192,13 +192,14 @@ class LogManager:
         async with self._lifecycle:
             results: list[TopicInfo | KafkaError] = []
             made: list[tuple[TopicInfo, LogConfig]] = []
+            resolved: dict = {}  # most topics of one request share their overrides (often none)
             for name, partitions, configs in wanted:
                 if pace is not None:
                     await pace()
                 try:
                     if name in self._busy:  # named twice
                         raise KafkaError(ErrorCode.invalid_request, f"topic {name!r} appears twice in the request")
-                    info, config = self._new_topic(name, partitions, configs)
+                    info, config = self._new_topic(name, partitions, configs, resolved)
                 except KafkaError as e:
                     results.append(e)
                     continue
@@ -230,11 +231,18 @@ class LogManager:
             raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
         return validate_overrides(configs or {}, self.release)
 
-    def _new_topic(self, name: str, partitions: int, configs: dict[str, str] | None) -> tuple[TopicInfo, LogConfig]:
+    def _new_topic(self, name: str, partitions: int, configs: dict[str, str] | None,
+                   resolved: dict | None = None) -> tuple[TopicInfo, LogConfig]:
+        """``resolved``: the LogConfigs (immutable) of the overrides met so far in one change."""
         configs = self.check_new_topic(name, configs)
         if partitions <= 0:
             raise KafkaError(ErrorCode.invalid_partitions, f"number of partitions must be positive, not {partitions}")
-        return TopicInfo(name, uuid.uuid4(), partitions, configs), self.resolve(configs)
+        if resolved is None:
+            return TopicInfo(name, uuid.uuid4(), partitions, configs), self.resolve(configs)
+        key = tuple(sorted(configs.items()))
+        if key not in resolved:
+            resolved[key] = self.resolve(configs)
+        return TopicInfo(name, uuid.uuid4(), partitions, configs), resolved[key]
 
     def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
         """Grow topic ``name`` to ``count`` partitions at once, on the calling thread."""

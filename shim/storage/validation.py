@@ -60,9 +60,12 @@ def validate_client_batch(batch: bytes | bytearray, max_message_bytes: int, allo
     a log_validator.RecordPass whose facts the record walk gathers in the same pass."""
     if record_pass is None and check_batch is not None:
         # The common batch (uncompressed, valid, no record checks of a topic config) checked and
-        # walked in C; any other, or one that fails there, is checked below, which says why.
+        # walked in C; any other, or one that fails there, is checked below, which says why. The
+        # CRC first, as below: its pass streams the batch into the cache, where the walk, which
+        # reads only each record's first bytes, then finds them (1 MB batches: about 20 µs).
+        crc = compute_crc(batch)
         h = check_batch(batch, max_message_bytes, BatchHeader)
-        if h is not None and h.crc == compute_crc(batch):
+        if h is not None and h.crc == crc:
             return h
     return _validate(batch, max_message_bytes, allow_zstd, budget, record_pass)
 

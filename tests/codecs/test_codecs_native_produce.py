@@ -225,3 +225,44 @@ def test_an_address_sanitized_build_reads_the_corpus_without_a_fault(tmp_path):
     assert run.returncode == 0 and "ERROR: AddressSanitizer" not in run.stderr, run.stderr[-3000:]
     assert "runtime error" not in run.stderr, run.stderr[-3000:]
     assert int(run.stdout.split()[-1]) > 0
+
+
+def _claiming(version: int, left: int) -> bytes:
+    """A frame of ``version`` whose one topic claims as many partitions as it has bytes left,
+    which hold zeros: no partition can be read whole from it, and ``left`` zeros follow."""
+    frame = bytearray(native_corpus.request(version, [("t" if version < 13 else uuid.UUID(int=1), {})]))
+    count = left + 1 if version >= 9 else left
+    tail = bytes(left)
+    if version >= 9:  # the partition count is the varint before the topic's and request's tagged fields
+        del frame[-3:]
+        frame += _varint(count) + tail
+    else:
+        del frame[-4:]
+        frame += count.to_bytes(4, "big") + tail
+    return bytes(frame)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("version", [3, 9, 13])
+def test_a_count_of_more_items_than_the_bytes_can_hold_allocates_nothing_for_them(version):
+    """Read in C the partition tuple is allocated before its items: a count that cannot fit is
+    refused first, so a frame of N bytes never asks for 8 N bytes of item slots."""
+    import tracemalloc
+
+    frame = _claiming(version, 4 << 20)
+    assert produce_wire.decode_py(frame, version) is None
+    tracemalloc.start()
+    try:
+        assert produce_wire.decode(frame, version) is None
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -236,6 +236,9 @@ def test_distinguished_names_match_javas_x500principal(tmp_path):
          a(N.GIVEN_NAME, "Jo"), a(N.SURNAME, "Ng"), a(N.STREET_ADDRESS, "1 Main St"), a(N.LOCALITY_NAME, "Zürich"),
          a(N.STATE_OR_PROVINCE_NAME, "ZH"), a(N.COMMON_NAME, "   ")],
         [rdn([a(N.ORGANIZATIONAL_UNIT_NAME, "eng"), a(N.USER_ID, "u1")]), rdn([a(N.COMMON_NAME, "client")])],
+        [a(N.JURISDICTION_COUNTRY_NAME, "DE"), a(N.ORGANIZATION_IDENTIFIER, "VATDE-123"), a(N.DN_QUALIFIER, "q1"),
+         a(N.BUSINESS_CATEGORY, "Private Organization"), a(N.PSEUDONYM, "px"), a(x509.ObjectIdentifier("1.2.3.4"), "x"),
+         a(N.DOMAIN_COMPONENT, "a,b"), a(N.COMMON_NAME, "svc")],
     ]
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.timezone.utc)

@@ -54,8 +54,9 @@ class GroupCoordinator(OffsetOperations):
                  max_session_timeout_ms: int = 1_800_000, initial_rebalance_delay_ms: int = 0,
                  consumer: ConsumerGroupConfig | None = None, group_configs=None,
                  offsets_retention_ms: int = DEFAULT_RETENTION_MS,
-                 offsets_retention_check_interval_ms: int = DEFAULT_CHECK_INTERVAL_MS) -> None:
-        self.store = GroupStore(logs, txn)
+                 offsets_retention_check_interval_ms: int = DEFAULT_CHECK_INTERVAL_MS,
+                 offsets_compression: int = 0) -> None:
+        self.store = GroupStore(logs, txn, offsets_compression)
         self.txn = txn
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
@@ -184,8 +185,9 @@ class GroupCoordinator(OffsetOperations):
         member.heartbeat_deadline = self._arm(now_ms + NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(group, now_ms)
 
-    def _update_member(self, member: MemberMetadata, joining: MemberMetadata, pending: Pending | None) -> None:
-        member.protocols = joining.protocols
+    def _update_member(self, group: GroupMetadata, member: MemberMetadata, joining: MemberMetadata,
+                       pending: Pending | None) -> None:
+        group.set_protocols(member, joining.protocols)
         member.rebalance_timeout_ms = joining.rebalance_timeout_ms
         member.session_timeout_ms = joining.session_timeout_ms
         if member.awaiting_join is not None and member.awaiting_join is not pending:
@@ -195,7 +197,7 @@ class GroupCoordinator(OffsetOperations):
 
     def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata, joining: MemberMetadata,
                                      pending: Pending, now_ms: int) -> None:
-        self._update_member(member, joining, pending)
+        self._update_member(group, member, joining, pending)
         self._maybe_prepare_rebalance(group, now_ms)
 
     def _update_static_member_and_rebalance(self, group: GroupMetadata, old_id: str, joining: MemberMetadata,
@@ -207,7 +209,7 @@ class GroupCoordinator(OffsetOperations):
         member = group.replace_static_member(instance_id, old_id, new_id)
         self._schedule_heartbeat(member, now_ms)
         old = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
-        self._update_member(member, joining, pending)
+        self._update_member(group, member, joining, pending)
         if group.is_(S.STABLE):
             if group.protocol_name != group.select_protocol():
                 self._maybe_prepare_rebalance(group, now_ms)
@@ -215,7 +217,8 @@ class GroupCoordinator(OffsetOperations):
             try:
                 self.store.store_group(group, {m.member_id: m.assignment for m in group.members.values()}, now_ms)
             except KafkaError as e:
-                member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = old
+                group.set_protocols(member, old[0])
+                member.rebalance_timeout_ms, member.session_timeout_ms = old[1:]
                 member.awaiting_join = None
                 self._schedule_heartbeat(group.replace_static_member(instance_id, new_id, old_id), now_ms)
                 pending.complete(JoinResult(e.code, "", group.generation_id, group.protocol_type,

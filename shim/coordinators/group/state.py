@@ -193,6 +193,9 @@ class GroupMetadata(OffsetsHolder):
     static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
     pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: member id -> expiry
     pending_sync_members: set[str] = field(default_factory=set)
+    # protocol name -> how many members support it (Kafka: GroupMetadata.supportedProtocols), kept
+    # as members come, go and change protocols: a JoinGroup checks it without a walk of the members
+    supported: dict[str, int] = field(default_factory=dict)
     new_member_added: bool = False
     # The join phase of a rebalance (Kafka: DelayedJoin / InitialDelayedJoin) and the sync phase
     # (DelayedSync): when each is forced to complete.
@@ -231,11 +234,31 @@ class GroupMetadata(OffsetsHolder):
             self.protocol_type = member.protocol_type
         if self.leader_id is None:
             self.leader_id = member.member_id
+        replaced = self.members.get(member.member_id)
+        if replaced is not None:
+            self._count(replaced.protocols, -1)
         self.members[member.member_id] = member
+        self._count(member.protocols, 1)
         self.pending_members.pop(member.member_id, None)
+
+    def set_protocols(self, member: MemberMetadata, protocols: list[tuple[str, bytes]]) -> None:
+        """A member's new protocols (the member is in the group)."""
+        self._count(member.protocols, -1)
+        member.protocols = protocols
+        self._count(protocols, 1)
+
+    def _count(self, protocols: list[tuple[str, bytes]], delta: int) -> None:
+        for name in {name for name, _ in protocols}:
+            count = self.supported.get(name, 0) + delta
+            if count:
+                self.supported[name] = count
+            else:
+                del self.supported[name]
 
     def remove(self, member_id: str) -> None:
         member = self.members.pop(member_id, None)
+        if member is not None:
+            self._count(member.protocols, -1)
         if member is not None and member.group_instance_id is not None:
             self.static_members.pop(member.group_instance_id, None)
         if self.is_leader(member_id):
@@ -286,8 +309,9 @@ class GroupMetadata(OffsetsHolder):
     # -- protocols --------------------------------------------------------------------------
 
     def _candidate_protocols(self) -> set[str]:
-        sets = [{name for name, _ in m.protocols} for m in self.members.values()]
-        return set.intersection(*sets) if sets else set()
+        """The protocols every member supports (Kafka: candidateProtocols)."""
+        everyone = len(self.members)
+        return {name for name, count in self.supported.items() if count == everyone}
 
     def select_protocol(self) -> str:
         """Each member votes for its most preferred protocol that all members support; most votes win."""
