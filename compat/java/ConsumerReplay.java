@@ -210,8 +210,8 @@ final class ConsumerReplay {
     static Future<?> subscribeAndPoll(ExecutorService executor, KafkaConsumer<byte[], byte[]> c, String topic) {
         return executor.submit(() -> {
             c.subscribe(List.of(topic));
-            // the deprecated poll(long) waits for the group, as the Kafka test uses it (kafka-clients 4
-            // removed it: by reflection, so that these sources compile against either jar)
+            // the deprecated poll(long) waits for the group, as the Kafka test uses it; kafka-clients 4.x removed
+            // it, so it is called by reflection and the drivers still compile against 4.x (which never runs this)
             KafkaConsumer.class.getMethod("poll", long.class).invoke(c, 0L);
             return null;
         });
