@@ -660,6 +660,21 @@ SCENARIOS: list[Scenario] = [
              "BaseProducerSendTest: offsets and serialized sizes with null keys and values, a given partition, "
              "CreateTime in RecordMetadata, close and flush complete every send, batch.size=0, auto-creation.",
              ("java",)),
+    Scenario("consumer.low_fetch_sizes", "fetch.max.bytes=500, max.partition.fetch.bytes=100 over 90 partitions",
+             "PlaintextConsumerFetchTest.testLowMaxFetchSizeForRequestAndPartition: every one of 2700 records "
+             "arrives, once, with its key, value and timestamp.", ("java",)),
+    Scenario("consumer.commits_more", "async commits, a commit after subscribe, auto-commit on rebalance",
+             "testAsyncCommit (five callbacks, offset 5), testSubscribeAndCommitSync, testAutoCommitOnRebalance "
+             "(the sought positions 300 and 500 committed by the rebalance).", ("java",)),
+    Scenario("consumer.log_append_time", "consuming a LogAppendTime topic",
+             "testConsumeMessagesWithLogAppendTime: uncompressed and gzip records carry the broker's time.",
+             ("java",)),
+    Scenario("consumer.close_during_rebalance", "a member closes during a rebalance",
+             "ConsumerBounceTest.testCloseDuringRebalance (broker up): a third member's join waits for the two "
+             "others; one of them closes and the rebalance completes within 2 s.", ("java",)),
+    Scenario("consumer.topic_unavailable", "subscribing before the topic exists",
+             "ConsumerBounceTest.testSubscribeWhenTopicUnavailable (up to its restart): the topic created 2 s "
+             "later, 1000 records sent arrive exactly.", ("java",)),
     # PlaintextConsumerPollTest's group cases against a broker of their own (compat/test_java_reference_groups.py).
     Scenario("consumer.max_poll_interval", "a member that stops polling past max.poll.interval.ms",
              "testMaxPollIntervalMs: after 3 s without poll (max.poll.interval.ms=1000) the member rejoins: "

@@ -268,3 +268,43 @@ def test_sends(observed):
     assert obs["flush"] == [True, True]
     assert obs["batch_size_zero"] == [100]
     assert obs["auto_create"] == 0
+
+
+@pytest.mark.compat(scenario="consumer.low_fetch_sizes")
+def test_low_fetch_sizes(observed):
+    """PlaintextConsumerFetchTest.testLowMaxFetchSizeForRequestAndPartition."""
+    obs = observed("consumer.low_fetch_sizes")
+    assert obs == {"assigned": True, "received": 2700, "expected": 2700, "same_records": True}
+
+
+@pytest.mark.compat(scenario="consumer.commits_more")
+def test_more_commits(observed):
+    """PlaintextConsumerCommitTest's testAsyncCommit ([successes, last error, committed]),
+    testSubscribeAndCommitSync and testAutoCommitOnRebalance."""
+    obs = observed("consumer.commits_more")
+    assert obs["async"] == [5, None, 5]
+    assert (obs["subscribe_assigned"], obs["subscribe_commit_sync"]) == (True, None)
+    assert obs["rebalanced"] is True
+    assert obs["auto_commit_on_rebalance"] == [300, 500]
+
+
+@pytest.mark.compat(scenario="consumer.log_append_time")
+def test_consume_log_append_time(observed):
+    """PlaintextConsumerTest.testConsumeMessagesWithLogAppendTime."""
+    assert observed("consumer.log_append_time") == {"plain": True, "gzip": True}
+
+
+@pytest.mark.compat(scenario="consumer.close_during_rebalance")
+def test_close_during_rebalance(observed):
+    """ConsumerBounceTest.testCloseDuringRebalance with the broker up: the closing member sends
+    LeaveGroup, so the rebalance waiting for it completes within the Kafka test's 2 s."""
+    obs = observed("consumer.close_during_rebalance")
+    assert (obs["first"], obs["second"], obs["third_blocked"]) == (True, True, True)
+    assert obs["third_done"] is True
+
+
+@pytest.mark.compat(scenario="consumer.topic_unavailable")
+def test_subscribe_when_topic_unavailable(observed):
+    """ConsumerBounceTest.testSubscribeWhenTopicUnavailable up to its broker restart."""
+    obs = observed("consumer.topic_unavailable")
+    assert (obs["unacked"], obs["received"]) == (0, 1000)

@@ -148,8 +148,8 @@ final class AdminReplay {
             obs.put("alter_invalid", Arrays.asList(
                     err(admin.incrementalAlterConfigs(Map.of(invalid, List.of(op("retention.ms", "1000", AlterConfigOp.OpType.SET))))
                             .values().get(invalid)),
-                    err(admin.alterConfigs(Map.of(invalid, new Config(List.of(new ConfigEntry("retention.ms", "1000")))))
-                            .values().get(invalid))));
+                    err(legacyAlter(admin, Map.of(invalid, new Config(List.of(new ConfigEntry("retention.ms", "1000")))),
+                            new AlterConfigsOptions()).get(invalid))));
             for (ConfigResource.Type type : List.of(ConfigResource.Type.BROKER, ConfigResource.Type.BROKER_LOGGER)) {
                 ConfigResource r = new ConfigResource(type, "-1");
                 List<Object> e = err(admin.describeConfigs(List.of(r), new DescribeConfigsOptions().timeoutMs(1500)).all());
@@ -196,9 +196,9 @@ final class AdminReplay {
             obs.put("t2_max_message_bytes", entry(cs.get(t2), "max.message.bytes"));
             obs.put("broker_id", entry(cs.get(broker.name()), "broker.id"));
             obs.put("broker_compression_type", entry(cs.get(broker.name()), "compression.type"));
-            var altered = admin.alterConfigs(Map.of(r1, new Config(List.of(new ConfigEntry("flush.ms", "1000"))),
+            var altered = legacyAlter(admin, Map.of(r1, new Config(List.of(new ConfigEntry("flush.ms", "1000"))),
                     r2, new Config(List.of(new ConfigEntry("min.cleanable.dirty.ratio", "0.9"),
-                            new ConfigEntry("compression.type", "lz4"))))).values();
+                            new ConfigEntry("compression.type", "lz4")))), new AlterConfigsOptions());
             obs.put("alter", Arrays.asList(err(altered.get(r1)), err(altered.get(r2))));
             // describeConfigs with a resource twice (the Kafka test does so on purpose)
             cs = describe(admin, r1, r2, r2);
@@ -207,9 +207,9 @@ final class AdminReplay {
                     cs.get(t1).get("max.message.bytes").value(), cs.get(t1).get("retention.ms").value()),
                     "t2", Arrays.asList(cs.get(t2).get("min.cleanable.dirty.ratio").value(),
                             cs.get(t2).get("compression.type").value())));
-            var validated = admin.alterConfigs(Map.of(r1, new Config(List.of(new ConfigEntry("max.message.bytes", "10"))),
+            var validated = legacyAlter(admin, Map.of(r1, new Config(List.of(new ConfigEntry("max.message.bytes", "10"))),
                     r2, new Config(List.of(new ConfigEntry("min.cleanable.dirty.ratio", "0.3")))),
-                    new AlterConfigsOptions().validateOnly(true)).values();
+                    new AlterConfigsOptions().validateOnly(true));
             obs.put("validate_only", Arrays.asList(err(validated.get(r1)), err(validated.get(r2))));
             cs = describe(admin, r1, r2);
             obs.put("after_validate_only", Arrays.asList(cs.get(t1).get("max.message.bytes").value(),
@@ -231,8 +231,8 @@ final class AdminReplay {
             Config zk = new Config(List.of(new ConfigEntry("zookeeper.connect", "localhost:2181")));
             for (String codec : List.of("snappy", "gzip")) {
                 boolean validateOnly = codec.equals("gzip");
-                var r = admin.alterConfigs(Map.of(r1, c1, r2, new Config(List.of(new ConfigEntry("compression.type", codec))),
-                        broker, zk), new AlterConfigsOptions().validateOnly(validateOnly)).values();
+                var r = legacyAlter(admin, Map.of(r1, c1, r2, new Config(List.of(new ConfigEntry("compression.type", codec))),
+                        broker, zk), new AlterConfigsOptions().validateOnly(validateOnly));
                 String key = validateOnly ? "validate_only" : "for_real";
                 obs.put(key, Arrays.asList(first(err(r.get(r1))), err(r.get(r2)), first(err(r.get(broker)))));
                 Map<String, Config> cs = describe(admin, r1, r2, broker);
@@ -365,5 +365,17 @@ final class AdminReplay {
                     elected.get(unknownPartition).map(t -> t.getClass().getSimpleName()).orElse(null),
                     elected.get(unknownTopic).map(t -> t.getClass().getSimpleName()).orElse(null)));
         }
+    }
+
+    /**
+     * Admin.alterConfigs (the legacy AlterConfigs API, which these Kafka tests exercise) is in kafka-clients 3.x
+     * only; it is called by reflection so that the drivers also compile against 4.x, which never runs these scenarios.
+     */
+    @SuppressWarnings("unchecked")
+    static Map<ConfigResource, KafkaFuture<Void>> legacyAlter(Admin admin, Map<ConfigResource, Config> configs,
+            AlterConfigsOptions options) throws Exception {
+        Object result = Admin.class.getMethod("alterConfigs", Map.class, AlterConfigsOptions.class)
+                .invoke(admin, configs, options);
+        return (Map<ConfigResource, KafkaFuture<Void>>) result.getClass().getMethod("values").invoke(result);
     }
 }

@@ -6,7 +6,7 @@ import java.util.Map;
  * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
- * ({@link AdminReplay}), consumer's and producer's ({@link ClientReplay}, {@link GroupReplay}) tests, and producers
+ * ({@link AdminReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay}, {@link GroupReplay}) tests, and producers
  * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
@@ -63,6 +63,11 @@ public final class ReferenceDriver {
         all.put("consumer.static_new_partition", ClientReplay::staticNewPartition);
         all.put("producer.timestamp_bounds", ClientReplay::timestampBounds);
         all.put("producer.sends", ClientReplay::sends);
+        all.put("consumer.low_fetch_sizes", ConsumerReplay::lowFetchSizes);
+        all.put("consumer.commits_more", ConsumerReplay::commits);
+        all.put("consumer.log_append_time", ConsumerReplay::logAppendTime);
+        all.put("consumer.close_during_rebalance", ConsumerReplay::closeDuringRebalance);
+        all.put("consumer.topic_unavailable", ConsumerReplay::topicUnavailable);
         all.put("consumer.max_poll_interval", GroupReplay::maxPollInterval);
         all.put("consumer.slow_revocation", GroupReplay::delayInRevocation);
         all.put("consumer.slow_assignment", GroupReplay::delayInAssignment);

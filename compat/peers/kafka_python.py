@@ -286,15 +286,24 @@ class Background:
                          for r in releases]
 
     def start(self) -> "Background":
+        self._starter = threading.Thread(target=self._start_runs, name="kafka-python-suite", daemon=True)
+        self._starter.start()
+        return self
+
+    def _start_runs(self) -> None:
         try:
-            runner.cached_sdist(SUITE, self.cache_dir)  # once, before the runs that unpack it
-        except runner.SdistUnavailable as exc:
+            runner.cached_sdist(SUITE, self.cache_dir)  # once (a download from a fresh clone), before the runs
+        except BaseException as exc:  # noqa: BLE001 - SdistUnavailable above all: the fixture skips
             for future in self.futures.values():
                 future.set_exception(exc)
-            return self
-        for thread in self._threads:
-            thread.start()
-        return self
+            return
+        with self._lock:
+            if self._cancelled:
+                for future in self.futures.values():
+                    future.cancel()
+                return
+            for thread in self._threads:
+                thread.start()
 
     def _started(self, proc) -> None:
         with self._lock:
@@ -317,6 +326,7 @@ class Background:
             for proc in self._procs:
                 if proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGKILL)
+        self._starter.join(30)
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(30)
