@@ -6,11 +6,16 @@ resource type or pattern type (or operation or permission) is not one Kafka know
 INVALID_REQUEST ("Unknown patternFilter." / "Unknown entryFilter."). Needs ALTER on the cluster;
 without an authorizer SECURITY_DISABLED. An UNKNOWN (code 0) element closes the connection
 (Kafka's DeleteAclsRequest.normalizeAndValidate). v0 (Kafka 3.9 only) matches LITERAL patterns only.
+The filters are matched, and the answer built, a slice of the loop at a time; the ACLs they match
+are removed in one change, written on a worker thread before it is in force (as CreateAcls).
 """
 
 from ..errors import ErrorCode
 from ._acls import SECURITY_DISABLED, check_filter, filter_of
+from ._pace import Pacer
 from .registry import api
+
+LARGE_ANSWER_ACLS = 1_000  # more ACLs listed: the answer is encoded on a worker thread
 
 
 def error_response(ctx, request, code, message=None):
@@ -24,20 +29,23 @@ def validate(ctx, request):
 
 
 @api(31, "DeleteAcls", 0, 3)
-def handle(ctx, request):
+async def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
     filters = [filter_of(ctx.version, f) for f in request.filters]
-    return ctx.response(filter_results=tuple(_result(ctx, r) for r in authorizer.delete(filters)))
+    pace = Pacer()
+    results = [await _result(ctx, r, pace) for r in await authorizer.delete(filters, pace)]
+    ctx.large_answer = sum(len(r.matching_acls) for r in results) > LARGE_ANSWER_ACLS
+    return ctx.response(filter_results=tuple(results))
 
 
-def _result(ctx, removed):
+async def _result(ctx, removed, pace):
     if isinstance(removed, str):
         return ctx.make("DeleteAclsFilterResult", error_code=ErrorCode.invalid_request, error_message=removed,
                         matching_acls=())
-    return ctx.make("DeleteAclsFilterResult", error_code=ErrorCode.none, error_message=None, matching_acls=tuple(
+    return ctx.make("DeleteAclsFilterResult", error_code=ErrorCode.none, error_message=None, matching_acls=tuple([
         ctx.make("DeleteAclsMatchingAcl", error_code=ErrorCode.none, error_message=None,
                  resource_type=int(b.resource_type),
                  resource_name=b.name, pattern_type=int(b.pattern_type), principal=b.principal, host=b.host,
-                 operation=int(b.operation), permission_type=int(b.permission)) for b in removed))
+                 operation=int(b.operation), permission_type=int(b.permission)) async for b in pace.each(removed)]))

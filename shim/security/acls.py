@@ -238,7 +238,10 @@ class AclStore:
         newest one (a copy of a dict, no hashing), so a change made meanwhile is kept."""
         if pace is not None and not remove:
             add = await _fresh(self._latest, add, pace)
-        step = self._next(add, remove)
+        if pace is not None and remove and not add:
+            step = await self._removal(remove, pace)
+        else:
+            step = self._next(add, remove)
         if step is None:  # nothing new, but what it asks may still be on its way to the disk
             if self._pending is not None:
                 await asyncio.shield(self._pending)
@@ -257,6 +260,27 @@ class AclStore:
             mine.set_result(None)
             if self._pending is mine:
                 self._pending = None
+
+    async def _removal(self, remove: set[AclBinding], pace) -> tuple[int, dict] | None:
+        """:meth:`_next` of a removal, the ACLs kept found a slice of the loop at a time; a change
+        made meanwhile has it computed again in one turn."""
+        snapshot, kept = self._latest, {}
+        for b in snapshot:
+            await pace()
+            if b not in remove:
+                kept[b] = None
+        if self._latest is not snapshot:
+            return self._next((), remove)
+        if len(kept) == len(snapshot):
+            return None
+        self._seq += 1
+        self._latest = kept
+        return self._seq, kept
+
+    @property
+    def newest(self) -> dict:
+        """The bindings of the newest change (maybe not yet in force): never modified in place."""
+        return self._latest
 
     def _encode_and_write(self, seq: int, changed: dict) -> tuple:
         self._write(seq, _encode(changed))

@@ -136,16 +136,25 @@ class StandardAuthorizer:
         AclStore.change_async."""
         await self.store.change_async(add=bindings, pace=pace)
 
-    def delete(self, filters: list[AclFilter]) -> list[list[AclBinding] | str]:
+    async def delete(self, filters: list[AclFilter], pace) -> list[list[AclBinding] | str]:
         """DeleteAcls: per filter the bindings it removed (an ACL two filters match is listed by both),
-        or why the filter is refused (Kafka: AclControlManager.validateFilter)."""
+        or why the filter is refused (Kafka: AclControlManager.validateFilter). The filters are
+        matched against the newest change a binding at a time (``pace``: awaited once per binding,
+        shim.apis._pace.Pacer), and what they match is removed in one change."""
         results: list[list[AclBinding] | str] = []
+        snapshot, removed = self.store.newest, {}
         for f in filters:
             if f.pattern_unknown:
                 results.append("Unknown patternFilter.")
             elif f.entry_unknown:
                 results.append("Unknown entryFilter.")
             else:
-                results.append(self.acls(f))
-        self.store.change(remove={b for r in results if isinstance(r, list) for b in r})
+                results.append([])
+                for b in snapshot:
+                    await pace()
+                    if f.matches(b):
+                        results[-1].append(b)
+                        removed[b] = None
+        if removed:
+            await self.store.change_async(remove=removed.keys(), pace=pace)
         return results

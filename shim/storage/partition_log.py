@@ -244,17 +244,24 @@ class PartitionLog:
                 txn_index.append(seg.log_path.with_suffix(".txnindex"), entry, sync=self.config.fsync)
 
     def roll(self) -> None:
-        """Seal the active segment and start a new one at the log end offset."""
+        """Seal the active segment and start a new one at the log end offset, with a producer
+        snapshot there (Kafka: UnifiedLog.roll). Under fsync "never" nothing is fsynced: Kafka
+        writes the snapshot unforced and flushes segment, indexes and snapshot later on its
+        scheduler ("flush-log"), so appends never wait on them; here they only spare a restart
+        work that recovery redoes from the log when they are missing or torn. Under "always" the
+        files are fsynced now, and their names with the new segment's by the directory sync of
+        the flush that precedes the append's answer (``_dir_dirty``)."""
         old = self.active
-        if self.config.fsync:  # otherwise sealed segments are left to the OS, like the active one
+        sync = self.config.fsync
+        if sync:  # otherwise sealed segments are left to the OS, like the active one
             old.flush()
         old.release_reserved()
-        old.write_index_files()
+        old.write_index_files(sync_dir=False, sync=sync)
         self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes,
                                         max_size=self.config.segment_bytes))
         self._dir_dirty = True
         self.active.next_offset = old.next_offset
-        snapshot.write(self.directory, old.next_offset, self.producer_state)
+        snapshot.write(self.directory, old.next_offset, self.producer_state, sync_dir=False, sync=sync)
         self._prune_snapshots(keep=2)
 
     def recovery_point(self) -> recovery_point.Point:

@@ -29,7 +29,10 @@ def _crc32c(data) -> int:
     return crc32c(data)
 
 
-def write(directory: Path, offset: int, state: ProducerStateManager, sync_dir: bool = True) -> Path:
+def write(directory: Path, offset: int, state: ProducerStateManager, sync_dir: bool = True,
+          sync: bool = True) -> Path:
+    """Write the snapshot at ``offset`` atomically; ``sync=False`` (fsync "never"): no fsync, a
+    damaged or missing snapshot is found by its CRC at load and the state replayed from the log."""
     parts = []
     for e in state.producers.values():
         first = -1 if e.current_txn_first_offset is None else e.current_txn_first_offset
@@ -38,7 +41,7 @@ def write(directory: Path, offset: int, state: ProducerStateManager, sync_dir: b
     body = struct.pack(">i", len(state.producers)) + b"".join(parts)
     data = struct.pack(">hI", VERSION, _crc32c(body)) + body
     path = directory / file_name(offset, ".snapshot")
-    fs.atomic_write(path, data, sync_dir)  # Kafka forces a snapshot to disk before it counts
+    fs.atomic_write(path, data, sync_dir, sync)  # Kafka flushes a snapshot before the recovery point passes it
     return path
 
 
