@@ -1,7 +1,9 @@
 """Java kafka-clients consumers over incremental fetch sessions (KIP-227): 24 partitions whose data
 arrives a few at a time (compat/java/FetchSessionScenarios.java), read_committed and
 read_uncommitted. The broker's control plane counts the incremental fetches it served, so the test
-knows the consumers did not fall back to full requests."""
+knows the consumers did not fall back to full requests. The same scenario runs with kafka-clients
+4.x against 3.9 and 4.1 emulation (the 4.x consumer's fetch session handler and FetchRequest v13+
+with topic ids where the emulated release advertises them)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,18 @@ def broker(tmp_path):
 
 
 def test_consumers_of_many_partitions_read_everything_through_incremental_fetches(java_drivers, broker):
-    out = java_drivers.run("KafkaDriver", SCENARIO, broker.bootstrap_servers, timeout=300, timeout_s=200)
+    check_incremental_fetches(java_drivers, broker)
+
+
+@pytest.mark.parametrize("release", ["3.9", "4.1"])
+def test_kafka_clients_4_read_everything_through_incremental_fetches(java4, tmp_path, release):
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", control_listen="127.0.0.1:0",
+                      kafka_version=release) as broker:
+        check_incremental_fetches(java4, broker)
+
+
+def check_incremental_fetches(drivers, broker) -> None:
+    out = drivers.run("KafkaDriver", SCENARIO, broker.bootstrap_servers, timeout=300, timeout_s=200)
     result = out["results"][SCENARIO]
     if not result["ok"]:
         pytest.fail(f"{SCENARIO}: {result['error']}\n{result['trace']}")

@@ -162,6 +162,7 @@ class Node:
         # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
         racks = self._partition_racks if any(self.racks.values()) else None
         self.groups.consumer.partition_racks = racks
+        self.groups.store.check_min_isr = self.cluster.check_min_isr
         self.groups.load(now_ms())
         self.cluster.on_elected = self._elected
         self._init_share(config, meta_dir, settings)

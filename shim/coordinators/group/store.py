@@ -46,6 +46,10 @@ def offsets_compression(props: dict) -> int:
     return value
 
 
+def _no_replica_check(topic: str, partition: int, min_isr: int) -> None:
+    pass
+
+
 def group_store_error(code: ErrorCode) -> ErrorCode:
     """Kafka: the storeGroup callback's mapping of append errors."""
     if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
@@ -84,6 +88,9 @@ class GroupStore:
         # offsets.topic.compression.codec: every batch the coordinator writes is compressed so
         # (Kafka: GroupMetadataManager's and CoordinatorRuntime's compression)
         self.compression = compression
+        # (topic, partition, min.insync.replicas) -> None, or NOT_ENOUGH_REPLICAS: the simulated
+        # cluster's ISR of the group's offsets partition (shim.cluster.Cluster.check_min_isr)
+        self.check_min_isr: Callable[[str, int, int], None] = _no_replica_check
 
     def partition_for(self, group_id: str) -> int:
         return self.txn.offsets_partition(group_id)[1]
@@ -109,6 +116,10 @@ class GroupStore:
         return base_offset
 
     def _append_to(self, plog, records: list[tuple[bytes, bytes | None]], now_ms: int, **producer) -> int:
+        """The coordinator's one write: an acks=all append (Kafka: CoordinatorPartitionWriter and
+        GroupMetadataManager append with acks=-1), refused with NOT_ENOUGH_REPLICAS while the
+        partition's ISR is below its min.insync.replicas; callers map the code for their API."""
+        self.check_min_isr(OFFSETS_TOPIC, plog.partition, plog.config.min_insync_replicas)
         batch = encode_batch([(k, v, (), now_ms) for k, v in records], compression=self.compression, **producer)
         return plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
 
