@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from compat.groups_support import create_topic, group_types, offset_fetch, produce, read_all, wait_for
+from compat.javarun import JVM_OPTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 PARTITIONS = 3
@@ -96,8 +97,9 @@ def processor_command(request, client: str) -> list[str] | None:
     if not client.startswith("java"):
         return None
     drivers = request.getfixturevalue("java4")
-    return [drivers.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", drivers.classpath, "EosProcessor",
-            "consumer"]
+    # the drivers' JVM options and class-data-sharing archive (compat/javarun.py): each restart starts sooner
+    return [drivers.java, *JVM_OPTIONS, *drivers.share_options, "-cp", drivers.shared_classpath or drivers.classpath,
+            "EosProcessor", "consumer"]
 
 
 @pytest.mark.parametrize("client", [pytest.param(c, marks=pytest.mark.compat(client=c.split("-consumer")[0]))
