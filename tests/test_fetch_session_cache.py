@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from shim.errors import ErrorCode as E
-from shim.fetch_sessions import EVICTION_MS, FINAL_EPOCH, INT32_MAX, SHARDS, FetchSessionCache, next_epoch
+from shim.fetch_sessions import (EVICTION_MS, FINAL_EPOCH, INT32_MAX, SHARDS, FetchSessionCache,
+                                 IncrementalFetchContext, next_epoch)
 
 T0 = 1_700_000_000_000
 
@@ -92,3 +93,30 @@ def test_partitions_that_returned_records_go_to_the_end_and_errors_reset_the_hig
     # the error is gone and nothing changed, yet partition 1 is answered: its high watermark was forgotten
     _, _, kept = context.respond([(k, p, data(1 if k == k0 else 0)) for k, p in context.partitions()], T0, {})
     assert [k for k, _, _ in kept] == [k1]
+
+
+def test_a_session_growing_past_its_partition_limit_ends_as_if_evicted():
+    cache = FetchSessionCache(max_session_partitions=4)
+    session = full(cache, 3, T0)
+    grow = [(("t", 3), part(3))]
+    assert isinstance(cache.new_context(12, session, 1, False, grow, [], T0), IncrementalFetchContext)
+    more = [(("u", 0), part(0))]
+    context = cache.new_context(12, session, 2, False, more, [], T0)
+    assert context.respond([], T0, {}) == (E.fetch_session_id_not_found, 0, [])
+    assert cache.stats()["sessions"] == 0 and cache.stats()["partitions_cached"] == 0
+    assert full(cache, 5, T0) == 0 and full(cache, 4, T0) != 0  # a full request over it gets no session
+
+
+def test_sessions_share_a_partition_budget_and_stale_ones_make_room():
+    cache = FetchSessionCache(max_cached_partitions=10)
+    first, second = full(cache, 6, T0), full(cache, 4, T0 + 1)
+    assert full(cache, 1, T0 + 2) == 0  # the budget is spent and nobody is stale
+    assert cache.new_context(12, second, 1, False, [(("t", 9), part(9))], [], T0 + 3).error == \
+        E.fetch_session_id_not_found  # growing past the budget ends the session
+    fourth = full(cache, 4, T0 + 4)
+    cache.new_context(12, first, 1, False, [], [], T0 + 5)
+    late = T0 + 5 + EVICTION_MS  # `fourth` is stale, `first` not quite
+    assert full(cache, 5, late) == 0  # evicting `fourth` is not enough
+    third = full(cache, 4, late)  # it is for this one
+    live = {s for shard in cache.shards for s in shard.sessions}
+    assert third != 0 and live == {first, third} and fourth not in live and cache.stats()["partitions_cached"] == 10
