@@ -339,7 +339,8 @@ SCENARIOS: list[Scenario] = [
              "never throttled.",
              ("java", "confluent-kafka")),
     Scenario("quota.fetch_throttle", "a consumer_byte_rate quota throttles a consumer",
-             "With consumer_byte_rate=20480 on its client id, a consumer reading 200 KiB reports a throttle time "
+             "With consumer_byte_rate=20480 on its client id (Java: 16384, so that a reader slowed by a busy "
+             "machine still crosses it), a consumer reading 200 KiB reports a throttle time "
              "(librdkafka: the broker's throttle statistics; Java: fetch-throttle-time-max) and still reads every "
              "record once, in order: a throttled Fetch is answered empty and the client asks again later.",
              ("java", "confluent-kafka")),
