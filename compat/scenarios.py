@@ -640,6 +640,10 @@ SCENARIOS: list[Scenario] = [
              "negative or duplicated broker InvalidReplicaAssignmentException; no reassignment is listed for a "
              "quiet or a missing partition; an unclean election of unknown partitions is "
              "UnknownTopicOrPartitionException.", ("java",)),
+    Scenario("admin.delete_records_edges", "DeleteRecords below the start, past the end, negative, compacted",
+             "testDeleteRecordsWithException and Partition.deleteRecordsOnLeader: 5 moves the log start to 5, "
+             "3 leaves it there, 20 (past the high watermark) and -2 are OffsetOutOfRangeException, a compacted "
+             "topic PolicyViolationException.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),
