@@ -150,6 +150,15 @@ final class AdminReplay {
                             .values().get(invalid)),
                     err(legacyAlter(admin, Map.of(invalid, new Config(List.of(new ConfigEntry("retention.ms", "1000")))),
                             new AlterConfigsOptions()).get(invalid))));
+            // ... and the new configs before it looks for the topic (ConfigurationControlManager.validateAlterConfig)
+            ConfigResource unknown = new ConfigResource(ConfigResource.Type.TOPIC, s.name("describe-unknown"));
+            obs.put("alter_unknown", Arrays.asList(
+                    first(err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("retention.ms", "1000", AlterConfigOp.OpType.SET))))
+                            .values().get(unknown))),
+                    err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("min.cleanable.dirty.ratio", "1.5", AlterConfigOp.OpType.SET))))
+                            .values().get(unknown)),
+                    err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("compression.type", "lz4", AlterConfigOp.OpType.APPEND))))
+                            .values().get(unknown))));
             for (ConfigResource.Type type : List.of(ConfigResource.Type.BROKER, ConfigResource.Type.BROKER_LOGGER)) {
                 ConfigResource r = new ConfigResource(type, "-1");
                 List<Object> e = err(admin.describeConfigs(List.of(r), new DescribeConfigsOptions().timeoutMs(1500)).all());
@@ -332,6 +341,41 @@ final class AdminReplay {
             });
             obs.put("replica_dirs", infos.size());
             obs.put("replica_dir_mismatches", mismatched);
+        }
+    }
+
+    /**
+     * testDeleteRecordsWithException and what Kafka's Partition.deleteRecordsOnLeader answers besides:
+     * an offset below the log start changes nothing, a negative one (other than -1, the high
+     * watermark) is OFFSET_OUT_OF_RANGE, as is one past the high watermark, and a compacted topic
+     * POLICY_VIOLATION.
+     */
+    static void deleteRecordsEdges(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("delete-edges"), compacted = s.name("delete-compacted");
+        TopicPartition tp = new TopicPartition(topic, 0), ctp = new TopicPartition(compacted, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            admin.createTopics(List.of(new NewTopic(compacted, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+                    .all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, compacted, 1);
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p = s.producer()) {
+                ClientReplay.sendRecords(p, tp, 10, 0);
+                ClientReplay.sendRecords(p, ctp, 10, 0);
+            }
+            List<Object> steps = new ArrayList<>();
+            for (long offset : new long[]{5, 3, 20, -2}) steps.add(lowWatermark(admin, tp, offset));
+            obs.put("steps", steps);
+            obs.put("compacted", lowWatermark(admin, ctp, 5));
+        }
+    }
+
+    static Object lowWatermark(Admin admin, TopicPartition tp, long offset) {
+        var f = admin.deleteRecords(Map.of(tp, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(offset)))
+                .lowWatermarks().get(tp);
+        try {
+            return f.get(20, TimeUnit.SECONDS).lowWatermark();
+        } catch (Exception e) {
+            return err(f);
         }
     }
 
