@@ -83,6 +83,12 @@ def test_describe_errors(observed):
                                       "or more characters other than ASCII alphanumerics, '.', '_' and '-'"]
     # and so does its controller when the topic's configs are altered (ControllerConfigurationValidator)
     assert obs["alter_invalid"] == [obs["configs_invalid"]] * 2
+    # and it validates the new configs before it looks for the topic (ConfigurationControlManager.validateAlterConfig)
+    invalid_config = "InvalidConfigurationException"
+    assert obs["alter_unknown"] == [
+        "UnknownTopicOrPartitionException",
+        [invalid_config, "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"],
+        [invalid_config, "Can't APPEND to key compression.type because its type is not LIST."]]
     assert obs["configs_broker_minus_one"] == obs["configs_broker_logger_minus_one"] == "TimeoutException"
     with_docs, without_docs = obs["documentation_true"], obs["documentation_false"]
     assert with_docs["entries"] > 0 and with_docs["without"] == []

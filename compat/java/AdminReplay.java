@@ -150,6 +150,15 @@ final class AdminReplay {
                             .values().get(invalid)),
                     err(legacyAlter(admin, Map.of(invalid, new Config(List.of(new ConfigEntry("retention.ms", "1000")))),
                             new AlterConfigsOptions()).get(invalid))));
+            // ... and the new configs before it looks for the topic (ConfigurationControlManager.validateAlterConfig)
+            ConfigResource unknown = new ConfigResource(ConfigResource.Type.TOPIC, s.name("describe-unknown"));
+            obs.put("alter_unknown", Arrays.asList(
+                    first(err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("retention.ms", "1000", AlterConfigOp.OpType.SET))))
+                            .values().get(unknown))),
+                    err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("min.cleanable.dirty.ratio", "1.5", AlterConfigOp.OpType.SET))))
+                            .values().get(unknown)),
+                    err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("compression.type", "lz4", AlterConfigOp.OpType.APPEND))))
+                            .values().get(unknown))));
             for (ConfigResource.Type type : List.of(ConfigResource.Type.BROKER, ConfigResource.Type.BROKER_LOGGER)) {
                 ConfigResource r = new ConfigResource(type, "-1");
                 List<Object> e = err(admin.describeConfigs(List.of(r), new DescribeConfigsOptions().timeoutMs(1500)).all());
