@@ -339,7 +339,8 @@ SCENARIOS: list[Scenario] = [
              "never throttled.",
              ("java", "confluent-kafka")),
     Scenario("quota.fetch_throttle", "a consumer_byte_rate quota throttles a consumer",
-             "With consumer_byte_rate=20480 on its client id, a consumer reading 200 KiB reports a throttle time "
+             "With consumer_byte_rate=20480 on its client id (Java: 16384, so that a reader slowed by a busy "
+             "machine still crosses it), a consumer reading 200 KiB reports a throttle time "
              "(librdkafka: the broker's throttle statistics; Java: fetch-throttle-time-max) and still reads every "
              "record once, in order: a throttled Fetch is answered empty and the client asks again later.",
              ("java", "confluent-kafka")),
@@ -633,6 +634,10 @@ SCENARIOS: list[Scenario] = [
              "negative or duplicated broker InvalidReplicaAssignmentException; no reassignment is listed for a "
              "quiet or a missing partition; an unclean election of unknown partitions is "
              "UnknownTopicOrPartitionException.", ("java",)),
+    Scenario("admin.delete_records_edges", "DeleteRecords below the start, past the end, negative, compacted",
+             "testDeleteRecordsWithException and Partition.deleteRecordsOnLeader: 5 moves the log start to 5, "
+             "3 leaves it there, 20 (past the high watermark) and -2 are OffsetOutOfRangeException, a compacted "
+             "topic PolicyViolationException.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

@@ -160,6 +160,17 @@ def test_reassignment_and_election_errors(observed):
     assert obs["unclean_unknown"] == ["UnknownTopicOrPartitionException"] * 2
 
 
+@pytest.mark.compat(scenario="admin.delete_records_edges")
+def test_delete_records_edges(observed):
+    """testDeleteRecordsWithException, and Partition.deleteRecordsOnLeader's other answers (DeleteRecords
+    has no error message: the client's text for each code)."""
+    obs = observed("admin.delete_records_edges")
+    out_of_range = ["OffsetOutOfRangeException",
+                    "The requested offset is not within the range of offsets maintained by the server."]
+    assert obs["steps"] == [5, 5, out_of_range, out_of_range]
+    assert obs["compacted"] == ["PolicyViolationException", "Request parameters do not satisfy the configured policy."]
+
+
 # ---------------------------------------------------------------------------------------- consumer
 
 @pytest.mark.compat(scenario="consumer.seek")

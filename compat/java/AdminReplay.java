@@ -344,6 +344,41 @@ final class AdminReplay {
         }
     }
 
+    /**
+     * testDeleteRecordsWithException and what Kafka's Partition.deleteRecordsOnLeader answers besides:
+     * an offset below the log start changes nothing, a negative one (other than -1, the high
+     * watermark) is OFFSET_OUT_OF_RANGE, as is one past the high watermark, and a compacted topic
+     * POLICY_VIOLATION.
+     */
+    static void deleteRecordsEdges(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("delete-edges"), compacted = s.name("delete-compacted");
+        TopicPartition tp = new TopicPartition(topic, 0), ctp = new TopicPartition(compacted, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            admin.createTopics(List.of(new NewTopic(compacted, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+                    .all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, compacted, 1);
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p = s.producer()) {
+                ClientReplay.sendRecords(p, tp, 10, 0);
+                ClientReplay.sendRecords(p, ctp, 10, 0);
+            }
+            List<Object> steps = new ArrayList<>();
+            for (long offset : new long[]{5, 3, 20, -2}) steps.add(lowWatermark(admin, tp, offset));
+            obs.put("steps", steps);
+            obs.put("compacted", lowWatermark(admin, ctp, 5));
+        }
+    }
+
+    static Object lowWatermark(Admin admin, TopicPartition tp, long offset) {
+        var f = admin.deleteRecords(Map.of(tp, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(offset)))
+                .lowWatermarks().get(tp);
+        try {
+            return f.get(20, TimeUnit.SECONDS).lowWatermark();
+        } catch (Exception e) {
+            return err(f);
+        }
+    }
+
     /** testInvalidAlterPartitionReassignments, testListReassignmentsDoesNotShow*, testElectUncleanLeadersForUnknownPartitions. */
     static void reassignmentErrors(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("bad-reassign");
