@@ -158,12 +158,12 @@ def test_the_check_runs_on_the_coordinator_timer(gc):
 def test_advance_runs_only_the_checks_due_within_it(gc):
     commit(gc, "solo", [(0, 5)], T0)
     gc.expiration.schedule(T0)  # checks at T0 + 1 s, + 2 s, ...
-    assert gc.expire_offsets(T0, RETENTION - INTERVAL).expired_offsets == []
-    assert gc.expire_offsets(T0, RETENTION + INTERVAL // 2).expired_offsets == [f"solo/{TOPIC}/0"]
+    assert gc.expiration.advance(T0, RETENTION - INTERVAL).expired_offsets == []
+    assert gc.expiration.advance(T0, RETENTION + INTERVAL // 2).expired_offsets == [f"solo/{TOPIC}/0"]
     gc.expiration.check_interval_ms = 2 * RETENTION
     commit(gc, "late", [(0, 5)], T0)
     gc.expiration.schedule(T0)  # the next check is after the whole advance: it does not run
-    assert gc.expire_offsets(T0, RETENTION + 1).expired_offsets == []
+    assert gc.expiration.advance(T0, RETENTION + 1).expired_offsets == []
 
 
 def _consumer_member(gc, group, member, topics, now):
