@@ -106,6 +106,12 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.commit_below_min_isr", "a commit while the group's offsets partition is under its min ISR",
+             "On a simulated three-broker kafka-shim with min.insync.replicas=2, the followers of the group's "
+             "__consumer_offsets partition go down: the coordinator's acks=all write is refused and commits are "
+             "answered COORDINATOR_NOT_AVAILABLE (Java: commitAsync's RetriableCommitFailedException, commitSync "
+             "retrying until its timeout; confluent-kafka: the synchronous commit's error); the committed offset "
+             "stays, and once the followers are back the same commit succeeds.", ("java", "confluent-kafka")),
     Scenario("consumer.fetch_sessions", "incremental fetch sessions over many partitions",
              "Many partitions (Java 24, kafka-python 12); each round writes a transaction to a few partitions "
              "(every third aborted) and a plain record to another (Java also keeps a second transaction open on "
