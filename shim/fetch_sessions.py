@@ -107,6 +107,12 @@ class FetchSession:
     def evictable_key(self) -> tuple:
         return (self.privileged, self.cached_size, self.id)
 
+    def size_after(self, fetch_data, to_forget) -> int:
+        """How many partitions :meth:`update` would leave (it adds, then forgets)."""
+        held = self.partitions
+        added = {key for key, _ in fetch_data if key not in held}
+        return len(held) + len(added) - len({key for key in to_forget if key in held or key in added})
+
     def update(self, fetch_data, to_forget) -> None:
         """Kafka: FetchSession.update."""
         for key, p in fetch_data:
@@ -248,13 +254,13 @@ class FetchSessionCache:
             return SessionErrorContext(ErrorCode.invalid_fetch_session_epoch)
         if session.uses_topic_ids != (version >= TOPIC_ID_VERSION):
             return SessionErrorContext(ErrorCode.fetch_session_topic_id_error)
+        if not self.room_for(session.size_after(fetch_data, to_forget), now_ms, session):
+            shard.remove(session.id)  # before the update: a refused request's partitions are never made
+            return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
         session.update(fetch_data, to_forget)
         if not session.partitions:
             shard.remove(session.id)
             return SessionlessFetchContext(fetch_data)
-        if not self.room_for(len(session.partitions), now_ms, session):
-            shard.remove(session.id)
-            return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
         shard.touch(session, now_ms)
         session.epoch = next_epoch(session.epoch)
         self.incremental_fetches += 1

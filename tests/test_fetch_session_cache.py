@@ -120,3 +120,14 @@ def test_sessions_share_a_partition_budget_and_stale_ones_make_room():
     third = full(cache, 4, late)  # it is for this one
     live = {s for shard in cache.shards for s in shard.sessions}
     assert third != 0 and live == {first, third} and fourth not in live and cache.stats()["partitions_cached"] == 10
+
+
+def test_the_size_a_request_would_leave_counts_what_it_forgets_after_adding():
+    cache = FetchSessionCache(max_session_partitions=3)
+    session = full(cache, 3, T0)
+    # two added, two forgotten (one of them just added): three left, the limit
+    context = cache.new_context(12, session, 1, False, [(("t", 3), part(3)), (("t", 4), part(4))],
+                                [("t", 0), ("t", 4)], T0)
+    assert [k for k, _ in context.partitions()] == [("t", 1), ("t", 2), ("t", 3)]
+    over = cache.new_context(12, session, 2, False, [(("t", 5), part(5))], [("t", 9)], T0)
+    assert over.error == E.fetch_session_id_not_found and cache.stats()["partitions_cached"] == 0
