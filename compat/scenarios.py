@@ -644,6 +644,10 @@ SCENARIOS: list[Scenario] = [
              "testDeleteRecordsWithException and Partition.deleteRecordsOnLeader: 5 moves the log start to 5, "
              "3 leaves it there, 20 (past the high watermark) and -2 are OffsetOutOfRangeException, a compacted "
              "topic PolicyViolationException.", ("java",)),
+    Scenario("admin.broker_throttle_configs", "the broker's replication throttles set, changed, deleted",
+             "testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and ...DeleteBrokerConfigs: "
+             "leader/follower.replication.throttled.rate and replica.alter.log.dirs.io.max.bytes.per.second are "
+             "described with the values set, and no longer once deleted.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

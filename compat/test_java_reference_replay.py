@@ -171,6 +171,18 @@ def test_delete_records_edges(observed):
     assert obs["compacted"] == ["PolicyViolationException", "Request parameters do not satisfy the configured policy."]
 
 
+@pytest.mark.compat(scenario="admin.broker_throttle_configs")
+def test_broker_throttle_configs(observed):
+    """testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and testIncrementalAlterConfigsDeleteBrokerConfigs:
+    [leader, follower, alter-log-dirs throttle] as described ("" when not described): DynamicConfig.Broker
+    keys, whose type KafkaConfig.configType knows, so they are not hidden as sensitive."""
+    obs = observed("admin.broker_throttle_configs")
+    assert (obs["set"], obs["change"], obs["delete"]) == (None, None, None)
+    assert obs["after_set"] == ["123", "456", ""]
+    assert obs["after_change"] == ["", "654", "987"]
+    assert obs["after_delete"] == ["", "", ""]
+
+
 # ---------------------------------------------------------------------------------------- consumer
 
 @pytest.mark.compat(scenario="consumer.seek")

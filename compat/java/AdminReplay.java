@@ -307,6 +307,37 @@ final class AdminReplay {
         }
     }
 
+    /**
+     * testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and testIncrementalAlterConfigsDeleteBrokerConfigs
+     * on this broker: the replication throttles set, changed and deleted; a deleted one is no longer
+     * described with a value (the Kafka tests read a missing entry as "").
+     */
+    static void brokerThrottleConfigs(Support s, Map<String, Object> obs) throws Exception {
+        String leader = "leader.replication.throttled.rate", follower = "follower.replication.throttled.rate",
+                alterDirs = "replica.alter.log.dirs.io.max.bytes.per.second";
+        AlterConfigOp.OpType set = AlterConfigOp.OpType.SET, delete = AlterConfigOp.OpType.DELETE;
+        try (Admin admin = s.admin()) {
+            ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(node(admin)));
+            obs.put("set", err(admin.incrementalAlterConfigs(Map.of(broker, List.of(op(leader, "123", set), op(follower, "456", set))))
+                    .all()));
+            obs.put("after_set", throttles(admin, broker, leader, follower, alterDirs));
+            obs.put("change", err(admin.incrementalAlterConfigs(Map.of(broker, List.of(op(leader, "", delete),
+                    op(follower, "654", set), op(alterDirs, "987", set)))).all()));
+            obs.put("after_change", throttles(admin, broker, leader, follower, alterDirs));
+            obs.put("delete", err(admin.incrementalAlterConfigs(Map.of(broker, List.of(op(leader, "", delete),
+                    op(follower, "", delete), op(alterDirs, "", delete)))).all()));
+            obs.put("after_delete", throttles(admin, broker, leader, follower, alterDirs));
+        }
+    }
+
+    /** Each name's described value, "" when the broker does not describe it (the Kafka tests' getOrElse). */
+    static List<Object> throttles(Admin admin, ConfigResource broker, String... names) throws Exception {
+        Config c = describe(admin, broker).get(broker.name());
+        List<Object> out = new ArrayList<>();
+        for (String name : names) out.add(c.get(name) == null || c.get(name).value() == null ? "" : c.get(name).value());
+        return out;
+    }
+
     // ------------------------------------------------------------------ log dirs, reassignments, elections
 
     /** testDescribeLogDirs, testDescribeReplicaLogDirs and testAlterReplicaLogDirs' step before the topic exists. */
