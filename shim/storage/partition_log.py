@@ -474,7 +474,8 @@ class PartitionLog:
     def _set_log_start(self, offset: int) -> None:
         self.log_start_offset = max(self.log_start_offset, offset)
         self.aborted = [a for a in self.aborted if a.last_offset >= self.log_start_offset]
-        fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode())
+        # under fsync "never" unforced, as the log it describes (Kafka checkpoints it on its scheduler)
+        fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode(), sync=self.config.fsync)
 
     def _delete_oldest(self) -> None:
         self.segments.pop(0).delete()
