@@ -217,13 +217,17 @@ class FetchSessionCache:
         if size > self.max_session_partitions:
             return False
         cached = sum(s.partitions_cached for s in self.shards) - (max(own.cached_size, 0) if own else 0)
-        while cached + size > self.max_cached_partitions:
-            shard, lru = min(((shard, s) for shard in self.shards for s in shard.sessions.values() if s is not own),
-                             key=lambda pair: (pair[1].last_used_ms, pair[1].id), default=(None, None))
-            if lru is None or now_ms - lru.last_used_ms <= EVICTION_MS:
-                return False
-            cached -= max(lru.cached_size, 0)
-            shard._evict(lru)
+        if cached + size <= self.max_cached_partitions:
+            return True
+        stale = sorted(((s.last_used_ms, s.id, shard, s) for shard in self.shards for s in shard.sessions.values()
+                        if s is not own and now_ms - s.last_used_ms > EVICTION_MS), key=lambda e: e[:2])
+        if cached + size - sum(max(e[3].cached_size, 0) for e in stale) > self.max_cached_partitions:
+            return False  # evicting every stale session would not be enough: none is
+        for _, _, shard, session in stale:
+            if cached + size <= self.max_cached_partitions:
+                break
+            cached -= max(session.cached_size, 0)
+            shard._evict(session)
         return True
 
     def stats(self) -> dict:
