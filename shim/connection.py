@@ -99,6 +99,7 @@ class Connection(asyncio.BufferedProtocol):
             self.decoder.max_frame = min(self.decoder.max_frame, SASL_SERVER_MAX_RECEIVE_SIZE)
         self.server.connections.add(self)
         self.loop = loop = asyncio.get_running_loop()
+        self.session.gone = loop.create_future()  # done when the client closes: parked requests end
         self.last_active = loop.time()
         self._idle = loop.call_at(self.last_active + self.server.idle_s, self._check_idle)
         self.task = loop.create_task(self._answer())
@@ -130,6 +131,7 @@ class Connection(asyncio.BufferedProtocol):
 
     def eof_received(self) -> bool:
         self.done = True
+        self._peer_gone()
         self._notify()
         # keep the transport until the queued requests are answered (TLS cannot half-close: it closes)
         return not self.listener.tls
@@ -137,12 +139,21 @@ class Connection(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.done = self.lost = True
         self.requests.clear()
+        self._peer_gone()
         if self._idle is not None:
             self._idle.cancel()
         self.server.connection_closed(self)
         self._notify()
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
+
+    def _peer_gone(self) -> None:
+        """A Fetch parked for min_bytes ends now rather than at its max_wait (up to 24 days): Kafka
+        closes a channel at its end of stream, so no answer is due, and the parked Fetches of
+        closed connections held memory and were all walked again at every append."""
+        gone = getattr(self.session, "gone", None)
+        if gone is not None and not gone.done():
+            gone.set_result(None)
 
     def pause_writing(self) -> None:
         # Kafka mutes a channel while its response is unsent: a client that does not read its

@@ -488,8 +488,7 @@ class PartitionLog:
         # one listing of the directory, read every way below (a start over 10,000 partitions
         # spent a third of its time in globs)
         names = os.listdir(self.directory)
-        start_file = self.directory / LOG_START_FILE
-        self.log_start_offset = int(start_file.read_text()) if LOG_START_FILE in names else 0
+        self.log_start_offset = log_loader.read_log_start(self, LOG_START_FILE, names)
         if not self.read_only:
             tmps = [n for n in names if n.endswith(fs.TMP_SUFFIX)]  # atomic writes the broker did not finish
             for tmp in tmps:

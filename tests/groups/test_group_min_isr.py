@@ -154,3 +154,26 @@ def test_share_group_heartbeat_below_min_isr_is_coordinator_not_available(nodes)
     restore(node)
     heartbeat()
     assert member in node.share.groups[GROUP].members
+
+
+def test_markers_to_an_offsets_partition_below_min_isr_wait_until_it_is_back(nodes):
+    """Kafka writes markers with acks=all and its marker channel retries NOT_ENOUGH_REPLICAS: the
+    transaction stays PrepareCommit, its offsets pending (UNSTABLE_OFFSET_COMMIT to a stable
+    OffsetFetch), until the ISR is back. __transaction_state itself keeps writing (min ISR 1)."""
+    from shim.coordinators.txn.state import TxnState
+
+    node = nodes(brokers=3, extra={"min.insync.replicas": "2", "transaction.state.log.min.isr": "1"})
+    node.logs.create_topic(TOPIC, 6)
+    txn, gc = node.txn, node.groups
+    pid, epoch = txn.init_producer_id("tx", 60_000, -1, -1, T0)
+    txn.add_offsets("tx", pid, epoch, GROUP, T0)
+    assert gc.commit_txn_offsets(GROUP, "tx", pid, epoch, "", None, -1, offsets((0, 3)), T0) == {(TOPIC, 0): E.none}
+    below_min_isr(node)
+    txn.end_txn("tx", pid, epoch, True, T0)
+    txn.tick(T0 + 60_000)
+    assert txn.txns["tx"].state is TxnState.PREPARE_COMMIT
+    assert fetched(gc, partitions=[(TOPIC, 0)], stable=True) == {(TOPIC, 0): E.unstable_offset_commit}
+    restore(node)
+    txn.tick(T0 + 120_000)
+    assert txn.txns["tx"].state is TxnState.COMPLETE_COMMIT
+    assert fetched(gc, partitions=[(TOPIC, 0)], stable=True) == {(TOPIC, 0): 3}

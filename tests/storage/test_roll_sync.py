@@ -85,3 +85,19 @@ def test_retention_and_delete_records_under_never_do_not_fsync(tmp_path, disk):
     assert start == plog.log_end_offset > end
     crash(logs)
     assert _open(tmp_path, fsync=False).get("t", 0).log_start_offset == start
+
+
+def test_an_unreadable_log_start_offset_file_starts_the_log_at_its_first_segment(tmp_path):
+    """Replaced unforced under "never", the file may be empty after a power loss: the start must
+    not fail on it (Kafka resets an unreadable checkpoint to the first segment's base offset)."""
+    logs = _open(tmp_path, fsync=False)
+    plog = logs.get("t", 0)
+    end = _produce_until_roll(plog)
+    plog.delete_records(end)  # the first segment goes
+    assert plog.segments[0].base_offset == end and plog.log_start_offset == end
+    crash(logs)
+    for content in (b"", b"\x00\x00\x00", b"12x"):
+        (tmp_path / "t-0" / "log-start-offset").write_bytes(content)
+        reopened = _open(tmp_path, fsync=False)
+        assert reopened.get("t", 0).log_start_offset == end
+        crash(reopened)
