@@ -106,6 +106,12 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.commit_below_min_isr", "a commit while the group's offsets partition is under its min ISR",
+             "On a simulated three-broker kafka-shim with min.insync.replicas=2, the followers of the group's "
+             "__consumer_offsets partition go down: the coordinator's acks=all write is refused and commits are "
+             "answered COORDINATOR_NOT_AVAILABLE (Java: commitAsync's RetriableCommitFailedException, commitSync "
+             "retrying until its timeout; confluent-kafka: the synchronous commit's error); the committed offset "
+             "stays, and once the followers are back the same commit succeeds.", ("java", "confluent-kafka")),
     Scenario("consumer.fetch_sessions", "incremental fetch sessions over many partitions",
              "Many partitions (Java 24, kafka-python 12); each round writes a transaction to a few partitions "
              "(every third aborted) and a plain record to another (Java also keeps a second transaction open on "
@@ -339,7 +345,8 @@ SCENARIOS: list[Scenario] = [
              "never throttled.",
              ("java", "confluent-kafka")),
     Scenario("quota.fetch_throttle", "a consumer_byte_rate quota throttles a consumer",
-             "With consumer_byte_rate=20480 on its client id, a consumer reading 200 KiB reports a throttle time "
+             "With consumer_byte_rate=20480 on its client id (Java: 16384, so that a reader slowed by a busy "
+             "machine still crosses it), a consumer reading 200 KiB reports a throttle time "
              "(librdkafka: the broker's throttle statistics; Java: fetch-throttle-time-max) and still reads every "
              "record once, in order: a throttled Fetch is answered empty and the client asks again later.",
              ("java", "confluent-kafka")),
@@ -633,6 +640,14 @@ SCENARIOS: list[Scenario] = [
              "negative or duplicated broker InvalidReplicaAssignmentException; no reassignment is listed for a "
              "quiet or a missing partition; an unclean election of unknown partitions is "
              "UnknownTopicOrPartitionException.", ("java",)),
+    Scenario("admin.delete_records_edges", "DeleteRecords below the start, past the end, negative, compacted",
+             "testDeleteRecordsWithException and Partition.deleteRecordsOnLeader: 5 moves the log start to 5, "
+             "3 leaves it there, 20 (past the high watermark) and -2 are OffsetOutOfRangeException, a compacted "
+             "topic PolicyViolationException.", ("java",)),
+    Scenario("admin.broker_throttle_configs", "the broker's replication throttles set, changed, deleted",
+             "testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and ...DeleteBrokerConfigs: "
+             "leader/follower.replication.throttled.rate and replica.alter.log.dirs.io.max.bytes.per.second are "
+             "described with the values set, and no longer once deleted.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

@@ -33,6 +33,7 @@ def offsets_partition(cluster) -> dict:
     return state
 
 
+@pytest.mark.compat(client="confluent-kafka", scenario="consumer.commit_below_min_isr")
 def test_confluent_commit_fails_retriably_below_min_isr_and_succeeds_once_it_is_back(cluster):
     ck = pytest.importorskip("confluent_kafka")
     consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": GROUP,
@@ -58,3 +59,38 @@ def test_confluent_commit_fails_retriably_below_min_isr_and_succeeds_once_it_is_
         assert consumer.committed([ck.TopicPartition(TOPIC, 0)], timeout=30)[0].offset == 9
     finally:
         consumer.close()
+
+
+E = "org.apache.kafka.common.errors."
+CONSUMER = "org.apache.kafka.clients.consumer."
+
+
+def java_commit_below_min_isr(drivers, tmp_path, **broker_options) -> dict:
+    scenario = "control.commit_below_min_isr"
+    with BrokerThread(data_dir=tmp_path / "java", listen="127.0.0.1:0", control_listen="127.0.0.1:0", brokers=3,
+                      extra={"min.insync.replicas": "2"}, **broker_options) as broker:
+        out = drivers.run("ControlDriver", scenario, broker.bootstrap_servers, timeout=300, timeout_s=200,
+                          control=broker.broker.control_url)
+    result = out["results"][scenario]
+    if not result["ok"]:
+        pytest.fail(f"{scenario}: {result['error']}\n{result['trace']}")
+    return result["observed"]
+
+
+def check_java(o: dict) -> None:
+    assert o["followers"] == 2
+    # Kafka's ConsumerCoordinator: COORDINATOR_NOT_AVAILABLE marks the coordinator unknown and fails
+    # an asynchronous commit retriably; a synchronous one retries it until its timeout
+    assert o["async_error"] == f"{CONSUMER}RetriableCommitFailedException / {E}CoordinatorNotAvailableException"
+    assert o["sync_error"]["chain"][0] == E + "TimeoutException", o["sync_error"]
+    assert (o["committed_below"], o["committed_after"]) == (5, 9)
+
+
+@pytest.mark.compat(client="java", scenario="consumer.commit_below_min_isr")
+def test_java_commit_fails_retriably_below_min_isr(java_drivers, tmp_path):
+    check_java(java_commit_below_min_isr(java_drivers, tmp_path))
+
+
+@pytest.mark.compat(client="java", scenario="consumer.commit_below_min_isr")
+def test_kafka_clients_4_commit_fails_retriably_below_min_isr(java4, tmp_path):
+    check_java(java_commit_below_min_isr(java4, tmp_path, kafka_version="4.1"))

@@ -83,6 +83,12 @@ def test_describe_errors(observed):
                                       "or more characters other than ASCII alphanumerics, '.', '_' and '-'"]
     # and so does its controller when the topic's configs are altered (ControllerConfigurationValidator)
     assert obs["alter_invalid"] == [obs["configs_invalid"]] * 2
+    # and it validates the new configs before it looks for the topic (ConfigurationControlManager.validateAlterConfig)
+    invalid_config = "InvalidConfigurationException"
+    assert obs["alter_unknown"] == [
+        "UnknownTopicOrPartitionException",
+        [invalid_config, "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"],
+        [invalid_config, "Can't APPEND to key compression.type because its type is not LIST."]]
     assert obs["configs_broker_minus_one"] == obs["configs_broker_logger_minus_one"] == "TimeoutException"
     with_docs, without_docs = obs["documentation_true"], obs["documentation_false"]
     assert with_docs["entries"] > 0 and with_docs["without"] == []
@@ -152,6 +158,29 @@ def test_reassignment_and_election_errors(observed):
     assert obs["invalid_replicas"] == [INVALID_ASSIGNMENT] * 3
     assert obs["listed"] == [0, 0]
     assert obs["unclean_unknown"] == ["UnknownTopicOrPartitionException"] * 2
+
+
+@pytest.mark.compat(scenario="admin.delete_records_edges")
+def test_delete_records_edges(observed):
+    """testDeleteRecordsWithException, and Partition.deleteRecordsOnLeader's other answers (DeleteRecords
+    has no error message: the client's text for each code)."""
+    obs = observed("admin.delete_records_edges")
+    out_of_range = ["OffsetOutOfRangeException",
+                    "The requested offset is not within the range of offsets maintained by the server."]
+    assert obs["steps"] == [5, 5, out_of_range, out_of_range]
+    assert obs["compacted"] == ["PolicyViolationException", "Request parameters do not satisfy the configured policy."]
+
+
+@pytest.mark.compat(scenario="admin.broker_throttle_configs")
+def test_broker_throttle_configs(observed):
+    """testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and testIncrementalAlterConfigsDeleteBrokerConfigs:
+    [leader, follower, alter-log-dirs throttle] as described ("" when not described): DynamicConfig.Broker
+    keys, whose type KafkaConfig.configType knows, so they are not hidden as sensitive."""
+    obs = observed("admin.broker_throttle_configs")
+    assert (obs["set"], obs["change"], obs["delete"]) == (None, None, None)
+    assert obs["after_set"] == ["123", "456", ""]
+    assert obs["after_change"] == ["", "654", "987"]
+    assert obs["after_delete"] == ["", "", ""]
 
 
 # ---------------------------------------------------------------------------------------- consumer

@@ -1,7 +1,7 @@
 """The event loop a broker runs on: uvloop (libuv) when it is installed, else the standard library's.
 
-The broker's code is the same on both: only ``shim.server`` touches the loop, through asyncio's
-public interface. Where the two differ (uvloop has no ``loop.sendfile``), the server asks
+The broker's code is the same on both: only ``shim.server`` and ``shim.connection`` touch the
+loop, through asyncio's public interface. Where the two differ (uvloop has no ``loop.sendfile``), the server asks
 :func:`has_native_sendfile` rather than the name of the loop.
 
 The choice is ``BrokerConfig.event_loop`` and ``kafka-shim serve --event-loop``; the environment

@@ -19,6 +19,14 @@ follower's (privileged) session may evict the smallest consumer session, and a c
 the smallest session that has lived 2 minutes, if its own partition count is larger. A session
 that cannot be made is answered with session id 0 (the client goes on with full requests).
 
+Kafka bounds only the number of sessions; kafka-shim bounds their partitions too, as each costs a few
+hundred bytes and every incremental request walks all of its session's in one turn: a session holds
+at most MAX_SESSION_PARTITIONS and all sessions together MAX_CACHED_PARTITIONS. A full request over
+either is answered without a session (session id 0, as when the cache has no room) once sessions
+unused for 2 minutes are evicted to make room; an incremental request that would grow its session
+over either ends the session and is answered FETCH_SESSION_ID_NOT_FOUND, as after an eviction (the
+client starts over with a full request).
+
 Clock-free: every call takes ``now_ms``.
 """
 
@@ -38,6 +46,8 @@ SHARDS = 8  # Kafka: KafkaBroker.NumFetchSessionCacheShards
 INT32_MAX = 2**31 - 1
 SLOTS_CONFIG = "max.incremental.fetch.session.cache.slots"
 TOPIC_ID_VERSION = 13
+MAX_SESSION_PARTITIONS = 10_000  # kafka-shim's: walked in a turn by each incremental request (~40 ms)
+MAX_CACHED_PARTITIONS = 200_000  # kafka-shim's: about 100 MB of sessions at most
 
 
 def next_epoch(epoch: int) -> int:
@@ -96,6 +106,12 @@ class FetchSession:
 
     def evictable_key(self) -> tuple:
         return (self.privileged, self.cached_size, self.id)
+
+    def size_after(self, fetch_data, to_forget) -> int:
+        """How many partitions :meth:`update` would leave (it adds, then forgets)."""
+        held = self.partitions
+        added = {key for key, _ in fetch_data if key not in held}
+        return len(held) + len(added) - len({key for key in to_forget if key in held or key in added})
 
     def update(self, fetch_data, to_forget) -> None:
         """Kafka: FetchSession.update."""
@@ -175,7 +191,10 @@ class _Shard:
 class FetchSessionCache:
     """Kafka: FetchSessionCache plus FetchManager.newContext."""
 
-    def __init__(self, slots: int = 1000, rng: random.Random | None = None) -> None:
+    def __init__(self, slots: int = 1000, rng: random.Random | None = None,
+                 max_session_partitions: int = MAX_SESSION_PARTITIONS,
+                 max_cached_partitions: int = MAX_CACHED_PARTITIONS) -> None:
+        self.max_session_partitions, self.max_cached_partitions = max_session_partitions, max_cached_partitions
         self.id_range = INT32_MAX // SHARDS
         rng = rng or random.Random()
         self.shards = [_Shard(slots // SHARDS, n, self.id_range, rng) for n in range(SHARDS)]
@@ -190,6 +209,26 @@ class FetchSessionCache:
         """Kafka: FetchSessionCache.getNextCacheShard (round robin over every full fetch)."""
         shard, self._turn = self.shards[self._turn % SHARDS], self._turn + 1
         return shard
+
+    def room_for(self, size: int, now_ms: int, own: FetchSession | None = None) -> bool:
+        """Whether a session of ``size`` partitions fits (``own``: the session growing to it, its
+        partitions counted already): others unused for 2 minutes are evicted, least recently used
+        first, to make room."""
+        if size > self.max_session_partitions:
+            return False
+        cached = sum(s.partitions_cached for s in self.shards) - (max(own.cached_size, 0) if own else 0)
+        if cached + size <= self.max_cached_partitions:
+            return True
+        stale = sorted(((s.last_used_ms, s.id, shard, s) for shard in self.shards for s in shard.sessions.values()
+                        if s is not own and now_ms - s.last_used_ms > EVICTION_MS), key=lambda e: e[:2])
+        if cached + size - sum(max(e[3].cached_size, 0) for e in stale) > self.max_cached_partitions:
+            return False  # evicting every stale session would not be enough: none is
+        for _, _, shard, session in stale:
+            if cached + size <= self.max_cached_partitions:
+                break
+            cached -= max(session.cached_size, 0)
+            shard._evict(session)
+        return True
 
     def stats(self) -> dict:
         """Kafka's gauges NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached, the
@@ -219,6 +258,9 @@ class FetchSessionCache:
             return SessionErrorContext(ErrorCode.invalid_fetch_session_epoch)
         if session.uses_topic_ids != (version >= TOPIC_ID_VERSION):
             return SessionErrorContext(ErrorCode.fetch_session_topic_id_error)
+        if not self.room_for(session.size_after(fetch_data, to_forget), now_ms, session):
+            shard.remove(session.id)  # before the update: a refused request's partitions are never made
+            return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
         session.update(fetch_data, to_forget)
         if not session.partitions:
             shard.remove(session.id)
@@ -269,6 +311,8 @@ class FullFetchContext(SessionlessFetchContext):
         self.cache, self.privileged, self.uses_topic_ids = cache, privileged, uses_topic_ids
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
+        if not self.cache.room_for(len(results), now_ms):
+            return ErrorCode.none, INVALID_SESSION_ID, results
         partitions = OrderedDict()
         for key, p, data in results:
             cached = partitions[key] = CachedPartition(p, names.get(key[0]))

@@ -30,12 +30,22 @@ class ChangeNotifier:
             if not fut.done():
                 fut.set_result(None)
 
-    async def wait(self, timeout: float) -> None:
-        """Return after the next change or after ``timeout`` seconds, whichever comes first."""
+    async def wait(self, timeout: float, gone: asyncio.Future | None = None) -> None:
+        """Return after the next change or after ``timeout`` seconds, whichever comes first, or
+        once ``gone`` is done (the client of a parked request closed its connection)."""
         fut = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)
+
+        def end(_) -> None:
+            if not fut.done():
+                fut.set_result(None)
+
+        if gone is not None:
+            gone.add_done_callback(end)
         try:
             await wait_or_timeout(fut, timeout)
         finally:
             if fut in self._waiters:
                 self._waiters.remove(fut)
+            if gone is not None:
+                gone.remove_done_callback(end)  # a live connection parks again and again

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 from shim.errors import ErrorCode as E
-from shim.fetch_sessions import EVICTION_MS, FINAL_EPOCH, INT32_MAX, SHARDS, FetchSessionCache, next_epoch
+from shim.fetch_sessions import (EVICTION_MS, FINAL_EPOCH, INT32_MAX, SHARDS, FetchSessionCache,
+                                 IncrementalFetchContext, next_epoch)
 
 T0 = 1_700_000_000_000
 
@@ -92,3 +94,54 @@ def test_partitions_that_returned_records_go_to_the_end_and_errors_reset_the_hig
     # the error is gone and nothing changed, yet partition 1 is answered: its high watermark was forgotten
     _, _, kept = context.respond([(k, p, data(1 if k == k0 else 0)) for k, p in context.partitions()], T0, {})
     assert [k for k, _, _ in kept] == [k1]
+
+
+def test_a_session_growing_past_its_partition_limit_ends_as_if_evicted():
+    cache = FetchSessionCache(max_session_partitions=4)
+    session = full(cache, 3, T0)
+    grow = [(("t", 3), part(3))]
+    assert isinstance(cache.new_context(12, session, 1, False, grow, [], T0), IncrementalFetchContext)
+    more = [(("u", 0), part(0))]
+    context = cache.new_context(12, session, 2, False, more, [], T0)
+    assert context.respond([], T0, {}) == (E.fetch_session_id_not_found, 0, [])
+    assert cache.stats()["sessions"] == 0 and cache.stats()["partitions_cached"] == 0
+    assert full(cache, 5, T0) == 0 and full(cache, 4, T0) != 0  # a full request over it gets no session
+
+
+def test_sessions_share_a_partition_budget_and_stale_ones_make_room():
+    cache = FetchSessionCache(max_cached_partitions=10)
+    first, second = full(cache, 6, T0), full(cache, 4, T0 + 1)
+    assert full(cache, 1, T0 + 2) == 0  # the budget is spent and nobody is stale
+    assert cache.new_context(12, second, 1, False, [(("t", 9), part(9))], [], T0 + 3).error == \
+        E.fetch_session_id_not_found  # growing past the budget ends the session
+    fourth = full(cache, 4, T0 + 4)
+    cache.new_context(12, first, 1, False, [], [], T0 + 5)
+    late = T0 + 5 + EVICTION_MS  # `fourth` is stale, `first` not quite
+    assert full(cache, 5, late) == 0  # evicting `fourth` is not enough
+    third = full(cache, 4, late)  # it is for this one
+    live = {s for shard in cache.shards for s in shard.sessions}
+    assert third != 0 and live == {first, third} and fourth not in live and cache.stats()["partitions_cached"] == 10
+
+
+def test_the_size_a_request_would_leave_counts_what_it_forgets_after_adding():
+    cache = FetchSessionCache(max_session_partitions=3)
+    session = full(cache, 3, T0)
+    # two added, two forgotten (one of them just added): three left, the limit
+    context = cache.new_context(12, session, 1, False, [(("t", 3), part(3)), (("t", 4), part(4))],
+                                [("t", 0), ("t", 4)], T0)
+    assert [k for k, _ in context.partitions()] == [("t", 1), ("t", 2), ("t", 3)]
+    over = cache.new_context(12, session, 2, False, [(("t", 5), part(5))], [("t", 9)], T0)
+    assert over.error == E.fetch_session_id_not_found and cache.stats()["partitions_cached"] == 0
+
+
+def test_making_room_evicts_many_stale_sessions_in_one_pass():
+    """Each eviction looked for the least recently used session among all of them again: 4,000
+    stale sessions to evict took 16 million comparisons (seconds of the loop)."""
+    cache = FetchSessionCache(slots=8 * 5_000, max_cached_partitions=5_000)
+    for i in range(4_000):
+        full(cache, 1, T0 + i)
+    late = T0 + 4_000 + EVICTION_MS
+    started = time.thread_time()
+    assert full(cache, 5_000, late) != 0
+    assert time.thread_time() - started < 0.5
+    assert cache.stats()["sessions"] == 1 and cache.stats()["evictions"] == 4_000

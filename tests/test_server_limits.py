@@ -19,7 +19,7 @@ from shim.errors import ErrorCode
 from shim.event_loops import loop_name
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 from shim.protocol.framing import SCRATCH_BYTES
-from shim.server import MAX_QUEUED_BYTES, REQUEST_OVERHEAD
+from shim.connection import MAX_QUEUED_BYTES, REQUEST_OVERHEAD
 
 
 def api_versions(correlation_id: int = 1) -> bytes:

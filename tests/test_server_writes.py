@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import struct
 
-from shim import Broker, server
+from shim import Broker, connection
 from shim.protocol.messages import decode_response
 
 from test_server_limits import api_versions, until
@@ -37,8 +37,8 @@ def frames(data: bytes) -> list[bytes]:
 
 async def test_answers_to_pipelined_requests_leave_in_one_write_in_order(tmp_path, monkeypatch):
     # answers are held while the answering task runs; it yields (and they leave) after each
-    # server.ANSWER_SLICE_S, which a loaded machine can spend on three requests: not this test's subject
-    monkeypatch.setattr(server, "ANSWER_SLICE_S", 60.0)
+    # connection.ANSWER_SLICE_S, which a loaded machine can spend on three requests: not this test's subject
+    monkeypatch.setattr(connection, "ANSWER_SLICE_S", 60.0)
     async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as broker:
         reader, writer = await asyncio.open_connection(broker.node.host, broker.node.port)
         await until(lambda: len(broker._server.connections) == 1)

@@ -402,7 +402,7 @@ public final class AdminDriver {
         }
     }
 
-    /** consumer_byte_rate 20480 for one client id: a consumer reads 200 records of 1 KiB, 64 KiB a fetch. */
+    /** consumer_byte_rate 16384 for one client id: a consumer reads 200 records of 1 KiB, 64 KiB a fetch. */
     static void fetchThrottle(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("fthrottled");
         String client = s.name("fthrottled-client");
@@ -417,7 +417,7 @@ public final class AdminDriver {
                 }
                 p.flush();
             }
-            clientIdQuota(admin, client, "consumer_byte_rate", 20480.0);
+            clientIdQuota(admin, client, "consumer_byte_rate", 16384.0);
             List<String> values = new ArrayList<>();
             try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "client.id", client,
                     "fetch.max.bytes", "65536", "max.partition.fetch.bytes", "65536")) {

@@ -150,6 +150,15 @@ final class AdminReplay {
                             .values().get(invalid)),
                     err(legacyAlter(admin, Map.of(invalid, new Config(List.of(new ConfigEntry("retention.ms", "1000")))),
                             new AlterConfigsOptions()).get(invalid))));
+            // ... and the new configs before it looks for the topic (ConfigurationControlManager.validateAlterConfig)
+            ConfigResource unknown = new ConfigResource(ConfigResource.Type.TOPIC, s.name("describe-unknown"));
+            obs.put("alter_unknown", Arrays.asList(
+                    first(err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("retention.ms", "1000", AlterConfigOp.OpType.SET))))
+                            .values().get(unknown))),
+                    err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("min.cleanable.dirty.ratio", "1.5", AlterConfigOp.OpType.SET))))
+                            .values().get(unknown)),
+                    err(admin.incrementalAlterConfigs(Map.of(unknown, List.of(op("compression.type", "lz4", AlterConfigOp.OpType.APPEND))))
+                            .values().get(unknown))));
             for (ConfigResource.Type type : List.of(ConfigResource.Type.BROKER, ConfigResource.Type.BROKER_LOGGER)) {
                 ConfigResource r = new ConfigResource(type, "-1");
                 List<Object> e = err(admin.describeConfigs(List.of(r), new DescribeConfigsOptions().timeoutMs(1500)).all());
@@ -298,6 +307,37 @@ final class AdminReplay {
         }
     }
 
+    /**
+     * testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and testIncrementalAlterConfigsDeleteBrokerConfigs
+     * on this broker: the replication throttles set, changed and deleted; a deleted one is no longer
+     * described with a value (the Kafka tests read a missing entry as "").
+     */
+    static void brokerThrottleConfigs(Support s, Map<String, Object> obs) throws Exception {
+        String leader = "leader.replication.throttled.rate", follower = "follower.replication.throttled.rate",
+                alterDirs = "replica.alter.log.dirs.io.max.bytes.per.second";
+        AlterConfigOp.OpType set = AlterConfigOp.OpType.SET, delete = AlterConfigOp.OpType.DELETE;
+        try (Admin admin = s.admin()) {
+            ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(node(admin)));
+            obs.put("set", err(admin.incrementalAlterConfigs(Map.of(broker, List.of(op(leader, "123", set), op(follower, "456", set))))
+                    .all()));
+            obs.put("after_set", throttles(admin, broker, leader, follower, alterDirs));
+            obs.put("change", err(admin.incrementalAlterConfigs(Map.of(broker, List.of(op(leader, "", delete),
+                    op(follower, "654", set), op(alterDirs, "987", set)))).all()));
+            obs.put("after_change", throttles(admin, broker, leader, follower, alterDirs));
+            obs.put("delete", err(admin.incrementalAlterConfigs(Map.of(broker, List.of(op(leader, "", delete),
+                    op(follower, "", delete), op(alterDirs, "", delete)))).all()));
+            obs.put("after_delete", throttles(admin, broker, leader, follower, alterDirs));
+        }
+    }
+
+    /** Each name's described value, "" when the broker does not describe it (the Kafka tests' getOrElse). */
+    static List<Object> throttles(Admin admin, ConfigResource broker, String... names) throws Exception {
+        Config c = describe(admin, broker).get(broker.name());
+        List<Object> out = new ArrayList<>();
+        for (String name : names) out.add(c.get(name) == null || c.get(name).value() == null ? "" : c.get(name).value());
+        return out;
+    }
+
     // ------------------------------------------------------------------ log dirs, reassignments, elections
 
     /** testDescribeLogDirs, testDescribeReplicaLogDirs and testAlterReplicaLogDirs' step before the topic exists. */
@@ -332,6 +372,41 @@ final class AdminReplay {
             });
             obs.put("replica_dirs", infos.size());
             obs.put("replica_dir_mismatches", mismatched);
+        }
+    }
+
+    /**
+     * testDeleteRecordsWithException and what Kafka's Partition.deleteRecordsOnLeader answers besides:
+     * an offset below the log start changes nothing, a negative one (other than -1, the high
+     * watermark) is OFFSET_OUT_OF_RANGE, as is one past the high watermark, and a compacted topic
+     * POLICY_VIOLATION.
+     */
+    static void deleteRecordsEdges(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("delete-edges"), compacted = s.name("delete-compacted");
+        TopicPartition tp = new TopicPartition(topic, 0), ctp = new TopicPartition(compacted, 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            admin.createTopics(List.of(new NewTopic(compacted, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+                    .all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, compacted, 1);
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p = s.producer()) {
+                ClientReplay.sendRecords(p, tp, 10, 0);
+                ClientReplay.sendRecords(p, ctp, 10, 0);
+            }
+            List<Object> steps = new ArrayList<>();
+            for (long offset : new long[]{5, 3, 20, -2}) steps.add(lowWatermark(admin, tp, offset));
+            obs.put("steps", steps);
+            obs.put("compacted", lowWatermark(admin, ctp, 5));
+        }
+    }
+
+    static Object lowWatermark(Admin admin, TopicPartition tp, long offset) {
+        var f = admin.deleteRecords(Map.of(tp, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(offset)))
+                .lowWatermarks().get(tp);
+        try {
+            return f.get(20, TimeUnit.SECONDS).lowWatermark();
+        } catch (Exception e) {
+            return err(f);
         }
     }
 

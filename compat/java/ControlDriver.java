@@ -35,6 +35,7 @@ public final class ControlDriver {
         all.put("control.txn_expires", ControlDriver::txnExpires);
         all.put("control.group_coordinator_errors", ControlDriver::groupCoordinatorErrors);
         all.put("control.offsets_expire", ControlDriver::offsetsExpire);
+        all.put("control.commit_below_min_isr", ControlDriver::commitBelowMinIsr);
         Support.main("ControlDriver", all, args);
     }
 
@@ -229,6 +230,45 @@ public final class ControlDriver {
         try (KafkaConsumer<byte[], byte[]> again = s.consumer("read_uncommitted", "group.id", gone)) {
             OffsetAndMetadata committed = again.committed(java.util.Set.of(tp)).get(tp);
             obs.put("gone_committed", committed == null ? -1 : committed.offset());
+        }
+    }
+
+    /**
+     * A three-broker kafka-shim with min.insync.replicas=2: the followers of the group's
+     * __consumer_offsets partition go down (its leader, the coordinator, stays), so the coordinator's
+     * acks=all append is refused and commits are answered COORDINATOR_NOT_AVAILABLE: commitAsync's
+     * callback gets it as a RetriableCommitFailedException and commitSync retries it until its
+     * timeout. With the followers back the same commit succeeds.
+     */
+    static void commitBelowMinIsr(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("control-min-isr"), group = s.name("control-min-isr-G");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = s.admin();
+             KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "group.id", group)) {
+            Support.createTopic(admin, topic, 1);
+            c.assign(List.of(tp));
+            c.commitSync(Map.of(tp, new OffsetAndMetadata(5)));
+            org.apache.kafka.clients.admin.TopicDescription offsets = admin.describeTopics(List.of("__consumer_offsets"))
+                    .allTopicNames().get().get("__consumer_offsets");
+            int hash = group.hashCode();  // Kafka: Utils.abs(groupId.hashCode()) % partitions
+            int partition = (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % offsets.partitions().size();
+            org.apache.kafka.common.TopicPartitionInfo info = offsets.partitions().get(partition);
+            List<Integer> followers = info.replicas().stream().map(n -> n.id())
+                    .filter(id -> id != info.leader().id()).toList();
+            obs.put("followers", followers.size());
+            for (int id : followers) control(s, "node_down", "{\"node\": " + id + "}");
+            List<Object> callback = new ArrayList<>();
+            c.commitAsync(Map.of(tp, new OffsetAndMetadata(9)), (o, e) -> callback.add(e == null ? "none"
+                    : e.getClass().getName() + (e.getCause() == null ? "" : " / " + e.getCause().getClass().getName())));
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (callback.isEmpty() && System.currentTimeMillis() < deadline) c.poll(Duration.ofMillis(100));
+            obs.put("async_error", callback.isEmpty() ? "no callback" : callback.get(0));
+            obs.put("sync_error", Support.failureOf(() -> c.commitSync(Map.of(tp, new OffsetAndMetadata(9)),
+                    Duration.ofSeconds(2))));
+            obs.put("committed_below", c.committed(java.util.Set.of(tp)).get(tp).offset());
+            for (int id : followers) control(s, "node_up", "{\"node\": " + id + "}");
+            c.commitSync(Map.of(tp, new OffsetAndMetadata(9)), Duration.ofSeconds(30));
+            obs.put("committed_after", c.committed(java.util.Set.of(tp)).get(tp).offset());
         }
     }
 

@@ -54,6 +54,8 @@ public final class ReferenceDriver {
         all.put("admin.incremental_alter_valid", AdminReplay::incrementalAlterValid);
         all.put("admin.replica_log_dirs", AdminReplay::logDirs);
         all.put("admin.reassignment_errors", AdminReplay::reassignmentErrors);
+        all.put("admin.delete_records_edges", AdminReplay::deleteRecordsEdges);
+        all.put("admin.broker_throttle_configs", AdminReplay::brokerThrottleConfigs);
         all.put("consumer.seek", ClientReplay::seek);
         all.put("consumer.records_and_times", ClientReplay::recordsAndTimes);
         all.put("consumer.pause_and_poll", ClientReplay::pauseAndPoll);

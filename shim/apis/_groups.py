@@ -89,11 +89,12 @@ async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
 def expire_timestamp(request, now: int) -> int:
     """OffsetCommit v2-4's RetentionTimeMs as an explicit expire timestamp, -1 (the default, and
     every other request) for none (Kafka: OffsetMetadataManager.expireTimestampMs; KafkaApis
-    before 4.0). Any other value counts, as in Kafka, a negative one too."""
+    before 4.0). Any other value counts, as in Kafka, a negative one too; the sum wraps as Java's
+    long does (Long.MAX_VALUE: a timestamp long past, so the offsets expire at the next check)."""
     retention = getattr(request, "retention_time", None)
     if retention is None or ms(retention) == -1:
         return -1
-    return now + ms(retention)
+    return (now + ms(retention) + 2**63) % 2**64 - 2**63
 
 
 def commit_response(ctx, request, code_of, entity_prefix: str):

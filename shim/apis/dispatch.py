@@ -77,19 +77,29 @@ def _route(key: int, kafka_version: str) -> _Route | None:
     return _Route(spec, versions, module, getattr(module, "validate", None), getattr(module, "decode", None))
 
 
-async def dispatch_request(node, frame: bytes, client_host: str = "", session=None, node_id: int | None = None) -> Answer:
-    """``node_id``: the simulated broker the request came to (shim.cluster), the first one by default."""
-    key, version, correlation_id = peek(frame)
+def _served_route(node, key: int, version: int, correlation_id: int) -> _Route | Answer:
+    """The route of a request the emulated release serves at its version; an ApiVersions request
+    at a version it does not serve gets its UNSUPPORTED_VERSION answer, anything else closes the
+    connection (Kafka: SocketServer.parseRequestHeader)."""
     route = _route(key, node.config.kafka_version)
     if route is None:
-        # Kafka: SocketServer.parseRequestHeader -- an API the broker does not enable closes the connection
         raise FrameError(f"API key {key} is not served by Kafka {RELEASES[node.config.kafka_version].name} emulation")
-    spec, versions, module = route.spec, route.versions, route.module
+    versions = route.versions
     if not versions[0] <= version <= versions[1]:
         if key == API_VERSIONS:
             return Answer([_unsupported_api_versions(correlation_id, versions)], 0)
-        raise FrameError(f"unsupported version {version} of {spec.name} (Kafka "
+        raise FrameError(f"unsupported version {version} of {route.spec.name} (Kafka "
                          f"{RELEASES[node.config.kafka_version].name} emulation serves {versions[0]}-{versions[1]})")
+    return route
+
+
+async def dispatch_request(node, frame: bytes, client_host: str = "", session=None, node_id: int | None = None) -> Answer:
+    """``node_id``: the simulated broker the request came to (shim.cluster), the first one by default."""
+    key, version, correlation_id = peek(frame)
+    route = _served_route(node, key, version, correlation_id)
+    if route.__class__ is Answer:
+        return route
+    spec, module = route.spec, route.module
     control = node.control.active  # a fault armed or the request log on (shim.control): kio's objects throughout
     started = time.monotonic()
     if route.decode is not None and not control and len(frame) <= OWN_DECODE_INLINE_BYTES and not _own_decoding:

@@ -50,12 +50,13 @@ async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     context = _context(ctx, request)
     entries = context.partitions()
+    gone = getattr(ctx.session, "gone", None)  # the client closed its connection: no answer is due
     while True:
         results, names, total, errors, hinted = await _collect(ctx, request, entries)
         remaining = deadline - time.monotonic()
-        if not entries or total >= request.min_bytes or errors or remaining <= 0:
+        if not entries or total >= request.min_bytes or errors or remaining <= 0 or (gone is not None and gone.done()):
             return _respond(ctx, context, results, names, total, hinted)
-        await ctx.node.changes.wait(remaining)
+        await ctx.node.changes.wait(remaining, gone)
 
 
 def _context(ctx, request):

@@ -22,7 +22,7 @@ def handle(ctx, request):
         wanted = [(t.name, p) for t in marker.topics for p in t.partition_indexes]
         codes = {tp: ErrorCode.cluster_authorization_failed for tp in wanted} if not allowed else write_markers(
             node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
-            marker.coordinator_epoch, marker.transaction_result, wanted, now_ms())
+            marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(), node.cluster.check_min_isr)
         topics = {}
         for (topic, p), code in codes.items():
             topics.setdefault(topic, []).append(

@@ -93,12 +93,13 @@ async def _fetch(ctx, request, session, answers, full):
     """Acquire from the session's partitions; park until something is acquired or max_wait passes."""
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     ids = {name: info.topic_id for name, info in ctx.node.logs.topics.items()}
+    gone = getattr(ctx.session, "gone", None)  # its client closed the connection (shim.connection)
     while True:
         got = _acquire(ctx, request, session, ids)
         remaining = deadline - time.monotonic()
-        if got or remaining <= 0:
+        if got or remaining <= 0 or (gone is not None and gone.done()):
             break
-        await ctx.node.changes.wait(remaining)
+        await ctx.node.changes.wait(remaining, gone)
     for (name, p), (records, ranges) in got.items():
         answer = answers.setdefault((ids[name], p), _answer(ctx, name, p, None))
         answer["records"] = records

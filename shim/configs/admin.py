@@ -11,6 +11,7 @@ from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import invalid_topic_name
 from . import loggers
 from .catalogue import broker_configs, topic_configs
+from .topic import validate_overrides
 
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -44,10 +45,14 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         _alter_broker(node, resource_name, ops, validate_only, incremental, node_id)
     elif resource_type == TOPIC:
         _check_topic_name(resource_name)
-        if resource_name not in node.logs.topics:  # Kafka: ControllerConfigurationValidator
+        catalogue = topic_configs(node.broker_configs.release)
+        if resource_name not in node.logs.topics:
+            # Kafka's controller validates the new configs before it checks that the topic exists
+            # (ConfigurationControlManager.validateAlterConfig: the validator, then existenceChecker)
+            configs = apply_ops({}, ops, catalogue, lambda n: node.topic_effective({}).get(n))
+            node.logs.resolve(validate_overrides(configs, node.broker_configs.release))
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"The topic '{resource_name}' does not exist.")
         info = node.logs.topic(resource_name)
-        catalogue = topic_configs(node.broker_configs.release)
         # names the emulated release removed (stored under an earlier one) no longer count
         kept = {n: v for n, v in info.configs.items() if n in catalogue} if incremental else {}
         configs = apply_ops(kept, ops, catalogue,

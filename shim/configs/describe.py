@@ -100,9 +100,22 @@ def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: b
             for name in _wanted(sorted(values), keys)]
 
 
+# The broker's replication quotas (Kafka: DynamicConfig.Broker, QuotaConfigs.brokerQuotaConfigs): not
+# KafkaConfig keys, yet KafkaConfig.configType knows their type, so they are described with their value.
+BROKER_QUOTA_TYPES = {"leader.replication.throttled.rate": ConfigType.LONG,
+                      "follower.replication.throttled.rate": ConfigType.LONG,
+                      "replica.alter.log.dirs.io.max.bytes.per.second": ConfigType.LONG}
+
+
 def _broker_entry(configs: BrokerConfigs, name: str, raw: str | None, per_broker: bool, synonyms: bool,
                   documentation: bool) -> Entry:
     key = broker_configs(configs.release).get(name)
+    if key is None and name in BROKER_QUOTA_TYPES:
+        found = [s for s in _config_synonyms(configs, name, False)
+                 if per_broker or s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+        # not in DynamicBrokerConfig.AllDynamicConfigs, so read-only as Kafka describes it; no KafkaConfig doc
+        return Entry(name, raw, found[0].source if found else int(ConfigSource.DEFAULT_CONFIG), True, False,
+                     tuple(found) if synonyms else (), int(BROKER_QUOTA_TYPES[name]), None)
     sensitive = key is None or key.sensitive  # KafkaConfig.maybeSensitive: an unknown type may hide a secret
     value = None if sensitive or raw is None else (raw if key.type == "string" else key.render(raw))
     found = [s for s in _config_synonyms(configs, name, sensitive)

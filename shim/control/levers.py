@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..coordinators.group import deadlines as group_deadlines
 from ..node import now_ms
 from .args import Arg
 from .ops import op
@@ -39,10 +40,10 @@ def _advance_clock(control, ms, clock, group_id):
     node, now = control.node, now_ms()
     aborted = node.txn.abort_timed_out(now, ms) if clock in ("all", "transactions") else []
     txn_ids = node.txn.advance_expiration(now, ms) if clock in ("all", "transactions") else []
-    expired = node.groups.advance(now, ms, group_id) if clock in ("all", "groups") else []
+    expired = group_deadlines.advance(node.groups, now, ms, group_id) if clock in ("all", "groups") else []
     share = node.share.advance(now, ms, group_id) if clock in ("all", "groups") else {}
     # after the sessions: a group its members left by timing out is Empty from now
-    offsets = node.groups.expire_offsets(now, ms, group_id)._asdict() if clock in ("all", "groups") else {}
+    offsets = node.groups.expiration.advance(now, ms, group_id)._asdict() if clock in ("all", "groups") else {}
     return {"aborted_transactions": aborted, "expired_transactional_ids": txn_ids, "expired_members": expired,
             **offsets, **share}
 

@@ -6,6 +6,7 @@ v0/v1 by flexibility, and kio already gives ApiVersions responses the v0 header 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import io
@@ -105,6 +106,9 @@ def decode_request(frame: bytes, api_key: int, version: int) -> tuple[RequestHea
     """
     cls = request_class(api_key, version)
     request_checker(api_key, version)(frame)
+    retention = _wide_retention(frame) if api_key == OFFSET_COMMIT and version in RETENTION_VERSIONS else None
+    if retention is not None:
+        frame = frame[:retention[0]] + bytes(8) + frame[retention[0] + 8:]
     try:
         header, used = _reader(cls.__header_schema__)(frame, 0)
         body, _ = _reader(cls)(frame, used)
@@ -116,6 +120,8 @@ def decode_request(frame: bytes, api_key: int, version: int) -> tuple[RequestHea
         if type(exc).__name__ != "PanicException":
             raise
         raise FrameError(f"kio panicked parsing {cls.__name__} v{version}: {exc}") from exc
+    if retention is not None:
+        body = dataclasses.replace(body, retention_time=retention[1])  # integer ms, as shim.apis._groups.ms reads
     return (
         RequestHeader(api_key, version, header.correlation_id, header.client_id),
         body,
@@ -198,6 +204,30 @@ def encode_request(header: RequestHeader, request: Any) -> bytes:
     )
     _writer(type(request))(buf, request)
     return buf.getvalue()
+
+
+OFFSET_COMMIT, RETENTION_VERSIONS = 8, range(2, 5)
+_I16, _I64 = struct.Struct(">h"), struct.Struct(">q")
+
+
+def _wide_retention(frame: bytes) -> tuple[int, int] | None:
+    """OffsetCommit v2-4's RetentionTimeMs when kio's timedelta may not hold it (it cannot from
+    999,999,999 days either way; Kafka takes any int64): (its position in the frame, its value), else None. The
+    frame's lengths are checked already; the header and body before it are strings and an int32."""
+    position = 8  # api key, version, correlation id
+    try:
+        for skip in (0, 0, 4):  # client id; group id; generation id, then member id
+            position += skip
+            position += 2 + max(_I16.unpack_from(frame, position)[0], 0)
+        value = _I64.unpack_from(frame, position)[0]
+    except struct.error:
+        return None  # cut short: kio refuses it
+    if abs(value) < _TIMEDELTA_MAX_MS:
+        return None
+    return position, value
+
+
+_TIMEDELTA_MAX_MS = 2**53  # kio's timedelta overflows from 999,999,999 days (about 2**56 ms)
 
 
 def decode_response(data: bytes, api_key: int, version: int) -> tuple[int, Any]:

@@ -30,6 +30,22 @@ log = logging.getLogger(__name__)
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
 
 
+def read_log_start(plog: PartitionLog, file_name: str, names: list[str]) -> int:
+    """The log start offset its file holds, 0 when there is none, or when it cannot be read: under
+    fsync "never" it is replaced unforced, so a power loss may leave it empty (Kafka: LogManager
+    warns and resets an unreadable log-start-offset-checkpoint to the first segment's base offset,
+    which the caller's max with that base gives)."""
+    if file_name not in names:
+        return 0
+    text = (plog.directory / file_name).read_bytes()
+    try:
+        return max(int(text), 0)
+    except ValueError:
+        log.warning("%s: unreadable %s file %r, starting the log at its first segment", plog.directory,
+                    file_name, text[:32])
+        return 0
+
+
 def first_to_recover(bases: list[int], checkpoint: recovery_point.Point | None) -> int:
     """The index in ``bases`` of the first segment to recover: the one holding the recovery point
     (the segment of its base, else the last one starting before it: a segment the cleaner merged it

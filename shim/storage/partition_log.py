@@ -180,13 +180,10 @@ class PartitionLog:
                 self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
             else:
                 data = self.producer_state.validate_data(h, origin)
-        seg = self.segments[-1]
-        base = seg.next_offset
+        base = self.segments[-1].next_offset
         append_time, chunks, max_timestamp = self._stamped(batch, h, base, now_ms)
         size = LOG_OVERHEAD + h.batch_length
-        if seg.size and seg.size + size > self.config.segment_bytes:
-            self.roll()
-            seg = self.segments[-1]
+        seg = self._segment_with_room(size)
         last = base + h.last_offset_delta
         seg.append(chunks, size, base, last, max_timestamp)
         unchecked = self.unchecked
@@ -203,6 +200,16 @@ class PartitionLog:
         if self.on_append is not None:
             self.on_append()
         return AppendResult(base, append_time, self.log_start_offset)
+
+    def _segment_with_room(self, size: int) -> LogSegment:
+        """The segment a batch of ``size`` bytes goes to: the active one, rolled first when the
+        batch would take a non-empty one past segment.bytes (Kafka: LogSegment.shouldRoll's size
+        condition; the others are shim.storage.roll's)."""
+        seg = self.segments[-1]
+        if seg.size and seg.size + size > self.config.segment_bytes:
+            self.roll()
+            seg = self.segments[-1]
+        return seg
 
     def _stamped(self, batch: bytes | bytearray, h: BatchHeader, base: int, now_ms: int) -> tuple[int, tuple, int]:
         """(log append time or -1, the batch as buffers to write with its offset stamped, its max
@@ -467,7 +474,8 @@ class PartitionLog:
     def _set_log_start(self, offset: int) -> None:
         self.log_start_offset = max(self.log_start_offset, offset)
         self.aborted = [a for a in self.aborted if a.last_offset >= self.log_start_offset]
-        fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode())
+        # under fsync "never" unforced, as the log it describes (Kafka checkpoints it on its scheduler)
+        fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode(), sync=self.config.fsync)
 
     def _delete_oldest(self) -> None:
         self.segments.pop(0).delete()
@@ -480,8 +488,7 @@ class PartitionLog:
         # one listing of the directory, read every way below (a start over 10,000 partitions
         # spent a third of its time in globs)
         names = os.listdir(self.directory)
-        start_file = self.directory / LOG_START_FILE
-        self.log_start_offset = int(start_file.read_text()) if LOG_START_FILE in names else 0
+        self.log_start_offset = log_loader.read_log_start(self, LOG_START_FILE, names)
         if not self.read_only:
             tmps = [n for n in names if n.endswith(fs.TMP_SUFFIX)]  # atomic writes the broker did not finish
             for tmp in tmps:

@@ -4,6 +4,8 @@ group deleted with its last one, tombstones a restart agrees with, and the reten
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from group_helpers import T0, TOPIC, E, call, fetched, form_group, join, offsets, sync
@@ -12,7 +14,8 @@ from shim.coordinators.group.consumer_coordinator import HeartbeatRequest
 from shim.control.ops import call as control
 from shim.node import now_ms
 from shim.errors import KafkaError
-from shim.protocol.messages import make, request_module
+from shim.apis.dispatch import dispatch
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_module
 
 S = GroupState
 MINUTE = 60_000
@@ -155,12 +158,12 @@ def test_the_check_runs_on_the_coordinator_timer(gc):
 def test_advance_runs_only_the_checks_due_within_it(gc):
     commit(gc, "solo", [(0, 5)], T0)
     gc.expiration.schedule(T0)  # checks at T0 + 1 s, + 2 s, ...
-    assert gc.expire_offsets(T0, RETENTION - INTERVAL).expired_offsets == []
-    assert gc.expire_offsets(T0, RETENTION + INTERVAL // 2).expired_offsets == [f"solo/{TOPIC}/0"]
+    assert gc.expiration.advance(T0, RETENTION - INTERVAL).expired_offsets == []
+    assert gc.expiration.advance(T0, RETENTION + INTERVAL // 2).expired_offsets == [f"solo/{TOPIC}/0"]
     gc.expiration.check_interval_ms = 2 * RETENTION
     commit(gc, "late", [(0, 5)], T0)
     gc.expiration.schedule(T0)  # the next check is after the whole advance: it does not run
-    assert gc.expire_offsets(T0, RETENTION + 1).expired_offsets == []
+    assert gc.expiration.advance(T0, RETENTION + 1).expired_offsets == []
 
 
 def _consumer_member(gc, group, member, topics, now):
@@ -194,6 +197,31 @@ async def test_offset_commit_v2_retention_time_becomes_the_expire_timestamp(node
         assert r.topics[0].partitions[0].error_code == E.none
         committed = gc.groups["v2"].offsets[TP0].value
         assert committed.expire_timestamp == (-1 if retention == -1 else committed.commit_timestamp + retention)
+
+
+@pytest.mark.parametrize("version", [2, 4])
+@pytest.mark.parametrize("retention", [2**63 - 1, 2**62, -(2**63), -(2**60)])
+async def test_offset_commit_takes_any_int64_retention_time_and_wraps_it_as_java(nodes, node, gc, version, retention):
+    """kio's timedelta holds no more than 999,999,999 days: such a RetentionTimeMs closed the
+    connection, where Kafka answers NONE and adds it to the commit time as a Java long."""
+    module = request_module(8, version)
+    partition = make(module.OffsetCommitRequestPartition, partition_index=0, committed_offset=4,
+                     committed_metadata="")
+    request = make(module.OffsetCommitRequest, group_id="wide", generation_id_or_member_epoch=-1, member_id="",
+                   retention_time=12_345, topics=(make(module.OffsetCommitRequestTopic, name=TOPIC,
+                                                       partitions=(partition,)),))
+    frame = encode_request(RequestHeader(8, version, 7, "c"), request)
+    at = frame.index(struct.pack(">q", 12_345))
+    frame = frame[:at] + struct.pack(">q", retention) + frame[at + 8:]
+    _, response = decode_response(await dispatch(node, frame), 8, version)
+    assert response.topics[0].partitions[0].error_code == E.none
+    committed = gc.groups["wide"].offsets[TP0].value
+    wrapped = (committed.commit_timestamp + retention + 2**63) % 2**64 - 2**63
+    assert committed.expire_timestamp == wrapped
+    expired = gc.expiration.cleanup(committed.commit_timestamp).expired_offsets  # the next check
+    assert expired == ([f"wide/{TOPIC}/0"] if wrapped < 0 else [])
+    if wrapped >= 0:
+        assert restarted(nodes, node).groups["wide"].offsets[TP0].value.expire_timestamp == wrapped
 
 
 async def test_advance_clock_expires_offsets_and_deletes_groups(node, gc):

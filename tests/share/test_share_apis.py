@@ -181,6 +181,31 @@ async def test_a_parked_share_fetch_wakes_on_an_append(share_node):
     assert acquired(r) == [(0, 0, 1)]
 
 
+async def test_a_parked_share_fetch_ends_when_its_client_closes(share_node):
+    """It waited out max_wait (up to 24 days) after its client had gone, as a Fetch did."""
+    import asyncio
+
+    from shim.apis.dispatch import dispatch
+    from shim.protocol.messages import RequestHeader, encode_request, make
+    from shim.security.session import ConnectionSession
+
+    await share_fetch(share_node, "m1", 0)
+    m = request_module(78, 1)
+    request = make(m.ShareFetchRequest, group_id="g", member_id="m1", share_session_epoch=1, max_wait=86_400_000,
+                   min_bytes=1, max_bytes=1 << 20, max_records=500, batch_size=500, forgotten_topics_data=(),
+                   topics=(m.FetchTopic(topic_id=topic_id(share_node), partitions=(
+                       m.FetchPartition(partition_index=0, acknowledgement_batches=()),)),))
+    session = ConnectionSession("PLAINTEXT")
+    session.gone = asyncio.get_running_loop().create_future()
+    parked = asyncio.ensure_future(dispatch(share_node, encode_request(RequestHeader(78, 1, 9, "c"), request),
+                                            session=session))
+    while not share_node.changes._waiters:
+        await asyncio.sleep(0)
+    session.gone.set_result(None)  # the connection's end of stream
+    await asyncio.wait_for(parked, 5)
+    assert not share_node.changes._waiters
+
+
 async def test_lock_expiry_and_session_timeout_run_on_the_broker_timer(share_node):
     share = share_node.share
     await produce(share_node, 0, b"a")

@@ -69,3 +69,35 @@ def test_kill9_before_the_roll_files_were_written_recovers_them_from_the_log(tmp
     # the producer's state came back from the log: a retry of its last batch is a duplicate
     retry = append(plog, batch(first, pid=PID, epoch=0, seq=first, pad=500))
     assert retry.duplicate and retry.base_offset == first
+
+
+def test_retention_and_delete_records_under_never_do_not_fsync(tmp_path, disk):
+    """Retention rolls, moves the log start offset and deletes segments on the loop: under "never"
+    none of it waits on the disk, and a kill -9 keeps the log start offset (the page cache holds it)."""
+    logs = _open(tmp_path, fsync=False)
+    plog = logs.get("t", 0)
+    end = _produce_until_roll(plog)
+    disk.files.clear(), disk.dirs.clear()
+    assert plog.delete_records(end - 2) == end - 2
+    assert plog.enforce_retention(plog.segments[-1].max_timestamp + plog.config.retention_ms + 1) == 2
+    assert not disk.files and not disk.dirs
+    start = plog.log_start_offset
+    assert start == plog.log_end_offset > end
+    crash(logs)
+    assert _open(tmp_path, fsync=False).get("t", 0).log_start_offset == start
+
+
+def test_an_unreadable_log_start_offset_file_starts_the_log_at_its_first_segment(tmp_path):
+    """Replaced unforced under "never", the file may be empty after a power loss: the start must
+    not fail on it (Kafka resets an unreadable checkpoint to the first segment's base offset)."""
+    logs = _open(tmp_path, fsync=False)
+    plog = logs.get("t", 0)
+    end = _produce_until_roll(plog)
+    plog.delete_records(end)  # the first segment goes
+    assert plog.segments[0].base_offset == end and plog.log_start_offset == end
+    crash(logs)
+    for content in (b"", b"\x00\x00\x00", b"12x"):
+        (tmp_path / "t-0" / "log-start-offset").write_bytes(content)
+        reopened = _open(tmp_path, fsync=False)
+        assert reopened.get("t", 0).log_start_offset == end
+        crash(reopened)

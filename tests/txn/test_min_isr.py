@@ -159,3 +159,22 @@ def test_the_internal_topics_take_their_replication_factors(nodes):
     assert {len(node.cluster.state(TXN_TOPIC, p).replicas) for p in range(3)} == {2}
     assert {len(node.cluster.state("__consumer_offsets", p).replicas) for p in range(3)} == {3}
     assert txn_min_isr(node) == "2"
+
+
+async def test_write_txn_markers_below_min_isr_is_not_enough_replicas(nodes):
+    """Kafka's WriteTxnMarkers appends with acks=all: a partition whose ISR is below its
+    min.insync.replicas answers NOT_ENOUGH_REPLICAS and gets no marker."""
+    from txn_helpers import write_marker
+
+    node = three_brokers(nodes, extra={"min.insync.replicas": "2", "transaction.state.log.min.isr": "1"})
+    node.cluster.set_replication_factor(TOPIC, 3)
+    state = node.cluster.state(TOPIC, 0)
+    for n in [r for r in state.replicas if r != state.leader]:
+        node.cluster.node_down(n, T0)
+    assert node.cluster.state(TOPIC, 0).isr == (state.leader,)
+    pid, epoch = node.txn.init_producer_id(TXN, 60_000, -1, -1, T0)
+    assert await write_marker(node, pid, epoch, False, [(TOPIC, 0)]) == {(TOPIC, 0): ErrorCode.not_enough_replicas}
+    assert node.logs.get(TOPIC, 0).log_end_offset == 0
+    restore(node)
+    assert await write_marker(node, pid, epoch, False, [(TOPIC, 0)]) == {(TOPIC, 0): ErrorCode.none}
+    assert node.logs.get(TOPIC, 0).log_end_offset == 1

@@ -80,9 +80,10 @@ class DyingMarkers:
         self.monkeypatch = monkeypatch
 
     def arm(self, written: int) -> None:
-        def dying(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions, now_ms):
+        def dying(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions, now_ms, check_min_isr=None):
             partitions = list(partitions)
-            real_write_markers(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions[:written], now_ms)
+            real_write_markers(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions[:written], now_ms,
+                               check_min_isr)
             raise Crash()
         self.monkeypatch.setattr(coordinator_module, "write_markers", dying)
 

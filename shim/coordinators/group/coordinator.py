@@ -23,7 +23,8 @@ from ...storage.log_manager import LogManager
 from ..txn.coordinator import TransactionCoordinator
 from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
 from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
-from .expiration import DEFAULT_CHECK_INTERVAL_MS, DEFAULT_RETENTION_MS, CleanupResult, OffsetExpiration
+from .deadlines import classic_deadlines
+from .expiration import DEFAULT_CHECK_INTERVAL_MS, DEFAULT_RETENTION_MS, OffsetExpiration
 from .loading import load_groups, on_loaded
 from .offsets import OffsetOperations
 from .state import (
@@ -524,38 +525,12 @@ class GroupCoordinator(OffsetOperations):
         for group in list(self.groups.values()):
             self._expire(group, now_ms)
         consumer = self.consumer.tick(now_ms)
-        self._earliest = min((d for g in self.groups.values() for d in _deadlines(g)),
+        self._earliest = min((d for g in self.groups.values() for d in classic_deadlines(g)),
                              default=now_ms + IDLE_TICK_MS)
         for deadline in (consumer, self.expiration.tick(now_ms)):
             if deadline is not None:
                 self._earliest = min(self._earliest, deadline)
         return self._earliest
-
-    def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> list[str]:
-        """The group clock moved on by ``advanced_ms`` (shim.control): every session, join, sync and
-        rebalance deadline due by then is due now. Returns the members removed, as "group/member"."""
-        classic = [g for g in self.groups.values() if group_id in (None, g.group_id)]
-        consumer = [g for g in self.consumer.groups.values() if group_id in (None, g.group_id)]
-        before = {(g.group_id, m) for g in classic + consumer for m in g.members}
-        due = _bring_forward(now_ms, now_ms + advanced_ms)
-        for group in classic:
-            for member in group.members.values():
-                member.heartbeat_deadline = due(member.heartbeat_deadline)
-            group.pending_members.update({m: due(d) for m, d in group.pending_members.items()})
-            group.join_deadline, group.sync_deadline = due(group.join_deadline), due(group.sync_deadline)
-        for group in consumer:
-            for member in group.members.values():
-                member.session_deadline = due(member.session_deadline)
-                member.rebalance_deadline = due(member.rebalance_deadline)
-                member.join_deadline, member.sync_deadline = due(member.join_deadline), due(member.sync_deadline)
-        self.tick(now_ms)
-        after = {(g.group_id, m) for g in classic + consumer for m in g.members}
-        return sorted(f"{g}/{m}" for g, m in before - after)
-
-    def expire_offsets(self, now_ms: int, advanced_ms: int = 0, group_id: str | None = None) -> CleanupResult:
-        """Expire now the offsets (and delete the groups) the retention checks due within
-        ``advanced_ms`` would expire (shim.control's advance_clock)."""
-        return self.expiration.advance(now_ms, advanced_ms, group_id)
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this, without looking at every group: each deadline set since
@@ -596,18 +571,3 @@ class GroupCoordinator(OffsetOperations):
         """This broker now leads the offsets partition of the groups ``coordinated`` picks (Kafka: onElection)."""
         return on_loaded(self, coordinated, now_ms)
 
-
-def _bring_forward(now_ms: int, later_ms: int):
-    """A deadline due by ``later_ms`` is due at ``now_ms``; others (and none) stay."""
-    return lambda deadline: now_ms if deadline is not None and deadline <= later_ms else deadline
-
-
-def _deadlines(group: GroupMetadata):
-    for m in group.members.values():
-        if m.heartbeat_deadline is not None:
-            yield m.heartbeat_deadline
-    yield from group.pending_members.values()
-    if group.join_deadline is not None:
-        yield group.join_deadline
-    if group.sync_deadline is not None:
-        yield group.sync_deadline

@@ -59,6 +59,13 @@ def group_store_error(code: ErrorCode) -> ErrorCode:
     return code
 
 
+def mapped(e: KafkaError, mapping: Callable[[ErrorCode], ErrorCode]) -> KafkaError:
+    """The error a failed append answers the client: a code the mapping changes goes without the
+    append's message (Kafka: handleOperationException answers it with a null message)."""
+    code = mapping(e.code)
+    return KafkaError(code, e.message if code == e.code else None)
+
+
 def offset_commit_error(code: ErrorCode) -> ErrorCode:
     """Kafka: GroupMetadataManager.maybeConvertOffsetCommitError."""
     if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
@@ -141,13 +148,13 @@ class GroupStore:
         try:
             self._append(group.group_id, [(rec.group_key(group.group_id), value)], now_ms)
         except KafkaError as e:
-            raise KafkaError(group_store_error(e.code), e.message) from None
+            raise mapped(e, group_store_error) from None
 
     def _check_fits(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
         try:
             limit = self._log(group.group_id).config.max_message_bytes
         except KafkaError as e:
-            raise KafkaError(group_store_error(e.code), e.message) from None
+            raise mapped(e, group_store_error) from None
         least = 0  # the members' subscriptions and assignments alone: the batch is larger
         for m in group.members.values():
             least += len(m.metadata(group.protocol_name)) + len(assignment[m.member_id])
@@ -160,7 +167,7 @@ class GroupStore:
         try:
             self._append(group_id, records, now_ms)
         except KafkaError as e:
-            raise KafkaError(group_store_error(e.code), e.message) from None
+            raise mapped(e, group_store_error) from None
 
     def store_offsets(self, group_id: str, offsets: dict[TP, OffsetAndMetadata], now_ms: int) -> int:
         return self._store_offsets(group_id, offsets, now_ms)
@@ -177,7 +184,7 @@ class GroupStore:
         try:
             return self._append(group_id, records, now_ms, **producer)
         except KafkaError as e:
-            raise KafkaError(offset_commit_error(e.code), e.message) from None
+            raise mapped(e, offset_commit_error) from None
 
     def check_writable(self, group_id: str) -> None:
         """KafkaError with Kafka's storeGroup code when the group's offsets partition is missing (a
@@ -186,7 +193,7 @@ class GroupStore:
         try:
             self._log(group_id)
         except KafkaError as e:
-            raise KafkaError(group_store_error(e.code), e.message) from None
+            raise mapped(e, group_store_error) from None
 
     def write_tombstones(self, group_id: str, tps: list[TP], group_too: bool, now_ms: int) -> None:
         records = [(rec.offset_key(group_id, t, p), None) for t, p in tps]
@@ -196,7 +203,7 @@ class GroupStore:
             try:
                 self._append(group_id, records, now_ms)
             except KafkaError as e:
-                raise KafkaError(group_store_error(e.code), e.message) from None
+                raise mapped(e, group_store_error) from None
 
     def in_ongoing_txn(self, group_id: str, producer_id: int) -> bool:
         return producer_id in self._log(group_id).producer_state.ongoing_txns

@@ -72,20 +72,25 @@ class ShareCoordinator:
     # -- membership -----------------------------------------------------------------------------
 
     def heartbeat(self, group_id, member_id, epoch, subscribed, rack_id, client, now_ms):
-        group = self.groups.get(group_id)
-        if group is None:
+        created = group_id not in self.groups
+        if created:
             if epoch != 0:
                 raise KafkaError(ErrorCode.unknown_member_id, f"Group {group_id} not found.")
-            group = self.groups[group_id] = ShareGroup(group_id)
+            self.groups[group_id] = ShareGroup(group_id)
         timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
         # A member leaving (-1) keeps its share session: clients send their last acknowledgements and
         # close it (ShareFetch/ShareAcknowledge at epoch -1) around the leave, in either order.
         # Kafka 4.1: the answer assigns only partitions initialized before this heartbeat; those it
         # finds new are initialized after it, for a later heartbeat to assign (shareGroupHeartbeat,
         # then maybeCreateInitializeShareGroupStateRequest).
-        result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client, now_ms,
-                                                              timeout, self._topic_shape,
-                                                              self._initialized_of(group_id)), now_ms)
+        try:
+            result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client,
+                                                                  now_ms, timeout, self._topic_shape,
+                                                                  self._initialized_of(group_id)), now_ms)
+        except KafkaError:
+            if created:  # Kafka: the group created by a heartbeat whose records were refused goes with them
+                del self.groups[group_id]
+            raise
         if epoch != LEAVE_EPOCH:
             self._initialize_subscribed(group_id, now_ms)
         self._deadline_set(now_ms + timeout)

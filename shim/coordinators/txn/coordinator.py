@@ -111,6 +111,8 @@ class TransactionCoordinator:
         self.check_min_isr: Callable[[str, int, int], None] = _no_replica_check
         # transactional id -> commit: markers written, the Complete state's write failed; retried by tick
         self.incomplete: dict[str, bool] = {}
+        # transactional id -> (commit, the partitions whose markers were refused): retried by tick
+        self.unmarked: dict[str, tuple[bool, list[tuple[str, int]]]] = {}
 
     def finalized_transaction_version(self, transaction_version: int) -> None:
         """The cluster's finalized transaction.version, at start and when UpdateFeatures changes it.
@@ -321,8 +323,20 @@ class TransactionCoordinator:
             self.held[m.transactional_id] = commit
             return
         self.probe("txn.prepared")
-        write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
-                      commit, sorted(m.partitions), now_ms)
+        self._write_markers(m, commit, sorted(m.partitions), now_ms)
+
+    def _write_markers(self, m: TxnMetadata, commit: bool, partitions: list[tuple[str, int]], now_ms: int) -> None:
+        """Markers to ``partitions``, then the Complete state once every one has its marker. A marker
+        refused for its partition's ISR (NOT_ENOUGH_REPLICAS) is retried by :meth:`tick` and the
+        transaction stays prepared meanwhile, as Kafka's marker channel retries it."""
+        codes = write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
+                              commit, partitions, now_ms, self.check_min_isr)
+        refused = sorted(tp for tp, code in codes.items() if code is ErrorCode.not_enough_replicas)
+        if refused:
+            log.info("markers of %s refused for %s; retrying", m.transactional_id, refused)
+            self.unmarked[m.transactional_id] = (commit, refused)
+            return
+        self.unmarked.pop(m.transactional_id, None)
         self.probe("txn.markers_written")
         self._write_complete(m, commit, now_ms)
 
@@ -344,6 +358,14 @@ class TransactionCoordinator:
             return
         self.incomplete.pop(m.transactional_id, None)
         self.txns[m.transactional_id] = nxt
+
+    def _retry_unmarked(self, now_ms: int) -> None:
+        for txn_id, (commit, partitions) in list(self.unmarked.items()):
+            m = self.txns.get(txn_id)
+            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._write_markers(m, commit, partitions, now_ms)
+            else:
+                del self.unmarked[txn_id]
 
     def _retry_incomplete(self, now_ms: int) -> None:
         for txn_id, commit in list(self.incomplete.items()):
@@ -423,6 +445,7 @@ class TransactionCoordinator:
 
     def tick(self, now_ms: int) -> int:
         if now_ms >= self._next_check:
+            self._retry_unmarked(now_ms)
             self._retry_incomplete(now_ms)
             self.abort_timed_out(now_ms)
             self._next_check = now_ms + self.abort_check_interval_ms
