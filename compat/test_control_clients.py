@@ -144,7 +144,7 @@ def test_transaction_expires_when_the_clock_advances(kafka_shim, clients, wire):
     assert t.send(topic, b"x") == 0
     assert kafka_shim.control.advance_clock(ms=300_000)["aborted_transactions"] == []
     got = kafka_shim.control.advance_clock(ms=600_001, clock="transactions")
-    assert got == {"aborted_transactions": [txn_id], "expired_members": []}
+    assert got == {"aborted_transactions": [txn_id], "expired_transactional_ids": [], "expired_members": []}
     assert wire.list_offset(topic, 0, 1) == 2  # the ABORT marker at 1: the LSO is past it at once
     commit_error = expect_failure(t.commit)
     assert clients.fenced(commit_error), repr(commit_error)
