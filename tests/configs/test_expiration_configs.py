@@ -11,25 +11,11 @@ from shim.config import BrokerConfig
 from shim.configs.describe import ConfigSource
 from shim.configs.properties import config_from_properties
 from shim.errors import ErrorCode
-from shim.node import Node
 
 from .test_config_apis import BROKER, SET, by_name, describe, incremental
 
 NAMES = ("transactional.id.expiration.ms", "transaction.remove.expired.transaction.cleanup.interval.ms",
          "producer.id.expiration.ms", "producer.id.expiration.check.interval.ms")
-
-
-@pytest.fixture
-def node_of(tmp_path):
-    opened = []
-
-    def make(**props):
-        n = Node(config_from_properties(props, BrokerConfig(data_dir=tmp_path / "data")))
-        opened.append(n)
-        return n
-    yield make
-    for n in opened:
-        n.close()
 
 
 async def test_defaults_and_the_internal_check_interval(node_of):
