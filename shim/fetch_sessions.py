@@ -294,7 +294,8 @@ class SessionlessFetchContext(SessionErrorContext):
 
     def __init__(self, fetch_data: list) -> None:
         super().__init__(ErrorCode.none)
-        self.fetch_data = fetch_data
+        # Kafka's request map: a partition named twice is read and answered once (its last entry)
+        self.fetch_data = list(OrderedDict(fetch_data).items())
 
     def partitions(self) -> list:
         return self.fetch_data
@@ -307,7 +308,7 @@ class FullFetchContext(SessionlessFetchContext):
     """Epoch 0: every partition answered, and a session made of them if the cache has room."""
 
     def __init__(self, cache: FetchSessionCache, fetch_data: list, privileged: bool, uses_topic_ids: bool) -> None:
-        super().__init__(list(OrderedDict(fetch_data).items()))  # Kafka's request map: one entry per partition
+        super().__init__(fetch_data)
         self.cache, self.privileged, self.uses_topic_ids = cache, privileged, uses_topic_ids
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
