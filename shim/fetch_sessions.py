@@ -270,7 +270,7 @@ class FetchSessionCache:
         session.update(fetch_data, to_forget)
         if not session.partitions:
             shard.remove(session.id)
-            return SessionlessFetchContext(list(fetch_data))
+            return SessionlessFetchContext(fetch_data)
         shard.touch(session, now_ms)
         session.epoch = next_epoch(session.epoch)
         self.incremental_fetches += 1
@@ -298,12 +298,13 @@ class SessionErrorContext:
 class SessionlessFetchContext(SessionErrorContext):
     """Epoch -1, or a request before v7: every partition asked for, answered, no session."""
 
-    def __init__(self, fetch_data: list) -> None:
+    def __init__(self, fetch_data) -> None:
         super().__init__(ErrorCode.none)
-        self.fetch_data = fetch_data
+        # Kafka's request map: a partition named twice is read and answered once (its last entry)
+        self.fetch_data = fetch_data if fetch_data.__class__ is dict else dict(fetch_data)
 
-    def partitions(self) -> list:
-        return self.fetch_data
+    def partitions(self):
+        return self.fetch_data.items()
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         return ErrorCode.none, INVALID_SESSION_ID, results
@@ -313,11 +314,8 @@ class FullFetchContext(SessionlessFetchContext):
     """Epoch 0: every partition answered, and a session made of them if the cache has room."""
 
     def __init__(self, cache: FetchSessionCache, fetch_data: list | dict, privileged: bool, uses_topic_ids: bool) -> None:
-        super().__init__(fetch_data if fetch_data.__class__ is dict else dict(fetch_data))  # Kafka's request map
+        super().__init__(fetch_data)
         self.cache, self.privileged, self.uses_topic_ids = cache, privileged, uses_topic_ids
-
-    def partitions(self):
-        return self.fetch_data.items()
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         if not self.cache.room_for(len(results), now_ms):

@@ -66,6 +66,7 @@ class Node:
         self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
         self.fetch_sessions = FetchSessionCache(int(config.extra.get(SLOTS_CONFIG, 1000)))  # read-only in Kafka
+        self.fetch_max_bytes = int(config.extra.get("fetch.max.bytes", 57_671_680))  # read-only in Kafka
         self.client_metrics = self._client_metrics(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:

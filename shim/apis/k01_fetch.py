@@ -6,12 +6,15 @@ session error is the whole answer's error_code. Topics by name before v13, by to
 read_committed reads up to the last stable offset and lists every aborted transaction that overlaps
 the returned range (never null); read_uncommitted reads to the high watermark with a null list.
 The first partition with data returns at least one whole batch even above the limits (KIP-74).
-A request that has less than min_bytes parks until a log changes (append or marker, so LSO moves
-wake it too) or max_wait passes.
+The broker's fetch.max.bytes caps what one request reads (and its min_bytes), whatever its MaxBytes
+(Kafka's KafkaApis); a partition named twice is read and answered once. A request that has less
+than min_bytes parks until a log changes (append or marker, so LSO moves wake it too) or max_wait
+passes.
 v0-3 (deprecated in Kafka 3.9, gone in 4.0) get the records down-converted to messages of magic 0
 (v0-1) or 1 (v2-3), as Kafka's LazyDownConversionRecords does: control batches left out, headers
 lost, from the fetch offset on (a read holding only control batches answers no messages, as Kafka's
-does; the consumer moves past them once records follow).
+does; the consumer moves past them once records follow); a read over 256 KiB is converted on a
+worker thread, so a large one does not hold the loop.
 In a simulated cluster (shim.cluster) only the leader serves a consumer's fetch (no follower
 fetching, KIP-392 is not built): another broker answers NOT_LEADER_OR_FOLLOWER; a current leader
 epoch below the partition's is FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH; from v16 both
@@ -29,7 +32,7 @@ import time
 from kafka_codecs.legacy import down_convert
 
 from ..errors import ErrorCode, KafkaError
-from ..fetch_sessions import FINAL_EPOCH, TOPIC_ID_VERSION, CachedPartition, SessionlessFetchContext
+from ..fetch_sessions import TOPIC_ID_VERSION, CachedPartition, SessionlessFetchContext
 from ..node import now_ms
 from ..protocol.messages import SENDFILE_MIN_BYTES
 from ..security.acls import AclOperation as O
@@ -45,6 +48,7 @@ MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
 _UNSEEN = object()
 PACE_EVERY = 64  # partitions between looks at the clock
 SLICE_ITEMS = 1024  # request entries gathered between looks at the clock (about 0.2 ms)
+DOWN_CONVERT_INLINE_BYTES = 256 * 1024  # larger reads of Fetch v0-3 are down-converted off the loop
 
 
 @api(1, "Fetch", 0, 17)
@@ -57,7 +61,7 @@ async def handle(ctx, request):
     while True:
         results, names, total, errors, hinted = await _collect(ctx, request, entries)
         remaining = deadline - time.monotonic()
-        if not entries or total >= request.min_bytes or errors or remaining <= 0 or (gone is not None and gone.done()):
+        if not entries or total >= min(request.min_bytes, ctx.node.fetch_max_bytes) or errors or remaining <= 0 or (gone is not None and gone.done()):
             response = await _respond(ctx, context, results, names, total, hinted)
             await _release(pace, results, getattr(context, "fetch_data", None))
             return response
@@ -67,13 +71,13 @@ async def handle(ctx, request):
 
 async def _context(ctx, request, pace):
     """Kafka: FetchManager.newContext; partitions are keyed by topic name before v13, by topic id
-    from it. A full or incremental request's partitions are Kafka's request map (FetchRequest.fetchData,
-    a LinkedHashMap: one entry per partition, where it first came, with its last fields)."""
+    from it. The request's partitions are Kafka's request map (FetchRequest.fetchData, a
+    LinkedHashMap: one entry per partition, where it first came, with its last fields)."""
     field = "topic_id" if ctx.version >= TOPIC_ID_VERSION else "topic"
     topics = ((getattr(t, field), t.partitions) for t in request.topics)
+    data = await _gather(pace, topics, _partition_key, {})
     if ctx.version < SESSION_VERSION:
-        return SessionlessFetchContext(await _gather(pace, topics, _partition_key, []))
-    data = await _gather(pace, topics, _partition_key, [] if request.session_epoch == FINAL_EPOCH else {})
+        return SessionlessFetchContext(data)
     forget = await _gather(pace, ((getattr(f, field), f.partitions) for f in request.forgotten_topics_data),
                            _index_key, [])
     return ctx.node.fetch_sessions.new_context(ctx.version, request.session_id, request.session_epoch,
@@ -143,7 +147,8 @@ async def _topics(ctx, results):
 
 async def _collect(ctx, request, entries):
     committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
-    budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+    # Kafka: a fetch reads at most fetch.max.bytes (55 MiB), whatever its MaxBytes asks for
+    budget = min(request.max_bytes if ctx.version >= 3 else 2**31 - 1, ctx.node.fetch_max_bytes)
     if _replica_id(request) < 0:  # Kafka (KAFKA-9677): a consumer asks for no more than its quota's window allows
         cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id, ctx.quota_user)
         budget = int(cap) if cap < budget else budget
@@ -165,6 +170,8 @@ async def _collect(ctx, request, entries):
         else:
             data = _partition(ctx, name, p, committed, min(p.partition_max_bytes, max(budget - total, 0)),
                               total == 0, hinted)
+            if data.records.__class__ is _Unconverted:
+                data = await data.records.converted(data)
         errors |= data.error_code != ErrorCode.none
         total += len(data.records)
         results.append((key, p, data))
@@ -265,11 +272,33 @@ def _partition(ctx, name, p, committed, max_bytes, min_one, hinted):
         return _data(ctx, p.partition, e.code, hw, lso, start, None, b"", **hint)
     records = r.records
     if ctx.version < MAGIC_2_VERSION:
-        records = down_convert(r.data, 0 if ctx.version <= 1 else 1, p.fetch_offset)
+        magic = 0 if ctx.version <= 1 else 1
+        if len(records) > DOWN_CONVERT_INLINE_BYTES:  # read now, converted off the loop (_collect)
+            records = _Unconverted(r.data, magic, p.fetch_offset)
+        else:
+            records = down_convert(r.data, magic, p.fetch_offset)
     aborted = None
     if r.aborted is not None:
         aborted = tuple(ctx.make("AbortedTransaction", producer_id=a.producer_id, first_offset=a.first_offset) for a in r.aborted)
     return _data(ctx, p.partition, ErrorCode.none, r.high_watermark, r.last_stable_offset, r.log_start_offset, aborted, records)
+
+
+class _Unconverted:
+    """Records a Fetch v0-3 read that are down-converted on a worker thread: a Python pass over
+    every record, about 50 ms a megabyte, that held the loop for seconds on a large read."""
+
+    __slots__ = ("data", "magic", "offset")
+
+    def __init__(self, data: bytes, magic: int, offset: int) -> None:
+        self.data, self.magic, self.offset = data, magic, offset
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    async def converted(self, data):
+        loop = asyncio.get_running_loop()
+        records = await loop.run_in_executor(None, down_convert, self.data, self.magic, self.offset)
+        return dataclasses.replace(data, records=records)
 
 
 def _data(ctx, index, code, hw, lso, start, aborted, records, **hint):
