@@ -46,7 +46,7 @@ SHARDS = 8  # Kafka: KafkaBroker.NumFetchSessionCacheShards
 INT32_MAX = 2**31 - 1
 SLOTS_CONFIG = "max.incremental.fetch.session.cache.slots"
 TOPIC_ID_VERSION = 13
-MAX_SESSION_PARTITIONS = 10_000  # kafka-shim's: walked in a turn by each incremental request (~40 ms)
+MAX_SESSION_PARTITIONS = 10_000  # kafka-shim's: updated in a turn by each incremental request (~15 ms)
 MAX_CACHED_PARTITIONS = 200_000  # kafka-shim's: about 100 MB of sessions at most
 
 
@@ -239,9 +239,10 @@ class FetchSessionCache:
                 "incremental_fetches": self.incremental_fetches}
 
     def new_context(self, version: int, session_id: int, epoch: int, privileged: bool,
-                    fetch_data: list, to_forget: list, now_ms: int):
+                    fetch_data: list | dict, to_forget: list, now_ms: int):
         """Kafka: FetchManager.newContext. ``fetch_data``: ((topic key, partition), request
-        partition) in request order; ``to_forget``: (topic key, partition) keys."""
+        partition) in request order, or the request's map of them (one entry per partition);
+        ``to_forget``: (topic key, partition) keys."""
         if epoch in (INITIAL_EPOCH, FINAL_EPOCH):  # a full request closes the session it names
             if session_id != INVALID_SESSION_ID:
                 shard = self.shard_of(session_id)
@@ -258,6 +259,11 @@ class FetchSessionCache:
             return SessionErrorContext(ErrorCode.invalid_fetch_session_epoch)
         if session.uses_topic_ids != (version >= TOPIC_ID_VERSION):
             return SessionErrorContext(ErrorCode.fetch_session_topic_id_error)
+        if fetch_data.__class__ is dict:
+            if len(fetch_data) - len(to_forget) > self.max_session_partitions:  # too many, however many overlap
+                shard.remove(session.id)
+                return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
+            fetch_data = fetch_data.items()
         if not self.room_for(session.size_after(fetch_data, to_forget), now_ms, session):
             shard.remove(session.id)  # before the update: a refused request's partitions are never made
             return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
@@ -320,13 +326,13 @@ class SessionErrorContext:
 class SessionlessFetchContext(SessionErrorContext):
     """Epoch -1, or a request before v7: every partition asked for, answered, no session."""
 
-    def __init__(self, fetch_data: list) -> None:
+    def __init__(self, fetch_data) -> None:
         super().__init__(ErrorCode.none)
         # Kafka's request map: a partition named twice is read and answered once (its last entry)
-        self.fetch_data = list(OrderedDict(fetch_data).items())
+        self.fetch_data = fetch_data if fetch_data.__class__ is dict else dict(fetch_data)
 
-    def partitions(self) -> list:
-        return self.fetch_data
+    def partitions(self):
+        return self.fetch_data.items()
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         return ErrorCode.none, INVALID_SESSION_ID, results
@@ -335,7 +341,7 @@ class SessionlessFetchContext(SessionErrorContext):
 class FullFetchContext(SessionlessFetchContext):
     """Epoch 0: every partition answered, and a session made of them if the cache has room."""
 
-    def __init__(self, cache: FetchSessionCache, fetch_data: list, privileged: bool, uses_topic_ids: bool) -> None:
+    def __init__(self, cache: FetchSessionCache, fetch_data: list | dict, privileged: bool, uses_topic_ids: bool) -> None:
         super().__init__(fetch_data)
         self.cache, self.privileged, self.uses_topic_ids = cache, privileged, uses_topic_ids
 
