@@ -648,6 +648,23 @@ SCENARIOS: list[Scenario] = [
              "testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and ...DeleteBrokerConfigs: "
              "leader/follower.replication.throttled.rate and replica.alter.log.dirs.io.max.bytes.per.second are "
              "described with the values set, and no longer once deleted.", ("java",)),
+    Scenario("admin.describe_producers", "DescribeProducers: idempotent, committed and open transactions",
+             "testDescribeProducers: one entry per producer id with epoch 0; a coordinator epoch only once a marker "
+             "ended its transaction; the open transaction's first offset (4).", ("java",)),
+    Scenario("admin.describe_transactions", "DescribeTransactions through a transaction's states",
+             "testDescribeTransactions: TransactionalIdNotFoundException before initTransactions, EMPTY, ONGOING "
+             "with its partition, COMPLETE_COMMIT / COMPLETE_ABORT; the coordinator is the leader of the id's "
+             "__transaction_state partition.", ("java",)),
+    Scenario("admin.abort_transaction", "the Admin aborts an open transaction",
+             "testAbortTransaction: abortTransaction with the producer's id, epoch and coordinator epoch writes the "
+             "abort marker and read_committed reads past it.", ("java",)),
+    Scenario("admin.scram_credentials", "SCRAM users described, altered and refused",
+             "testDescribeUserScramCredentials; an unknown user RESOURCE_NOT_FOUND, one asked twice or altered twice "
+             "DUPLICATE_RESOURCE, iterations outside 4096-16384 UNACCEPTABLE_CREDENTIAL, with Kafka's messages.",
+             ("java",)),
+    Scenario("admin.cluster_metadata", "describeCluster and describeTopics by name and id",
+             "testListNodes, testDescribeCluster, testDescribeTopicsWithNames/WithIds: every broker's host:port, a "
+             "controller among them, the topic id CreateTopics answered, UnknownTopicIdException.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

@@ -1,10 +1,11 @@
 """More of Apache Kafka 3.9's client integration tests, replayed with kafka-clients on one broker:
 PlaintextAdminIntegrationTest (CreatePartitions' errors, DescribeConfigs, AlterConfigs and
-IncrementalAlterConfigs, log dirs, reassignments, elections), PlaintextConsumerTest and its split
+IncrementalAlterConfigs, log dirs, reassignments, elections, DescribeProducers, DescribeTransactions,
+the Admin's abortTransaction, SCRAM users, describeCluster), PlaintextConsumerTest and its split
 classes (seek, headers, timestamps, pause, max.poll.records, commits, null and empty group ids,
 subscriptions, a static member's new partition), BaseProducerSendTest and PlaintextProducerSendTest.
 compat/java/ReferenceDriver.java runs this module's scenarios in one JVM (AdminReplay.java,
-ClientReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
+AdminStateReplay.java, ClientReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
 brokers, its brokers become the one broker n, and a broker that does not exist n+1 or n+12."""
 
 from __future__ import annotations
@@ -181,6 +182,80 @@ def test_broker_throttle_configs(observed):
     assert obs["after_set"] == ["123", "456", ""]
     assert obs["after_change"] == ["", "654", "987"]
     assert obs["after_delete"] == ["", "", ""]
+
+
+@pytest.mark.compat(scenario="admin.describe_producers")
+def test_describe_producers(observed):
+    """testDescribeProducers: [epoch, coordinator epoch, open transaction's first offset] per producer id.
+    Only a producer whose transaction ended in a marker has a coordinator epoch (ProducerStateEntry's
+    -1 before); the open transaction starts after 1 record, 2 committed ones and their marker."""
+    obs = observed("admin.describe_producers")
+    assert obs["idempotent"] == [[0, None, None]]
+    assert obs["committed_read"] == 3
+    assert obs["after_commit"] == [[0, None, None], [0, 0, None]]
+    assert obs["ongoing"] == [[0, None, None], [0, 0, None], [0, None, 4]]
+
+
+@pytest.mark.compat(scenario="admin.describe_transactions")
+def test_describe_transactions(observed, prefix):
+    """testDescribeTransactions, committed and aborted: TransactionalIdNotFoundException before
+    initTransactions, EMPTY until a partition is added, then ONGOING with it; [state, coordinator is
+    the leader of the id's __transaction_state partition, producer id known to the partition, epoch,
+    partitions]."""
+    obs = observed("admin.describe_transactions")
+    tp = f"{prefix}-describe-txn-0"
+    for outcome, done in (("commit", "COMPLETE_COMMIT"), ("abort", "COMPLETE_ABORT")):
+        assert obs[outcome] == ["TransactionalIdNotFoundException", "EMPTY", ["EMPTY", True, True, 0, []],
+                                ["ONGOING", True, True, 0, [tp]], [done, True, True, 0, []]], outcome
+
+
+@pytest.mark.compat(scenario="admin.abort_transaction")
+def test_abort_transaction(observed):
+    """testAbortTransaction: the Admin's WriteTxnMarkers(abort) with the producer's id, epoch and
+    coordinator epoch ends the open transaction, so a read_committed consumer reads past it to the
+    plain record behind; an abort of a producer no longer in a transaction writes a marker too."""
+    obs = observed("admin.abort_transaction")
+    assert (obs["after_commit"], obs["while_open"], obs["abort"], obs["after_abort"]) == (1, 1, None, 2)
+    assert obs["end"] == 5  # k1, its marker, k2, the plain record, the Admin's marker
+    assert obs["abort_again"] is None
+
+
+@pytest.mark.compat(scenario="admin.scram_credentials")
+def test_scram_credentials(observed):
+    """testDescribeUserScramCredentials, then ScramImage.describe's and ScramControlManager.alterCredentials'
+    refusals: an unknown user is left out of all() (RESOURCE_NOT_FOUND counts as described), a user
+    asked twice is DUPLICATE_RESOURCE, iterations outside 4096-16384 UNACCEPTABLE_CREDENTIAL, a user
+    altered twice in one request DUPLICATE_RESOURCE (a deletion of nothing is refused first)."""
+    obs = observed("admin.scram_credentials")
+    sha256, sha512 = ["SCRAM_SHA_256", 4096], ["SCRAM_SHA_512", 8192]
+    assert (obs["add"], obs["add_two"], obs["alter"], obs["delete"]) == (None, None, None, None)
+    assert obs["one"] == {"tom": [sha256]}
+    assert obs["all"] == {"tom": [sha256, sha512], "tom2": [sha256], "tom3": [sha256]}
+    assert obs["tom2"] == {"tom2": [sha256]}
+    nobody = obs["missing"][1]
+    assert obs["missing"][0] is True and obs["missing"][2] is None
+    assert nobody[0] == "ResourceNotFoundException"
+    assert nobody[1].startswith("Attempt to describe a user credential that does not exist: ") and nobody[1].endswith("nobody")
+    assert obs["twice"][0] == "DuplicateResourceException"
+    assert obs["twice"][1].startswith("Cannot describe SCRAM credentials for the same user twice in a single request: ")
+    not_found = ["ResourceNotFoundException", "Attempt to delete a user credential that does not exist"]
+    assert obs["refused"] == {
+        "dup": not_found, "ghost": not_found,
+        "few": ["UnacceptableCredentialException", "Too few iterations"],
+        "many": ["UnacceptableCredentialException", "Too many iterations"],
+        "tom2": ["DuplicateResourceException", "A user credential cannot be altered twice in the same request"]}
+    assert obs["after_delete"] == {"tom": [sha512], "tom2": [sha256], "tom3": [sha256]}
+
+
+@pytest.mark.compat(scenario="admin.cluster_metadata")
+def test_cluster_metadata(observed, compat_target):
+    """testListNodes, testDescribeCluster (the controller a KRaft cluster names is one of its brokers),
+    testDescribeTopicsWithNames and testDescribeTopicsWithIds (the id CreateTopics answered)."""
+    obs = observed("admin.cluster_metadata")
+    assert obs["nodes"] == sorted(compat_target.bootstrap_servers.split(","))
+    assert obs["controller_is_a_broker"] is True and obs["cluster_id"]
+    assert obs["id_by_name"] is True
+    assert obs["by_ids"] == ["UnknownTopicIdException", "found"]
 
 
 # ---------------------------------------------------------------------------------------- consumer
