@@ -126,6 +126,7 @@ class Server:
             raise ValueError(f"node {node_id} is not up")
         self.node.cluster.node_down(node_id, now_ms())
         await self._unbind(node_id)
+        self.node.fetch_sessions.forget(node_id)  # a stopped Kafka broker's FetchSessionCache goes with it
 
     async def node_up(self, node_id: int) -> None:
         """Start broker ``node_id`` again on the ports it had; it rejoins the ISR of its partitions."""
