@@ -818,6 +818,24 @@ SCENARIOS: list[Scenario] = [
              "after the restart, and a query restarted from its checkpoint ends with every committed record "
              "exactly once.",
              ("spark",)),
+    Scenario("spark.stream_timestamps", "Spark readStream from startingOffsetsByTimestamp / startingTimestamp",
+             "Spark's testFromSpecificTimestamps and testFromGlobalTimestamp: a stream starts at the first offset "
+             "stamped at or after each partition's timestamp, runs again from its checkpoint after appends and "
+             "reads partitions added by CreatePartitions from offset 0. A starting timestamp no record reaches "
+             "(Long.MaxValue too) fails the query unless startingOffsetsByTimestampStrategy=latest; an ending "
+             "one reads to latest.",
+             ("spark",)),
+    Scenario("spark.available_now_checks", "Spark Trigger.AvailableNow with the topic recreated under it",
+             "The topic is deleted and recreated with fewer partitions, or fewer records, while an availableNow "
+             "query runs: planning the next batch Spark sees the broker's latest offsets short of the end it "
+             "fetched at the start and fails with LOST_TOPIC_PARTITIONS_IN_END_OFFSET_WITH_TRIGGER_AVAILABLENOW "
+             "or END_OFFSET_HAS_GREATER_OFFSET_FOR_TOPIC_PARTITION_THAN_LATEST_WITH_TRIGGER_AVAILABLENOW.",
+             ("spark",)),
+    Scenario("spark.record_columns", "Spark's key, value, timestamp and timestampType columns",
+             "Null keys and values inside a committed transaction come out as nulls (read_committed stream); a "
+             "CreateTime topic gives the producer's timestamp with timestampType 0, a LogAppendTime topic the "
+             "broker's append time with timestampType 1.",
+             ("spark",)),
 ]
 
 BY_ID = {s.id: s for s in SCENARIOS}
