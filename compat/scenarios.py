@@ -665,6 +665,33 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.cluster_metadata", "describeCluster and describeTopics by name and id",
              "testListNodes, testDescribeCluster, testDescribeTopicsWithNames/WithIds: every broker's host:port, a "
              "controller among them, the topic id CreateTopics answered, UnknownTopicIdException.", ("java",)),
+    Scenario("consumer.assign_and_commit", "assign() and commits",
+             "PlaintextConsumerAssignTest: commits before a position commit nothing, commits after consuming are "
+             "what the group's next consumer sees and starts from.", ("java",)),
+    Scenario("consumer.rebalance_callbacks", "calls inside the rebalance listener",
+             "PlaintextConsumerCallbackTest: assign() refused, the assignment, beginningOffsets and position inside "
+             "onPartitionsAssigned/Revoked; a seek and pause there hold.", ("java",)),
+    Scenario("consumer.fetch_more", "fetch sizes and an out-of-range reset to latest",
+             "PlaintextConsumerFetchTest: reset to the end known at the reset, a record over "
+             "max.partition.fetch.bytes whole, a large record after a small one not in the first poll.", ("java",)),
+    Scenario("consumer.lag_lead_metrics", "records-lag and records-lead",
+             "The per-partition metrics from each Fetch answer: high watermark (last stable offset under "
+             "read_committed) minus position, position minus log start; gone once unassigned.", ("java",)),
+    Scenario("consumer.basics", "offset reset, partitionsFor, position timeout, pause across a rebalance",
+             "PlaintextConsumerTest's testAutoOffsetReset, testPartitionsFor, testPositionRespectsTimeout, "
+             "testGroupConsumption, testPauseStateNotPreservedByRebalance.", ("java",)),
+    Scenario("consumer.topic_creation", "a consumer's allow.auto.create.topics",
+             "ConsumerTopicCreationTest: a subscribed missing topic is created only when the consumer allows it.",
+             ("java",)),
+    Scenario("producer.compression", "6000 records per codec read back",
+             "ProducerCompressionTest: none, gzip, snappy, lz4, zstd; offsets as sent, keys, headers, timestamps.",
+             ("java",)),
+    Scenario("producer.failure_handling", "a producer's refused sends",
+             "ProducerFailureHandlingTest: RecordTooLargeException, a missing partition's TimeoutException, "
+             "sends after close, InvalidTopicException for __consumer_offsets.", ("java",)),
+    Scenario("producer.send_while_deletion", "a send after the topic was deleted",
+             "ProducerSendWhileDeletionTest: the producer's next send succeeds on the topic created again.",
+             ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),
