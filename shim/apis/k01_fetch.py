@@ -3,6 +3,7 @@
 Incremental fetch sessions (KIP-227) from v7: shim.fetch_sessions decides which partitions a
 request reads (the session's, for an incremental one) and which of them the answer carries; a
 session error is the whole answer's error_code. Topics by name before v13, by topic id from v13.
+In a simulated cluster each broker keeps its own sessions, as each Kafka broker does.
 read_committed reads up to the last stable offset and lists every aborted transaction that overlaps
 the returned range (never null); read_uncommitted reads to the high watermark with a null list.
 The first partition with data returns at least one whole batch even above the limits (KIP-74).
@@ -83,8 +84,9 @@ async def _context(ctx, request, pace):
         return SessionlessFetchContext(data)
     forget = await _gather(pace, ((getattr(f, field), f.partitions) for f in request.forgotten_topics_data),
                            _index_key, [])
-    return ctx.node.fetch_sessions.new_context(ctx.version, request.session_id, request.session_epoch,
-                                               _replica_id(request) >= 0, data, forget, now_ms())
+    cache = ctx.node.fetch_sessions.of(ctx.node_id)
+    return cache.new_context(ctx.version, request.session_id, request.session_epoch, _replica_id(request) >= 0, data,
+                             forget, now_ms())
 
 
 def _partition_key(key, p):
