@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import struct
@@ -159,6 +160,7 @@ async def _one_pass(stream: bytes, topics: list, read_bytes: int, data_dir: Path
     try:
         for name, n in topics:
             await broker.node.logs.create_topic_async(name, n)
+        gc.freeze()  # as `shim serve` does once started: the collector leaves start-up's objects alone
         loop = asyncio.get_running_loop()
         expected = len(frames_of(stream))
         done = loop.create_future()

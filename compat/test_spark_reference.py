@@ -10,6 +10,9 @@ those tests' expectations:
 * "Query with Trigger.AvailableNow should throw error when topic partitions got unavailable" and
   "... when offset(s) in planned topic partitions got unavailable": the topic deleted and recreated
   (fewer partitions, or fewer records) from foreachBatch under an availableNow query;
+* KafkaDontFailOnDataLossSuite's records aged out under a reader and "delete a topic when a Spark
+  job is running", made deterministic with foreachBatch: DeleteRecords, or the topic recreated,
+  after the batch was planned and before its tasks fetch;
 * SPARK-27494 (null keys and values inside a committed transaction, read_committed), SPARK-25495
   (records committed while a batch runs belong to the next batch), "test custom metrics - with rate
   limit" (offsetsBehindLatest), "Kafka column types" with a LogAppendTime topic too;
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from collections import Counter
 
@@ -235,6 +239,70 @@ def test_pattern_query_across_topic_churn(spark, kafka, tmp_path, deprecated):
     assert recreated and set(live) - recreated, "the seed no longer recreates a topic and keeps another"
     assert {t: got[t] for t in live if t not in recreated} == {t: 1 for t in live if t not in recreated}
     assert all(got[t] <= 1 for t in recreated)
+
+
+@pytest.mark.compat(scenario="spark.data_loss")
+@pytest.mark.parametrize("fail", ["true", "false"])
+def test_records_deleted_after_the_batch_was_planned(spark, kafka, tmp_path, fail):
+    """KafkaDontFailOnDataLossSuite's records aged out under a reader, made deterministic: batch 0 is
+    planned over offsets 0-10, then its foreachBatch deletes the records below 4 before reading. The
+    executor's fetch at 0 gets OFFSET_OUT_OF_RANGE: failOnDataLoss=true fails the read with Spark's
+    KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE, false goes on from the new log start and yields 4-9,
+    each once."""
+    topic = kafka.topic(f"deleted-{fail}", 1)
+    send(kafka.plain(), topic, 0, *[str(i) for i in range(10)])
+    seen = {}
+
+    def each(df, batch_id):
+        if batch_id == 0:
+            assert kafka.delete_records(topic, 0, 4) == 4
+        seen[batch_id] = sorted(int(r["value"]) for r in df.selectExpr("CAST(value AS STRING) AS value").collect())
+
+    stream = kafka_stream(spark, kafka.bootstrap, subscribe=topic, startingOffsets="earliest", failOnDataLoss=fail,
+                          **{"kafkaConsumer.pollTimeoutMs": "5000"})
+    query = stream.writeStream.foreachBatch(each).option("checkpointLocation", str(tmp_path / "checkpoint")).start()
+    try:
+        if fail == "true":
+            with pytest.raises(Exception, match=re.escape(f"Could not read records in offset [0, 10) for topic "
+                                                          f"partition {topic}-0")):
+                query.processAllAvailable()
+            assert seen == {}
+        else:
+            query.processAllAvailable()
+            assert seen == {0: [4, 5, 6, 7, 8, 9]}
+    finally:
+        query.stop()
+
+
+@pytest.mark.compat(scenario="spark.topic_changes")
+def test_topic_recreated_while_a_batch_reads_it(spark, kafka, tmp_path):
+    """"delete a topic when a Spark job is running" (failOnDataLoss=false): batch 0 reads 0-4 and
+    leaves the executors' pooled consumer holding the topic's id; batch 1 is planned over 5-10, then
+    its foreachBatch deletes the topic and creates it again, empty, before reading. Whether the pooled
+    consumer's first fetch still names the old topic id (UNKNOWN_TOPIC_ID, then new metadata) or
+    already the new one, offset 5 is out of range in the new topic: the batch yields nothing and the
+    query goes on."""
+    topic = kafka.topic("recreated-mid-batch", 1)
+    send(kafka.plain(), topic, 0, *[str(i) for i in range(5)])
+    seen = {}
+
+    def each(df, batch_id):
+        if batch_id == 1:
+            delete_topic(kafka, topic)
+            kafka.topic("", 1, name=topic)
+        seen[batch_id] = sorted(int(r["value"]) for r in df.selectExpr("CAST(value AS STRING) AS value").collect())
+
+    stream = kafka_stream(spark, kafka.bootstrap, subscribe=topic, startingOffsets="earliest", failOnDataLoss="false",
+                          **{"kafkaConsumer.pollTimeoutMs": "5000", "kafka.metadata.max.age.ms": "1"})
+    query = stream.writeStream.foreachBatch(each).option("checkpointLocation", str(tmp_path / "checkpoint")).start()
+    try:
+        wait_query(query, lambda: 0 in seen, "batch 0")
+        send(kafka.plain(), topic, 0, *[str(i) for i in range(5, 10)])
+        wait_query(query, lambda: 1 in seen, "batch 1")
+        assert seen == {0: [0, 1, 2, 3, 4], 1: []}
+        assert query.exception() is None
+    finally:
+        query.stop()
 
 
 @pytest.mark.compat(scenario="spark.record_columns")
