@@ -106,6 +106,11 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.pinned_old_api_version", "a consumer pinned to an old broker version commits offsets",
+             "kafka-python with api_version=(0, 8, 2), which commits with OffsetCommit v1 (Kafka 3.9 serves v0-9; "
+             "4.0 removed v0-1, KIP-896): an assign() consumer reads 5 records, commits offset 3 with metadata, "
+             "and committed() and a new consumer of the group (api_version=(0, 9), OffsetCommit v2) resume from "
+             "it.", ("kafka-python",)),
     Scenario("consumer.commit_below_min_isr", "a commit while the group's offsets partition is under its min ISR",
              "On a simulated three-broker kafka-shim with min.insync.replicas=2, the followers of the group's "
              "__consumer_offsets partition go down: the coordinator's acks=all write is refused and commits are "

@@ -17,7 +17,7 @@ those tests' expectations:
   (records committed while a batch runs belong to the next batch), "test custom metrics - with rate
   limit" (offsetsBehindLatest), "Kafka column types" with a LogAppendTime topic too;
 * KafkaSinkSuite's "generic - write big data with small producer buffer" (1000 values of 15000
-  bytes through buffer.memory=16384).
+  bytes through buffer.memory=16384), and a 3 MiB record read through 1 MiB partition fetches.
 
 Synchronised on the queries' own state (availableNow termination, processAllAvailable, recent
 progress) and on watermarks. See compat/test_spark.py for the suite.
@@ -438,3 +438,18 @@ def test_write_big_values_with_a_small_producer_buffer(spark, kafka):
     got = kafka_read(spark, kafka.bootstrap, subscribe=topic).selectExpr(
         "offset", "length(value) AS size", "CAST(substring(value, 1, 4) AS STRING) AS n").collect()
     assert sorted((r["offset"], r["size"], r["n"]) for r in got) == [(i, 15000, f"{i:04d}") for i in range(1000)]
+
+
+@pytest.mark.compat(scenario="spark.sink")
+def test_records_larger_than_a_fetch_partition_limit(spark, kafka):
+    """A 3 MiB value between two small ones, written by the sink (kafka.max.request.size, the topic's
+    max.message.bytes) and read back by a batch read whose executors keep the default 1 MiB
+    max.partition.fetch.bytes: Kafka returns the first batch of a partition whole however large
+    (KIP-74), so Spark reads it and the small records around it."""
+    topic = kafka.topic("large", 1, config={"max.message.bytes": str(8 << 20)})
+    df = spark.createDataFrame([(0, "a"), (1, "b" * (3 << 20)), (2, "c")], "n int, value string").orderBy("n")
+    (df.coalesce(1).selectExpr("value").write.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap)
+       .option("kafka.max.request.size", str(8 << 20)).option("kafka.linger.ms", "0").option("topic", topic).save())
+    got = kafka_read(spark, kafka.bootstrap, subscribe=topic).selectExpr(
+        "offset", "length(value) AS size", "substring(CAST(value AS STRING), 1, 1) AS head").collect()
+    assert sorted((r["offset"], r["size"], r["head"]) for r in got) == [(0, 1, "a"), (1, 3 << 20, "b"), (2, 1, "c")]
