@@ -3,9 +3,11 @@ PlaintextAdminIntegrationTest (CreatePartitions' errors, DescribeConfigs, AlterC
 IncrementalAlterConfigs, log dirs, reassignments, elections, DescribeProducers, DescribeTransactions,
 the Admin's abortTransaction, SCRAM users, describeCluster), PlaintextConsumerTest and its split
 classes (seek, headers, timestamps, pause, max.poll.records, commits, null and empty group ids,
-subscriptions, a static member's new partition), BaseProducerSendTest and PlaintextProducerSendTest.
+subscriptions, a static member's new partition, lag and lead metrics), PlaintextConsumerAssignTest,
+PlaintextConsumerCallbackTest, BaseProducerSendTest, PlaintextProducerSendTest, ProducerCompressionTest,
+ProducerFailureHandlingTest, ProducerSendWhileDeletionTest and ConsumerTopicCreationTest.
 compat/java/ReferenceDriver.java runs this module's scenarios in one JVM (AdminReplay.java,
-AdminStateReplay.java, ClientReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
+AdminStateReplay.java, ClientReplay.java, ConsumerMoreReplay.java, ProducerReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
 brokers, its brokers become the one broker n, and a broker that does not exist n+1 or n+12."""
 
 from __future__ import annotations
@@ -343,6 +345,74 @@ def test_static_member_detects_new_partition(observed):
                    "grown": ["static-foo-0", "static-foo-1"]}
 
 
+@pytest.mark.compat(scenario="consumer.assign_and_commit")
+def test_assign_and_commit(observed):
+    """PlaintextConsumerAssignTest, every case: a commit before any position commits nothing (async and
+    sync), commits after consuming, a second consumer of the group sees them, a committed offset 10
+    is where the next member of the group starts."""
+    obs = observed("consumer.assign_and_commit")
+    assert obs["commit_async_not_committed"] == ["ok", None, True]
+    assert obs["commit_sync_not_committed"] == [None, True]
+    assert obs["commit_sync_all_consumed"] == [True, 10000]
+    assert obs["assign_and_consume"] == obs["skipping_position"] == [True, 10]
+    assert obs["fetch_committed"] == [True, 100, 100]
+    assert obs["committed_twice"] == [100, 100]
+    assert (obs["commit_ten"], obs["consume_from_committed"]) == (10, [10, True])
+
+
+@pytest.mark.compat(scenario="consumer.rebalance_callbacks")
+def test_rebalance_callbacks(observed):
+    """PlaintextConsumerCallbackTest: inside onPartitionsAssigned and onPartitionsRevoked, assign() is
+    refused, the assignment holds the partition, beginningOffsets and position answer 0; a seek and
+    pause there hold until resumed, then the records from offset 100 come."""
+    obs = observed("consumer.rebalance_callbacks")
+    refused = ["IllegalStateException", "Subscription to topics, partitions and pattern are mutually exclusive"]
+    for when in ("assigned", "revoked"):
+        assert obs[f"assign_on_{when}"] == refused
+        assert obs[f"assignment_on_{when}"] is True
+        assert obs[f"beginning_offsets_on_{when}"] == 0
+    assert obs["position_on_assigned"] == 0
+    assert obs["seek_and_pause"] == [True, True]
+
+
+@pytest.mark.compat(scenario="consumer.fetch_more")
+def test_fetch_more(observed):
+    """PlaintextConsumerFetchTest: testFetchOutOfRangeOffsetResetConfigLatest (reset to the end known
+    before the next records: 10), testFetchRecordLargerThanMaxPartitionFetchBytes (KIP-74: the record
+    comes whole), testFetchHonoursFetchSizeIfLargeRecordNotFirst and ...MaxPartitionFetchBytes... (the
+    first poll has the small record alone)."""
+    obs = observed("consumer.fetch_more")
+    assert obs["out_of_range_latest"] == [True, 0, 10, 10]
+    assert obs["larger_than_max_partition_fetch_bytes"] == [1, 0, "key", 10 * 1024 + 1]
+    assert obs["fetch_size_large_not_first"] == obs["partition_fetch_bytes_large_not_first"] == [1, 0, "small", "value"]
+
+
+@pytest.mark.compat(scenario="consumer.lag_lead_metrics")
+def test_lag_and_lead_metrics(observed):
+    """PlaintextConsumerTest's per-partition lag and lead metrics, which the client derives from each
+    Fetch answer: lag = high watermark - position, lead = position - log start offset (after
+    DeleteRecords to 50 too), both gone once the partition is no longer assigned; under read_committed
+    the lag is measured to the last stable offset (an open transaction at offset 10: lag 0)."""
+    obs = observed("consumer.lag_lead_metrics")
+    polled = obs["assign"][0]
+    assert obs["assign"] == [polled, 1000.0 - polled, float(polled)]
+    assert obs["lead_after_delete_records"] == [True, True]
+    assert obs["assign_moved"] == obs["subscribe_moved"] == [None, None]
+    assigned, polled = obs["subscribe"][:2]
+    assert obs["subscribe"] == [1, polled, 1000.0 - 50 - polled, float(polled)]  # from the log start, 50
+    assert obs["read_committed"] == [10, 10, 0.0, 10.0]
+
+
+@pytest.mark.compat(scenario="consumer.basics")
+def test_consumer_basics(observed):
+    """PlaintextConsumerTest's testAutoOffsetReset, testPartitionsFor, testPositionRespectsTimeout,
+    testGroupConsumption and testPauseStateNotPreservedByRebalance."""
+    obs = observed("consumer.basics")
+    assert (obs["auto_offset_reset"], obs["partitions_for"], obs["group_consumption"]) == (True, 2, 0)
+    assert obs["position_timeout"][0] == "TimeoutException"
+    assert obs["pause_not_preserved"] == [True, 0, True, True]
+
+
 # ---------------------------------------------------------------------------------------- producer
 
 @pytest.mark.compat(scenario="producer.timestamp_bounds")
@@ -412,3 +482,40 @@ def test_subscribe_when_topic_unavailable(observed):
     """ConsumerBounceTest.testSubscribeWhenTopicUnavailable up to its broker restart."""
     obs = observed("consumer.topic_unavailable")
     assert (obs["unacked"], obs["received"]) == (0, 1000)
+
+
+@pytest.mark.compat(scenario="producer.compression")
+def test_producer_compression(observed):
+    """ProducerCompressionTest.testCompression for none, gzip, snappy, lz4 and zstd: 6000 records
+    (no key; a key; a key and a header) at offsets 0..5999, read back as sent: no mismatch."""
+    obs = observed("producer.compression")
+    assert obs == {codec: [] for codec in ("none", "gzip", "snappy", "lz4", "zstd")}
+
+
+@pytest.mark.compat(scenario="producer.failure_handling")
+def test_producer_failure_handling(observed):
+    """ProducerFailureHandlingTest: testTooLargeRecordWithAckOne (over the topic's max.message.bytes),
+    testInvalidPartition (the client's TimeoutException), testSendAfterClosed and
+    testCannotSendToInternalTopic (Kafka: ReplicaManager refuses appends to internal topics)."""
+    obs = observed("producer.failure_handling")
+    assert obs["too_large_acks1"] == "RecordTooLargeException"
+    assert obs["invalid_partition"] == "TimeoutException"
+    assert obs["sends"] == [None, None, None]
+    assert obs["internal_offsets"] == "InvalidTopicException"
+    closed = {"chain": ["java.lang.IllegalStateException"], "message": "Cannot perform operation after producer has been closed"}
+    assert obs["after_close"] == [closed] * 3
+
+
+@pytest.mark.compat(scenario="producer.send_while_deletion")
+def test_send_while_deletion(observed):
+    """ProducerSendWhileDeletionTest.testSendWithTopicDeletionMidWay on one broker: the producer's send
+    after the topic was deleted succeeds on the topic its Metadata request creates again."""
+    assert observed("producer.send_while_deletion") == {"before": True, "deleted": True, "after": None,
+                                                         "recreated": True}
+
+
+@pytest.mark.compat(scenario="consumer.topic_creation")
+def test_consumer_topic_creation(observed):
+    """ConsumerTopicCreationTest with auto.create.topics.enable=true: the missing subscribed topic is
+    created with allow.auto.create.topics=true only (Metadata's AllowAutoTopicCreation)."""
+    assert observed("consumer.topic_creation") == {"created": [True, False]}

@@ -21,7 +21,7 @@ that cannot be made is answered with session id 0 (the client goes on with full 
 
 Kafka bounds only the number of sessions; kafka-shim bounds their partitions too, as each costs a few
 hundred bytes and every incremental request walks all of its session's in one turn: a session holds
-at most MAX_SESSION_PARTITIONS and all sessions together MAX_CACHED_PARTITIONS. A full request over
+at most MAX_SESSION_PARTITIONS and all sessions of a broker MAX_CACHED_PARTITIONS. A full request over
 either is answered without a session (session id 0, as when the cache has no room) once sessions
 unused for 2 minutes are evicted to make room; an incremental request that would grow its session
 over either ends the session and is answered FETCH_SESSION_ID_NOT_FOUND, as after an eviction (the
@@ -275,6 +275,34 @@ class FetchSessionCache:
         session.epoch = next_epoch(session.epoch)
         self.incremental_fetches += 1
         return IncrementalFetchContext(session, session.epoch)
+
+
+class BrokerFetchSessions:
+    """Each broker's own FetchSessionCache: in a simulated cluster (shim.cluster) every broker keeps
+    its sessions as each Kafka broker keeps its FetchManager's, so a session id one broker gave is
+    unknown to another (FETCH_SESSION_ID_NOT_FOUND), and each has its own slots and bounds. A
+    broker's cache is made at its first Fetch and dropped when the broker is stopped (node_down)."""
+
+    def __init__(self, slots: int = 1000, **bounds) -> None:
+        self.slots, self.bounds = slots, bounds
+        self.caches: dict[int, FetchSessionCache] = {}
+
+    def of(self, node_id: int) -> FetchSessionCache:
+        cache = self.caches.get(node_id)
+        if cache is None:
+            cache = self.caches[node_id] = FetchSessionCache(self.slots, **self.bounds)
+        return cache
+
+    def forget(self, node_id: int) -> None:
+        """Broker ``node_id`` stopped: its sessions are gone when it comes back."""
+        self.caches.pop(node_id, None)
+
+    def stats(self) -> dict:
+        """FetchSessionCache.stats summed over the brokers, and each broker's under ``brokers``."""
+        per_broker = {node_id: cache.stats() for node_id, cache in sorted(self.caches.items())}
+        total = {key: sum(s[key] for s in per_broker.values())
+                 for key in ("sessions", "partitions_cached", "evictions", "incremental_fetches")}
+        return total | {"brokers": per_broker}
 
 
 class SessionErrorContext:

@@ -6,7 +6,8 @@ import java.util.Map;
  * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
- * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay}, {@link GroupReplay}) tests, and producers
+ * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
+ * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
  * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
@@ -61,6 +62,15 @@ public final class ReferenceDriver {
         all.put("admin.abort_transaction", AdminStateReplay::abortTransaction);
         all.put("admin.scram_credentials", AdminStateReplay::scramCredentials);
         all.put("admin.cluster_metadata", AdminStateReplay::clusterMetadata);
+        all.put("producer.compression", ProducerReplay::compressions);
+        all.put("producer.failure_handling", ProducerReplay::failureHandling);
+        all.put("producer.send_while_deletion", ProducerReplay::sendWhileDeletion);
+        all.put("consumer.topic_creation", ProducerReplay::consumerTopicCreation);
+        all.put("consumer.assign_and_commit", ConsumerMoreReplay::assignAndCommit);
+        all.put("consumer.rebalance_callbacks", ConsumerMoreReplay::callbacks);
+        all.put("consumer.fetch_more", ConsumerMoreReplay::fetchMore);
+        all.put("consumer.lag_lead_metrics", ConsumerMoreReplay::lagAndLead);
+        all.put("consumer.basics", ConsumerMoreReplay::basics);
         all.put("consumer.seek", ClientReplay::seek);
         all.put("consumer.records_and_times", ClientReplay::recordsAndTimes);
         all.put("consumer.pause_and_poll", ClientReplay::pauseAndPoll);
