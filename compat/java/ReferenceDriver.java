@@ -8,7 +8,8 @@ import java.util.Map;
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
  * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
  * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
- * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
+ * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, which
+ * compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
 public final class ReferenceDriver {
@@ -98,6 +99,8 @@ public final class ReferenceDriver {
         all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);
         all.put("authz.txn_commit_no_topic_write", AuthzReference::txnCommitWithoutTopicWrite);
         all.put("authz.txn_loses_topic_write", AuthzReference::txnLosesTopicWrite);
+        all.put("authz.consume", AuthzConsumerReplay::consume);
+        all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
         Support.main("ReferenceDriver", all, args);
     }
 }
