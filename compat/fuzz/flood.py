@@ -8,8 +8,8 @@ Four phases, with the canary producing on its own connection throughout (fuzz/br
   broker's RSS may grow by a bounded amount per connection plus what was sent, and after
   connections.max.idle.ms (short here) every one of them must have been closed by the broker,
   trickling or not.
-* ``unread``: connections that pipeline Fetch and Metadata requests as fast as the broker takes
-  them and never read an answer. The broker must stop reading them (its memory bounded per
+* ``unread``: connections (half of them over TLS) that pipeline Fetch and Metadata requests as
+  fast as the broker takes them and never read an answer. The broker must stop reading them (its memory bounded per
   connection: what it queued and one answer), and close them once idle.
 * ``parked``: connections each parking a Fetch on every partition of a topic, while records are
   produced to another: the produces must not slow down (a parked Fetch wakes for its own
@@ -32,6 +32,7 @@ import random
 import re
 import select
 import socket
+import ssl
 import struct
 import tempfile
 import time
@@ -126,6 +127,8 @@ class FloodRun:
         self.rss_limit_kib = rss_limit_mib * 1024
         self.ports: dict[str, int] = {}
         self.control_port = 0
+        self.tls = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        self.tls.check_hostname = False
 
     def run(self, duration: float) -> FloodResult:
         try:
@@ -211,8 +214,11 @@ class FloodRun:
     def unread(self) -> None:
         before = self._rss()
         socks = []
-        for _ in range(self.unread_n):
-            s = socket.create_connection(("127.0.0.1", self.ports["PLAINTEXT"]), timeout=10)
+        for i in range(self.unread_n):  # every other one over TLS
+            listener = "SSL" if i % 2 else "PLAINTEXT"
+            s = socket.create_connection(("127.0.0.1", self.ports[listener]), timeout=10)
+            if listener == "SSL":
+                s = self.tls.wrap_socket(s, server_hostname="localhost")
             s.setblocking(False)
             socks.append(s)
         # pipeline until the broker stops reading every one (a send blocked 2 s, or closed), at most 30 s
@@ -232,7 +238,7 @@ class FloodRun:
                     n = s.send(pending[s])
                     pending[s] = pending[s][n:]
                     blocked.pop(s, None)
-                except BlockingIOError:
+                except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
                     blocked.setdefault(s, now)
                 except OSError:
                     closed.add(s)  # closed by the broker (idle): bounded too
