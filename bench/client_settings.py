@@ -15,6 +15,13 @@ def broker_cpu(pid: int | None) -> float:
     return cpu_seconds(pid) if pid else 0.0
 
 
+def broker_oncpu(pid: int | None) -> float | None:
+    """The same CPU seconds to the nanosecond (procs.oncpu_seconds); None where they cannot be read."""
+    from .procs import oncpu_seconds
+
+    return oncpu_seconds(pid) if pid else None
+
+
 def broker_wait(pid: int | None) -> float:
     from .procs import runqueue_wait_seconds
 

@@ -37,6 +37,17 @@ def _rate(p: dict) -> float:
     return p["records"] / p["seconds"]
 
 
+def _cpu(p: dict) -> float | None:
+    """The broker's CPU seconds (user+system) over a produce run: to the nanosecond where the run
+    could read them so (broker_oncpu_s), else in clock ticks (broker_cpu_s)."""
+    return p.get("broker_oncpu_s", p.get("broker_cpu_s"))
+
+
+def _spread(values) -> float | None:
+    v = [x for x in values if x is not None]
+    return max(v) / min(v) if len(v) > 1 and min(v) > 0 else None
+
+
 def _med(values) -> float | None:
     v = [x for x in values if x is not None]
     return statistics.median(v) if v else None
@@ -137,25 +148,43 @@ def _failures(results: dict) -> list[str]:
 
 
 def produce_table(results: dict, client: str) -> str:
+    """One row a run: each system's rate, kafka-shim's against each peer's, kafka-shim's broker CPU
+    over the run and how busy the machine was before its start; then medians, and each column's
+    max / min."""
     systems, sfx, rounds = results["systems"], SUFFIX[client], _dw(results)["rounds"]
     rates = {k: _by_rep(v, f"produce_1p{sfx}", _rate) for k, v in systems.items()}
+    cpu = _by_rep(systems.get(SHIM), f"produce_1p{sfx}", _cpu)
     peers = [p for p, _ in PEERS if p in systems and SHIM in systems]
     head = ["run"] + [v["label"] for v in systems.values()] + [f"kafka-shim / {systems[p]['label']}" for p in peers]
-    head.append("CPUs busy before kafka-shim's start")
+    head += ["kafka-shim's broker CPU", "CPUs busy before kafka-shim's start"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for k in range(rounds):
         cells = [_fmt_rate(rates[s].get(k)) for s in systems]
         cells += [_fmt(rates[SHIM][k] / rates[p][k] if k in rates[SHIM] and rates[p].get(k) else None, ".2f", "x")
                   for p in peers]
+        cells.append(_fmt(cpu.get(k), ".3f", " s"))
         busy = _busy_before(systems[SHIM], f"dw-produce-1p{sfx}", k) if SHIM in systems else None
         cells.append(_fmt(None if busy is None else 100 * busy, ".0f", "%"))
         lines.append(f"| {k + 1} | " + " | ".join(cells) + " |")
     med = [_fmt_rate(_med(rates[s].values())) for s in systems]
     med += [_fmt(_med(_pairs(rates[SHIM], rates[p])), ".2f", "x (pairs)") for p in peers]
+    med.append(_fmt(_med(cpu.values()), ".3f", " s"))
     lines.append("| median | " + " | ".join(med) + " | |")
-    spread = [_fmt(max(r.values()) / min(r.values()) if len(r) > 1 else None, ".2f") for r in rates.values()]
-    lines.append("| max / min | " + " | ".join(spread) + " |" + " |" * len(peers) + " |")
+    spread = [_fmt(_spread(r.values()), ".2f") for r in rates.values()] + [""] * len(peers)
+    spread.append(_fmt(_spread(cpu.values()), ".2f"))
+    lines.append("| max / min | " + " | ".join(spread) + " | |")
     return "\n".join(lines)
+
+
+def spread_line(results: dict, client: str) -> str:
+    """kafka-shim's max / min over its runs of throughput and of the broker's CPU per run, side by
+    side: a spread of throughput the CPU does not share is the machine's (the scheduler, other
+    work), one the CPU shares is the broker's own work."""
+    shim, sfx = results["systems"].get(SHIM), SUFFIX[client]
+    rates, cpu = _by_rep(shim, f"produce_1p{sfx}", _rate), _by_rep(shim, f"produce_1p{sfx}", _cpu)
+    return (f"kafka-shim's max / min over its {len(rates)} runs with {CLIENT_LABEL[client]}: throughput "
+            f"{_fmt(_spread(rates.values()), '.2f')}, broker CPU per run {_fmt(_spread(cpu.values()), '.2f')} "
+            f"(median {_fmt(_med(cpu.values()), '.3f', ' s')}, user+system of the broker process over the run).")
 
 
 def partitions_table(results: dict) -> str:
@@ -274,7 +303,8 @@ def render(results: dict) -> str:
         out += ["", f"1. Produce to one partition: {s['records']:,} records of {RECORD_SIZE} B, one producer, "
                     "linger.ms=5, acks=all"]
         for client in dw["clients"]:
-            out += ["", f"With {CLIENT_LABEL[client]}:", "", produce_table(results, client)]
+            out += ["", f"With {CLIENT_LABEL[client]}:", "", produce_table(results, client), "",
+                    spread_line(results, client)]
     if _ran(results, "partitions"):
         out += ["", f"2. With {dw['partitions']:,} partitions: RSS 1 s after the topic is created, Metadata of every "
                     f"topic ({dw['metadata_samples']} requests, raw protocol), produce spread over "
@@ -416,6 +446,8 @@ def readme_block(results: dict, png: str = "bench/results-done-when.png") -> str
     for client in dw["clients"]:
         cells = [_fmt_rate(_med(_by_rep(v, f"produce_1p{SUFFIX[client]}", _rate).values())) for v in systems.values()]
         lines.append(f"| {CLIENT_LABEL[client]} | " + " | ".join(cells) + " |")
+    if SHIM in systems:
+        lines += [""] + [spread_line(results, client) for client in dw["clients"]]
     lines += ["", verdict_table(results.get("verdicts") or verdicts(results)), "",
               f"Every figure and run is in [bench/results-done-when.json](bench/results-done-when.json) "
               f"({s['records']:,} records a produce run).", README_END]

@@ -10,7 +10,7 @@ import os
 import time
 import uuid
 
-from .client_settings import RECORD_SIZE, broker_cpu, broker_wait, consumer_config, producer_config
+from .client_settings import RECORD_SIZE, broker_cpu, broker_oncpu, broker_wait, consumer_config, producer_config
 
 
 def _kcat_run(cmd: list[str], count: int, stall_s: float, broker_pid: int | None, env: dict | None = None) -> dict:
@@ -141,15 +141,17 @@ def _producer_process(cmd: list[str], name: str, kind: str, records: int, broker
     import json
     import subprocess
 
-    cpu0, wait0 = broker_cpu(broker_pid), broker_wait(broker_pid)
+    cpu0, wait0, on0 = broker_cpu(broker_pid), broker_wait(broker_pid), broker_oncpu(broker_pid)
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + records / 1000)
-    cpu, wait = broker_cpu(broker_pid) - cpu0, broker_wait(broker_pid) - wait0
+    cpu, wait, on = broker_cpu(broker_pid) - cpu0, broker_wait(broker_pid) - wait0, broker_oncpu(broker_pid)
     if run.returncode != 0:
         raise RuntimeError(f"{name} exited with {run.returncode}: {run.stderr.strip()[-500:]}")
     r = json.loads(run.stdout.strip().splitlines()[-1])
     out = {k: r[k] for k in ("records", "seconds", "client_cpu_s")}
     if kind == "txn":
         out.update({k: r[k] for k in ("transactions", "commit_seconds", "commit_flush_seconds", "commit_queued_records")})
+    if on0 is not None and on is not None:  # to the nanosecond (procs.oncpu_seconds)
+        out["broker_oncpu_s"] = on - on0
     return {**out, "broker_cpu_s": cpu, "broker_runqueue_wait_s": wait}
 
 

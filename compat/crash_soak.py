@@ -334,12 +334,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2.0, 6.0), report=print) -> Ledger:
-    """``cycles`` kills, each after a random time in ``run_s`` (seconds) of the four workers."""
+def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2.0, 6.0), report=print,
+         fsync: str = "never") -> Ledger:
+    """``cycles`` kills, each after a random time in ``run_s`` (seconds) of the four workers, the
+    broker started with ``--fsync fsync``."""
     rng = random.Random(seed)
     port = free_port()
     ledger = Ledger()
-    broker = ShimProcess(data_dir, port, args=BROKER_ARGS)
+    args = (*BROKER_ARGS, "--fsync", fsync)
+    broker = ShimProcess(data_dir, port, args=args)
     bootstrap = broker.wait_ready(60)
     try:
         create_topics(bootstrap)
@@ -349,7 +352,7 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
             time.sleep(rng.uniform(*run_s))  # the kill lands wherever the workers happen to be
             broker.send_signal(signal.SIGKILL)
             broker.wait(30)
-            broker = ShimProcess(data_dir, port, args=BROKER_ARGS)
+            broker = ShimProcess(data_dir, port, args=args)
             broker.wait_ready(60)
             workers.stop()
             found = ledger.verify(bootstrap) + ledger.problems
@@ -375,13 +378,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cycles", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=None, help="keep the data directory here")
+    parser.add_argument("--fsync", choices=("never", "always"), default="never", help="the broker's --fsync")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the broker is killed on the way out
     if args.data_dir is not None:
-        ledger = soak(args.cycles, args.seed, args.data_dir)
+        ledger = soak(args.cycles, args.seed, args.data_dir, fsync=args.fsync)
     else:
         with tempfile.TemporaryDirectory(prefix="kafka-shim-soak-") as tmp:
-            ledger = soak(args.cycles, args.seed, Path(tmp) / "data")
+            ledger = soak(args.cycles, args.seed, Path(tmp) / "data", fsync=args.fsync)
     print("\n".join(ledger.problems) or "no problems")
     return 1 if ledger.problems else 0
 

@@ -106,6 +106,11 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.pinned_old_api_version", "a consumer pinned to an old broker version commits offsets",
+             "kafka-python with api_version=(0, 8, 2), which commits with OffsetCommit v1 (Kafka 3.9 serves v0-9; "
+             "4.0 removed v0-1, KIP-896): an assign() consumer reads 5 records, commits offset 3 with metadata, "
+             "and committed() and a new consumer of the group (api_version=(0, 9), OffsetCommit v2) resume from "
+             "it.", ("kafka-python",)),
     Scenario("consumer.commit_below_min_isr", "a commit while the group's offsets partition is under its min ISR",
              "On a simulated three-broker kafka-shim with min.insync.replicas=2, the followers of the group's "
              "__consumer_offsets partition go down: the coordinator's acks=all write is refused and commits are "
@@ -648,6 +653,50 @@ SCENARIOS: list[Scenario] = [
              "testIncrementalAlterConfigsDeleteAndSetBrokerConfigs and ...DeleteBrokerConfigs: "
              "leader/follower.replication.throttled.rate and replica.alter.log.dirs.io.max.bytes.per.second are "
              "described with the values set, and no longer once deleted.", ("java",)),
+    Scenario("admin.describe_producers", "DescribeProducers: idempotent, committed and open transactions",
+             "testDescribeProducers: one entry per producer id with epoch 0; a coordinator epoch only once a marker "
+             "ended its transaction; the open transaction's first offset (4).", ("java",)),
+    Scenario("admin.describe_transactions", "DescribeTransactions through a transaction's states",
+             "testDescribeTransactions: TransactionalIdNotFoundException before initTransactions, EMPTY, ONGOING "
+             "with its partition, COMPLETE_COMMIT / COMPLETE_ABORT; the coordinator is the leader of the id's "
+             "__transaction_state partition.", ("java",)),
+    Scenario("admin.abort_transaction", "the Admin aborts an open transaction",
+             "testAbortTransaction: abortTransaction with the producer's id, epoch and coordinator epoch writes the "
+             "abort marker and read_committed reads past it.", ("java",)),
+    Scenario("admin.scram_credentials", "SCRAM users described, altered and refused",
+             "testDescribeUserScramCredentials; an unknown user RESOURCE_NOT_FOUND, one asked twice or altered twice "
+             "DUPLICATE_RESOURCE, iterations outside 4096-16384 UNACCEPTABLE_CREDENTIAL, with Kafka's messages.",
+             ("java",)),
+    Scenario("admin.cluster_metadata", "describeCluster and describeTopics by name and id",
+             "testListNodes, testDescribeCluster, testDescribeTopicsWithNames/WithIds: every broker's host:port, a "
+             "controller among them, the topic id CreateTopics answered, UnknownTopicIdException.", ("java",)),
+    Scenario("consumer.assign_and_commit", "assign() and commits",
+             "PlaintextConsumerAssignTest: commits before a position commit nothing, commits after consuming are "
+             "what the group's next consumer sees and starts from.", ("java",)),
+    Scenario("consumer.rebalance_callbacks", "calls inside the rebalance listener",
+             "PlaintextConsumerCallbackTest: assign() refused, the assignment, beginningOffsets and position inside "
+             "onPartitionsAssigned/Revoked; a seek and pause there hold.", ("java",)),
+    Scenario("consumer.fetch_more", "fetch sizes and an out-of-range reset to latest",
+             "PlaintextConsumerFetchTest: reset to the end known at the reset, a record over "
+             "max.partition.fetch.bytes whole, a large record after a small one not in the first poll.", ("java",)),
+    Scenario("consumer.lag_lead_metrics", "records-lag and records-lead",
+             "The per-partition metrics from each Fetch answer: high watermark (last stable offset under "
+             "read_committed) minus position, position minus log start; gone once unassigned.", ("java",)),
+    Scenario("consumer.basics", "offset reset, partitionsFor, position timeout, pause across a rebalance",
+             "PlaintextConsumerTest's testAutoOffsetReset, testPartitionsFor, testPositionRespectsTimeout, "
+             "testGroupConsumption, testPauseStateNotPreservedByRebalance.", ("java",)),
+    Scenario("consumer.topic_creation", "a consumer's allow.auto.create.topics",
+             "ConsumerTopicCreationTest: a subscribed missing topic is created only when the consumer allows it.",
+             ("java",)),
+    Scenario("producer.compression", "6000 records per codec read back",
+             "ProducerCompressionTest: none, gzip, snappy, lz4, zstd; offsets as sent, keys, headers, timestamps.",
+             ("java",)),
+    Scenario("producer.failure_handling", "a producer's refused sends",
+             "ProducerFailureHandlingTest: RecordTooLargeException, a missing partition's TimeoutException, "
+             "sends after close, InvalidTopicException for __consumer_offsets.", ("java",)),
+    Scenario("producer.send_while_deletion", "a send after the topic was deleted",
+             "ProducerSendWhileDeletionTest: the producer's next send succeeds on the topic created again.",
+             ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),
@@ -773,6 +822,24 @@ SCENARIOS: list[Scenario] = [
              "read_committed query, with a transaction open: the query carries on, the transaction commits "
              "after the restart, and a query restarted from its checkpoint ends with every committed record "
              "exactly once.",
+             ("spark",)),
+    Scenario("spark.stream_timestamps", "Spark readStream from startingOffsetsByTimestamp / startingTimestamp",
+             "Spark's testFromSpecificTimestamps and testFromGlobalTimestamp: a stream starts at the first offset "
+             "stamped at or after each partition's timestamp, runs again from its checkpoint after appends and "
+             "reads partitions added by CreatePartitions from offset 0. A starting timestamp no record reaches "
+             "(Long.MaxValue too) fails the query unless startingOffsetsByTimestampStrategy=latest; an ending "
+             "one reads to latest.",
+             ("spark",)),
+    Scenario("spark.available_now_checks", "Spark Trigger.AvailableNow with the topic recreated under it",
+             "The topic is deleted and recreated with fewer partitions, or fewer records, while an availableNow "
+             "query runs: planning the next batch Spark sees the broker's latest offsets short of the end it "
+             "fetched at the start and fails with LOST_TOPIC_PARTITIONS_IN_END_OFFSET_WITH_TRIGGER_AVAILABLENOW "
+             "or END_OFFSET_HAS_GREATER_OFFSET_FOR_TOPIC_PARTITION_THAN_LATEST_WITH_TRIGGER_AVAILABLENOW.",
+             ("spark",)),
+    Scenario("spark.record_columns", "Spark's key, value, timestamp and timestampType columns",
+             "Null keys and values inside a committed transaction come out as nulls (read_committed stream); a "
+             "CreateTime topic gives the producer's timestamp with timestampType 0, a LogAppendTime topic the "
+             "broker's append time with timestampType 1.",
              ("spark",)),
 ]
 

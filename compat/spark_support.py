@@ -155,11 +155,11 @@ class Kafka:
         self.count += 1
         return f"{self.prefix}-{stem}-{self.count}"
 
-    def topic(self, stem: str, partitions: int = 1, name: str | None = None) -> str:
+    def topic(self, stem: str, partitions: int = 1, name: str | None = None, config: dict | None = None) -> str:
         from confluent_kafka.admin import NewTopic
 
         topic = name or self.name(stem)
-        for f in self.admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+        for f in self.admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})]).values():
             f.result(20)
         # Kafka may leave a new topic out of Metadata for a moment after CreateTopics answers
         wait_for(lambda: topic in self.admin.list_topics(timeout=10).topics, 20, message=f"{topic} in Metadata")

@@ -42,6 +42,12 @@ CHECKS = {
     "consumer.low_fetch_sizes": classic.test_low_fetch_sizes,
     "consumer.commits_more": classic.test_more_commits,
     "consumer.topic_unavailable": classic.test_subscribe_when_topic_unavailable,
+    "consumer.assign_and_commit": classic.test_assign_and_commit,
+    "consumer.rebalance_callbacks": classic.test_rebalance_callbacks,
+    "consumer.fetch_more": classic.test_fetch_more,
+    "consumer.lag_lead_metrics": classic.test_lag_and_lead_metrics,
+    "consumer.basics": classic.test_consumer_basics,
+    "consumer.topic_creation": classic.test_consumer_topic_creation,
 }
 
 

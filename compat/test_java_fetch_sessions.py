@@ -50,3 +50,14 @@ def check_incremental_fetches(drivers, broker) -> None:
     stats = broker.control.fetch_sessions()
     # two consumers, each polling through 13 catch-ups over one session of 24 partitions
     assert stats["incremental_fetches"] >= 2 * 13, stats
+
+
+def test_a_consumer_of_a_cluster_keeps_a_session_with_each_broker(java_drivers, tmp_path):
+    """Each simulated broker has its own session cache, as each Kafka broker has: the consumer's
+    per-broker fetch session handlers each hold a session with the broker leading their partitions,
+    and every broker answers its own incremental fetches."""
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", control_listen="127.0.0.1:0",
+                      brokers=3) as broker:
+        check_incremental_fetches(java_drivers, broker)
+        per_broker = broker.control.fetch_sessions()["brokers"]
+        assert sorted(int(n) for n, s in per_broker.items() if s["incremental_fetches"] > 0) == [0, 1, 2], per_broker

@@ -1,10 +1,13 @@
 """More of Apache Kafka 3.9's client integration tests, replayed with kafka-clients on one broker:
 PlaintextAdminIntegrationTest (CreatePartitions' errors, DescribeConfigs, AlterConfigs and
-IncrementalAlterConfigs, log dirs, reassignments, elections), PlaintextConsumerTest and its split
+IncrementalAlterConfigs, log dirs, reassignments, elections, DescribeProducers, DescribeTransactions,
+the Admin's abortTransaction, SCRAM users, describeCluster), PlaintextConsumerTest and its split
 classes (seek, headers, timestamps, pause, max.poll.records, commits, null and empty group ids,
-subscriptions, a static member's new partition), BaseProducerSendTest and PlaintextProducerSendTest.
+subscriptions, a static member's new partition, lag and lead metrics), PlaintextConsumerAssignTest,
+PlaintextConsumerCallbackTest, BaseProducerSendTest, PlaintextProducerSendTest, ProducerCompressionTest,
+ProducerFailureHandlingTest, ProducerSendWhileDeletionTest and ConsumerTopicCreationTest.
 compat/java/ReferenceDriver.java runs this module's scenarios in one JVM (AdminReplay.java,
-ClientReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
+AdminStateReplay.java, ClientReplay.java, ConsumerMoreReplay.java, ProducerReplay.java); each test holds those Kafka tests' assertions. Where the Kafka test needs three
 brokers, its brokers become the one broker n, and a broker that does not exist n+1 or n+12."""
 
 from __future__ import annotations
@@ -183,6 +186,80 @@ def test_broker_throttle_configs(observed):
     assert obs["after_delete"] == ["", "", ""]
 
 
+@pytest.mark.compat(scenario="admin.describe_producers")
+def test_describe_producers(observed):
+    """testDescribeProducers: [epoch, coordinator epoch, open transaction's first offset] per producer id.
+    Only a producer whose transaction ended in a marker has a coordinator epoch (ProducerStateEntry's
+    -1 before); the open transaction starts after 1 record, 2 committed ones and their marker."""
+    obs = observed("admin.describe_producers")
+    assert obs["idempotent"] == [[0, None, None]]
+    assert obs["committed_read"] == 3
+    assert obs["after_commit"] == [[0, None, None], [0, 0, None]]
+    assert obs["ongoing"] == [[0, None, None], [0, 0, None], [0, None, 4]]
+
+
+@pytest.mark.compat(scenario="admin.describe_transactions")
+def test_describe_transactions(observed, prefix):
+    """testDescribeTransactions, committed and aborted: TransactionalIdNotFoundException before
+    initTransactions, EMPTY until a partition is added, then ONGOING with it; [state, coordinator is
+    the leader of the id's __transaction_state partition, producer id known to the partition, epoch,
+    partitions]."""
+    obs = observed("admin.describe_transactions")
+    tp = f"{prefix}-describe-txn-0"
+    for outcome, done in (("commit", "COMPLETE_COMMIT"), ("abort", "COMPLETE_ABORT")):
+        assert obs[outcome] == ["TransactionalIdNotFoundException", "EMPTY", ["EMPTY", True, True, 0, []],
+                                ["ONGOING", True, True, 0, [tp]], [done, True, True, 0, []]], outcome
+
+
+@pytest.mark.compat(scenario="admin.abort_transaction")
+def test_abort_transaction(observed):
+    """testAbortTransaction: the Admin's WriteTxnMarkers(abort) with the producer's id, epoch and
+    coordinator epoch ends the open transaction, so a read_committed consumer reads past it to the
+    plain record behind; an abort of a producer no longer in a transaction writes a marker too."""
+    obs = observed("admin.abort_transaction")
+    assert (obs["after_commit"], obs["while_open"], obs["abort"], obs["after_abort"]) == (1, 1, None, 2)
+    assert obs["end"] == 5  # k1, its marker, k2, the plain record, the Admin's marker
+    assert obs["abort_again"] is None
+
+
+@pytest.mark.compat(scenario="admin.scram_credentials")
+def test_scram_credentials(observed):
+    """testDescribeUserScramCredentials, then ScramImage.describe's and ScramControlManager.alterCredentials'
+    refusals: an unknown user is left out of all() (RESOURCE_NOT_FOUND counts as described), a user
+    asked twice is DUPLICATE_RESOURCE, iterations outside 4096-16384 UNACCEPTABLE_CREDENTIAL, a user
+    altered twice in one request DUPLICATE_RESOURCE (a deletion of nothing is refused first)."""
+    obs = observed("admin.scram_credentials")
+    sha256, sha512 = ["SCRAM_SHA_256", 4096], ["SCRAM_SHA_512", 8192]
+    assert (obs["add"], obs["add_two"], obs["alter"], obs["delete"]) == (None, None, None, None)
+    assert obs["one"] == {"tom": [sha256]}
+    assert obs["all"] == {"tom": [sha256, sha512], "tom2": [sha256], "tom3": [sha256]}
+    assert obs["tom2"] == {"tom2": [sha256]}
+    nobody = obs["missing"][1]
+    assert obs["missing"][0] is True and obs["missing"][2] is None
+    assert nobody[0] == "ResourceNotFoundException"
+    assert nobody[1].startswith("Attempt to describe a user credential that does not exist: ") and nobody[1].endswith("nobody")
+    assert obs["twice"][0] == "DuplicateResourceException"
+    assert obs["twice"][1].startswith("Cannot describe SCRAM credentials for the same user twice in a single request: ")
+    not_found = ["ResourceNotFoundException", "Attempt to delete a user credential that does not exist"]
+    assert obs["refused"] == {
+        "dup": not_found, "ghost": not_found,
+        "few": ["UnacceptableCredentialException", "Too few iterations"],
+        "many": ["UnacceptableCredentialException", "Too many iterations"],
+        "tom2": ["DuplicateResourceException", "A user credential cannot be altered twice in the same request"]}
+    assert obs["after_delete"] == {"tom": [sha512], "tom2": [sha256], "tom3": [sha256]}
+
+
+@pytest.mark.compat(scenario="admin.cluster_metadata")
+def test_cluster_metadata(observed, compat_target):
+    """testListNodes, testDescribeCluster (the controller a KRaft cluster names is one of its brokers),
+    testDescribeTopicsWithNames and testDescribeTopicsWithIds (the id CreateTopics answered)."""
+    obs = observed("admin.cluster_metadata")
+    assert obs["nodes"] == sorted(compat_target.bootstrap_servers.split(","))
+    assert obs["controller_is_a_broker"] is True and obs["cluster_id"]
+    assert obs["id_by_name"] is True
+    assert obs["by_ids"] == ["UnknownTopicIdException", "found"]
+
+
 # ---------------------------------------------------------------------------------------- consumer
 
 @pytest.mark.compat(scenario="consumer.seek")
@@ -268,6 +345,74 @@ def test_static_member_detects_new_partition(observed):
                    "grown": ["static-foo-0", "static-foo-1"]}
 
 
+@pytest.mark.compat(scenario="consumer.assign_and_commit")
+def test_assign_and_commit(observed):
+    """PlaintextConsumerAssignTest, every case: a commit before any position commits nothing (async and
+    sync), commits after consuming, a second consumer of the group sees them, a committed offset 10
+    is where the next member of the group starts."""
+    obs = observed("consumer.assign_and_commit")
+    assert obs["commit_async_not_committed"] == ["ok", None, True]
+    assert obs["commit_sync_not_committed"] == [None, True]
+    assert obs["commit_sync_all_consumed"] == [True, 10000]
+    assert obs["assign_and_consume"] == obs["skipping_position"] == [True, 10]
+    assert obs["fetch_committed"] == [True, 100, 100]
+    assert obs["committed_twice"] == [100, 100]
+    assert (obs["commit_ten"], obs["consume_from_committed"]) == (10, [10, True])
+
+
+@pytest.mark.compat(scenario="consumer.rebalance_callbacks")
+def test_rebalance_callbacks(observed):
+    """PlaintextConsumerCallbackTest: inside onPartitionsAssigned and onPartitionsRevoked, assign() is
+    refused, the assignment holds the partition, beginningOffsets and position answer 0; a seek and
+    pause there hold until resumed, then the records from offset 100 come."""
+    obs = observed("consumer.rebalance_callbacks")
+    refused = ["IllegalStateException", "Subscription to topics, partitions and pattern are mutually exclusive"]
+    for when in ("assigned", "revoked"):
+        assert obs[f"assign_on_{when}"] == refused
+        assert obs[f"assignment_on_{when}"] is True
+        assert obs[f"beginning_offsets_on_{when}"] == 0
+    assert obs["position_on_assigned"] == 0
+    assert obs["seek_and_pause"] == [True, True]
+
+
+@pytest.mark.compat(scenario="consumer.fetch_more")
+def test_fetch_more(observed):
+    """PlaintextConsumerFetchTest: testFetchOutOfRangeOffsetResetConfigLatest (reset to the end known
+    before the next records: 10), testFetchRecordLargerThanMaxPartitionFetchBytes (KIP-74: the record
+    comes whole), testFetchHonoursFetchSizeIfLargeRecordNotFirst and ...MaxPartitionFetchBytes... (the
+    first poll has the small record alone)."""
+    obs = observed("consumer.fetch_more")
+    assert obs["out_of_range_latest"] == [True, 0, 10, 10]
+    assert obs["larger_than_max_partition_fetch_bytes"] == [1, 0, "key", 10 * 1024 + 1]
+    assert obs["fetch_size_large_not_first"] == obs["partition_fetch_bytes_large_not_first"] == [1, 0, "small", "value"]
+
+
+@pytest.mark.compat(scenario="consumer.lag_lead_metrics")
+def test_lag_and_lead_metrics(observed):
+    """PlaintextConsumerTest's per-partition lag and lead metrics, which the client derives from each
+    Fetch answer: lag = high watermark - position, lead = position - log start offset (after
+    DeleteRecords to 50 too), both gone once the partition is no longer assigned; under read_committed
+    the lag is measured to the last stable offset (an open transaction at offset 10: lag 0)."""
+    obs = observed("consumer.lag_lead_metrics")
+    polled = obs["assign"][0]
+    assert obs["assign"] == [polled, 1000.0 - polled, float(polled)]
+    assert obs["lead_after_delete_records"] == [True, True]
+    assert obs["assign_moved"] == obs["subscribe_moved"] == [None, None]
+    assigned, polled = obs["subscribe"][:2]
+    assert obs["subscribe"] == [1, polled, 1000.0 - 50 - polled, float(polled)]  # from the log start, 50
+    assert obs["read_committed"] == [10, 10, 0.0, 10.0]
+
+
+@pytest.mark.compat(scenario="consumer.basics")
+def test_consumer_basics(observed):
+    """PlaintextConsumerTest's testAutoOffsetReset, testPartitionsFor, testPositionRespectsTimeout,
+    testGroupConsumption and testPauseStateNotPreservedByRebalance."""
+    obs = observed("consumer.basics")
+    assert (obs["auto_offset_reset"], obs["partitions_for"], obs["group_consumption"]) == (True, 2, 0)
+    assert obs["position_timeout"][0] == "TimeoutException"
+    assert obs["pause_not_preserved"] == [True, 0, True, True]
+
+
 # ---------------------------------------------------------------------------------------- producer
 
 @pytest.mark.compat(scenario="producer.timestamp_bounds")
@@ -337,3 +482,40 @@ def test_subscribe_when_topic_unavailable(observed):
     """ConsumerBounceTest.testSubscribeWhenTopicUnavailable up to its broker restart."""
     obs = observed("consumer.topic_unavailable")
     assert (obs["unacked"], obs["received"]) == (0, 1000)
+
+
+@pytest.mark.compat(scenario="producer.compression")
+def test_producer_compression(observed):
+    """ProducerCompressionTest.testCompression for none, gzip, snappy, lz4 and zstd: 6000 records
+    (no key; a key; a key and a header) at offsets 0..5999, read back as sent: no mismatch."""
+    obs = observed("producer.compression")
+    assert obs == {codec: [] for codec in ("none", "gzip", "snappy", "lz4", "zstd")}
+
+
+@pytest.mark.compat(scenario="producer.failure_handling")
+def test_producer_failure_handling(observed):
+    """ProducerFailureHandlingTest: testTooLargeRecordWithAckOne (over the topic's max.message.bytes),
+    testInvalidPartition (the client's TimeoutException), testSendAfterClosed and
+    testCannotSendToInternalTopic (Kafka: ReplicaManager refuses appends to internal topics)."""
+    obs = observed("producer.failure_handling")
+    assert obs["too_large_acks1"] == "RecordTooLargeException"
+    assert obs["invalid_partition"] == "TimeoutException"
+    assert obs["sends"] == [None, None, None]
+    assert obs["internal_offsets"] == "InvalidTopicException"
+    closed = {"chain": ["java.lang.IllegalStateException"], "message": "Cannot perform operation after producer has been closed"}
+    assert obs["after_close"] == [closed] * 3
+
+
+@pytest.mark.compat(scenario="producer.send_while_deletion")
+def test_send_while_deletion(observed):
+    """ProducerSendWhileDeletionTest.testSendWithTopicDeletionMidWay on one broker: the producer's send
+    after the topic was deleted succeeds on the topic its Metadata request creates again."""
+    assert observed("producer.send_while_deletion") == {"before": True, "deleted": True, "after": None,
+                                                         "recreated": True}
+
+
+@pytest.mark.compat(scenario="consumer.topic_creation")
+def test_consumer_topic_creation(observed):
+    """ConsumerTopicCreationTest with auto.create.topics.enable=true: the missing subscribed topic is
+    created with allow.auto.create.topics=true only (Metadata's AllowAutoTopicCreation)."""
+    assert observed("consumer.topic_creation") == {"created": [True, False]}

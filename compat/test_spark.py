@@ -21,6 +21,10 @@ The rest of the PySpark suite, one SparkSession per module (local[2]):
                            between runs (failOnDataLoss both ways) and under a pattern query
   test_spark_broker.py     a kafka-shim of its own: late-bound earliest/latest across appends and
                            retention; a stream across kill -9 and restart with a transaction open
+  test_spark_reference.py  Spark's own connector suites replayed: streams from timestamps (and no
+                           match), availableNow with the topic recreated under it, topic churn under
+                           a pattern query, null keys/values, column types, offsetsBehindLatest
+                           metrics, big values through a small producer buffer
 
 Every expectation is what Apache Kafka gives. Not run by default (PySpark is ~300 MB): give the
 connector jars as a directory, ``KAFKA_SHIM_SPARK_JARS=/path`` holding

@@ -6,7 +6,8 @@ request order, and a parked Fetch holds its connection only. A client a quota th
 answer at once and then nothing more is read from it for the throttle time (Kafka mutes the
 channel). Each connection is an ``asyncio.BufferedProtocol``: the socket reads straight into the
 frame decoder's buffers (a large Produce lands in its own buffer, copied by nobody), and one task
-per connection answers the requests in order.
+per connection answers the requests in order. The buffers of large frames are lent again, by
+the server's pool, once their requests are done with (shim.protocol.framing.BufferPool).
 
 Limits, with Kafka's names: ``connections.max.idle.ms``, ``sasl.server.max.receive.size``, and a
 bound on what one connection holds: received requests up to MAX_QUEUED_BYTES, and no more reading
@@ -63,7 +64,7 @@ class Connection(asyncio.BufferedProtocol):
         self.ip = ip
         self.listener = listener
         self.session = None
-        self.decoder = FrameDecoder(server.node.config.max_request_bytes)
+        self.decoder = FrameDecoder(server.node.config.max_request_bytes, server.frame_buffers)
         self.requests: collections.deque = collections.deque()
         self.queued_bytes = 0
         self.error: FrameError | None = None
@@ -246,6 +247,7 @@ class Connection(asyncio.BufferedProtocol):
                     raise SaslFailure("authentication failed")
                 if answer.mute_ms > 0:
                     await self._mute(answer.mute_ms / 1000)
+                request = answer = None  # a large frame's buffer is free for the next (FrameDecoder)
             elif self.error is not None:
                 raise self.error
             elif self.done:

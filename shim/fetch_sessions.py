@@ -21,7 +21,7 @@ that cannot be made is answered with session id 0 (the client goes on with full 
 
 Kafka bounds only the number of sessions; kafka-shim bounds their partitions too, as each costs a few
 hundred bytes and every incremental request walks all of its session's in one turn: a session holds
-at most MAX_SESSION_PARTITIONS and all sessions together MAX_CACHED_PARTITIONS. A full request over
+at most MAX_SESSION_PARTITIONS and all sessions of a broker MAX_CACHED_PARTITIONS. A full request over
 either is answered without a session (session id 0, as when the cache has no room) once sessions
 unused for 2 minutes are evicted to make room; an incremental request that would grow its session
 over either ends the session and is answered FETCH_SESSION_ID_NOT_FOUND, as after an eviction (the
@@ -46,7 +46,7 @@ SHARDS = 8  # Kafka: KafkaBroker.NumFetchSessionCacheShards
 INT32_MAX = 2**31 - 1
 SLOTS_CONFIG = "max.incremental.fetch.session.cache.slots"
 TOPIC_ID_VERSION = 13
-MAX_SESSION_PARTITIONS = 10_000  # kafka-shim's: walked in a turn by each incremental request (~40 ms)
+MAX_SESSION_PARTITIONS = 10_000  # kafka-shim's: updated in a turn by each incremental request (~15 ms)
 MAX_CACHED_PARTITIONS = 200_000  # kafka-shim's: about 100 MB of sessions at most
 
 
@@ -239,9 +239,10 @@ class FetchSessionCache:
                 "incremental_fetches": self.incremental_fetches}
 
     def new_context(self, version: int, session_id: int, epoch: int, privileged: bool,
-                    fetch_data: list, to_forget: list, now_ms: int):
+                    fetch_data: list | dict, to_forget: list, now_ms: int):
         """Kafka: FetchManager.newContext. ``fetch_data``: ((topic key, partition), request
-        partition) in request order; ``to_forget``: (topic key, partition) keys."""
+        partition) in request order, or the request's map of them (one entry per partition);
+        ``to_forget``: (topic key, partition) keys."""
         if epoch in (INITIAL_EPOCH, FINAL_EPOCH):  # a full request closes the session it names
             if session_id != INVALID_SESSION_ID:
                 shard = self.shard_of(session_id)
@@ -258,6 +259,11 @@ class FetchSessionCache:
             return SessionErrorContext(ErrorCode.invalid_fetch_session_epoch)
         if session.uses_topic_ids != (version >= TOPIC_ID_VERSION):
             return SessionErrorContext(ErrorCode.fetch_session_topic_id_error)
+        if fetch_data.__class__ is dict:
+            if len(fetch_data) - len(to_forget) > self.max_session_partitions:  # too many, however many overlap
+                shard.remove(session.id)
+                return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
+            fetch_data = fetch_data.items()
         if not self.room_for(session.size_after(fetch_data, to_forget), now_ms, session):
             shard.remove(session.id)  # before the update: a refused request's partitions are never made
             return SessionErrorContext(ErrorCode.fetch_session_id_not_found)
@@ -269,6 +275,34 @@ class FetchSessionCache:
         session.epoch = next_epoch(session.epoch)
         self.incremental_fetches += 1
         return IncrementalFetchContext(session, session.epoch)
+
+
+class BrokerFetchSessions:
+    """Each broker's own FetchSessionCache: in a simulated cluster (shim.cluster) every broker keeps
+    its sessions as each Kafka broker keeps its FetchManager's, so a session id one broker gave is
+    unknown to another (FETCH_SESSION_ID_NOT_FOUND), and each has its own slots and bounds. A
+    broker's cache is made at its first Fetch and dropped when the broker is stopped (node_down)."""
+
+    def __init__(self, slots: int = 1000, **bounds) -> None:
+        self.slots, self.bounds = slots, bounds
+        self.caches: dict[int, FetchSessionCache] = {}
+
+    def of(self, node_id: int) -> FetchSessionCache:
+        cache = self.caches.get(node_id)
+        if cache is None:
+            cache = self.caches[node_id] = FetchSessionCache(self.slots, **self.bounds)
+        return cache
+
+    def forget(self, node_id: int) -> None:
+        """Broker ``node_id`` stopped: its sessions are gone when it comes back."""
+        self.caches.pop(node_id, None)
+
+    def stats(self) -> dict:
+        """FetchSessionCache.stats summed over the brokers, and each broker's under ``brokers``."""
+        per_broker = {node_id: cache.stats() for node_id, cache in sorted(self.caches.items())}
+        total = {key: sum(s[key] for s in per_broker.values())
+                 for key in ("sessions", "partitions_cached", "evictions", "incremental_fetches")}
+        return total | {"brokers": per_broker}
 
 
 class SessionErrorContext:
@@ -292,12 +326,13 @@ class SessionErrorContext:
 class SessionlessFetchContext(SessionErrorContext):
     """Epoch -1, or a request before v7: every partition asked for, answered, no session."""
 
-    def __init__(self, fetch_data: list) -> None:
+    def __init__(self, fetch_data) -> None:
         super().__init__(ErrorCode.none)
-        self.fetch_data = fetch_data
+        # Kafka's request map: a partition named twice is read and answered once (its last entry)
+        self.fetch_data = fetch_data if fetch_data.__class__ is dict else dict(fetch_data)
 
-    def partitions(self) -> list:
-        return self.fetch_data
+    def partitions(self):
+        return self.fetch_data.items()
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:
         return ErrorCode.none, INVALID_SESSION_ID, results
@@ -306,8 +341,8 @@ class SessionlessFetchContext(SessionErrorContext):
 class FullFetchContext(SessionlessFetchContext):
     """Epoch 0: every partition answered, and a session made of them if the cache has room."""
 
-    def __init__(self, cache: FetchSessionCache, fetch_data: list, privileged: bool, uses_topic_ids: bool) -> None:
-        super().__init__(list(OrderedDict(fetch_data).items()))  # Kafka's request map: one entry per partition
+    def __init__(self, cache: FetchSessionCache, fetch_data: list | dict, privileged: bool, uses_topic_ids: bool) -> None:
+        super().__init__(fetch_data)
         self.cache, self.privileged, self.uses_topic_ids = cache, privileged, uses_topic_ids
 
     def respond(self, results: list, now_ms: int, names: dict) -> tuple[int, int, list]:

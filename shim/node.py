@@ -9,7 +9,7 @@ from .client_metrics import ClientMetricsManager
 from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
-from .fetch_sessions import SLOTS_CONFIG, FetchSessionCache
+from .fetch_sessions import SLOTS_CONFIG, BrokerFetchSessions
 from .configs.properties import fields_from_properties, static_properties
 from .configs.streams import streams_settings
 from .configs.topic import effective, log_config
@@ -65,7 +65,8 @@ class Node:
         self.txn.probe = self.control.probe
         self.share.initialized.probe = self.control.probe
         self._init_quotas(config)
-        self.fetch_sessions = FetchSessionCache(int(config.extra.get(SLOTS_CONFIG, 1000)))  # read-only in Kafka
+        self.fetch_sessions = BrokerFetchSessions(int(config.extra.get(SLOTS_CONFIG, 1000)))  # read-only in Kafka
+        self.fetch_max_bytes = int(config.extra.get("fetch.max.bytes", 57_671_680))  # read-only in Kafka
         self.client_metrics = self._client_metrics(config)
 
     def _open_logs(self, config: BrokerConfig, meta_dir) -> None:

@@ -21,6 +21,7 @@ from .deadline_timer import DeadlineTimer
 from .limits import ConnectionQuotas
 from .log_cleaner import LogCleaner
 from .node import Node, now_ms
+from .protocol.framing import BufferPool
 from .notify import wait_or_timeout
 from .security.tls import principal_mapper, server_context
 
@@ -52,6 +53,7 @@ class Server:
         self.timer: DeadlineTimer | None = None
         self.cleaner = LogCleaner(node)
         self.connections: set[Connection] = set()
+        self.frame_buffers = BufferPool()  # large frames' buffers, shared by the connections
         self._sockets: dict[int, list[socket.socket]] = {}  # node id -> its listening sockets
         self._acceptors: dict[int, list[asyncio.Task]] = {}
         self._ports: dict[tuple[int, str], int] = {}  # (node id, listener name) -> bound port
@@ -126,6 +128,7 @@ class Server:
             raise ValueError(f"node {node_id} is not up")
         self.node.cluster.node_down(node_id, now_ms())
         await self._unbind(node_id)
+        self.node.fetch_sessions.forget(node_id)  # a stopped Kafka broker's FetchSessionCache goes with it
 
     async def node_up(self, node_id: int) -> None:
         """Start broker ``node_id`` again on the ports it had; it rejoins the ISR of its partitions."""

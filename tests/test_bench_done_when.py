@@ -60,7 +60,9 @@ def _results(shim: dict, peers: dict[str, dict], rounds: int, launches_busy: flo
             if v is None:
                 out.append({"status": "failed", "rep": k, "error": "boom"})
             elif phase.startswith("produce_"):
-                out.append({"status": "ok", "rep": k, "records": 1000, "seconds": 1000 / v})
+                rate, cpu = v if isinstance(v, tuple) else (v, None)
+                out.append({"status": "ok", "rep": k, "records": 1000, "seconds": 1000 / rate,
+                            **({} if cpu is None else {"broker_cpu_s": round(cpu, 2), "broker_oncpu_s": cpu})})
             elif phase.startswith("scale_topic_"):
                 out.append({"status": "ok", "rep": k, "rss_after_bytes": v * 1e6})
             elif phase.startswith("scale_metadata_"):
@@ -116,10 +118,55 @@ def test_ratios_are_taken_pair_by_pair_and_the_spread_is_kafka_shims_own():
     assert v["ready after kill -9 with 10 GB of log (s)"]["met"] is True
     assert v["ready after kill -9, 10 GB / 1 GB of log"]["value"] == pytest.approx(1.0)
     text = r.render({**results, "verdicts": list(v.values())})
-    assert "| 1 | 100/s (0 MiB/s) | 100/s (0 MiB/s) | 40/s (0 MiB/s) | 1.00x | 2.50x | 0% |" in text
-    assert "| 3 | 300/s (0 MiB/s) | 100/s (0 MiB/s) | FAILED | 3.00x | — | 0% |" in text
+    assert "| 1 | 100/s (0 MiB/s) | 100/s (0 MiB/s) | 40/s (0 MiB/s) | 1.00x | 2.50x | — | 0% |" in text
+    assert "| 3 | 300/s (0 MiB/s) | 100/s (0 MiB/s) | FAILED | 3.00x | — | — | 0% |" in text
     assert "Tansu produce_1p #3: boom" in text
     assert "BUSY" not in text
+
+
+def test_the_broker_cpu_of_each_run_is_shown_with_its_spread_next_to_the_throughputs():
+    from bench import done_when_report as r
+
+    # run 3 twice as fast for the same CPU: a spread of throughput that is not the broker's work
+    results = _results({"produce_1p": [(100, 0.1004), (110, 0.1103), (200, 0.1051)]},
+                       {"noida-db": {"produce_1p": [100, 100, 100]}}, rounds=3)
+    text = r.render(results)
+    assert "| 1 | 100/s (0 MiB/s) | 100/s (0 MiB/s) | 1.00x | 0.100 s | 0% |" in text
+    assert "| 3 | 200/s (0 MiB/s) | 100/s (0 MiB/s) | 2.00x | 0.105 s | 0% |" in text
+    assert "| max / min | 2.00 | 1.00 |  | 1.10 | |" in text
+    # the CPU to the nanosecond where a run has it, not the ticks (0.11 / 0.10 would say 1.10 too)
+    line = r.spread_line(results, "python")
+    assert "throughput 2.00, broker CPU per run 1.10 (median 0.105 s" in line
+    assert line in text and line in r.readme_block(results)
+    ticks_only = _results({"produce_1p": [100, 200]}, {}, rounds=2)
+    for rec, cpu in zip(ticks_only["systems"]["kafka-shim"]["phases"]["produce_1p"], (0.12, 0.10)):
+        rec["broker_cpu_s"] = cpu
+    assert "broker CPU per run 1.20 (median 0.110 s" in r.spread_line(ticks_only, "python")
+    # a results file from before the CPU was recorded still renders
+    assert "broker CPU per run — (median —" in r.spread_line(_results({"produce_1p": [100, 200]}, {}, rounds=2),
+                                                             "python")
+
+
+def test_the_broker_cpu_is_read_to_better_than_a_clock_tick():
+    import time
+
+    from bench.procs import cpu_seconds, oncpu_seconds
+
+    proc = subprocess.Popen([sys.executable, "-c", "x = 0\nwhile True: x += 1"])
+    try:
+        deadline = time.monotonic() + 60
+        readings = [oncpu_seconds(proc.pid)]
+        while (len(set(readings)) < 4 or readings[-1] < 0.05) and time.monotonic() < deadline:
+            readings.append(oncpu_seconds(proc.pid))  # until the spinner has run a while, between readings too
+        ticks, after = cpu_seconds(proc.pid), oncpu_seconds(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert readings == sorted(readings) and after >= readings[-1] >= 0.05
+    # clock ticks (/proc/<pid>/stat) move in steps of 10 ms; these readings fall between them
+    assert any(abs(r * 100 - round(r * 100)) > 1e-3 for r in set(readings))
+    assert abs(after - ticks) < 0.05
+    assert oncpu_seconds(proc.pid) is None  # gone: no figure rather than zero
 
 
 def test_a_busy_machine_says_so():

@@ -204,3 +204,73 @@ def test_a_connection_that_sent_a_little_grows_its_buffer_a_step_at_a_time():
     out, reads = _reads(d, frame(b"x" * 5000))
     assert out == [b"x" * 5000] and reads == 2
     assert len(d.buffer()) <= 64 * 1024
+
+
+def _large(fill: int, size: int = 300_000) -> bytes:
+    return bytes([fill]) * size
+
+
+def test_a_large_frames_buffer_is_lent_again_once_its_frame_is_dropped():
+    """One partition's 1 MB Produce requests arrive one after another: each used to get a new
+    buffer, mapped and zeroed by the kernel page by page; the next one now fills the last one's."""
+    import tracemalloc
+
+    d = FrameDecoder(1 << 24)
+    data = frame(_large(2))
+    (first,) = d.feed(frame(_large(1)))
+    buffer = id(first.obj)  # not a reference: that would keep it from being lent again
+    del first
+    tracemalloc.start()
+    try:
+        (second,) = d.feed(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert id(second.obj) == buffer and bytes(second) == _large(2)
+    assert peak < 100_000  # no new buffer for the 300 KB
+
+
+@pytest.mark.parametrize("holder", ["view", "slice", "bytes-like record", "the buffer itself"])
+def test_a_frame_still_referred_to_keeps_its_bytes(holder):
+    """A request still being answered, a batch a task keeps (a memoryview of the frame), anything
+    that refers to the buffer: the next large frame goes elsewhere."""
+    d = FrameDecoder(1 << 24)
+    (first,) = d.feed(frame(_large(1)))
+    kept = {"view": first, "slice": first[1000:2000], "bytes-like record": memoryview(first)[10:],
+            "the buffer itself": first.obj}[holder]
+    expected = bytes(kept)
+    del first
+    (second,) = d.feed(frame(_large(2)))
+    assert bytes(kept) == expected and bytes(second) == _large(2)
+    assert second.obj is not (kept if holder == "the buffer itself" else kept.obj)
+
+
+def test_a_pooled_buffer_larger_than_the_frame_takes_only_the_frame():
+    """The frames after a smaller one in a larger pooled buffer are read as frames, not into it."""
+    d = FrameDecoder(1 << 24)
+    (big,) = d.feed(frame(_large(1, 1_000_000)))
+    buffer = id(big.obj)
+    del big
+    out = d.feed(frame(_large(2, 200_000)) + frame(b"small") + frame(_large(3, 150_000))[:1000])
+    assert [bytes(f) for f in out] == [_large(2, 200_000), b"small"]
+    assert id(out[0].obj) == buffer and len(out[0]) == 200_000
+    del out
+    (rest,) = d.feed(frame(_large(3, 150_000))[1000:])
+    assert bytes(rest) == _large(3, 150_000)
+
+
+def test_decoders_share_a_pool_that_keeps_a_few_buffers_of_bounded_size():
+    from shim.protocol.framing import POOLED_BUFFERS, POOLED_BYTES, BufferPool
+
+    pool = BufferPool()
+    decoders = [FrameDecoder(1 << 24, pool) for _ in range(POOLED_BUFFERS + 2)]
+    frames = [d.feed(frame(_large(i)))[0] for i, d in enumerate(decoders)]  # all still in use
+    assert len({id(f.obj) for f in frames}) == len(decoders)
+    assert pool.held_bytes == POOLED_BUFFERS * 300_000
+    (huge,) = decoders[0].feed(frame(b"x" * (POOLED_BYTES + 1)))
+    assert pool.held_bytes == POOLED_BUFFERS * 300_000  # too large to keep
+    kept = {id(f.obj) for f in frames[-POOLED_BUFFERS:]}
+    del frames, huge
+    # another connection's next large frame fills one of the buffers the pool kept
+    (again,) = decoders[1].feed(frame(_large(9)))
+    assert id(again.obj) in kept and bytes(again) == _large(9)

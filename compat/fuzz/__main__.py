@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .run import fuzz
+from .flood import flood_fuzz
 from .secure import secure_fuzz
 
 
@@ -27,8 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss-limit-mib", type=int, default=400, help="the broker's peak RSS limit")
     parser.add_argument("--secure", action="store_true",
                         help="fuzz the SASL exchange and the TLS listeners instead (secure.py)")
+    parser.add_argument("--flood", action="store_true",
+                        help="hold hundreds of partial or unread connections and fuzz the control listener (flood.py)")
     args = parser.parse_args(argv)
-    run = secure_fuzz if args.secure else fuzz
+    run = secure_fuzz if args.secure else flood_fuzz if args.flood else fuzz
     result = run(args.duration, args.seed, args.workdir, args.rss_limit_mib)
     summary = {k: v for k, v in vars(result).items() if k != "findings"}
     print(json.dumps(summary, indent=1))

@@ -47,7 +47,8 @@ SHARE_APIS = {76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}
 TXN_IDS = ("tx0", "tx1")
 # The state machines get most of the steps; every other served API some.
 STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 22: 3, 24: 3, 25: 2, 26: 3, 28: 3,
-            42: 1, 47: 1, 65: 1, 66: 1, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5, 90: 1, 91: 1, 92: 1, 0: 3}
+            42: 1, 47: 1, 65: 2, 66: 2, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5, 90: 1, 91: 1, 92: 1, 0: 3,
+            1: 5, 71: 1, 72: 2}
 # Where Kafka answers UNKNOWN_SERVER_ERROR itself: CreatePartitions past the controller's records per
 # request (k37), quota requests past their entity bound (shim/coordinators/client_quotas.py), a
 # JoinGroup of a pending member with an instance id (Kafka's IllegalStateException), an assignor
@@ -95,10 +96,21 @@ class Pools:
         self.offsets: list[int] = [0, 1, 2]  # acquired record offsets ShareFetch handed out
         self.share_members: list[tuple[str, str]] = []  # (group id, member id) a share heartbeat accepted
         self.session_epochs: dict[str, int] = {}  # member id -> the next share session epoch
+        self.fetch_sessions: dict[int, int] = {}  # KIP-227 session id -> the epoch its next request carries
+        self.telemetry: list[tuple[uuid.UUID, int]] = []  # (client instance id, subscription id) handed out
 
     def learn(self, entity, request=None) -> None:
-        if type(entity).__name__ == "ShareGroupHeartbeatResponse" and entity.error_code == 0 and entity.member_id:
+        kind = type(entity).__name__
+        if kind == "ShareGroupHeartbeatResponse" and entity.error_code == 0 and entity.member_id:
             _remember(self.share_members, (request.group_id, entity.member_id))
+        if kind == "FetchResponse" and getattr(entity, "session_id", 0) and request is not None:
+            # a new session starts at epoch 1, a continued one at the epoch after the request's
+            epoch = 1 if request.session_epoch in (0, -1) else request.session_epoch + 1
+            self.fetch_sessions[entity.session_id] = epoch
+            while len(self.fetch_sessions) > 24:
+                del self.fetch_sessions[next(iter(self.fetch_sessions))]
+        if kind == "GetTelemetrySubscriptionsResponse" and entity.error_code == 0:
+            _remember(self.telemetry, (entity.client_instance_id, entity.subscription_id))
         for f in dataclasses.fields(entity):
             value = getattr(entity, f.name)
             if dataclasses.is_dataclass(value):
@@ -178,6 +190,10 @@ class Builder:
         elif "member_id" in values and epoch and pools.members and rng.random() < 0.7:
             member, n = rng.choice(pools.members)
             values["member_id"], values[epoch] = member, n + rng.choice((0, 0, 0, 0, 1, -1))
+        if "session_epoch" in values and "session_id" in values:
+            self.cohere_fetch(values)
+        if "subscription_id" in values and pools.telemetry and rng.random() < 0.8:
+            values["client_instance_id"], values["subscription_id"] = rng.choice(pools.telemetry)
         if "share_session_epoch" in values and self.sane and pools.share_members:
             values["group_id"], values["member_id"] = rng.choice(pools.share_members)
         if "share_session_epoch" in values and rng.random() < 0.7:
@@ -185,6 +201,20 @@ class Builder:
             n = pools.session_epochs.get(member, 0)
             values["share_session_epoch"] = rng.choice((n, n, n, 0, -1, n + 1))
             pools.session_epochs[member] = 1 if values["share_session_epoch"] == 0 else n + 1
+
+    def cohere_fetch(self, values: dict) -> None:
+        """A Fetch (KIP-227): mostly a live session at its next epoch (or one off, or a full or final
+        request naming it), else a new session or a session id never handed out; a short wait."""
+        rng, sessions = self.rng, self.pools.fetch_sessions
+        if sessions and rng.random() < 0.8:
+            session_id = rng.choice(list(sessions))
+            epoch = sessions[session_id]
+            values["session_id"] = session_id
+            values["session_epoch"] = rng.choice((epoch, epoch, epoch, epoch, epoch + 1, epoch - 1, 0, -1))
+        elif rng.random() < 0.7:
+            values["session_id"], values["session_epoch"] = 0, rng.choice((0, 0, 0, -1))
+        if "max_wait" in values and rng.random() < 0.9:
+            values["max_wait"] = datetime.timedelta(milliseconds=rng.choice((0, 10, 100)))
 
     def array(self, f, nested, depth: int):
         rng = self.rng
@@ -296,6 +326,7 @@ def check_invariants(node: Node, state_written: set[str]) -> list[str]:
             acquired = record.state.name == "ACQUIRED"
             if acquired != (record.member_id is not None):
                 problems.append(f"share {key} offset {offset} is {record.state.name} held by {record.member_id!r}")
+    problems += _fetch_session_problems(node.fetch_sessions)
     for gid, group in node.groups.consumer.groups.items():
         for what, maps in (("owned", [m.assigned for m in group.members.values()]
                             + [m.pending_revocation for m in group.members.values()]),
@@ -307,6 +338,27 @@ def check_invariants(node: Node, state_written: set[str]) -> list[str]:
                         if (tid, p) in seen:
                             problems.append(f"consumer group {gid!r}: partition {tid}-{p} {what} twice")
                         seen.add((tid, p))
+    return problems
+
+
+def _fetch_session_problems(cache) -> list[str]:
+    """The session cache's counts agree with its sessions, and its bounds hold."""
+    problems = []
+    total = 0
+    for shard in cache.shards:
+        counted = sum(max(s.cached_size, 0) for s in shard.sessions.values())
+        if counted != shard.partitions_cached:
+            problems.append(f"fetch session shard {shard.number} counts {shard.partitions_cached} "
+                            f"partitions cached, its sessions hold {counted}")  # fmt: skip
+        if len(shard.sessions) > shard.max_entries:
+            problems.append(f"fetch session shard {shard.number} holds {len(shard.sessions)} sessions")
+        for session in shard.sessions.values():
+            if session.cached_size != len(session.partitions) or len(session.partitions) > cache.max_session_partitions:
+                problems.append(f"fetch session {session.id} holds {len(session.partitions)} partitions, "
+                                f"counted {session.cached_size}")  # fmt: skip
+        total += counted
+    if total > cache.max_cached_partitions:
+        problems.append(f"the fetch sessions cache {total} partitions")
     return problems
 
 

@@ -1,4 +1,4 @@
-"""A bounded fuzz run in the normal test suite (compat/fuzz/run.py says what is checked).
+"""Bounded fuzz runs in the normal test suite (compat/fuzz/run.py says what is checked).
 
 Mutated client requests against a ``kafka-shim serve`` process, with a fixed seed so a failure
 repeats: every corpus frame intact, with hostile values and byte-mutated, then random cases for the
@@ -70,3 +70,22 @@ def test_sequences_of_hostile_requests_keep_the_state_machines_sound():
         assert result.failures == [], report
         assert set(result.served) <= set(result.by_api), sorted(set(result.served) - set(result.by_api))
         assert result.answered > len(result.served), report  # the sequences ran past the sweep
+
+
+def test_held_unread_connections_and_a_fuzzed_control_listener_leave_the_broker_serving(tmp_path):
+    """compat/fuzz/flood.py, one round of each phase (more under KAFKA_SHIM_FUZZ_DEEP=1): connections
+    holding partial frames and half TLS handshakes, connections pipelining requests they never read
+    the answers of, 300 Fetches parked while records go elsewhere, and the HTTP control listener fed
+    garbage and hostile arguments; memory grows by a bounded amount per connection, the broker
+    closes every held connection once idle, the parked Fetches do not slow the produces down, and
+    the canary keeps being acknowledged."""
+    from compat.fuzz.flood import flood_fuzz
+
+    seed = int(os.environ.get("KAFKA_SHIM_FUZZ_SEED", 20261123))
+    sizes = {} if DEEP else {"loris": 100, "unread": 8, "idle_ms": 2000}
+    result = flood_fuzz(budget("KAFKA_SHIM_FUZZ_FLOOD_SECONDS", 0, 60), seed, tmp_path, **sizes)
+    report = json.dumps({k: v for k, v in vars(result).items() if k != "findings"}, indent=1)
+    assert result.failures == [], report
+    assert set(result.rounds) == {"loris", "unread", "parked", "control"}, report
+    assert {"200", "400"} <= set(result.control_statuses), report  # operations ran, and were refused
+    assert result.canary_acked > 0, report

@@ -6,8 +6,10 @@ import java.util.Map;
  * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
- * ({@link AdminReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay}, {@link GroupReplay}) tests, and producers
- * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
+ * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
+ * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
+ * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, which
+ * compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
 public final class ReferenceDriver {
@@ -56,6 +58,20 @@ public final class ReferenceDriver {
         all.put("admin.reassignment_errors", AdminReplay::reassignmentErrors);
         all.put("admin.delete_records_edges", AdminReplay::deleteRecordsEdges);
         all.put("admin.broker_throttle_configs", AdminReplay::brokerThrottleConfigs);
+        all.put("admin.describe_producers", AdminStateReplay::describeProducers);
+        all.put("admin.describe_transactions", AdminStateReplay::describeTransactions);
+        all.put("admin.abort_transaction", AdminStateReplay::abortTransaction);
+        all.put("admin.scram_credentials", AdminStateReplay::scramCredentials);
+        all.put("admin.cluster_metadata", AdminStateReplay::clusterMetadata);
+        all.put("producer.compression", ProducerReplay::compressions);
+        all.put("producer.failure_handling", ProducerReplay::failureHandling);
+        all.put("producer.send_while_deletion", ProducerReplay::sendWhileDeletion);
+        all.put("consumer.topic_creation", ProducerReplay::consumerTopicCreation);
+        all.put("consumer.assign_and_commit", ConsumerMoreReplay::assignAndCommit);
+        all.put("consumer.rebalance_callbacks", ConsumerMoreReplay::callbacks);
+        all.put("consumer.fetch_more", ConsumerMoreReplay::fetchMore);
+        all.put("consumer.lag_lead_metrics", ConsumerMoreReplay::lagAndLead);
+        all.put("consumer.basics", ConsumerMoreReplay::basics);
         all.put("consumer.seek", ClientReplay::seek);
         all.put("consumer.records_and_times", ClientReplay::recordsAndTimes);
         all.put("consumer.pause_and_poll", ClientReplay::pauseAndPoll);
@@ -83,6 +99,8 @@ public final class ReferenceDriver {
         all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);
         all.put("authz.txn_commit_no_topic_write", AuthzReference::txnCommitWithoutTopicWrite);
         all.put("authz.txn_loses_topic_write", AuthzReference::txnLosesTopicWrite);
+        all.put("authz.consume", AuthzConsumerReplay::consume);
+        all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
         Support.main("ReferenceDriver", all, args);
     }
 }

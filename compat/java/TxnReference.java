@@ -483,6 +483,11 @@ final class TxnReference {
                 ControlDriver.control(s, "node_up", "{\"node\": 1}");
                 // beginTransaction is local: the test accepts no error or ProducerFencedException
                 obs.put("begin_error", Support.failureOf(first::beginTransaction));
+                // The transaction holds no partition, so its abort is local too (TransactionManager.nextRequest
+                // completes an EndTxn of a transaction never started without sending it), and no broker sees a
+                // difference. Aborted by close() instead, it would idle the closing Sender in one more poll, up
+                // to request.timeout.ms (15 s here), since nothing wakes it once the state is READY.
+                Support.failureOf(first::abortTransaction);
             } finally {
                 first.close();
             }

@@ -6,6 +6,7 @@ producer's header disagrees with its records' largest timestamp (Kafka: LogValid
 batches succeed with the original base offset. acks=0 gets no response at all; when any of its
 partitions failed the connection is closed instead, as Kafka does (its producer's only sign). Appends to the
 internal topics (__consumer_offsets, __transaction_state) are refused with INVALID_TOPIC_EXCEPTION.
+A partition named more than once counts once, with its last copy (shim.apis._produce_keys).
 Under fsync="always" the log has fsynced each batch before it returns (shim.storage.partition_log).
 
 v0-2 (deprecated in Kafka 3.9, gone in 4.0) may carry message sets of magic 0 or 1: they are
@@ -66,6 +67,7 @@ from ..storage.roll import maybe_roll
 from ..storage.validation import LEGACY_DECOMPRESSED_BYTES, DecompressionBudget, validate_client_batch
 from ._leaders import Replication, leader_hint, node_endpoints
 from ._authz import denied_topics
+from ._produce_keys import RefusedCopy, keyed
 from ._pace import SLICE_S, Pacer
 from .registry import api
 
@@ -102,16 +104,20 @@ def _verification_error(code: ErrorCode, version: int) -> KafkaError:
     return _VerificationError.of(code)
 
 
-# The dispatcher reads Produce frames of the plain shape itself (one pass, no kio objects); the
-# others go through kio. Either way the handler sees the same attributes.
-decode = produce_wire.decode
+def decode(frame, version: int):
+    """The dispatcher reads Produce frames of the plain shape itself (one pass, no kio objects,
+    a large frame on a worker thread); the others go through kio. Either way the handler sees the
+    same attributes, keyed by partition (shim.apis._produce_keys): here, off the loop with the
+    reading where the frame is large, or by the handler for kio's."""
+    decoded = produce_wire.decode(frame, version)
+    return decoded if decoded is None else (decoded[0], keyed(decoded[1], version))
 
 
 @api(0, "Produce", 0, 13)
 def handle(ctx, request):
     walk = _Walk(ctx, request)
     partition, pending, topics, count = walk.partition, _later.pending, [], 0
-    for ti, t in enumerate(request.topic_data):
+    for ti, t in enumerate(walk.request.topic_data):
         parts: list = []
         topics.append((walk.names[ti], getattr(t, "topic_id", None), parts))
         for i, p in enumerate(t.partition_data):
@@ -128,6 +134,8 @@ class _Walk:
     __slots__ = ("ctx", "request", "now", "hinted", "replication", "budget", "names", "denied", "deadline")
 
     def __init__(self, ctx, request) -> None:
+        if request.__class__ is not produce_wire.ProduceRequest:  # kio's: decode() keys only its own
+            request = keyed(request, ctx.header.api_version)
         self.ctx, self.request, self.now, self.hinted = ctx, request, now_ms(), set()
         self.replication = Replication() if request.acks == -1 and not ctx.node.cluster.single else None
         self.budget = DecompressionBudget(ctx.request_size)
@@ -152,8 +160,18 @@ class _Walk:
             return _error(ctx, p.index, KafkaError(ErrorCode.topic_authorization_failed))
         if name is None:
             return _error(ctx, p.index, KafkaError(ErrorCode.unknown_topic_id, f"unknown topic id {t.topic_id}"))
+        if p.__class__ is RefusedCopy and (name, p.index) in ctx.node.logs.logs:
+            return self._refused(ti, i, p, pending)
         return _partition(ctx, self.request, name, p, self.now, self.hinted, self.replication, (ti, i), self.budget,
                           pending)
+
+    def _refused(self, ti, i, p, pending):
+        """A partition named more than once, one of whose copies ProduceRequest.validateRecords
+        refused: Kafka appends the last copy that passed, if any, and answers the refusal."""
+        if p.append is not None:
+            _partition(self.ctx, self.request, self.names[ti], p.append, self.now, self.hinted, self.replication,
+                       (ti, i), self.budget, pending)
+        return _error(self.ctx, p.index, p.refusal)
 
     def finish(self, topics):
         if _later.pending and any(p.__class__ is _Later for t in topics for p in t[2]):
@@ -251,7 +269,7 @@ async def _replicated(ctx, request, topics, hinted, replication, throttle):
     codes = await replication.wait(ctx, max(request.timeout.total_seconds(), 0))
     parts = [list(t.partition_responses) for t in topics]
     for (ti, pi), code in codes.items():
-        if code != ErrorCode.none:
+        if code != ErrorCode.none and parts[ti][pi].error_code == ErrorCode.none:
             parts[ti][pi] = dataclasses.replace(parts[ti][pi], error_code=code)
     responses = tuple(dataclasses.replace(t, partition_responses=tuple(ps)) for t, ps in zip(topics, parts))
     return ctx.response(responses=responses, node_endpoints=node_endpoints(ctx, hinted), throttle_time=throttle)
@@ -426,6 +444,8 @@ def error_response(ctx, request, code):
     """Kafka: ProduceRequest.getErrorResponse -- the error on every partition."""
     if request.acks == 0:
         raise CloseConnection(f"an acks=0 Produce failed with {ErrorCode(code).name.upper()}")
+    # one entry per partition, as the request is keyed by partition (ProduceRequest.partitionSizes)
+    request = keyed(request, ctx.version)
     return ctx.response(node_endpoints=(), responses=tuple(
         ctx.make("TopicProduceResponse", name=t.name if ctx.version < TOPIC_ID_VERSION else None,
                  topic_id=getattr(t, "topic_id", None),

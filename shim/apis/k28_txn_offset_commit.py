@@ -12,6 +12,11 @@ given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v4 (KIP-890 p
 partition not in the transaction with TRANSACTION_ABORTABLE; v5 (transaction version 2, Kafka 4.0+)
 adds the offsets partition to the transaction itself, the implicit AddOffsetsToTxn. A share group's
 id is GROUP_ID_NOT_FOUND on every partition (Kafka: ShareGroup.validateOffsetCommit).
+
+The checks run in the emulated release's order: 3.9's GroupCoordinator adds an unknown group
+before verifying the transaction (a refused commit leaves an empty group, in memory, until the
+offsets retention check removes it); 4.x's verifies first, answers an unknown group named with a
+generation ILLEGAL_GENERATION, and leaves no group behind a refused commit.
 """
 
 from ..node import now_ms
@@ -27,7 +32,8 @@ async def handle(ctx, request):
     results = ctx.node.groups.commit_txn_offsets(
         request.group_id, request.transactional_id, request.producer_id, request.producer_epoch,
         getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
-        getattr(request, "generation_id", -1), offsets, now, version=ctx.version) if offsets else {}
+        getattr(request, "generation_id", -1), offsets, now, version=ctx.version,
+        new_coordinator=ctx.node.release.new_group_coordinator) if offsets else {}
     return await paced_commit_response(ctx, request, lambda tp: unknown.get(tp, results.get(tp)), "TxnOffsetCommit", pace)
 
 

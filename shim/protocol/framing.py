@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import sys
 
 _SIZE = struct.Struct(">i")
 
@@ -32,6 +33,57 @@ DIRECT_BYTES = 128 * 1024
 # its bytes arrive, so a peer that announces a large frame and trickles a little of it holds about
 # twice what it sent, not the size it announced.
 FIRST_BODY_BYTES = 32 * 1024
+# Buffers of large frames a BufferPool keeps for the next ones, and the largest it keeps: one
+# partition's 1 MB Produce after another fills a buffer the previous one left, already mapped,
+# instead of a new one the kernel maps and zeroes page by page as the socket fills it (and
+# unmaps after). Up to 8 MiB held by a broker whose clients sent large frames, however many.
+POOLED_BUFFERS = 4
+POOLED_BYTES = 2 * 1024 * 1024
+
+
+class BufferPool:
+    """Large frames' buffers, each lent again once nothing refers to its last frame.
+
+    A frame is handed out as a view of its buffer; the buffer is lent for another frame only
+    when no view of it and no reference to it is left anywhere (CPython's reference count: the
+    count of a buffer only the pool holds, taken once by the same code, with nothing else
+    holding it). So a request still being answered, a batch kept by a task, any memoryview of
+    it, keep its buffer out of reuse. One pool per server, used from its event loop only.
+    """
+
+    def __init__(self, keep: int = POOLED_BUFFERS, largest: int = POOLED_BYTES) -> None:
+        self._buffers: list[bytearray] = []
+        self._keep, self._largest = keep, largest
+        self.lent = 0  # buffers lent again so far
+
+    def take(self, size: int) -> bytearray | None:
+        """A buffer of at least ``size`` bytes nothing refers to, out of the pool, or None."""
+        buffers = self._buffers
+        for i in range(len(buffers)):
+            if len(buffers[i]) >= size and _references(buffers, i) <= _UNSHARED:
+                self.lent += 1
+                return buffers.pop(i)
+        return None
+
+    def give(self, buffer: bytearray) -> None:
+        """``buffer``, whose frame was just handed out, for a later frame once that one is done
+        with; the oldest is dropped past ``keep``."""
+        if len(buffer) <= self._largest:
+            self._buffers.append(buffer)
+            if len(self._buffers) > self._keep:
+                del self._buffers[0]
+
+    @property
+    def held_bytes(self) -> int:
+        return sum(len(b) for b in self._buffers)
+
+
+def _references(buffers: list, i: int) -> int:
+    return sys.getrefcount(buffers[i])
+
+
+# What _references counts for a buffer only the pool's list refers to (the list, and the call's own).
+_UNSHARED = _references([bytearray(1)], 0)
 
 
 class FrameDecoder:
@@ -40,11 +92,13 @@ class FrameDecoder:
     Built for ``asyncio.BufferedProtocol``: :meth:`buffer` is where the next bytes should land and
     :meth:`received` reports how many did. Small frames share one scratch buffer (many per read);
     a large frame gets a buffer of its own, filled by the socket directly, and is handed out
-    without another copy. :meth:`feed` does the same for bytes that are already in memory.
+    without another copy; that buffer comes from ``pool`` when one there is free and large
+    enough. :meth:`feed` does the same for bytes that are already in memory.
     """
 
-    def __init__(self, max_frame: int) -> None:
+    def __init__(self, max_frame: int, pool: BufferPool | None = None) -> None:
         self._max = max_frame
+        self._pool = BufferPool() if pool is None else pool
         self._scratch = bytearray(FIRST_SCRATCH_BYTES)
         self._start = self._end = 0
         self._body: bytearray | None = None
@@ -68,7 +122,7 @@ class FrameDecoder:
                 grown = bytearray(min(2 * len(self._body), self._size))
                 grown[: self._filled] = self._body
                 self._body = grown
-            return memoryview(self._body)[self._filled:]
+            return memoryview(self._body)[self._filled:self._size]  # a pooled buffer may be larger
         if self._end == len(self._scratch):
             kept = self._end - self._start
             if len(self._scratch) < SCRATCH_BYTES:  # a read filled it: this connection is busy
@@ -90,7 +144,8 @@ class FrameDecoder:
             if self._filled < self._size:
                 return []
             body, self._body = self._body, None
-            return [memoryview(body).toreadonly()]  # kio parses read-only buffers only
+            self._pool.give(body)
+            return [memoryview(body)[: self._size].toreadonly()]  # kio parses read-only buffers only
         self._end += nbytes
         return self._split()
 
@@ -112,7 +167,10 @@ class FrameDecoder:
             else:
                 if size >= DIRECT_BYTES:
                     self._size = size
-                    self._body = bytearray(min(size, max(FIRST_BODY_BYTES, 2 * available)))
+                    body = self._pool.take(size)
+                    if body is None:  # grown as the bytes arrive (see buffer)
+                        body = bytearray(min(size, max(FIRST_BODY_BYTES, 2 * available)))
+                    self._body = body
                     self._body[:available] = view[begin : self._end]
                     self._filled = available
                     self._start = self._end

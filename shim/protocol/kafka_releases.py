@@ -73,6 +73,12 @@ class KafkaRelease:
         return "suffix" if minor >= 9 else "none"
 
     @property
+    def new_group_coordinator(self) -> bool:
+        """Kafka 4.0 removed the old group coordinator (kafka.coordinator.group.GroupCoordinator);
+        3.9 runs it unless the consumer protocol is enabled, which kafka-shim's 3.9 does not do."""
+        return int(self.name.split(".")[0]) >= 4
+
+    @property
     def transaction_version(self) -> int:
         """1: KIP-890 part 1 only; 2: an epoch bump per transaction (KIP-890 part 2)."""
         return self.finalized_features.get(TRANSACTION_VERSION, 0)

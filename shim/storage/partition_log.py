@@ -110,7 +110,7 @@ class PartitionLog:
         self.config = config
         self.producer_state = ProducerStateManager()
         self.aborted: list[AbortedTxn] = []  # sorted by last_offset (marker offset)
-        self.on_append: Callable[[], None] | None = None
+        self.on_append: Callable[[tuple], None] | None = None  # called with (topic, partition)
         self.leader_epoch = LEADER_EPOCH  # stamped on appended batches (set by shim.cluster)
         self.high_watermark_limit: int | None = None  # a slowed ISR follower's log end (shim.cluster)
         self._dir_dirty = False  # a file was created in the directory since its last fsync
@@ -198,7 +198,7 @@ class PartitionLog:
         if self.config.fsync:
             self.flush()
         if self.on_append is not None:
-            self.on_append()
+            self.on_append((self.topic, self.partition))
         return AppendResult(base, append_time, self.log_start_offset)
 
     def _segment_with_room(self, size: int) -> LogSegment:

@@ -270,3 +270,17 @@ async def test_consumer_group_heartbeat_needs_read_on_the_group_and_describe_on_
                                                                           bitfield([O.READ, O.DESCRIBE]))
     finally:
         factory.crash_all()
+
+
+async def test_a_refused_produce_answers_each_partition_once(node):
+    # Kafka: ProduceRequest.getErrorResponse walks the request keyed by partition (partitionSizes)
+    from kafka_codecs import encode_batch
+    allow(node, R.TOPIC, "mine", O.WRITE)
+    txn_batch = encode_batch([(None, b"v", [], 1_700_000_000_000)], producer_id=7, producer_epoch=0, base_sequence=0,
+                             is_transactional=True)
+    r = await call(node, 0, 9, lambda m: m.ProduceRequest(
+        transactional_id="tx", acks=-1, timeout=datetime.timedelta(seconds=1), topic_data=tuple(m.TopicProduceData(
+            name="mine", partition_data=(m.PartitionProduceData(index=0, records=txn_batch),
+                                         m.PartitionProduceData(index=0, records=txn_batch))) for _ in range(2))))
+    got = [(t.name, [(p.index, p.error_code) for p in t.partition_responses]) for t in r.responses]
+    assert got == [("mine", [(0, E.transactional_id_authorization_failed)])]

@@ -144,3 +144,23 @@ def test_members_expiring_together_after_a_downgrade_do_not_bring_the_consumer_g
     gc.tick(T0 + 1)
     assert "g" not in gc.consumer.groups
     assert set(gc.groups["g"].members) == {m1, m2}  # the downgrade took them; their classic sessions run
+
+
+def test_a_downgrade_too_large_for_the_offsets_topic_fails_whole_without_a_message(nodes):
+    """Kafka writes the classic group in place of the leaving member's fence, in one operation: a
+    record past max.message.bytes fails it (MESSAGE_TOO_LARGE, answered UNKNOWN_SERVER_ERROR with
+    no message by handleOperationException) and the member is still there."""
+    node = nodes(max_message_bytes=4_096)
+    node.logs.create_topic(TOPIC, 6)
+    gc = node.groups
+    (m1, m2), _ = classic_group(gc)
+    r = consumer_join(gc)
+    big = [("range", subscription(TOPIC, user_data=b"u" * 2_500))]  # each member's record fits, both do not
+    for m in (m1, m2):
+        j = join(gc, member_id=m, protocols=big).result
+        assert j.error == E.none, j
+        assert sync(gc, m, j.generation_id).result.error == E.none
+    assert gc.consumer.heartbeat(HeartbeatRequest("g", "new", r.member_epoch, owned={}), T0).error == E.none
+    left = gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0)
+    assert (left.error, left.message) == (E.unknown_server_error, None)
+    assert set(gc.consumer.groups["g"].members) == {m1, m2, "new"} and "g" not in gc.groups

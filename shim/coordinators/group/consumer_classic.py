@@ -333,27 +333,39 @@ class ClassicMembers:
         if not left.uses_classic_protocol and self._can_downgrade(group):
             self._to_classic(group, now_ms, rebalance=True)  # the member that left had partitions
 
-    def _can_downgrade(self, group: ConsumerGroup) -> bool:
-        """Every member left uses the classic protocol, the policy allows it, and they fit in a
-        classic group (``group.max.size``)."""
-        if (not group.members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
-                or not all(m.uses_classic_protocol for m in group.members.values())):
+    def check_downgrade(self, group: ConsumerGroup, leaving: ConsumerGroupMember, now_ms: int) -> None:
+        """Before ``leaving`` is fenced: raise the error a downgrade its leaving brings would fail
+        with when the classic group's metadata cannot fit the offsets partition. Kafka writes the
+        conversion in place of the fence, in one operation, so a record too large fails it whole
+        and the member stays; checked here before anything is written."""
+        if leaving.uses_classic_protocol or not self._can_downgrade(group, leaving.member_id):
+            return
+        classic, assignments = self._classic_of(group, now_ms, leaving.member_id)
+        self.cg.parent.store.check_fits(classic, assignments)
+
+    def _can_downgrade(self, group: ConsumerGroup, leaving: str | None = None) -> bool:
+        """Every member left (but ``leaving``) uses the classic protocol, the policy allows it, and
+        they fit in a classic group (``group.max.size``)."""
+        members = [m for m in group.members.values() if m.member_id != leaving]
+        if (not members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
+                or not all(m.uses_classic_protocol for m in members)):
             return False
-        if len(group.members) > self.cg.config.classic_max_size:
+        if len(members) > self.cg.config.classic_max_size:
             log.info("group %s: cannot become a classic group, its %d members exceed group.max.size %d",
-                     group.group_id, len(group.members), self.cg.config.classic_max_size)
+                     group.group_id, len(members), self.cg.config.classic_max_size)
             return False
         return True
 
-    def _to_classic(self, group: ConsumerGroup, now_ms: int, rebalance: bool) -> None:
-        """Kafka: convertToClassicGroup -- a stable classic group at generation = group epoch, each
-        member with its current assignment."""
+    def _classic_of(self, group: ConsumerGroup, now_ms: int, leaving: str | None = None):
+        """The classic group ``group`` becomes (without ``leaving``), and its members' assignments."""
         gid = group.group_id
         classic = GroupMetadata(gid, state=GroupState.STABLE, state_timestamp=now_ms,
                                 protocol_type=CONSUMER_PROTOCOL_TYPE, generation_id=group.group_epoch,
                                 offsets=group.offsets, pending_txn_offsets=group.pending_txn_offsets)
         assignments = {}
         for m in group.members.values():
+            if m.member_id == leaving:
+                continue
             session = m.classic_session_timeout_ms or self.cg.session_timeout_ms(gid)
             member = MemberMetadata(m.member_id, m.instance_id, m.client_id, m.client_host,
                                     max(m.rebalance_timeout_ms, 0), session, CONSUMER_PROTOCOL_TYPE,
@@ -362,6 +374,14 @@ class ClassicMembers:
             version, _, _ = parse_subscription(m.classic_protocols[0][1])
             member.assignment = assignments[m.member_id] = encode_assignment(version, self._names(m.assigned))
         classic.protocol_name = classic.select_protocol()
+        return classic, assignments
+
+    def _to_classic(self, group: ConsumerGroup, now_ms: int, rebalance: bool) -> None:
+        """Kafka: convertToClassicGroup -- a stable classic group at generation = group epoch, each
+        member with its current assignment."""
+        gid = group.group_id
+        classic, assignments = self._classic_of(group, now_ms)
+        self.cg.parent.store.check_fits(classic, assignments)  # before the consumer group's records go
         records = [r for mid in group.members for r in self.cg._tombstones(gid, mid)]
         records += [cr.Record(cr.TARGET_METADATA, gid, None, None), cr.Record(cr.GROUP_METADATA, gid, None, None)]
         self.cg._apply(gid, records, now_ms)

@@ -459,6 +459,7 @@ class ConsumerGroups:
         epoch = group.group_epoch + 1
         h = metadata_hash(meta, self.partition_racks)
         records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
+        self.classic.check_downgrade(group, member, now_ms)
         self._apply(group.group_id, records, now_ms)
         log.info("member %s of group %s %s; group epoch %d", member.member_id, group.group_id, why, epoch)
         self.classic.maybe_downgrade(group, member, now_ms)

@@ -114,27 +114,65 @@ class OffsetOperations:
 
     def commit_txn_offsets(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
                            producer_epoch: int, member_id: str, group_instance_id: str | None, generation_id: int,
-                           offsets: dict[TP, OffsetAndMetadata], now_ms: int, version: int = 3) -> dict[TP, ErrorCode]:
-        """Kafka: handleTxnCommitOffsets. The group's offsets partition must be in the producer's
-        ongoing transaction (AddOffsetsToTxn; from request v5 it is added here); KIP-447 member
-        checks apply when the request names a member or generation."""
+                           offsets: dict[TP, OffsetAndMetadata], now_ms: int, version: int = 3,
+                           new_coordinator: bool = False) -> dict[TP, ErrorCode]:
+        """The group's offsets partition must be in the producer's ongoing transaction
+        (AddOffsetsToTxn; from request v5 it is added here); KIP-447 member checks apply when the
+        request names a member or generation. The order of the checks is the coordinator's:
+        ``new_coordinator`` is Kafka 4's (GroupCoordinatorService.commitTransactionalOffsets,
+        OffsetMetadataManager.commitTransactionalOffset), else Kafka 3.9's GroupCoordinator."""
         try:
             check_group_id(group_id)
         except KafkaError as e:
             return {tp: e.code for tp in offsets}
+        if new_coordinator:
+            return self._commit_txn_offsets_4(group_id, transactional_id, producer_id, producer_epoch, member_id,
+                                              group_instance_id, generation_id, offsets, now_ms, version)
+        # Kafka 3.9: handleTxnCommitOffsets adds an unknown group (Empty, in memory) before it
+        # verifies the transaction, so a refused commit leaves it behind until the offsets
+        # retention check finds it without offsets
         group = self._offsets_group(group_id)
         if group is None:
             group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=now_ms)
         try:
             self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch, now_ms, version)
-            if isinstance(group, GroupMetadata):
-                _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
-            else:  # Kafka: TxnOffsetCommit has no STALE_MEMBER_EPOCH; it answers ILLEGAL_GENERATION
-                error = validate_consumer_commit(group, member_id, group_instance_id, generation_id, True, version)
-                _raise(E.illegal_generation if error == E.stale_member_epoch else error)
+            self._validate_txn_commit(group, member_id, group_instance_id, generation_id, version)
         except KafkaError as e:
             return {tp: e.code for tp in offsets}
         return self._store(group, offsets, now_ms, producer=(producer_id, producer_epoch))
+
+    def _commit_txn_offsets_4(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
+                              producer_epoch: int, member_id: str, group_instance_id: str | None, generation_id: int,
+                              offsets: dict[TP, OffsetAndMetadata], now_ms: int, version: int) -> dict[TP, ErrorCode]:
+        """Kafka 4: the transactional write verifies the transaction before its operation runs;
+        the operation finds the group, creating a simple one only for generation -1 (an unknown
+        group with a generation is ILLEGAL_GENERATION), and a refused or failed write is reverted,
+        so no group is left behind."""
+        try:
+            self._verify_in_transaction(group_id, transactional_id, producer_id, producer_epoch, now_ms, version)
+            group = self._offsets_group(group_id)
+            created = group is None
+            if created:
+                if generation_id >= 0:
+                    raise KafkaError(E.illegal_generation, f"group {group_id!r} has no generation {generation_id}")
+                group = GroupMetadata(group_id, state_timestamp=now_ms)
+            self._validate_txn_commit(group, member_id, group_instance_id, generation_id, version)
+        except KafkaError as e:
+            return {tp: e.code for tp in offsets}
+        if created:
+            self.groups[group_id] = group
+        results = self._store(group, offsets, now_ms, producer=(producer_id, producer_epoch))
+        if created and any(code not in (E.none, E.offset_metadata_too_large) for code in results.values()):
+            del self.groups[group_id]  # the write failed: the runtime reverts the operation's changes
+        return results
+
+    def _validate_txn_commit(self: "GroupCoordinator", group: OffsetsHolder, member_id: str,
+                             group_instance_id: str | None, generation_id: int, version: int) -> None:
+        if isinstance(group, GroupMetadata):
+            _raise(self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True))
+        else:  # Kafka: TxnOffsetCommit has no STALE_MEMBER_EPOCH; it answers ILLEGAL_GENERATION
+            error = validate_consumer_commit(group, member_id, group_instance_id, generation_id, True, version)
+            _raise(E.illegal_generation if error == E.stale_member_epoch else error)
 
     def _verify_in_transaction(self: "GroupCoordinator", group_id: str, transactional_id: str, producer_id: int,
                                producer_epoch: int, now_ms: int, version: int) -> None:

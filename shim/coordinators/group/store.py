@@ -137,7 +137,7 @@ class GroupStore:
         A record that cannot fit the offsets partition's max.message.bytes fails as its append would
         (UNKNOWN_SERVER_ERROR), without being built: 2,000 members subscribed to 1,000 topics each
         made an 80 MB record, built and checksummed in one turn of the loop (1 s) only to be refused."""
-        self._check_fits(group, assignment)
+        self.check_fits(group, assignment)
         members = tuple(
             MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
                          m.session_timeout_ms, m.metadata(group.protocol_name), assignment[m.member_id])
@@ -150,7 +150,11 @@ class GroupStore:
         except KafkaError as e:
             raise mapped(e, group_store_error) from None
 
-    def _check_fits(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
+    def check_fits(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
+        """Raise what an append of the group's metadata record would fail with when the members'
+        subscriptions and assignments alone cannot fit the offsets partition's max.message.bytes:
+        MESSAGE_TOO_LARGE, answered UNKNOWN_SERVER_ERROR without a message as Kafka's storeGroup
+        (3.9) and CoordinatorOperationExceptionHelper.handleOperationException (4.x) answer it."""
         try:
             limit = self._log(group.group_id).config.max_message_bytes
         except KafkaError as e:
@@ -159,8 +163,9 @@ class GroupStore:
         for m in group.members.values():
             least += len(m.metadata(group.protocol_name)) + len(assignment[m.member_id])
             if least > limit:
-                raise KafkaError(group_store_error(ErrorCode.message_too_large),
-                                 f"the metadata of group {group.group_id} exceeds max.message.bytes {limit}")
+                log.warning("the metadata of group %s exceeds the offsets topic's max.message.bytes %d",
+                            group.group_id, limit)
+                raise mapped(KafkaError(ErrorCode.message_too_large), group_store_error)
 
     def append_records(self, group_id: str, records: list[tuple[bytes, bytes | None]], now_ms: int) -> None:
         """Consumer-group records in one batch; KafkaError with Kafka's storeGroup code."""

@@ -1,0 +1,34 @@
+"""`python -m bench.replay`: a producer's requests recorded as the broker received them, then fed
+again into an in-process broker whose CPU is counted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("confluent_kafka")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_recorded_produce_is_replayed_request_for_request(tmp_path):
+    from bench.replay import frames_of, load, replay_pass
+
+    out = tmp_path / "1p.rec"
+    run = subprocess.run([sys.executable, "-m", "bench.replay", "record", str(out), "--records", "3000",
+                          "--client", "python"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    header, stream = load(out)
+    assert header == {**json.loads(run.stdout.strip().splitlines()[-1])}
+    sizes = frames_of(stream)
+    # the producer's connection: its metadata and warm-up, then 3 MB of records in Produce requests
+    assert len(sizes) == header["requests"] and sum(4 + n for n in sizes) == len(stream) == header["bytes"]
+    assert len(stream) > 3000 * 1024
+    result = replay_pass(out, 64 * 1024)
+    assert result["answers"] == result["requests"] == len(sizes)
+    assert result["records_in_log"] == {"replay-1p": 3000, "replay-1p-warmup": 1}
+    assert result["cpu_s"] > 0
