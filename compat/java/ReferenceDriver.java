@@ -8,7 +8,7 @@ import java.util.Map;
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
  * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
  * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
- * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, which
+ * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, {@link AuthzAdminReplay}, which
  * compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
@@ -101,6 +101,8 @@ public final class ReferenceDriver {
         all.put("authz.txn_loses_topic_write", AuthzReference::txnLosesTopicWrite);
         all.put("authz.consume", AuthzConsumerReplay::consume);
         all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
+        all.put("authz.group_admin", AuthzAdminReplay::groups);
+        all.put("authz.topic_admin", AuthzAdminReplay::topics);
         Support.main("ReferenceDriver", all, args);
     }
 }
