@@ -326,7 +326,8 @@ def check_invariants(node: Node, state_written: set[str]) -> list[str]:
             acquired = record.state.name == "ACQUIRED"
             if acquired != (record.member_id is not None):
                 problems.append(f"share {key} offset {offset} is {record.state.name} held by {record.member_id!r}")
-    problems += _fetch_session_problems(node.fetch_sessions)
+    for cache in node.fetch_sessions.caches.values():  # each simulated broker's own
+        problems += _fetch_session_problems(cache)
     for gid, group in node.groups.consumer.groups.items():
         for what, maps in (("owned", [m.assigned for m in group.members.values()]
                             + [m.pending_revocation for m in group.members.values()]),
