@@ -3,7 +3,7 @@ import java.util.Map;
 
 /**
  * Scenarios after Apache Kafka's own client integration tests, which say what a real broker must
- * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
+ * do for the Java client: transactions ({@link TxnReference}, {@link TxnReplay}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
  * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
@@ -21,6 +21,10 @@ public final class ReferenceDriver {
         all.put("txn.fencing_on_expiration", TxnReference::fencingOnExpiration);
         all.put("txn.offset_metadata", TxnReference::offsetMetadata);
         all.put("txn.send_offsets_rounds", TxnReference::sendOffsetsRounds);
+        all.put("txn.send_offsets_group_id", (s, obs) -> TxnReference.sendOffsetsRounds(s, obs, true));
+        all.put("txn.basic", TxnReplay::basic);
+        all.put("txn.fencing_on_send", TxnReplay::fencingOnSend);
+        all.put("txn.consecutive_init", TxnReplay::consecutiveInit);
         all.put("txn.undecided_data", TxnReference::undecidedData);
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
@@ -103,6 +107,7 @@ public final class ReferenceDriver {
         all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
         all.put("authz.group_admin", AuthzAdminReplay::groups);
         all.put("authz.topic_admin", AuthzAdminReplay::topics);
+        all.put("authz.authorized_operations", AuthzAdminReplay::authorizedOperations);
         Support.main("ReferenceDriver", all, args);
     }
 }
