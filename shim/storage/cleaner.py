@@ -80,17 +80,25 @@ class TransactionMetadata:
     """Kafka: CleanedTransactionMetadata -- which transactional batches and markers may go, and the
     aborted-transaction index of what is kept."""
 
-    def __init__(self, aborted: list[AbortedTxn]) -> None:
-        self._pending = sorted(aborted, key=lambda a: a.first_offset)
-        heapq.heapify(self._pending)
+    def __init__(self, aborted: list[AbortedTxn] = ()) -> None:
+        self._pending: list[tuple[int, int, AbortedTxn]] = []
+        self._seq = 0
+        self.add_aborted(aborted)
         self.ongoing_committed: set[int] = set()
         self.ongoing_aborted: dict[int, list] = {}  # pid -> [AbortedTxn, last observed batch offset]
         self.cleaned_index: list[AbortedTxn] = []
 
+    def add_aborted(self, aborted) -> None:
+        """Kafka: addAbortedTransactions -- a round adds those of each segment as it reaches it (a
+        transaction spanning segments comes twice; the first one seen stands)."""
+        for txn in aborted:
+            heapq.heappush(self._pending, (txn.first_offset, self._seq, txn))
+            self._seq += 1
+
     def _consume_up_to(self, offset: int) -> None:
-        while self._pending and self._pending[0].first_offset <= offset:
-            txn = heapq.heappop(self._pending)
-            self.ongoing_aborted[txn.producer_id] = [txn, None]
+        while self._pending and self._pending[0][0] <= offset:
+            txn = heapq.heappop(self._pending)[2]
+            self.ongoing_aborted.setdefault(txn.producer_id, [txn, None])
 
     def on_control_batch(self, h: BatchHeader, kind: int | None) -> bool:
         """True if the marker may be discarded (once its delete horizon has passed)."""
@@ -218,11 +226,15 @@ class GroupCleaner:
         self.map, self.producers, self.now = offset_map, producers, now_ms
         self.delete_retention_ms, self.stats = delete_retention_ms, stats
 
-    def clean(self, group: GroupResult, aborted: list[AbortedTxn], chunk: int) -> Iterator[int]:
-        txns = TransactionMetadata(aborted)
+    def clean(self, group: GroupResult, txns: TransactionMetadata, aborted_of, chunk: int) -> Iterator[int]:
+        """``txns`` is the round's (Kafka carries it from group to group); ``aborted_of(seg, upper)``
+        gives the aborted transactions of a segment's offsets up to ``upper``."""
+        txns.cleaned_index = []
         since = 0
-        for seg in group.segments:
+        for i, seg in enumerate(group.segments):
             _check(seg)
+            upper = group.segments[i + 1].base_offset if i + 1 < len(group.segments) else seg.next_offset
+            txns.add_aborted(aborted_of(seg.base_offset, upper))
             for position, h in seg.iter_headers():
                 batch = seg.read(position, h.size)
                 out = self._filter(batch, h, txns)
