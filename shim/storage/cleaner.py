@@ -222,9 +222,10 @@ class GroupCleaner:
     """Kafka: Cleaner.cleanSegments/cleanInto with its RecordFilter, for one group of segments."""
 
     def __init__(self, offset_map: OffsetMap, producers: dict[int, LastRecord], now_ms: int,
-                 delete_retention_ms: int, stats: CleanerStats) -> None:
+                 delete_retention_ms: int, stats: CleanerStats, upper_bound: int = -1) -> None:
         self.map, self.producers, self.now = offset_map, producers, now_ms
         self.delete_retention_ms, self.stats = delete_retention_ms, stats
+        self.upper_bound = upper_bound  # the round's first uncleanable offset
 
     def clean(self, group: GroupResult, txns: TransactionMetadata, aborted_of, chunk: int) -> Iterator[int]:
         """``txns`` is the round's (Kafka carries it from group to group); ``aborted_of(seg, upper)``
@@ -262,7 +263,10 @@ class GroupCleaner:
             discard_records = can_discard and horizon is not None and horizon <= self.now
         else:
             can_discard = discard_records = txns.on_batch(h)
-        retain_empty = h.producer_id >= 0 and _is_last_of_producer(h, self.producers)
+        # Kafka: RETAIN_EMPTY for a producer's last batch, and for the round's last batch so the
+        # cleaned log still ends where the uncleanable part begins
+        retain_empty = ((h.producer_id >= 0 and _is_last_of_producer(h, self.producers))
+                        or h.next_offset == self.upper_bound)
         if discard_records and not retain_empty:
             return None
         marker_for_empty_txn = can_discard and h.is_control

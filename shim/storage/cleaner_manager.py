@@ -113,8 +113,9 @@ def plan(plog: PartitionLog, now_ms: int) -> LogToClean:
     cleanable_bytes = sum(s.size for s in dirty if s.base_offset < first_uncleanable)
     need_now = False
     if c.max_compaction_lag_ms < LONG_MAX and dirty:
-        earliest = _first_batch_timestamp(dirty[0])
-        need_now = earliest >= 0 and now_ms - earliest > c.max_compaction_lag_ms
+        # Kafka: maxCompactionDelay -- the oldest first batch of any dirty segment (timestamps <= 0 ignored)
+        firsts = [t for t in map(_first_batch_timestamp, dirty) if t > 0]
+        need_now = bool(firsts) and min(firsts) < now_ms - max(c.max_compaction_lag_ms, 0)
     return LogToClean(first_dirty, first_uncleanable, clean_bytes, cleanable_bytes, need_now)
 
 
@@ -182,7 +183,7 @@ def clean(plog: PartitionLog, ltc: LogToClean, now_ms: int, config: CleanerConfi
         producers = {e.producer_id: LastRecord(e.last_data_offset, e.producer_epoch)
                      for e in plog.producer_state.active_producers()}
         result = GroupResult(group, plog.cleaned_segment(group[0].base_offset))
-        cleaner = GroupCleaner(offset_map, producers, now_ms, plog.config.delete_retention_ms, stats)
+        cleaner = GroupCleaner(offset_map, producers, now_ms, plog.config.delete_retention_ms, stats, end)
         try:
             yield from cleaner.clean(result, txns, plog.aborted_between, chunk)
             progress.phase = "swapping"

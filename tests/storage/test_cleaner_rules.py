@@ -37,3 +37,34 @@ def test_a_commit_marker_stays_while_its_transaction_has_data_in_an_earlier_grou
     again = open_log(TINY, clean=False)  # the producer state replayed from the cleaned log
     assert again.last_stable_offset == again.high_watermark
     assert latest(records(again, read_committed=True))[b"a"] == b"committed"
+
+
+def test_the_last_batch_of_a_round_is_kept_empty_when_all_its_records_go(open_log):
+    # Kafka's cleanInto: RETAIN_EMPTY for the batch whose next offset is the round's first
+    # uncleanable offset, so the cleaned log still ends where the uncleanable part begins. Here it is
+    # an aborted batch whose ABORT marker was written after the segment rolled
+    plog = open_log(_with(TINY, segment_bytes=100_000))
+    put(plog, "k", "v")
+    put(plog, "a", "aborted", pid=5, epoch=0, seq=0, txn=True)
+    last = plog.log_end_offset - 1
+    plog.roll()
+    plog.append_marker(5, 0, 0, False, T0)
+    put(plog, "b", "next", pid=5, epoch=0, seq=1, txn=True)  # the producer's later data: not its last batch
+    plog.append_marker(5, 0, 0, True, T0)
+    assert clean(plog)
+    kept = [h for h, _ in batches(plog) if h.base_offset == last]
+    assert kept and kept[0].records_count == 0 and kept[0].next_offset == plog.segments[1].base_offset
+    for rc in (False, True):
+        assert latest(records(plog, read_committed=rc)) == {b"k": b"v", b"b": b"next"}
+
+
+def test_max_compaction_lag_is_judged_by_the_oldest_first_batch_of_any_dirty_segment(open_log):
+    # Kafka: maxCompactionDelay takes the minimum over every dirty segment, not the first one's
+    plog = open_log(_with(TINY, segment_bytes=100_000, min_cleanable_dirty_ratio=0.99, max_compaction_lag_ms=1000))
+    put(plog, "k", "late", now=T0 + 5000)  # a producer-set timestamp newer than the next segment's
+    plog.roll()
+    put(plog, "k", "early", now=T0)
+    roll_active(plog, now=T0)
+    ltc = cm.plan(plog, T0 + 1500)
+    assert ltc.need_compaction_now
+    assert not cm.plan(plog, T0 + 1000).need_compaction_now
