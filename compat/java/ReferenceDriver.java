@@ -107,6 +107,7 @@ public final class ReferenceDriver {
         all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
         all.put("authz.group_admin", AuthzAdminReplay::groups);
         all.put("authz.topic_admin", AuthzAdminReplay::topics);
+        all.put("authz.authorized_operations", AuthzAdminReplay::authorizedOperations);
         Support.main("ReferenceDriver", all, args);
     }
 }
