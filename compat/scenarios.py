@@ -525,6 +525,17 @@ SCENARIOS: list[Scenario] = [
              "A group member copies 120 records between 4-partition topics in transactions with "
              "sendOffsetsToTransaction(groupMetadata), aborting every other one and seeking back to the committed "
              "offsets: the output has each record once, all committed, and the group offsets sum to 120.", ("java",)),
+    Scenario("txn.send_offsets_group_id", "rounds with sendOffsetsToTransaction(offsets, groupId)",
+             "testSendOffsetsWithGroupId: TxnOffsetCommit without generation or member id for an active group is "
+             "committed; 120 records copied exactly once (kafka-clients 4 lacks the method).", ("java",)),
+    Scenario("txn.basic", "an aborted then a committed transaction on two topics",
+             "testBasicTransactions: log starts stay 0; read_committed sees 2 records, read_uncommitted 4.",
+             ("java",)),
+    Scenario("txn.fencing_on_send", "a fenced producer's next send",
+             "testFencingOnSend: ProducerFencedException or InvalidProducerEpochException; only the new producer's "
+             "records are committed.", ("java",)),
+    Scenario("txn.consecutive_init", "initTransactions twice",
+             "testConsecutivelyRunInitTransactions: the client's IllegalStateException.", ("java",)),
     Scenario("txn.undecided_data", "read_committed does not see undecided data",
              "A committed record, then another transaction's open records: read_committed reads only the "
              "committed one, seekToEnd puts it at 1 (the LSO) and offsetsForTimes finds nothing for the open "

@@ -23,7 +23,8 @@ E = "org.apache.kafka.common.errors."
 REQUEST_TIMEOUT_MS = 5000
 SCENARIOS = ["authz.idempotent_no_idempotent_write", "authz.idempotent_loses_write", "authz.txn_no_topic_write",
              "authz.txn_commit_no_topic_write", "authz.txn_loses_topic_write", "authz.consume",
-             "authz.commit_and_offset_fetch"]
+             "authz.commit_and_offset_fetch", "authz.group_admin", "authz.topic_admin",
+             "authz.authorized_operations"]
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +147,52 @@ def test_commit_and_offset_fetch(observed):
     assert mg["step1"] == {"1": t1, "2": t1, "3": [G, "mg-group3"], "4": t1, "5": [G, "mg-group5"]}
     assert mg["step2"] == {"1": t1, "2": t12, "3": t12, "4": t12, "5": t12}
     assert mg["step3"] == {"1": t1, "2": t12, "3": every, "4": every, "5": every}
+
+
+def test_group_admin(observed):
+    """testDescribeGroupApiWithNoGroupAcl / ...WithGroupDescribe, testListGroupApiWithAndWithoutListGroupAcls
+    (DESCRIBE on the cluster lists every group, READ on one group that group, nothing lists none and no
+    error), testDeleteGroupApi* and testDeleteGroupOffsets*. A refusal at FindCoordinator names the
+    group; one in the DeleteGroups or OffsetDelete answer does not (the Admin's handlers)."""
+    obs = observed("authz.group_admin")
+    assert obs["describe_no_group_acl"] == [G, "g-describe-no-group-acl-G"]
+    assert obs["describe_group_describe"] is None
+    assert obs["list"] == [["g-list-G", "g-list-G-other"], ["g-list-G"], [0, 0]]
+    assert obs["delete_with_delete"] is None and obs["delete_offsets_with_acl"] is None
+    assert obs["delete_without_delete"] == obs["delete_offsets_without_delete"] == [G, None]
+    assert obs["delete_no_acl"] == [G, "g-delete-no-acl-G"]
+    assert obs["delete_offsets_no_acl"] == [G, "g-delete-offsets-no-acl-G"]
+    assert obs["delete_offsets_without_topic"] == [[T, []], [T, []]]
+
+
+def test_topic_admin(observed):
+    """testUnauthorizedDeleteTopicsWith(out)Describe, testDeleteTopicsWithWildCardAuth, the same three
+    for DeleteRecords, testUnauthorizedCreatePartitions, testCreatePartitionsWithWildCardAuth,
+    testDescribeTopicAclWithOperationAll and ...ConfigsAclWithOperationAll (ALL implies DESCRIBE and
+    DESCRIBE_CONFIGS), testListTransactionsAuthorization (listed with WRITE or DESCRIBE on the id)."""
+    obs = observed("authz.topic_admin")
+    for case in ("delete_topic_without_describe", "delete_topic_with_describe", "delete_records_with_describe",
+                 "create_partitions_unauthorized"):
+        assert obs[case] == [T, []], case
+    # DeleteRecords' metadata lookup names the topic it may not describe
+    assert obs["delete_records_without_describe"] == [T, ["t-delete-records-without-describe"]]
+    for case in ("delete_topic_wildcard", "delete_records_wildcard", "create_partitions_wildcard"):
+        assert obs[case] is None, case
+    assert obs["topic_all"] == [None, None]
+    txn = ["t-list-transactions-txn"]
+    assert obs["list_transactions"] == [txn, [], txn]
+
+
+def test_authorized_operations(observed):
+    """DescribeAuthorizedOperationsTest with ACLs instead of GSSAPI principals: ALTER on the cluster
+    gives ALTER and the DESCRIBE it implies, ALL every supported cluster operation (AclEntry.supportedOperations);
+    groups with ALL, DESCRIBE, DELETE; topics with the wildcard DESCRIBE, then ALL, and DELETE; nothing
+    when not asked (the Admin's null)."""
+    obs = observed("authz.authorized_operations")
+    assert obs["cluster_not_asked"] is None
+    assert obs["cluster_alter"] == ["ALTER", "DESCRIBE"]
+    assert obs["cluster_all"] == ["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE",
+                                  "DESCRIBE_CONFIGS", "IDEMPOTENT_WRITE"]
+    assert obs["groups"] == [["DELETE", "DESCRIBE", "READ"], ["DESCRIBE"], ["DELETE", "DESCRIBE"]]
+    every_topic_op = ["ALTER", "ALTER_CONFIGS", "CREATE", "DELETE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE"]
+    assert obs["topics"] == [[None, None], [["DESCRIBE"], ["DESCRIBE"]], [every_topic_op, ["DELETE", "DESCRIBE"]]]

@@ -106,10 +106,10 @@ def test_stream_from_timestamps_across_restarts_and_new_partitions(spark, kafka,
 @pytest.mark.compat(scenario="spark.stream_timestamps")
 def test_timestamps_no_record_matches(spark, kafka, tmp_path):
     """KafkaRelationSuite's "no matched offset for timestamp": a Long.MaxValue starting timestamp fails
-    the read, as an ending one reads to latest. testFromSpecificTimestampsWithNoMatchingStartingOffset:
-    a stream from t2 everywhere, partition 4 having nothing at t2, fails by default and with
-    strategy=error; with strategy=latest it starts partition 4 at its end and reads records stamped t2
-    appended there afterwards."""
+    the read, an ending one reads to latest. testFromGlobalTimestampWithNoMatchingStartingOffset: a
+    stream from startingTimestamp t2, partition 4 having nothing at t2, fails by default; with
+    startingOffsetsByTimestampStrategy=latest it starts partition 4 at its end and reads the records
+    stamped t2 appended there afterwards."""
     topic, t1, t2 = stamped(kafka, "ts-none")
 
     def batch(**options):
@@ -126,17 +126,17 @@ def test_timestamps_no_record_matches(spark, kafka, tmp_path):
 
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
-    def run(checkpoint, **strategy):
+    def run(out, checkpoint, **strategy):
         stream = pov(kafka_stream(spark, kafka.bootstrap, subscribe=topic, failOnDataLoss="true",
                                   startingTimestamp=str(t2), **strategy))
         return to_parquet(stream, out, checkpoint, trigger={"availableNow": True})
 
     with pytest.raises(Exception, match="No offset matched"):
-        run(tmp_path / "failing", **fail_fast).awaitTermination(120)
-    run_available_now(run(checkpoint, startingOffsetsByTimestampStrategy="latest"))
+        run(tmp_path / "failing-out", tmp_path / "failing", **fail_fast).awaitTermination(120)
+    run_available_now(run(out, checkpoint, startingOffsetsByTimestampStrategy="latest"))
     assert values(spark, out) == sorted([-21, -22, -11, -12, 2, 12])
     send(kafka.plain(), topic, 4, "23", "24", "25", timestamp=t2)
-    run_available_now(run(checkpoint, startingOffsetsByTimestampStrategy="latest"))
+    run_available_now(run(out, checkpoint, startingOffsetsByTimestampStrategy="latest"))
     assert values(spark, out) == sorted([-21, -22, -11, -12, 2, 12, 23, 24, 25])
 
 
