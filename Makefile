@@ -7,15 +7,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-$(STAMP): pyproject.toml setup.py codecs/kafka_codecs/_walk.c codecs/kafka_codecs/_produce.c
-	@# pip is upgraded once, when the venv is made; a later change of the files above only reinstalls
-	test -x $(BIN)/python || { $(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet --upgrade pip; }
+SOURCES := pyproject.toml setup.py codecs/kafka_codecs/_walk.c codecs/kafka_codecs/_produce.c
+
+# pip is upgraded once, when the venv is made (an order-only prerequisite: a later change of the
+# sources only reinstalls)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): $(SOURCES) | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP) pyproject.toml
+# The test installs include kafka-shim itself, in the same pip run: each run resolves every
+# requirement and builds the C extension again, so a first `make test` pays for one, not two.
+$(TEST_STAMP): $(SOURCES) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,java,java4]'
-	touch $(TEST_STAMP)
+	touch $(STAMP) $(TEST_STAMP)
 
 # PySpark (~300 MB) for compat/test_spark*.py, only when its connector jars are given:
 # KAFKA_SHIM_SPARK_JARS=<dir> or KAFKA_SHIM_SPARK_PACKAGES=<maven coordinates> (compat/README.md);
@@ -27,9 +34,9 @@ ifneq ($(strip $(KAFKA_SHIM_SPARK_JARS)$(KAFKA_SHIM_SPARK_PACKAGES)),)
 TEST_DEPS := $(SPARK_STAMP)
 endif
 
-$(SPARK_STAMP): $(STAMP) pyproject.toml
+$(SPARK_STAMP): $(SOURCES) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,java,java4,spark]'
-	touch $(TEST_STAMP) $(SPARK_STAMP)
+	touch $(STAMP) $(TEST_STAMP) $(SPARK_STAMP)
 
 .PHONY: serve test
 serve: $(STAMP)

@@ -106,6 +106,11 @@ SCENARIOS: list[Scenario] = [
              "A subscribe()d consumer reads 3 records and commitSync()s; committed() and the Admin show offset 3; "
              "a new member of the group reads only the 2 records written afterwards.",
              ("java", *PY)),
+    Scenario("consumer.pinned_old_api_version", "a consumer pinned to an old broker version commits offsets",
+             "kafka-python with api_version=(0, 8, 2), which commits with OffsetCommit v1 (Kafka 3.9 serves v0-9; "
+             "4.0 removed v0-1, KIP-896): an assign() consumer reads 5 records, commits offset 3 with metadata, "
+             "and committed() and a new consumer of the group (api_version=(0, 9), OffsetCommit v2) resume from "
+             "it.", ("kafka-python",)),
     Scenario("consumer.commit_below_min_isr", "a commit while the group's offsets partition is under its min ISR",
              "On a simulated three-broker kafka-shim with min.insync.replicas=2, the followers of the group's "
              "__consumer_offsets partition go down: the coordinator's acks=all write is refused and commits are "
@@ -520,6 +525,17 @@ SCENARIOS: list[Scenario] = [
              "A group member copies 120 records between 4-partition topics in transactions with "
              "sendOffsetsToTransaction(groupMetadata), aborting every other one and seeking back to the committed "
              "offsets: the output has each record once, all committed, and the group offsets sum to 120.", ("java",)),
+    Scenario("txn.send_offsets_group_id", "rounds with sendOffsetsToTransaction(offsets, groupId)",
+             "testSendOffsetsWithGroupId: TxnOffsetCommit without generation or member id for an active group is "
+             "committed; 120 records copied exactly once (kafka-clients 4 lacks the method).", ("java",)),
+    Scenario("txn.basic", "an aborted then a committed transaction on two topics",
+             "testBasicTransactions: log starts stay 0; read_committed sees 2 records, read_uncommitted 4.",
+             ("java",)),
+    Scenario("txn.fencing_on_send", "a fenced producer's next send",
+             "testFencingOnSend: ProducerFencedException or InvalidProducerEpochException; only the new producer's "
+             "records are committed.", ("java",)),
+    Scenario("txn.consecutive_init", "initTransactions twice",
+             "testConsecutivelyRunInitTransactions: the client's IllegalStateException.", ("java",)),
     Scenario("txn.undecided_data", "read_committed does not see undecided data",
              "A committed record, then another transaction's open records: read_committed reads only the "
              "committed one, seekToEnd puts it at 1 (the LSO) and offsetsForTimes finds nothing for the open "

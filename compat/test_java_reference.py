@@ -119,6 +119,47 @@ def test_send_offsets_with_group_metadata_rounds(observed):
     assert obs["group_offsets_sum"] == 120
 
 
+@pytest.mark.compat(scenario="txn.send_offsets_group_id")
+def test_send_offsets_with_group_id(observed, request):
+    """testSendOffsetsWithGroupId: the rounds above through sendOffsetsToTransaction(offsets, groupId),
+    whose TxnOffsetCommit has no generation or member id, for a group its consumer is an active member
+    of: Kafka's coordinator validates neither then, so every round's offsets are committed with it.
+    kafka-clients 4 removed that method."""
+    from compat.plugin import java_client
+
+    obs = observed("txn.send_offsets_group_id")
+    if java_client(request.config) == "4":
+        assert obs == {"absent": True}
+        return
+    test_send_offsets_with_group_metadata_rounds(lambda name: obs)
+
+
+@pytest.mark.compat(scenario="txn.basic")
+def test_basic_transactions(observed):
+    """testBasicTransactions: an aborted then a committed transaction over topic1-1 and topic2-2; the
+    log start offsets stay 0; read_committed reads the committed two, read_uncommitted all four."""
+    obs = observed("txn.basic")
+    assert obs["log_starts"] == [[0, 0]] * 3
+    assert obs["read_committed"] == ["1/committed", "3/committed"]
+    assert obs["read_uncommitted"] == ["1/committed", "2/aborted", "3/committed", "4/aborted"]
+
+
+@pytest.mark.compat(scenario="txn.fencing_on_send")
+def test_fencing_on_send(observed):
+    """testFencingOnSend: the fenced producer's send to a partition of its transaction fails with
+    ProducerFencedException or, from the leader's Produce answer, InvalidProducerEpochException (both
+    are what Kafka's test accepts); read_committed sees only the new producer's committed records."""
+    obs = observed("txn.fencing_on_send")
+    assert obs["fenced_send"]["chain"][-1] in (FENCED, EPOCH), obs["fenced_send"]
+    assert obs["read_committed"] == ["4/committed", "4/committed"]
+
+
+@pytest.mark.compat(scenario="txn.consecutive_init")
+def test_consecutive_init_transactions(observed):
+    """testConsecutivelyRunInitTransactions: the second initTransactions() is refused by the client."""
+    assert observed("txn.consecutive_init")["second_init"]["chain"] == ["java.lang.IllegalStateException"]
+
+
 # ------------------------------------------------------------------------- read_committed and the LSO
 
 @pytest.mark.compat(scenario="txn.undecided_data")

@@ -17,7 +17,7 @@ those tests' expectations:
   (records committed while a batch runs belong to the next batch), "test custom metrics - with rate
   limit" (offsetsBehindLatest), "Kafka column types" with a LogAppendTime topic too;
 * KafkaSinkSuite's "generic - write big data with small producer buffer" (1000 values of 15000
-  bytes through buffer.memory=16384).
+  bytes through buffer.memory=16384), and a 3 MiB record read through 1 MiB partition fetches.
 
 Synchronised on the queries' own state (availableNow termination, processAllAvailable, recent
 progress) and on watermarks. See compat/test_spark.py for the suite.
@@ -106,10 +106,10 @@ def test_stream_from_timestamps_across_restarts_and_new_partitions(spark, kafka,
 @pytest.mark.compat(scenario="spark.stream_timestamps")
 def test_timestamps_no_record_matches(spark, kafka, tmp_path):
     """KafkaRelationSuite's "no matched offset for timestamp": a Long.MaxValue starting timestamp fails
-    the read, as an ending one reads to latest. testFromSpecificTimestampsWithNoMatchingStartingOffset:
-    a stream from t2 everywhere, partition 4 having nothing at t2, fails by default and with
-    strategy=error; with strategy=latest it starts partition 4 at its end and reads records stamped t2
-    appended there afterwards."""
+    the read, an ending one reads to latest. testFromGlobalTimestampWithNoMatchingStartingOffset: a
+    stream from startingTimestamp t2, partition 4 having nothing at t2, fails by default; with
+    startingOffsetsByTimestampStrategy=latest it starts partition 4 at its end and reads the records
+    stamped t2 appended there afterwards."""
     topic, t1, t2 = stamped(kafka, "ts-none")
 
     def batch(**options):
@@ -126,17 +126,17 @@ def test_timestamps_no_record_matches(spark, kafka, tmp_path):
 
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
-    def run(checkpoint, **strategy):
+    def run(out, checkpoint, **strategy):
         stream = pov(kafka_stream(spark, kafka.bootstrap, subscribe=topic, failOnDataLoss="true",
                                   startingTimestamp=str(t2), **strategy))
         return to_parquet(stream, out, checkpoint, trigger={"availableNow": True})
 
     with pytest.raises(Exception, match="No offset matched"):
-        run(tmp_path / "failing", **fail_fast).awaitTermination(120)
-    run_available_now(run(checkpoint, startingOffsetsByTimestampStrategy="latest"))
+        run(tmp_path / "failing-out", tmp_path / "failing", **fail_fast).awaitTermination(120)
+    run_available_now(run(out, checkpoint, startingOffsetsByTimestampStrategy="latest"))
     assert values(spark, out) == sorted([-21, -22, -11, -12, 2, 12])
     send(kafka.plain(), topic, 4, "23", "24", "25", timestamp=t2)
-    run_available_now(run(checkpoint, startingOffsetsByTimestampStrategy="latest"))
+    run_available_now(run(out, checkpoint, startingOffsetsByTimestampStrategy="latest"))
     assert values(spark, out) == sorted([-21, -22, -11, -12, 2, 12, 23, 24, 25])
 
 
@@ -438,3 +438,18 @@ def test_write_big_values_with_a_small_producer_buffer(spark, kafka):
     got = kafka_read(spark, kafka.bootstrap, subscribe=topic).selectExpr(
         "offset", "length(value) AS size", "CAST(substring(value, 1, 4) AS STRING) AS n").collect()
     assert sorted((r["offset"], r["size"], r["n"]) for r in got) == [(i, 15000, f"{i:04d}") for i in range(1000)]
+
+
+@pytest.mark.compat(scenario="spark.sink")
+def test_records_larger_than_a_fetch_partition_limit(spark, kafka):
+    """A 3 MiB value between two small ones, written by the sink (kafka.max.request.size, the topic's
+    max.message.bytes) and read back by a batch read whose executors keep the default 1 MiB
+    max.partition.fetch.bytes: Kafka returns the first batch of a partition whole however large
+    (KIP-74), so Spark reads it and the small records around it."""
+    topic = kafka.topic("large", 1, config={"max.message.bytes": str(8 << 20)})
+    df = spark.createDataFrame([(0, "a"), (1, "b" * (3 << 20)), (2, "c")], "n int, value string").orderBy("n")
+    (df.coalesce(1).selectExpr("value").write.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap)
+       .option("kafka.max.request.size", str(8 << 20)).option("kafka.linger.ms", "0").option("topic", topic).save())
+    got = kafka_read(spark, kafka.bootstrap, subscribe=topic).selectExpr(
+        "offset", "length(value) AS size", "substring(CAST(value AS STRING), 1, 1) AS head").collect()
+    assert sorted((r["offset"], r["size"], r["head"]) for r in got) == [(0, 1, "a"), (1, 3 << 20, "b"), (2, 1, "c")]

@@ -39,9 +39,9 @@ async def test_a_parked_fetch_ends_when_its_client_closes(tmp_path):
             reader, writer = await asyncio.open_connection(node.host, node.port)
             writer.write(parked_fetch())
             closing.append(writer)
-        await until(lambda: len(node.changes._waiters) == 21)
+        await until(lambda: node.changes.parked() == 21)
         for writer in closing:
             writer.close()
-        await until(lambda: len(node.changes._waiters) == 1)  # stayed 21 until max_wait before
+        await until(lambda: node.changes.parked() == 1)  # stayed 21 until max_wait before
         kept.close()
-        await until(lambda: not node.changes._waiters)
+        await until(lambda: not node.changes.parked())

@@ -103,3 +103,14 @@ async def test_topics_named_by_id_are_keyed_by_id(tmp_path):
         got = [(t.topic_id, [(p.index, p.error_code) for p in t.partition_responses]) for t in response.responses]
         assert got == [(topic_id, [(0, ErrorCode.none)]), (unknown, [(0, ErrorCode.unknown_topic_id)])]
         assert values(broker.node.logs.get("t", 0)) == [b"b"]
+
+
+async def test_a_request_read_by_kio_is_keyed_too(tmp_path):
+    # with the request log on, requests go through kio's objects, not the Produce reader
+    async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as broker:
+        broker.node.logs.create_topic("t", 1)
+        broker.node.control.requests.start()
+        broker.node.control.refresh()
+        response = await produce(broker, [("t", [(0, batch(b"a"))]), ("t", [(0, batch(b"b"))])])
+        assert answer(response) == [("t", [(0, 0, 0)])]
+        assert values(broker.node.logs.get("t", 0)) == [b"b"]

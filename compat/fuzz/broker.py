@@ -118,9 +118,9 @@ class Connection:
         self.sock.close()
 
 
-def create_topic(conn: Connection, topic: str) -> None:
+def create_topic(conn: Connection, topic: str, partitions: int = 1) -> None:
     m = request_module(19, 7)
-    request = make(request_class(19, 7), topics=(m.CreatableTopic(name=topic, num_partitions=1, replication_factor=1,
+    request = make(request_class(19, 7), topics=(m.CreatableTopic(name=topic, num_partitions=partitions, replication_factor=1,
                                                                   assignments=(), configs=()),),
                    timeout_ms=datetime.timedelta(seconds=10), validate_only=False)  # fmt: skip
     code = conn.call(19, 7, request).topics[0].error_code

@@ -1,6 +1,6 @@
 """Hostile connections at scale, and the control plane, against a ``kafka-shim serve`` process.
 
-Three phases, with the canary producing on its own connection throughout (fuzz/broker.py):
+Four phases, with the canary producing on its own connection throughout (fuzz/broker.py):
 
 * ``loris``: hundreds of connections on the PLAINTEXT and SSL listeners at once, each holding a
   partial frame (two bytes of a size, a frame announcing up to the request limit and part of it, a
@@ -8,9 +8,12 @@ Three phases, with the canary producing on its own connection throughout (fuzz/b
   broker's RSS may grow by a bounded amount per connection plus what was sent, and after
   connections.max.idle.ms (short here) every one of them must have been closed by the broker,
   trickling or not.
-* ``unread``: connections that pipeline Fetch and Metadata requests as fast as the broker takes
-  them and never read an answer. The broker must stop reading them (its memory bounded per
+* ``unread``: connections (half of them over TLS) that pipeline Fetch and Metadata requests as
+  fast as the broker takes them and never read an answer. The broker must stop reading them (its memory bounded per
   connection: what it queued and one answer), and close them once idle.
+* ``parked``: connections each parking a Fetch on every partition of a topic, while records are
+  produced to another: the produces must not slow down (a parked Fetch wakes for its own
+  partitions, as Kafka's purgatory watches them).
 * ``control``: the HTTP control listener fed garbage, cut and oversized request heads, bodies that
   are not JSON, and every operation (but crash and the clock) with hostile argument values; each
   answer must be an HTTP status of the documented ones (never 500), and the listener must keep
@@ -29,6 +32,7 @@ import random
 import re
 import select
 import socket
+import ssl
 import struct
 import tempfile
 import time
@@ -42,10 +46,13 @@ from .run import CANARY_LATENCY, Result, record_canary
 
 IDLE_MS = 4000  # connections.max.idle.ms of the broker under test (default)
 MAX_REQUEST = 1 << 20
-BIG_TOPIC = "flood-big"
+BIG_TOPIC, PARKED_TOPIC = "flood-big", "flood-parked"
 LORIS = 300  # connections held at once in a loris round (default)
 UNREAD = 24  # connections pipelining without reading, per round (default)
 LORIS_KIB_EACH = 96  # RSS a held connection may cost beyond twice what it sent
+PARKED_PARTITIONS = 50  # of PARKED_TOPIC, each parked Fetch waits on all of them
+PARKED_CONNECTIONS, PARKED_PRODUCES = 300, 100  # parked Fetches, and records produced elsewhere meanwhile
+PHASES = ("loris", "unread", "parked", "control")
 UNREAD_KIB_EACH = 4 * 1024  # RSS an unread connection may cost: a MiB queued, an answer, buffers
 CONTROL_STATUSES = {200, 400, 404, 405, 408, 409, 411, 413, 431, 503}
 SKIPPED_OPS = {"crash", "advance_clock", "node_down", "hold_markers"}  # they stop or age what the canary needs
@@ -76,6 +83,27 @@ def _fetch_frame(correlation: int) -> bytes:
                   forgotten_topics_data=(), rack_id="")  # fmt: skip
 
 
+def _exactly(s: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = s.recv(n - len(out))
+        if not chunk:
+            raise ConnectionResetError("the broker closed a parked Fetch's connection")
+        out += chunk
+    return out
+
+
+def _parked_frame(correlation: int) -> bytes:
+    import datetime
+
+    m = request_module(1, 12)
+    partitions = tuple(m.FetchPartition(partition=i, fetch_offset=0, partition_max_bytes=MAX_REQUEST)
+                       for i in range(PARKED_PARTITIONS))
+    return _frame(1, 12, correlation, max_wait=datetime.timedelta(seconds=30), min_bytes=MAX_REQUEST,
+                  max_bytes=MAX_REQUEST, isolation_level=0, topics=(m.FetchTopic(topic=PARKED_TOPIC,
+                  partitions=partitions),), forgotten_topics_data=(), rack_id="")  # fmt: skip
+
+
 def _metadata_frame(correlation: int) -> bytes:
     return _frame(3, 12, correlation, topics=None, allow_auto_topic_creation=False,
                   include_topic_authorized_operations=True)
@@ -99,6 +127,8 @@ class FloodRun:
         self.rss_limit_kib = rss_limit_mib * 1024
         self.ports: dict[str, int] = {}
         self.control_port = 0
+        self.tls = ssl.create_default_context(cafile=str(certs["ca.pem"]))
+        self.tls.check_hostname = False
 
     def run(self, duration: float) -> FloodResult:
         try:
@@ -112,9 +142,9 @@ class FloodRun:
             canary.start()
             canary.connected.wait(10)
             deadline = time.monotonic() + duration
-            phases = ["loris", "unread", "control"]  # each once, then at random until the deadline
+            phases = list(PHASES)  # each once, then at random until the deadline
             while (phases or time.monotonic() < deadline) and canary.error is None and self.broker.alive():
-                phase = phases.pop(0) if phases else self.rng.choice(("loris", "unread", "control"))
+                phase = phases.pop(0) if phases else self.rng.choice(PHASES)
                 started = time.monotonic()
                 getattr(self, phase)()
                 self.result.seconds[phase] = round(self.result.seconds.get(phase, 0) + time.monotonic() - started, 1)
@@ -133,6 +163,7 @@ class FloodRun:
         conn = Connection(self.broker.bootstrap)
         try:
             create_topic(conn, BIG_TOPIC)
+            create_topic(conn, PARKED_TOPIC, PARKED_PARTITIONS)
             for i in range(4):
                 produce(conn, BIG_TOPIC, bytes([65 + i]) * (MAX_REQUEST - 4096))
         finally:
@@ -183,8 +214,11 @@ class FloodRun:
     def unread(self) -> None:
         before = self._rss()
         socks = []
-        for _ in range(self.unread_n):
-            s = socket.create_connection(("127.0.0.1", self.ports["PLAINTEXT"]), timeout=10)
+        for i in range(self.unread_n):  # every other one over TLS
+            listener = "SSL" if i % 2 else "PLAINTEXT"
+            s = socket.create_connection(("127.0.0.1", self.ports[listener]), timeout=10)
+            if listener == "SSL":
+                s = self.tls.wrap_socket(s, server_hostname="localhost")
             s.setblocking(False)
             socks.append(s)
         # pipeline until the broker stops reading every one (a send blocked 2 s, or closed), at most 30 s
@@ -204,7 +238,7 @@ class FloodRun:
                     n = s.send(pending[s])
                     pending[s] = pending[s][n:]
                     blocked.pop(s, None)
-                except BlockingIOError:
+                except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
                     blocked.setdefault(s, now)
                 except OSError:
                     closed.add(s)  # closed by the broker (idle): bounded too
@@ -214,6 +248,42 @@ class FloodRun:
             self.result.fail(f"the broker kept reading {len(reading)} connections that never read an answer for 30 s")
         self._growth("unread", before, self.unread_n * UNREAD_KIB_EACH)
         self._all_closed_by_broker("unread", socks)
+
+    def parked(self) -> None:
+        """PARKED_CONNECTIONS each park a Fetch for a MiB on every partition of PARKED_TOPIC; produces
+        to another topic must not make each of them read its partitions again (Kafka's purgatory
+        wakes a delayed fetch for its own partitions only): they may take at most ten times as long
+        as before the Fetches parked, and 2 s."""
+        baseline = self._produce_time()
+        socks = []
+        versions = _frame(18, 3, 0, client_software_name="flood", client_software_version="1")
+        for i in range(PARKED_CONNECTIONS):
+            s = socket.create_connection(("127.0.0.1", self.ports["PLAINTEXT"]), timeout=30)
+            s.sendall(versions + _parked_frame(i))
+            socks.append(s)
+        for s in socks:  # each ApiVersions answered: the Fetch behind it is the broker's next request
+            size = struct.unpack(">i", _exactly(s, 4))[0]
+            _exactly(s, size)
+        try:
+            took = self._produce_time()
+        finally:
+            for s in socks:
+                s.close()
+        self.result.growth_kib["parked_produce_ms"] = max(self.result.growth_kib.get("parked_produce_ms", 0),
+                                                          int(took * 1000))  # fmt: skip
+        if took > 10 * baseline + 2:
+            self.result.fail(f"parked: {PARKED_PRODUCES} produces took {took:.1f} s beside {len(socks)} parked "
+                             f"Fetches, {baseline:.2f} s before")  # fmt: skip
+
+    def _produce_time(self) -> float:
+        conn = Connection(self.broker.bootstrap)
+        try:
+            started = time.monotonic()
+            for i in range(PARKED_PRODUCES):
+                produce(conn, BIG_TOPIC, b"p%d" % i)
+            return time.monotonic() - started
+        finally:
+            conn.close()
 
     def control(self) -> None:
         rng = self.rng

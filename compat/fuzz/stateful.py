@@ -60,6 +60,7 @@ KAFKA_UNKNOWN_SERVER_ERROR = {
     11: lambda request, response: request.group_instance_id is not None and request.member_id != "",
     68: lambda request, response: (response.error_message or "").startswith("Failed to compute a new target"),
 }
+TIMEDELTA_MAX_MS = 999_999_999 * 86_400_000  # the largest milliseconds a timedelta holds either way (about 2**56)
 HOSTILE_STRINGS = ("", "a" * 300, "t" * 32767, "é\u2603", "__consumer_offsets")
 REGEXES = ("t.*", "t[0-1]", "[", "(", ".*", "(a|a)*$", "t0|t1|zz")
 CLIENT_MEMBER_IDS = ("0ZbCkgAHQk2dwvQnVjpbBw", "GjK7vS8VRY2sS8mUjVbUvA", "fmt9dmVVRnOfYzdmEVn1Cg")  # KIP-1082
@@ -242,8 +243,9 @@ class Builder:
             return rng.random() < 0.5
         if kafka_type in ("bytes", "records"):
             return self.bytes_(kafka_type)
-        if kafka_type and kafka_type.startswith("timedelta"):
-            return datetime.timedelta(milliseconds=self.number(name, 31 if kafka_type.endswith("32") else 63))
+        if kafka_type and kafka_type.startswith("timedelta"):  # an int64 past what a timedelta holds: its largest
+            ms = self.number(name, 31 if kafka_type.endswith("32") else 63)
+            return datetime.timedelta(milliseconds=max(min(ms, TIMEDELTA_MAX_MS), -TIMEDELTA_MAX_MS))
         if kafka_type == "datetime_i64":
             return datetime.datetime.fromtimestamp(rng.choice((0, time.time())), datetime.timezone.utc)
         bits = {"int8": 7, "int16": 15, "int32": 31, "int64": 63, "uint16": 0, "float64": 0}.get(kafka_type or "")
@@ -326,7 +328,8 @@ def check_invariants(node: Node, state_written: set[str]) -> list[str]:
             acquired = record.state.name == "ACQUIRED"
             if acquired != (record.member_id is not None):
                 problems.append(f"share {key} offset {offset} is {record.state.name} held by {record.member_id!r}")
-    problems += _fetch_session_problems(node.fetch_sessions)
+    for cache in node.fetch_sessions.caches.values():  # each simulated broker's own
+        problems += _fetch_session_problems(cache)
     for gid, group in node.groups.consumer.groups.items():
         for what, maps in (("owned", [m.assigned for m in group.members.values()]
                             + [m.pending_revocation for m in group.members.values()]),

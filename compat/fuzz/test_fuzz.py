@@ -75,9 +75,10 @@ def test_sequences_of_hostile_requests_keep_the_state_machines_sound():
 def test_held_unread_connections_and_a_fuzzed_control_listener_leave_the_broker_serving(tmp_path):
     """compat/fuzz/flood.py, one round of each phase (more under KAFKA_SHIM_FUZZ_DEEP=1): connections
     holding partial frames and half TLS handshakes, connections pipelining requests they never read
-    the answers of, and the HTTP control listener fed garbage and hostile arguments; memory grows
-    by a bounded amount per connection, the broker closes every held connection once idle, and the
-    canary keeps being acknowledged."""
+    the answers of, 300 Fetches parked while records go elsewhere, and the HTTP control listener fed
+    garbage and hostile arguments; memory grows by a bounded amount per connection, the broker
+    closes every held connection once idle, the parked Fetches do not slow the produces down, and
+    the canary keeps being acknowledged."""
     from compat.fuzz.flood import flood_fuzz
 
     seed = int(os.environ.get("KAFKA_SHIM_FUZZ_SEED", 20261123))
@@ -85,6 +86,6 @@ def test_held_unread_connections_and_a_fuzzed_control_listener_leave_the_broker_
     result = flood_fuzz(budget("KAFKA_SHIM_FUZZ_FLOOD_SECONDS", 0, 60), seed, tmp_path, **sizes)
     report = json.dumps({k: v for k, v in vars(result).items() if k != "findings"}, indent=1)
     assert result.failures == [], report
-    assert set(result.rounds) == {"loris", "unread", "control"}, report
+    assert set(result.rounds) == {"loris", "unread", "parked", "control"}, report
     assert {"200", "400"} <= set(result.control_statuses), report  # operations ran, and were refused
     assert result.canary_acked > 0, report

@@ -3,12 +3,13 @@ import java.util.Map;
 
 /**
  * Scenarios after Apache Kafka's own client integration tests, which say what a real broker must
- * do for the Java client: transactions ({@link TxnReference}), the consumer and producer
+ * do for the Java client: transactions ({@link TxnReference}, {@link TxnReplay}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
  * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
  * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
- * refused by ACLs ({@link AuthzReference}, which compat/test_java_authz_reference.py runs).
+ * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, {@link AuthzAdminReplay}, which
+ * compat/test_java_authz_reference.py runs).
  * compat/test_java_reference.py runs them in one JVM and holds the expectations.
  */
 public final class ReferenceDriver {
@@ -20,6 +21,10 @@ public final class ReferenceDriver {
         all.put("txn.fencing_on_expiration", TxnReference::fencingOnExpiration);
         all.put("txn.offset_metadata", TxnReference::offsetMetadata);
         all.put("txn.send_offsets_rounds", TxnReference::sendOffsetsRounds);
+        all.put("txn.send_offsets_group_id", (s, obs) -> TxnReference.sendOffsetsRounds(s, obs, true));
+        all.put("txn.basic", TxnReplay::basic);
+        all.put("txn.fencing_on_send", TxnReplay::fencingOnSend);
+        all.put("txn.consecutive_init", TxnReplay::consecutiveInit);
         all.put("txn.undecided_data", TxnReference::undecidedData);
         all.put("txn.delayed_fetch_aborted", TxnReference::delayedFetchAborted);
         all.put("txn.multiple_markers", TxnReference::multipleMarkers);
@@ -98,6 +103,11 @@ public final class ReferenceDriver {
         all.put("authz.txn_no_topic_write", AuthzReference::txnWithoutTopicWrite);
         all.put("authz.txn_commit_no_topic_write", AuthzReference::txnCommitWithoutTopicWrite);
         all.put("authz.txn_loses_topic_write", AuthzReference::txnLosesTopicWrite);
+        all.put("authz.consume", AuthzConsumerReplay::consume);
+        all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
+        all.put("authz.group_admin", AuthzAdminReplay::groups);
+        all.put("authz.topic_admin", AuthzAdminReplay::topics);
+        all.put("authz.authorized_operations", AuthzAdminReplay::authorizedOperations);
         Support.main("ReferenceDriver", all, args);
     }
 }

@@ -18,6 +18,11 @@ user, and it lists topics with ``kafka-topics.sh --list``. ``make_root`` writes 
   the salted credential under ``$KAFKA_ROOT/zookeeper/`` for the broker of that chroot to start with.
 * ``kafka-topics.sh --list``: kafka-python's admin client, with the ``--command-config`` settings.
 
+librdkafka's test programs (compat/peers/librdkafka.py) run some of the same tools with
+``KAFKA_PATH`` set to such a root: ``kafka-topics.sh --create/--alter/--delete`` (``test_kafka_topics``),
+``kafka-acls.sh --add/--remove`` (0115, 0119) and, for their Java producers, ``kafka-run-class.sh``
+of any other class with ``libs/`` on the class path.
+
 The templates the fixture renders (``servers/resources/default/`` of kafka-python's repository, not in
 its sdist) are ``TEMPLATES``, with the settings the fixtures bind and nothing else.
 """
@@ -36,7 +41,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = ("kafka-run-class.sh", "kafka-storage.sh", "kafka-configs.sh", "zookeeper-shell.sh", "kafka-topics.sh")
+SCRIPTS = ("kafka-run-class.sh", "kafka-storage.sh", "kafka-configs.sh", "zookeeper-shell.sh", "kafka-topics.sh",
+           "kafka-acls.sh")
 
 TEMPLATES = {
     "servers/resources/default/kafka.properties": """\
@@ -70,16 +76,34 @@ clientPort={port}
 }
 
 
-def make_root(root: Path) -> Path:
-    """A ``KAFKA_ROOT`` whose ``bin/`` scripts run this module with this interpreter."""
+def make_root(root: Path, jars=()) -> Path:
+    """A ``KAFKA_ROOT`` whose ``bin/`` scripts run this module with this interpreter; ``jars`` (a
+    kafka-clients jar named ``kafka-clients-VERSION.jar`` and what it loads) become its ``libs/``, the
+    class path ``kafka-run-class.sh`` runs any other class with, as Kafka's does."""
     (root / "bin").mkdir(parents=True, exist_ok=True)
     path = os.pathsep.join([str(ROOT), str(ROOT / "codecs")])
     for name in SCRIPTS:
         script = root / "bin" / name
         script.write_text(f'#!/bin/sh\nPYTHONPATH={shlex.quote(path)}"${{PYTHONPATH:+:$PYTHONPATH}}" '
+                          f'KAFKA_DIST_ROOT={shlex.quote(str(root))} '
                           f'exec {shlex.quote(sys.executable)} -m compat.peers.kafka_dist {name} "$@"\n')
         script.chmod(0o755)
+    if jars:
+        (root / "libs").mkdir(exist_ok=True)
+        for jar in jars:
+            link = root / "libs" / Path(jar).name
+            link.unlink(missing_ok=True)
+            link.symlink_to(jar)
     return root
+
+
+def run_class(main_class: str, args: list[str]) -> int:
+    """Any other class: ``java`` with ``$CLASSPATH`` and ``libs/*`` (Kafka's kafka-run-class.sh),
+    e.g. the Java producers of librdkafka's test programs (``tests/java/run-class.sh``)."""
+    libs = Path(os.environ.get("KAFKA_DIST_ROOT", ".")) / "libs"
+    classpath = os.pathsep.join(p for p in (os.environ.get("CLASSPATH", ""), str(libs / "*")) if p)
+    os.execvp("java", ["java", "-cp", classpath, main_class, *args])
+    return 1  # not reached: execvp replaces this process
 
 
 def _kafka_root() -> Path:
@@ -248,23 +272,94 @@ def zookeeper(properties: Path) -> int:
     return 0
 
 
-def kafka_topics(args: list[str]) -> int:
-    from kafka import KafkaAdminClient
+def _admin_params(bootstrap: str | None, command_config: str | None) -> dict:
     from shim.configs.properties import read_properties_file
 
-    params = {"bootstrap_servers": _option(args, "--bootstrap-server")}
-    conf = _option(args, "--command-config")
-    if conf:
-        props = read_properties_file(Path(conf))
+    params = {"bootstrap_servers": bootstrap}
+    if command_config:
+        props = read_properties_file(Path(command_config))
         params["security_protocol"] = props.get("security.protocol", "PLAINTEXT")
         if "sasl.mechanism" in props:
             jaas = dict(re.findall(r'(\w+)="([^"]*)"', props.get("sasl.jaas.config", "")))
             params.update(sasl_mechanism=props["sasl.mechanism"], sasl_plain_username=jaas.get("username"),
                           sasl_plain_password=jaas.get("password"))
-    if "--list" not in args:
-        raise SystemExit(f"kafka_dist: kafka-topics.sh {' '.join(args)}: only --list is served")
-    with KafkaAdminClient(**params) as admin:
-        print("\n".join(sorted(admin.list_topics())))
+    return params
+
+
+def _tool_args(prog: str, args: list[str], *options: str, flags: tuple[str, ...] = ()):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--bootstrap-server", required=True)
+    parser.add_argument("--command-config")
+    for name in options:
+        parser.add_argument(name, action="append")
+    for name in flags:
+        parser.add_argument(name, action="store_true")
+    parsed, rest = parser.parse_known_args(args)
+    if rest:
+        raise SystemExit(f"kafka_dist: {prog} {' '.join(args)}: {' '.join(rest)} is not served")
+    return parsed
+
+
+def kafka_topics(args: list[str]) -> int:
+    """``--list``, ``--create`` (``--partitions``, ``--replication-factor``, ``--config k=v``...),
+    ``--alter --partitions`` and ``--delete`` of ``--topic``: what kafka-python's fixtures and
+    librdkafka's test programs (``test_kafka_topics``) run, through kafka-python's admin client."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewPartitions, NewTopic
+
+    a = _tool_args("kafka-topics.sh", args, "--topic", "--partitions", "--replication-factor", "--config",
+                   flags=("--list", "--create", "--alter", "--delete"))
+    topic = (a.topic or [None])[-1]
+    if not a.list and not topic:
+        raise SystemExit(f"kafka_dist: kafka-topics.sh {' '.join(args)}: --topic is required")
+    with KafkaAdminClient(**_admin_params(a.bootstrap_server, a.command_config)) as admin:
+        if a.list:
+            print("\n".join(sorted(admin.list_topics())))
+        elif a.create:
+            configs = dict(c.split("=", 1) for c in a.config or ())
+            admin.create_topics([NewTopic(topic, int((a.partitions or ["-1"])[-1]),
+                                          int((a.replication_factor or ["-1"])[-1]), topic_configs=configs)])
+            print(f"Created topic {topic}.")
+        elif a.alter and a.partitions:
+            admin.create_partitions({topic: NewPartitions(int(a.partitions[-1]))})
+        elif a.delete:
+            admin.delete_topics([topic])
+        else:
+            raise SystemExit(f"kafka_dist: kafka-topics.sh {' '.join(args)} is not served")
+    return 0
+
+
+def kafka_acls(args: list[str]) -> int:
+    """``--add``/``--remove [--force]`` of the ACLs one ``--allow-principal``/``--deny-principal``,
+    ``--operation`` and ``--allow-host``/``--deny-host`` on one ``--topic`` or ``--group`` make,
+    as librdkafka's test programs run it (0115, 0119), through kafka-python's admin client."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType,
+                             ResourcePattern, ResourcePatternFilter, ResourceType)
+
+    a = _tool_args("kafka-acls.sh", args, "--allow-principal", "--deny-principal", "--operation", "--allow-host",
+                   "--deny-host", "--topic", "--group", flags=("--add", "--remove", "--force"))
+    kind, name = (ResourceType.TOPIC, a.topic[-1]) if a.topic else (ResourceType.GROUP, (a.group or [None])[-1])
+    if name is None or a.add == a.remove:
+        raise SystemExit(f"kafka_dist: kafka-acls.sh {' '.join(args)} is not served")
+    acls = [(p, h, ACLPermissionType.ALLOW) for p, h in zip(a.allow_principal or (), a.allow_host or ["*"] * 9)]
+    acls += [(p, h, ACLPermissionType.DENY) for p, h in zip(a.deny_principal or (), a.deny_host or ["*"] * 9)]
+    operations = [ACLOperation[o.upper()] for o in a.operation or ["All"]]
+    with KafkaAdminClient(**_admin_params(a.bootstrap_server, a.command_config)) as admin:
+        for principal, host, permission in acls:
+            for op in operations:
+                if a.add:
+                    pattern = ResourcePattern(kind, name, ACLResourcePatternType.LITERAL)
+                    result = admin.create_acls([ACL(principal, host, op, permission, pattern)])
+                    failed = result["failed"]
+                else:
+                    pattern = ResourcePatternFilter(kind, name, ACLResourcePatternType.LITERAL)
+                    failed = [r for r in admin.delete_acls([ACLFilter(principal, host, op, permission, pattern)])
+                              if r[2] is not None and r[2].errno]
+                if failed:
+                    raise SystemExit(f"kafka_dist: kafka-acls.sh {' '.join(args)}: {failed}")
     return 0
 
 
@@ -276,10 +371,11 @@ def main(argv: list[str]) -> int:
             return kafka_server(Path(rest[0]))
         if main_class.endswith("QuorumPeerMain"):
             return zookeeper(Path(rest[0]))
-        raise SystemExit(f"kafka_dist: kafka-run-class.sh {main_class} is not served")
+        return run_class(main_class, rest)
     if script == "zookeeper-shell.sh":
         return 0  # `create /chroot`: the chroot is only a name here
-    handlers = {"kafka-configs.sh": kafka_configs, "kafka-storage.sh": kafka_storage, "kafka-topics.sh": kafka_topics}
+    handlers = {"kafka-configs.sh": kafka_configs, "kafka-storage.sh": kafka_storage, "kafka-topics.sh": kafka_topics,
+                "kafka-acls.sh": kafka_acls}
     if script not in handlers:
         raise SystemExit(f"kafka_dist: {script} is not served")
     return handlers[script](args)

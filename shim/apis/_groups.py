@@ -62,8 +62,10 @@ async def requested_offsets(ctx, topics, now: int, pace, expire_timestamp: int =
             await pace()
             tp = (t.name, p.partition_index)
             if tp in logs:
+                committed = getattr(p, "commit_timestamp", -1)  # OffsetCommit v1's; -1: the commit time
                 offsets[tp] = OffsetAndMetadata(p.committed_offset, getattr(p, "committed_leader_epoch", -1),
-                                                p.committed_metadata or "", now, expire_timestamp)
+                                                p.committed_metadata or "", now if committed == -1 else committed,
+                                                expire_timestamp)
             else:
                 unknown[tp] = ErrorCode.unknown_topic_or_partition
     return offsets, unknown

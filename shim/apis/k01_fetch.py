@@ -49,6 +49,7 @@ MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
 _UNSEEN = object()
 PACE_EVERY = 64  # partitions between looks at the clock
 SLICE_ITEMS = 1024  # request entries gathered between looks at the clock (about 0.2 ms)
+WATCH_LIMIT = 1000  # partitions a parked Fetch watches one by one; past it, it wakes at any change
 DOWN_CONVERT_INLINE_BYTES = 256 * 1024  # larger reads of Fetch v0-3 are down-converted off the loop
 
 
@@ -59,6 +60,7 @@ async def handle(ctx, request):
     context = await _context(ctx, request, pace)
     entries = context.partitions()
     gone = getattr(ctx.session, "gone", None)  # the client closed its connection: no answer is due
+    watched = _UNSEEN
     while True:
         results, names, total, errors, hinted = await _collect(ctx, request, entries)
         remaining = deadline - time.monotonic()
@@ -66,8 +68,9 @@ async def handle(ctx, request):
             response = await _respond(ctx, context, results, names, total, hinted)
             await _release(pace, results, getattr(context, "fetch_data", None))
             return response
+        watched = _watched(entries, names) if watched is _UNSEEN else watched
         await _release(pace, results)
-        await ctx.node.changes.wait(remaining, gone)
+        await ctx.node.changes.wait(remaining, gone, watched)
 
 
 async def _context(ctx, request, pace):
@@ -104,6 +107,14 @@ async def _gather(pace, topics, pair, out):
             add([pair(key, item) for item in items[start:start + SLICE_ITEMS]])
             await pace()
     return out
+
+
+def _watched(entries, names) -> set | None:
+    """The (topic, partition) pairs whose change wakes a parked Fetch, as Kafka's purgatory watches
+    a delayed fetch's partitions; None (any change) for a Fetch of more than WATCH_LIMIT."""
+    if len(entries) > WATCH_LIMIT:
+        return None
+    return {(names.get(key[0]), key[1]) for key, _p in entries}
 
 
 async def _release(pace, *containers) -> None:

@@ -99,7 +99,7 @@ async def _fetch(ctx, request, session, answers, full):
         remaining = deadline - time.monotonic()
         if got or remaining <= 0 or (gone is not None and gone.done()):
             break
-        await ctx.node.changes.wait(remaining, gone)
+        await ctx.node.changes.wait(remaining, gone, list(session.partitions))  # its partitions, or anything
     for (name, p), (records, ranges) in got.items():
         answer = answers.setdefault((ids[name], p), _answer(ctx, name, p, None))
         answer["records"] = records

@@ -6,7 +6,8 @@
 Answers are JSON: the operation's result with 200, or ``{"error": "..."}`` with 400 (bad JSON or
 arguments), 404 (no such operation or path), 405, 408 (``wait`` timed out), 409 (the broker refused,
 e.g. fencing an unknown transactional id), 411/413 (body length missing or too large). One request
-per connection (``Connection: close``); a slow or oversized request is cut off, never buffered.
+per connection (``Connection: close``); a slow or oversized request is cut off, never buffered, and
+an answer the client does not read within 10 s is dropped with its connection.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 MAX_HEAD = 16 * 1024
 MAX_BODY = 1024 * 1024
 READ_TIMEOUT_S = 10.0
+WRITE_TIMEOUT_S = 10.0  # an answer the client has not taken by then is dropped with its connection
 MAX_CONNECTIONS = 64
 PREFIX = "/v1/ops"
 
@@ -56,7 +58,9 @@ class ControlListener:
             payload = json.dumps(body, indent=1).encode() + b"\n"
             writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
                          f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
-            await writer.drain()
+            await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
+        except asyncio.TimeoutError:  # a client that does not read its answer holds neither it nor a slot
+            writer.transport.abort()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:

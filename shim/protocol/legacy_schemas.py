@@ -1,5 +1,6 @@
-"""Produce v0-2, Fetch v0-3 and ListOffsets v0: versions Kafka 3.9 serves (deprecated) and kio does
-not generate, derived field by field from kio's nearest version as Kafka's JSON schemas describe them.
+"""Produce v0-2, Fetch v0-3, ListOffsets v0 and OffsetCommit v0-1: versions Kafka 3.9 serves
+(deprecated) and kio does not generate, derived field by field from kio's nearest version as
+Kafka's JSON schemas describe them.
 
 * ProduceRequest v0-2 is v3 without TransactionalId; ProduceResponse v2 is v3, v1 has no
   LogAppendTimeMs, v0 no ThrottleTimeMs either.
@@ -8,6 +9,8 @@ not generate, derived field by field from kio's nearest version as Kafka's JSON 
 * DescribeAcls, CreateAcls and DeleteAcls v0 are v1 without the pattern type fields (LITERAL only).
 * ListOffsetsRequest v0 has MaxNumOffsets after Timestamp and no IsolationLevel; its response
   gives OldStyleOffsets instead of Timestamp and Offset.
+* OffsetCommitRequest v1 is v2 without RetentionTimeMs and with a CommitTimestamp per partition; v0
+  also has no GenerationId and MemberId. Their responses are v2's.
 
 And requests whose kio class cannot hold every value Kafka accepts: the delegation-token APIs'
 periods (CreateDelegationToken, Renew, Expire), read as plain int64 milliseconds.
@@ -95,6 +98,22 @@ def _list_offsets(kind: EntityType) -> ModuleType:
                    ListOffsetsPartitionResponse=part)
 
 
+def _offset_commit(version: int, kind: EntityType) -> ModuleType:
+    """OffsetCommit v0-1 (Kafka 3.9; 4.0 removed them, KIP-896): v2 without RetentionTimeMs, v1 with
+    a CommitTimestamp after each partition's CommittedOffset, v0 also without the generation and
+    member id. The responses are v2's."""
+    v2 = load_payload_module(8, 2, kind)
+    if kind is EntityType.response:
+        return v2
+    add = (("committed_offset", "commit_timestamp", i64, "int64"),) if version == 1 else ()
+    part = _derive(v2.OffsetCommitRequestPartition, version, add=add)
+    topic = _derive(v2.OffsetCommitRequestTopic, version, replace={"partitions": tuple[part, ...]})
+    drop = ("retention_time",) if version == 1 else ("retention_time", "generation_id_or_member_epoch", "member_id")
+    top = _derive(v2.OffsetCommitRequest, version, drop, {"topics": tuple[topic, ...]})
+    return _module(f"offset_commit_v{version}_request", OffsetCommitRequest=top, OffsetCommitRequestTopic=topic,
+                   OffsetCommitRequestPartition=part)
+
+
 def _token_period(key: int, version: int, field: str, request: str):
     """The delegation-token APIs' periods in milliseconds as plain int64: kio reads them as
     timedelta, which cannot hold the Long.MAX_VALUE a Java client may send (a Kafka broker takes
@@ -148,6 +167,7 @@ LEGACY = {
     **{(0, v): (lambda kind, v=v: _produce(v, kind)) for v in range(3)},
     **{(1, v): (lambda kind, v=v: _fetch(v, kind)) for v in range(4)},
     (2, 0): _list_offsets,
+    **{(8, v): (lambda kind, v=v: _offset_commit(v, kind)) for v in range(2)},
 }
 
 __all__ = ["LEGACY"]

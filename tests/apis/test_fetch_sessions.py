@@ -245,7 +245,7 @@ async def test_an_incremental_fetch_waits_on_every_partition_of_its_session(topi
     node = topic
     session = (await fetch(node, 0, 0, [(0, 1), (1, 0), (2, 0)])).session_id
     parked = asyncio.ensure_future(fetch(node, session, 1, wait_ms=30_000))
-    while not node.changes._waiters:
+    while not node.changes.parked():
         assert not parked.done(), parked.result()
         await asyncio.sleep(0)
     append(node, 2, b"c0")

@@ -105,3 +105,52 @@ async def test_list_offsets_v0(node):
     assert await offsets(-2, 100) == (E.none, [0])
     assert await offsets(0, 100) == (E.none, [])  # no segment was last modified before 1970
     assert (await offsets(-3, 1))[0] == E.unsupported_version
+
+
+OFFSET_COMMIT = 8
+
+
+async def offset_commit(node, version, topics, **fields):
+    """``topics``: [(name, [(partition, offset), ...])]; per-partition codes."""
+    def build(m):
+        extra = {"commit_timestamp": fields.pop("commit_timestamp", -1)} if version == 1 else {}
+        return m.OffsetCommitRequest(group_id="g", **fields, topics=tuple(m.OffsetCommitRequestTopic(
+            name=n, partitions=tuple(m.OffsetCommitRequestPartition(
+                partition_index=i, committed_offset=o, committed_metadata=None, **extra) for i, o in ps))
+            for n, ps in topics))
+    r = await call(node, OFFSET_COMMIT, version, build)
+    return {(t.name, p.partition_index): p.error_code for t in r.topics for p in t.partitions}
+
+
+async def test_offset_commit_v1_commits_with_its_commit_timestamp(node):
+    node.logs.create_topic("t", 1)
+    codes = await offset_commit(node, 1, [("t", [(0, 7)])], generation_id_or_member_epoch=-1, member_id="",
+                                commit_timestamp=TS)
+    assert codes == {("t", 0): E.none}
+    committed = node.groups.groups["g"].offsets[("t", 0)].value
+    assert (committed.offset, committed.commit_timestamp) == (7, TS)
+
+
+async def test_offset_commit_v0_is_unsupported_once_a_partition_is_left(node):
+    # Kafka 3.9 in KRaft mode: v0 would store the offsets in ZooKeeper (KafkaApis.commitOffsetsToZookeeper)
+    node.logs.create_topic("t", 1)
+    assert await offset_commit(node, 0, [("t", [(0, 7), (5, 1)]), ("nope", [(0, 1)])]) == {
+        ("t", 0): E.unsupported_version, ("t", 5): E.unsupported_version, ("nope", 0): E.unsupported_version}
+    assert await offset_commit(node, 0, [("t", [(5, 1)]), ("nope", [(0, 1)])]) == {
+        ("t", 5): E.unknown_topic_or_partition, ("nope", 0): E.unknown_topic_or_partition}
+    assert "g" not in node.groups.groups
+
+
+async def test_offset_commit_v0_1_are_not_advertised_under_4_x(tmp_path):
+    from shim.config import BrokerConfig
+    from shim.node import Node
+    versions = {}
+    for release in ("3.9", "4.1"):
+        node = Node(BrokerConfig(data_dir=tmp_path / release, kafka_version=release))
+        try:
+            r = await call(node, 18, 3, lambda m: m.ApiVersionsRequest(client_software_name="t",
+                                                                       client_software_version="1"))
+            versions[release] = next((k.min_version, k.max_version) for k in r.api_keys if k.api_key == OFFSET_COMMIT)
+        finally:
+            node.close()
+    assert versions == {"3.9": (0, 9), "4.1": (2, 9)}  # KIP-896: Kafka 4.0 removed v0-1

@@ -227,6 +227,33 @@ def test_a_new_topic_matching_the_regex_bumps_the_group_epoch(node, gc):
     assert sorted(len(ps) for ps in a.owned.values()) == [3, 6]
 
 
+def test_a_regex_no_other_member_subscribes_is_assigned_from_the_heartbeat_after_the_one_that_brings_it(node, gc):
+    # Kafka resolves a new regex in the background, then bumps the group epoch (librdkafka's
+    # 0045_resubscribe_with_regex: the literal topic first, the regex's topics at the next heartbeat)
+    node.logs.create_topic("lit", 2)
+    a = Client(gc, "a", topics=("lit",), subscribed_topic_regex="t.*")
+    r = a.beat()
+    lit, t = node.logs.topics["lit"].topic_id, node.logs.topics[TOPIC].topic_id
+    assert r.assignment == {lit: frozenset({0, 1})}
+    group = gc.consumer.groups["g"]
+    assert (group.group_epoch, group.assignment_epoch, group.state.value) == (2, 1, "Assigning")
+    a.beat()
+    assert a.owned == {lit: frozenset({0, 1}), t: frozenset(range(6))} and a.epoch == 2
+    # a regex another member subscribes to is resolved already: no second bump
+    b = Client(gc, "b", topics=(), subscribed_topic_regex="t.*")
+    b.beat()
+    assert group.group_epoch == 3
+    converge([a, b])
+    assert sorted(a.owned[t] | b.owned[t]) == list(range(6)) and a.owned[lit] == frozenset({0, 1})
+    # once no member subscribes to it, subscribing again waits for a new resolution
+    for c in (a, b):
+        c.beat(epoch=-1)
+    c = Client(gc, "c", topics=("lit",), subscribed_topic_regex="t.*")
+    assert c.beat().assignment == {lit: frozenset({0, 1})}
+    # a member changing to a regex no one has is answered without it too
+    assert c.beat(subscribed_topic_regex="l.*").error == E.none and t not in c.owned
+
+
 async def test_the_apis_under_kafka_4_and_3_9(nodes):
     node = nodes(kafka_version="4.1")
     node.logs.create_topic(TOPIC, 3)

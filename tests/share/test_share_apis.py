@@ -174,7 +174,7 @@ async def test_a_parked_share_fetch_wakes_on_an_append(share_node):
 
     await share_fetch(share_node, "m1", 0)
     parked = asyncio.ensure_future(share_fetch(share_node, "m1", 1, max_wait=10_000))
-    while not share_node.changes._waiters:
+    while not share_node.changes.parked():
         await asyncio.sleep(0)
     await produce(share_node, 0, b"late")
     r = await asyncio.wait_for(parked, 5)
@@ -199,11 +199,11 @@ async def test_a_parked_share_fetch_ends_when_its_client_closes(share_node):
     session.gone = asyncio.get_running_loop().create_future()
     parked = asyncio.ensure_future(dispatch(share_node, encode_request(RequestHeader(78, 1, 9, "c"), request),
                                             session=session))
-    while not share_node.changes._waiters:
+    while not share_node.changes.parked():
         await asyncio.sleep(0)
     session.gone.set_result(None)  # the connection's end of stream
     await asyncio.wait_for(parked, 5)
-    assert not share_node.changes._waiters
+    assert not share_node.changes.parked()
 
 
 async def test_lock_expiry_and_session_timeout_run_on_the_broker_timer(share_node):

@@ -100,6 +100,19 @@ def compile_regex(regex: str):
     return re2.compile(regex, _RE2_OPTIONS)
 
 
+def _new_regex(group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember) -> str | None:
+    """The regex this heartbeat brings that no other member subscribes to (Kafka:
+    maybeUpdateRegularExpressions). Kafka resolves such a regex in the background and only then bumps
+    the group epoch, so the heartbeat that brings it is answered without its topics; one that
+    another member subscribes to is resolved already. A regex its last member drops is forgotten
+    (Kafka writes its tombstone), so subscribing to it again waits for a new resolution."""
+    regex = updated.subscribed_topic_regex
+    if not regex or regex == member.subscribed_topic_regex and member.member_id in group.members:
+        return None
+    others = (m for mid, m in group.members.items() if mid != updated.member_id)
+    return None if any(m.subscribed_topic_regex == regex for m in others) else regex
+
+
 def _check_request(req: HeartbeatRequest, assignors: tuple[str, ...]) -> None:
     """Kafka: throwIfConsumerGroupHeartbeatRequestIsInvalid."""
     def empty(value: str | None, message: str) -> None:
@@ -217,10 +230,12 @@ class ConsumerGroups:
         bump = group.group_epoch == 0 or member.member_id not in group.members or (
             (updated.subscribed_topic_names, updated.subscribed_topic_regex)
             != (member.subscribed_topic_names, member.subscribed_topic_regex))
-        meta = self._subscription_metadata(group, updated)
+        unresolved = _new_regex(group, member, updated)
+        resolve = self._resolver(unresolved)
+        meta = self._subscription_metadata(group, updated, resolve=resolve)
         group_epoch = self._maybe_bump(group, meta, bump, records)
-        target_epoch, target = self._target(group, group_epoch, updated, meta, records)
-        subscribed = {meta[t][0] for t in member_topics(updated, self.resolve_regex) if t in meta}
+        target_epoch, target = self._target(group, group_epoch, updated, meta, records, resolve)
+        subscribed = {meta[t][0] for t in member_topics(updated, resolve) if t in meta}
         reconciled = reconcile(updated, target_epoch, target, subscribed, group.partition_epoch, req.owned)
         if member.member_id not in group.members or reconciled.current() != member.current():
             records.append(cr.Record(cr.CURRENT_ASSIGNMENT, group.group_id, member_id,
@@ -228,6 +243,8 @@ class ConsumerGroups:
         changed = reconciled.assigned != member.assigned
         self._apply(group.group_id, records, now_ms)
         group = self.groups[group.group_id]
+        if unresolved is not None:
+            self._resolved(group, unresolved, now_ms)
         live = group.members[member_id]
         self._schedule(group, live, now_ms)
         full = joining or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
@@ -332,6 +349,22 @@ class ConsumerGroups:
 
     # -- subscriptions, group epoch and target assignment -----------------------------------
 
+    def _resolver(self, unresolved: str | None):
+        """resolve_regex, but ``unresolved`` (a regex no member subscribed before this heartbeat)
+        matches nothing yet."""
+        if unresolved is None:
+            return self.resolve_regex
+        return lambda regex: set() if regex == unresolved else self.resolve_regex(regex)
+
+    def _resolved(self, group: ConsumerGroup, regex: str, now_ms: int) -> None:
+        """Kafka: handleRegularExpressionsResult -- the regex a member brought is resolved after the
+        heartbeat that brought it, and the group epoch moves on, so that the next heartbeat assigns
+        what it matches."""
+        records: list[cr.Record] = []
+        self._maybe_bump(group, self._subscription_metadata(group, None), True, records)
+        self._apply(group.group_id, records, now_ms)
+        log.info("group %s: regex %r resolved", group.group_id, regex)
+
     def resolve_regex(self, regex: str) -> set[str]:
         """Topics whose whole name the regex matches (Kafka: RE2/J's Pattern.matcher(topic).matches())."""
         try:
@@ -341,13 +374,14 @@ class ConsumerGroups:
         return {name for name in self.topics if pattern.fullmatch(name)}
 
     def _subscription_metadata(self, group: ConsumerGroup, updated: ConsumerGroupMember | None,
-                               removed: str | None = None) -> TopicMeta:
+                               removed: str | None = None, resolve=None) -> TopicMeta:
+        resolve = resolve or self.resolve_regex
         names: set[str] = set()
         for m in group.members.values():
             if m.member_id != removed and (updated is None or m.member_id != updated.member_id):
-                names |= member_topics(m, self.resolve_regex)
+                names |= member_topics(m, resolve)
         if updated is not None:
-            names |= member_topics(updated, self.resolve_regex)
+            names |= member_topics(updated, resolve)
         out = {}
         for name in names:
             info = self.topics.get(name)
@@ -365,14 +399,15 @@ class ConsumerGroups:
         return group.group_epoch
 
     def _target(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember, meta: TopicMeta,
-                records: list[cr.Record]) -> tuple[int, Assignment]:
+                records: list[cr.Record], resolve=None) -> tuple[int, Assignment]:
         """Kafka: updateTargetAssignment -- run the assignor when the group epoch moved on."""
         if group_epoch <= group.assignment_epoch:
             return group.assignment_epoch, group.target.get(updated.member_id, {})
+        resolve = resolve or self.resolve_regex
         members = dict(group.members)
         members[updated.member_id] = updated
         specs = kafka_order({mid: MemberSpec(
-            frozenset(meta[t][0] for t in member_topics(m, self.resolve_regex) if t in meta),
+            frozenset(meta[t][0] for t in member_topics(m, resolve) if t in meta),
             group.target.get(mid, {}), m.instance_id, m.rack_id) for mid, m in members.items()})
         assignor = ASSIGNORS[self._assignor_name(members.values())]
         homogeneous = homogeneous_subscriptions((m.subscribed_topic_names, m.subscribed_topic_regex)
