@@ -83,7 +83,7 @@ async def _context(ctx, request, pace):
     if ctx.version < SESSION_VERSION:
         return SessionlessFetchContext(data)
     forget = await _gather(pace, ((getattr(f, field), f.partitions) for f in request.forgotten_topics_data),
-                           _index_key, [])
+                           _forgotten_key, {})
     cache = ctx.node.fetch_sessions.of(ctx.node_id)
     return cache.new_context(ctx.version, request.session_id, request.session_epoch, _replica_id(request) >= 0, data,
                              forget, now_ms())
@@ -93,8 +93,8 @@ def _partition_key(key, p):
     return (key, p.partition), p
 
 
-def _index_key(key, index):
-    return key, index
+def _forgotten_key(key, index):
+    return (key, index), None
 
 
 async def _gather(pace, topics, pair, out):
