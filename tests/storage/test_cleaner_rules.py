@@ -68,3 +68,25 @@ def test_max_compaction_lag_is_judged_by_the_oldest_first_batch_of_any_dirty_seg
     ltc = cm.plan(plog, T0 + 1500)
     assert ltc.need_compaction_now
     assert not cm.plan(plog, T0 + 1000).need_compaction_now
+
+
+def test_a_segment_the_cleaner_emptied_expires_by_the_time_of_the_segment_it_replaced(open_log):
+    # Kafka: retention judges a segment by LogSegment.largestTimestamp, its file's modification time
+    # when it holds no record, and the cleaner gives a cleaned segment the time of the last one it
+    # replaced: an emptied segment is not deleted (moving the log start) before retention.ms has
+    # passed over what it held
+    import os
+    import time
+
+    now = int(time.time() * 1000)
+    plog = open_log(_with(TINY, cleanup_policy=("compact", "delete"), retention_ms=DAY))
+    for i in range(3):
+        put(plog, "k", f"v{i}", now=now)
+    roll_active(plog, now=now)
+    old = (now - 2 * DAY) * 1_000_000
+    os.utime(plog.segments[0].log_path, ns=(old, old))  # written two days ago
+    assert clean(plog, now=now)
+    assert [s.size for s in plog.segments[:2]] == [0, 0]
+    assert plog.enforce_retention(now) == 1  # the other emptied one was written just now: it stays
+    assert plog.log_start_offset == 1
+    assert [o for o, _, _ in records(plog)] == [2, 3]
