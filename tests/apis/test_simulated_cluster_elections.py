@@ -97,3 +97,34 @@ async def test_an_unclean_election_without_a_live_replica_finds_no_eligible_lead
     node.cluster.node_down(1, 0)
     assert await elect(node, {"u": [0]}, UNCLEAN) == {("u", 0): (E.eligible_leaders_not_available, None)}
     assert leader(node, "u", 0) == (-1, 0, (1,))
+
+
+async def test_random_failovers_and_elections_keep_every_leader_a_live_isr_member(node):
+    """Seeded runs of brokers going down and up between preferred, unclean and all-partition elections
+    (unknown partitions too): every answer is one of Kafka's, and every leader stays a live member of
+    its partition's ISR, its replicas holding the ISR."""
+    import random
+
+    rng = random.Random(20261127)
+    codes = {E.none, E.election_not_needed, E.preferred_leader_not_available, E.eligible_leaders_not_available,
+             E.unknown_topic_or_partition}
+    seen = set()
+    for _ in range(300):
+        action = rng.random()
+        target = rng.choice([0, 1, 2])
+        if action < 0.3:
+            if len(node.cluster.down) < 2:
+                node.cluster.node_down(target, 0)
+        elif action < 0.5:
+            node.cluster.node_up(target, 0)
+        else:
+            wanted = None if action > 0.9 else {"t": rng.sample([0, 1, 2, 3, -1], 2), "u": [0]}
+            got = await elect(node, wanted, rng.choice([PREFERRED, UNCLEAN]), to=rng.choice(node.cluster.alive()))
+            seen |= {code for code, _ in got.values()}
+            assert seen <= codes
+        for (t, p) in [("t", 0), ("t", 1), ("t", 2), ("u", 0)]:
+            s = node.cluster.state(t, p)
+            assert set(s.isr) <= set(s.replicas) and s.isr
+            if s.leader != -1:
+                assert s.leader in s.isr and s.leader not in node.cluster.down, (t, p, s)
+    assert seen == codes  # the run elected, refused and skipped partitions, not only one of them

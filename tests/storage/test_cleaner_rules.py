@@ -1,0 +1,70 @@
+"""Rules of Kafka's Cleaner that span a whole round (LogCleaner.doClean, cleanSegments, cleanInto,
+LogCleanerManager.maxCompactionDelay): the transaction state a round carries from one group of
+segments to the next, the last batch of a round kept even when emptied, and max.compaction.lag.ms
+judged by the oldest first batch of every dirty segment."""
+
+from __future__ import annotations
+
+from shim.storage import cleaner_manager as cm
+from shim.storage.partition_log import LogConfig
+from tests.storage.test_cleaner import DAY, T0, _with, batches, clean, latest, put, records, roll_active
+
+# 100-byte segments: every batch in a segment, and every segment in a group, of its own
+TINY = LogConfig(segment_bytes=100, cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.01,
+                 delete_retention_ms=DAY)
+
+
+def test_a_commit_marker_stays_while_its_transaction_has_data_in_an_earlier_group(open_log):
+    # Kafka carries CleanedTransactionMetadata across the groups of a round: a COMMIT marker whose
+    # transaction's batches were seen in an earlier group is kept, without a delete horizon, for as
+    # long as any of them remains -- else a log replayed without it would hold the transaction open
+    plog = open_log(TINY)
+    put(plog, "a", "committed", pid=5, epoch=0, seq=0, txn=True)
+    plog.append_marker(5, 0, 0, True, T0)
+    marker = plog.log_end_offset - 1
+    put(plog, "b", "plain")
+    roll_active(plog)
+    assert plog.segments[0].next_offset == marker  # the data and its marker in separate groups
+    for now in (T0, T0 + 2 * DAY, T0 + 4 * DAY):
+        clean(plog, now=now)
+        kept = [h for h, _ in batches(plog) if h.base_offset == marker]
+        assert kept and kept[0].records_count == 1, now
+        assert not kept[0].attributes & 0x40, now  # no delete horizon
+        roll_active(plog, now=now)
+    open_log.crash(plog)
+    for snap in plog.directory.glob("*.snapshot"):
+        snap.unlink()
+    again = open_log(TINY, clean=False)  # the producer state replayed from the cleaned log
+    assert again.last_stable_offset == again.high_watermark
+    assert latest(records(again, read_committed=True))[b"a"] == b"committed"
+
+
+def test_the_last_batch_of_a_round_is_kept_empty_when_all_its_records_go(open_log):
+    # Kafka's cleanInto: RETAIN_EMPTY for the batch whose next offset is the round's first
+    # uncleanable offset, so the cleaned log still ends where the uncleanable part begins. Here it is
+    # an aborted batch whose ABORT marker was written after the segment rolled
+    plog = open_log(_with(TINY, segment_bytes=100_000))
+    put(plog, "k", "v")
+    put(plog, "a", "aborted", pid=5, epoch=0, seq=0, txn=True)
+    last = plog.log_end_offset - 1
+    plog.roll()
+    plog.append_marker(5, 0, 0, False, T0)
+    put(plog, "b", "next", pid=5, epoch=0, seq=1, txn=True)  # the producer's later data: not its last batch
+    plog.append_marker(5, 0, 0, True, T0)
+    assert clean(plog)
+    kept = [h for h, _ in batches(plog) if h.base_offset == last]
+    assert kept and kept[0].records_count == 0 and kept[0].next_offset == plog.segments[1].base_offset
+    for rc in (False, True):
+        assert latest(records(plog, read_committed=rc)) == {b"k": b"v", b"b": b"next"}
+
+
+def test_max_compaction_lag_is_judged_by_the_oldest_first_batch_of_any_dirty_segment(open_log):
+    # Kafka: maxCompactionDelay takes the minimum over every dirty segment, not the first one's
+    plog = open_log(_with(TINY, segment_bytes=100_000, min_cleanable_dirty_ratio=0.99, max_compaction_lag_ms=1000))
+    put(plog, "k", "late", now=T0 + 5000)  # a producer-set timestamp newer than the next segment's
+    plog.roll()
+    put(plog, "k", "early", now=T0)
+    roll_active(plog, now=T0)
+    ltc = cm.plan(plog, T0 + 1500)
+    assert ltc.need_compaction_now
+    assert not cm.plan(plog, T0 + 1000).need_compaction_now
