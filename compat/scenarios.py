@@ -714,6 +714,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.elect_unclean", "unclean elections of a leaderless partition (simulated cluster)",
              "testElectUncleanLeaders*: EligibleLeadersNotAvailable with no live replica, a stale replica elected "
              "and made the ISR, ElectionNotNeeded for a partition with a leader.", ("java",)),
+    Scenario("producer.not_enough_replicas", "acks=all below min.insync.replicas (simulated cluster)",
+             "ProducerFailureHandlingTest: a record near max.message.bytes written with min.insync.replicas=2; with a "
+             "replica down NotEnoughReplicasException; written again once it is back.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

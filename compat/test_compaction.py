@@ -172,3 +172,33 @@ def test_a_changelog_restore_yields_exactly_the_committed_final_state(kafka_shim
         else:
             restored[k] = v
     assert restored == state
+
+
+def test_a_cleaner_setting_altered_at_runtime_applies_at_once_and_log_cleaner_enable_is_read_only(kafka_shim, compacted):
+    # Kafka restarts its cleaner threads when log.cleaner.* changes (LogCleaner.reconfigure): a
+    # shorter log.cleaner.backoff.ms applies now, not after the hour the fixture's backoff waits.
+    # log.cleaner.enable is not dynamic: "Cannot update these configs dynamically"
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+
+    from compat.compaction_clients import ck_consume, ck_produce
+    from compat.support import wait_for
+
+    bs, topic = kafka_shim.bootstrap_servers, compacted("runtime-backoff")
+    ck_produce(bs, topic, [(b"k", b"v%d" % i) for i in range(6)])
+    admin = AdminClient({"bootstrap.servers": bs})
+    node = str(kafka_shim.node.node_ids[0])
+
+    def alter(name, value):
+        entry = ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+        resource = ConfigResource("BROKER", node, incremental_configs=[entry])
+        return admin.incremental_alter_configs([resource])[resource].result(20)
+
+    with pytest.raises(KafkaException, match="log.cleaner.enable"):
+        alter("log.cleaner.enable", "false")
+    cleaner = kafka_shim.broker.cleaner
+    rounds = cleaner.rounds
+    alter("log.cleaner.backoff.ms", "50")
+    wait_for(lambda: cleaner.rounds > rounds, timeout=10, message="a cleaning round after the change")
+    # the latest mapped value and the one in the active segment, never cleaned
+    assert ck_consume(bs, topic, "read_uncommitted", _end(kafka_shim, topic)) == [(4, b"k", b"v4"), (5, b"k", b"v5")]

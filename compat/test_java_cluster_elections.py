@@ -3,7 +3,8 @@ three-broker kafka-shim whose brokers compat/java/ElectionReplay.java stops and 
 control plane: a preferred election brings leadership back to the first replica once it is a live
 ISR member again (PreferredLeaderNotAvailableException while it is down), an unclean election of a
 partition whose ISR is all down elects a live replica outside it (EligibleLeadersNotAvailableException
-while none is live), and a partition with its leader needs no election."""
+while none is live), and a partition with its leader needs no election; and ProducerFailureHandlingTest's
+acks=all sends below min.insync.replicas."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ NOT_NEEDED, NO_PREFERRED, NO_ELIGIBLE = ("ElectionNotNeededException", "Preferre
 def observed(tmp_path_factory, java_drivers):
     with BrokerThread(data_dir=tmp_path_factory.mktemp("elections") / "data", listen="127.0.0.1:0", brokers=3,
                       control_listen="127.0.0.1:0") as broker:
-        out = java_drivers.run("ReferenceDriver", ["admin.elect_preferred", "admin.elect_unclean"],
+        out = java_drivers.run("ReferenceDriver", ["admin.elect_preferred", "admin.elect_unclean",
+                                                     "producer.not_enough_replicas"],
                                broker.bootstrap_servers, timeout=200, prefix="elect", parallel=1, timeout_s=90,
                                control=broker.broker.control_url)
     return observed_of(out["results"])
@@ -52,3 +54,15 @@ def test_unclean_election(observed):
         [NOT_NEEDED],                      # 1 back: it rejoins the ISR, p1 keeps its leader
         [[2, [1, 2]], [0, [0, 1]]],
     ]
+
+
+@pytest.mark.compat(scenario="producer.not_enough_replicas")
+def test_not_enough_replicas(observed):
+    """ProducerFailureHandlingTest's replication cases on brokers 0 and 1 (acks=all, no retries,
+    min.insync.replicas=2): a record near max.message.bytes is written; with broker 1 down the send fails
+    with one of the errors Kafka's testNotEnoughReplicasAfterBrokerShutdown accepts; with it back, written."""
+    obs = observed("producer.not_enough_replicas")
+    assert (obs["large_acks_all"], obs["all_up"], obs["replica_back"]) == (None, None, None)
+    e = "org.apache.kafka.common.errors."
+    assert obs["replica_down"]["chain"][1] in (e + "NotEnoughReplicasException", e + "NotEnoughReplicasAfterAppendException",
+                                               e + "TimeoutException"), obs["replica_down"]

@@ -101,4 +101,33 @@ final class ElectionReplay {
             obs.put("steps", steps);
         }
     }
+
+    /**
+     * ProducerFailureHandlingTest on two of the brokers: testPartitionTooLargeForReplicationWithAckAll /
+     * testResponseTooLargeForReplicationWithAckAll (a record near max.message.bytes, acks=all,
+     * min.insync.replicas=2: written) and testNotEnoughReplicasAfterBrokerShutdown (a replica down:
+     * NotEnoughReplicasException, or ...AfterAppend, or a timeout; the broker back: written again).
+     */
+    static void notEnoughReplicas(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("min-isr-2");
+        int maxMessage = 20_000;
+        try (Admin admin = s.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, Map.of(0, List.of(0, 1))).configs(Map.of(
+                    "min.insync.replicas", "2", "max.message.bytes", String.valueOf(maxMessage)))))
+                    .all().get(20, TimeUnit.SECONDS);
+            Support.awaitTopic(admin, topic, 1);
+        }
+        try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> p = s.producer("acks", "-1", "retries", "0",
+                "enable.idempotence", "false", "request.timeout.ms", "30000", "delivery.timeout.ms", "60000")) {
+            byte[] value = new byte[maxMessage - 61 - 21];  // RECORD_BATCH_OVERHEAD, DefaultRecord.MAX_RECORD_OVERHEAD
+            obs.put("large_acks_all", Support.failureOf(() -> p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                    topic, null, value)).get(20, TimeUnit.SECONDS)));
+            var record = Support.rec(topic, 0, "key", "value");
+            obs.put("all_up", Support.failureOf(() -> p.send(record).get(20, TimeUnit.SECONDS)));
+            down(s, 1);
+            obs.put("replica_down", Support.failureOf(() -> p.send(record).get(40, TimeUnit.SECONDS)));
+            up(s, 1);
+            obs.put("replica_back", Support.failureOf(() -> p.send(record).get(20, TimeUnit.SECONDS)));
+        }
+    }
 }
