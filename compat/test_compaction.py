@@ -228,3 +228,31 @@ def test_a_compact_delete_topic_keeps_its_log_start_while_the_emptied_segments_a
     finally:
         consumer.close()
     assert ck_consume(bs, topic, "read_committed", 4) == [(2, b"k", b"v2"), (3, b"seal", b"s")]
+
+
+def test_without_a_log_cleaner_a_compact_delete_topic_is_not_trimmed_by_retention(tmp_path):
+    # Kafka: LogManager.cleanupLogs leaves compacted logs to the cleaner thread, which runs their
+    # retention; with log.cleaner.enable=false they keep everything ("continually grow in size")
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from compat.compaction_clients import ck_produce
+    from compat.support import wait_for
+    from shim.broker import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", retention_check_interval_ms=50,
+                      extra={"log.cleaner.enable": "false"}) as broker:
+        bs = broker.bootstrap_servers
+        admin = AdminClient({"bootstrap.servers": bs})
+        policies = {"plain": "delete", "both": "compact,delete"}
+        for name, policy in policies.items():
+            config = {"cleanup.policy": policy, "retention.ms": "1", "segment.bytes": "100"}
+            admin.create_topics([NewTopic(name, 1, 1, config=config)])[name].result(20)
+            ck_produce(bs, name, [(b"k", b"v%d" % i) for i in range(3)])
+        consumer = ck.Consumer({"bootstrap.servers": bs, "group.id": "retention"})
+        try:
+            low = lambda t: consumer.get_watermark_offsets(ck.TopicPartition(t, 0), timeout=10)[0]  # noqa: E731
+            wait_for(lambda: low("plain") == 3, timeout=10, message="retention of the delete-only topic")
+            assert low("both") == 0
+        finally:
+            consumer.close()

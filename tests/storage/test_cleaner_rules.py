@@ -90,3 +90,34 @@ def test_a_segment_the_cleaner_emptied_expires_by_the_time_of_the_segment_it_rep
     assert plog.enforce_retention(now) == 1  # the other emptied one was written just now: it stays
     assert plog.log_start_offset == 1
     assert [o for o, _, _ in records(plog)] == [2, 3]
+
+
+def _append_result(plog, records, **kw):
+    from kafka_codecs import encode_batch
+    from shim.storage.producer_state import Origin
+    from shim.storage.validation import validate_client_batch
+
+    raw = bytearray(encode_batch([(k, v, (), T0) for k, v in records], producer_id=kw["pid"], producer_epoch=0,
+                                 base_sequence=0))
+    return plog.append(raw, validate_client_batch(raw, plog.config.max_message_bytes), T0, origin=Origin.CLIENT)
+
+
+def test_a_retried_batch_is_still_found_a_duplicate_after_cleaning_and_a_reload(open_log):
+    # Kafka's testDuplicateCheckAfterCleaning: the cleaner keeps each producer's last batch (empty if
+    # all its records went), so an idempotent producer's retry after a restart gets the original offsets
+    config = _with(TINY, segment_bytes=2048)
+    plog = open_log(config)
+    batches_of = {1: [b"1", b"2", b"3"], 2: [b"3", b"1", b"4"], 3: [b"1", b"4"]}
+    for pid, keys in batches_of.items():
+        _append_result(plog, [(k, k) for k in keys], pid=pid)
+    plog.roll()
+    assert clean(plog)
+    assert [o for o, _, _ in records(plog)] == [1, 3, 6, 7]
+    open_log.crash(plog)
+    for snap in plog.directory.glob("*.snapshot"):
+        snap.unlink()
+    again = open_log(config, clean=False)
+    for pid, first in ((1, 0), (3, 6), (2, 3)):
+        result = _append_result(again, [(k, k) for k in batches_of[pid]], pid=pid)
+        assert result.duplicate and result.base_offset == first, pid
+    assert again.log_end_offset == 8
