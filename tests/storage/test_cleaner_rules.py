@@ -121,3 +121,22 @@ def test_a_retried_batch_is_still_found_a_duplicate_after_cleaning_and_a_reload(
         result = _append_result(again, [(k, k) for k in batches_of[pid]], pid=pid)
         assert result.duplicate and result.base_offset == first, pid
     assert again.log_end_offset == 8
+
+
+def test_a_segment_cleaned_part_way_counts_in_both_the_clean_and_the_dirty_bytes(open_log):
+    # Kafka's LogToClean: cleanBytes sums logSegments(-1, firstDirtyOffset), cleanableBytes
+    # logSegments(firstDirtyOffset, firstUncleanableOffset); a key map that filled mid-segment leaves
+    # the checkpoint inside a segment, which both then count
+    from shim.storage.cleaner import MAP_ENTRY_BYTES
+
+    plog = open_log(_with(TINY, segment_bytes=100_000))
+    for i in range(40):
+        put(plog, f"k{i}", "v")
+    roll_active(plog)
+    small = cm.CleanerConfig(io_buffer_size=256, dedupe_buffer_size=int(10 * MAP_ENTRY_BYTES / 0.9) + 1)
+    assert clean(plog, settings=small)
+    first_dirty = cm.read_checkpoint(plog)
+    seg = plog.segments[0]
+    assert seg.base_offset < first_dirty < seg.next_offset
+    ltc = cm.plan(plog, T0)
+    assert ltc.clean_bytes == seg.size and ltc.cleanable_bytes == seg.size
