@@ -13,7 +13,8 @@ client: what is measured is the broker's own work, framing, dispatch, append and
 two versions of it can be compared pass by pass on a machine that other work keeps busy, where
 the wall clock of a real run says little. Each pass counts the best of ``--inner`` replays in one
 process. With ``--pythonpath-b DIR`` every pass runs in a child process alternately on this tree
-and on ``DIR`` (another checkout), A, B, A, B, ...
+and on ``DIR`` (another checkout), A, B, A, B, ... With ``--framing`` only the connection's frame
+decoder runs (:func:`framing_pass`).
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ async def _one_pass(stream: bytes, topics: list, read_bytes: int, data_dir: Path
             target = conn.get_buffer(-1)
             n = min(len(target), read_bytes, len(view) - p)
             target[:n] = view[p:p + n]  # what the kernel's copy into the buffer does
+            del target  # as a socket's read, whose hold on the buffer ends with it
             p += n
             conn.buffer_updated(n)
             await asyncio.sleep(0)  # the loop's turn: the connection's task answers
@@ -202,16 +204,43 @@ def replay_pass(path: Path, read_bytes: int) -> dict:
             loop.close()
 
 
-def best_of(path: Path, read_bytes: int, inner: int) -> dict:
+def framing_pass(path: Path, read_bytes: int, behind: int = 1) -> dict:
+    """The stream through a connection's frame decoder alone (shim.protocol.framing), reads of
+    ``read_bytes`` with the socket's copy simulated, each frame dropped ``behind`` frames later,
+    as an answering task that far behind would: the CPU of framing without the rest."""
+    from shim.protocol.framing import BufferPool, FrameDecoder
+
+    _, stream = load(path)
+    view, p, held, decoded = memoryview(stream), 0, [], 0
+    decoder = FrameDecoder(1 << 30, BufferPool())
+    cpu0 = time.process_time()
+    while p < len(view):
+        target = decoder.buffer()
+        n = min(len(target), read_bytes, len(view) - p)
+        target[:n] = view[p:p + n]
+        del target
+        p += n
+        frames = decoder.received(n)
+        decoded += len(frames)
+        held += frames
+        del frames, held[:max(len(held) - behind, 0)]
+    cpu = time.process_time() - cpu0
+    requests = len(frames_of(stream))
+    return {"requests": requests, "answers": decoded, "cpu_s": cpu, "wall_s": cpu,
+            "cpu_us_per_request": 1e6 * cpu / requests}
+
+
+def best_of(path: Path, read_bytes: int, inner: int, framing: bool = False) -> dict:
     """``inner`` passes in this process; the one with the least CPU, with every pass's CPU."""
-    runs = [replay_pass(path, read_bytes) for _ in range(inner)]
+    one = framing_pass if framing else replay_pass
+    runs = [one(path, read_bytes) for _ in range(inner)]
     return {**min(runs, key=lambda r: r["cpu_s"]), "cpu_s_all": [r["cpu_s"] for r in runs]}
 
 
-def _child_pass(path: Path, read_bytes: int, inner: int, pythonpath: str) -> dict:
+def _child_pass(path: Path, read_bytes: int, inner: int, pythonpath: str, framing: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": pythonpath}
     run = subprocess.run([sys.executable, "-m", "bench.replay", "pass", str(path), "--read-bytes", str(read_bytes),
-                          "--inner", str(inner)],
+                          "--inner", str(inner)] + (["--framing"] if framing else []),
                          env=env, capture_output=True, text=True, cwd=pythonpath.split(os.pathsep)[0])
     if run.returncode:
         raise SystemExit(f"pass failed under {pythonpath}: {run.stderr[-2000:]}")
@@ -232,6 +261,7 @@ def main(argv: list[str]) -> int:
         x.add_argument("stream", type=Path)
         x.add_argument("--read-bytes", type=int, default=256 * 1024)
         x.add_argument("--inner", type=int, default=3, help="passes in one process, the best one counted")
+        x.add_argument("--framing", action="store_true", help="the frame decoder alone (framing_pass)")
         if name == "run":
             x.add_argument("--passes", type=int, default=5)
             x.add_argument("--pythonpath-b", default=None,
@@ -241,7 +271,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(record(args.out, args.partitions, args.records, args.client)))
         return 0
     if args.cmd == "pass":
-        print(json.dumps(best_of(args.stream, args.read_bytes, args.inner)))
+        print(json.dumps(best_of(args.stream, args.read_bytes, args.inner, args.framing)))
         return 0
     here = str(Path(__file__).resolve().parents[1])
     trees = [("A", os.pathsep.join((here, os.path.join(here, "codecs"))))]
@@ -250,8 +280,8 @@ def main(argv: list[str]) -> int:
         trees.append(("B", os.pathsep.join((b, os.path.join(b, "codecs")))))
     for k in range(args.passes):
         for label, path in trees:
-            res = _child_pass(args.stream, args.read_bytes, args.inner, path) if args.pythonpath_b else \
-                best_of(args.stream, args.read_bytes, args.inner)
+            res = _child_pass(args.stream, args.read_bytes, args.inner, path, args.framing) if args.pythonpath_b \
+                else best_of(args.stream, args.read_bytes, args.inner, args.framing)
             print(f"pass {k + 1} {label}: {res['requests']} requests, best of {args.inner}: CPU {res['cpu_s']:.4f} s "
                   f"({res['cpu_us_per_request']:.1f} us a request; all: "
                   f"{', '.join(f'{c:.4f}' for c in res['cpu_s_all'])})", flush=True)

@@ -352,7 +352,7 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
             time.sleep(rng.uniform(*run_s))  # the kill lands wherever the workers happen to be
             broker.send_signal(signal.SIGKILL)
             broker.wait(30)
-            broker = ShimProcess(data_dir, port, args=args)
+            killed, broker = broker, ShimProcess(data_dir, port, args=args)
             broker.wait_ready(60)
             workers.stop()
             found = ledger.verify(bootstrap) + ledger.problems
@@ -362,8 +362,8 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
                                "compact_keys": len(ledger.compact_acked), "stuck": len(ledger.stuck),
                                "problems": found[:10]}))  # fmt: skip
             ledger.problems = found
-            if found:
-                (data_dir.parent / "broker.stderr").write_text(broker.stderr)
+            if found:  # the log of the broker the kill hit, then of the one that found the problems
+                (data_dir.parent / "broker.stderr").write_text(f"{killed.stderr}\n--- restarted ---\n{broker.stderr}")
                 break
     finally:
         broker.proc.kill()

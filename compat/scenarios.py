@@ -708,6 +708,15 @@ SCENARIOS: list[Scenario] = [
     Scenario("producer.send_while_deletion", "a send after the topic was deleted",
              "ProducerSendWhileDeletionTest: the producer's next send succeeds on the topic created again.",
              ("java",)),
+    Scenario("admin.elect_preferred", "a preferred election after a failover (simulated cluster)",
+             "testElectPreferredLeaders: ElectionNotNeeded while the first replica leads, PreferredLeaderNotAvailable "
+             "while it is down, leadership back to it once it is in the ISR again.", ("java",)),
+    Scenario("admin.elect_unclean", "unclean elections of a leaderless partition (simulated cluster)",
+             "testElectUncleanLeaders*: EligibleLeadersNotAvailable with no live replica, a stale replica elected "
+             "and made the ISR, ElectionNotNeeded for a partition with a leader.", ("java",)),
+    Scenario("producer.not_enough_replicas", "acks=all below min.insync.replicas (simulated cluster)",
+             "ProducerFailureHandlingTest: a record near max.message.bytes written with min.insync.replicas=2; with a "
+             "replica down NotEnoughReplicasException; written again once it is back.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

@@ -23,7 +23,8 @@ E = "org.apache.kafka.common.errors."
 REQUEST_TIMEOUT_MS = 5000
 SCENARIOS = ["authz.idempotent_no_idempotent_write", "authz.idempotent_loses_write", "authz.txn_no_topic_write",
              "authz.txn_commit_no_topic_write", "authz.txn_loses_topic_write", "authz.consume",
-             "authz.commit_and_offset_fetch", "authz.group_admin", "authz.topic_admin"]
+             "authz.commit_and_offset_fetch", "authz.group_admin", "authz.topic_admin",
+             "authz.authorized_operations"]
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +181,18 @@ def test_topic_admin(observed):
     assert obs["topic_all"] == [None, None]
     txn = ["t-list-transactions-txn"]
     assert obs["list_transactions"] == [txn, [], txn]
+
+
+def test_authorized_operations(observed):
+    """DescribeAuthorizedOperationsTest with ACLs instead of GSSAPI principals: ALTER on the cluster
+    gives ALTER and the DESCRIBE it implies, ALL every supported cluster operation (AclEntry.supportedOperations);
+    groups with ALL, DESCRIBE, DELETE; topics with the wildcard DESCRIBE, then ALL, and DELETE; nothing
+    when not asked (the Admin's null)."""
+    obs = observed("authz.authorized_operations")
+    assert obs["cluster_not_asked"] is None
+    assert obs["cluster_alter"] == ["ALTER", "DESCRIBE"]
+    assert obs["cluster_all"] == ["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE",
+                                  "DESCRIBE_CONFIGS", "IDEMPOTENT_WRITE"]
+    assert obs["groups"] == [["DELETE", "DESCRIBE", "READ"], ["DESCRIBE"], ["DELETE", "DESCRIBE"]]
+    every_topic_op = ["ALTER", "ALTER_CONFIGS", "CREATE", "DELETE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE"]
+    assert obs["topics"] == [[None, None], [["DESCRIBE"], ["DESCRIBE"]], [every_topic_op, ["DELETE", "DESCRIBE"]]]

@@ -35,11 +35,15 @@ def count_records(bootstrap: str, end: int) -> list[int]:
     try:
         consumer.assign([ck.TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING)])
         while len(keys) < end:
-            batch = consumer.consume(1000, 10)
+            # consume(n, timeout) returns once it has n records or the timeout is out: n no larger than
+            # what is missing, or the last call waits out its whole timeout for records that do not exist
+            batch = consumer.consume(min(1000, end - len(keys)), 10)
             assert batch, f"no records after {len(keys)}"
             for m in batch:
                 assert m.error() is None, m.error()
                 keys.append(int(m.key()))
+        # and none after them: the partition ends where the records the test counts do
+        assert consumer.get_watermark_offsets(ck.TopicPartition(TOPIC, 0), 10) == (0, end)
     finally:
         consumer.close()
     return keys

@@ -265,6 +265,31 @@ class Cluster:
             self._changed()
         return s.leader_epoch
 
+    def elect_leader(self, topic: str, partition: int, unclean: bool, now_ms: int) -> str:
+        """ElectLeaders for one partition, as Kafka's controller (ReplicationControlManager.electLeader,
+        PartitionChangeBuilder): "not_needed" when the preferred replica leads (preferred) or the
+        partition has a leader (unclean); else the preferred replica if it is a live ISR member, or
+        (unclean) a live ISR member, else the first live replica, whose ISR it alone becomes;
+        "not_available" when that elects no one new, "elected" otherwise."""
+        s = self.state(topic, partition)
+        if (s.leader == s.replicas[0]) if not unclean else (s.leader != NO_LEADER):
+            return "not_needed"
+        valid = [r for r in s.replicas if r in s.isr and r not in self.down]
+        if not unclean:
+            chosen = s.replicas[0] if s.replicas[0] in valid else None
+            if chosen is None and s.leader not in valid and valid:
+                chosen = valid[0]
+        else:
+            live = [r for r in s.replicas if r not in self.down]
+            chosen = valid[0] if valid else (live[0] if live else None)
+        if chosen is None or chosen == s.leader:
+            return "not_available"
+        if chosen not in s.isr:
+            s.isr = (chosen,)  # an unclean election: the new leader's log is the partition's
+        self._elect(topic, partition, s, [chosen], now_ms)
+        self._changed()
+        return "elected"
+
     def move_coordinator(self, kind: int, key: str, node_id: int, now_ms: int) -> int:
         """Move the coordinator of a group (GROUP) or transactional id (TRANSACTION) to ``node_id``."""
         return self.move_leader(*self.coordinator_partition(kind, key), node_id, now_ms)

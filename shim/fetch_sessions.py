@@ -108,10 +108,15 @@ class FetchSession:
         return (self.privileged, self.cached_size, self.id)
 
     def size_after(self, fetch_data, to_forget) -> int:
-        """How many partitions :meth:`update` would leave (it adds, then forgets)."""
+        """How many partitions :meth:`update` would leave (it adds, then forgets). ``to_forget``
+        may be a dict of keys: then a long one is not walked, the session's keys are looked up in it."""
         held = self.partitions
         added = {key for key, _ in fetch_data if key not in held}
-        return len(held) + len(added) - len({key for key in to_forget if key in held or key in added})
+        if to_forget.__class__ is dict and len(to_forget) > len(held) + len(added):
+            gone = sum(key in to_forget for key in held) + sum(key in to_forget for key in added)
+        else:
+            gone = len({key for key in to_forget if key in held or key in added})
+        return len(held) + len(added) - gone
 
     def update(self, fetch_data, to_forget) -> None:
         """Kafka: FetchSession.update."""
@@ -121,6 +126,8 @@ class FetchSession:
                 self.partitions[key] = CachedPartition(p)
             else:
                 cached.update_request(p)
+        if to_forget.__class__ is dict and len(to_forget) > len(self.partitions):
+            to_forget = [key for key in self.partitions if key in to_forget]
         for key in to_forget:
             self.partitions.pop(key, None)
 
@@ -239,10 +246,10 @@ class FetchSessionCache:
                 "incremental_fetches": self.incremental_fetches}
 
     def new_context(self, version: int, session_id: int, epoch: int, privileged: bool,
-                    fetch_data: list | dict, to_forget: list, now_ms: int):
+                    fetch_data: list | dict, to_forget: list | dict, now_ms: int):
         """Kafka: FetchManager.newContext. ``fetch_data``: ((topic key, partition), request
         partition) in request order, or the request's map of them (one entry per partition);
-        ``to_forget``: (topic key, partition) keys."""
+        ``to_forget``: (topic key, partition) keys, or a dict of them."""
         if epoch in (INITIAL_EPOCH, FINAL_EPOCH):  # a full request closes the session it names
             if session_id != INVALID_SESSION_ID:
                 shard = self.shard_of(session_id)

@@ -55,6 +55,16 @@ class LogCleaner:
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
+        self._last_config = self.config
+        node.config_listeners.append(self._config_changed)
+
+    def _config_changed(self) -> None:
+        """Kafka restarts its cleaner threads when a log.cleaner.* setting changes (LogCleaner.
+        reconfigure): the new backoff, rate and buffers apply now, not after the old backoff."""
+        config = self.config
+        if config != self._last_config:
+            self._last_config = config
+            self.wake()
 
     @property
     def config(self) -> cm.CleanerConfig:
@@ -72,10 +82,10 @@ class LogCleaner:
     async def _run(self) -> None:
         while True:
             config = self.config
+            self._wake.clear()  # a wake during the pass below brings the next one at once
             cleaned = await self.clean_now() if config.enable else 0
             self.passes += 1
             if not cleaned:
-                self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), config.backoff_ms / 1000)
                 except asyncio.TimeoutError:

@@ -26,7 +26,7 @@ class ChangeNotifier:
 
     def __init__(self) -> None:
         self._any: set[asyncio.Future] = set()  # woken by every change
-        self._by_key: dict[tuple, set[asyncio.Future]] = {}  # (topic, partition) -> its watchers
+        self._by_key: dict = {}  # (topic, partition), or a topic name -> its watchers
 
     def parked(self) -> int:
         """How many requests wait."""
@@ -40,8 +40,8 @@ class ChangeNotifier:
         if key is None:
             woken = [self._any, *self._by_key.values()]
             self._any, self._by_key = set(), {}
-        else:
-            woken = [self._any, self._by_key.pop(key, ())]
+        else:  # the partition's watchers, and its topic's (a Fetch of very many partitions watches topics)
+            woken = [self._any, self._by_key.pop(key, ()), self._by_key.pop(key[0], ())]
             self._any = set()
         for futures in woken:
             for fut in futures:
@@ -49,11 +49,12 @@ class ChangeNotifier:
                     fut.set_result(None)
 
     async def wait(self, timeout: float, gone: asyncio.Future | None = None, keys=None) -> None:
-        """Return after the next change of one of ``keys`` ((topic, partition) pairs; None: of
-        anything) or after ``timeout`` seconds, whichever comes first, or once ``gone`` is done
-        (the client of a parked request closed its connection)."""
+        """Return after the next change of one of ``keys`` ((topic, partition) pairs, or topic names
+        for every partition of the topic; None or none: of anything) or after ``timeout`` seconds,
+        whichever comes first, or once ``gone`` is done (the client of a parked request closed its
+        connection)."""
         fut = asyncio.get_running_loop().create_future()
-        keys = None if keys is None else tuple(keys)
+        keys = tuple(keys) if keys else None
         if keys is None:
             self._any.add(fut)
         else:

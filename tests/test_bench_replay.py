@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_recorded_produce_is_replayed_request_for_request(tmp_path):
-    from bench.replay import frames_of, load, replay_pass
+    from bench.replay import best_of, frames_of, load, replay_pass
 
     out = tmp_path / "1p.rec"
     run = subprocess.run([sys.executable, "-m", "bench.replay", "record", str(out), "--records", "3000",
@@ -32,3 +32,5 @@ def test_a_recorded_produce_is_replayed_request_for_request(tmp_path):
     assert result["answers"] == result["requests"] == len(sizes)
     assert result["records_in_log"] == {"replay-1p": 3000, "replay-1p-warmup": 1}
     assert result["cpu_s"] > 0
+    framing = best_of(out, 64 * 1024, 2, framing=True)  # the frame decoder alone
+    assert framing["answers"] == len(sizes) and len(framing["cpu_s_all"]) == 2  # every frame decoded

@@ -23,9 +23,10 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 
 TOPICS, NAMED, CREATED = 10, 10_000, 100  # 100,000 partitions named, 1,000 of them there
 CPU_LIMIT = 0.04  # seconds of the loop thread's CPU in one stretch
+FORGET_CPU_LIMIT = 0.025
 
 
-def _frame(node, version, session_id, epoch, topics, named=NAMED):
+def _frame(node, version, session_id, epoch, topics, named=NAMED, forget=()):
     m = request_module(1, version)
     by_id = version >= 13
     field = "topic_id" if by_id else "topic"
@@ -35,7 +36,9 @@ def _frame(node, version, session_id, epoch, topics, named=NAMED):
         **{field: node.logs.topic(t).topic_id if by_id else t}) for t in topics)
     request = make(m.FetchRequest, cluster_id=None, replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=0,
                    max_bytes=64 << 20, isolation_level=0, session_id=session_id, session_epoch=epoch,
-                   forgotten_topics_data=(), rack_id="", topics=fetch_topics)
+                   forgotten_topics_data=tuple(make(m.ForgottenTopic, partitions=tuple(parts), **{
+                       field: node.logs.topic(t).topic_id if by_id else t}) for t, parts in forget),
+                   rack_id="", topics=fetch_topics)
     return encode_request(RequestHeader(1, version, 7, "many"), request)
 
 
@@ -87,6 +90,22 @@ async def test_an_incremental_fetch_naming_a_session_of_10000_partitions_ten_tim
         (i, E.unknown_topic_or_partition) for i in range(CREATED, NAMED)])]
     assert node.fetch_sessions.stats()["partitions_cached"] == NAMED
     assert stall.cpu < CPU_LIMIT, stall
+
+
+async def test_an_incremental_fetch_forgetting_100000_partitions(topics):
+    """The forgotten partitions were walked one by one in one turn (35 ms of CPU); the session's
+    own are now looked up among them. Half the session is forgotten: the other half stays."""
+    node, names = topics
+    (first,) = names[:1]
+    session = decode_response(await dispatch(node, _frame(node, 13, 0, 0, [first])), 1, 13)[1].session_id
+    forget = [(first, range(NAMED // 2, NAMED // 2 + 100_000))]
+    raw, stall = await stall_during(dispatch(node, _frame(node, 13, session, 1, [], forget=forget)))
+    response = decode_response(raw, 1, 13)[1]
+    assert (response.error_code, response.session_id) == (E.none, session)
+    assert _answered(response, 13) == [(node.logs.topic(first).topic_id, [
+        (i, E.unknown_topic_or_partition) for i in range(CREATED, NAMED // 2)])]
+    assert node.fetch_sessions.stats()["partitions_cached"] == NAMED // 2
+    assert stall.cpu < FORGET_CPU_LIMIT, stall
 
 
 async def test_a_partition_named_again_keeps_its_first_place_and_takes_its_last_fields(topics):

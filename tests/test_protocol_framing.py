@@ -181,6 +181,7 @@ def _reads(d: FrameDecoder, data: bytes) -> tuple[list[bytes], int]:
         target = d.buffer()
         n = min(len(target), len(view))
         target[:n] = view[:n]
+        del target  # as a socket's read: its hold on the buffer ends with the read
         view = view[n:]
         reads += 1
         out += [bytes(f) for f in d.received(n)]
@@ -274,3 +275,52 @@ def test_decoders_share_a_pool_that_keeps_a_few_buffers_of_bounded_size():
     # another connection's next large frame fills one of the buffers the pool kept
     (again,) = decoders[1].feed(frame(_large(9)))
     assert id(again.obj) in kept and bytes(again) == _large(9)
+
+
+def _produce(fill: int, size: int = 20_000) -> bytes:
+    """A Produce-sized frame: API key 0 in its first two bytes."""
+    return b"\x00\x00" + bytes([fill]) * (size - 2)
+
+
+def test_produce_frames_are_handed_out_as_views_of_the_shared_buffer_and_kept_intact():
+    """librdkafka's ~20 KB Produce requests to 1,000 partitions were each copied out of the shared
+    buffer; they are now views of it, and the buffer is not read into over a frame still held."""
+    d = FrameDecoder(1 << 24)
+    payloads = [_produce(i) for i in range(1, 60)]  # 1.2 MB: the shared buffer fills several times
+    held, kept = [], []
+    data = memoryview(b"".join(frame(p) for p in payloads))
+    while data:
+        target = d.buffer()
+        n = min(len(target), len(data))
+        target[:n] = data[:n]
+        del target
+        data = data[n:]
+        got = d.received(n)
+        held += [(f, bytes(f)) for f in got[:1]]  # held on to, as a request still being answered
+        kept += [bytes(f) for f in got]
+        assert all(type(f) is memoryview for f in got)
+    assert kept == payloads
+    assert all(bytes(f) == when_read for f, when_read in held)
+    assert len({id(f.obj) for f, _ in held}) > 1  # a full buffer still referred to was replaced
+
+
+def test_other_requests_and_small_produce_frames_are_copied():
+    """A Fetch parked for up to max_wait_ms would hold its connection's 256 KiB buffer if it were
+    a view of it; requests other than Produce, and small ones, are copied out as before."""
+    d = FrameDecoder(1 << 24)
+    fetch = b"\x00\x01" + b"f" * 20_000
+    out = d.feed(frame(fetch) + frame(_produce(7, 100)) + frame(_produce(8)))
+    assert [type(f) for f in out] == [bytes, bytes, memoryview]
+    assert [bytes(f) for f in out] == [fetch, _produce(7, 100), _produce(8)]
+
+
+def test_the_shared_buffer_is_read_into_again_once_its_frames_are_dropped():
+    d = FrameDecoder(1 << 24)
+    d.feed(frame(b"x" * 70_000))  # grown to the busy size
+    (first,) = d.feed(frame(_produce(1)))
+    shared = id(first.obj)
+    del first
+    for i in range(40):  # 800 KB through the shared buffer, each frame dropped once read
+        (f,) = d.feed(frame(_produce(i)))
+        assert id(f.obj) == shared and bytes(f) == _produce(i)
+        del f

@@ -53,3 +53,38 @@ def test_one_partitions_large_requests_come_back_whole_in_reused_buffers(kafka_s
     finally:
         consumer.close()
     assert got == values
+
+
+@pytest.mark.parametrize("protocol", ["PLAINTEXT", "SSL", "SASL_SSL"])
+def test_many_partitions_20_kb_requests_handed_out_as_views_come_back_whole(kafka_shim_secure, protocol):
+    """librdkafka spreading records over many partitions sends ~20 KB Produce requests, many to a
+    read: they are views of the connection's read buffer (shim.protocol.framing.LENT_BYTES), read
+    into again only once nothing refers to them."""
+    broker = kafka_shim_secure
+    conf = _security(broker, protocol)
+    topic, partitions = f"spread-{protocol.lower()}", 50
+    broker.call(lambda: broker.broker.node.logs.create_topic(topic, partitions))
+    values = {p: [b"%02d%06d" % (p, i) + os.urandom(1016) for i in range(RECORDS // partitions)]
+              for p in range(partitions)}
+    producer = confluent_kafka.Producer({**conf, "acks": "all", "linger.ms": 1000, "batch.size": 20_000,
+                                         "enable.idempotence": False})
+    errors = []
+    for i in range(RECORDS // partitions):
+        for p in range(partitions):
+            producer.produce(topic, values[p][i], partition=p, on_delivery=lambda e, m: e and errors.append(e))
+        producer.poll(0)
+    assert producer.flush(60) == 0 and not errors
+
+    consumer = confluent_kafka.Consumer({**conf, "group.id": "spread", "enable.auto.commit": False})
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(partitions)])
+    got: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    try:
+        while sum(map(len, got.values())) < RECORDS:
+            batch = consumer.consume(1000, timeout=30)
+            assert batch, f"read {sum(map(len, got.values()))} of {RECORDS}"
+            for m in batch:
+                assert m.error() is None, m.error()
+                got[m.partition()].append(m.value())
+    finally:
+        consumer.close()
+    assert got == values

@@ -9,7 +9,8 @@ OAUTHBEARER) and the canary produces on PLAINTEXT throughout. A case is one conn
   SCRAM messages with odd names and nonces, OAUTHBEARER messages with mangled JWTs), sometimes a
   frame mutated whole or put out of order;
 * ``tls``: on SSL or SASL_SSL, a mutated or truncated ClientHello or plain garbage instead of TLS;
-  or a full handshake then mutated Kafka requests (fuzz/mutate.py's cases), ended by a bare FIN, a
+  a real ClientHello, then the client's second flight mutated, cut or replaced by garbage; or a
+  full handshake then mutated Kafka requests (fuzz/mutate.py's cases), ended by a bare FIN, a
   close_notify, or an abrupt close.
 
 Each connection sends, then ends its side, then reads to EOF. A run fails when the broker exits,
@@ -189,7 +190,7 @@ class SecureRun:
         sasl = [("sasl", listener, {"mechanism": m, "v0": v0}) for listener in ("SASL_PLAINTEXT", "SASL_SSL")
                 for m in SASL_MECHANISMS for v0 in (False, True)]
         tls = [("tls", listener, {"close": close}) for listener in ("SSL", "SASL_SSL")
-               for close in ("raw", "fin", "close_notify", "abort")]
+               for close in ("raw", "mid", "fin", "close_notify", "abort")]
         return sasl + tls
 
     def one_case(self, kind: str | None = None, listener: str | None = None, forced: dict | None = None) -> None:
@@ -216,8 +217,11 @@ class SecureRun:
                 self.result.fail(f"broker peak RSS {peak // 1024} MiB passed {self.rss_limit_kib // 1024} MiB")
 
     def tls_case(self, close: str | None = None) -> tuple[bytes, list[str], bool, str]:
-        """``close``: "raw" (no TLS), or how a connection that completed its handshake ends."""
+        """``close``: "raw" (no TLS), "mid" (garbage in the middle of a handshake), or how a
+        connection that completed its handshake ends."""
         draw = self.rng.random()
+        if close == "mid" or close is None and draw < 0.15:
+            return b"", ["mid"], False, "mid"
         if close == "raw" or close is None and draw < 0.35:  # no TLS: a mutated or cut ClientHello, or anything else
             data = bytearray(self.rng.choice((self.hello, self.hello, self.rng.randbytes(64), b"GET / HTTP/1.1\r\n\r\n")))
             for _ in range(self.rng.randint(0, 3)):
@@ -233,6 +237,9 @@ class SecureRun:
         except OSError as exc:
             return f"connect:{exc.__class__.__name__}"
         try:
+            if close == "mid":
+                wire = self._mid_handshake(sock)
+                close = "fin"
             if handshake:
                 sock = self.tls.wrap_socket(sock, server_hostname="localhost")
             sock.sendall(wire)
@@ -252,6 +259,37 @@ class SecureRun:
             return "reset"
         finally:
             sock.close()
+
+    def _mid_handshake(self, sock: socket.socket) -> bytes:
+        """A real ClientHello, the server's first flight read, then (instead of the client's second
+        flight) that flight mutated, cut, or garbage: what ``send`` writes next."""
+        rng, incoming, outgoing = self.rng, ssl.MemoryBIO(), ssl.MemoryBIO()
+        obj = self.tls.wrap_bio(incoming, outgoing, server_hostname="localhost")
+        try:
+            obj.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        sock.sendall(outgoing.read())
+        sock.settimeout(READ_TIMEOUT)
+        flight = b""
+        while True:  # feed the server's answer until the client has its second flight ready
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                return b""
+            incoming.write(chunk)
+            try:
+                obj.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            except ssl.SSLError:
+                return b""
+            flight = outgoing.read()
+            if flight:
+                break
+        data = bytearray(flight)
+        for _ in range(rng.randint(1, 3)):
+            rng.choice(TOKEN_OPS)(rng, data, [flight])
+        return rng.choice((bytes(data), flight[: rng.randrange(len(flight))], rng.randbytes(rng.randint(1, 300))))
 
     def _peak_rss(self) -> int:
         try:

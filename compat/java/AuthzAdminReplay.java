@@ -227,4 +227,60 @@ final class AuthzAdminReplay {
         }
         return new ArrayList<>(out);
     }
+
+    static List<String> ops(Set<AclOperation> ops) {
+        if (ops == null) return null;
+        TreeSet<String> out = new TreeSet<>();
+        for (AclOperation op : ops) out.add(op.name());
+        return new ArrayList<>(out);
+    }
+
+    /**
+     * DescribeAuthorizedOperationsTest: a user with ALTER on the cluster and DESCRIBE on every topic
+     * (a wildcard ACL) sees the operations its ACLs allow, implied ones included (ALTER and DELETE imply
+     * DESCRIBE), and every supported operation with ALL; nothing when not asked.
+     */
+    static void authorizedOperations(Support s, Map<String, Object> obs) throws Exception {
+        String user = s.name("authz-ops");
+        List<String> groups = List.of(s.name("authz-ops-G1"), s.name("authz-ops-G2"), s.name("authz-ops-G3"));
+        List<String> topics = List.of(s.name("authz-ops-T1"), s.name("authz-ops-T2"));
+        try (Admin admin = AuthzReference.superAdmin(s)) {
+            AuthzConsumerReplay.user(s, admin, user);
+            allow(admin, ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER);
+            allow(admin, ResourceType.TOPIC, "*", AclOperation.DESCRIBE);
+            for (String t : topics) Support.createTopic(admin, t, 1);
+        }
+        try (Admin client = client(s)) {
+            var withOps = new org.apache.kafka.clients.admin.DescribeClusterOptions().includeAuthorizedOperations(true);
+            obs.put("cluster_not_asked", ops(client.describeCluster().authorizedOperations().get(20, TimeUnit.SECONDS)));
+            obs.put("cluster_alter", ops(client.describeCluster(withOps).authorizedOperations().get(20, TimeUnit.SECONDS)));
+            client.createAcls(List.of(AuthzReference.allow(user, ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALL),
+                    AuthzReference.allow(user, ResourceType.GROUP, groups.get(0), AclOperation.ALL),
+                    AuthzReference.allow(user, ResourceType.GROUP, groups.get(1), AclOperation.DESCRIBE),
+                    AuthzReference.allow(user, ResourceType.GROUP, groups.get(2), AclOperation.DELETE)))
+                    .all().get(20, TimeUnit.SECONDS);
+            obs.put("cluster_all", ops(client.describeCluster(withOps).authorizedOperations().get(20, TimeUnit.SECONDS)));
+            var described = client.describeConsumerGroups(groups,
+                    new org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions().includeAuthorizedOperations(true))
+                    .describedGroups();
+            List<Object> groupOps = new ArrayList<>();
+            for (String g : groups) groupOps.add(ops(described.get(g).get(20, TimeUnit.SECONDS).authorizedOperations()));
+            obs.put("groups", groupOps);
+            var topicOps = new org.apache.kafka.clients.admin.DescribeTopicsOptions().includeAuthorizedOperations(true);
+            List<Object> topicsOut = new ArrayList<>();
+            var plain = client.describeTopics(topics).allTopicNames().get(20, TimeUnit.SECONDS);
+            topicsOut.add(Arrays.asList(ops(plain.get(topics.get(0)).authorizedOperations()),
+                    ops(plain.get(topics.get(1)).authorizedOperations())));
+            var before = client.describeTopics(topics, topicOps).allTopicNames().get(20, TimeUnit.SECONDS);
+            topicsOut.add(Arrays.asList(ops(before.get(topics.get(0)).authorizedOperations()),
+                    ops(before.get(topics.get(1)).authorizedOperations())));
+            client.createAcls(List.of(AuthzReference.allow(user, ResourceType.TOPIC, topics.get(0), AclOperation.ALL),
+                    AuthzReference.allow(user, ResourceType.TOPIC, topics.get(1), AclOperation.DELETE)))
+                    .all().get(20, TimeUnit.SECONDS);
+            var after = client.describeTopics(topics, topicOps).allTopicNames().get(20, TimeUnit.SECONDS);
+            topicsOut.add(Arrays.asList(ops(after.get(topics.get(0)).authorizedOperations()),
+                    ops(after.get(topics.get(1)).authorizedOperations())));
+            obs.put("topics", topicsOut);
+        }
+    }
 }

@@ -6,7 +6,7 @@ import java.util.Map;
  * do for the Java client: transactions ({@link TxnReference}, {@link TxnReplay}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
- * ({@link AdminReplay}, {@link AdminStateReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
+ * ({@link AdminReplay}, {@link AdminStateReplay}, {@link ElectionReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
  * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
  * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, {@link AuthzAdminReplay}, which
  * compat/test_java_authz_reference.py runs).
@@ -76,6 +76,9 @@ public final class ReferenceDriver {
         all.put("consumer.fetch_more", ConsumerMoreReplay::fetchMore);
         all.put("consumer.lag_lead_metrics", ConsumerMoreReplay::lagAndLead);
         all.put("consumer.basics", ConsumerMoreReplay::basics);
+        all.put("admin.elect_preferred", ElectionReplay::preferred);
+        all.put("admin.elect_unclean", ElectionReplay::unclean);
+        all.put("producer.not_enough_replicas", ElectionReplay::notEnoughReplicas);
         all.put("consumer.seek", ClientReplay::seek);
         all.put("consumer.records_and_times", ClientReplay::recordsAndTimes);
         all.put("consumer.pause_and_poll", ClientReplay::pauseAndPoll);
@@ -107,6 +110,7 @@ public final class ReferenceDriver {
         all.put("authz.commit_and_offset_fetch", AuthzConsumerReplay::commitAndFetch);
         all.put("authz.group_admin", AuthzAdminReplay::groups);
         all.put("authz.topic_admin", AuthzAdminReplay::topics);
+        all.put("authz.authorized_operations", AuthzAdminReplay::authorizedOperations);
         Support.main("ReferenceDriver", all, args);
     }
 }

@@ -49,7 +49,7 @@ MAGIC_2_VERSION = 4  # older fetches read messages of magic 0/1 only
 _UNSEEN = object()
 PACE_EVERY = 64  # partitions between looks at the clock
 SLICE_ITEMS = 1024  # request entries gathered between looks at the clock (about 0.2 ms)
-WATCH_LIMIT = 1000  # partitions a parked Fetch watches one by one; past it, it wakes at any change
+WATCH_LIMIT = WATCH_TOPICS_LIMIT = 1000  # partitions, else topics, a parked Fetch watches one by one
 DOWN_CONVERT_INLINE_BYTES = 256 * 1024  # larger reads of Fetch v0-3 are down-converted off the loop
 
 
@@ -83,7 +83,7 @@ async def _context(ctx, request, pace):
     if ctx.version < SESSION_VERSION:
         return SessionlessFetchContext(data)
     forget = await _gather(pace, ((getattr(f, field), f.partitions) for f in request.forgotten_topics_data),
-                           _index_key, [])
+                           _forgotten_key, {})
     cache = ctx.node.fetch_sessions.of(ctx.node_id)
     return cache.new_context(ctx.version, request.session_id, request.session_epoch, _replica_id(request) >= 0, data,
                              forget, now_ms())
@@ -93,8 +93,8 @@ def _partition_key(key, p):
     return (key, p.partition), p
 
 
-def _index_key(key, index):
-    return key, index
+def _forgotten_key(key, index):
+    return (key, index), None
 
 
 async def _gather(pace, topics, pair, out):
@@ -111,10 +111,12 @@ async def _gather(pace, topics, pair, out):
 
 def _watched(entries, names) -> set | None:
     """The (topic, partition) pairs whose change wakes a parked Fetch, as Kafka's purgatory watches
-    a delayed fetch's partitions; None (any change) for a Fetch of more than WATCH_LIMIT."""
-    if len(entries) > WATCH_LIMIT:
-        return None
-    return {(names.get(key[0]), key[1]) for key, _p in entries}
+    a delayed fetch's partitions; past WATCH_LIMIT of them its topics, and past WATCH_TOPICS_LIMIT
+    topics None (any change): registering each of 100,000 partitions would hold the loop."""
+    if len(entries) <= WATCH_LIMIT:
+        return {(names.get(key[0]), key[1]) for key, _p in entries}
+    topics = set(names.values())
+    return topics if len(topics) <= WATCH_TOPICS_LIMIT else None
 
 
 async def _release(pace, *containers) -> None:

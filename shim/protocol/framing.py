@@ -27,12 +27,18 @@ FIRST_SCRATCH_BYTES = 4 * 1024
 SCRATCH_STEPS = (64 * 1024,)  # sizes between the first and the last
 SCRATCH_BYTES = 256 * 1024
 # Frames this large are received straight into a buffer of their own (a read each, but no copy);
-# smaller ones are copied out of the shared buffer, many per read.
+# smaller ones arrive many per read in the shared buffer (see LENT_BYTES).
 DIRECT_BYTES = 128 * 1024
 # A frame's own buffer starts at most this large (or twice what already arrived) and doubles as
 # its bytes arrive, so a peer that announces a large frame and trickles a little of it holds about
 # twice what it sent, not the size it announced.
 FIRST_BODY_BYTES = 32 * 1024
+# Produce frames at least this large are handed out as views of the shared buffer instead of
+# copies (librdkafka's ~20 KB requests to one partition of 1,000 each); the shared buffer is then
+# read into again only once nothing refers to it, else a free one from the pool takes its place.
+# Other requests, and small ones, are copied: a parked Fetch would pin the buffer its frame is in.
+LENT_BYTES = 8 * 1024
+
 # Buffers of large frames a BufferPool keeps for the next ones, and the largest it keeps: one
 # partition's 1 MB Produce after another fills a buffer the previous one left, already mapped,
 # instead of a new one the kernel maps and zeroes page by page as the socket fills it (and
@@ -86,11 +92,16 @@ def _references(buffers: list, i: int) -> int:
 _UNSHARED = _references([bytearray(1)], 0)
 
 
+def _scratch_references(decoder: "FrameDecoder") -> int:
+    return sys.getrefcount(decoder._scratch)
+
+
 class FrameDecoder:
     """Splits a byte stream into frames, refusing sizes above ``max_frame``.
 
     Built for ``asyncio.BufferedProtocol``: :meth:`buffer` is where the next bytes should land and
-    :meth:`received` reports how many did. Small frames share one scratch buffer (many per read);
+    :meth:`received` reports how many did. Small frames share one scratch buffer (many per read),
+    copied out of it but for Produce frames of LENT_BYTES and more, handed out as views of it;
     a large frame gets a buffer of its own, filled by the socket directly, and is handed out
     without another copy; that buffer comes from ``pool`` when one there is free and large
     enough. :meth:`feed` does the same for bytes that are already in memory.
@@ -105,6 +116,7 @@ class FrameDecoder:
         self._size = 0  # of the frame being received into _body
         self._filled = 0
         self._pending: FrameError | None = None
+        self._lent = False  # frames were handed out as views of _scratch, which may still be read
 
     @property
     def max_frame(self) -> int:
@@ -123,6 +135,8 @@ class FrameDecoder:
                 grown[: self._filled] = self._body
                 self._body = grown
             return memoryview(self._body)[self._filled:self._size]  # a pooled buffer may be larger
+        if self._lent:
+            self._after_lending()
         if self._end == len(self._scratch):
             kept = self._end - self._start
             if len(self._scratch) < SCRATCH_BYTES:  # a read filled it: this connection is busy
@@ -133,6 +147,23 @@ class FrameDecoder:
                 self._scratch[:kept] = self._scratch[self._start : self._end]
             self._start, self._end = 0, kept
         return memoryview(self._scratch)[self._end:]
+
+    def _after_lending(self) -> None:
+        """Before a read into the shared buffer whose frames were handed out as views: once
+        nothing refers to it, it is reused as before; while something may, the read goes after
+        the last frame, and a full buffer is replaced (the rest of a frame copied over)."""
+        if _scratch_references(self) <= _SCRATCH_UNSHARED:
+            self._lent = False
+            if self._start == self._end:
+                self._start = self._end = 0
+        elif self._end == len(self._scratch):
+            kept, size = self._end - self._start, len(self._scratch)
+            fresh = self._pool.take(size)
+            if fresh is None:
+                fresh = bytearray(size)
+            fresh[:kept] = self._scratch[self._start : self._end]
+            self._pool.give(self._scratch)
+            self._scratch, self._start, self._end, self._lent = fresh, 0, kept, False
 
     def received(self, nbytes: int) -> list[bytes | memoryview]:
         """Complete frames in order. A bad size after complete frames is kept for
@@ -162,7 +193,11 @@ class FrameDecoder:
                 break
             begin, available = self._start + 4, self._end - self._start - 4
             if available >= size:
-                frames.append(bytes(view[begin : begin + size]))
+                if size >= LENT_BYTES and not self._scratch[begin] and not self._scratch[begin + 1]:  # Produce
+                    frames.append(view[begin : begin + size].toreadonly())
+                    self._lent = True
+                else:
+                    frames.append(bytes(view[begin : begin + size]))
                 self._start = begin + size
             else:
                 if size >= DIRECT_BYTES:
@@ -175,7 +210,7 @@ class FrameDecoder:
                     self._filled = available
                     self._start = self._end
                 break
-        if self._start == self._end:
+        if self._start == self._end and not self._lent:
             self._start = self._end = 0
         return frames
 
@@ -188,6 +223,7 @@ class FrameDecoder:
             target = self.buffer()
             n = min(len(target), len(view))
             target[:n] = view[:n]
+            del target  # held no longer than a socket's read holds it
             view = view[n:]
             try:
                 frames += self.received(n)
@@ -226,3 +262,7 @@ def frame(payload: bytes) -> bytes:
 
 def frame_size(size: int) -> bytes:
     return _SIZE.pack(size)
+
+
+# What _scratch_references counts for a shared buffer only its decoder refers to.
+_SCRATCH_UNSHARED = _scratch_references(FrameDecoder(1))

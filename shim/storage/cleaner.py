@@ -80,17 +80,25 @@ class TransactionMetadata:
     """Kafka: CleanedTransactionMetadata -- which transactional batches and markers may go, and the
     aborted-transaction index of what is kept."""
 
-    def __init__(self, aborted: list[AbortedTxn]) -> None:
-        self._pending = sorted(aborted, key=lambda a: a.first_offset)
-        heapq.heapify(self._pending)
+    def __init__(self, aborted: list[AbortedTxn] = ()) -> None:
+        self._pending: list[tuple[int, int, AbortedTxn]] = []
+        self._seq = 0
+        self.add_aborted(aborted)
         self.ongoing_committed: set[int] = set()
         self.ongoing_aborted: dict[int, list] = {}  # pid -> [AbortedTxn, last observed batch offset]
         self.cleaned_index: list[AbortedTxn] = []
 
+    def add_aborted(self, aborted) -> None:
+        """Kafka: addAbortedTransactions -- a round adds those of each segment as it reaches it (a
+        transaction spanning segments comes twice; the first one seen stands)."""
+        for txn in aborted:
+            heapq.heappush(self._pending, (txn.first_offset, self._seq, txn))
+            self._seq += 1
+
     def _consume_up_to(self, offset: int) -> None:
-        while self._pending and self._pending[0].first_offset <= offset:
-            txn = heapq.heappop(self._pending)
-            self.ongoing_aborted[txn.producer_id] = [txn, None]
+        while self._pending and self._pending[0][0] <= offset:
+            txn = heapq.heappop(self._pending)[2]
+            self.ongoing_aborted.setdefault(txn.producer_id, [txn, None])
 
     def on_control_batch(self, h: BatchHeader, kind: int | None) -> bool:
         """True if the marker may be discarded (once its delete horizon has passed)."""
@@ -214,15 +222,20 @@ class GroupCleaner:
     """Kafka: Cleaner.cleanSegments/cleanInto with its RecordFilter, for one group of segments."""
 
     def __init__(self, offset_map: OffsetMap, producers: dict[int, LastRecord], now_ms: int,
-                 delete_retention_ms: int, stats: CleanerStats) -> None:
+                 delete_retention_ms: int, stats: CleanerStats, upper_bound: int = -1) -> None:
         self.map, self.producers, self.now = offset_map, producers, now_ms
         self.delete_retention_ms, self.stats = delete_retention_ms, stats
+        self.upper_bound = upper_bound  # the round's first uncleanable offset
 
-    def clean(self, group: GroupResult, aborted: list[AbortedTxn], chunk: int) -> Iterator[int]:
-        txns = TransactionMetadata(aborted)
+    def clean(self, group: GroupResult, txns: TransactionMetadata, aborted_of, chunk: int) -> Iterator[int]:
+        """``txns`` is the round's (Kafka carries it from group to group); ``aborted_of(seg, upper)``
+        gives the aborted transactions of a segment's offsets up to ``upper``."""
+        txns.cleaned_index = []
         since = 0
-        for seg in group.segments:
+        for i, seg in enumerate(group.segments):
             _check(seg)
+            upper = group.segments[i + 1].base_offset if i + 1 < len(group.segments) else seg.next_offset
+            txns.add_aborted(aborted_of(seg.base_offset, upper))
             for position, h in seg.iter_headers():
                 batch = seg.read(position, h.size)
                 out = self._filter(batch, h, txns)
@@ -250,7 +263,10 @@ class GroupCleaner:
             discard_records = can_discard and horizon is not None and horizon <= self.now
         else:
             can_discard = discard_records = txns.on_batch(h)
-        retain_empty = h.producer_id >= 0 and _is_last_of_producer(h, self.producers)
+        # Kafka: RETAIN_EMPTY for a producer's last batch, and for the round's last batch so the
+        # cleaned log still ends where the uncleanable part begins
+        retain_empty = ((h.producer_id >= 0 and _is_last_of_producer(h, self.producers))
+                        or h.next_offset == self.upper_bound)
         if discard_records and not retain_empty:
             return None
         marker_for_empty_txn = can_discard and h.is_control

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from . import fs, swap
-from .cleaner import CleanerStats, GroupCleaner, GroupResult, LastRecord, LogChanged, OffsetMap, build_offset_map
+from .cleaner import (
+    CleanerStats, GroupCleaner, GroupResult, LastRecord, LogChanged, OffsetMap, TransactionMetadata, build_offset_map,
+)
 from .partition_log import PartitionLog
 from .segment import LogSegment
 
@@ -107,12 +109,14 @@ def plan(plog: PartitionLog, now_ms: int) -> LogToClean:
     # cleaning works on whole segments: up to the start of the one holding the uncleanable offset
     bases = [s.base_offset for s in segments]
     first_uncleanable = bases[max(bisect.bisect_right(bases, uncleanable) - 1, 0)]
-    clean_bytes = sum(s.size for s in segments if s.next_offset <= first_dirty and s is not plog.active)
+    # Kafka: logSegments(-1, firstDirtyOffset) -- a segment cleaned part way counts as clean and as dirty
+    clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
     cleanable_bytes = sum(s.size for s in dirty if s.base_offset < first_uncleanable)
     need_now = False
     if c.max_compaction_lag_ms < LONG_MAX and dirty:
-        earliest = _first_batch_timestamp(dirty[0])
-        need_now = earliest >= 0 and now_ms - earliest > c.max_compaction_lag_ms
+        # Kafka: maxCompactionDelay -- the oldest first batch of any dirty segment (timestamps <= 0 ignored)
+        firsts = [t for t in map(_first_batch_timestamp, dirty) if t > 0]
+        need_now = bool(firsts) and min(firsts) < now_ms - max(c.max_compaction_lag_ms, 0)
     return LogToClean(first_dirty, first_uncleanable, clean_bytes, cleanable_bytes, need_now)
 
 
@@ -174,15 +178,15 @@ def clean(plog: PartitionLog, ltc: LogToClean, now_ms: int, config: CleanerConfi
         return stats  # the next round starts again from the checkpoint
     end_offset = offset_map.latest_offset + 1 if offset_map.full else end
     progress.phase = "cleaning"
+    txns = TransactionMetadata()  # carried from group to group, as Kafka's cleanSegments does
     for group in _group_by_size([s for s in plog.segments[:-1] if s.base_offset < end_offset],
                                 plog.config.segment_bytes):
         producers = {e.producer_id: LastRecord(e.last_data_offset, e.producer_epoch)
                      for e in plog.producer_state.active_producers()}
         result = GroupResult(group, plog.cleaned_segment(group[0].base_offset))
-        upper = group[-1].next_offset
-        cleaner = GroupCleaner(offset_map, producers, now_ms, plog.config.delete_retention_ms, stats)
+        cleaner = GroupCleaner(offset_map, producers, now_ms, plog.config.delete_retention_ms, stats, end)
         try:
-            yield from cleaner.clean(result, plog.aborted_between(group[0].base_offset, upper), chunk)
+            yield from cleaner.clean(result, txns, plog.aborted_between, chunk)
             progress.phase = "swapping"
             swapped = plog.replace_segments(result.segments, result.output, result.aborted, crash_point)
         except LogChanged:

@@ -24,6 +24,7 @@ from ..configs.topic import validate_overrides
 from ..errors import ErrorCode, KafkaError
 from . import fs, recovery_point
 from .partition_log import LogConfig, PartitionLog
+from .roll_flush import Flusher
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,8 @@ class LogManager:
         self._lifecycle = asyncio.Lock()
         self._busy: set[str] = set()
         self._closed = False
+        # under fsync "always", rolls write their index files and snapshot on a thread of their own
+        self.flusher = Flusher() if defaults.fsync and not read_only else None
         self._load_topics()
         # bytes CRC-checked after the partitions' recovery points (inspect and the start-up log show it)
         self.recovery_scanned = sum(plog.recovery_scanned for plog in self.logs.values())
@@ -414,6 +417,7 @@ class LogManager:
         for plog in plogs:
             plog.on_append = on_append
             plog.unchecked = self.unchecked
+            plog.flusher = self.flusher
             self.logs[(plog.topic, plog.partition)] = plog
 
     def _load_topics(self) -> None:
@@ -461,9 +465,11 @@ class LogManager:
         ]}
         fs.atomic_write(self.meta_dir / "topics.json", json.dumps(data).encode())
 
-    def enforce_retention(self, now_ms: int) -> None:
+    def enforce_retention(self, now_ms: int, compacted_too: bool = True) -> None:
+        """Retention of every log; of the compacted ones only when ``compacted_too`` (a log cleaner runs)."""
         for plog in self.logs.values():
-            plog.enforce_retention(now_ms)
+            if compacted_too or not plog.config.compact:
+                plog.enforce_retention(now_ms)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> None:
         """Kafka: LogManager's PeriodicProducerExpirationCheck, UnifiedLog.removeExpiredProducers."""
@@ -498,6 +504,8 @@ class LogManager:
         else:
             for plog in logs:
                 plog.close()
+        if self.flusher is not None:
+            self.flusher.close()  # every log waited for its rolls as it closed
         if not self.read_only:
             self._write_recovery_points(closing=True)  # as Kafka's shutdown does
         fs.atomic_write(self.data_dir / CLEAN_SHUTDOWN, b"")  # every log fsynced: only now may it say so

@@ -9,6 +9,7 @@ are stamped with the partition's current ``leader_epoch``, which the cluster bum
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 import os
 import struct
@@ -30,6 +31,7 @@ from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
 from . import fs, log_loader, recovery_point, snapshot, swap, txn_index
+from .roll_flush import PendingRolls
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
 from .segment import file_name as segment_file_name
@@ -115,6 +117,8 @@ class PartitionLog:
         self.high_watermark_limit: int | None = None  # a slowed ISR follower's log end (shim.cluster)
         self._dir_dirty = False  # a file was created in the directory since its last fsync
         self._closed_state: tuple | None = None  # what the files of the last clean close describe
+        self.flusher = None  # the LogManager's roll_flush.Flusher under fsync "always"; None: a roll's files inline
+        self.pending_rolls = PendingRolls()
         if not read_only:
             fs.make_dirs(directory, sync=config.fsync)
         self.segments: list[LogSegment] = []
@@ -256,20 +260,35 @@ class PartitionLog:
         writes the snapshot unforced and flushes segment, indexes and snapshot later on its
         scheduler ("flush-log"), so appends never wait on them; here they only spare a restart
         work that recovery redoes from the log when they are missing or torn. Under "always" the
-        files are fsynced now, and their names with the new segment's by the directory sync of
-        the flush that precedes the append's answer (``_dir_dirty``)."""
+        sealed segment's records are on disk already (each append fsynced them), the new
+        segment's name is fsynced with the directory by the append that follows (``_dir_dirty``),
+        and the index files and snapshot are written and fsynced on the flusher's thread while
+        the recovery point stays at the old segment's end (shim.storage.roll_flush)."""
         old = self.active
         sync = self.config.fsync
         if sync:  # otherwise sealed segments are left to the OS, like the active one
-            old.flush()
+            old.flush()  # nothing to do unless something was written without an append's fsync
         old.release_reserved()
-        old.write_index_files(sync_dir=False, sync=sync)
+        held = (old.base_offset, old.durable[1], old.durable[0])
         self.segments.append(LogSegment(self.directory, old.next_offset, self.config.index_interval_bytes,
                                         max_size=self.config.segment_bytes))
         self._dir_dirty = True
         self.active.next_offset = old.next_offset
-        snapshot.write(self.directory, old.next_offset, self.producer_state, sync_dir=False, sync=sync)
+        job = functools.partial(self._roll_files, old, snapshot.encode(self.producer_state), old.next_offset,
+                                sync, sync and self.flusher is not None and fs.disk.parallel)
+        if job.args[-1]:
+            self.pending_rolls.add(self.flusher.submit(job), held, str(self.directory))
+        else:
+            job()
+
+    def _roll_files(self, old: LogSegment, state: bytes, offset: int, sync: bool, sync_dir: bool) -> None:
+        """The sealed segment's index files and the snapshot at ``offset``; with ``sync_dir`` (on the
+        flusher's thread) their names made durable here, else by the next append's flush."""
+        old.write_index_files(sync_dir=False, sync=sync)
+        snapshot.write_encoded(self.directory, offset, state, sync_dir=False, sync=sync)
         self._prune_snapshots(keep=2)
+        if sync_dir:
+            fs.disk.fsync_dir(self.directory)
 
     def recovery_point(self) -> recovery_point.Point:
         """(active segment's base offset, offset, position in it) up to which the log is known good
@@ -279,6 +298,9 @@ class PartitionLog:
         brought up to it only when they lag by recovery_point.INDEX_LAG_BYTES: a start after a crash
         reads the index below the point from them, walks the batch headers between their last
         entry and the point, and CRC-checks only what follows it."""
+        held = self.pending_rolls.held()
+        if held is not None:  # a roll's files are still on their way to the disk
+            return held
         seg = self.active
         position, offset = seg.durable if self.config.fsync else (seg.size, seg.next_offset)
         point = (seg.base_offset, offset, position)
@@ -360,11 +382,16 @@ class PartitionLog:
         i = next((n for n, s in enumerate(self.segments) if s is old[0]), None)
         if i is None or self.segments[i:i + len(old)] != old or self.segments[-1] in old:
             return False
+        self.pending_rolls.settle()  # a roll's index files are not written over the cleaned ones
         base, end = old[0].base_offset, old[-1].next_offset
         cleaned.release_reserved()
         cleaned.flush()
         cleaned._dirty = True  # fsync even an empty file: its creation is made durable with the directory
         cleaned.flush()
+        # Kafka: cleaned.setLastModified(segments.last.lastModified) -- what retention judges a segment
+        # the cleaner emptied by, and what ListOffsets v0 reports
+        last = os.stat(old[-1].log_path)
+        os.utime(cleaned.log_path, ns=(last.st_atime_ns, last.st_mtime_ns))
         swap.write_cleaned_index(self.directory, base, b"".join(txn_index.pack(a) for a in aborted))
         swap.commit(self.directory, base, end, crash_point)
         cleaned.log_path = self.directory / segment_file_name(base, ".log")  # renamed under its open fd
@@ -459,8 +486,7 @@ class PartitionLog:
             return 0
         while self.segments[0].size or len(self.segments) > 1:
             oldest = self.segments[0]
-            # a segment the cleaner emptied has no timestamp left: nothing in it to keep
-            expired = c.retention_ms >= 0 and (not oldest.size or 0 <= oldest.max_timestamp < now_ms - c.retention_ms)
+            expired = c.retention_ms >= 0 and _largest_timestamp(oldest) < now_ms - c.retention_ms
             too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
             if not (expired or too_big):
                 break
@@ -478,6 +504,7 @@ class PartitionLog:
         fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode(), sync=self.config.fsync)
 
     def _delete_oldest(self) -> None:
+        self.pending_rolls.settle()  # a roll's files are not renamed into place after the deletion
         self.segments.pop(0).delete()
         if self.config.fsync:
             fs.disk.fsync_dir(self.directory)
@@ -573,6 +600,7 @@ class PartitionLog:
         """Clean close: everything fsynced, index files and a producer snapshot at the log end.
         Only what changed since the log was loaded or last closed is written and synced: an idle
         partition costs no fsync at all."""
+        self.pending_rolls.settle()
         for seg in self.segments:
             seg.flush()  # only segments written since their last fsync
         changed = self._closed_state != self._close_state()
@@ -590,6 +618,15 @@ class PartitionLog:
 
     def delete(self) -> None:
         """Remove the partition's directory (the caller makes the removal durable if it must be)."""
+        self.pending_rolls.settle()
         for seg in self.segments:
             seg.close()
         fs.disk.rmtree(self.directory)
+
+
+def _largest_timestamp(seg: LogSegment) -> int:
+    """Kafka: LogSegment.largestTimestamp -- its newest record's timestamp, or the file's modification
+    time when it has none (a segment the cleaner emptied keeps the time of what it replaced)."""
+    if seg.max_timestamp >= 0:
+        return seg.max_timestamp
+    return os.stat(seg.log_path).st_mtime_ns // 1_000_000

@@ -33,16 +33,24 @@ def write(directory: Path, offset: int, state: ProducerStateManager, sync_dir: b
           sync: bool = True) -> Path:
     """Write the snapshot at ``offset`` atomically; ``sync=False`` (fsync "never"): no fsync, a
     damaged or missing snapshot is found by its CRC at load and the state replayed from the log."""
+    return write_encoded(directory, offset, encode(state), sync_dir, sync)
+
+
+def write_encoded(directory: Path, offset: int, data: bytes, sync_dir: bool = True, sync: bool = True) -> Path:
+    """Write a snapshot :func:`encode` made (on any thread: the state may have moved on since)."""
+    path = directory / file_name(offset, ".snapshot")
+    fs.atomic_write(path, data, sync_dir, sync)  # Kafka flushes a snapshot before the recovery point passes it
+    return path
+
+
+def encode(state: ProducerStateManager) -> bytes:
     parts = []
     for e in state.producers.values():
         first = -1 if e.current_txn_first_offset is None else e.current_txn_first_offset
         parts.append(_ENTRY.pack(e.producer_id, e.producer_epoch, e.coordinator_epoch, e.last_timestamp, first, len(e.batches)))
         parts.extend(_BATCH.pack(b.last_seq, b.last_offset, b.offset_delta, b.timestamp) for b in e.batches)
     body = struct.pack(">i", len(state.producers)) + b"".join(parts)
-    data = struct.pack(">hI", VERSION, _crc32c(body)) + body
-    path = directory / file_name(offset, ".snapshot")
-    fs.atomic_write(path, data, sync_dir, sync)  # Kafka flushes a snapshot before the recovery point passes it
-    return path
+    return struct.pack(">hI", VERSION, _crc32c(body)) + body
 
 
 def read(path: Path, state: ProducerStateManager) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 
+import pytest
+
 from kafka_codecs import encode_batch
 from shim.apis import k01_fetch
 from shim.storage.producer_state import Origin
@@ -23,7 +25,9 @@ def append(node, topic: str) -> None:
     node.logs.get(topic, 0).append(data, validate_client_batch(data, 1 << 20), 0, origin=Origin.CLIENT)
 
 
-async def test_appends_elsewhere_leave_a_parked_fetch_parked(node, monkeypatch):
+@pytest.mark.parametrize("watch_limit", [1000, 0])  # 0: the Fetch watches its topics, as one of 1,001 partitions does
+async def test_appends_elsewhere_leave_a_parked_fetch_parked(node, monkeypatch, watch_limit):
+    monkeypatch.setattr(k01_fetch, "WATCH_LIMIT", watch_limit)
     node.logs.create_topic("t", 1)
     node.logs.create_topic("other", 1)
     reads, collect = [], k01_fetch._collect

@@ -21,6 +21,8 @@ BIG = 1 << 30  # Kafka's default segment size: everything below stays in one act
 def crash(logs: LogManager) -> None:
     """Abandon the broker as kill -9 does: no flush, no index files, no clean-shutdown marker."""
     logs._worker.shutdown(wait=True)
+    if logs.flusher is not None:  # a roll's files written or not: both are what a kill -9 may leave
+        logs.flusher.close()
     for plog in logs.logs.values():
         for seg in plog.segments:
             os.close(seg.fileno())

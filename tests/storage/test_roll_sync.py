@@ -1,4 +1,5 @@
-"""A segment roll fsyncs nothing under fsync "never", and everything it wrote under "always".
+"""A segment roll fsyncs nothing under fsync "never", and everything it wrote under "always",
+off the appending thread.
 
 Kafka's UnifiedLog.roll writes the producer snapshot without forcing it and leaves the flush of the
 sealed segment, its indexes and that snapshot to a "flush-log" task on the scheduler, so appends
@@ -9,6 +10,12 @@ are missing (kill -9 before they were written).
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
+
+import pytest
+
+from shim.storage import fs
 from shim.storage.log_manager import LogManager
 from shim.storage.partition_log import LogConfig
 from tests.storage.test_clean_shutdown import CountingDisk, disk  # noqa: F401 (a fixture)
@@ -44,14 +51,114 @@ def test_roll_under_never_does_not_fsync(tmp_path, disk):
         assert (plog.directory / name).stat().st_size > 0, name
 
 
-def test_roll_under_always_syncs_what_it_wrote_before_the_append_returns(tmp_path, disk):
-    plog = _open(tmp_path, fsync=True).get("t", 0)
-    disk.files.clear(), disk.dirs.clear()
+class ThreadRecordingDisk(CountingDisk):
+    """Counts syncs per file name, and records the threads each file's syncs ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: dict[str, set[int]] = {}
+
+    def fsync(self, fd):
+        name = self._names[fd]
+        super().fsync(fd)
+        with self._lock:
+            self.threads.setdefault(name, set()).add(threading.get_ident())
+
+    def fsync_dir(self, path):
+        super().fsync_dir(path)
+        with self._lock:
+            self.threads.setdefault(path.name + "/", set()).add(threading.get_ident())
+
+
+@pytest.fixture
+def threads_disk():
+    recording = ThreadRecordingDisk()
+    previous = fs.use(recording)
+    yield recording
+    fs.use(previous)
+
+
+class HeldFlusher:
+    """A flusher that runs a roll's job only when told (the disk slow, or a kill -9 before it ran)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[Future, object]] = []
+
+    def submit(self, job) -> Future:
+        future = Future()
+        self.jobs.append((future, job))
+        return future
+
+    def run(self) -> None:
+        for future, job in self.jobs:
+            job()
+            future.set_result(None)
+        self.jobs.clear()
+
+    def close(self) -> None:
+        pass
+
+
+def test_roll_under_always_syncs_its_files_off_the_appending_thread(tmp_path, threads_disk):
+    """Kafka: UnifiedLog.roll schedules "flush-log" for the sealed segment and the snapshot. The
+    append that rolled fsyncs the new segment and the directory (its name) before it returns, on
+    its own thread; the sealed segment's index files and the snapshot at the roll are fsynced on the
+    flusher's thread (they held the loop 20-60 ms a roll), their names then made durable by one more
+    directory sync there. The sealed segment's records were fsynced by the appends that wrote them."""
+    logs = _open(tmp_path, fsync=True)
+    plog = logs.get("t", 0)
+    disk = threads_disk
+    disk.files.clear(), disk.dirs.clear(), disk.threads.clear()
+    me = threading.get_ident()
     end = _produce_until_roll(plog)
-    for name in (f"{SEALED}.log", f"{SEALED}.index", f"{SEALED}.timeindex", f"{end:020d}.snapshot",
-                 f"{end:020d}.log"):
-        assert disk.files[name] >= 1, name
-    assert disk.dirs[plog.directory.name] >= 1
+    new, directory = f"{end:020d}.log", plog.directory.name + "/"
+    assert me in disk.threads[new] and me in disk.threads[directory]
+    plog.pending_rolls.settle()
+    for name in (f"{SEALED}.index", f"{SEALED}.timeindex", f"{end:020d}.snapshot"):
+        assert disk.files[name] == 1 and me not in disk.threads[name], (name, disk.threads[name])
+    assert len(disk.threads[directory] - {me}) == 1  # the flusher's own directory sync
+    assert disk.threads[f"{SEALED}.log"] == {me}  # each append's, never the roll's
+    logs.close()
+
+
+def test_the_recovery_point_stays_at_the_sealed_segment_until_its_files_are_on_disk(tmp_path):
+    """Kafka moves the recovery point to the new segment only once "flush-log" flushed the old one
+    (flushUptoOffsetExclusive): until then a restart recovers from the sealed segment's end."""
+    logs = _open(tmp_path, fsync=True)
+    plog = logs.get("t", 0)
+    plog.flusher = held = HeldFlusher()
+    end = _produce_until_roll(plog)
+    sealed_size = plog.segments[0].size
+    append(plog, batch(end, pid=PID, epoch=0, seq=end, pad=500))
+    assert len(held.jobs) == 1 and plog.recovery_point() == (0, end, sealed_size)
+    held.run()
+    assert plog.recovery_point() == (end, end + 2, plog.active.size)
+    logs.close()
+
+
+def test_kill9_before_a_roll_files_were_fsynced_recovers_from_the_sealed_segment(tmp_path):
+    """The job never ran (kill -9, or a power loss before its renames reached the disk): no index
+    files for the sealed segment, no snapshot at the roll. The checkpointed recovery point is the
+    sealed segment's end, so the restart walks it and recovers what followed from the records: every
+    acknowledged batch is there, and the producer's retry of its last batch is a duplicate."""
+    logs = _open(tmp_path, fsync=True)
+    plog = logs.get("t", 0)
+    plog.flusher = HeldFlusher()
+    end = _produce_until_roll(plog)
+    for offset in range(end, end + 6, 2):
+        append(plog, batch(offset, pid=PID, epoch=0, seq=offset, pad=500))
+    logs.checkpoint_recovery_points()
+    crash(logs)
+    for name in (f"{SEALED}.index", f"{SEALED}.timeindex", f"{end:020d}.snapshot"):
+        assert not (tmp_path / "t-0" / name).exists(), name
+
+    reopened = _open(tmp_path, fsync=True)
+    plog = reopened.get("t", 0)
+    assert plog.log_end_offset == end + 6 and plog.recovery_segments == 2
+    assert [plog.segments[0].find(o) is not None for o in (0, end - 2)] == [True, True]
+    retry = append(plog, batch(end + 4, pid=PID, epoch=0, seq=end + 4, pad=500))
+    assert retry.duplicate and retry.base_offset == end + 4
+    reopened.close()
 
 
 def test_kill9_before_the_roll_files_were_written_recovers_them_from_the_log(tmp_path):
