@@ -26,7 +26,7 @@ class ChangeNotifier:
 
     def __init__(self) -> None:
         self._any: set[asyncio.Future] = set()  # woken by every change
-        self._by_key: dict[tuple, set[asyncio.Future]] = {}  # (topic, partition) -> its watchers
+        self._by_key: dict = {}  # (topic, partition), or a topic name -> its watchers
 
     def parked(self) -> int:
         """How many requests wait."""
@@ -50,10 +50,11 @@ class ChangeNotifier:
 
     async def wait(self, timeout: float, gone: asyncio.Future | None = None, keys=None) -> None:
         """Return after the next change of one of ``keys`` ((topic, partition) pairs, or topic names
-        for every partition of the topic; None: of anything) or after ``timeout`` seconds, whichever comes first, or once ``gone`` is done
-        (the client of a parked request closed its connection)."""
+        for every partition of the topic; None or none: of anything) or after ``timeout`` seconds,
+        whichever comes first, or once ``gone`` is done (the client of a parked request closed its
+        connection)."""
         fut = asyncio.get_running_loop().create_future()
-        keys = None if keys is None else tuple(keys)
+        keys = tuple(keys) if keys else None
         if keys is None:
             self._any.add(fut)
         else:

@@ -481,9 +481,11 @@ class LogManager:
         ]}
         fs.atomic_write(self.meta_dir / "topics.json", json.dumps(data).encode())
 
-    def enforce_retention(self, now_ms: int) -> None:
+    def enforce_retention(self, now_ms: int, compacted_too: bool = True) -> None:
+        """Retention of every log; of the compacted ones only when ``compacted_too`` (a log cleaner runs)."""
         for plog in self.logs.values():
-            plog.enforce_retention(now_ms)
+            if compacted_too or not plog.config.compact:
+                plog.enforce_retention(now_ms)
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> None:
         """Kafka: LogManager's PeriodicProducerExpirationCheck, UnifiedLog.removeExpiredProducers."""

@@ -412,6 +412,10 @@ class PartitionLog:
         cleaned.flush()
         cleaned._dirty = True  # fsync even an empty file: its creation is made durable with the directory
         cleaned.flush()
+        # Kafka: cleaned.setLastModified(segments.last.lastModified) -- what retention judges a segment
+        # the cleaner emptied by, and what ListOffsets v0 reports
+        last = os.stat(old[-1].log_path)
+        os.utime(cleaned.log_path, ns=(last.st_atime_ns, last.st_mtime_ns))
         swap.write_cleaned_index(self.directory, base, b"".join(txn_index.pack(a) for a in aborted))
         swap.commit(self.directory, base, end, crash_point)
         cleaned.log_path = self.directory / segment_file_name(base, ".log")  # renamed under its open fd
@@ -506,8 +510,7 @@ class PartitionLog:
             return 0
         while self.segments[0].size or len(self.segments) > 1:
             oldest = self.segments[0]
-            # a segment the cleaner emptied has no timestamp left: nothing in it to keep
-            expired = c.retention_ms >= 0 and (not oldest.size or 0 <= oldest.max_timestamp < now_ms - c.retention_ms)
+            expired = c.retention_ms >= 0 and _largest_timestamp(oldest) < now_ms - c.retention_ms
             too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
             if not (expired or too_big):
                 break
@@ -643,3 +646,11 @@ class PartitionLog:
         for seg in self.segments:
             seg.close()
         fs.disk.rmtree(self.directory)
+
+
+def _largest_timestamp(seg: LogSegment) -> int:
+    """Kafka: LogSegment.largestTimestamp -- its newest record's timestamp, or the file's modification
+    time when it has none (a segment the cleaner emptied keeps the time of what it replaced)."""
+    if seg.max_timestamp >= 0:
+        return seg.max_timestamp
+    return os.stat(seg.log_path).st_mtime_ns // 1_000_000
