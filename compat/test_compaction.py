@@ -6,7 +6,9 @@ committed ones kept, the ABORT marker removed in the end; a Kafka Streams-like c
 
 The rounds are run with ``BrokerThread.clean_logs(now_ms)``, the clock standing in for the time
 delete.retention.ms takes (no sleeps). segment.bytes=100 puts every batch in a segment of its own,
-so everything but the last batch is cleanable.
+so everything but the last batch is cleanable. Further cases through confluent-kafka: a log.cleaner.* setting
+altered at runtime, compact,delete retention of emptied segments and without a cleaner, and
+max.compaction.lag.ms judged by producer-set timestamps.
 """
 
 from __future__ import annotations
@@ -202,3 +204,79 @@ def test_a_cleaner_setting_altered_at_runtime_applies_at_once_and_log_cleaner_en
     wait_for(lambda: cleaner.rounds > rounds, timeout=10, message="a cleaning round after the change")
     # the latest mapped value and the one in the active segment, never cleaned
     assert ck_consume(bs, topic, "read_uncommitted", _end(kafka_shim, topic)) == [(4, b"k", b"v4"), (5, b"k", b"v5")]
+
+
+def test_a_compact_delete_topic_keeps_its_log_start_while_the_emptied_segments_are_younger_than_retention(
+        kafka_shim):
+    # cleanup.policy=compact,delete: the segments the cleaner emptied expire by the time of what they
+    # held (Kafka: LogSegment.largestTimestamp falls back to the file's time), so the earliest offset
+    # a client lists stays 0 and a consumer at an offset of the gap reads on from there
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from compat.compaction_clients import ck_consume, ck_produce
+
+    bs, topic = kafka_shim.bootstrap_servers, "compact-delete"
+    configs = {**CONFIGS, "cleanup.policy": "compact,delete", "retention.ms": str(RETENTION)}
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(20)
+    ck_produce(bs, topic, [(b"k", b"v%d" % i) for i in range(3)] + [(b"seal", b"s")])
+    now = int(time.time() * 1000)
+    assert kafka_shim.clean_logs(now) == 1
+    kafka_shim.call(lambda: kafka_shim.node.logs.enforce_retention(now))  # the broker's retention pass
+    consumer = ck.Consumer({"bootstrap.servers": bs, "group.id": "compact-delete"})
+    try:
+        assert consumer.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10) == (0, 4)
+    finally:
+        consumer.close()
+    assert ck_consume(bs, topic, "read_committed", 4) == [(2, b"k", b"v2"), (3, b"seal", b"s")]
+
+
+def test_without_a_log_cleaner_a_compact_delete_topic_is_not_trimmed_by_retention(tmp_path):
+    # Kafka: LogManager.cleanupLogs leaves compacted logs to the cleaner thread, which runs their
+    # retention; with log.cleaner.enable=false they keep everything ("continually grow in size")
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from compat.compaction_clients import ck_produce
+    from compat.support import wait_for
+    from shim.broker import BrokerThread
+
+    with BrokerThread(data_dir=tmp_path / "kafka-shim", listen="127.0.0.1:0", retention_check_interval_ms=50,
+                      extra={"log.cleaner.enable": "false"}) as broker:
+        bs = broker.bootstrap_servers
+        admin = AdminClient({"bootstrap.servers": bs})
+        policies = {"plain": "delete", "both": "compact,delete"}
+        for name, policy in policies.items():
+            config = {"cleanup.policy": policy, "retention.ms": "1", "segment.bytes": "100"}
+            admin.create_topics([NewTopic(name, 1, 1, config=config)])[name].result(20)
+            ck_produce(bs, name, [(b"k", b"v%d" % i) for i in range(3)])
+        consumer = ck.Consumer({"bootstrap.servers": bs, "group.id": "retention"})
+        try:
+            low = lambda t: consumer.get_watermark_offsets(ck.TopicPartition(t, 0), timeout=10)[0]  # noqa: E731
+            wait_for(lambda: low("plain") == 3, timeout=10, message="retention of the delete-only topic")
+            assert low("both") == 0
+        finally:
+            consumer.close()
+
+
+def test_max_compaction_lag_counts_the_oldest_producer_timestamp_of_any_dirty_segment(kafka_shim):
+    # Kafka: maxCompactionDelay -- the earliest first-batch timestamp over every dirty segment; here
+    # the second segment carries an hour-old CreateTime its producer set, the first a current one.
+    # min.cleanable.dirty.ratio=1 leaves the lag as the only reason to clean
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from compat.compaction_clients import ck_consume
+
+    bs, topic = kafka_shim.bootstrap_servers, "max-lag"
+    configs = {**CONFIGS, "min.cleanable.dirty.ratio": "1", "max.compaction.lag.ms": "60000"}
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(20)
+    now = int(time.time() * 1000)
+    p = ck.Producer({"bootstrap.servers": bs, "linger.ms": 0})
+    for value, ts in ((b"new", now), (b"old", now - 3_600_000), (b"seal", now)):
+        p.produce(topic, key=b"k", value=value, partition=0, timestamp=ts)
+        p.flush(20)
+    assert kafka_shim.clean_logs(now) == 1
+    assert ck_consume(bs, topic, "read_committed", 3) == [(1, b"k", b"old"), (2, b"k", b"seal")]

@@ -93,6 +93,7 @@ class Node:
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
+        self.logs.start_group_commit()  # fsync "always": Produce answered after a shared fsync off the loop
 
     def _init_listeners(self, config: BrokerConfig) -> None:
         """The configured listeners; their advertised addresses are known once :meth:`bound`."""
@@ -315,10 +316,16 @@ class Node:
             self._apply_dynamic_fields()
             self.logs.reconfigure()
 
+    def _cleaner_enabled(self) -> bool:
+        """log.cleaner.enable, read-only: the value the broker started with."""
+        return self.broker_configs.merged().get("log.cleaner.enable", "true").strip().lower() != "false"
+
     def tick(self, now: int) -> int:
         """Run what is due at ``now``; return the next deadline in ms."""
         if now >= self._next_retention:
-            self.logs.enforce_retention(now)
+            # Kafka: LogManager.cleanupLogs -- without a log cleaner no compacted log is ever trimmed,
+            # compact,delete ones included (the cleaner thread is what runs their retention)
+            self.logs.enforce_retention(now, compacted_too=self._cleaner_enabled())
             self._next_retention = now + self.config.retention_check_interval_ms
         if now >= self._checkpoint_due():
             self.logs.checkpoint_recovery_points()

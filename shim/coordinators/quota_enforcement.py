@@ -105,6 +105,11 @@ class ByteRateQuota:
         self.samples, self.window_ms = samples, window_ms
         self._rates: dict[tuple[str, str], Rate] = {}
 
+    @property
+    def active(self) -> bool:
+        """Whether any quota is stored: without one, :meth:`record` records nothing and returns 0."""
+        return bool(self.quotas.entities)
+
     def record(self, client_id: str | None, value: float, now_ms: int, user: str = ANONYMOUS) -> int:
         """Record ``value`` bytes for this client; the throttle time in ms (0 within the quota)."""
         if not self.quotas.entities:

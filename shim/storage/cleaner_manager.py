@@ -109,7 +109,8 @@ def plan(plog: PartitionLog, now_ms: int) -> LogToClean:
     # cleaning works on whole segments: up to the start of the one holding the uncleanable offset
     bases = [s.base_offset for s in segments]
     first_uncleanable = bases[max(bisect.bisect_right(bases, uncleanable) - 1, 0)]
-    clean_bytes = sum(s.size for s in segments if s.next_offset <= first_dirty and s is not plog.active)
+    # Kafka: logSegments(-1, firstDirtyOffset) -- a segment cleaned part way counts as clean and as dirty
+    clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
     cleanable_bytes = sum(s.size for s in dirty if s.base_offset < first_uncleanable)
     need_now = False
     if c.max_compaction_lag_ms < LONG_MAX and dirty:

@@ -119,6 +119,8 @@ class PartitionLog:
         self._closed_state: tuple | None = None  # what the files of the last clean close describe
         self.flusher = None  # the LogManager's roll_flush.Flusher under fsync "always"; None: a roll's files inline
         self.pending_rolls = PendingRolls()
+        self.group_commit = None  # the LogManager's group_commit.GroupCommit: client appends synced off the loop
+        self.synced_end = 0  # with group_commit: the offset up to which the log is fsynced (bounds the HW)
         if not read_only:
             fs.make_dirs(directory, sync=config.fsync)
         self.segments: list[LogSegment] = []
@@ -143,6 +145,8 @@ class PartitionLog:
     def high_watermark(self) -> int:
         limit = self.high_watermark_limit
         end = self.active.next_offset
+        if self.group_commit is not None and self.synced_end < end:  # no record is read before it is on disk
+            end = self.synced_end
         return end if limit is None or limit >= end else max(limit, self.log_start_offset)
 
     @property
@@ -200,7 +204,11 @@ class PartitionLog:
             self._complete_marker(h.producer_id, h.producer_epoch, marker[1], marker[0] == ControlRecordType.ABORT,
                                   base, max_timestamp, seg)
         if self.config.fsync:
-            self.flush()
+            if origin is Origin.CLIENT and self.group_commit is not None and self.group_commit.attach():
+                self.synced_end = min(self.synced_end, base)
+                self.group_commit.wrote(self, seg)  # the answer waits for its job (GroupCommit.barrier)
+            else:
+                self.flush()
         if self.on_append is not None:
             self.on_append((self.topic, self.partition))
         return AppendResult(base, append_time, self.log_start_offset)
@@ -266,7 +274,7 @@ class PartitionLog:
         the recovery point stays at the old segment's end (shim.storage.roll_flush)."""
         old = self.active
         sync = self.config.fsync
-        if sync:  # otherwise sealed segments are left to the OS, like the active one
+        if sync and self.group_commit is None:  # otherwise sealed segments are left to the OS, like the active one
             old.flush()  # nothing to do unless something was written without an append's fsync
         old.release_reserved()
         held = (old.base_offset, old.durable[1], old.durable[0])
@@ -283,7 +291,10 @@ class PartitionLog:
 
     def _roll_files(self, old: LogSegment, state: bytes, offset: int, sync: bool, sync_dir: bool) -> None:
         """The sealed segment's index files and the snapshot at ``offset``; with ``sync_dir`` (on the
-        flusher's thread) their names made durable here, else by the next append's flush."""
+        flusher's thread) their names made durable here, else by the next append's flush. Under
+        group commit its last appends may still wait for their job: its records are synced first."""
+        if sync_dir and self.group_commit is not None and old.fileno() >= 0:
+            fs.disk.fsync(old.fileno())
         old.write_index_files(sync_dir=False, sync=sync)
         snapshot.write_encoded(self.directory, offset, state, sync_dir=False, sync=sync)
         self._prune_snapshots(keep=2)
@@ -312,11 +323,24 @@ class PartitionLog:
 
     def flush(self) -> None:
         """fsync the active segment and, if a segment file was created since, the directory
-        (Kafka: LocalLog.flush flushes the directory once segments were rolled)."""
+        (Kafka: LocalLog.flush flushes the directory once segments were rolled); under group
+        commit a sealed segment whose last appends wait for their job too."""
+        if self.group_commit is not None:
+            for seg in self.segments[:-1]:
+                if seg._dirty:
+                    seg.flush()
         self.active.flush()
         if self._dir_dirty:
             fs.disk.fsync_dir(self.directory)
             self._dir_dirty = False
+        self.synced(self.active.next_offset)
+
+    def synced(self, offset: int) -> None:
+        """The log is fsynced up to ``offset``: the high watermark may move there."""
+        if offset > self.synced_end:
+            self.synced_end = offset
+            if self.group_commit is not None and self.on_append is not None:
+                self.on_append((self.topic, self.partition))  # fetches waiting for the high watermark
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -388,6 +412,10 @@ class PartitionLog:
         cleaned.flush()
         cleaned._dirty = True  # fsync even an empty file: its creation is made durable with the directory
         cleaned.flush()
+        # Kafka: cleaned.setLastModified(segments.last.lastModified) -- what retention judges a segment
+        # the cleaner emptied by, and what ListOffsets v0 reports
+        last = os.stat(old[-1].log_path)
+        os.utime(cleaned.log_path, ns=(last.st_atime_ns, last.st_mtime_ns))
         swap.write_cleaned_index(self.directory, base, b"".join(txn_index.pack(a) for a in aborted))
         swap.commit(self.directory, base, end, crash_point)
         cleaned.log_path = self.directory / segment_file_name(base, ".log")  # renamed under its open fd
@@ -482,8 +510,7 @@ class PartitionLog:
             return 0
         while self.segments[0].size or len(self.segments) > 1:
             oldest = self.segments[0]
-            # a segment the cleaner emptied has no timestamp left: nothing in it to keep
-            expired = c.retention_ms >= 0 and (not oldest.size or 0 <= oldest.max_timestamp < now_ms - c.retention_ms)
+            expired = c.retention_ms >= 0 and _largest_timestamp(oldest) < now_ms - c.retention_ms
             too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
             if not (expired or too_big):
                 break
@@ -619,3 +646,11 @@ class PartitionLog:
         for seg in self.segments:
             seg.close()
         fs.disk.rmtree(self.directory)
+
+
+def _largest_timestamp(seg: LogSegment) -> int:
+    """Kafka: LogSegment.largestTimestamp -- its newest record's timestamp, or the file's modification
+    time when it has none (a segment the cleaner emptied keeps the time of what it replaced)."""
+    if seg.max_timestamp >= 0:
+        return seg.max_timestamp
+    return os.stat(seg.log_path).st_mtime_ns // 1_000_000
