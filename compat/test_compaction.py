@@ -6,7 +6,9 @@ committed ones kept, the ABORT marker removed in the end; a Kafka Streams-like c
 
 The rounds are run with ``BrokerThread.clean_logs(now_ms)``, the clock standing in for the time
 delete.retention.ms takes (no sleeps). segment.bytes=100 puts every batch in a segment of its own,
-so everything but the last batch is cleanable.
+so everything but the last batch is cleanable. Further cases through confluent-kafka: a log.cleaner.* setting
+altered at runtime, compact,delete retention of emptied segments and without a cleaner, and
+max.compaction.lag.ms judged by producer-set timestamps.
 """
 
 from __future__ import annotations
@@ -256,3 +258,25 @@ def test_without_a_log_cleaner_a_compact_delete_topic_is_not_trimmed_by_retentio
             assert low("both") == 0
         finally:
             consumer.close()
+
+
+def test_max_compaction_lag_counts_the_oldest_producer_timestamp_of_any_dirty_segment(kafka_shim):
+    # Kafka: maxCompactionDelay -- the earliest first-batch timestamp over every dirty segment; here
+    # the second segment carries an hour-old CreateTime its producer set, the first a current one.
+    # min.cleanable.dirty.ratio=1 leaves the lag as the only reason to clean
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from compat.compaction_clients import ck_consume
+
+    bs, topic = kafka_shim.bootstrap_servers, "max-lag"
+    configs = {**CONFIGS, "min.cleanable.dirty.ratio": "1", "max.compaction.lag.ms": "60000"}
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(20)
+    now = int(time.time() * 1000)
+    p = ck.Producer({"bootstrap.servers": bs, "linger.ms": 0})
+    for value, ts in ((b"new", now), (b"old", now - 3_600_000), (b"seal", now)):
+        p.produce(topic, key=b"k", value=value, partition=0, timestamp=ts)
+        p.flush(20)
+    assert kafka_shim.clean_logs(now) == 1
+    assert ck_consume(bs, topic, "read_committed", 3) == [(1, b"k", b"old"), (2, b"k", b"seal")]

@@ -93,6 +93,7 @@ class Node:
         self.producer_ids = ProducerIdManager(self.logs.meta_dir / "producer-ids")
         self.changes = ChangeNotifier()
         self.logs.set_on_append(self.changes.changed)
+        self.logs.start_group_commit()  # fsync "always": Produce answered after a shared fsync off the loop
 
     def _init_listeners(self, config: BrokerConfig) -> None:
         """The configured listeners; their advertised addresses are known once :meth:`bound`."""

@@ -10,12 +10,16 @@ before the requests ahead of it were answered, an internal error or a traceback,
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import random
 import re
 import socket
 import struct
+import sys
 import tempfile
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,9 +80,20 @@ def expectation(frame: mutate.Frame) -> str:
         if not served[0] <= version <= served[1]:
             return "answer" if key == 18 else "close"
         _, request = decode_request(frame.payload, key, version)
+        _validate(key, version, request)
     except FrameError:
         return "close"
     return "none" if key == 0 and request.acks == 0 else "answer"
+
+
+def _validate(key: int, version: int, request) -> None:
+    """FrameError where the API refuses what Kafka's request class refuses while parsing (an ACL
+    filter with an UNKNOWN element): the broker closes the connection, as Kafka does."""
+    validate = getattr(sys.modules[REGISTRY[key].handler.__module__], "validate", None)
+    if validate is not None:
+        checking = validate(types.SimpleNamespace(version=version), request)
+        if inspect.iscoroutine(checking):
+            asyncio.run(checking)
 
 
 def send_case(port: int, case: mutate.Case) -> tuple[int, int, str]:

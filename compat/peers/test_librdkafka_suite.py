@@ -42,6 +42,21 @@ def test_every_run_test_is_in_the_expected_list_and_the_list_names_no_other():
     assert listed == numbers
 
 
+def _outcomes(tmp_path, log: str) -> dict[str, str]:
+    """What _read_outcomes makes of two passing test programs of one number in a SUBTESTS run."""
+    report = tmp_path / "report.json"
+    report.write_text('{"tests": {"0045_a": {"state": "PASSED", "duration": 1}, '
+                      '"0045_b": {"state": "PASSED", "duration": 2}}}')
+    run = librdkafka.Run("regex", ("0045",), subtests="Resubscribe")
+    return {k: o["status"] for k, o in librdkafka._read_outcomes(run, report, log).items()}
+
+
+def test_a_subtests_run_keeps_the_tests_that_ran_such_a_subtest_and_fails_when_none_did(tmp_path):
+    ran = "[0045_b   /  9.6s] [ do_test_resubscribe_with_regex:704: Resubscribe with Regex: PASS (9.66s) ]\n"
+    assert _outcomes(tmp_path, ran) == {"regex/0045_b": "pass"}
+    assert _outcomes(tmp_path, "") == {"regex/0045_a": "fail", "regex/0045_b": "fail"}
+
+
 def test_librdkafkas_test_programs_do_what_the_expected_list_says(suite_run):
     expected = runner.load_expected(librdkafka.EXPECTED_FILE)
     problems = runner.compare(expected, suite_run.outcomes)

@@ -19,7 +19,8 @@ def handle(ctx, request):
     # Kafka: ALTER or CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED on every partition
     allowed = ctx.authorize_cluster(O.ALTER) or ctx.authorize_cluster(O.CLUSTER_ACTION)
     for marker in request.markers:
-        wanted = [(t.name, p) for t in marker.topics for p in t.partition_indexes]
+        # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
+        wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
         codes = {tp: ErrorCode.cluster_authorization_failed for tp in wanted} if not allowed else write_markers(
             node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
             marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(), node.cluster.check_min_isr)

@@ -247,8 +247,15 @@ def _ms_to_nullable_datetime(ms: Any) -> Any:
     return None if isinstance(ms, int) and ms < 0 else _ms_to_datetime(ms)
 
 
+# The most milliseconds a datetime.timedelta holds either way (about 2**56): an int64 duration past
+# it (an OAUTHBEARER token's remaining life, from an "exp" far in the future) is answered as this.
+_TIMEDELTA_MAX_MS = 999_999_999 * 86_400_000
+
+
 def _ms_to_timedelta(ms: Any) -> Any:
-    return datetime.timedelta(milliseconds=ms) if isinstance(ms, int) else ms
+    if isinstance(ms, int):
+        return datetime.timedelta(milliseconds=max(min(ms, _TIMEDELTA_MAX_MS), -_TIMEDELTA_MAX_MS))
+    return ms
 
 
 _CONVERTERS = {

@@ -24,6 +24,7 @@ from ..configs.topic import validate_overrides
 from ..errors import ErrorCode, KafkaError
 from . import fs, recovery_point
 from .partition_log import LogConfig, PartitionLog
+from .group_commit import GroupCommit
 from .roll_flush import Flusher
 
 log = logging.getLogger(__name__)
@@ -126,6 +127,7 @@ class LogManager:
         self._closed = False
         # under fsync "always", rolls write their index files and snapshot on a thread of their own
         self.flusher = Flusher() if defaults.fsync and not read_only else None
+        self.group_commit: GroupCommit | None = None  # start_group_commit
         self._load_topics()
         # bytes CRC-checked after the partitions' recovery points (inspect and the start-up log show it)
         self.recovery_scanned = sum(plog.recovery_scanned for plog in self.logs.values())
@@ -418,7 +420,21 @@ class LogManager:
             plog.on_append = on_append
             plog.unchecked = self.unchecked
             plog.flusher = self.flusher
+            self._join_group_commit(plog)
             self.logs[(plog.topic, plog.partition)] = plog
+
+    def start_group_commit(self) -> None:
+        """Under fsync "always", client appends are answered after a shared fsync on the flusher's
+        thread rather than fsynced on the loop (shim.storage.group_commit; the broker's choice)."""
+        if self.flusher is not None and self.group_commit is None:
+            self.group_commit = GroupCommit(self.flusher)
+            for plog in self.logs.values():
+                self._join_group_commit(plog)
+
+    def _join_group_commit(self, plog: PartitionLog) -> None:
+        if self.group_commit is not None:
+            plog.synced_end = plog.log_end_offset
+            plog.group_commit = self.group_commit
 
     def _load_topics(self) -> None:
         path = self.meta_dir / "topics.json"

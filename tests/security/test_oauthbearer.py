@@ -228,3 +228,23 @@ def test_jwks_clock_skew_audience_and_issuer(keys):
                                                                                if k != "aud"}):
         with pytest.raises(InvalidToken):
             v.validate(signed(keys["RS256"], "RS256", bad), NOW_MS)
+
+
+async def test_a_token_living_past_what_a_timedelta_holds_answers_the_longest_lifetime(node):
+    """A token whose exp lies 10**15 s ahead has a remaining life of about 2**60 ms, which Kafka
+    answers as SessionLifetimeMs; making the answer's timedelta raised OverflowError and closed the
+    connection as an internal error. It is answered as the longest duration a timedelta holds."""
+    import struct
+
+    from shim.apis.dispatch import dispatch_request
+    from shim.protocol.messages import RequestHeader, encode_request, request_module
+
+    auth = authenticator()
+    m = request_module(36, 1)
+    frame = encode_request(RequestHeader(36, 1, 7, "c"),
+                           m.SaslAuthenticateRequest(auth_bytes=message(unsecured({**GOOD, "exp": 10**15}))))
+    answer = b"".join((await dispatch_request(node, frame, "", auth)).parts)
+    # v1: correlation id, error code (int16), error message, auth bytes, then SessionLifetimeMs (int64),
+    # read here by hand: kio's reader refuses a duration this long
+    assert answer[4:6] == b"\x00\x00" and auth.principal == "User:alice"
+    assert struct.unpack(">q", answer[-8:])[0] == 999_999_999 * 86_400_000

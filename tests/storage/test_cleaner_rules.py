@@ -140,3 +140,46 @@ def test_a_segment_cleaned_part_way_counts_in_both_the_clean_and_the_dirty_bytes
     assert seg.base_offset < first_dirty < seg.next_offset
     ltc = cm.plan(plog, T0)
     assert ltc.clean_bytes == seg.size and ltc.cleanable_bytes == seg.size
+
+
+def _force_clean(plog, now):
+    """Kafka's doClean(LogToClean(log, checkpoint, active base), now): a round whatever the ratio."""
+    for _ in cm.clean(plog, cm.plan(plog, now), now, cm.CleanerConfig(io_buffer_size=256)):
+        pass
+
+
+def _shape(plog):
+    """Kafka's keysInLog, offsetsInLog and lastOffsetsPerBatchInLog."""
+    found = batches(plog)
+    keys = [int(r.key) for h, rs in found if not h.is_control for r in rs if r.value is not None]
+    offsets = [r.offset for _, rs in found for r in rs if r.key is not None and r.value is not None]
+    return keys, offsets, [h.last_offset for h, _ in found]
+
+
+def test_kafkas_commit_marker_retention_with_empty_batch(open_log):
+    # a port of Kafka's LogCleanerTest.testCommitMarkerRetentionWithEmptyBatch, step by step
+    from tests.storage.test_cleaner import append
+
+    plog = open_log(_with(TINY, segment_bytes=100_000))
+    now = T0 + 10 * DAY
+    append(plog, [(b"2", b"2"), (b"3", b"3")], pid=1, epoch=0, seq=0, txn=True)  # offsets 0, 1
+    plog.roll()
+    append(plog, [(b"2", b"2"), (b"3", b"3")], pid=2, epoch=0, seq=0, txn=True)  # 2, 3
+    plog.append_marker(2, 0, 0, True, T0)  # 4
+    plog.roll()
+    put(plog, "2", "2")  # 5
+    put(plog, "3", "3")  # 6
+    plog.append_marker(1, 0, 0, True, T0)  # 7
+    plog.roll()
+    _force_clean(plog, now)
+    assert _shape(plog) == ([2, 3], [4, 5, 6, 7], [1, 3, 4, 5, 6, 7])
+    _force_clean(plog, now)  # the empty batches stay: they hold the producers' last sequences
+    assert _shape(plog) == ([2, 3], [4, 5, 6, 7], [1, 3, 4, 5, 6, 7])
+    append(plog, [(b"1", b"1")], pid=2, epoch=0, seq=2, txn=True)  # 8
+    plog.append_marker(2, 0, 0, True, T0)  # 9
+    plog.roll()
+    _force_clean(plog, now)
+    assert _shape(plog) == ([2, 3, 1], [4, 5, 6, 7, 8, 9], [1, 4, 5, 6, 7, 8, 9])
+    _force_clean(plog, now)  # the first pass gives the marker at 4 its delete horizon, the second removes it
+    _force_clean(plog, now + DAY + 1)
+    assert _shape(plog) == ([2, 3, 1], [5, 6, 7, 8, 9], [1, 5, 6, 7, 8, 9])

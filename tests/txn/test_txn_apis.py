@@ -401,6 +401,16 @@ async def test_write_txn_markers_aborts_an_open_transaction(txn_node):
     assert [(a.producer_id, a.first_offset, a.last_offset) for a in plog.aborted] == [(pid, 0, 2)]
 
 
+async def test_a_partition_named_many_times_in_a_marker_gets_one_marker(txn_node):
+    """Kafka keys a marker's partitions by TopicPartition; the stateful fuzzer's WriteTxnMarkers
+    naming one partition 2,601 times wrote 2,601 control batches and held the loop for seconds."""
+    pid, epoch = await begin(txn_node)
+    await produce(txn_node, 0, Producer(pid, epoch).batch(0, b"a"), transactional_id="tx")
+    plog = txn_node.logs.get(*TP0)
+    assert await write_marker(txn_node, pid, epoch, False, [TP0] * 50) == {TP0: ErrorCode.none}
+    assert plog.log_end_offset == 2  # the record and one marker
+
+
 async def test_write_txn_markers_errors(txn_node):
     pid, epoch = await begin(txn_node, partitions=(TP0, TP1))
     p = Producer(pid, epoch)

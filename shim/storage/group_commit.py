@@ -1,0 +1,133 @@
+"""Group commit of client appends under fsync "always", off the event loop.
+
+Under flush.messages=1 Kafka's UnifiedLog.append flushes the log before the append returns, on the
+request handler thread, and a Produce is answered only after it. kafka-shim's appends run on the
+event loop, where an fsync (3.8 ms, up to 67 ms on a busy disk) holds every other connection.
+So a client append writes its bytes on the loop as before and marks its segment dirty here; an
+fsync job on the log manager's flusher thread (shim.storage.roll_flush.Flusher, the thread a
+roll's files are written on) then syncs every segment written since the last job started (and a
+directory a new segment was created in), and a Produce is answered once a job that started after
+its appends is done (:meth:`GroupCommit.barrier`): appends waiting meanwhile share one fsync.
+
+Nothing acknowledged weakens: each segment's ``durable`` (the recovery point under "always") and
+the partition's ``synced_end`` (the high watermark's bound, so no consumer reads a record before
+it is on disk, as none does in Kafka before the flush that precedes the high watermark's move)
+advance only when the job that covered the bytes returns. A segment deleted while its job runs
+(retention) has nothing left to sync. A job that fails fails its waiters (their requests are not
+answered as appended) and moves nothing.
+
+The coordinators' writes (transaction state, markers, group metadata and offsets) still fsync on
+the loop before they return: the transaction coordinator writes a partition's markers only once
+its PrepareCommit is on disk, and its steps are not yet split around a wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+
+from . import fs
+
+log = logging.getLogger(__name__)
+
+
+class GroupCommit:
+    """The appends waiting for an fsync and the one job in flight (on the flusher's thread)."""
+
+    def __init__(self, flusher) -> None:
+        self._flusher = flusher
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._dirty: dict[int, tuple] = {}  # id(segment) -> (partition log, segment)
+        self._waiters: list[asyncio.Future] = []  # for the next job to start
+        self._running = False
+        self._scheduled = False
+        self.jobs = 0  # fsync jobs run (shared by every append written before each started)
+
+    def attach(self) -> bool:
+        """True when appends may be left to a job: only with a running event loop to answer on."""
+        if not fs.disk.parallel:  # a substitute disk modelling the order of changes: inline
+            return False
+        if self._loop is None:
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return False
+        return True
+
+    def wrote(self, plog, seg) -> None:
+        """``seg`` of ``plog`` was written on the loop: a job is due."""
+        self._dirty[id(seg)] = (plog, seg)
+        self._schedule()
+
+    def pending(self) -> bool:
+        """Something written is not yet known to be on disk."""
+        return bool(self._dirty) or self._running
+
+    def barrier(self) -> asyncio.Future:
+        """Done when an fsync job that starts after this call (so after every write before it) is."""
+        waiter = self._loop.create_future()
+        self._waiters.append(waiter)
+        self._schedule()
+        return waiter
+
+    def _schedule(self) -> None:
+        # after this turn's callbacks: a Produce's partitions, and the other requests read in the
+        # same turn, share the job
+        if not self._running and not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self._start)
+
+    def _start(self) -> None:
+        self._scheduled = False
+        if self._running or not (self._dirty or self._waiters):
+            return
+        items = []
+        for plog, seg in self._dirty.values():
+            directory = plog.directory if plog._dir_dirty else None
+            plog._dir_dirty = False
+            items.append((plog, seg, seg.fileno(), seg.size, seg.next_offset, directory))
+        self._dirty.clear()
+        waiters, self._waiters = self._waiters, []
+        self._running = True
+        self.jobs += 1
+        future = self._flusher.submit(lambda: _sync(items))
+        future.add_done_callback(lambda f: self._call_loop(self._done, f, items, waiters))
+
+    def _call_loop(self, *args) -> None:
+        try:
+            self._loop.call_soon_threadsafe(*args)
+        except RuntimeError:  # the loop closed first (a broker stopping): nothing is answered
+            pass
+
+    def _done(self, future, items, waiters) -> None:
+        self._running = False
+        error = future.exception()
+        if error is None:
+            for plog, seg, _, size, next_offset, _ in items:
+                if (size, next_offset) > seg.durable:
+                    seg.durable = (size, next_offset)
+                plog.synced(next_offset)
+        else:  # nothing moves: the bytes may not be on disk
+            log.error("fsync of appended segments failed", exc_info=error)
+            for plog, _, _, _, _, directory in items:
+                plog._dir_dirty = plog._dir_dirty or directory is not None
+        for waiter in waiters:
+            if not waiter.done():
+                if error is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(error)
+        self._schedule()
+
+
+def _sync(items) -> None:
+    """On the flusher's thread: each segment's bytes written so far, then the directories."""
+    for _, seg, fd, _, _, _ in items:
+        try:
+            fs.disk.fsync(fd)
+        except OSError as e:
+            if e.errno != errno.EBADF or seg.fileno() == fd:
+                raise  # else the segment was deleted meanwhile (retention): nothing left to sync
+    for directory in {d for *_, d in items if d is not None}:
+        fs.disk.fsync_dir(directory)
