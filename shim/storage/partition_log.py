@@ -4,6 +4,8 @@ The high watermark is the log end offset after every append, unless the simulate
 (shim.cluster) holds it back at a slowed follower's log end (``high_watermark_limit``); the last
 stable offset is the first offset of the oldest open transaction, else the high watermark. Batches
 are stamped with the partition's current ``leader_epoch``, which the cluster bumps on a leader change.
+The log start offset and the deletion of old segments (DeleteRecords, retention) are
+shim.storage.retention's; a roll's file work under fsync "always" is shim.storage.roll_flush's.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from kafka_codecs.control import ControlRecordType, encode_end_txn_marker, read_
 from kafka_codecs.records import decode_batch
 
 from ..errors import ErrorCode, KafkaError
-from . import fs, log_loader, recovery_point, snapshot, swap, txn_index
+from . import fs, log_loader, recovery_point, retention, snapshot, swap, txn_index
 from .roll_flush import PendingRolls
 from .producer_state import AbortedTxn, Origin, ProducerStateManager
 from .segment import FileRecords, LogSegment
@@ -43,7 +45,6 @@ log = logging.getLogger(__name__)
 _STAMPED_PREFIX = struct.Struct(">qii")
 _MAX_TIMESTAMP = struct.Struct(">q")
 LEADER_EPOCH = 0  # the leader epoch of a partition whose leader never changed
-LOG_START_FILE = "log-start-offset"
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,75 +464,16 @@ class PartitionLog:
         top = max(records, key=lambda r: r.timestamp)
         return top.offset, top.timestamp
 
-    # -- deletion and retention --------------------------------------------------------------
+    # -- the log start offset and retention (shim.storage.retention) ---------------------------
 
     def legacy_offsets_before(self, timestamp: int, max_num_offsets: int, now_ms: int) -> list[int]:
-        """ListOffsets v0 (Kafka: UnifiedLog.legacyFetchOffsetsBefore, Partition.legacyFetchOffsetsForTimestamp
-        for a consumer): segment start offsets (and the log end when the active segment holds data)
-        whose segment was last modified at or before ``timestamp``, newest first, capped at the
-        high watermark; -1 is the latest, -2 the earliest."""
-        points = [(max(s.base_offset, self.log_start_offset), os.stat(s.log_path).st_mtime_ns // 1_000_000)
-                  for s in self.segments]
-        if self.segments[-1].size > 0:
-            points.append((self.log_end_offset, now_ms))
-        if timestamp == -1:
-            start = len(points) - 1
-        elif timestamp == -2:
-            start = 0
-        else:
-            start = max((i for i, (_, modified) in enumerate(points) if modified <= timestamp), default=-1)
-        found = sorted((points[i][0] for i in range(start, max(start - max_num_offsets, -1), -1)), reverse=True)
-        hw = self.high_watermark
-        if any(o > hw for o in found):
-            found = [hw] + [o for o in found if o <= hw]
-        return found
+        return retention.legacy_offsets_before(self, timestamp, max_num_offsets, now_ms)
 
     def delete_records(self, offset: int) -> int:
-        """Advance the log start offset (DeleteRecords); -1 means the high watermark."""
-        if offset == -1:
-            offset = self.high_watermark
-        if offset < 0 or offset > self.high_watermark:
-            raise KafkaError(ErrorCode.offset_out_of_range, f"offset {offset} is beyond the high watermark")
-        if offset > self.log_start_offset:
-            self._set_log_start(offset)
-            while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
-                self._delete_oldest()
-        return self.log_start_offset
+        return retention.delete_records(self, offset)
 
     def enforce_retention(self, now_ms: int) -> int:
-        """Delete whole segments past retention.ms or retention.bytes; returns how many.
-
-        As Kafka (UnifiedLog.deleteOldSegments), the active segment goes too once it qualifies: a new
-        empty one is rolled first, so a quiet partition still expires.
-        """
-        deleted = 0
-        c = self.config
-        if not c.delete:  # Kafka: UnifiedLog.deleteOldSegments -- cleanup.policy=compact keeps every segment
-            return 0
-        while self.segments[0].size or len(self.segments) > 1:
-            oldest = self.segments[0]
-            expired = c.retention_ms >= 0 and _largest_timestamp(oldest) < now_ms - c.retention_ms
-            too_big = c.retention_bytes >= 0 and self.size_bytes() - oldest.size >= c.retention_bytes
-            if not (expired or too_big):
-                break
-            if len(self.segments) == 1:
-                self.roll()
-            self._set_log_start(self.segments[1].base_offset)  # first: a lost removal is then harmless
-            self._delete_oldest()
-            deleted += 1
-        return deleted
-
-    def _set_log_start(self, offset: int) -> None:
-        self.log_start_offset = max(self.log_start_offset, offset)
-        self.aborted = [a for a in self.aborted if a.last_offset >= self.log_start_offset]
-        # under fsync "never" unforced, as the log it describes (Kafka checkpoints it on its scheduler)
-        fs.atomic_write(self.directory / LOG_START_FILE, str(self.log_start_offset).encode(), sync=self.config.fsync)
-
-    def _delete_oldest(self) -> None:
-        self.pending_rolls.settle()  # a roll's files are not renamed into place after the deletion
-        self.segments.pop(0).delete()
-        if self.config.fsync:
-            fs.disk.fsync_dir(self.directory)
+        return retention.enforce_retention(self, now_ms)
 
     # -- load, recovery and close ------------------------------------------------------------
 
@@ -539,7 +481,7 @@ class PartitionLog:
         # one listing of the directory, read every way below (a start over 10,000 partitions
         # spent a third of its time in globs)
         names = os.listdir(self.directory)
-        self.log_start_offset = log_loader.read_log_start(self, LOG_START_FILE, names)
+        self.log_start_offset = log_loader.read_log_start(self, retention.LOG_START_FILE, names)
         if not self.read_only:
             tmps = [n for n in names if n.endswith(fs.TMP_SUFFIX)]  # atomic writes the broker did not finish
             for tmp in tmps:
@@ -646,11 +588,3 @@ class PartitionLog:
         for seg in self.segments:
             seg.close()
         fs.disk.rmtree(self.directory)
-
-
-def _largest_timestamp(seg: LogSegment) -> int:
-    """Kafka: LogSegment.largestTimestamp -- its newest record's timestamp, or the file's modification
-    time when it has none (a segment the cleaner emptied keeps the time of what it replaced)."""
-    if seg.max_timestamp >= 0:
-        return seg.max_timestamp
-    return os.stat(seg.log_path).st_mtime_ns // 1_000_000
