@@ -13,9 +13,8 @@ from __future__ import annotations
 LEGACY, CURRENT = 0, 1  # replay phases: a key's legacy-partition records go before all others
 
 
-def java_string_hash(s: str) -> int:
-    """String.hashCode as an unsigned 32-bit value."""
-    h = 0
+def java_string_hash(s: str, h: int = 0) -> int:
+    """String.hashCode as an unsigned 32-bit value; ``h``: the hash of a prefix ``s`` follows."""
     data = s.encode("utf-16-be")
     for i in range(0, len(data), 2):
         h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
@@ -25,7 +24,11 @@ def java_string_hash(s: str) -> int:
 def partition_for(key: str, partitions: int) -> int:
     """``Utils.abs(key.hashCode()) % partitions`` (Kafka: GroupMetadataManager.partitionFor,
     TransactionStateManager.partitionFor, ShareCoordinatorService.partitionFor)."""
-    h = java_string_hash(key)
+    return partition_of_hash(java_string_hash(key), partitions)
+
+
+def partition_of_hash(h: int, partitions: int) -> int:
+    """``Utils.abs(hash) % partitions`` of an unsigned 32-bit String.hashCode."""
     signed = h - (1 << 32) if h & 0x80000000 else h
     return (0 if signed == -(1 << 31) else abs(signed)) % partitions
 

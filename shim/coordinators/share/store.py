@@ -24,6 +24,7 @@ start-up those files are written into the topic as snapshots, then removed.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import uuid
@@ -37,7 +38,7 @@ from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 from ...storage import fs
 from ...storage.producer_state import Origin
 from ..group.records import UnknownRecord
-from ..partitioning import partition_for
+from ..partitioning import java_string_hash, partition_of_hash
 from . import records as sr
 from .partition import InFlight, RecordState, SharePartition
 
@@ -53,6 +54,12 @@ def topic_configs(segment_bytes: int = 104857600) -> dict[str, str]:
     """Kafka: ShareCoordinatorService.shareGroupStateTopicConfigs."""
     return {"cleanup.policy": "delete", "compression.type": "producer", "segment.bytes": str(segment_bytes),
             "retention.ms": "-1"}
+
+
+@functools.lru_cache(maxsize=16)
+def _group_hash(group_id: str) -> int:
+    """String.hashCode of the ``group:`` every one of the group's share-partition keys begins with."""
+    return java_string_hash(group_id + ":")
 
 
 def share_partition_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
@@ -84,6 +91,10 @@ class ShareStateStore:
         self.records_per_snapshot = records_per_snapshot
         self.clock = clock
         self.entries: dict[tuple[str, uuid.UUID, int], _Entry] = {}
+        # derived from ``entries``: each key's __share_group_state partition and each partition's
+        # keys, so a write hashes a key once and prunes over its own partition's keys only
+        self._placed: dict[tuple[str, uuid.UUID, int], int] = {}
+        self._shards: dict[int, set[tuple[str, uuid.UUID, int]]] = {}
         if logs is not None:
             self._replay()
             self.forget_deleted_topics()  # a topic deleted just before a crash
@@ -91,7 +102,24 @@ class ShareStateStore:
                 self._migrate(legacy_dir / LEGACY_DIRECTORY)
 
     def partition_for(self, group_id: str, topic_id: uuid.UUID, partition: int) -> int:
-        return partition_for(share_partition_key(group_id, topic_id, partition), self.num_partitions)
+        placed = self._placed.get((group_id, topic_id, partition))
+        if placed is not None:
+            return placed
+        # the key's hash goes on from its group's (a group id may be 32,767 characters long)
+        suffix = share_partition_key(group_id, topic_id, partition)[len(group_id) + 1:]
+        return partition_of_hash(java_string_hash(suffix, _group_hash(group_id)), self.num_partitions)
+
+    def _put(self, key, entry: "_Entry") -> None:
+        if key not in self._placed:
+            self._placed[key] = shard = self.partition_for(*key)
+            self._shards.setdefault(shard, set()).add(key)
+        self.entries[key] = entry
+
+    def _drop(self, key) -> None:
+        self.entries.pop(key, None)
+        shard = self._placed.pop(key, None)
+        if shard is not None:
+            self._shards[shard].discard(key)
 
     # -- the coordinator's view: (topic name, partition) -> encode() of a share partition ------
 
@@ -178,7 +206,7 @@ class ShareStateStore:
             for i, (key, (kind, _, entry)) in enumerate(planned):
                 if kind == sr.SNAPSHOT:
                     entry.snapshot_offset, snapshot_written = base + i, True
-                self.entries[key] = entry
+                self._put(key, entry)
             if snapshot_written:
                 self._prune(partition)
 
@@ -192,7 +220,7 @@ class ShareStateStore:
             self._append(partition, [(sr.encode_key(sr.ShareKey(sr.SNAPSHOT, *k)), None) for k in doomed],
                          self.clock())
             for key in doomed:
-                del self.entries[key]
+                self._drop(key)
             self._prune(partition)
 
     def forget_deleted_topics(self) -> None:
@@ -242,7 +270,7 @@ class ShareStateStore:
     def _prune(self, partition: int) -> None:
         """Kafka: ShareCoordinatorOffsetsManager.lastRedundantOffset -- below the oldest latest
         snapshot of the partition's keys nothing is needed any more."""
-        offsets = [e.snapshot_offset for k, e in self.entries.items() if self.partition_for(*k) == partition]
+        offsets = [self.entries[k].snapshot_offset for k in self._shards.get(partition, ())]
         plog = self._log(partition)
         redundant = min(offsets) if offsets else plog.high_watermark  # no key left: nothing is needed
         if redundant > plog.log_start_offset:
@@ -274,12 +302,12 @@ class ShareStateStore:
         k = (key.group_id, key.topic_id, key.partition)
         entry = self.entries.get(k)
         if value is None:
-            self.entries.pop(k, None)
+            self._drop(k)
         elif isinstance(value, sr.ShareSnapshot):
-            self.entries[k] = _Entry(value, 0, offset)
+            self._put(k, _Entry(value, 0, offset))
         elif entry is None:  # an update without its snapshot: what it says is all there is
-            self.entries[k] = _Entry(sr.ShareSnapshot(value.snapshot_epoch, 0, value.leader_epoch,
-                                                      max(value.start_offset, 0), 0, 0, value.batches), 1, offset)
+            self._put(k, _Entry(sr.ShareSnapshot(value.snapshot_epoch, 0, value.leader_epoch,
+                                                 max(value.start_offset, 0), 0, 0, value.batches), 1, offset))
         else:
             old = entry.snapshot
             start = value.start_offset if value.start_offset >= 0 else old.start_offset
