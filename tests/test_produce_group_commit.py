@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import errno
 import os
 import threading
 import time
@@ -14,6 +15,7 @@ import time
 from kafka_codecs import encode_batch
 from shim.apis.dispatch import dispatch
 from shim.config import BrokerConfig
+from shim.errors import ErrorCode
 from shim.node import Node
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
 from shim.storage import fs
@@ -158,6 +160,48 @@ async def test_acks_0_is_fsynced_too(tmp_path):
         while plog.high_watermark < 1:  # the job runs although no answer waits for it
             await asyncio.sleep(0.001)
         assert any(e[0] == "fsync-end" and str(e[1]).endswith(".log") for e in disk.events)
+    finally:
+        node.close()
+        fs.use(previous)
+
+
+class FailingDisk(RecordingDisk):
+    """The real disk whose first fsync of a segment file fails as a dying disk's does (EIO)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+
+    def fsync(self, fd):
+        if self.failures == 0 and str(self.names.get(fd, "")).endswith(".log"):
+            self.failures += 1
+            raise OSError(errno.EIO, "Input/output error")
+        super().fsync(fd)
+
+
+def _idempotent_produce(partition, correlation_id):
+    batch = encode_batch([(None, b"v", (), int(time.time() * 1000))], producer_id=7, producer_epoch=0,
+                         base_sequence=0)
+    m = request_module(0, 9)
+    request = m.ProduceRequest(transactional_id=None, acks=-1, timeout=datetime.timedelta(seconds=30), topic_data=(
+        m.TopicProduceData(name="t", partition_data=(m.PartitionProduceData(index=partition, records=batch),)),))
+    return encode_request(RequestHeader(0, 9, correlation_id, "c"), request)
+
+
+async def test_a_failed_fsync_is_answered_kafka_storage_error_and_never_acknowledged(tmp_path):
+    disk = FailingDisk()
+    node, previous = await _node(tmp_path, disk, 2)
+    try:
+        assert _errors(await dispatch(node, _idempotent_produce(0, 1))) == [ErrorCode.kafka_storage_error]
+        assert disk.failures == 1
+        plog = node.logs.get("t", 0)
+        assert plog.log_end_offset == 1 and plog.high_watermark == 0  # written, never readable
+        # the producer's retry of the same batch: a duplicate of bytes never known on disk
+        assert _errors(await dispatch(node, _idempotent_produce(0, 2))) == [ErrorCode.kafka_storage_error]
+        # the data directory is offline: another partition's append is refused too
+        assert _errors(await dispatch(node, _produce([1], correlation_id=3))) == [ErrorCode.kafka_storage_error]
+        assert node.logs.get("t", 1).log_end_offset == 0
+        assert plog.high_watermark == 0
     finally:
         node.close()
         fs.use(previous)

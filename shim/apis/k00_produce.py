@@ -261,9 +261,20 @@ async def _synced(barrier, ctx, request, topics, hinted, replication, throttle):
     """The answer after an fsync job that started after the appends (shim.storage.group_commit),
     shared with every append written meanwhile: the Produce is answered only once they are on disk
     (Kafka: UnifiedLog.append flushes before it returns under flush.messages=1)."""
-    await barrier
+    try:
+        await barrier
+    except OSError as e:  # nothing acknowledged: the data directory is offline (shim.storage.group_commit)
+        topics, replication = _storage_failed(ctx, topics, e), None
     result = _answered(ctx, request, topics, hinted, replication, throttle)
     return await result if asyncio.iscoroutine(result) else result
+
+
+def _storage_failed(ctx, topics, error: OSError) -> list:
+    """Each partition appended answered KAFKA_STORAGE_ERROR (Kafka: ReplicaManager.appendToLocalLog
+    on a KafkaStorageException); the others keep their own error."""
+    failed = KafkaError(ErrorCode.kafka_storage_error, f"fsync failed: {error}")
+    return [(name, topic_id, [_error(ctx, p[0], failed) if p.__class__ is tuple else p for p in parts])
+            for name, topic_id, parts in topics]
 
 
 def _answered(ctx, request, topics, hinted, replication, throttle):

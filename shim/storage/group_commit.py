@@ -13,8 +13,15 @@ Nothing acknowledged weakens: each segment's ``durable`` (the recovery point und
 the partition's ``synced_end`` (the high watermark's bound, so no consumer reads a record before
 it is on disk, as none does in Kafka before the flush that precedes the high watermark's move)
 advance only when the job that covered the bytes returns. A segment deleted while its job runs
-(retention) has nothing left to sync. A job that fails fails its waiters (their requests are not
-answered as appended) and moves nothing.
+(retention) has nothing left to sync. A job that fails fails its waiters and moves nothing, and
+takes the data directory offline (Kafka: LocalLog.flush's IOException goes to
+LogDirFailureChannel.maybeAddOfflineLogDir): a Produce waiting for it is answered
+KAFKA_STORAGE_ERROR for the partitions it appended (Kafka: ReplicaManager.appendToLocalLog), and
+every later append is refused with it until a restart, which recovers from the recovery point the
+failed job did not move. A later fsync of the same file may well succeed without the lost pages
+(Linux marks them clean after a failed writeback), so nothing written before the failure, a
+producer's retry of the same batch included, is ever acknowledged. Kafka, whose broker then has
+no live log directory left, halts; kafka-shim stays up and answers the error.
 
 The coordinators' writes (transaction state, markers, group metadata and offsets) still fsync on
 the loop before they return: the transaction coordinator writes a partition's markers only once
@@ -43,6 +50,7 @@ class GroupCommit:
         self._running = False
         self._scheduled = False
         self.jobs = 0  # fsync jobs run (shared by every append written before each started)
+        self.failed: OSError | None = None  # the first failed job's error: the data directory is offline
 
     def attach(self) -> bool:
         """True when appends may be left to a job: only with a running event loop to answer on."""
@@ -109,7 +117,8 @@ class GroupCommit:
                     seg.durable = (size, next_offset)
                 plog.synced(next_offset)
         else:  # nothing moves: the bytes may not be on disk
-            log.error("fsync of appended segments failed", exc_info=error)
+            log.error("fsync of appended segments failed: the data directory is offline", exc_info=error)
+            self.failed = self.failed or error
             for plog, _, _, _, _, directory in items:
                 plog._dir_dirty = plog._dir_dirty or directory is not None
         for waiter in waiters:

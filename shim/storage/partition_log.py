@@ -172,6 +172,8 @@ class PartitionLog:
         ProducerAppendInfo.maybeValidateDataBatch); producer and coordinator epochs are checked
         for both.
         """
+        if self.group_commit is not None and self.group_commit.failed is not None:  # before a duplicate's answer
+            raise KafkaError(ErrorCode.kafka_storage_error, f"{self.directory.parent} is offline after a failed fsync")
         # Kafka checks coordinator appends too; a client's batch was checked by validate_client_batch
         if origin is not Origin.CLIENT and h.size > self.config.max_message_bytes:
             raise KafkaError(ErrorCode.message_too_large,

@@ -140,3 +140,34 @@ async def test_a_failed_write_leaves_the_group_as_it_was(tmp_path):
         assert await describe(node) == before  # m2 did not join
     finally:
         nodes.crash_all()
+
+
+async def test_a_refused_subscription_change_leaves_the_member_as_it_was(tmp_path):
+    from shim.errors import KafkaError
+
+    nodes = NodeFactory(tmp_path / "data", kafka_version="4.1")
+    node = _open(nodes)
+    try:
+        node.logs.create_topic("other", 1)
+        epoch = (await heartbeat(node, "m1", 0)).member_epoch
+        for _ in range(5):  # the partitions the join initialized get assigned by a later heartbeat
+            r = await heartbeat(node, "m1", epoch)
+            if r.member_epoch == epoch:
+                break
+            epoch = r.member_epoch
+        before = await describe(node)
+        write = node.share.write_group_records
+
+        def refuse(*_):
+            raise KafkaError(ErrorCode.coordinator_not_available, "the offsets partition is offline")
+
+        node.share.write_group_records = refuse
+        r = await heartbeat(node, "m1", epoch, topics=("other",))
+        assert r.error_code == ErrorCode.coordinator_not_available
+        node.share.write_group_records = write
+        assert await describe(node) == before
+        r = await heartbeat(node, "m1", epoch)  # its subscription as it was: nothing changes
+        assert (r.error_code, r.member_epoch) == (ErrorCode.none, epoch)
+        assert await describe(node) == before
+    finally:
+        nodes.crash_all()

@@ -16,7 +16,6 @@ partition's aborted-transaction index), are archived as they are first fetched a
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from kafka_codecs.batch import iter_batches
@@ -117,7 +116,7 @@ class ShareCoordinator:
         """Change the group's membership; the records of what changed are written before the change
         stands (Kafka: the share-group records of GroupMetadataManager.shareGroupHeartbeat)."""
         group = self.groups[group_id]
-        before = copy.deepcopy(group)
+        before = group.snapshot()
         result = change(group)
         after = members.view(group, self.topic_id)
         records = members.diff(group_id, self._views.get(group_id), after)

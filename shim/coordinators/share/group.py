@@ -18,6 +18,7 @@ out bumps the epoch (initializedAssignmentPending), as a subscription change doe
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -64,6 +65,13 @@ class ShareGroup:
         self.target: dict[str, Assignment] = {}
         self.metadata_hash = 0  # of the subscribed topics at the last epoch bump (written with the epoch)
         self._metadata: dict[str, tuple] = {}  # subscribed topic -> its shape (partitions, topic id, racks)
+
+    def snapshot(self) -> ShareGroup:
+        """A copy to put back if a change's records cannot be written: each member is copied, the
+        rest (targets, assignments, subscribed metadata) is only ever replaced, never changed in place."""
+        saved = copy.copy(self)
+        saved.members = {m: copy.copy(member) for m, member in self.members.items()}
+        return saved
 
     @property
     def state(self) -> str:

@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 Write = Callable[[str, list, int], None]  # (group id, [(key, value)], now_ms)
 
 
+def _partitions(topics: sm.Topics, topic_id) -> frozenset[int]:
+    t = topics.get(topic_id)
+    return t.partitions if t is not None else frozenset()
+
+
 class ShareStateTracker:
     def __init__(self, store, write: Write, retry_interval_ms: int = 30_000) -> None:
         self.store = store
@@ -106,12 +111,10 @@ class ShareStateTracker:
         is kept). A state write answered with an error is logged and undone (Kafka: the heartbeat's
         answer does not wait for InitializeShareGroupState)."""
         meta = self.get(group_id)
-        done = meta.initialized_partitions()
-        if not self.retry_due(group_id, now_ms):
-            done |= {(tid, p) for tid, t in meta.initializing.items() for p in t.partitions}
+        pending = meta.initializing if not self.retry_due(group_id, now_ms) else {}
         missing: sm.Topics = {}
         for topic, (count, topic_id) in sorted(subscribed.items()):
-            parts = frozenset(p for p in range(count) if (topic_id, p) not in done)
+            parts = frozenset(range(count)) - _partitions(meta.initialized, topic_id) - _partitions(pending, topic_id)
             if parts:
                 missing[topic_id] = sm.Topic(topic, parts)
         if missing:
