@@ -121,18 +121,26 @@ class KafkaPython(_Client):
         return got
 
     def auth_error(self) -> str:
-        """The errors kafka-python logs when it cannot connect (bootstrapping only says it failed)."""
-        from kafka import KafkaAdminClient
+        """The errors kafka-python logs and raises for one connection to the bootstrap server: its
+        bootstrap would retry (and only say it failed) until bootstrap_timeout_ms, so the
+        connection's own outcome is awaited instead, as for aiokafka."""
+        from kafka.net.compat import KafkaNetClient
         messages: list[str] = []
         handler = logging.Handler(logging.ERROR)
         handler.emit = lambda record: messages.append(record.getMessage())
         logger = logging.getLogger("kafka")
         logger.addHandler(handler)
+        client = KafkaNetClient(**_kp(self.s))
         try:
-            KafkaAdminClient(bootstrap_timeout_ms=5000, **_kp(self.s)).close()
-        except Exception as exc:
-            messages.append(f"raised {exc!r}")
+            conn = client._manager.get_connection("bootstrap-0")
+            client._net.poll(timeout_ms=20000, future=conn.init_future)
+            if conn.init_future.failed():
+                failure = conn.init_future.exception
+                messages.append(f"raised {type(failure).__name__}: {failure}")
+            else:
+                messages.append("connected")
         finally:
+            client.close()
             logger.removeHandler(handler)
         return "\n".join(messages)
 
