@@ -6,6 +6,7 @@ import asyncio
 import struct
 
 from shim import Broker, connection
+from shim.apis import dispatch
 from shim.protocol.messages import decode_response
 
 from test_server_limits import api_versions, until
@@ -37,8 +38,11 @@ def frames(data: bytes) -> list[bytes]:
 
 async def test_answers_to_pipelined_requests_leave_in_one_write_in_order(tmp_path, monkeypatch):
     # answers are held while the answering task runs; it yields (and they leave) after each
-    # connection.ANSWER_SLICE_S, which a loaded machine can spend on three requests: not this test's subject
+    # connection.ANSWER_SLICE_S, and to encode on a worker thread an answer that took longer than
+    # dispatch.SLICE_S to build: a loaded machine can spend either on three requests, and neither
+    # is this test's subject
     monkeypatch.setattr(connection, "ANSWER_SLICE_S", 60.0)
+    monkeypatch.setattr(dispatch, "SLICE_S", 60.0)
     async with Broker(data_dir=tmp_path / "d", listen="127.0.0.1:0") as broker:
         reader, writer = await asyncio.open_connection(broker.node.host, broker.node.port)
         await until(lambda: len(broker._server.connections) == 1)
