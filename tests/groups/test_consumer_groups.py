@@ -316,3 +316,16 @@ def test_an_assignor_failure_is_unknown_server_error_and_leaves_the_group_as_it_
     monkeypatch.setitem(consumer_coordinator.ASSIGNORS, "uniform", failing)
     assert Client(gc, "b").beat().error == E.unknown_server_error
     assert set(gc.consumer.groups["g"].members) == {"a"}
+
+
+def test_a_subscription_repeating_a_long_name_records_it_once(gc):
+    """Kafka keeps a member's subscribed names as a set: 51 copies of a 32,767-character name (1.7 MB,
+    past the offsets partition's max.message.bytes) are one name, and the heartbeat is answered."""
+    a = Client(gc, "a")
+    assert a.beat().member_epoch == 1 and a.partitions() == [0, 1, 2, 3, 4, 5]
+    long_name = "t" * 32767
+    r = a.beat(rack_id="r1", subscribed_topic_names=(long_name,) * 51)
+    assert (r.error, r.message) == (E.none, None)
+    member = gc.consumer.groups["g"].members["a"]
+    assert member.subscribed_topic_names == (long_name,) and member.rack_id == "r1"
+    assert gc.consumer.groups["g"].group_epoch == 2 and r.assignment == {}  # TOPIC is revoked

@@ -336,14 +336,18 @@ class ConsumerGroups:
 
     @staticmethod
     def _updated(member: ConsumerGroupMember, req: HeartbeatRequest) -> ConsumerGroupMember:
-        """The member with what the request changes; absent fields keep their values."""
+        """The member with what the request changes; absent fields keep their values. The
+        subscribed names are a set, as Kafka's ConsumerGroupMember keeps them: a name the request
+        repeats is recorded once (51 copies of a 32,767-character name made a member record too
+        large for the offsets partition, UNKNOWN_SERVER_ERROR where Kafka accepts the heartbeat)."""
         def keep(new, old):
             return old if new is None else new
         return replace(
             member, instance_id=keep(req.instance_id, member.instance_id), rack_id=keep(req.rack_id, member.rack_id),
             rebalance_timeout_ms=member.rebalance_timeout_ms if req.rebalance_timeout_ms == -1
             else req.rebalance_timeout_ms, server_assignor=keep(req.server_assignor, member.server_assignor),
-            subscribed_topic_names=tuple(sorted(keep(req.subscribed_topic_names, member.subscribed_topic_names))),
+            subscribed_topic_names=tuple(sorted(set(keep(req.subscribed_topic_names,
+                                                            member.subscribed_topic_names)))),
             subscribed_topic_regex=keep(req.subscribed_topic_regex, member.subscribed_topic_regex),
             client_id=req.client_id, client_host=req.client_host)
 
