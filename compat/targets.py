@@ -21,6 +21,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .support import recv_exactly
+
 KAFKA_IMAGE = "apache/kafka:3.9.1"
 ENV = "KAFKA_SHIM_TARGET"
 VERSION_ENV = "KAFKA_SHIM_KAFKA_VERSION"
@@ -152,15 +154,5 @@ def _api_versions(bootstrap_servers: str):
     frame = encode_request(RequestHeader(18, 3, 1, "compat"), request)
     with socket.create_connection((host, int(port)), timeout=10) as conn:
         conn.sendall(struct.pack(">i", len(frame)) + frame)
-        size = struct.unpack(">i", _read_exactly(conn, 4))[0]
-        return decode_response(_read_exactly(conn, size), 18, 3)[1]
-
-
-def _read_exactly(conn: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = conn.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("the broker closed the connection")
-        buf += chunk
-    return buf
+        size = struct.unpack(">i", recv_exactly(conn, 4))[0]
+        return decode_response(recv_exactly(conn, size), 18, 3)[1]

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from shim.protocol.messages import RequestHeader, encode_request, make, request_class, request_module
 
+from ..support import recv_exactly
 from .broker import BrokerProcess, Canary, Connection, create_topic, produce
 from .run import CANARY_LATENCY, Result, record_canary
 
@@ -81,16 +82,6 @@ def _fetch_frame(correlation: int) -> bytes:
                   isolation_level=0, topics=(m.FetchTopic(topic=BIG_TOPIC, partitions=(m.FetchPartition(
                       partition=0, fetch_offset=0, partition_max_bytes=MAX_REQUEST),)),),
                   forgotten_topics_data=(), rack_id="")  # fmt: skip
-
-
-def _exactly(s: socket.socket, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        if not chunk:
-            raise ConnectionResetError("the broker closed a parked Fetch's connection")
-        out += chunk
-    return out
 
 
 def _parked_frame(correlation: int) -> bytes:
@@ -262,8 +253,8 @@ class FloodRun:
             s.sendall(versions + _parked_frame(i))
             socks.append(s)
         for s in socks:  # each ApiVersions answered: the Fetch behind it is the broker's next request
-            size = struct.unpack(">i", _exactly(s, 4))[0]
-            _exactly(s, size)
+            size = struct.unpack(">i", recv_exactly(s, 4))[0]
+            recv_exactly(s, size)
         try:
             took = self._produce_time()
         finally:
