@@ -285,6 +285,24 @@ final class ConsumerMoreReplay {
         return m == null ? null : m.metricValue();
     }
 
+    /**
+     * The lag and lead of {@code tp} once the client has dropped them, or as they stand after 20 s of
+     * polls if it never does. The client drops a partition's metrics when it next prepares a fetch
+     * without it (the 4.x consumer on its background thread, after the callbacks the app thread saw),
+     * so a single read right after the rebalance races the client's own threads.
+     */
+    static List<Object> metricsOnceGone(KafkaConsumer<byte[], byte[]> c, String clientId, TopicPartition tp)
+            throws Exception {
+        Support.await(() -> {
+            if (metric(c, "records-lag", clientId, tp) == null && metric(c, "records-lead", clientId, tp) == null) {
+                return true;
+            }
+            c.poll(Duration.ofMillis(100));
+            return false;
+        }, 20_000);
+        return Arrays.asList(metric(c, "records-lag", clientId, tp), metric(c, "records-lead", clientId, tp));
+    }
+
     /** awaitNonEmptyRecords: the first poll with records of {@code tp}, up to max.poll.records. */
     static int awaitNonEmpty(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) throws Exception {
         int[] n = {0};
@@ -324,7 +342,7 @@ final class ConsumerMoreReplay {
                     c.position(tp) - 50 == (Double) metric(c, "records-lead", assignId, tp)));
             c.assign(List.of(tp2));
             awaitNonEmpty(c, tp2);
-            obs.put("assign_moved", Arrays.asList(metric(c, "records-lag", assignId, tp), metric(c, "records-lead", assignId, tp)));
+            obs.put("assign_moved", metricsOnceGone(c, assignId, tp));
         }
         String subscribeId = s.name("lag-subscribe");
         TopicPartition other = new TopicPartition(s.name("lag-lead-2"), 0);
@@ -337,8 +355,7 @@ final class ConsumerMoreReplay {
                     metric(c, "records-lead", subscribeId, tp)));
             c.subscribe(List.of(other.topic()), l);
             GroupReplay.awaitRebalance(c, l);
-            obs.put("subscribe_moved", Arrays.asList(metric(c, "records-lag", subscribeId, tp),
-                    metric(c, "records-lead", subscribeId, tp)));
+            obs.put("subscribe_moved", metricsOnceGone(c, subscribeId, tp));
         }
         TopicPartition txnTp = topicWith(s, "lag-committed", 10);
         String committedId = s.name("lag-committed");
