@@ -23,7 +23,7 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 
 TOPICS, NAMED, CREATED = 10, 10_000, 100  # 100,000 partitions named, 1,000 of them there
 CPU_LIMIT = 0.04  # seconds of the loop thread's CPU in one stretch
-FORGET_CPU_LIMIT = 0.025
+FORGET_CPU_LIMIT = 0.05  # measured beside the suite: 22-33 ms; the walk one by one it guards against, 74-77 ms
 
 
 def _frame(node, version, session_id, epoch, topics, named=NAMED, forget=()):
