@@ -201,6 +201,13 @@ SCENARIOS: list[Scenario] = [
              "member; it stops without leaving and a new process with the same instance id takes its place and "
              "its partitions without a rebalance (the group epoch does not move).",
              ("aiokafka", "kafka-python")),
+    Scenario("consumer.group_protocol_switch", "a classic member of a consumer group switches to the consumer protocol",
+             "Two members join a consumer group with JoinGroup/SyncGroup beside a group.protocol=consumer member; "
+             "one sends ConsumerGroupHeartbeat with its member id and epoch and is a consumer-protocol member "
+             "from then on (describeConsumerGroups: upgraded; its classic Heartbeat UNKNOWN_MEMBER_ID); the "
+             "group stays a consumer group when the other consumer-protocol member leaves, and becomes classic "
+             "only when the switched member leaves too.",
+             ("java",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
