@@ -102,6 +102,24 @@ class PartitionState:
         return -1, -1
 
 
+@dataclass(frozen=True, slots=True)
+class OfflineState:
+    """A partition as the metadata describes it while the data directory, which every simulated
+    broker shares, is offline: each broker reported its directory failed, so the controller took
+    the leadership away (Kafka: ReplicationControlManager.handleDirectoriesOffline, a new leader
+    epoch with no leader; the last ISR member stays in the ISR) and lists every replica offline
+    (KRaftMetadataCache.isReplicaInOfflineDir)."""
+
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+def offline_state(s: PartitionState) -> OfflineState:
+    return OfflineState(NO_LEADER, s.leader_epoch + 1, s.replicas, s.isr)
+
+
 @dataclass(slots=True)
 class SlowFollower:
     end_offset: int  # the log end it has fetched up to

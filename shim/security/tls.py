@@ -1,5 +1,5 @@
 """TLS for SSL and SASL_SSL listeners (stdlib ``ssl``) from Kafka's key and trust store settings
-(shim.security.stores: PEM, PKCS12, and JKS-typed stores in the PKCS12 format), and the principal of
+(shim.security.stores: PEM, PKCS12, JKS and JCEKS), and the principal of
 a client certificate (shim.security.principal: ``ssl.principal.mapping.rules``).
 """
 

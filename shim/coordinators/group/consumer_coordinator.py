@@ -336,8 +336,10 @@ class ConsumerGroups:
 
     @staticmethod
     def _updated(member: ConsumerGroupMember, req: HeartbeatRequest) -> ConsumerGroupMember:
-        """The member with what the request changes; absent fields keep their values. The
-        subscribed names are a set, as Kafka's ConsumerGroupMember keeps them: a name the request
+        """The member with what the request changes; absent fields keep their values. A member
+        that joined with the classic protocol and now heartbeats with the consumer protocol drops
+        its classic metadata and is a consumer-protocol member from then on (Kafka:
+        consumerGroupHeartbeat sets ClassicMemberMetadata to null). The subscribed names are a set, as Kafka's ConsumerGroupMember keeps them: a name the request
         repeats is recorded once (51 copies of a 32,767-character name made a member record too
         large for the offsets partition, UNKNOWN_SERVER_ERROR where Kafka accepts the heartbeat)."""
         def keep(new, old):
@@ -349,7 +351,8 @@ class ConsumerGroups:
             subscribed_topic_names=tuple(sorted(set(keep(req.subscribed_topic_names,
                                                             member.subscribed_topic_names)))),
             subscribed_topic_regex=keep(req.subscribed_topic_regex, member.subscribed_topic_regex),
-            client_id=req.client_id, client_host=req.client_host)
+            client_id=req.client_id, client_host=req.client_host, classic_protocols=None,
+            classic_session_timeout_ms=None)
 
     # -- subscriptions, group epoch and target assignment -----------------------------------
 
