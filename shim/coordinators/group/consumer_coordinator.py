@@ -41,7 +41,7 @@ from .consumer_group import (
 )
 from .consumer_reconcile import Owned, reconcile
 from .state import GroupMetadata
-from .topic_hash import TopicMeta, metadata_hash
+from .topic_hash import TopicHashes, TopicMeta
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -173,7 +173,7 @@ class ConsumerGroups:
         self.group_configs = group_configs  # shim.configs.group.GroupConfigs: each group's own settings
         self.groups: dict[str, ConsumerGroup] = {}
         self.classic = ClassicMembers(self)
-        self.partition_racks = None  # (topic, partition) -> its replicas' racks, for the metadata hash
+        self.topic_hashes = TopicHashes()  # each topic's part of the metadata hash, kept (shared with share groups)
 
     def session_timeout_ms(self, group_id: str) -> int:
         """Kafka: consumerGroupSessionTimeoutMs -- the group's ``consumer.session.timeout.ms``, else the broker's."""
@@ -397,7 +397,7 @@ class ConsumerGroups:
         return out
 
     def _maybe_bump(self, group: ConsumerGroup, meta: TopicMeta, bump: bool, records: list[cr.Record]) -> int:
-        h = metadata_hash(meta, self.partition_racks)
+        h = self.topic_hashes.group_hash(meta)
         if bump or h != group.metadata_hash:
             epoch = group.group_epoch + 1
             records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
@@ -499,7 +499,7 @@ class ConsumerGroups:
         records = self._tombstones(group.group_id, member.member_id)
         meta = self._subscription_metadata(group, None, removed=member.member_id)
         epoch = group.group_epoch + 1
-        h = metadata_hash(meta, self.partition_racks)
+        h = self.topic_hashes.group_hash(meta)
         records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
         self.classic.check_downgrade(group, member, now_ms)
         self._apply(group.group_id, records, now_ms)
