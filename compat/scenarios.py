@@ -708,6 +708,23 @@ SCENARIOS: list[Scenario] = [
              "BaseAdminIntegrationTest.testCreateDeleteTopics: validateOnly answers the shapes and creates nothing, "
              "the topic ids answered are described, creating again fails TopicExistsException on every future.",
              ("java",)),
+    Scenario("admin.group_configs", "IncrementalAlterConfigs and DescribeConfigs of a GROUP resource",
+             "testIncrementalAlterAndDescribeGroupConfigs (kafka-clients 4, Kafka 4.1): a set value described as "
+             "DYNAMIC_GROUP_CONFIG, a deleted one as the broker's default, validateOnly changes nothing, a session "
+             "timeout under the broker's minimum is InvalidConfigurationException; a group never made is described "
+             "with its defaults.", ("java",)),
+    Scenario("admin.list_groups_by_type", "listGroups by type, protocol and state; describeShareGroups",
+             "testShareGroups and testConsumerGroups' listings (kafka-clients 4, Kafka 4.1): a classic, a consumer "
+             "and a share group listed by every filter, the share group described with its member, an unknown one "
+             "DEAD, and the share group described as a consumer group DEAD.", ("java",)),
+    Scenario("admin.consumer_protocol_groups", "the Admin's group calls on a consumer-protocol group",
+             "testConsumerGroups with group.protocol=consumer (kafka-clients 4, Kafka 4.1): listed as Consumer and "
+             "Stable, described with group and assignment epoch 3 and upgraded members, an unknown group "
+             "GroupIdNotFoundException, committed offsets, members removed by instance id and all at once, the "
+             "group deleted once empty, its offsets altered.", ("java",)),
+    Scenario("admin.member_migration", "a classic and a consumer-protocol member in one group",
+             "testConsumerGroupWithMemberMigration (kafka-clients 4, Kafka 4.1): the group becomes a consumer group "
+             "of two members at group epoch 2, the classic one not upgraded, the other upgraded.", ("java",)),
     Scenario("consumer.assign_and_commit", "assign() and commits",
              "PlaintextConsumerAssignTest: commits before a position commit nothing, commits after consuming are "
              "what the group's next consumer sees and starts from.", ("java",)),
