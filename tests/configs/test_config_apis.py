@@ -16,7 +16,7 @@ from shim.node import Node
 from .support import call, module
 
 DESCRIBE, ALTER, INCREMENTAL, CREATE = 32, 33, 44, 19
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -234,6 +234,16 @@ def shim_logger():
     before = lg.level
     yield lg
     lg.setLevel(before)
+
+
+async def test_a_client_metrics_subscription_never_made_has_no_entries(node):
+    # Kafka's ConfigHelper answers a CLIENT_METRICS name from its config repository: no error, no
+    # entries when nothing was set (PlaintextAdminIntegrationTest.testDescribeConfigsNonexistentForKraft)
+    result = await describe(node, CLIENT_METRICS, "none_metric")
+    assert (result.error_code, result.configs) == (ErrorCode.none, ())
+    empty = await describe(node, CLIENT_METRICS, "")
+    assert (empty.error_code, empty.error_message) == (
+        ErrorCode.invalid_request, "Client metrics subscription name must not be empty")
 
 
 async def test_broker_logger_levels(node, shim_logger):

@@ -179,3 +179,23 @@ def test_replacing_the_last_consumer_protocol_member_downgrades_without_a_rebala
     nodes.crash(node)
     again = nodes().groups
     assert "g" not in again.consumer.groups and set(again.groups["g"].members) == {m1, m2, r.member_id}
+
+
+def test_leave_group_removes_consumer_protocol_members_together(gc):
+    """Kafka 4 (KAFKA-18188): the Admin's removeMembersFromConsumerGroup sends LeaveGroup naming a
+    dynamic member by member id and a static one by instance id; members of the consumer protocol
+    leave too, fenced in one group epoch bump. An unknown instance id and a member id that does not
+    hold the instance id it names are refused."""
+    def beat(member_id, instance_id=None):
+        r = gc.consumer.heartbeat(HeartbeatRequest("g", member_id, 0, instance_id=instance_id,
+                                                   rebalance_timeout_ms=30_000, subscribed_topic_names=(TOPIC,),
+                                                   owned={}), T0)
+        assert r.error == E.none, r
+    beat("dynamic")
+    beat("static", "i1")
+    beat("third", "i3")
+    group = gc.consumer.groups["g"]
+    epoch = group.group_epoch
+    assert gc.leave_group("g", [("", "nobody"), ("dynamic", None), ("wrong", "i3"), ("", "i1")], T0) == (
+        E.none, [E.unknown_member_id, E.none, E.fenced_instance_id, E.none])
+    assert set(group.members) == {"third"} and group.group_epoch == epoch + 1
