@@ -120,9 +120,10 @@ class ShareStateStore:
         suffix = share_partition_key(group_id, topic_id, partition)[len(group_id) + 1:]
         return partition_of_hash(java_string_hash(suffix, _group_hash(group_id)), self.num_partitions)
 
-    def _put(self, key, entry: "_Entry") -> None:
+    def _put(self, key, entry: "_Entry", partition: int | None = None) -> None:
+        """``partition``: the key's, when the caller has just worked it out."""
         if key not in self._placed:
-            self._placed[key] = shard = self.partition_for(*key)
+            self._placed[key] = shard = self.partition_for(*key) if partition is None else partition
             self._shards.setdefault(shard, set()).add(key)
         self.entries[key] = entry
 
@@ -222,7 +223,7 @@ class ShareStateStore:
         for i, (key, (kind, _, entry)) in enumerate(planned):
             if kind == sr.SNAPSHOT:
                 entry.snapshot_offset, snapshot_written = base + i, True
-            self._put(key, entry)
+            self._put(key, entry, partition)
         if snapshot_written:
             self._prune(partition)
 
