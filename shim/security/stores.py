@@ -163,6 +163,11 @@ def _read_store(kind: str, path: str, what: str) -> bytes:
     if kind.upper() not in STORE_TYPES:
         raise StoreError(f"{failure}: kafka-shim reads PEM, PKCS12, JKS and JCEKS stores")
     try:
+        import cryptography  # noqa: F401  (PKCS12, and the keys and certificates of JKS and JCEKS)
+    except ImportError:
+        raise StoreError(f"{failure}: reading a {kind} store needs the cryptography package: "
+                         f"pip install 'kafka-shim[certs]'") from None
+    try:
         return Path(path).read_bytes()
     except OSError as e:
         raise StoreError(f"{failure}: {e}") from None
@@ -192,11 +197,7 @@ def _load_pkcs12(kind: str, path: str, data: bytes, password: str | None, what: 
     failure = f"Failed to load SSL {what} {path} of type {kind}"
     if kind.upper() == "JCEKS":
         raise StoreError(f"{failure}: Invalid keystore format (Java's JCEKS type reads JCEKS and JKS stores)")
-    try:
-        from cryptography.hazmat.primitives.serialization import pkcs12
-    except ImportError:
-        raise StoreError(f"{failure}: reading PKCS12 needs the cryptography package: "
-                         f"pip install 'kafka-shim[certs]'") from None
+    from cryptography.hazmat.primitives.serialization import pkcs12
     try:
         return pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
     except (ValueError, TypeError) as e:

@@ -183,3 +183,22 @@ def test_a_damaged_store_read_without_its_password_is_refused_not_crashed(certs,
             jks.recover_key(entry, KEY_PW)
     except jks.JavaStoreError:
         pass
+
+
+def test_a_key_with_the_store_password_needs_no_key_password(tmp_path):
+    """keytool gives a key the store's password unless told otherwise; Kafka then needs no
+    ssl.key.password (the store's opens the key)."""
+    path = tmp_path / "kafka.keystore.jks"
+    keytool("-genkeypair", "-alias", "broker", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
+            "-validity", "2", "-keystore", str(path), "-storetype", "JKS", "-storepass", STORE_PW)
+    ks = key_store(BrokerConfig(ssl_keystore_type="JKS", ssl_keystore_location=str(path),
+                                ssl_keystore_password=STORE_PW))
+    assert "BEGIN PRIVATE KEY" in ks.key_pem and ks.chain_pem.count("BEGIN CERTIFICATE") == 1
+
+
+def test_without_cryptography_a_store_is_refused_with_the_install_command(certs, monkeypatch):
+    keystore, truststore = java_stores(certs, "JKS")
+    monkeypatch.setitem(__import__("sys").modules, "cryptography", None)  # `import cryptography` fails
+    with pytest.raises(StoreError, match=f"Failed to load SSL keystore {keystore} of type JKS: reading a JKS store "
+                                         f"needs the cryptography package: pip install 'kafka-shim\\[certs\\]'"):
+        key_store(config(keystore, truststore, "JKS"))

@@ -56,3 +56,17 @@ async def test_a_refused_client_certificate_gets_its_alert(tmp_path):
         while broker._server.quotas.total:  # every refused connection, and this one, freed its slot
             assert asyncio.get_running_loop().time() < deadline, broker._server.quotas.total
             await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio(loop_factories=["asyncio", "uvloop"])
+async def test_requested_refuses_an_unknown_ca_and_serves_a_client_without_a_certificate(tmp_path):
+    """ssl.client.auth=requested: a certificate, if sent, must be trusted (Java's SSLEngine fails an
+    untrusted one under wantClientAuth too); none at all is served, as User:ANONYMOUS."""
+    trusted = make_certs(tmp_path / "trusted")
+    unknown = make_certs(tmp_path / "unknown", ca_cn="some other CA", client_cn="intruder")
+    async with Broker(data_dir=tmp_path / "d", listeners="SSL://127.0.0.1:0", ssl_client_auth="requested",
+                      ssl_keystore_location=str(trusted["broker.pem"]),
+                      ssl_truststore_location=str(trusted["ca.pem"])) as broker:
+        ca = trusted["ca.pem"]
+        assert await refusal(broker, client_context(ca, unknown)) == "TLSV1_ALERT_UNKNOWN_CA"
+        assert (await refusal(broker, client_context(ca, None))).startswith("answered: b'")  # bytes, not a close

@@ -298,6 +298,7 @@ class ShareCoordinator:
             self._persist(group_id)
         if expired:
             self._released()
+        self.store.tick(now_ms)  # cold share partitions snapshotted again, so the state topic can be pruned
         return self.next_deadline()
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
@@ -331,6 +332,7 @@ class ShareCoordinator:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
         deadlines.append(self.sessions.next_deadline())
+        deadlines.append(self.store.next_deadline())
         return min(deadlines, default=NO_DEADLINE)
 
     def _persist(self, group_id: str, changed: dict | None = None) -> None:
