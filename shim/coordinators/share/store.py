@@ -320,7 +320,8 @@ class ShareStateStore:
             leader_epoch = old.leader_epoch
         state_epoch = c.state_epoch if c.state_epoch != -1 else (old.state_epoch if old is not None else 0)
         start = c.start_offset if c.start_offset != -1 or old is None else old.start_offset
-        if old is None or c.initialize or entry.updates >= self.records_per_snapshot:
+        # Kafka (KAFKA-19337): a ShareUpdate carries no state epoch, so a higher one makes a snapshot
+        if old is None or c.initialize or entry.updates >= self.records_per_snapshot or state_epoch > old.state_epoch:
             batches = () if c.initialize else sr.combine(old.batches if old is not None else (), c.batches, start)
             # Kafka: a snapshot written for a change is created and written now; only a cold
             # partition's copy keeps its creation time
