@@ -142,6 +142,7 @@ class Cluster:
         self.internal_replication_factors = internal_replication_factors or {}  # topic -> replicas
         self.on_change = on_change  # called after leadership, ISR or the high watermark moved
         self.on_elected: Callable[[str, int, int], None] | None = None  # (topic, partition, now_ms) of a new leader
+        self.on_replicas_placed: Callable[[str], None] | None = None  # a topic's replicas were placed or removed
         self.down: set[int] = set()
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.replication_factor: dict[str, int] = {}  # topic -> replicas per partition
@@ -341,6 +342,7 @@ class Cluster:
             del self.slow[key]
         self.replication_factor.pop(topic, None)
         self._save()
+        self._placed_anew(topic)
 
     def assign(self, topic: str, partition: int, replicas: tuple[int, ...]) -> None:
         """A manual assignment: these replicas, the first live one leading."""
@@ -349,10 +351,16 @@ class Cluster:
         self.partitions[(topic, partition)] = PartitionState(up[0] if up else NO_LEADER, 0, replicas,
                                                              tuple(up) or replicas[:1])
         self._save()
+        self._placed_anew(topic)
 
     def set_replication_factor(self, topic: str, replication_factor: int) -> None:
         self.replication_factor[topic] = replication_factor
         self._save()
+        self._placed_anew(topic)
+
+    def _placed_anew(self, topic: str) -> None:
+        if self.on_replicas_placed is not None:
+            self.on_replicas_placed(topic)
 
     # -- the ISR check (Kafka: ReplicaManager's isr-expiration task, every lag/2) --------------
 
