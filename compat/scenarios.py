@@ -208,6 +208,11 @@ SCENARIOS: list[Scenario] = [
              "group stays a consumer group when the other consumer-protocol member leaves, and becomes classic "
              "only when the switched member leaves too.",
              ("java",)),
+    Scenario("consumer.static_session_expiry", "a closed static member expires at its session timeout",
+             "A classic consumer with group.instance.id closes without LeaveGroup; its group is Empty "
+             "session.timeout.ms after its last request (the closing commit), not a second later, and "
+             "DeleteGroups deletes it then.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
