@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, NamedTuple
 from .broker import BrokerConfigs
 from .catalogue import (BROKER_CONFIGS, INTERNAL_BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
                         topic_configs)
-from .topic import effective
+from .topic import broker_value, effective
 
 
 class ConfigSource(IntEnum):
@@ -82,6 +82,34 @@ def topic_entries(overrides: Mapping[str, str], configs: BrokerConfigs, keys, sy
         source = found[0].source if found else int(ConfigSource.DEFAULT_CONFIG)
         entries.append(Entry(name, value, source, False, key.sensitive, tuple(found) if synonyms else (),
                              int(key.config_type), key.doc if documentation else None))
+    return entries
+
+
+def created_entries(overrides: Mapping[str, str], configs: BrokerConfigs) -> list[Entry]:
+    """The configs CreateTopics answers for a new topic. In KRaft they come from the controller
+    (KafkaConfigSchema.resolveEffectiveTopicConfig), not from ConfigHelper: the topic's own value,
+    else the first of its broker synonyms (ServerTopicConfigSynonyms, in the topic config's unit)
+    set for this broker, then cluster-wide, then statically, else the topic config's default; so a
+    static log.roll.hours gives segment.ms its value as STATIC_BROKER_CONFIG where DescribeConfigs
+    drops it (ConfigHelper.configSynonyms keeps only the synonyms from log.roll.ms on). Never
+    read-only; no synonyms or documentation."""
+    defaults = effective(overrides, {}, configs.release)
+    layers = ((configs.per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+              (configs.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+              (configs.static, ConfigSource.STATIC_BROKER_CONFIG))
+    catalogue = topic_configs(configs.release)
+    entries = []
+    for name in sorted(catalogue):
+        if name in INTERNAL_TOPIC_CONFIGS and name not in overrides:
+            continue
+        key = catalogue[name]
+        value, source = defaults[name], ConfigSource.TOPIC_CONFIG if name in overrides else ConfigSource.DEFAULT_CONFIG
+        if name not in overrides and key.synonym:
+            found = next(((v[0], src) for layer, src in layers if (v := broker_value(key.synonym, layer))), None)
+            if found is not None:
+                value, source = found
+        entries.append(Entry(name, None if key.sensitive else to_string(value, key.type), int(source), False,
+                             key.sensitive, (), int(key.config_type), None))
     return entries
 
 

@@ -114,7 +114,10 @@ class ShareStateTracker:
         pending = meta.initializing if not self.retry_due(group_id, now_ms) else {}
         missing: sm.Topics = {}
         for topic, (count, topic_id) in sorted(subscribed.items()):
-            parts = frozenset(range(count)) - _partitions(meta.initialized, topic_id) - _partitions(pending, topic_id)
+            done = _partitions(meta.initialized, topic_id)
+            if len(done) >= count:  # Kafka: subscribedTopicsChangeMap looks no further than the sizes
+                continue
+            parts = frozenset(range(count)) - done - _partitions(pending, topic_id)
             if parts:
                 missing[topic_id] = sm.Topic(topic, parts)
         if missing:

@@ -3,7 +3,9 @@
 Synchronous and clock-free: every method takes ``now_ms``. State is persisted to
 ``__transaction_state`` before it is applied, and markers are written synchronously before EndTxn
 answers (a stronger guarantee than Kafka's asynchronous markers, with the same outcome). Both are
-COORDINATOR appends of the log, durable on return when the broker runs with fsync "always".
+COORDINATOR appends of the log. Under fsync "always" the Prepare and Complete states and the
+markers are durable on return (each step needs the previous one on disk); the other states are
+fsynced by the group commit before the answer (shim.apis._coordinator_sync).
 One coordinator, coordinator epoch 0.
 """
 
@@ -42,6 +44,9 @@ def _no_probe(name: str) -> None:
 
 def _no_replica_check(topic: str, partition: int, min_isr: int) -> None:
     pass
+
+
+_ENDING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_COMMIT, S.COMPLETE_ABORT})
 
 
 def append_error(code: ErrorCode) -> ErrorCode:
@@ -138,7 +143,13 @@ class TransactionCoordinator:
             raise KafkaError(append_error(e.code), e.message) from None
         value = encode_value(m, self.log_value_version)
         batch = encode_batch([(encode_key(m.transactional_id), value, (), max(m.last_update_ms, 0))])
-        plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR)
+        # a Prepare state is on disk before any marker is written, a Complete state before the
+        # answer that follows it; the others wait with the answer for the group commit
+        try:
+            plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR,
+                        durable=m.state in _ENDING)
+        except KafkaError as e:  # a failed fsync's KAFKA_STORAGE_ERROR is NOT_COORDINATOR
+            raise KafkaError(append_error(e.code), e.message) from None
 
     def _move(self, m: TxnMetadata, state: TxnState, now_ms: int) -> None:
         """Compute the next state, persist it, then keep it (Kafka: prepareTransitionTo/complete)."""
