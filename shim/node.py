@@ -6,6 +6,7 @@ import socket
 import time
 
 from .client_metrics import ClientMetricsManager
+from .configs.client_metrics import ClientMetricsConfigs
 from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
@@ -154,6 +155,9 @@ class Node:
         # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
         self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer,
                                           streams_settings(config.extra))
+        # KIP-714 subscriptions: stored and described whether or not a telemetry receiver is configured
+        self.client_metrics_configs = ClientMetricsConfigs(meta_dir / "client-metrics-configs.json",
+                                                           self.broker_configs.release)
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,

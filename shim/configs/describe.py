@@ -8,6 +8,7 @@ from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
+from .client_metrics import CLIENT_METRICS_CONFIGS, parse_list
 from .catalogue import (BROKER_CONFIGS, INTERNAL_BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
                         topic_configs)
 from .topic import broker_value, effective
@@ -171,4 +172,24 @@ def group_entries(described, keys, synonyms: bool = False) -> list[Entry]:
         source = int(ConfigSource.GROUP_CONFIG if own else ConfigSource.DEFAULT_CONFIG)
         found = (Synonym(name, value, source),) if own and synonyms else ()
         entries.append(Entry(name, value, source, False, False, found, int(types.get(name, ConfigType.INT)), None))
+    return entries
+
+
+def client_metrics_entries(own: Mapping[str, str], keys, synonyms: bool, documentation: bool,
+                           release: str) -> list[Entry]:
+    """A CLIENT_METRICS subscription (Kafka: ConfigHelper). Before Kafka 4.1 only the keys it sets,
+    as stored, untyped; from 4.1 (KAFKA-17516) every key, parsed and rendered (a list joined by
+    commas), CLIENT_METRICS_CONFIG (also the one synonym) where set, else its default as DEFAULT_CONFIG."""
+    if release < "4.1":
+        return [Entry(name, own[name], int(ConfigSource.CLIENT_METRICS_CONFIG), False, False, (),
+                      int(ConfigType.UNKNOWN), None) for name in _wanted(sorted(own), keys)]
+    entries = []
+    for name in _wanted(sorted(CLIENT_METRICS_CONFIGS), keys):
+        key = CLIENT_METRICS_CONFIGS[name]
+        raw = own.get(name, key.default)
+        value = ",".join(parse_list(raw)) if key.type == ConfigType.LIST else str(int(raw.strip()))
+        source = int(ConfigSource.CLIENT_METRICS_CONFIG if name in own else ConfigSource.DEFAULT_CONFIG)
+        found = (Synonym(name, value, source),) if name in own and synonyms else ()
+        entries.append(Entry(name, value, source, False, False, found, int(key.type),
+                             key.doc if documentation else None))
     return entries
