@@ -208,6 +208,11 @@ SCENARIOS: list[Scenario] = [
              "group stays a consumer group when the other consumer-protocol member leaves, and becomes classic "
              "only when the switched member leaves too.",
              ("java",)),
+    Scenario("consumer.static_session_expiry", "a closed static member expires at its session timeout",
+             "A classic consumer with group.instance.id closes without LeaveGroup; its group is Empty "
+             "session.timeout.ms after its last request (the closing commit), not a second later, and "
+             "DeleteGroups deletes it then.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
@@ -725,6 +730,14 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.member_migration", "a classic and a consumer-protocol member in one group",
              "testConsumerGroupWithMemberMigration (kafka-clients 4, Kafka 4.1): the group becomes a consumer group "
              "of two members at group epoch 2, the classic one not upgraded, the other upgraded.", ("java",)),
+    Scenario("admin.delete_offsets_consumer_protocol", "deleteConsumerGroupOffsets of a consumer-protocol group",
+             "testDeleteConsumerGroupOffsets with group.protocol=consumer (kafka-clients 4, Kafka 4.1): "
+             "GroupSubscribedToTopicException while subscribed, GroupIdNotFoundException for an unknown group, "
+             "deleted once the member left.", ("java",)),
+    Scenario("admin.create_topics_returns_configs", "the configs CreateTopics answers, with their sources",
+             "testCreateTopicsReturnsConfigs (kafka-clients 4, Kafka 4.1): defaults, a cluster-wide and a per-broker "
+             "dynamic value, static values and their synonyms (log.roll.hours), and the topic's own override, each "
+             "with its source.", ("java",)),
     Scenario("consumer.assign_and_commit", "assign() and commits",
              "PlaintextConsumerAssignTest: commits before a position commit nothing, commits after consuming are "
              "what the group's next consumer sees and starts from.", ("java",)),

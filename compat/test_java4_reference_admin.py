@@ -14,16 +14,19 @@ from compat.share_support import enable_share_groups
 
 pytestmark = [pytest.mark.compat(client="java"), pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
-SCENARIOS = ["admin.group_configs", "admin.list_groups_by_type", "admin.consumer_protocol_groups", "admin.member_migration"]
+SCENARIOS = ["admin.group_configs", "admin.list_groups_by_type", "admin.consumer_protocol_groups", "admin.member_migration",
+             "admin.delete_offsets_consumer_protocol", "admin.create_topics_returns_configs"]
+# BaseAdminIntegrationTest.modifyConfigs' static settings, which testCreateTopicsReturnsConfigs reads back
+STATIC = {"log.roll.hours": "2", "log.roll.jitter.ms": "123"}
 
 
 @pytest.fixture(scope="module")
 def observed(tmp_path_factory, java4):
     with shim.BrokerThread(data_dir=tmp_path_factory.mktemp("j4ra"), listen="127.0.0.1:0", kafka_version="4.1",
-                           group_initial_rebalance_delay_ms=0) as broker:
+                           group_initial_rebalance_delay_ms=0, extra=STATIC) as broker:
         enable_share_groups(broker.bootstrap_servers)
         out = java4.run("Admin4Replay", SCENARIOS, broker.bootstrap_servers, timeout=240, prefix="j4ra",
-                        parallel=4, timeout_s=120)
+                        parallel=6, timeout_s=120)
     assert out["kafka_clients"].startswith("4.")
     return observed_of(out["results"])
 
@@ -95,3 +98,29 @@ def test_member_migration(observed):
     assert obs["stable"]
     assert obs["described"] == {"type": "Consumer", "group_epoch": 2, "target_assignment_epoch": 2, "members": {
         "test_classic_client_id": [2, False], "test_consumer_client_id": [2, True]}}
+
+
+@pytest.mark.compat(scenario="admin.delete_offsets_consumer_protocol")
+def test_delete_offsets_consumer_protocol(observed):
+    """testDeleteConsumerGroupOffsets[groupProtocol=consumer]: [all(), the subscribed partition, an
+    unknown topic's] while consuming, for an unknown group, and once the member left."""
+    obs = observed("admin.delete_offsets_consumer_protocol")
+    assert obs["polled"]
+    assert obs["consuming"] == ["GroupSubscribedToTopicException", "GroupSubscribedToTopicException",
+                                "UnknownTopicOrPartitionException"]
+    assert obs["fake"] == ["GroupIdNotFoundException"] * 3
+    assert obs["empty"] == ["UnknownTopicOrPartitionException", None, "UnknownTopicOrPartitionException"]
+
+
+@pytest.mark.compat(scenario="admin.create_topics_returns_configs")
+def test_create_topics_returns_configs(observed):
+    """testCreateTopicsReturnsConfigs: [value, source, sensitive, read-only, synonyms] per config."""
+    obs = observed("admin.create_topics_returns_configs")
+    assert obs["created"] is None and obs["shapes"] == [2, 1, 3, 1, 1, 1]  # one broker: replication factor 1
+    assert obs["configs"] == {
+        "cleanup.policy": ["delete", "DEFAULT_CONFIG", False, False, 0],
+        "retention.ms": ["10800000", "DYNAMIC_DEFAULT_BROKER_CONFIG", False, False, 0],
+        "delete.retention.ms": ["34", "DYNAMIC_BROKER_CONFIG", False, False, 0],
+        "segment.jitter.ms": ["123", "STATIC_BROKER_CONFIG", False, False, 0],
+        "segment.ms": ["7200000", "STATIC_BROKER_CONFIG", False, False, 0],  # log.roll.hours=2
+        "index.interval.bytes": ["9999999", "DYNAMIC_TOPIC_CONFIG", False, False, 0]}

@@ -232,8 +232,9 @@ class BrokerConfig:
         from .coordinators.group.consumer_config import consumer_group_config
         consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,
                               self.extra)  # Kafka refuses bounds that do not hold together
-        from .coordinators.share.configs import share_settings
+        from .coordinators.share.configs import cold_snapshot_interval_ms, share_settings
         share_settings(self.extra)  # and the share groups' bounds too
+        cold_snapshot_interval_ms(self.extra)
         from .configs.streams import streams_settings
         streams_settings(self.extra)  # and the streams groups' (KIP-1071's GROUP configs use them)
         if self.control_listen:

@@ -49,6 +49,8 @@ public final class Admin4Replay {
         all.put("admin.list_groups_by_type", Admin4Replay::groupsByType);
         all.put("admin.consumer_protocol_groups", Admin4Replay::consumerProtocolGroups);
         all.put("admin.member_migration", Admin4Replay::memberMigration);
+        all.put("admin.delete_offsets_consumer_protocol", Admin4Replay::deleteOffsetsConsumerProtocol);
+        all.put("admin.create_topics_returns_configs", Admin4Replay::createTopicsReturnsConfigs);
         Support.main("Admin4Replay", all, args);
     }
 
@@ -332,6 +334,70 @@ public final class Admin4Replay {
                 obs.put("described", Support.map("type", d.type().toString(), "group_epoch", d.groupEpoch().orElse(null),
                         "target_assignment_epoch", d.targetAssignmentEpoch().orElse(null), "members", members));
             }
+        }
+    }
+
+    /** testDeleteConsumerGroupOffsets with group.protocol=consumer. */
+    static void deleteOffsetsConsumerProtocol(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("do-topic"), group = s.name("do-group"), fake = s.name("do-fake");
+        TopicPartition tp1 = new TopicPartition(topic, 0), tp2 = new TopicPartition(s.name("do-foo"), 0);
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 1);
+            try (KafkaProducer<byte[], byte[]> p = s.producer()) {
+                p.send(new ProducerRecord<>(topic, 0, null, null)).get(20, TimeUnit.SECONDS);
+            }
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", "group.id", group,
+                    "client.id", "test_client_id", "group.protocol", "consumer",
+                    "max.poll.interval.ms", String.valueOf(Integer.MAX_VALUE))) {
+                c.subscribe(List.of(topic));
+                obs.put("polled", Support.await(() -> !c.poll(Duration.ofMillis(200)).isEmpty(), 30_000));
+                c.commitSync();
+                obs.put("consuming", AdminReference.deleteOffsetsOf(admin, group, tp1, tp2));
+                obs.put("fake", AdminReference.deleteOffsetsOf(admin, fake, tp1, tp2));
+            }
+            obs.put("empty", AdminReference.deleteOffsetsOf(admin, group, tp1, tp2));
+        }
+    }
+
+    /**
+     * testCreateTopicsReturnsConfigs, on a broker started with BaseAdminIntegrationTest's static
+     * log.roll.hours=2 and log.roll.jitter.ms=123: a cluster-wide log.retention.ms and this broker's
+     * log.cleaner.delete.retention.ms set dynamically first; [value, source, sensitive, read-only]
+     * of the configs CreateTopics answers for the topic with an override.
+     */
+    static void createTopicsReturnsConfigs(Support s, Map<String, Object> obs) throws Exception {
+        try (Admin admin = s.admin()) {
+            int n = admin.describeCluster().nodes().get(20, TimeUnit.SECONDS).iterator().next().id();
+            ConfigResource cluster = new ConfigResource(ConfigResource.Type.BROKER, "");
+            ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(n));
+            admin.incrementalAlterConfigs(Map.of(cluster, List.of(new AlterConfigOp(
+                    new ConfigEntry("log.retention.ms", "10800000"), AlterConfigOp.OpType.SET)))).all().get(20, TimeUnit.SECONDS);
+            admin.incrementalAlterConfigs(Map.of(broker, List.of(new AlterConfigOp(
+                    new ConfigEntry("log.cleaner.delete.retention.ms", "34"), AlterConfigOp.OpType.SET)))).all().get(20, TimeUnit.SECONDS);
+            String foo = s.name("rc-foo"), bar = s.name("rc-bar"), baz = s.name("rc-baz");
+            var result = admin.createTopics(List.of(
+                    new org.apache.kafka.clients.admin.NewTopic(foo, Map.of(0, List.of(n), 1, List.of(n)))
+                            .configs(Map.of("index.interval.bytes", "9999999")),
+                    new org.apache.kafka.clients.admin.NewTopic(bar, 3, (short) 1),
+                    new org.apache.kafka.clients.admin.NewTopic(baz, java.util.Optional.empty(), java.util.Optional.empty())));
+            obs.put("created", Support.outcome(result.all()));
+            obs.put("shapes", Arrays.asList(result.numPartitions(foo).get(), result.replicationFactor(foo).get(),
+                    result.numPartitions(bar).get(), result.replicationFactor(bar).get(),
+                    result.numPartitions(baz).get(), result.replicationFactor(baz).get()));
+            Config configs = result.config(foo).get(20, TimeUnit.SECONDS);
+            Map<String, Object> entries = new java.util.TreeMap<>();
+            for (String name : List.of("cleanup.policy", "retention.ms", "delete.retention.ms", "segment.jitter.ms",
+                    "segment.ms", "index.interval.bytes")) {
+                ConfigEntry e = configs.get(name);
+                entries.put(name, e == null ? null : Arrays.asList(e.value(), e.source().name(), e.isSensitive(),
+                        e.isReadOnly(), e.synonyms().size()));
+            }
+            obs.put("configs", entries);
+            // leave the broker as it was for the scenarios beside this one
+            admin.incrementalAlterConfigs(Map.of(cluster, List.of(new AlterConfigOp(
+                    new ConfigEntry("log.retention.ms", ""), AlterConfigOp.OpType.DELETE)),
+                    broker, List.of(new AlterConfigOp(new ConfigEntry("log.cleaner.delete.retention.ms", ""),
+                            AlterConfigOp.OpType.DELETE)))).all().get(20, TimeUnit.SECONDS);
         }
     }
 

@@ -60,6 +60,8 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         node.logs.set_topic_configs(resource_name, configs, validate_only)
     elif resource_type == GROUP:  # Kafka: GroupConfigManager (KIP-848, KIP-932); AlterConfigs replaces all
         node.group_configs.alter(resource_name, ops, validate_only, incremental)
+    elif resource_type == CLIENT_METRICS:  # Kafka: ClientMetricsConfigs.validate, at the controller
+        node.client_metrics_configs.alter(resource_name, ops, validate_only, incremental)
     else:
         raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
 

@@ -151,6 +151,9 @@ def test_a_consumer_group_larger_than_group_max_size_is_not_downgraded(gc):
     gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0)
     assert "g" in gc.consumer.groups and set(gc.consumer.groups["g"].members) == {m1, m2}
     assert r.error == E.none
+    # Kafka: validateOnlineDowngradeWithFencedMembers -- a classic member leaves too: the one left fits
+    assert gc.leave_group("g", [(m1, None)], T0) == (E.none, [E.none])
+    assert "g" not in gc.consumer.groups and set(gc.groups["g"].members) == {m2}
 
 
 def test_replacing_the_last_consumer_protocol_member_downgrades_without_a_rebalance(nodes, node, gc):

@@ -335,8 +335,11 @@ class ClassicMembers:
     # -- downgrade ------------------------------------------------------------------------------
 
     def maybe_downgrade(self, group: ConsumerGroup, left: list[ConsumerGroupMember], now_ms: int) -> None:
-        """Kafka: validateOnlineDowngradeWithFencedMembers + convertToClassicGroup, then a rebalance."""
-        if not all(m.uses_classic_protocol for m in left) and self._can_downgrade(group):
+        """Kafka: validateOnlineDowngradeWithFencedMembers + convertToClassicGroup, then a rebalance.
+        Whichever protocol the members that left spoke: classic members too many for
+        ``group.max.size`` when the last consumer-protocol member left turn the group classic once
+        enough of them have left too."""
+        if self._can_downgrade(group):
             self._to_classic(group, now_ms, rebalance=True)  # a member that left had partitions
 
     def check_downgrade(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember], now_ms: int) -> None:
@@ -345,7 +348,7 @@ class ClassicMembers:
         conversion in place of the fence, in one operation, so a record too large fails it whole
         and the members stay; checked here before anything is written."""
         ids = frozenset(m.member_id for m in leaving)
-        if all(m.uses_classic_protocol for m in leaving) or not self._can_downgrade(group, ids):
+        if not self._can_downgrade(group, ids):
             return
         classic, assignments = self._classic_of(group, now_ms, ids)
         self.cg.parent.store.check_fits(classic, assignments)
