@@ -34,7 +34,7 @@ JAR4_PREFIXES = ("kafka-clients-4.", "slf4j-api-2.", "lz4-java-", "snappy-java-"
 SOURCES = Path(__file__).parent / "java"
 # Drivers written against APIs kafka-clients 3.9 does not have (share-group Admin calls, deliveryCount): compiled only
 # for ``client="4"``, so the 3.9 build of every other driver still compiles.
-CLIENT4_ONLY = frozenset({"ShareDriver.java", "ShareAckDriver.java", "Admin4Driver.java"})
+CLIENT4_ONLY = frozenset({"ShareDriver.java", "ShareAckDriver.java", "Admin4Driver.java", "Admin4Replay.java"})
 
 
 class JavaUnavailable(Exception):
@@ -146,11 +146,15 @@ class JavaDrivers:
         return json.loads(lines[-1])
 
 
-def module_scenarios(request) -> list[str]:
-    """The scenario ids of the tests selected in the requesting module (a driver runs only those)."""
+def module_scenarios(request, first: tuple[str, ...] = ()) -> list[str]:
+    """The scenario ids of the tests selected in the requesting module (a driver runs only those),
+    those of ``first`` ahead of the rest: a driver starts its scenarios in this order on its pool of
+    ``parallel`` threads, so a module's longest scenarios go first and the short ones fill the other
+    threads beside them instead of the longest starting last and running alone."""
     from compat.plugin import compat_marks
 
-    return sorted({compat_marks(item)["scenario"] for item in request.session.items if item.module is request.module})
+    names = {compat_marks(item)["scenario"] for item in request.session.items if item.module is request.module}
+    return [n for n in first if n in names] + sorted(names - set(first))
 
 
 def observed_of(results: dict):

@@ -201,6 +201,18 @@ SCENARIOS: list[Scenario] = [
              "member; it stops without leaving and a new process with the same instance id takes its place and "
              "its partitions without a rebalance (the group epoch does not move).",
              ("aiokafka", "kafka-python")),
+    Scenario("consumer.group_protocol_switch", "a classic member of a consumer group switches to the consumer protocol",
+             "Two members join a consumer group with JoinGroup/SyncGroup beside a group.protocol=consumer member; "
+             "one sends ConsumerGroupHeartbeat with its member id and epoch and is a consumer-protocol member "
+             "from then on (describeConsumerGroups: upgraded; its classic Heartbeat UNKNOWN_MEMBER_ID); the "
+             "group stays a consumer group when the other consumer-protocol member leaves, and becomes classic "
+             "only when the switched member leaves too.",
+             ("java",)),
+    Scenario("consumer.static_session_expiry", "a closed static member expires at its session timeout",
+             "A classic consumer with group.instance.id closes without LeaveGroup; its group is Empty "
+             "session.timeout.ms after its last request (the closing commit), not a second later, and "
+             "DeleteGroups deletes it then.",
+             ("confluent-kafka",)),
     Scenario("consumer.unstable_offsets", "RequireStable waits for a pending transactional commit",
              "A transaction holds a pending TxnOffsetCommit for the group; a read_committed consumer asking "
              "for its committed offset is answered UNSTABLE_OFFSET_COMMIT and keeps retrying, and gets the "
@@ -681,6 +693,51 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.cluster_metadata", "describeCluster and describeTopics by name and id",
              "testListNodes, testDescribeCluster, testDescribeTopicsWithNames/WithIds: every broker's host:port, a "
              "controller among them, the topic id CreateTopics answered, UnknownTopicIdException.", ("java",)),
+    Scenario("admin.fence_producers", "fenceProducers before and after a commit",
+             "AdminFenceProducersTest: the Admin fences a transactional id; the producer's next send and its commit "
+             "fail with ProducerFencedException (InvalidProducerEpochException allowed while the transaction is open).",
+             ("java",)),
+    Scenario("admin.client_quota_requests", "alterClientQuotas and describeClientQuotas",
+             "ClientQuotasRequestTest: set, change, remove, validateOnly, IP quotas with a default, exact and partial "
+             "filters, and Kafka's refusals of empty names, unknown keys, fractional byte rates, bad IPs and "
+             "invalid entity and filter combinations.", ("java",)),
+    Scenario("admin.list_offsets_max_timestamp", "ListOffsets earliest, latest and max timestamp",
+             "ListOffsetsIntegrationTest (leader's append path): three records with timestamps 100, 999, 200 in one "
+             "batch or three, uncompressed, gzip and on an lz4 topic: max timestamp at offset 1 with leader epoch 0; "
+             "under LogAppendTime the first record of one batch, the last of three.", ("java",)),
+    Scenario("admin.surface_misc", "internal topics, partition size limit, ACLs without an authorizer",
+             "testListTopicsWithOptionListInternal, testDescribeTopicsWithOptionPartitionSizeLimitPerResponse, "
+             "testAclOperations (SecurityDisabledException), testLogStartOffsetAfterDeleteRecords, "
+             "testDescribeConfigsNonexistentForKraft.", ("java",)),
+    Scenario("admin.create_delete_topics", "createTopics with validateOnly, again, and deleteTopics",
+             "BaseAdminIntegrationTest.testCreateDeleteTopics: validateOnly answers the shapes and creates nothing, "
+             "the topic ids answered are described, creating again fails TopicExistsException on every future.",
+             ("java",)),
+    Scenario("admin.group_configs", "IncrementalAlterConfigs and DescribeConfigs of a GROUP resource",
+             "testIncrementalAlterAndDescribeGroupConfigs (kafka-clients 4, Kafka 4.1): a set value described as "
+             "DYNAMIC_GROUP_CONFIG, a deleted one as the broker's default, validateOnly changes nothing, a session "
+             "timeout under the broker's minimum is InvalidConfigurationException; a group never made is described "
+             "with its defaults.", ("java",)),
+    Scenario("admin.list_groups_by_type", "listGroups by type, protocol and state; describeShareGroups",
+             "testShareGroups and testConsumerGroups' listings (kafka-clients 4, Kafka 4.1): a classic, a consumer "
+             "and a share group listed by every filter, the share group described with its member, an unknown one "
+             "DEAD, and the share group described as a consumer group DEAD.", ("java",)),
+    Scenario("admin.consumer_protocol_groups", "the Admin's group calls on a consumer-protocol group",
+             "testConsumerGroups with group.protocol=consumer (kafka-clients 4, Kafka 4.1): listed as Consumer and "
+             "Stable, described with group and assignment epoch 3 and upgraded members, an unknown group "
+             "GroupIdNotFoundException, committed offsets, members removed by instance id and all at once, the "
+             "group deleted once empty, its offsets altered.", ("java",)),
+    Scenario("admin.member_migration", "a classic and a consumer-protocol member in one group",
+             "testConsumerGroupWithMemberMigration (kafka-clients 4, Kafka 4.1): the group becomes a consumer group "
+             "of two members at group epoch 2, the classic one not upgraded, the other upgraded.", ("java",)),
+    Scenario("admin.delete_offsets_consumer_protocol", "deleteConsumerGroupOffsets of a consumer-protocol group",
+             "testDeleteConsumerGroupOffsets with group.protocol=consumer (kafka-clients 4, Kafka 4.1): "
+             "GroupSubscribedToTopicException while subscribed, GroupIdNotFoundException for an unknown group, "
+             "deleted once the member left.", ("java",)),
+    Scenario("admin.create_topics_returns_configs", "the configs CreateTopics answers, with their sources",
+             "testCreateTopicsReturnsConfigs (kafka-clients 4, Kafka 4.1): defaults, a cluster-wide and a per-broker "
+             "dynamic value, static values and their synonyms (log.roll.hours), and the topic's own override, each "
+             "with its source.", ("java",)),
     Scenario("consumer.assign_and_commit", "assign() and commits",
              "PlaintextConsumerAssignTest: commits before a position commit nothing, commits after consuming are "
              "what the group's next consumer sees and starts from.", ("java",)),

@@ -24,3 +24,12 @@ def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path):
     # The kills landed on real work: records, both transaction outcomes, commits and compacted keys.
     assert ledger.idem_acked and ledger.committed_txns and ledger.aborted_txns, reports
     assert ledger.last_commit and len(ledger.compact_acked) == 40, reports
+
+
+def test_kill9_under_fsync_always_loses_nothing_acknowledged(tmp_path):
+    """The same under --fsync always, where a Produce's batches and the coordinators' group offsets
+    and transaction states are fsynced by the group commit off the loop before their answers."""
+    seed = int(os.environ.get("KAFKA_SHIM_SOAK_SEED", 20261128))
+    ledger = soak(2, seed, tmp_path / "data", run_s=(1.5, 3.0), fsync="always")
+    assert ledger.problems == [], "\n".join(ledger.problems)
+    assert ledger.idem_acked and ledger.committed_txns and ledger.last_commit

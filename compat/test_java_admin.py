@@ -15,7 +15,8 @@ E = "org.apache.kafka.common.errors."
 
 @pytest.fixture(scope="module")
 def java_results(request, java_drivers, compat_target):
-    wanted = module_scenarios(request)
+    # the fetch quota's scenario takes over 10 s (a throttled consumer reads on at the quota's rate)
+    wanted = module_scenarios(request, first=("quota.fetch_throttle",))
     out = java_drivers.run("AdminDriver", wanted, compat_target.bootstrap_servers, timeout=300,
                            prefix=compat_target.prefix + "-ja", parallel=4, timeout_s=90)
     assert out["kafka_clients"] == "3.9.1"

@@ -43,17 +43,23 @@ def test_preferred_election(observed):
 
 @pytest.mark.compat(scenario="admin.elect_unclean")
 def test_unclean_election(observed):
-    """testElectUncleanLeadersWhenNoLiveBrokers, ...ForOnePartition, ...AndNoop and ...Noop, on
-    partitions assigned to brokers 1 and 2, and 1 and 0."""
+    """testElectUncleanLeadersWhenNoLiveBrokers, ...ForOnePartition, ...ForManyPartitions,
+    ...ForAllPartitions, ...AndNoop and ...Noop, on partitions assigned to brokers 1 and 2, and 1 and 0."""
     assert observed("admin.elect_unclean")["steps"] == [
         [[1, [1, 2]], [1, [0, 1]]],
         [[-1, [1]], [0, [0]]],             # 2 then 1 down: p1 has no leader, p2 fails over to 0
         [NO_ELIGIBLE],                     # no live replica of p1
         [None, NOT_NEEDED],                # 2 back (stale): p1 elects it uncleanly; p2 has a leader
         [[2, [2]], [0, [0]]],
+        [None, None],                      # ...ForManyPartitions: both partitions on 1 and 2 elect 2
+        [[2, [2]], [2, [2]]],
         [NOT_NEEDED],                      # 1 back: it rejoins the ISR, p1 keeps its leader
         [[2, [1, 2]], [0, [0, 1]]],
     ]
+    # ...ForAllPartitions: no partitions named; the leaderless one is elected, the one that has a
+    # leader is left out of the answer (KRaft's ReplicationControlManager.electLeaders)
+    assert observed("admin.elect_unclean")["all"] == [None, "absent"]
+    assert observed("admin.elect_unclean")["all_state"] == [[2, [2]], [0, [0]]]
 
 
 @pytest.mark.compat(scenario="producer.not_enough_replicas")

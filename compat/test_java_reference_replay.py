@@ -22,6 +22,11 @@ INVALID_PARTITIONS, INVALID_ASSIGNMENT = "InvalidPartitionsException", "InvalidR
 UNKNOWN = ["UnknownTopicOrPartitionException", "This server does not host this topic-partition."]
 
 
+# the scenarios that take 4-7 s (most take 1-3 s), started first
+LONGEST = ("consumer.basics", "producer.compression", "consumer.group_ids", "consumer.subscriptions",
+           "consumer.lag_lead_metrics", "admin.abort_transaction", "consumer.close_during_rebalance")
+
+
 @pytest.fixture(scope="module")
 def prefix(compat_target) -> str:
     return compat_target.prefix + "-jrr"
@@ -29,7 +34,7 @@ def prefix(compat_target) -> str:
 
 @pytest.fixture(scope="module")
 def observed(request, java_drivers, compat_target, prefix):
-    out = java_drivers.run("ReferenceDriver", module_scenarios(request), compat_target.bootstrap_servers,
+    out = java_drivers.run("ReferenceDriver", module_scenarios(request, first=LONGEST), compat_target.bootstrap_servers,
                            timeout=300, prefix=prefix, parallel=6, timeout_s=120)
     return observed_of(out["results"])
 

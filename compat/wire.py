@@ -157,7 +157,7 @@ _PARTITION_OF = {
     27: lambda r: (r.markers[0].topics[0].name, r.markers[0].topics[0].partition_indexes[0]),
     61: lambda r: (r.topics[0].name, r.topics[0].partition_indexes[0]),
 }
-_GROUP_APIS = {8, 11, 12, 13, 14, 28, 47}
+_GROUP_APIS = {8, 11, 12, 13, 14, 28, 47, 68}
 _TXN_APIS = {22, 25, 26}
 
 

@@ -106,16 +106,18 @@ def _security_arguments(s: argparse.ArgumentParser) -> None:
     g.add_argument("--listener-security-protocol-map", default=None, metavar="NAME:PROTOCOL,...",
                    help=f"security protocol of each listener name (default {DEFAULT_PROTOCOL_MAP})")
     g.add_argument("--ssl-keystore-location", default=None,
-                   help="PEM file with the broker's key and certificate chain, or a PKCS12 store")
+                   help="PEM file with the broker's key and certificate chain, or a PKCS12, JKS or JCEKS store")
     g.add_argument("--ssl-keystore-type", default=None,
-                   help="PEM, PKCS12 or JKS (PKCS12 content); default: PEM for PEM text, else JKS")
-    g.add_argument("--ssl-keystore-password", default=None, help="password of a PKCS12 key store")
-    g.add_argument("--ssl-key-password", default=None, help="password of an encrypted key in the keystore")
+                   help="PEM, PKCS12, JKS or JCEKS; default: PEM for PEM text, else JKS")
+    g.add_argument("--ssl-keystore-password", default=None, help="password of a PKCS12, JKS or JCEKS key store")
+    g.add_argument("--ssl-key-password", default=None,
+                   help="password of an encrypted key in the keystore (a JKS key's own password)")
     g.add_argument("--ssl-truststore-location", default=None,
-                   help="PEM file or PKCS12 store of CA certificates for client certificates")
+                   help="PEM file or PKCS12, JKS or JCEKS store of CA certificates for client certificates")
     g.add_argument("--ssl-truststore-type", default=None,
-                   help="PEM, PKCS12 or JKS (PKCS12 content); default: PEM for PEM text, else JKS")
-    g.add_argument("--ssl-truststore-password", default=None, help="password of a PKCS12 trust store (optional)")
+                   help="PEM, PKCS12, JKS or JCEKS; default: PEM for PEM text, else JKS")
+    g.add_argument("--ssl-truststore-password", default=None,
+                   help="password of a PKCS12, JKS or JCEKS trust store (optional)")
     g.add_argument("--ssl-principal-mapping-rules", default=None, metavar="RULES",
                    help="Kafka's RULE:pattern/replacement/[LU],...,DEFAULT for SSL client certificates")
     g.add_argument("--ssl-client-auth", choices=("none", "requested", "required"), default=None)

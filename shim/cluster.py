@@ -102,6 +102,24 @@ class PartitionState:
         return -1, -1
 
 
+@dataclass(frozen=True, slots=True)
+class OfflineState:
+    """A partition as the metadata describes it while the data directory, which every simulated
+    broker shares, is offline: each broker reported its directory failed, so the controller took
+    the leadership away (Kafka: ReplicationControlManager.handleDirectoriesOffline, a new leader
+    epoch with no leader; the last ISR member stays in the ISR) and lists every replica offline
+    (KRaftMetadataCache.isReplicaInOfflineDir)."""
+
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+def offline_state(s: PartitionState) -> OfflineState:
+    return OfflineState(NO_LEADER, s.leader_epoch + 1, s.replicas, s.isr)
+
+
 @dataclass(slots=True)
 class SlowFollower:
     end_offset: int  # the log end it has fetched up to
@@ -124,6 +142,7 @@ class Cluster:
         self.internal_replication_factors = internal_replication_factors or {}  # topic -> replicas
         self.on_change = on_change  # called after leadership, ISR or the high watermark moved
         self.on_elected: Callable[[str, int, int], None] | None = None  # (topic, partition, now_ms) of a new leader
+        self.on_replicas_placed: Callable[[str], None] | None = None  # a topic's replicas were placed or removed
         self.down: set[int] = set()
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.replication_factor: dict[str, int] = {}  # topic -> replicas per partition
@@ -323,6 +342,7 @@ class Cluster:
             del self.slow[key]
         self.replication_factor.pop(topic, None)
         self._save()
+        self._placed_anew(topic)
 
     def assign(self, topic: str, partition: int, replicas: tuple[int, ...]) -> None:
         """A manual assignment: these replicas, the first live one leading."""
@@ -331,10 +351,16 @@ class Cluster:
         self.partitions[(topic, partition)] = PartitionState(up[0] if up else NO_LEADER, 0, replicas,
                                                              tuple(up) or replicas[:1])
         self._save()
+        self._placed_anew(topic)
 
     def set_replication_factor(self, topic: str, replication_factor: int) -> None:
         self.replication_factor[topic] = replication_factor
         self._save()
+        self._placed_anew(topic)
+
+    def _placed_anew(self, topic: str) -> None:
+        if self.on_replicas_placed is not None:
+            self.on_replicas_placed(topic)
 
     # -- the ISR check (Kafka: ReplicaManager's isr-expiration task, every lag/2) --------------
 

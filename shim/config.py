@@ -30,25 +30,26 @@ class BrokerConfig:
     """``NAME:PROTOCOL,...``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (listener.security.protocol.map)."""
 
     ssl_keystore_type: str = ""
-    """PEM, PKCS12 or JKS (a JKS-typed store in the PKCS12 format, as Java reads it) (ssl.keystore.type).
+    """PEM, PKCS12, JKS or JCEKS; JKS and PKCS12 each read both formats, as Java does (ssl.keystore.type).
     Empty: Kafka's default, JKS, for a store file; PEM for a PEM file or inline PEM text."""
     ssl_keystore_location: str = ""
-    """PEM file with the broker's private key and certificate chain, or a PKCS12 store (ssl.keystore.location)."""
+    """PEM file with the broker's private key and certificate chain, or a PKCS12, JKS or JCEKS store
+    (ssl.keystore.location)."""
     ssl_keystore_password: str = ""
-    """Password of a PKCS12 key store (ssl.keystore.password); none for PEM."""
+    """Password of a PKCS12, JKS or JCEKS key store (ssl.keystore.password); none for PEM."""
     ssl_keystore_key: str = ""
     """The private key as PEM text, with ssl_keystore_certificate_chain (ssl.keystore.key)."""
     ssl_keystore_certificate_chain: str = ""
     """The certificate chain as PEM text (ssl.keystore.certificate.chain)."""
     ssl_key_password: str = ""
-    """Password of an encrypted private key (ssl.key.password)."""
+    """Password of an encrypted private key (ssl.key.password); a JKS key may have one of its own."""
     ssl_truststore_type: str = ""
-    """PEM, PKCS12 or JKS, as ssl_keystore_type, empty likewise (ssl.truststore.type)."""
+    """PEM, PKCS12, JKS or JCEKS, as ssl_keystore_type, empty likewise (ssl.truststore.type)."""
     ssl_truststore_location: str = ""
-    """PEM file or PKCS12 store of the CA certificates client certificates are checked against
+    """PEM file or PKCS12, JKS or JCEKS store of the CA certificates client certificates are checked against
     (ssl.truststore.location)."""
     ssl_truststore_password: str = ""
-    """Password of a PKCS12 trust store, optional (ssl.truststore.password); none for PEM."""
+    """Password of a PKCS12, JKS or JCEKS trust store, optional (ssl.truststore.password); none for PEM."""
     ssl_truststore_certificates: str = ""
     """The CA certificates as PEM text (ssl.truststore.certificates)."""
     ssl_client_auth: str = "none"
@@ -231,8 +232,9 @@ class BrokerConfig:
         from .coordinators.group.consumer_config import consumer_group_config
         consumer_group_config(self.group_consumer_session_timeout_ms, self.group_consumer_heartbeat_interval_ms,
                               self.extra)  # Kafka refuses bounds that do not hold together
-        from .coordinators.share.configs import share_settings
+        from .coordinators.share.configs import cold_snapshot_interval_ms, share_settings
         share_settings(self.extra)  # and the share groups' bounds too
+        cold_snapshot_interval_ms(self.extra)
         from .configs.streams import streams_settings
         streams_settings(self.extra)  # and the streams groups' (KIP-1071's GROUP configs use them)
         if self.control_listen:

@@ -119,8 +119,9 @@ class Connection(asyncio.BufferedProtocol):
             frames, self.error = [], exc
         if frames:
             self.last_active = self.loop.time()
+            received = now_ms()  # when the requests arrived, for the deadlines (DeadlineTimer.catch_up)
         for f in frames:
-            self.requests.append(f)
+            self.requests.append((f, received))
             self.queued_bytes += len(f) + REQUEST_OVERHEAD
         try:
             self.decoder.raise_pending()  # a bad frame after good ones: answer those, then close
@@ -228,9 +229,11 @@ class Connection(asyncio.BufferedProtocol):
                 if clock() >= slice_end:  # the other connections' turn
                     await asyncio.sleep(0)
                     slice_end = clock() + ANSWER_SLICE_S
-                request = self.requests.popleft()
+                request, received = self.requests.popleft()
                 self.queued_bytes -= len(request) + REQUEST_OVERHEAD
                 self._maybe_resume_reading()
+                if self.server.timer is not None:  # a deadline that came before the request goes first
+                    self.server.timer.catch_up(received)
                 self.answering = True
                 if self.session.sasl:
                     answer = await self._respond(request)

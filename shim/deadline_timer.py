@@ -17,10 +17,14 @@ class DeadlineTimer:
     """One ``call_at`` armed at the core's next deadline (aioquic's shape, no polling).
 
     The core tells the timer about deadlines set while it handles a request (``earlier``); a tick
-    returns the next one. A request already received when a deadline comes due is handled first:
-    the tick runs one loop iteration after the deadline, behind the wake-ups of connections with
-    bytes read in that iteration, as Kafka's group coordinator handles a heartbeat that takes the
-    group's lock before the expiry does.
+    returns the next one. Requests and deadlines take their turns in the order they happened, as
+    Kafka's coordinator runtime queues a request's operation when it arrives and a timer's (a
+    session's expiry) when it fires, from a timer thread of its own: the tick runs one loop
+    iteration after the deadline, behind the connections with bytes read before it came due, and
+    a connection about to handle a request read once it had come due runs the tick first
+    (:meth:`catch_up`). Were requests read in the iteration the timer fires always handled first, a
+    loop a few milliseconds late would let a DeleteGroups sent just after a static member's session
+    ended find the member still there (NON_EMPTY_GROUP, where Kafka deletes the group).
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, node, clock=now_ms) -> None:
@@ -42,6 +46,13 @@ class DeadlineTimer:
     def earlier(self, deadline: int) -> None:
         if self.armed_at is None or deadline < self.armed_at:
             self._arm(deadline)
+
+    def catch_up(self, received_ms: int) -> None:
+        """A request read at ``received_ms`` is about to be handled: run the tick first if the
+        deadline it is armed for had come by then."""
+        if self._handle is not None and self.armed_at is not None and self.armed_at <= received_ms:
+            self._handle.cancel()
+            self._run()
 
     def _arm(self, deadline: int) -> None:
         if self._handle is not None:

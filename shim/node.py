@@ -6,6 +6,7 @@ import socket
 import time
 
 from .client_metrics import ClientMetricsManager
+from .configs.client_metrics import ClientMetricsConfigs
 from .cluster import FOREVER, GROUP, OFFSETS_TOPIC, Cluster, broker_racks, internal_replication_factor
 from .config import BrokerConfig
 from .configs.broker import BrokerConfigs
@@ -18,9 +19,11 @@ from .coordinators.client_quotas import ClientQuotas
 from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import consumer_group_config
 from .coordinators.group.store import offsets_compression
+from .coordinators.group.topic_hash import TopicHashes
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
+from .coordinators.share.configs import cold_snapshot_interval_ms
 from .coordinators.share.store import SHARE_STATE_TOPIC
 from .coordinators.share.store import topic_configs as share_state_topic_configs
 from .coordinators.txn import TransactionCoordinator
@@ -152,6 +155,9 @@ class Node:
         # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
         self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer,
                                           streams_settings(config.extra))
+        # KIP-714 subscriptions: stored and described whether or not a telemetry receiver is configured
+        self.client_metrics_configs = ClientMetricsConfigs(meta_dir / "client-metrics-configs.json",
+                                                           self.broker_configs.release)
         self.groups = GroupCoordinator(
             self.logs, self.txn, min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
@@ -161,9 +167,11 @@ class Node:
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
             offsets_compression=offsets_compression(config.extra),
         )
-        # the metadata hash takes partition racks in only when brokers have racks (they are set at start)
-        racks = self._partition_racks if any(self.racks.values()) else None
-        self.groups.consumer.partition_racks = racks
+        # the metadata hash takes partition racks in only when brokers have racks (they are set at start);
+        # each topic's part is kept until the topic is deleted or its replicas placed again
+        self.topic_hashes = TopicHashes(self._partition_racks if any(self.racks.values()) else None)
+        self.cluster.on_replicas_placed = self.topic_hashes.invalidate
+        self.groups.consumer.topic_hashes = self.topic_hashes
         self.groups.store.check_min_isr = self.cluster.check_min_isr
         self.groups.load(now_ms())
         self.cluster.on_elected = self._elected
@@ -179,11 +187,12 @@ class Node:
         """KIP-932: the share coordinator over its state topic, its members loaded from the group records."""
         props = {**self.broker_configs.merged(), **config.extra}
         store = ShareStateStore(self.logs, num_partitions=self.cluster.share_partitions, records_per_snapshot=int(props.get(
-            "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir)
+            "share.coordinator.snapshot.update.records.per.snapshot", "500")), clock=now_ms, legacy_dir=meta_dir,
+            cold_snapshot_interval_ms=cold_snapshot_interval_ms(props))
         self.share = ShareCoordinator(settings, self.group_configs, self._partition_count, store,
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
-        self.share.partition_racks = self.groups.consumer.partition_racks
+        self.share.topic_hashes = self.topic_hashes
         self.share.write_group_records = self.groups.store.append_records
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())

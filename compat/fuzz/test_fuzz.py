@@ -3,8 +3,8 @@
 Mutated client requests against a ``kafka-shim serve`` process, with a fixed seed so a failure
 repeats: every corpus frame intact, with hostile values and byte-mutated, then random cases for the
 rest of 8 s; KAFKA_SHIM_FUZZ_SEED and KAFKA_SHIM_FUZZ_SECONDS change both. KAFKA_SHIM_FUZZ_DEEP=1
-gives the fuzzers here longer budgets (30 s of mutated requests, 15 s of SASL and TLS; the
-sequences keep their 25 s); longer runs: ``python -m compat.fuzz --duration 1800 --seed N`` (compat/README.md).
+gives the fuzzers here longer budgets (30 s of mutated requests, 15 s of SASL and TLS, 60 s of
+sequences instead of 15 s); longer runs: ``python -m compat.fuzz --duration 1800 --seed N`` (compat/README.md).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_sequences_of_hostile_requests_keep_the_state_machines_sound():
     from compat.fuzz.stateful import stateful_fuzz
 
     seed = int(os.environ.get("KAFKA_SHIM_FUZZ_SEED", 20261123))
-    results = stateful_fuzz(budget("KAFKA_SHIM_FUZZ_STATEFUL_SECONDS", 25, 25), seed)
+    results = stateful_fuzz(budget("KAFKA_SHIM_FUZZ_STATEFUL_SECONDS", 15, 60), seed)
     for result in results:
         report = json.dumps({k: v for k, v in vars(result).items() if k not in ("by_api", "served")}, indent=1)
         assert result.failures == [], report

@@ -2,9 +2,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.common.Node;
 
@@ -17,6 +20,7 @@ public final class Admin4Driver {
     public static void main(String[] args) {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("admin.describe_cluster_fenced", Admin4Driver::describeClusterFenced);
+        all.put("admin.describe_member_protocols", Admin4Driver::describeMemberProtocols);
         Support.main("Admin4Driver", all, args);
     }
 
@@ -29,6 +33,25 @@ public final class Admin4Driver {
             obs.put("down", nodes(admin, false));
             obs.put("down_with_fenced", nodes(admin, true));
             ControlDriver.control(s, "node_up", "{\"node\": " + down + "}");
+        }
+    }
+
+    /**
+     * describeConsumerGroups of group {@code group}: its type and, per member id, whether the member
+     * speaks the consumer protocol ({@code MemberDescription.upgraded()}, KIP-1099: ConsumerGroupDescribe's
+     * MemberType).
+     */
+    static void describeMemberProtocols(Support s, Map<String, Object> obs) throws Exception {
+        String group = s.option("group", "g");
+        try (Admin admin = s.admin()) {
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all()
+                    .get(20, TimeUnit.SECONDS).get(group);
+            obs.put("group_type", d.type().toString());
+            Map<String, Object> upgraded = new TreeMap<>();
+            for (MemberDescription m : d.members()) {
+                upgraded.put(m.consumerId(), m.upgraded().map(Object::toString).orElse("unknown"));
+            }
+            obs.put("upgraded", upgraded);
         }
     }
 

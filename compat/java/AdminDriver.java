@@ -54,6 +54,7 @@ public final class AdminDriver {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("admin.create_partitions", AdminDriver::createPartitions);
         all.put("admin.log_dirs", AdminDriver::logDirs);
+        all.put("admin.log_dirs_offline", AdminDriver::logDirsOffline);
         all.put("admin.elect_leaders", AdminDriver::electLeaders);
         all.put("admin.reassignments", AdminDriver::reassignments);
         all.put("admin.client_quotas", AdminDriver::clientQuotas);
@@ -98,6 +99,27 @@ public final class AdminDriver {
     }
 
     // ------------------------------------------------------------------ log dirs
+
+    /** Against a broker whose log directory already failed: what describeLogDirs and describeTopics
+     * report of it (option topic: a topic on that directory). */
+    static void logDirsOffline(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.option("topic", "t");
+        try (Admin admin = s.admin()) {
+            int node = admin.describeCluster().nodes().get().iterator().next().id();
+            Map<String, LogDirDescription> dirs = admin.describeLogDirs(List.of(node)).allDescriptions().get().get(node);
+            Map<String, Object> described = new TreeMap<>();
+            for (Map.Entry<String, LogDirDescription> e : dirs.entrySet()) {
+                LogDirDescription d = e.getValue();
+                described.put(e.getKey(), Support.map("error", d.error() == null ? null : d.error().getClass().getName(),
+                        "replicas", d.replicaInfos().size(), "total_bytes_present", d.totalBytes().isPresent()));
+            }
+            obs.put("dirs", described);
+            TopicDescription t = admin.describeTopics(List.of(topic)).allTopicNames().get(20, TimeUnit.SECONDS).get(topic);
+            List<Object> leaders = new ArrayList<>();
+            for (var p : t.partitions()) leaders.add(p.leader() == null ? null : p.leader().id());
+            obs.put("leaders", leaders);
+        }
+    }
 
     static void logDirs(Support s, Map<String, Object> obs) throws Exception {
         String topic = s.name("logdirs");

@@ -241,6 +241,11 @@ final class AdminReference {
         return out;
     }
 
+    /** [all(), tp, foo] of deleteConsumerGroupOffsets(group, {tp, foo}), by exception class name. */
+    static List<Object> deleteOffsetsOf(Admin admin, String group, TopicPartition tp, TopicPartition foo) {
+        return deleteOffsets(admin, group, tp, foo);
+    }
+
     private static List<Object> deleteOffsets(Admin admin, String group, TopicPartition tp, TopicPartition foo) {
         // in this order: all() fails with the first partition's error (DeleteConsumerGroupOffsetsResult)
         DeleteConsumerGroupOffsetsResult r = admin.deleteConsumerGroupOffsets(group, new java.util.LinkedHashSet<>(List.of(tp, foo)));

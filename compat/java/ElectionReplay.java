@@ -17,8 +17,8 @@ import org.apache.kafka.common.TopicPartitionInfo;
  * PlaintextAdminIntegrationTest's election cases against a simulated three-broker kafka-shim whose
  * brokers the scenarios stop and start through its control plane (option {@code control}, as
  * {@link ControlDriver}): testElectPreferredLeaders' failover and return, and
- * testElectUncleanLeadersForOnePartition, ...WhenNoLiveBrokers, ...Noop and ...AndNoop on their
- * assignments (brokers 1 and 2; 1 and 0). compat/test_java_cluster_elections.py holds the expectations.
+ * testElectUncleanLeadersForOnePartition, ...ForManyPartitions, ...ForAllPartitions, ...WhenNoLiveBrokers,
+ * ...Noop and ...AndNoop on their assignments (brokers 1 and 2; 1 and 0). compat/test_java_cluster_elections.py holds the expectations.
  */
 final class ElectionReplay {
     private ElectionReplay() {
@@ -86,6 +86,12 @@ final class ElectionReplay {
         try (Admin admin = s.admin()) {
             TopicPartition p1 = topic(s, admin, "elect-unclean", Map.of(0, List.of(1, 2), 1, List.of(1, 0)));
             TopicPartition p2 = new TopicPartition(p1.topic(), 1);
+            // testElectUncleanLeadersForManyPartitions: both partitions on brokers 1 and 2
+            TopicPartition m0 = topic(s, admin, "elect-unclean-many", Map.of(0, List.of(1, 2), 1, List.of(1, 2)));
+            TopicPartition m1 = new TopicPartition(m0.topic(), 1);
+            // testElectUncleanLeadersForAllPartitions: as p1 and p2, elected with no partitions named
+            TopicPartition a0 = topic(s, admin, "elect-unclean-all", Map.of(0, List.of(1, 2), 1, List.of(1, 0)));
+            TopicPartition a1 = new TopicPartition(a0.topic(), 1);
             List<Object> steps = new ArrayList<>();
             steps.add(Arrays.asList(state(admin, p1), state(admin, p2)));
             down(s, 2);
@@ -95,6 +101,12 @@ final class ElectionReplay {
             up(s, 2);
             steps.add(elect(admin, ElectionType.UNCLEAN, p1, p2));
             steps.add(Arrays.asList(state(admin, p1), state(admin, p2)));
+            steps.add(elect(admin, ElectionType.UNCLEAN, m0, m1));
+            steps.add(Arrays.asList(state(admin, m0), state(admin, m1)));
+            var all = admin.electLeaders(ElectionType.UNCLEAN, null).partitions().get(20, TimeUnit.SECONDS);
+            obs.put("all", Arrays.asList(all.containsKey(a0) ? all.get(a0).map(e -> e.getClass().getSimpleName()).orElse(null) : "absent",
+                    all.containsKey(a1) ? "present" : "absent"));
+            obs.put("all_state", Arrays.asList(state(admin, a0), state(admin, a1)));
             up(s, 1);
             steps.add(elect(admin, ElectionType.UNCLEAN, p1));
             steps.add(Arrays.asList(state(admin, p1), state(admin, p2)));

@@ -6,7 +6,7 @@ import java.util.Map;
  * do for the Java client: transactions ({@link TxnReference}, {@link TxnReplay}), the consumer and producer
  * ({@link ClientReference}), the Admin's group and config calls ({@link AdminReference}) and
  * the expiration of transactional and producer ids ({@link ExpirationReference}), more of the Admin's
- * ({@link AdminReplay}, {@link AdminStateReplay}, {@link ElectionReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
+ * ({@link AdminReplay}, {@link AdminStateReplay}, {@link AdminSurfaceReplay}, {@link ElectionReplay}), consumer's and producer's ({@link ClientReplay}, {@link ConsumerReplay},
  * {@link ConsumerMoreReplay}, {@link ProducerReplay}, {@link GroupReplay}) tests, and producers
  * and consumers refused by ACLs ({@link AuthzReference}, {@link AuthzConsumerReplay}, {@link AuthzAdminReplay}, which
  * compat/test_java_authz_reference.py runs).
@@ -67,6 +67,11 @@ public final class ReferenceDriver {
         all.put("admin.abort_transaction", AdminStateReplay::abortTransaction);
         all.put("admin.scram_credentials", AdminStateReplay::scramCredentials);
         all.put("admin.cluster_metadata", AdminStateReplay::clusterMetadata);
+        all.put("admin.fence_producers", AdminSurfaceReplay::fenceProducers);
+        all.put("admin.client_quota_requests", AdminSurfaceReplay::clientQuotas);
+        all.put("admin.list_offsets_max_timestamp", AdminSurfaceReplay::listOffsets);
+        all.put("admin.surface_misc", AdminSurfaceReplay::misc);
+        all.put("admin.create_delete_topics", AdminSurfaceReplay::createDeleteTopics);
         all.put("producer.compression", ProducerReplay::compressions);
         all.put("producer.failure_handling", ProducerReplay::failureHandling);
         all.put("producer.send_while_deletion", ProducerReplay::sendWhileDeletion);

@@ -14,6 +14,7 @@ from compat.peers import kafka_python, librdkafka, runner
 
 SUITE = pytest.StashKey[librdkafka.Background]()
 KAFKA_PYTHON = pytest.StashKey[kafka_python.Background]()
+HERE = Path(__file__).resolve().parent
 
 
 def _runs_the_suite(item) -> bool:
@@ -27,6 +28,19 @@ def _kafka_python_release(item) -> str | None:
     if item.path.name != "test_kafka_python_suite.py" or callspec is None or item.get_closest_marker("skip"):
         return None
     return callspec.params.get("suite_run")
+
+
+BACKGROUND_MODULES = ("test_librdkafka_suite.py", "test_kafka_python_suite.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The suites that run in the background go last in the session: their builds and test runs then
+    have every other test's time to finish in, instead of the session waiting for them at compat/peers
+    (the third directory collected)."""
+    later = [item for item in items if item.path.name in BACKGROUND_MODULES and item.path.parent == HERE]
+    if later:
+        moved = set(later)
+        items[:] = [item for item in items if item not in moved] + later
 
 
 def peers_cache_dir(config) -> Path:

@@ -137,6 +137,7 @@ _CONFIG_RESOURCES = {
     2: (R.TOPIC, None, E.topic_authorization_failed),
     4: (R.CLUSTER, CLUSTER_NAME, E.cluster_authorization_failed),
     8: (R.CLUSTER, CLUSTER_NAME, E.cluster_authorization_failed),
+    16: (R.CLUSTER, CLUSTER_NAME, E.cluster_authorization_failed),  # CLIENT_METRICS (Kafka: ConfigHelper, AuthHelper)
     32: (R.GROUP, None, E.group_authorization_failed),
 }
 

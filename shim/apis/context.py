@@ -48,11 +48,18 @@ class RequestContext:
 
     def leader_of(self, topic: str, partition: int, current_leader_epoch: int = -1):
         """The partition's cluster state when this broker leads it at that epoch, else raises
+        KAFKA_STORAGE_ERROR while the data directory is offline (shim.storage.group_commit), then
         NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (shim.cluster)."""
+        self.node.logs.check_online(topic, partition)
         return self.node.cluster.check_leader(self.node_id, topic, partition, current_leader_epoch)
 
     def coordinates(self, kind: int, key: str) -> bool:
-        """This broker coordinates ``key`` (a group id for kind 0, a transactional id for kind 1)."""
+        """This broker coordinates ``key`` (a group id for kind 0, a transactional id for kind 1).
+        None does while the data directory is offline: the internal partitions have no leader, so
+        their coordinators resigned (Kafka: onResignation once the controller took the leadership
+        of the offline replicas away)."""
+        if self.node.logs.offline:
+            return False
         cluster = self.node.cluster
         return cluster.single or cluster.coordinator(kind, key) == self.node_id
 

@@ -25,6 +25,8 @@ from ..protocol.messages import (
 )
 from ..protocol.kafka_releases import RELEASES
 from . import _authz
+from ._coordinator_sync import COORDINATOR_APIS
+from ._coordinator_sync import synced as coordinator_synced
 from ._pace import SLICE_S
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
@@ -124,6 +126,10 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         result = await result
     if result is None:
         return Answer(None, ctx.mute_ms)
+    if key in COORDINATOR_APIS:
+        commit = node.logs.group_commit
+        if commit is not None and commit.coordinator_unsynced():  # fsync "always"
+            result = await coordinator_synced(ctx, request, module, commit, result)
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
     try:

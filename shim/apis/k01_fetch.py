@@ -24,6 +24,9 @@ a slowed follower holds back.
 A consumer_byte_rate quota counts the record bytes of each answer; a client over it gets an empty
 answer with throttle_time_ms and its connection is not read for that long, as Kafka answers. A
 consumer's MaxBytes is capped to what its quota allows over the window (KAFKA-9677).
+A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
+KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedPartition.Offline),
+answered with unknown (-1) offsets, as createLogReadResult answers it.
 """
 
 import asyncio
@@ -281,7 +284,8 @@ def _partition(ctx, name, p, committed, max_bytes, min_one, hinted):
         ctx.leader_of(name, p.partition, getattr(p, "current_leader_epoch", -1))
         r = plog.read(p.fetch_offset, max_bytes, committed, min_one)
     except KafkaError as e:
-        plog = ctx.node.logs.logs.get((name, p.partition))
+        # an offline log is not read (Kafka: createLogReadResult's unknown offsets)
+        plog = None if e.code == ErrorCode.kafka_storage_error else ctx.node.logs.logs.get((name, p.partition))
         hw, lso, start = (plog.high_watermark, plog.last_stable_offset, plog.log_start_offset) if plog else (-1, -1, -1)
         hint = leader_hint(ctx, name, p.partition, e.code, hinted, (NOT_LEADER, ErrorCode.fenced_leader_epoch))
         return _data(ctx, p.partition, e.code, hw, lso, start, None, b"", **hint)

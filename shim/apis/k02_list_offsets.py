@@ -17,6 +17,8 @@ thread, so a segment of out-of-order timestamps never holds the event loop.
 In a simulated cluster (shim.cluster) only the leader answers (v1+; NOT_LEADER_OR_FOLLOWER
 elsewhere, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future current leader epoch);
 LATEST carries the current leader epoch, other offsets the epoch they were written in.
+A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
+KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedPartition.Offline).
 """
 
 import asyncio

@@ -4,7 +4,9 @@ REBOOTSTRAP_REQUIRED, which a broker that knows its whole cluster never needs: a
 Brokers, leaders, leader epochs, replicas and ISR come from the cluster's state table
 (shim.cluster): every live broker is listed with its address on the request's listener; a
 partition whose replicas are all down has leader -1 and LEADER_NOT_AVAILABLE, and its down replicas
-are listed as offline (v5+). The controller is the first live broker. Topic ids (v10+) are real, so clients use
+are listed as offline (v5+). While the data directory is offline (a failed fsync,
+shim.storage.group_commit) every partition is so, at the next leader epoch, every replica offline
+(shim.cluster.OfflineState). The controller is the first live broker. Topic ids (v10+) are real, so clients use
 Fetch by topic id. Unknown topics are created when the client allows it (v4+ flag; always before
 v4) and the broker's auto_create_topics is on (an internal topic as its coordinator creates it: its
 own partition count and configs); otherwise UNKNOWN_TOPIC_OR_PARTITION. A request whose unknown topics
@@ -20,6 +22,7 @@ creatable (CREATE on the cluster or the topic), gets TOPIC_AUTHORIZATION_FAILED.
 
 import uuid
 
+from ..cluster import OfflineState, offline_state
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import validate_topic_name
 from ..security.acls import CLUSTER_NAME
@@ -152,6 +155,8 @@ def _partitions(ctx, info):
     never moved) they depend only on the version, the topic and that row: built once and reused,
     as kio's entities are immutable (a Metadata answer over 10,000 partitions is mostly these)."""
     cluster = ctx.node.cluster
+    if ctx.node.logs.offline:
+        return tuple(_partition(ctx, p, offline_state(cluster.state(info.name, p)), ()) for p in range(info.partitions))
     shared = cluster.uniform_state()
     if shared is None or cluster.down:
         return tuple(_partition(ctx, p, cluster.state(info.name, p), cluster.down) for p in range(info.partitions))
@@ -166,6 +171,6 @@ def _partitions(ctx, info):
 
 def _partition(ctx, index, s, down):
     code = ErrorCode.none if s.leader >= 0 else ErrorCode.leader_not_available
+    offline = s.replicas if isinstance(s, OfflineState) else tuple(r for r in s.replicas if r in down)
     return ctx.make("MetadataResponsePartition", error_code=code, partition_index=index, leader_id=s.leader,
-                    leader_epoch=s.leader_epoch, replica_nodes=s.replicas, isr_nodes=s.isr,
-                    offline_replicas=tuple(r for r in s.replicas if r in down))
+                    leader_epoch=s.leader_epoch, replica_nodes=s.replicas, isr_nodes=s.isr, offline_replicas=offline)

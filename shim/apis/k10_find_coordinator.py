@@ -88,7 +88,8 @@ def _check(ctx, key_type, key) -> tuple[int, str]:
 def _coordinator(ctx, key_type, key, code, created) -> dict:
     if code == ErrorCode.none and created:
         code = ErrorCode.coordinator_not_available
-    node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none else -1
+    # the internal partitions of an offline data directory have no leader (shim.cluster.OfflineState)
+    node_id = ctx.node.cluster.coordinator(key_type, key) if code == ErrorCode.none and not ctx.node.logs.offline else -1
     if node_id < 0:
         code = code if code != ErrorCode.none else ErrorCode.coordinator_not_available
         return dict(error_code=code, node_id=-1, host="", port=-1)

@@ -2,7 +2,9 @@
 
 v0-2 remove one member by member id and answer with one error code; v3+ (KIP-345) remove a batch
 of members, each by member id or, with an empty member id, by group instance id (administrative
-removal of static members), with an error per member. A departure rebalances the group.
+removal of static members), with an error per member. A departure rebalances the group. In a
+consumer group (KIP-848) the members named leave whichever protocol they speak, fenced together
+with one group epoch bump (Kafka 4: classicGroupLeaveToConsumerGroup, KAFKA-18188).
 """
 
 from ..cluster import GROUP

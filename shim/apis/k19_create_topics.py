@@ -120,7 +120,7 @@ def _listing(ctx, overrides: dict[str, str], listed: dict) -> tuple:
         listed[key] = tuple(
             ctx.make("CreatableTopicConfigs", name=e.name, value=e.value, read_only=e.read_only,
                      config_source=e.source, is_sensitive=e.sensitive)
-            for e in describe.topic_entries(overrides, ctx.node.broker_configs, None, False, False))
+            for e in describe.created_entries(overrides, ctx.node.broker_configs))
     return listed[key]
 
 

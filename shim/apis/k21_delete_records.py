@@ -6,6 +6,8 @@ Only the partition's leader deletes (NOT_LEADER_OR_FOLLOWER elsewhere, shim.clus
 watermark bounds the offset, so a slowed follower bounds it too. Each partition's log start moves
 on its own, as Kafka's per-partition handling allows, and the handler gives the loop up between
 partitions (shim.apis._pace).
+A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
+KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedPartition.Offline).
 """
 
 from ..errors import ErrorCode, KafkaError

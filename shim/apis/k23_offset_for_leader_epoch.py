@@ -5,6 +5,8 @@ offset of the next larger epoch, the log end offset for the current epoch, -1/-1
 it (Kafka: LeaderEpochFileCache.endOffsetFor). Only the leader answers (NOT_LEADER_OR_FOLLOWER
 elsewhere); a current leader epoch below the partition's is FENCED_LEADER_EPOCH, above it
 UNKNOWN_LEADER_EPOCH. Consumers ask it after a leader change to validate their position (KIP-320).
+A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
+KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedPartition.Offline).
 """
 
 from ..errors import ErrorCode, KafkaError

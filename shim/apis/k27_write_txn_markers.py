@@ -2,7 +2,9 @@
 
 Writes COMMIT/ABORT control batches for any producer id and epoch, as the coordinator does and as
 Admin.abortTransaction asks (kafka-transactions.sh --abort). Same code path as the built-in
-coordinator (shim.coordinators.txn.markers).
+coordinator (shim.coordinators.txn.markers). While the data directory is offline (a failed fsync)
+every partition is UNKNOWN_TOPIC_OR_PARTITION: Kafka's handler finds no online log to read the
+record format of (ReplicaManager.getMagic).
 """
 
 from ..coordinators.txn.markers import write_markers
@@ -21,9 +23,14 @@ def handle(ctx, request):
     for marker in request.markers:
         # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
         wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
-        codes = {tp: ErrorCode.cluster_authorization_failed for tp in wanted} if not allowed else write_markers(
-            node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
-            marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(), node.cluster.check_min_isr)
+        if not allowed:
+            codes = dict.fromkeys(wanted, ErrorCode.cluster_authorization_failed)
+        elif node.logs.offline:  # Kafka: getMagic finds no online log (ReplicaManager.localLog)
+            codes = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
+        else:
+            codes = write_markers(
+                node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
+                marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(), node.cluster.check_min_isr)
         topics = {}
         for (topic, p), code in codes.items():
             topics.setdefault(topic, []).append(

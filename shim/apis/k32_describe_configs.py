@@ -11,11 +11,16 @@ synonyms (when asked) and documentation (when asked) as Kafka's ConfigHelper fil
 GROUP: every group config (``consumer.*``, ``share.*``), GROUP_CONFIG where set for the group, else
 the broker's value as DEFAULT_CONFIG, as Kafka's ConfigHelper.createGroupConfigEntry.
 
-Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it), CLIENT_METRICS resources (INVALID_REQUEST).
+CLIENT_METRICS: the subscription's configs (shim.configs.client_metrics): up to Kafka 4.0 the keys
+set (none for a subscription never made), from 4.1 every key with its default where unset; an
+empty name is INVALID_REQUEST (Kafka: ConfigHelper.describeConfigs). Authorized as Kafka does,
+DESCRIBE_CONFIGS on the cluster.
+
+Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it).
 """
 
 from ..configs import describe, loggers
-from ..configs.admin import BROKER, BROKER_LOGGER, GROUP, TOPIC
+from ..configs.admin import BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC
 from ..errors import ErrorCode, KafkaError
 from ..protocol.messages import make
 from ..security.acls import AclOperation as O
@@ -67,6 +72,12 @@ def _entries(node, r, synonyms, documentation, node_id):
         if not r.resource_name:
             raise KafkaError(ErrorCode.invalid_request, "Group name can't be empty.")
         return describe.group_entries(node.group_configs.describe(r.resource_name), keys, synonyms)
+    if r.resource_type == CLIENT_METRICS:
+        if not r.resource_name:
+            raise KafkaError(ErrorCode.invalid_request, "Client metrics subscription name must not be empty")
+        store = node.client_metrics_configs
+        return describe.client_metrics_entries(store.own(r.resource_name), keys, synonyms, documentation,
+                                               store.release)
     raise KafkaError(ErrorCode.invalid_request, f"Unsupported resource type: {r.resource_type}")
 
 

@@ -3,7 +3,8 @@
 There is one log directory, so no replica ever moves. Per partition, as Kafka's
 ReplicaManager.alterReplicaLogDirs answers: LOG_DIR_NOT_FOUND for a directory that is not the data
 directory (checked first), INVALID_TOPIC_EXCEPTION when the future directory name would pass 255
-characters, UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist, and no error when the
+characters, KAFKA_STORAGE_ERROR while the data directory is offline (a failed fsync),
+UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist, and no error when the
 directory is the one the partition already lives in. A partition named under several directories
 is answered once, for the last. v0 is v1 on the wire (kio generates v1 only).
 """
@@ -38,6 +39,8 @@ def _alter(ctx, topic, index, path):
             raise KafkaError(ErrorCode.invalid_topic_exception, "The topic name is too long.")
         if path != str(ctx.node.logs.data_dir.absolute()):
             raise KafkaError(ErrorCode.log_dir_not_found, f"Log dir {path} is not found in the config.")
+        if ctx.node.logs.offline:  # Kafka: before the partition is looked up
+            raise KafkaError(ErrorCode.kafka_storage_error, f"Log directory {path} is offline")
         ctx.node.logs.get(topic, index)
     except KafkaError as e:
         return e.code

@@ -6,6 +6,9 @@ replica moves between directories); v4 adds the file system's total and usable b
 list describes every partition; partitions that do not exist are left out, and topics left with no
 partition are dropped, as Kafka's ReplicaManager.describeLogDirs answers. The metadata directory
 (``__cluster_metadata``) is not a partition, as Kafka's KRaft metadata log is not one of LogManager's.
+Once the data directory is offline (a failed fsync, shim.storage.group_commit) it is answered
+KAFKA_STORAGE_ERROR with no partitions and unknown sizes (-1), as ReplicaManager.describeLogDirs
+answers an offline directory.
 v0 is v1 on the wire (kio generates v1 only).
 """
 
@@ -18,6 +21,10 @@ from .registry import api
 @api(35, "DescribeLogDirs", 0, 4)
 def handle(ctx, request):
     logs = ctx.node.logs
+    if logs.offline:  # Kafka: describeLogDirs' KafkaStorageException, nothing else of the directory
+        result = ctx.make("DescribeLogDirsResult", error_code=ErrorCode.kafka_storage_error,
+                          log_dir=str(logs.data_dir.absolute()), topics=(), total_bytes=-1, usable_bytes=-1)
+        return ctx.response(error_code=ErrorCode.none, results=(result,))
     if request.topics is None:
         wanted = set(logs.logs)
     else:

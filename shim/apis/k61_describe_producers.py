@@ -1,4 +1,8 @@
-"""DescribeProducers (61), v0 (KIP-664): the active producers of each partition."""
+"""DescribeProducers (61), v0 (KIP-664): the active producers of each partition.
+
+A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
+KAFKA_STORAGE_ERROR with no message (Kafka: activeProducerState's getPartitionOrError).
+"""
 
 from ..errors import ErrorCode, KafkaError
 from ._authz import denied_topics
@@ -23,7 +27,9 @@ def _partition(ctx, topic, index, denied=False):
         plog = ctx.node.logs.get(topic, index)
         ctx.leader_of(topic, index)  # shim.cluster: the leader's producer state (Kafka: ReplicaManager.activeProducerState)
     except KafkaError as e:
-        return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=e.message,
+        # Kafka: activeProducerState answers getPartitionOrError's code without a message
+        message = None if e.code == ErrorCode.kafka_storage_error else e.message
+        return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=message,
                         active_producers=())
     producers = tuple(
         ctx.make("ProducerState", producer_id=e.producer_id, producer_epoch=e.producer_epoch, last_sequence=e.last_seq,

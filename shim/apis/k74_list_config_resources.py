@@ -1,11 +1,11 @@
 """ListConfigResources (74), v0-1: ListClientMetricsResources (KIP-714) until Kafka 4.1 renamed it
 and, with v1, let it list every kind of config resource (KIP-1142).
 
-v0 lists the CLIENT_METRICS resources, and v1 with no ResourceTypes or with CLIENT_METRICS too;
-kafka-shim defines none (CLIENT_METRICS configs are refused, see NOT_IMPLEMENTED.md), so none.
-v1 also lists, per type asked for: GROUP resources (none: group configs are not built), a
-BROKER_LOGGER and a BROKER resource for this broker, and every topic, internal ones included (Kafka:
-MetadataCache.getAllTopics). A type v1 does not know is UNSUPPORTED_VERSION for the whole request. With an authorizer it needs DESCRIBE_CONFIGS on the cluster.
+v0 lists the CLIENT_METRICS resources (every subscription with a config set: Kafka's
+ClientMetricsManager keeps one whether or not a telemetry receiver is configured), and v1 with no
+ResourceTypes or with CLIENT_METRICS too. v1 also lists, per type asked for: every GROUP with a
+group config set, a BROKER_LOGGER and a BROKER resource for this broker, and every topic, internal
+ones included (Kafka: MetadataCache.getAllTopics). A type v1 does not know is UNSUPPORTED_VERSION for the whole request. With an authorizer it needs DESCRIBE_CONFIGS on the cluster.
 """
 
 from ..errors import ErrorCode
@@ -23,6 +23,10 @@ def handle(ctx, request):
     node_id = str(ctx.node.config.node_id)
     resources = []
     # in Kafka's order: groups, client metrics, broker loggers, brokers, topics
+    if GROUP in wanted:
+        resources.extend((name, GROUP) for name in sorted(ctx.node.group_configs.groups))
+    if CLIENT_METRICS in wanted:
+        resources.extend((name, CLIENT_METRICS) for name in ctx.node.client_metrics_configs.names())
     if BROKER_LOGGER in wanted:
         resources.append((node_id, BROKER_LOGGER))
     if BROKER in wanted:

@@ -9,11 +9,13 @@ topic; then unknown names cannot appear, while a named unknown topic is UNKNOWN_
 negative cursor partition, is INVALID_REQUEST on every named topic. Each listed topic carries
 its authorized operations. With an authorizer, every topic means those the principal may DESCRIBE;
 a named one it may not gets TOPIC_AUTHORIZATION_FAILED. Leaders, epochs, replicas and ISR come from
-the cluster's state table (shim.cluster). Eligible leader replicas (KIP-966 ELR) are always empty.
+the cluster's state table (shim.cluster); while the data directory is offline, every partition has
+no leader and every replica offline (shim.cluster.OfflineState). Eligible leader replicas (KIP-966 ELR) are always empty.
 """
 
 import uuid
 
+from ..cluster import offline_state
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS, validate_topic_name
 from ..security.acls import AclOperation as O
@@ -66,12 +68,14 @@ def _topic(ctx, name, first, limit):
         return _entry(ctx, name, code, ZERO_UUID, ()), -1
     upper = min(info.partitions, first + limit)
     cluster = ctx.node.cluster
+    offline = ctx.node.logs.offline  # every replica in the offline data directory (shim.cluster.OfflineState)
     partitions = tuple(
         ctx.make("DescribeTopicPartitionsResponsePartition", error_code=ErrorCode.none, partition_index=p,
                  leader_id=s.leader, leader_epoch=s.leader_epoch, replica_nodes=s.replicas, isr_nodes=s.isr,
                  eligible_leader_replicas=(), last_known_elr=(),
-                 offline_replicas=tuple(r for r in s.replicas if r in cluster.down))
-        for p in range(first, upper) for s in (cluster.state(name, p),))
+                 offline_replicas=s.replicas if offline else tuple(r for r in s.replicas if r in cluster.down))
+        for p in range(first, upper)
+        for s in ((offline_state(cluster.state(name, p)) if offline else cluster.state(name, p)),))
     return _entry(ctx, name, ErrorCode.none, info.topic_id, partitions), (upper if upper < info.partitions else -1)
 
 

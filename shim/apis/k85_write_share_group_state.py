@@ -1,9 +1,10 @@
 """WriteShareGroupState (85), v0: record a share partition's changed state batches (KIP-932).
 
 Per partition a ShareUpdate of the given start offset (-1: unchanged) and state batches, laid over
-the recorded state, or a new ShareSnapshot when there is none yet or
-``share.coordinator.snapshot.update.records.per.snapshot`` updates followed the last one
-(Kafka: ShareCoordinatorShard.writeState). A leader or state epoch older than the recorded one is
+the recorded state, or a new ShareSnapshot (the batches merged over the recorded ones) when there
+is none yet, when the state epoch is higher than the recorded one (a ShareUpdate has no state
+epoch; KAFKA-19337), or when ``share.coordinator.snapshot.update.records.per.snapshot`` updates
+followed the last one (Kafka: ShareCoordinatorShard.writeState, generateShareStateRecord). A leader or state epoch older than the recorded one is
 FENCED_LEADER_EPOCH / FENCED_STATE_EPOCH. kafka-shim's broker writes its own share partitions'
 state directly; a write from outside replaces what the broker holds of that partition (its
 records come back as written). A batch whose last offset is before its first, or an AVAILABLE

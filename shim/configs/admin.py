@@ -13,7 +13,7 @@ from . import loggers
 from .catalogue import broker_configs, topic_configs
 from .topic import validate_overrides
 
-TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
@@ -60,6 +60,8 @@ def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_
         node.logs.set_topic_configs(resource_name, configs, validate_only)
     elif resource_type == GROUP:  # Kafka: GroupConfigManager (KIP-848, KIP-932); AlterConfigs replaces all
         node.group_configs.alter(resource_name, ops, validate_only, incremental)
+    elif resource_type == CLIENT_METRICS:  # Kafka: ClientMetricsConfigs.validate, at the controller
+        node.client_metrics_configs.alter(resource_name, ops, validate_only, incremental)
     else:
         raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {resource_type}")
 

@@ -8,9 +8,10 @@ from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
+from .client_metrics import CLIENT_METRICS_CONFIGS, parse_list
 from .catalogue import (BROKER_CONFIGS, INTERNAL_BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
                         topic_configs)
-from .topic import effective
+from .topic import broker_value, effective
 
 
 class ConfigSource(IntEnum):
@@ -85,6 +86,34 @@ def topic_entries(overrides: Mapping[str, str], configs: BrokerConfigs, keys, sy
     return entries
 
 
+def created_entries(overrides: Mapping[str, str], configs: BrokerConfigs) -> list[Entry]:
+    """The configs CreateTopics answers for a new topic. In KRaft they come from the controller
+    (KafkaConfigSchema.resolveEffectiveTopicConfig), not from ConfigHelper: the topic's own value,
+    else the first of its broker synonyms (ServerTopicConfigSynonyms, in the topic config's unit)
+    set for this broker, then cluster-wide, then statically, else the topic config's default; so a
+    static log.roll.hours gives segment.ms its value as STATIC_BROKER_CONFIG where DescribeConfigs
+    drops it (ConfigHelper.configSynonyms keeps only the synonyms from log.roll.ms on). Never
+    read-only; no synonyms or documentation."""
+    defaults = effective(overrides, {}, configs.release)
+    layers = ((configs.per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+              (configs.cluster_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+              (configs.static, ConfigSource.STATIC_BROKER_CONFIG))
+    catalogue = topic_configs(configs.release)
+    entries = []
+    for name in sorted(catalogue):
+        if name in INTERNAL_TOPIC_CONFIGS and name not in overrides:
+            continue
+        key = catalogue[name]
+        value, source = defaults[name], ConfigSource.TOPIC_CONFIG if name in overrides else ConfigSource.DEFAULT_CONFIG
+        if name not in overrides and key.synonym:
+            found = next(((v[0], src) for layer, src in layers if (v := broker_value(key.synonym, layer))), None)
+            if found is not None:
+                value, source = found
+        entries.append(Entry(name, None if key.sensitive else to_string(value, key.type), int(source), False,
+                             key.sensitive, (), int(key.config_type), None))
+    return entries
+
+
 def broker_entries(configs: BrokerConfigs, resource_name: str, keys, synonyms: bool,
                    documentation: bool) -> list[Entry]:
     per_broker = bool(resource_name)
@@ -143,4 +172,24 @@ def group_entries(described, keys, synonyms: bool = False) -> list[Entry]:
         source = int(ConfigSource.GROUP_CONFIG if own else ConfigSource.DEFAULT_CONFIG)
         found = (Synonym(name, value, source),) if own and synonyms else ()
         entries.append(Entry(name, value, source, False, False, found, int(types.get(name, ConfigType.INT)), None))
+    return entries
+
+
+def client_metrics_entries(own: Mapping[str, str], keys, synonyms: bool, documentation: bool,
+                           release: str) -> list[Entry]:
+    """A CLIENT_METRICS subscription (Kafka: ConfigHelper). Before Kafka 4.1 only the keys it sets,
+    as stored, untyped; from 4.1 (KAFKA-17516) every key, parsed and rendered (a list joined by
+    commas), CLIENT_METRICS_CONFIG (also the one synonym) where set, else its default as DEFAULT_CONFIG."""
+    if release < "4.1":
+        return [Entry(name, own[name], int(ConfigSource.CLIENT_METRICS_CONFIG), False, False, (),
+                      int(ConfigType.UNKNOWN), None) for name in _wanted(sorted(own), keys)]
+    entries = []
+    for name in _wanted(sorted(CLIENT_METRICS_CONFIGS), keys):
+        key = CLIENT_METRICS_CONFIGS[name]
+        raw = own.get(name, key.default)
+        value = ",".join(parse_list(raw)) if key.type == ConfigType.LIST else str(int(raw.strip()))
+        source = int(ConfigSource.CLIENT_METRICS_CONFIG if name in own else ConfigSource.DEFAULT_CONFIG)
+        found = (Synonym(name, value, source),) if name in own and synonyms else ()
+        entries.append(Entry(name, value, source, False, False, found, int(key.type),
+                             key.doc if documentation else None))
     return entries

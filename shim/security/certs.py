@@ -27,7 +27,7 @@ def _imports():
 
 
 def make_certs(out: Path, hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "::1"),
-               client_cn: str = "client", days: int = 365) -> dict[str, Path]:
+               client_cn: str = "client", days: int = 365, ca_cn: str = "kafka-shim test CA") -> dict[str, Path]:
     x509, hashes, serialization, ec, eku, NameOID = _imports()
     out.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -55,7 +55,7 @@ def make_certs(out: Path, hosts: tuple[str, ...] = ("localhost", "127.0.0.1", ":
             return x509.DNSName(host)
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = cert(name("kafka-shim test CA"), ca_key, name("kafka-shim test CA"), ca_key, ca=True)
+    ca = cert(name(ca_cn), ca_key, name(ca_cn), ca_key, ca=True)
     broker_key = ec.generate_private_key(ec.SECP256R1())
     broker = cert(name(hosts[0]), broker_key, ca.subject, ca_key, False, eku.SERVER_AUTH, [san(h) for h in hosts])
     client_key = ec.generate_private_key(ec.SECP256R1())

@@ -6,9 +6,13 @@
 - ``PKCS12`` (read with the ``cryptography`` package): a store password is needed for a key store
   and optional for a trust store, as in Kafka. The key store's private key, its certificate and the
   chain serve the listener; every certificate of a trust store is a trusted CA.
-- ``JKS``, Kafka's default type: Java's ``JKS`` key store reads PKCS12 files too (keytool has written
-  PKCS12 by default since JDK 9, whatever the file is called), and so does kafka-shim. A store in the
-  JKS format itself is refused with the keytool command that converts it.
+- ``JKS``, Kafka's default type, ``JCEKS``: Java's own formats (shim.security.jks). As in Java, each
+  of the types ``JKS`` and ``PKCS12`` reads both the JKS and the PKCS12 format (keytool has written PKCS12
+  by default since JDK 9, whatever the file is called), and ``JCEKS`` reads JCEKS and JKS. A JKS key
+  may have a password of its own (``ssl.key.password``); a PKCS12 key has the store's.
+- Trust: every certificate of a PEM or PKCS12 trust store is a trusted CA; of a JKS or JCEKS store,
+  as Java's TrustManagerFactory reads it, the trusted-certificate entries and each private-key entry's
+  own certificate.
 - No type given: ``JKS``, as in Kafka, for a store file; ``PEM`` for a file of PEM text or inline PEM
   (where Kafka would want ``PEM`` named).
 
@@ -20,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import jks
+
 PEM = "PEM"
-JKS_MAGIC = (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce")  # JKS, JCEKS
+STORE_TYPES = ("PKCS12", "JKS", "JCEKS")
 
 
 class StoreError(ValueError):
@@ -62,17 +68,35 @@ def key_store(config) -> KeyStore | None:
         raise StoreError("SSL key store is specified, but key store password is not specified.")
     if path is None:
         return None
-    p12 = _load_pkcs12(kind, path, password, "keystore")
+    data = _read_store(kind, path, "keystore")
+    if jks.is_java_store(data):
+        return _java_key_store(kind, path, _load_java(kind, path, data, password, "keystore"), key_password or password)
+    p12 = _load_pkcs12(kind, path, data, password, "keystore")
     if key_password is not None and key_password != password:  # Java's KeyManagerFactory fails to recover the key
         raise StoreError(f"Invalid SSL keystore {path}: its key cannot be recovered with ssl.key.password "
                          f"(a PKCS12 key is protected with the store's password)")
     if p12.key is None or p12.cert is None:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
-    from cryptography.hazmat.primitives import serialization
-    key_pem = p12.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()).decode()
     chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
-    return KeyStore(key_pem, "".join(_cert_pem(c) for c in chain), None)
+    return KeyStore(_key_pem(p12.key), "".join(_cert_pem(c) for c in chain), None)
+
+
+def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: str) -> KeyStore:
+    """The first private key entry serves; like Java's KeyManagerFactory, every key must open with the password."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_der_private_key
+    if not store.keys:
+        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
+    try:
+        keys = [jks.recover_key(entry, key_password) for entry in store.keys]
+        key = load_der_private_key(keys[0], None)
+        chain = [x509.load_der_x509_certificate(c) for c in store.keys[0].chain]
+    except jks.JavaStoreError as e:
+        raise StoreError(f"Invalid SSL keystore {path} of type {kind}: {e} with ssl.key.password (or, without it, "
+                         f"ssl.keystore.password)") from None
+    except ValueError as e:
+        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: {e}") from None
+    return KeyStore(_key_pem(key), "".join(_cert_pem(c) for c in chain), None)
 
 
 def trusted_certificates(config) -> str | None:
@@ -96,10 +120,14 @@ def trusted_certificates(config) -> str | None:
         raise StoreError("SSL trust store is not specified, but trust store password is specified.")
     if path is None:
         return None
-    p12 = _load_pkcs12(kind, path, password, "truststore")
-    found = ([p12.cert.certificate] if p12.cert is not None else []) + [c.certificate for c in p12.additional_certs]
+    data = _read_store(kind, path, "truststore")
+    if jks.is_java_store(data):
+        found = _der_certificates(kind, path, _load_java(kind, path, data, password, "truststore").trusted())
+    else:
+        p12 = _load_pkcs12(kind, path, data, password, "truststore")
+        found = ([p12.cert.certificate] if p12.cert is not None else []) + [c.certificate for c in p12.additional_certs]
     if not found:
-        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no certificate")
+        raise StoreError(f"Failed to load SSL truststore {path} of type {kind}: it holds no certificate")
     return "".join(_cert_pem(c) for c in found)
 
 
@@ -130,24 +158,46 @@ def _read_text(path: str, failure: str) -> str:
         raise StoreError(f"{failure}: {e}") from None
 
 
-def _load_pkcs12(kind: str, path: str, password: str | None, what: str):
+def _read_store(kind: str, path: str, what: str) -> bytes:
     failure = f"Failed to load SSL {what} {path} of type {kind}"
-    if kind.upper() not in ("PKCS12", "JKS"):
-        raise StoreError(f"{failure}: kafka-shim reads PEM, PKCS12 and JKS (PKCS12 content) stores")
+    if kind.upper() not in STORE_TYPES:
+        raise StoreError(f"{failure}: kafka-shim reads PEM, PKCS12, JKS and JCEKS stores")
     try:
-        data = Path(path).read_bytes()
+        import cryptography  # noqa: F401  (PKCS12, and the keys and certificates of JKS and JCEKS)
+    except ImportError:
+        raise StoreError(f"{failure}: reading a {kind} store needs the cryptography package: "
+                         f"pip install 'kafka-shim[certs]'") from None
+    try:
+        return Path(path).read_bytes()
     except OSError as e:
         raise StoreError(f"{failure}: {e}") from None
-    if data[:4] in JKS_MAGIC:
-        fmt = "JCEKS" if data[:4] == JKS_MAGIC[1] else "JKS"
-        raise StoreError(f"{failure}: kafka-shim reads PKCS12 stores, not the {fmt} format; convert it with "
-                         f"`keytool -importkeystore -srckeystore {path} -srcstoretype {fmt} -destkeystore "
-                         f"{Path(path).with_suffix('.p12')} -deststoretype PKCS12` and set the type to PKCS12")
+
+
+def _load_java(kind: str, path: str, data: bytes, password: str | None, what: str) -> jks.JavaStore:
+    """A store in Java's JKS or JCEKS format; Java's JKS type does not read JCEKS, the others read JKS."""
+    failure = f"Failed to load SSL {what} {path} of type {kind}"
     try:
-        from cryptography.hazmat.primitives.serialization import pkcs12
-    except ImportError:
-        raise StoreError(f"{failure}: reading PKCS12 needs the cryptography package: "
-                         f"pip install 'kafka-shim[certs]'") from None
+        store = jks.load(data, password)
+    except jks.JavaStoreError as e:
+        raise StoreError(f"{failure}: {e}") from None
+    if store.fmt == "JCEKS" and kind.upper() != "JCEKS":
+        raise StoreError(f"{failure}: Invalid keystore format (a JCEKS store: set the type to JCEKS)")
+    return store
+
+
+def _der_certificates(kind: str, path: str, certificates: list[bytes]) -> list:
+    from cryptography import x509
+    try:
+        return [x509.load_der_x509_certificate(c) for c in certificates]
+    except ValueError as e:
+        raise StoreError(f"Failed to load SSL truststore {path} of type {kind}: {e}") from None
+
+
+def _load_pkcs12(kind: str, path: str, data: bytes, password: str | None, what: str):
+    failure = f"Failed to load SSL {what} {path} of type {kind}"
+    if kind.upper() == "JCEKS":
+        raise StoreError(f"{failure}: Invalid keystore format (Java's JCEKS type reads JCEKS and JKS stores)")
+    from cryptography.hazmat.primitives.serialization import pkcs12
     try:
         return pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
     except (ValueError, TypeError) as e:
@@ -156,6 +206,12 @@ def _load_pkcs12(kind: str, path: str, password: str | None, what: str):
             reason = "keystore password was incorrect" if password is not None else \
                 f"it is encrypted and no ssl.{what}.password is set"
         raise StoreError(f"{failure}: {reason}") from None
+
+
+def _key_pem(key) -> str:
+    from cryptography.hazmat.primitives import serialization
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
 
 
 def _cert_pem(cert) -> str:

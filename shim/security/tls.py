@@ -1,10 +1,11 @@
 """TLS for SSL and SASL_SSL listeners (stdlib ``ssl``) from Kafka's key and trust store settings
-(shim.security.stores: PEM, PKCS12, and JKS-typed stores in the PKCS12 format), and the principal of
+(shim.security.stores: PEM, PKCS12, JKS and JCEKS), and the principal of
 a client certificate (shim.security.principal: ``ssl.principal.mapping.rules``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import ssl
 import tempfile
@@ -13,12 +14,40 @@ from .principal import ANONYMOUS, SslPrincipalMapper
 from .stores import StoreError, key_store, trusted_certificates
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+REFUSED_CERTIFICATE = ("CERTIFICATE_VERIFY_FAILED", "PEER_DID_NOT_RETURN_A_CERTIFICATE")
+log = logging.getLogger(__name__)
+
+
+class AlertingSSLObject(ssl.SSLObject):
+    """A client certificate refused in the handshake is told so with a TLS alert before the connection
+    closes, as Kafka's SSLEngine tells it. asyncio closes the transport the moment do_handshake raises,
+    dropping the alert OpenSSL has just written (a certificate of an unknown CA: unknown_ca), and the
+    client sees a bare disconnect: kafka-clients then retries until its timeout instead of failing at
+    once with SslAuthenticationException. So that failure first reads as "want more data", which makes
+    asyncio send what is pending, the alert; the next call raises it (on the client's close, or more
+    bytes), and the handshake timeout bounds a client that does neither. Other failures (not TLS at
+    all, say) close at once as before."""
+
+    _failure: ssl.SSLError | None = None
+
+    def do_handshake(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        try:
+            super().do_handshake()
+        except ssl.SSLError as exc:
+            if not isinstance(exc, ssl.SSLCertVerificationError) and exc.reason not in REFUSED_CERTIFICATE:
+                raise
+            log.info("TLS handshake failed: %s", exc)
+            self._failure = exc
+            raise ssl.SSLWantReadError("the client certificate is refused; the alert is on its way") from exc
 
 
 def server_context(config) -> ssl.SSLContext:
     if config.ssl_client_auth not in CLIENT_AUTH:
         raise ValueError(f"ssl.client.auth is one of {', '.join(CLIENT_AUTH)}, not {config.ssl_client_auth!r}")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.sslobject_class = AlertingSSLObject
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # Kafka: ssl.enabled.protocols TLSv1.2,TLSv1.3
     store = key_store(config)
     if store is None:

@@ -23,9 +23,14 @@ failed job did not move. A later fsync of the same file may well succeed without
 producer's retry of the same batch included, is ever acknowledged. Kafka, whose broker then has
 no live log directory left, halts; kafka-shim stays up and answers the error.
 
-The coordinators' writes (transaction state, markers, group metadata and offsets) still fsync on
-the loop before they return: the transaction coordinator writes a partition's markers only once
-its PrepareCommit is on disk, and its steps are not yet split around a wait.
+The coordinators' appends (group metadata and offsets, consumer- and share-group records, share
+state, transaction states, expired transactional ids) take the same path: written on the loop,
+counted in ``coordinator_written``, and the coordinator API's answer waits for a job
+(shim.apis._coordinator_sync). An EndTxn's steps wait for a job between them (a marker is written
+only once the Prepare state is on disk, the Complete state once every marker is: shim.apis.k26_end_txn);
+the steps the coordinator takes on its own (aborts of timed-out or fenced transactions, retried
+markers) and WriteTxnMarkers' markers still fsync on the loop before they return (``durable``), a
+failure there taking the directory offline too (:meth:`GroupCommit.fail`).
 """
 
 from __future__ import annotations
@@ -50,6 +55,10 @@ class GroupCommit:
         self._running = False
         self._scheduled = False
         self.jobs = 0  # fsync jobs run (shared by every append written before each started)
+        # coordinator appends left to a job, and how many of them a finished job covered: an answer
+        # that may reflect one not yet on disk waits for a job (shim.apis._coordinator_sync)
+        self.coordinator_written = 0
+        self.coordinator_synced = 0
         self.failed: OSError | None = None  # the first failed job's error: the data directory is offline
 
     def attach(self) -> bool:
@@ -63,10 +72,23 @@ class GroupCommit:
                 return False
         return True
 
-    def wrote(self, plog, seg) -> None:
-        """``seg`` of ``plog`` was written on the loop: a job is due."""
+    def wrote(self, plog, seg, coordinator: bool = False) -> None:
+        """``seg`` of ``plog`` was written on the loop (by a coordinator's append): a job is due."""
         self._dirty[id(seg)] = (plog, seg)
+        if coordinator:
+            self.coordinator_written += 1
         self._schedule()
+
+    def fail(self, error: OSError) -> None:
+        """An fsync failed (a job's, or one a coordinator's step made before returning): the data
+        directory is offline from now on."""
+        log.error("fsync failed: the data directory is offline", exc_info=error)
+        self.failed = self.failed or error
+        self.coordinator_synced = self.coordinator_written  # no answer waits for a job any more
+
+    def coordinator_unsynced(self) -> bool:
+        """A coordinator append is not yet known to be on disk."""
+        return self.coordinator_synced < self.coordinator_written
 
     def pending(self) -> bool:
         """Something written is not yet known to be on disk."""
@@ -99,8 +121,9 @@ class GroupCommit:
         waiters, self._waiters = self._waiters, []
         self._running = True
         self.jobs += 1
+        written = self.coordinator_written
         future = self._flusher.submit(lambda: _sync(items))
-        future.add_done_callback(lambda f: self._call_loop(self._done, f, items, waiters))
+        future.add_done_callback(lambda f: self._call_loop(self._done, f, items, waiters, written))
 
     def _call_loop(self, *args) -> None:
         try:
@@ -108,17 +131,20 @@ class GroupCommit:
         except RuntimeError:  # the loop closed first (a broker stopping): nothing is answered
             pass
 
-    def _done(self, future, items, waiters) -> None:
+    def _done(self, future, items, waiters, written) -> None:
         self._running = False
-        error = future.exception()
+        # an fsync that failed meanwhile on the loop (shim.storage.partition_log's durable appends)
+        # took the directory offline: nothing this job covered is acknowledged either
+        error = future.exception() or self.failed
         if error is None:
+            self.coordinator_synced = max(self.coordinator_synced, written)
             for plog, seg, _, size, next_offset, _ in items:
                 if (size, next_offset) > seg.durable:
                     seg.durable = (size, next_offset)
                 plog.synced(next_offset)
         else:  # nothing moves: the bytes may not be on disk
-            log.error("fsync of appended segments failed: the data directory is offline", exc_info=error)
-            self.failed = self.failed or error
+            if error is not self.failed:
+                self.fail(error)
             for plog, _, _, _, _, directory in items:
                 plog._dir_dirty = plog._dir_dirty or directory is not None
         for waiter in waiters:

@@ -431,6 +431,19 @@ class LogManager:
             for plog in self.logs.values():
                 self._join_group_commit(plog)
 
+    @property
+    def offline(self) -> bool:
+        """The data directory failed (a group-commit fsync did): Kafka's LogDirFailureChannel has it
+        offline, and ReplicaManager.handleLogDirFailure marks its partitions HostedPartition.Offline."""
+        commit = self.group_commit
+        return commit is not None and commit.failed is not None
+
+    def check_online(self, topic: str, partition: int) -> None:
+        """KAFKA_STORAGE_ERROR for a partition of the offline data directory (Kafka:
+        ReplicaManager.getPartitionOrException, checked before the leader and its epoch)."""
+        if self.offline:
+            raise KafkaError(ErrorCode.kafka_storage_error, f"Partition {topic}-{partition} is in an offline log directory")
+
     def _join_group_commit(self, plog: PartitionLog) -> None:
         if self.group_commit is not None:
             plog.synced_end = plog.log_end_offset

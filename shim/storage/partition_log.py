@@ -55,8 +55,9 @@ class LogConfig:
     retention_bytes: int = -1
     retention_ms: int = 7 * 24 * 3600 * 1000
     log_append_time: bool = False  # message.timestamp.type=LogAppendTime
-    # The sync policy, the broker's fsync="always": every append is fsynced before it returns, as
-    # are the directory entries of new segments and the removal of old ones.
+    # The sync policy, the broker's fsync="always": every append is fsynced before it is answered
+    # (before it returns, or by the group commit), as are the directory entries of new segments
+    # and the removal of old ones.
     fsync: bool = False
     # Honoured on the produce path (shim.storage.log_validator, shim.storage.roll), see shim.configs.topic.
     compression_type: str = "producer"
@@ -161,12 +162,15 @@ class PartitionLog:
 
     # -- appends ----------------------------------------------------------------------------
 
-    def append(self, batch: bytes | bytearray, h: BatchHeader, now_ms: int, *, origin: Origin) -> AppendResult:
+    def append(self, batch: bytes | bytearray, h: BatchHeader, now_ms: int, *, origin: Origin,
+               durable: bool = False) -> AppendResult:
         """The one write path (Kafka: UnifiedLog.append with its AppendOrigin).
 
         Every batch, a client's or a coordinator's, data or COMMIT/ABORT marker, is checked against
         the producer state, stamped with its offset, written, applied, and, when the log's sync
-        policy is ``fsync`` always, made durable before this returns (so before any answer).
+        policy is ``fsync`` always, made durable before any answer: left to the group commit
+        (shim.storage.group_commit) whose job the answer waits for, or, when ``durable`` asks for it
+        (a step of the transaction coordinator the next one depends on), before this returns.
         Duplicates and sequence numbers are checked for CLIENT appends only: a coordinator writes
         its records with whatever sequence it likes (Kafka: analyzeAndValidateProducerState,
         ProducerAppendInfo.maybeValidateDataBatch); producer and coordinator epochs are checked
@@ -207,11 +211,12 @@ class PartitionLog:
             self._complete_marker(h.producer_id, h.producer_epoch, marker[1], marker[0] == ControlRecordType.ABORT,
                                   base, max_timestamp, seg)
         if self.config.fsync:
-            if origin is Origin.CLIENT and self.group_commit is not None and self.group_commit.attach():
+            if not durable and self.group_commit is not None and self.group_commit.attach():
                 self.synced_end = min(self.synced_end, base)
-                self.group_commit.wrote(self, seg)  # the answer waits for its job (GroupCommit.barrier)
+                # the answer waits for its job (GroupCommit.barrier, shim.apis._coordinator_sync)
+                self.group_commit.wrote(self, seg, origin is not Origin.CLIENT)
             else:
-                self.flush()
+                self._flush_now()
         if self.on_append is not None:
             self.on_append((self.topic, self.partition))
         return AppendResult(base, append_time, self.log_start_offset)
@@ -246,13 +251,15 @@ class PartitionLog:
         return -1, (prefix, memoryview(batch)[_STAMPED_PREFIX.size:]), h.max_timestamp
 
     def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
-                      now_ms: int) -> int:
+                      now_ms: int, durable: bool = True) -> int:
         """Write a COMMIT/ABORT control batch as the coordinator (Kafka: MemoryRecords.writeEndTransactionalMarker)."""
         batch = encode_end_txn_marker(
             producer_id=producer_id, producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
             commit=commit, timestamp=now_ms, base_offset=0, partition_leader_epoch=self.leader_epoch,
         )
-        return self.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR).base_offset
+        # on disk before the coordinator's next step (its Complete state) is written, unless the
+        # coordinator waits for the group commit itself
+        return self.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR, durable=durable).base_offset
 
     def _complete_marker(
         self, pid: int, epoch: int, coord_epoch: int, is_abort: bool, offset: int, ts: int, seg: LogSegment,
@@ -337,6 +344,18 @@ class PartitionLog:
             fs.disk.fsync_dir(self.directory)
             self._dir_dirty = False
         self.synced(self.active.next_offset)
+
+    def _flush_now(self) -> None:
+        """:meth:`flush` before an append returns; under group commit a failure takes the data
+        directory offline as a failed job does (shim.storage.group_commit) and the append fails
+        with KAFKA_STORAGE_ERROR (Kafka: LocalLog.flush's IOException, LogDirFailureChannel)."""
+        try:
+            self.flush()
+        except OSError as e:
+            if self.group_commit is None:
+                raise
+            self.group_commit.fail(e)
+            raise KafkaError(ErrorCode.kafka_storage_error, f"fsync failed: {e}") from None
 
     def synced(self, offset: int) -> None:
         """The log is fsynced up to ``offset``: the high watermark may move there."""

@@ -224,11 +224,16 @@ async def test_configs_need_describe_configs_and_alter_configs(node):
     def describe(m):
         return m.DescribeConfigsRequest(include_synonyms=False, include_documentation=False, resources=(
             m.DescribeConfigsResource(resource_type=2, resource_name="mine", configuration_keys=None),
-            m.DescribeConfigsResource(resource_type=4, resource_name="", configuration_keys=None)))
+            m.DescribeConfigsResource(resource_type=4, resource_name="", configuration_keys=None),
+            # CLIENT_METRICS: DESCRIBE_CONFIGS on the cluster, as Kafka's ConfigHelper authorizes it
+            m.DescribeConfigsResource(resource_type=16, resource_name="sub", configuration_keys=None)))
     r = await call(node, 32, 4, describe)
-    assert [x.error_code for x in r.results] == [E.topic_authorization_failed, E.cluster_authorization_failed]
+    assert [x.error_code for x in r.results] == [E.topic_authorization_failed] + [E.cluster_authorization_failed] * 2
     allow(node, R.TOPIC, "mine", O.ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
-    assert [x.error_code for x in (await call(node, 32, 4, describe)).results] == [E.none, E.cluster_authorization_failed]
+    assert [x.error_code for x in (await call(node, 32, 4, describe)).results] == [
+        E.none, E.cluster_authorization_failed, E.cluster_authorization_failed]
+    allow(node, R.CLUSTER, "kafka-cluster", O.DESCRIBE_CONFIGS)
+    assert [x.error_code for x in (await call(node, 32, 4, describe)).results] == [E.none] * 3
 
     def alter(m):
         return m.IncrementalAlterConfigsRequest(validate_only=True, resources=(m.AlterConfigsResource(

@@ -16,7 +16,7 @@ from shim.node import Node
 from .support import call, module
 
 DESCRIBE, ALTER, INCREMENTAL, CREATE = 32, 33, 44, 19
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -236,6 +236,16 @@ def shim_logger():
     lg.setLevel(before)
 
 
+async def test_a_client_metrics_subscription_never_made_has_no_entries(node):
+    # Kafka's ConfigHelper answers a CLIENT_METRICS name from its config repository: no error, no
+    # entries when nothing was set (PlaintextAdminIntegrationTest.testDescribeConfigsNonexistentForKraft)
+    result = await describe(node, CLIENT_METRICS, "none_metric")
+    assert (result.error_code, result.configs) == (ErrorCode.none, ())
+    empty = await describe(node, CLIENT_METRICS, "")
+    assert (empty.error_code, empty.error_message) == (
+        ErrorCode.invalid_request, "Client metrics subscription name must not be empty")
+
+
 async def test_broker_logger_levels(node, shim_logger):
     (r,) = await incremental(node, [(BROKER_LOGGER, "0", [("shim.test-logger", SET, "DEBUG")])])
     assert r.error_code == ErrorCode.none and shim_logger.level == logging.DEBUG
@@ -274,6 +284,32 @@ async def test_create_topics_returns_the_configs_from_v5(node, version):
     configs = {c.name: c for c in result.configs}
     assert (configs["compression.type"].value, configs["compression.type"].config_source) == ("zstd", 1)
     assert configs["segment.ms"].config_source == ConfigSource.DEFAULT_CONFIG
+
+
+async def test_create_topics_answers_configs_as_the_kraft_controller_resolves_them(node_of):
+    # PlaintextAdminIntegrationTest.testCreateTopicsReturnsConfigs: the controller's
+    # KafkaConfigSchema.resolveEffectiveTopicConfig takes any broker synonym of a layer, converted
+    # (log.roll.hours=2: segment.ms 7200000, STATIC_BROKER_CONFIG); DescribeConfigs keeps
+    # ConfigHelper's answer, whose synonyms start at log.roll.ms (so the default's source)
+    node = node_of(**{"log.roll.hours": "2", "log.roll.jitter.ms": "123"})
+    await incremental(node, [(BROKER, "", [("log.retention.ms", SET, "10800000")])])
+    await incremental(node, [(BROKER, "0", [("log.cleaner.delete.retention.ms", SET, "34")])])
+    m = module(CREATE, 7)
+    request = m.CreateTopicsRequest(timeout=__import__("datetime").timedelta(seconds=5), validate_only=False, topics=(
+        m.CreatableTopic(name="foo", num_partitions=1, replication_factor=1, assignments=(), configs=(
+            m.CreatableTopicConfig(name="index.interval.bytes", value="9999999"),)),))
+    (result,) = (await call(node, CREATE, 7, request)).topics
+    configs = {c.name: (c.value, c.config_source, c.read_only, c.is_sensitive) for c in result.configs}
+    assert {k: configs[k] for k in ("cleanup.policy", "retention.ms", "delete.retention.ms", "segment.jitter.ms",
+                                    "segment.ms", "index.interval.bytes")} == {
+        "cleanup.policy": ("delete", ConfigSource.DEFAULT_CONFIG, False, False),
+        "retention.ms": ("10800000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, False, False),
+        "delete.retention.ms": ("34", ConfigSource.DYNAMIC_BROKER_CONFIG, False, False),
+        "segment.jitter.ms": ("123", ConfigSource.STATIC_BROKER_CONFIG, False, False),
+        "segment.ms": ("7200000", ConfigSource.STATIC_BROKER_CONFIG, False, False),
+        "index.interval.bytes": ("9999999", ConfigSource.TOPIC_CONFIG, False, False)}
+    described = by_name(await describe(node, TOPIC, "foo"))["segment.ms"]
+    assert (described.value, described.config_source) == ("7200000", ConfigSource.DEFAULT_CONFIG)
 
 
 async def test_a_dynamic_value_the_broker_cannot_run_with_is_refused_before_it_is_kept(node):

@@ -164,3 +164,31 @@ def test_a_downgrade_too_large_for_the_offsets_topic_fails_whole_without_a_messa
     left = gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0)
     assert (left.error, left.message) == (E.unknown_server_error, None)
     assert set(gc.consumer.groups["g"].members) == {m1, m2, "new"} and "g" not in gc.groups
+
+
+def test_a_classic_member_heartbeating_with_the_consumer_protocol_becomes_a_consumer_member(nodes, node, gc):
+    """Kafka: consumerGroupHeartbeat builds the updated member without its ClassicMemberMetadata,
+    so a classic member that switches protocol (same member id and epoch) is a consumer-protocol
+    member from then on: it counts no longer as classic, holds the group's session timeout, its
+    classic Heartbeat is refused, and the group no longer turns classic when the other
+    consumer-protocol member leaves, only once the switched member leaves as well."""
+    (m1, m2), _ = classic_group(gc)
+    r = consumer_join(gc)
+    epochs = {m: rejoin_and_sync(gc, m)[0] for m in (m1, m2)}
+    group = gc.consumer.groups["g"]
+    switched = gc.consumer.heartbeat(HeartbeatRequest("g", m1, epochs[m1], rebalance_timeout_ms=30_000,
+                                                      subscribed_topic_names=(TOPIC,),
+                                                      owned=dict(group.members[m1].assigned)), T0 + 1)
+    assert switched.error == E.none and switched.member_id == m1, switched
+    member = group.members[m1]
+    assert not member.uses_classic_protocol and member.classic_session_timeout_ms is None
+    assert member.session_deadline == T0 + 1 + gc.consumer.session_timeout_ms("g") != T0 + 1 + SESSION
+    assert gc.heartbeat("g", m1, None, member.member_epoch, T0 + 1) == E.unknown_member_id
+    assert gc.consumer.heartbeat(HeartbeatRequest("g", "new", r.member_epoch, owned={}), T0 + 1).error == E.none
+    nodes.crash(node)  # the switch was written: a restart replays a consumer-protocol member
+    gc = nodes().groups
+    assert not gc.consumer.groups["g"].members[m1].uses_classic_protocol
+    assert gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0 + 2).error == E.none
+    assert "g" in gc.consumer.groups and "g" not in gc.groups  # m1 still speaks the consumer protocol
+    assert gc.consumer.heartbeat(HeartbeatRequest("g", m1, -1), T0 + 3).error == E.none
+    assert "g" not in gc.consumer.groups and set(gc.groups["g"].members) == {m2}  # only classic members left

@@ -151,6 +151,9 @@ def test_a_consumer_group_larger_than_group_max_size_is_not_downgraded(gc):
     gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0)
     assert "g" in gc.consumer.groups and set(gc.consumer.groups["g"].members) == {m1, m2}
     assert r.error == E.none
+    # Kafka: validateOnlineDowngradeWithFencedMembers -- a classic member leaves too: the one left fits
+    assert gc.leave_group("g", [(m1, None)], T0) == (E.none, [E.none])
+    assert "g" not in gc.consumer.groups and set(gc.groups["g"].members) == {m2}
 
 
 def test_replacing_the_last_consumer_protocol_member_downgrades_without_a_rebalance(nodes, node, gc):
@@ -179,3 +182,23 @@ def test_replacing_the_last_consumer_protocol_member_downgrades_without_a_rebala
     nodes.crash(node)
     again = nodes().groups
     assert "g" not in again.consumer.groups and set(again.groups["g"].members) == {m1, m2, r.member_id}
+
+
+def test_leave_group_removes_consumer_protocol_members_together(gc):
+    """Kafka 4 (KAFKA-18188): the Admin's removeMembersFromConsumerGroup sends LeaveGroup naming a
+    dynamic member by member id and a static one by instance id; members of the consumer protocol
+    leave too, fenced in one group epoch bump. An unknown instance id and a member id that does not
+    hold the instance id it names are refused."""
+    def beat(member_id, instance_id=None):
+        r = gc.consumer.heartbeat(HeartbeatRequest("g", member_id, 0, instance_id=instance_id,
+                                                   rebalance_timeout_ms=30_000, subscribed_topic_names=(TOPIC,),
+                                                   owned={}), T0)
+        assert r.error == E.none, r
+    beat("dynamic")
+    beat("static", "i1")
+    beat("third", "i3")
+    group = gc.consumer.groups["g"]
+    epoch = group.group_epoch
+    assert gc.leave_group("g", [("", "nobody"), ("dynamic", None), ("wrong", "i3"), ("", "i1")], T0) == (
+        E.none, [E.unknown_member_id, E.none, E.fenced_instance_id, E.none])
+    assert set(group.members) == {"third"} and group.group_epoch == epoch + 1

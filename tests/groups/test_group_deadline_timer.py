@@ -162,3 +162,18 @@ async def test_an_idle_broker_does_not_tick(tmp_path):
         await asyncio.sleep(1.0)  # an observation window, not a synchronisation
         assert timer.ticks == before
         assert timer.armed_at - broker.node.next_deadline() == 0
+
+
+def test_catch_up_runs_a_deadline_due_before_a_request_arrived_and_only_then():
+    """A connection about to handle a request read at some time asks the timer to run the tick
+    first when the deadline it is armed for had come by then; the loop's own call is dropped."""
+    order: list[str] = []
+    loop = FakeLoop()
+    timer = DeadlineTimer(loop, RecordingNode(order), clock=lambda: T0 + round(loop.t * 1000))
+    timer.earlier(T0 + 1_000)
+    timer.catch_up(T0 + 999)  # read before the deadline: the request goes first
+    assert order == [] and timer.armed_at == T0 + 1_000
+    timer.catch_up(T0 + 1_000)
+    assert order == ["tick"] and timer.armed_at == T0 + HOUR_MS
+    loop.advance(2.0)  # the handle armed for the deadline was cancelled: no second tick
+    assert order == ["tick"] and loop.armed == 1

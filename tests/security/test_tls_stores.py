@@ -81,8 +81,9 @@ def test_a_trust_store_password_is_optional(certs, tmp_path):
     ({"ssl_keystore_key": "k", "ssl_keystore_certificate_chain": "c", "ssl_keystore_location": ""},
      "SSL private key can be specified only for PEM, but key store type is PKCS12."),
     ({"ssl_keystore_certificate_chain": "c"}, "SSL certificate chain is specified, but private key is not specified"),
-    ({"ssl_keystore_type": "BKS"}, "Failed to load SSL keystore {ks} of type BKS: kafka-shim reads PEM, PKCS12 and "
-                                   "JKS (PKCS12 content) stores"),
+    ({"ssl_keystore_type": "BKS"}, "Failed to load SSL keystore {ks} of type BKS: kafka-shim reads PEM, PKCS12, JKS "
+                                   "and JCEKS stores"),
+    ({"ssl_keystore_type": "JCEKS"}, "Failed to load SSL keystore {ks} of type JCEKS: Invalid keystore format"),
     ({"ssl_truststore_certificates": "c"}, "SSL trust store certs can be specified only for PEM, but trust store type "
                                            "is PKCS12."),
     ({"ssl_truststore_type": "PEM"}, "SSL trust store password cannot be specified for PEM format."),
@@ -99,22 +100,6 @@ def test_stores_refused_with_kafkas_messages(certs, tmp_path, settings, message)
     with pytest.raises(StoreError) as refused:
         server_context(config)
     assert str(refused.value).startswith(message.format(ks=keystore, ts=truststore, tmp=tmp_path))
-
-
-@pytest.mark.skipif(KEYTOOL is None, reason="keytool (a JDK) is not installed")
-@pytest.mark.parametrize("fmt", ["JKS", "JCEKS"])
-def test_a_store_in_the_jks_format_is_refused_with_the_keytool_command(certs, tmp_path, fmt):
-    path = tmp_path / "trust.jks"
-    made = subprocess.run([KEYTOOL, "-importcert", "-noprompt", "-alias", "ca", "-file", str(certs["ca.pem"]),
-                           "-keystore", str(path), "-storetype", fmt, "-storepass", "store-pw"],
-                          capture_output=True, text=True, timeout=60)
-    assert made.returncode == 0, made.stderr
-    config = BrokerConfig(ssl_truststore_type="JKS", ssl_truststore_location=str(path),
-                          ssl_truststore_password="store-pw")
-    with pytest.raises(StoreError, match=f"truststore {path} of type JKS: kafka-shim reads PKCS12 stores, not the {fmt} format; "
-                                         f"convert it with `keytool -importkeystore -srckeystore {path} "
-                                         f"-srcstoretype {fmt} "):
-        trusted_certificates(config)
 
 
 @pytest.mark.skipif(KEYTOOL is None, reason="keytool (a JDK) is not installed")

@@ -220,6 +220,23 @@ async def test_a_share_group_with_state_outlives_a_restart(tmp_path):
         n.close()
 
 
+async def test_an_empty_share_group_and_its_state_outlive_offsets_retention(node):
+    """Kafka 4.x never expires a share group (ShareGroup.shouldExpire is false): the offsets
+    retention check, which deletes an empty classic or consumer group once its offsets expire,
+    leaves an empty share group and its start offsets alone; DeleteGroups removes them."""
+    from shim.control.ops import call as control
+
+    node.share.configs.alter(G, [Op("share.auto.offset.reset", 0, "earliest")], False)
+    await produce(node, 0, 3)
+    await consume(node, 0, accept_through=1)
+    retention = node.config.offsets_retention_minutes * 60_000
+    got = await control(node.control, "advance_clock", {"ms": 2 * retention, "clock": "groups"})
+    assert got["deleted_groups"] == []
+    assert offsets(await describe(node)) == {(T, 0): (2, E.none), (T, 1): (-1, E.none)}
+    assert (await call(node, 42, 2, groups_names=(G,))).results[0].error_code == E.none
+    assert (await describe(node)).error_code == E.none and offsets(await describe(node)) == {}
+
+
 async def test_off_until_share_version_1(tmp_path):
     n = open_node(tmp_path / "data")
     try:

@@ -74,6 +74,29 @@ async def test_older_epochs_are_fenced(share_node):  # noqa: F811
     assert (await summary(share_node, 0))[2] == 7
 
 
+async def test_a_higher_state_epoch_is_written_as_a_snapshot(share_node, tmp_path):  # noqa: F811
+    """Kafka 4.1 (KAFKA-19337, ShareCoordinatorShard.generateShareStateRecord): a ShareUpdate has
+    no state epoch, so a write with a higher one is a new snapshot (snapshot epoch + 1, the batches
+    merged over the recorded ones) whatever the count of updates; an update dropped it, and the
+    next write at the old epoch was taken instead of fenced."""
+    assert await write(share_node, 0, 0, [(0, 10, AVAILABLE, 1)], state_epoch=0) == ErrorCode.none
+    assert await write(share_node, 0, 0, [(0, 4, AVAILABLE, 2)], state_epoch=0) == ErrorCode.none  # an update
+    assert await write(share_node, 0, 2, [(2, 3, ACKED, 2)], state_epoch=1) == ErrorCode.none
+    expected = (ErrorCode.none, 1, 2, [(2, 3, ACKED, 2), (4, 4, AVAILABLE, 2), (5, 10, AVAILABLE, 1)])
+    assert await read(share_node, 0) == expected
+    assert (await summary(share_node, 0))[1] == 1
+    key = ("g", topic_id(share_node), 0)
+    snap = share_node.share.store.get(key)
+    assert (snap.snapshot_epoch, share_node.share.store.entries[key].updates) == (1, 0)
+    assert await write(share_node, 0, -1, [(5, 5, ACKED, 1)], state_epoch=0) == ErrorCode.fenced_state_epoch
+    share_node.close()
+    again = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1"))  # replayed from the log
+    try:
+        assert await read(again, 0) == expected
+    finally:
+        again.close()
+
+
 async def test_initialize_and_delete(share_node):  # noqa: F811
     m = request_module(83, 0)
     r = await call(share_node, 83, 0, group_id="g", topics=(m.InitializeStateData(topic_id=topic_id(share_node), partitions=(

@@ -313,40 +313,50 @@ class ClassicMembers:
             return e.code
         return E.none
 
-    def leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
-        if member_id == "" and instance_id is not None:
-            member = group.member_by_instance(instance_id)
+    def leave(self, group: ConsumerGroup, members: list[tuple[str, str | None]], now_ms: int) -> list[ErrorCode]:
+        """Kafka: classicGroupLeaveToConsumerGroup (KAFKA-18188, 4.0) -- each (member id, instance
+        id) names a member of either protocol: by member id, or by instance id (then FENCED_INSTANCE_ID
+        if a member id is given that does not hold it); the members found are fenced together, with
+        one group epoch bump."""
+        codes, leaving = [], {}
+        for member_id, instance_id in members:
+            member = group.members.get(member_id) if instance_id is None else group.member_by_instance(instance_id)
             if member is None:
-                return E.unknown_member_id
-        else:
-            try:
-                member = self._member(group, member_id, instance_id)
-            except KafkaError as e:
-                return e.code
-        self.cg.fence(group, member, now_ms, "left the group (classic protocol)")
-        return E.none
+                codes.append(E.unknown_member_id)
+            elif instance_id is not None and member_id != "" and member.member_id != member_id:
+                codes.append(E.fenced_instance_id)
+            else:
+                codes.append(E.none)
+                leaving[member.member_id] = member
+        if leaving:
+            self.cg.fence_members(group, list(leaving.values()), now_ms, "left the group (LeaveGroup)")
+        return codes
 
     # -- downgrade ------------------------------------------------------------------------------
 
-    def maybe_downgrade(self, group: ConsumerGroup, left: ConsumerGroupMember, now_ms: int) -> None:
-        """Kafka: validateOnlineDowngradeWithFencedMember + convertToClassicGroup, then a rebalance."""
-        if not left.uses_classic_protocol and self._can_downgrade(group):
-            self._to_classic(group, now_ms, rebalance=True)  # the member that left had partitions
+    def maybe_downgrade(self, group: ConsumerGroup, left: list[ConsumerGroupMember], now_ms: int) -> None:
+        """Kafka: validateOnlineDowngradeWithFencedMembers + convertToClassicGroup, then a rebalance.
+        Whichever protocol the members that left spoke: classic members too many for
+        ``group.max.size`` when the last consumer-protocol member left turn the group classic once
+        enough of them have left too."""
+        if self._can_downgrade(group):
+            self._to_classic(group, now_ms, rebalance=True)  # a member that left had partitions
 
-    def check_downgrade(self, group: ConsumerGroup, leaving: ConsumerGroupMember, now_ms: int) -> None:
-        """Before ``leaving`` is fenced: raise the error a downgrade its leaving brings would fail
+    def check_downgrade(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember], now_ms: int) -> None:
+        """Before ``leaving`` are fenced: raise the error a downgrade their leaving brings would fail
         with when the classic group's metadata cannot fit the offsets partition. Kafka writes the
         conversion in place of the fence, in one operation, so a record too large fails it whole
-        and the member stays; checked here before anything is written."""
-        if leaving.uses_classic_protocol or not self._can_downgrade(group, leaving.member_id):
+        and the members stay; checked here before anything is written."""
+        ids = frozenset(m.member_id for m in leaving)
+        if not self._can_downgrade(group, ids):
             return
-        classic, assignments = self._classic_of(group, now_ms, leaving.member_id)
+        classic, assignments = self._classic_of(group, now_ms, ids)
         self.cg.parent.store.check_fits(classic, assignments)
 
-    def _can_downgrade(self, group: ConsumerGroup, leaving: str | None = None) -> bool:
+    def _can_downgrade(self, group: ConsumerGroup, leaving: frozenset[str] = frozenset()) -> bool:
         """Every member left (but ``leaving``) uses the classic protocol, the policy allows it, and
         they fit in a classic group (``group.max.size``)."""
-        members = [m for m in group.members.values() if m.member_id != leaving]
+        members = [m for m in group.members.values() if m.member_id not in leaving]
         if (not members or self.cg.config.migration_policy not in DOWNGRADE_POLICIES
                 or not all(m.uses_classic_protocol for m in members)):
             return False
@@ -356,7 +366,7 @@ class ClassicMembers:
             return False
         return True
 
-    def _classic_of(self, group: ConsumerGroup, now_ms: int, leaving: str | None = None):
+    def _classic_of(self, group: ConsumerGroup, now_ms: int, leaving: frozenset[str] = frozenset()):
         """The classic group ``group`` becomes (without ``leaving``), and its members' assignments."""
         gid = group.group_id
         classic = GroupMetadata(gid, state=GroupState.STABLE, state_timestamp=now_ms,
@@ -364,7 +374,7 @@ class ClassicMembers:
                                 offsets=group.offsets, pending_txn_offsets=group.pending_txn_offsets)
         assignments = {}
         for m in group.members.values():
-            if m.member_id == leaving:
+            if m.member_id in leaving:
                 continue
             session = m.classic_session_timeout_ms or self.cg.session_timeout_ms(gid)
             member = MemberMetadata(m.member_id, m.instance_id, m.client_id, m.client_host,

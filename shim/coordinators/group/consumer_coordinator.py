@@ -41,7 +41,7 @@ from .consumer_group import (
 )
 from .consumer_reconcile import Owned, reconcile
 from .state import GroupMetadata
-from .topic_hash import TopicMeta, metadata_hash
+from .topic_hash import TopicHashes, TopicMeta
 
 if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
@@ -173,7 +173,7 @@ class ConsumerGroups:
         self.group_configs = group_configs  # shim.configs.group.GroupConfigs: each group's own settings
         self.groups: dict[str, ConsumerGroup] = {}
         self.classic = ClassicMembers(self)
-        self.partition_racks = None  # (topic, partition) -> its replicas' racks, for the metadata hash
+        self.topic_hashes = TopicHashes()  # each topic's part of the metadata hash, kept (shared with share groups)
 
     def session_timeout_ms(self, group_id: str) -> int:
         """Kafka: consumerGroupSessionTimeoutMs -- the group's ``consumer.session.timeout.ms``, else the broker's."""
@@ -336,8 +336,10 @@ class ConsumerGroups:
 
     @staticmethod
     def _updated(member: ConsumerGroupMember, req: HeartbeatRequest) -> ConsumerGroupMember:
-        """The member with what the request changes; absent fields keep their values. The
-        subscribed names are a set, as Kafka's ConsumerGroupMember keeps them: a name the request
+        """The member with what the request changes; absent fields keep their values. A member
+        that joined with the classic protocol and now heartbeats with the consumer protocol drops
+        its classic metadata and is a consumer-protocol member from then on (Kafka:
+        consumerGroupHeartbeat sets ClassicMemberMetadata to null). The subscribed names are a set, as Kafka's ConsumerGroupMember keeps them: a name the request
         repeats is recorded once (51 copies of a 32,767-character name made a member record too
         large for the offsets partition, UNKNOWN_SERVER_ERROR where Kafka accepts the heartbeat)."""
         def keep(new, old):
@@ -349,7 +351,8 @@ class ConsumerGroups:
             subscribed_topic_names=tuple(sorted(set(keep(req.subscribed_topic_names,
                                                             member.subscribed_topic_names)))),
             subscribed_topic_regex=keep(req.subscribed_topic_regex, member.subscribed_topic_regex),
-            client_id=req.client_id, client_host=req.client_host)
+            client_id=req.client_id, client_host=req.client_host, classic_protocols=None,
+            classic_session_timeout_ms=None)
 
     # -- subscriptions, group epoch and target assignment -----------------------------------
 
@@ -378,11 +381,11 @@ class ConsumerGroups:
         return {name for name in self.topics if pattern.fullmatch(name)}
 
     def _subscription_metadata(self, group: ConsumerGroup, updated: ConsumerGroupMember | None,
-                               removed: str | None = None, resolve=None) -> TopicMeta:
+                               removed: frozenset[str] = frozenset(), resolve=None) -> TopicMeta:
         resolve = resolve or self.resolve_regex
         names: set[str] = set()
         for m in group.members.values():
-            if m.member_id != removed and (updated is None or m.member_id != updated.member_id):
+            if m.member_id not in removed and (updated is None or m.member_id != updated.member_id):
                 names |= member_topics(m, resolve)
         if updated is not None:
             names |= member_topics(updated, resolve)
@@ -394,7 +397,7 @@ class ConsumerGroups:
         return out
 
     def _maybe_bump(self, group: ConsumerGroup, meta: TopicMeta, bump: bool, records: list[cr.Record]) -> int:
-        h = metadata_hash(meta, self.partition_racks)
+        h = self.topic_hashes.group_hash(meta)
         if bump or h != group.metadata_hash:
             epoch = group.group_epoch + 1
             records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
@@ -493,15 +496,19 @@ class ConsumerGroups:
 
     def fence(self, group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int, why: str) -> None:
         """Kafka: consumerGroupFenceMember -- remove the member and bump the group epoch."""
-        records = self._tombstones(group.group_id, member.member_id)
-        meta = self._subscription_metadata(group, None, removed=member.member_id)
+        self.fence_members(group, [member], now_ms, why)
+
+    def fence_members(self, group: ConsumerGroup, members: list[ConsumerGroupMember], now_ms: int, why: str) -> None:
+        """Kafka: consumerGroupFenceMembers -- remove the members and bump the group epoch once."""
+        records = [r for m in members for r in self._tombstones(group.group_id, m.member_id)]
+        meta = self._subscription_metadata(group, None, removed=frozenset(m.member_id for m in members))
         epoch = group.group_epoch + 1
-        h = metadata_hash(meta, self.partition_racks)
+        h = self.topic_hashes.group_hash(meta)
         records.append(cr.Record(cr.GROUP_METADATA, group.group_id, None, cr.GroupEpoch(epoch, h)))
-        self.classic.check_downgrade(group, member, now_ms)
+        self.classic.check_downgrade(group, members, now_ms)
         self._apply(group.group_id, records, now_ms)
-        log.info("member %s of group %s %s; group epoch %d", member.member_id, group.group_id, why, epoch)
-        self.classic.maybe_downgrade(group, member, now_ms)
+        log.info("members %s of group %s %s; group epoch %d", [m.member_id for m in members], group.group_id, why, epoch)
+        self.classic.maybe_downgrade(group, members, now_ms)
 
     # -- timers -----------------------------------------------------------------------------
 

@@ -470,15 +470,13 @@ class GroupCoordinator(OffsetOperations):
             check_group_id(group_id)
         except KafkaError as e:
             return e.code, []
-        return E.none, [self._leave_any(group_id, m, i, now_ms) for m, i in members]
-
-    def _leave_any(self, group_id: str, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
-        """A member of a classic group, or a classic member of a consumer group (whose leaving may
-        turn the group back into a classic group for the members that follow)."""
         if group_id in self.consumer.groups:
-            return self.consumer.classic.leave(self.consumer.groups[group_id], member_id, instance_id, now_ms)
+            # a consumer group's members leave together, whichever protocol they speak (Kafka 4)
+            return E.none, self.consumer.classic.leave(self.consumer.groups[group_id], members, now_ms)
         group = self.groups.get(group_id)
-        return E.unknown_member_id if group is None else self._leave(group, member_id, instance_id, now_ms)
+        if group is None:
+            return E.none, [E.unknown_member_id] * len(members)
+        return E.none, [self._leave(group, m, i, now_ms) for m, i in members]
 
     def _leave(self, group: GroupMetadata, member_id: str, instance_id: str | None, now_ms: int) -> ErrorCode:
         if member_id == "":

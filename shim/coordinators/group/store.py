@@ -1,8 +1,9 @@
 """Group state in ``__consumer_offsets`` (Kafka: GroupMetadataManager storeGroup/storeOffsets and
 doLoadGroupsAndOffsets).
 
-Writes are COORDINATOR appends of :meth:`PartitionLog.append` (durable on return under fsync
-"always"), synchronous, before the caller changes anything in memory. Loading replays every offsets partition from its log start: the last
+Writes are COORDINATOR appends of :meth:`PartitionLog.append`, synchronous, before the caller
+changes anything in memory; under fsync "always" the API's answer waits for their fsync
+(shim.apis._coordinator_sync). Loading replays every offsets partition from its log start: the last
 record per key wins, transactional offset records wait for their producer's COMMIT/ABORT marker,
 and those still open at the end are the pending transactional offsets of an ongoing transaction
 (which the partition's producer state confirms). A group's records in its legacy partition (data
@@ -54,6 +55,8 @@ def group_store_error(code: ErrorCode) -> ErrorCode:
     """Kafka: the storeGroup callback's mapping of append errors."""
     if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
         return ErrorCode.coordinator_not_available
+    if code == ErrorCode.kafka_storage_error:  # the offsets partition's directory is offline
+        return ErrorCode.not_coordinator
     if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
         return ErrorCode.unknown_server_error
     return code
@@ -70,6 +73,8 @@ def offset_commit_error(code: ErrorCode) -> ErrorCode:
     """Kafka: GroupMetadataManager.maybeConvertOffsetCommitError."""
     if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas):
         return ErrorCode.coordinator_not_available
+    if code == ErrorCode.kafka_storage_error:  # the offsets partition's directory is offline
+        return ErrorCode.not_coordinator
     if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
         return ErrorCode.invalid_commit_offset_size
     return code

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ...configs.group import GroupConfigs
 
-__all__ = ["GroupConfigs", "ShareSettings", "share_settings"]
+__all__ = ["GroupConfigs", "ShareSettings", "cold_snapshot_interval_ms", "share_settings"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,15 @@ def share_settings(properties: dict[str, str]) -> ShareSettings:
     settings = ShareSettings(**values)
     settings.check()
     return settings
+
+
+COLD_SNAPSHOT_INTERVAL = "share.coordinator.cold.partition.snapshot.interval.ms"
+
+
+def cold_snapshot_interval_ms(properties: dict[str, str]) -> int:
+    """Kafka 4.1's internal ``share.coordinator.cold.partition.snapshot.interval.ms`` (5 minutes, at
+    least 1: a broker refuses to start with less)."""
+    value = int(properties.get(COLD_SNAPSHOT_INTERVAL, 300_000))
+    if value < 1:
+        raise ValueError(f"Invalid value {value} for configuration {COLD_SNAPSHOT_INTERVAL}: Value must be at least 1")
+    return value

@@ -24,7 +24,8 @@ from ...errors import ErrorCode, KafkaError
 from .configs import GroupConfigs, ShareSettings
 from . import members
 from . import state_metadata as sm
-from .group import LEAVE_EPOCH, ShareGroup
+from ..group.topic_hash import TopicHashes
+from .group import LEAVE_EPOCH, ShareGroup, Topics
 from .initialization import ShareStateTracker
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
@@ -50,7 +51,7 @@ class ShareCoordinator:
         self.configs = configs
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
-        self.partition_racks = None  # (topic, partition) -> its replicas' racks, for the metadata hash
+        self.topic_hashes = TopicHashes()  # each topic's part of the metadata hash, kept (shared with consumer groups)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
@@ -63,6 +64,7 @@ class ShareCoordinator:
         self._views: dict[str, members.View] = {}  # what was last written of each group's membership
         # which partitions each group has initialized (ShareGroupStatePartitionMetadata, key 15)
         self.initialized = ShareStateTracker(self.store, self._write_records, settings.retry_interval_ms)
+        self.initialized.held = self._held
 
     def _write_records(self, group_id: str, records, now_ms: int) -> None:
         if self.write_group_records is not None:
@@ -84,7 +86,7 @@ class ShareCoordinator:
         # then maybeCreateInitializeShareGroupStateRequest).
         try:
             result = self._change(group_id, lambda g: g.heartbeat(member_id, epoch, subscribed, rack_id, client,
-                                                                  now_ms, timeout, self._topic_shape,
+                                                                  now_ms, timeout, self._topics(),
                                                                   self._initialized_of(group_id)), now_ms)
         except KafkaError:
             if created:  # Kafka: the group created by a heartbeat whose records were refused goes with them
@@ -104,13 +106,15 @@ class ShareCoordinator:
         SharePartition.startOffsetDuringInitialization). State the share coordinator already has
         (a partition fetched before, state written through its APIs) is kept."""
         group = self.groups[group_id]
-        subscribed = group.subscribed_topics()
+        self.initialized.initialize_subscribed(group_id, group.subscribed_topics(), group.group_epoch, now_ms)
+        if self.initialized.jobs:
+            self._deadline_set(now_ms)  # the rest in the next turns (tick)
 
-        def held(topic: str, p: int) -> bool:
-            return (self.store.get((group_id, subscribed[topic][1], p)) is not None
-                    or (group_id, topic, p) in self.partitions)
-
-        self.initialized.initialize_subscribed(group_id, subscribed, group.group_epoch, now_ms, held)
+    def _held(self, group_id: str, topic_id, topic: str, partition: int) -> bool:
+        """Whether the share partition has state already: written, or fetched since start-up."""
+        key = (group_id, topic, partition)
+        return (self.store.get((group_id, topic_id, partition)) is not None
+                or (key in self.partitions and self._topic_ids.get(key) == topic_id))
 
     def _change(self, group_id: str, change, now_ms: int):
         """Change the group's membership; the records of what changed are written before the change
@@ -146,7 +150,7 @@ class ShareCoordinator:
             group = self.groups[group_id]
             timeout = self.configs.int(group_id, "share.session.timeout.ms", self.settings.session_timeout_ms)
             members.rebuild(group, view, topic_name, now_ms + timeout)
-            group.subscribed_metadata(self._topic_shape)
+            group.subscribed_metadata(self._topics())
 
     def _initialized_of(self, group_id: str):
         """topic -> the partitions of its current topic id the group has initialized (key 15)."""
@@ -155,12 +159,11 @@ class ShareCoordinator:
             return done.partitions if done is not None else frozenset()
         return initialized
 
-    def _topic_shape(self, topic: str) -> tuple[int, object, tuple]:
-        """(partitions, topic id, each partition's racks) of a topic: what a share group's assignment
-        and metadata hash depend on."""
-        count = self.partition_count(topic)
-        racks = self.partition_racks
-        return count, self.topic_id(topic), tuple(tuple(racks(topic, p)) if racks else () for p in range(count))
+    def _topics(self) -> Topics:
+        """What a share group's assignment and metadata hash depend on: each topic's partition count
+        and id, and the kept hash of each topic (its partitions' racks looked at once, not at every
+        heartbeat)."""
+        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash)
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -288,7 +291,7 @@ class ShareCoordinator:
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
             for member_id in group.expired(now_ms):
-                self._change(group.group_id, lambda g: g.remove(member_id, self._topic_shape,
+                self._change(group.group_id, lambda g: g.remove(member_id, self._topics(),
                                                                 self._initialized_of(g.group_id)), now_ms)
                 self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
@@ -298,6 +301,8 @@ class ShareCoordinator:
             self._persist(group_id)
         if expired:
             self._released()
+        self.store.tick(now_ms)  # cold share partitions snapshotted again, so the state topic can be pruned
+        self.initialized.run(now_ms)  # a turn's share of the first states of partitions being initialized
         return self.next_deadline()
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
@@ -331,6 +336,8 @@ class ShareCoordinator:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
         deadlines.append(self.sessions.next_deadline())
+        deadlines.append(self.store.next_deadline())
+        deadlines.append(self.initialized.next_deadline(NO_DEADLINE))
         return min(deadlines, default=NO_DEADLINE)
 
     def _persist(self, group_id: str, changed: dict | None = None) -> None:

@@ -14,27 +14,35 @@ withTopicAssignablePartitionsMap of the initialized topics). A heartbeat that fi
 subscribed partition has it initialized after computing its answer, so that partition is assigned
 by a later heartbeat: one that finds initialized partitions of subscribed topics the target leaves
 out bumps the epoch (initializedAssignmentPending), as a subscription change does.
+
+A steady heartbeat costs a look-up per subscribed topic, not a walk of its partitions: the metadata
+hash combines each topic's kept part (:class:`..group.topic_hash.TopicHashes`), and a topic's
+assignable partitions are worked out again, and held against the target, only when its initialized
+partitions or its partition count changed since the target was computed.
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ...errors import ErrorCode, KafkaError
-from ..group.topic_hash import metadata_hash
 
 JOIN_EPOCH, LEAVE_EPOCH = 0, -1
 EMPTY, STABLE = "Empty", "Stable"
 ASSIGNOR = "simple"
 
 Assignment = dict[str, frozenset[int]]  # topic name -> partitions
-# topic -> (partitions, topic id, each partition's replicas' racks); no such topic: partitions 0
-Shape = Callable[[str], tuple[int, object, tuple[tuple[str, ...], ...]]]
 # topic -> its partitions the group has initialized share state for (those of its current topic id);
 # None: every partition counts as initialized
 Initialized = Callable[[str], frozenset[int]] | None
+
+
+class Topics(NamedTuple):
+    """What a share group's assignment and metadata hash depend on."""
+    shape: Callable[[str], tuple[int, object]]  # topic -> (partitions, topic id); no such topic: partitions 0
+    group_hash: Callable[[dict[str, tuple[object, int]]], int]  # {topic: (topic id, partitions)} -> hash
 
 
 @dataclass(slots=True)
@@ -64,11 +72,16 @@ class ShareGroup:
         self.members: dict[str, ShareMember] = {}
         self.target: dict[str, Assignment] = {}
         self.metadata_hash = 0  # of the subscribed topics at the last epoch bump (written with the epoch)
-        self._metadata: dict[str, tuple] = {}  # subscribed topic -> its shape (partitions, topic id, racks)
+        self._metadata: dict[str, tuple[int, object]] = {}  # subscribed topic -> (partitions, topic id)
+        # topic -> (initialized partitions, partitions, its assignable partitions), as last worked out
+        self._assignable: dict[str, tuple[frozenset[int] | None, int, frozenset[int]]] = {}
+        self._targeted: dict[str, frozenset[int]] = {}  # topic -> the assignable partitions the target holds
+        self.encoded: dict[int, tuple] = {}  # each held assignment's record encoding (shim.coordinators.share.members)
 
     def snapshot(self) -> ShareGroup:
         """A copy to put back if a change's records cannot be written: each member is copied, the
-        rest (targets, assignments, subscribed metadata) is only ever replaced, never changed in place."""
+        rest (targets, assignments, subscribed metadata) is only ever replaced, never changed in place,
+        but for what is kept only to save work (``_assignable``), which holds whatever it is shared with."""
         saved = copy.copy(self)
         saved.members = {m: copy.copy(member) for m, member in self.members.items()}
         return saved
@@ -78,10 +91,10 @@ class ShareGroup:
         return STABLE if self.members else EMPTY
 
     def heartbeat(self, member_id: str, epoch: int, subscribed, rack_id, client: tuple[str, str], now_ms: int,
-                  session_timeout_ms: int, partitions: Shape,
+                  session_timeout_ms: int, topics: Topics,
                   initialized: Initialized = None) -> HeartbeatResult:
         if epoch == LEAVE_EPOCH:
-            self.remove(member_id, partitions, initialized)
+            self.remove(member_id, topics, initialized)
             return HeartbeatResult(member_id, LEAVE_EPOCH, None)
         member = self.members.get(member_id)
         bump = False
@@ -101,16 +114,16 @@ class ShareGroup:
         if subscribed is not None and tuple(sorted(set(subscribed))) != member.subscribed:
             member.subscribed = tuple(sorted(set(subscribed)))
             bump = True
-        self._refresh(partitions, initialized, bump)
+        self._refresh(topics, initialized, bump)
         target = self.target.get(member_id, {})
         changed = epoch == JOIN_EPOCH or member.member_epoch != self.assignment_epoch or target != member.assignment
         member.member_epoch, member.assignment = self.assignment_epoch, target
         return HeartbeatResult(member_id, member.member_epoch, target if changed else None)
 
-    def remove(self, member_id: str, partitions: Shape, initialized: Initialized = None) -> bool:
+    def remove(self, member_id: str, topics: Topics, initialized: Initialized = None) -> bool:
         if self.members.pop(member_id, None) is None:
             return False
-        self._refresh(partitions, initialized, True)
+        self._refresh(topics, initialized, True)
         return True
 
     def expired(self, now_ms: int) -> list[str]:
@@ -119,45 +132,67 @@ class ShareGroup:
     def next_deadline(self) -> int:
         return min((m.deadline for m in self.members.values()), default=2**63 - 1)
 
-    def subscribed_metadata(self, partitions: Shape) -> None:
+    def subscribed_metadata(self, topics: Topics) -> None:
         """The subscribed topics as they are now, for a group loaded at start-up; its epoch moves on
         at the next heartbeat if their hash differs from the one it wrote."""
-        self._metadata = self._subscribed(partitions)
+        self._metadata = self._subscribed(topics)
 
     def subscribed_topics(self) -> dict[str, tuple[int, object]]:
         """The subscribed topics that exist: topic -> (partitions, topic id), as last refreshed."""
-        return {t: (n, tid) for t, (n, tid, _) in self._metadata.items()}
+        return self._metadata
 
-    def _subscribed(self, partitions: Shape) -> dict[str, tuple]:
-        topics = sorted({t for m in self.members.values() for t in m.subscribed})
-        return {t: shape for t in topics if (shape := partitions(t))[0] > 0}
+    def _subscribed(self, topics: Topics) -> dict[str, tuple[int, object]]:
+        names = sorted({t for m in self.members.values() for t in m.subscribed})
+        return {t: shape for t in names if (shape := topics.shape(t))[0] > 0}
 
-    def _refresh(self, partitions: Shape, initialized: Initialized, bump: bool = False) -> None:
+    def _refresh(self, topics: Topics, initialized: Initialized, bump: bool = False) -> None:
         """One new group epoch when ``bump``, when a subscribed topic changed (its size, its id:
         deleted and made again, or its partitions' racks), or when initialized partitions wait for
         an assignment; then a new target assignment of the initialized partitions (Kafka:
         shareGroupHeartbeat's bumpGroupEpoch, computeMetadataHash, initializedAssignmentPending)."""
-        self._metadata = self._subscribed(partitions)
-        assignable = {t: list(range(n)) if initialized is None else sorted(initialized(t) & frozenset(range(n)))
-                      for t, (n, _, _) in self._metadata.items()}
-        h = metadata_hash({t: (tid, n) for t, (n, tid, _) in self._metadata.items()},
-                          lambda t, p: self._metadata[t][2][p])
+        self._metadata = self._subscribed(topics)
+        assignable = {t: self._assignable_of(t, n, initialized) for t, (n, _) in self._metadata.items()}
+        h = topics.group_hash({t: (tid, n) for t, (n, tid) in self._metadata.items()})
         if bump or h != self.metadata_hash or self._initialized_pending(assignable):
             self.group_epoch, self.metadata_hash = self.group_epoch + 1, h
         if self.assignment_epoch != self.group_epoch:
-            self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()}, assignable)
+            self.target = simple_assign({m.member_id: m.subscribed for m in self.members.values()},
+                                        {t: sorted(ps) for t, ps in assignable.items()})
             self.assignment_epoch = self.group_epoch
+            self._targeted = assignable
 
-    def _initialized_pending(self, assignable: dict[str, list[int]]) -> bool:
+    def _assignable_of(self, topic: str, partitions: int, initialized: Initialized) -> frozenset[int]:
+        """The topic's initialized partitions below its partition count (all of them when
+        ``initialized`` is None), worked out again only when either changed."""
+        done = initialized(topic) if initialized is not None else None
+        kept = self._assignable.get(topic)
+        if kept is not None and kept[0] is done and kept[1] == partitions:
+            return kept[2]
+        if done is None:
+            ps = frozenset(range(partitions))
+        else:
+            ps = done if len(done) == 0 or max(done) < partitions else frozenset(p for p in done if p < partitions)
+        self._assignable[topic] = (done, partitions, ps)
+        return ps
+
+    def _initialized_pending(self, assignable: dict[str, frozenset[int]]) -> bool:
         """Kafka: initializedAssignmentPending -- a subscribed topic's initialized partitions are not
         exactly those the target assigns (they were initialized since the target was computed)."""
         if not self.members:
             return False
-        assigned: dict[str, set[int]] = {}
+        self._assignable = {t: kept for t, kept in self._assignable.items() if t in assignable}
+        changed = {t: ps for t, ps in assignable.items() if ps and self._targeted.get(t) is not ps}
+        if not changed:
+            return False
+        assigned: dict[str, set[int]] = {t: set() for t in changed}
         for member_target in self.target.values():
             for topic, ps in member_target.items():
-                assigned.setdefault(topic, set()).update(ps)
-        return any(ps and set(ps) != assigned.get(t, set()) for t, ps in assignable.items())
+                if topic in assigned:
+                    assigned[topic].update(ps)
+        if any(ps != assigned[t] for t, ps in changed.items()):
+            return True
+        self._targeted = {**self._targeted, **changed}  # the same partitions: held by the target already
+        return False
 
 
 def simple_assign(subscriptions: dict[str, tuple[str, ...]],

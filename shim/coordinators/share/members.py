@@ -69,17 +69,32 @@ class Record(NamedTuple):
     value: object
 
 
-def _ids(assignment, topic_id: Callable) -> Partitions:
-    pairs = [(topic_id(t), tuple(sorted(ps))) for t, ps in assignment.items()]
+def _ids(assignment, topic_ids: tuple) -> Partitions:
+    pairs = [(i, tuple(sorted(ps))) for i, ps in zip(topic_ids, assignment.values())]
     return tuple(sorted(((i, ps) for i, ps in pairs if i is not None and ps), key=lambda kv: kv[0].bytes))
 
 
 def view(group: ShareGroup, topic_id: Callable) -> View:
-    return View(group.group_epoch, group.metadata_hash, group.assignment_epoch,
-                {m.member_id: Member(m.rack_id, m.client_id, m.client_host, m.subscribed)
-                 for m in group.members.values()},
-                {m: _ids(a, topic_id) for m, a in group.target.items()},
-                {m.member_id: (m.member_epoch, _ids(m.assignment, topic_id)) for m in group.members.values()})
+    """What the group's records say now. An assignment is replaced, never changed in place, so its
+    encoding is kept on the group while the group holds it and its topics keep their ids: a
+    heartbeat that changes no assignment sorts none of their partitions."""
+    kept, now = group.encoded, {}
+
+    def ids(assignment) -> Partitions:
+        topic_ids = tuple(topic_id(t) for t in assignment)
+        hit = kept.get(id(assignment))
+        if hit is None or hit[0] is not assignment or hit[1] != topic_ids:
+            hit = (assignment, topic_ids, _ids(assignment, topic_ids))
+        now[id(assignment)] = hit
+        return hit[2]
+
+    out = View(group.group_epoch, group.metadata_hash, group.assignment_epoch,
+               {m.member_id: Member(m.rack_id, m.client_id, m.client_host, m.subscribed)
+                for m in group.members.values()},
+               {m: ids(a) for m, a in group.target.items()},
+               {m.member_id: (m.member_epoch, ids(m.assignment)) for m in group.members.values()})
+    group.encoded = now
+    return out
 
 
 def diff(group_id: str, old: View | None, new: View | None) -> list[Record]:

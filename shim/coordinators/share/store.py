@@ -12,7 +12,9 @@ replayed: a snapshot replaces a key's state, an update is laid over it, a tombst
 The topic is ``cleanup.policy=delete`` with ``retention.ms=-1`` as Kafka creates it (KIP-932): it is
 never compacted. Instead, as Kafka's ShareCoordinatorOffsetsManager, everything below the oldest
 of the partition's latest snapshots is redundant, and the log start offset moves up to it after a
-snapshot is written.
+snapshot is written. So that a key nobody writes any more does not hold that back for ever, every
+``share.coordinator.cold.partition.snapshot.interval.ms`` the keys whose last snapshot is that old
+are written again as snapshots (Kafka 4.1's cold-partition snapshots, :meth:`ShareStateStore.tick`).
 
 As Kafka's persister does, ACQUIRED is written as AVAILABLE: locks do not survive a restart, the
 records come back to the group with the delivery count they had (Kafka: SharePartition.maybeInitialize).
@@ -35,16 +37,19 @@ from typing import Callable, NamedTuple
 from kafka_codecs.batch import parse_header
 from kafka_codecs.records import InvalidBatch, decode_batch, encode_batch
 
+from ...errors import KafkaError
 from ...storage import fs
 from ...storage.producer_state import Origin
 from ..group.records import UnknownRecord
 from ..partitioning import java_string_hash, partition_of_hash
 from . import records as sr
-from .partition import InFlight, RecordState, SharePartition
+from .partition import NO_DEADLINE, InFlight, RecordState, SharePartition
 
 log = logging.getLogger(__name__)
 
 SHARE_STATE_TOPIC = "__share_group_state"
+COLD_SNAPSHOT_INTERVAL_MS = 300_000  # Kafka's share.coordinator.cold.partition.snapshot.interval.ms
+COLD_SNAPSHOTS_PER_TURN = 1_000  # keys written again in one turn of the event loop
 LEGACY_DIRECTORY = "share-state"
 AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
 _TERMINAL = (ACKNOWLEDGED, ARCHIVED)
@@ -85,11 +90,17 @@ class _Entry:
 
 class ShareStateStore:
     def __init__(self, logs=None, *, num_partitions: int = 50, records_per_snapshot: int = 500,
-                 clock: Callable[[], int] = lambda: 0, legacy_dir: Path | None = None) -> None:
+                 clock: Callable[[], int] = lambda: 0, legacy_dir: Path | None = None,
+                 cold_snapshot_interval_ms: int = COLD_SNAPSHOT_INTERVAL_MS) -> None:
         self.logs = logs
         self.num_partitions = num_partitions
         self.records_per_snapshot = records_per_snapshot
         self.clock = clock
+        # Kafka: share.coordinator.cold.partition.snapshot.interval.ms, a job from start-up on
+        self.cold_snapshot_interval_ms = cold_snapshot_interval_ms
+        self.cold_snapshot_due = clock() + cold_snapshot_interval_ms
+        self._cold_round: list[int] = []  # the partitions a round of cold snapshots has yet to look through
+        self._cold: list = []  # the cold keys found in the last one: (partition, key, its state as found)
         self.entries: dict[tuple[str, uuid.UUID, int], _Entry] = {}
         # derived from ``entries``: each key's __share_group_state partition and each partition's
         # keys, so a write hashes a key once and prunes over its own partition's keys only
@@ -109,9 +120,10 @@ class ShareStateStore:
         suffix = share_partition_key(group_id, topic_id, partition)[len(group_id) + 1:]
         return partition_of_hash(java_string_hash(suffix, _group_hash(group_id)), self.num_partitions)
 
-    def _put(self, key, entry: "_Entry") -> None:
+    def _put(self, key, entry: "_Entry", partition: int | None = None) -> None:
+        """``partition``: the key's, when the caller has just worked it out."""
         if key not in self._placed:
-            self._placed[key] = shard = self.partition_for(*key)
+            self._placed[key] = shard = self.partition_for(*key) if partition is None else partition
             self._shards.setdefault(shard, set()).add(key)
         self.entries[key] = entry
 
@@ -141,6 +153,12 @@ class ShareStateStore:
         (ShareGroupOffset.fromRequest's UNINITIALIZED_EPOCH)."""
         self.write_batches([Change(key, offsets[tp], (), state_epoch=state_epoch, leader_epoch=0, initialize=True)
                             for key, tp in self._keys(group_id, offsets).items()])
+
+    def initialize_keys(self, keys) -> None:
+        """:meth:`initialize` with no start offset of ``keys``: (group id, topic id, partition, state epoch)."""
+        if self.logs is not None:
+            self.write_batches([Change((g, tid, p), -1, (), state_epoch=epoch, leader_epoch=0, initialize=True)
+                                for g, tid, p, epoch in keys])
 
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the start offset last written, for each share partition of the group
@@ -200,15 +218,82 @@ class ShareStateStore:
             change = change if isinstance(change, Change) else Change(*change)
             by_partition.setdefault(self.partition_for(*change.key), []).append((change.key, self._next(change, now)))
         for partition, planned in sorted(by_partition.items()):
-            records = [(sr.encode_key(sr.ShareKey(kind, *key)), value) for key, (kind, value, _) in planned]
-            base = self._append(partition, records, now)
-            snapshot_written = False
-            for i, (key, (kind, _, entry)) in enumerate(planned):
-                if kind == sr.SNAPSHOT:
-                    entry.snapshot_offset, snapshot_written = base + i, True
-                self._put(key, entry)
-            if snapshot_written:
-                self._prune(partition)
+            self._write(partition, planned, now)
+
+    def _write(self, partition: int, planned, now: int) -> None:
+        """``planned``: (key, (record type, value, the key's entry once written)) -- appended to one
+        partition, then applied; a snapshot that replaces a key's earlier one lets the partition be
+        pruned (a key's first snapshot lies above every other: it moves nothing, and pruning after
+        each slice of a 100,000-key initialization walked the partition's keys again each time)."""
+        records = [(sr.encode_key(sr.ShareKey(kind, *key)), value) for key, (kind, value, _) in planned]
+        base = self._append(partition, records, now)
+        replaced = False
+        for i, (key, (kind, _, entry)) in enumerate(planned):
+            if kind == sr.SNAPSHOT:
+                entry.snapshot_offset = base + i
+                replaced = replaced or key in self.entries
+            self._put(key, entry, partition)
+        if replaced:
+            self._prune(partition)
+
+    def tick(self, now: int) -> int:
+        """Kafka 4.1: ShareCoordinatorShard.snapshotColdPartitions, every
+        ``share.coordinator.cold.partition.snapshot.interval.ms`` -- each key whose last snapshot is
+        that old is written again as a snapshot (its snapshot epoch + 1, written now, created when
+        its state was), so that a key nobody writes no longer holds back the pruning of its
+        partition; a partition whose every key is such a copy already is left alone. A round goes
+        a slice of about :data:`COLD_SNAPSHOTS_PER_TURN` keys per call, the rest due at once, for
+        the next turn of the event loop. A write that fails is logged and ends the round, as
+        Kafka's job logs it and tries again at the next. Returns the next deadline, none while no
+        key has state."""
+        if now < self.cold_snapshot_due:
+            return self.next_deadline()
+        if not self._cold_round and not self._cold:
+            self._cold_round = sorted(self._shards, reverse=True)  # a new round, partitions taken from the end
+        try:
+            written = self._snapshot_cold(now)
+        except KafkaError as e:
+            log.error("Unable to snapshot cold share partitions: %s", e)
+            self._cold_round, self._cold, written = [], [], 0
+        if written:
+            log.info("wrote %d snapshots of cold share partitions", written)
+        more = self._cold_round or self._cold
+        self.cold_snapshot_due = now if more else now + self.cold_snapshot_interval_ms
+        return self.next_deadline()
+
+    def next_deadline(self) -> int:
+        return self.cold_snapshot_due if self.entries else NO_DEADLINE
+
+    def _snapshot_cold(self, now: int) -> int:
+        """The next slice of the round: partitions looked through for cold keys, their cold keys
+        written, until about :data:`COLD_SNAPSHOTS_PER_TURN` keys were handled."""
+        work = written = 0
+        while work < COLD_SNAPSHOTS_PER_TURN and (self._cold or self._cold_round):
+            if not self._cold:
+                partition = self._cold_round.pop()
+                found = [(k, self.entries[k].snapshot) for k in self._shards.get(partition, ())]
+                work += len(found)
+                if any(snap.create_timestamp == snap.write_timestamp for _, snap in found):  # not all copies
+                    interval = self.cold_snapshot_interval_ms
+                    cold = sorted((k for k, snap in found if now - snap.write_timestamp >= interval), reverse=True,
+                                  key=lambda k: (k[0], k[1].bytes, k[2]))  # in key order, taken from the end
+                    self._cold = [(partition, k, self.entries[k].snapshot) for k in cold]
+                continue
+            take = self._cold[-max(COLD_SNAPSHOTS_PER_TURN - work, 1):]
+            del self._cold[-len(take):]
+            take.reverse()
+            work += len(take)
+            partition, planned = take[0][0], []
+            for _, key, snap in take:
+                entry = self.entries.get(key)
+                if entry is not None and entry.snapshot is snap:  # not written since it was found
+                    again = snap._replace(snapshot_epoch=snap.snapshot_epoch + 1, write_timestamp=now)
+                    # the updates since the last snapshot written for a change still count towards the next
+                    planned.append((key, (sr.SNAPSHOT, sr.encode_snapshot(again), _Entry(again, entry.updates, -1))))
+            if planned:
+                self._write(partition, planned, now)
+                written += len(planned)
+        return written
 
     def delete(self, keys) -> None:
         """Tombstones for ``keys`` (Kafka: DeleteShareGroupState)."""
@@ -244,13 +329,17 @@ class ShareStateStore:
             leader_epoch = old.leader_epoch
         state_epoch = c.state_epoch if c.state_epoch != -1 else (old.state_epoch if old is not None else 0)
         start = c.start_offset if c.start_offset != -1 or old is None else old.start_offset
-        if old is None or c.initialize or entry.updates >= self.records_per_snapshot:
+        # Kafka (KAFKA-19337): a ShareUpdate carries no state epoch, so a higher one makes a snapshot
+        if old is None or c.initialize or entry.updates >= self.records_per_snapshot or state_epoch > old.state_epoch:
             batches = () if c.initialize else sr.combine(old.batches if old is not None else (), c.batches, start)
+            # Kafka: a snapshot written for a change is created and written now; only a cold
+            # partition's copy keeps its creation time
             snap = sr.ShareSnapshot(old.snapshot_epoch + 1 if old is not None else 0, state_epoch, leader_epoch,
-                                    start, old.create_timestamp if old is not None else now, now, batches)
+                                    start, now, now, batches)
             return sr.SNAPSHOT, sr.encode_snapshot(snap), _Entry(snap, 0, -1)
         update = sr.ShareUpdate(old.snapshot_epoch, leader_epoch, c.start_offset, tuple(c.batches))
-        state = old._replace(leader_epoch=leader_epoch, start_offset=start, write_timestamp=now,
+        # the snapshot's times stay (Kafka: ShareCoordinatorShard.merge): how old the last snapshot is
+        state = old._replace(leader_epoch=leader_epoch, start_offset=start,
                              batches=sr.combine(old.batches, c.batches, start))
         return sr.UPDATE, sr.encode_update(update), _Entry(state, entry.updates + 1, entry.snapshot_offset)
 

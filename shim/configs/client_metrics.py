@@ -1,0 +1,136 @@
+"""CLIENT_METRICS config resources: KIP-714's named subscriptions (``metrics``, ``interval.ms``,
+``match``), stored as Kafka's controller stores them whether or not a telemetry receiver is configured.
+
+Set with IncrementalAlterConfigs (SET, DELETE; APPEND/SUBTRACT are INVALID_CONFIG, the controller's
+schema knows no list type for them) or AlterConfigs (the resource's whole set). Validation follows
+ClientMetricsConfigs.validate, run by the controller (ControllerConfigurationValidator) on the
+resource's whole resulting set: an empty name and an unknown key are INVALID_REQUEST, then every
+value is parsed (Kafka 4.0+: ConfigDef.parse, a bad ``interval.ms`` is INVALID_CONFIG "Not a number of
+type INT"; Kafka 3.9 parsed it with Integer.parseInt, so a bad one was UNKNOWN_SERVER_ERROR), an
+``interval.ms`` outside 100..3600000 is INVALID_REQUEST, and each ``match`` pattern must be
+``selector=regex`` with one of the six selectors and a regex that compiles, else INVALID_CONFIG
+"Illegal client matching pattern: ..". Deleting a subscription's last key removes it.
+
+Described as Kafka's ConfigHelper does: up to Kafka 4.0 only the keys set, CLIENT_METRICS_CONFIG,
+without a type; from 4.1 (KAFKA-17516) all three keys, the unset ones with their defaults as
+DEFAULT_CONFIG, typed, with the one CLIENT_METRICS_CONFIG synonym where set.
+
+Every subscription lives in ``client-metrics-configs.json`` beside the cluster metadata, replaced
+atomically (fsynced) on each change, so they survive kill -9 as the other dynamic configs do.
+The regexes are checked with Python's ``re`` in place of java.util.regex: the two agree on the common
+syntax; a construct only one of them knows is judged by Python's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import ErrorCode, KafkaError
+from ..storage import fs
+from .admin import apply_ops
+from .catalogue import ConfigType
+
+
+class MetricsKey(NamedTuple):
+    type: ConfigType
+    default: str
+    doc: str
+
+
+# Kafka: ClientMetricsConfigs.CONFIG, in its definition order (ConfigDef.parse walks them so)
+CLIENT_METRICS_CONFIGS: dict[str, MetricsKey] = {
+    "metrics": MetricsKey(ConfigType.LIST, "", "Subscription metrics list"),
+    "interval.ms": MetricsKey(ConfigType.INT, "300000", "Push interval in milliseconds"),
+    "match": MetricsKey(ConfigType.LIST, "", "Client match pattern list"),
+}
+MATCH_SELECTORS = frozenset({"client_instance_id", "client_id", "client_software_name", "client_software_version",
+                             "client_source_address", "client_source_port"})
+MIN_INTERVAL_MS, MAX_INTERVAL_MS = 100, 3_600_000
+
+
+def _java_split(text: str, sep: str) -> list[str]:
+    """String.split(regex) with no limit: trailing empty strings are dropped."""
+    parts = re.split(sep, text)
+    while len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def parse_list(raw: str) -> list[str]:
+    """Kafka: ConfigDef.parseType for LIST."""
+    trimmed = raw.strip()
+    return [] if not trimmed else re.split(r"\s*,\s*", trimmed)
+
+
+def _parse_int(name: str, raw: str, release: str) -> int:
+    text = raw if release < "4.0" else raw.strip()  # Integer.parseInt, or ConfigDef's trimmed parse
+    if re.fullmatch(r"[+-]?[0-9]+", text) and -2**31 <= int(text) < 2**31:
+        return int(text)
+    if release < "4.0":  # the NumberFormatException reached the controller unmapped
+        raise KafkaError(ErrorCode.unknown_server_error, None)
+    raise KafkaError(ErrorCode.invalid_config, f"Invalid value {raw} for configuration {name}: Not a number of type INT")
+
+
+def _check_pattern(pattern: str) -> None:
+    """Kafka: ClientMetricsConfigs.parseMatchingPatterns."""
+    pair = _java_split(pattern, "=")
+    illegal = KafkaError(ErrorCode.invalid_config, f"Illegal client matching pattern: {pattern}")
+    if len(pair) != 2 or pair[0].strip() not in MATCH_SELECTORS:
+        raise illegal
+    try:
+        re.compile(pair[1].strip())
+    except re.error:
+        raise illegal from None
+
+
+def validate(name: str, configs: dict[str, str], release: str) -> None:
+    """Kafka: ClientMetricsConfigs.validate on the subscription's whole resulting set."""
+    if not name:
+        raise KafkaError(ErrorCode.invalid_request, "Subscription name can't be empty")
+    for key in sorted(configs):
+        if key not in CLIENT_METRICS_CONFIGS:
+            raise KafkaError(ErrorCode.invalid_request, f"Unknown client metrics configuration: {key}")
+    if "interval.ms" in configs:
+        interval = _parse_int("interval.ms", configs["interval.ms"], release)
+        if not MIN_INTERVAL_MS <= interval <= MAX_INTERVAL_MS:
+            raise KafkaError(ErrorCode.invalid_request, f"Invalid value {interval} for interval.ms, interval must "
+                                                        "be between 100 and 3600000 (1 hour)")
+    if "match" in configs:
+        raw = configs["match"]
+        # Kafka 3.9 split the raw value on commas; 4.0 parses it as a LIST (trimmed, "" is no pattern)
+        for pattern in (_java_split(raw, ",") if release < "4.0" else parse_list(raw)):
+            _check_pattern(pattern)
+
+
+class ClientMetricsConfigs:
+    """Every CLIENT_METRICS subscription's configs, as the emulated ``release`` validates them."""
+
+    def __init__(self, path: Path | None, release: str) -> None:
+        self.path = path
+        self.release = release
+        self.subscriptions: dict[str, dict[str, str]] = {}
+        if path is not None and path.exists():
+            self.subscriptions = json.loads(path.read_text())
+
+    def names(self) -> list[str]:
+        return sorted(self.subscriptions)
+
+    def own(self, name: str) -> dict[str, str]:
+        return dict(self.subscriptions.get(name, {}))
+
+    def alter(self, name: str, ops, validate_only: bool, incremental: bool = True) -> None:
+        """IncrementalAlterConfigs (SET, DELETE) or AlterConfigs (the ops, all SET, become the
+        subscription's whole set) on CLIENT_METRICS ``name``."""
+        configs = apply_ops(self.own(name) if incremental else {}, ops, {}, lambda _name: None)
+        validate(name, configs, self.release)
+        if validate_only:
+            return
+        subscriptions = {n: c for n, c in self.subscriptions.items() if n != name}
+        if configs:  # a subscription whose last key is deleted is gone (ClientMetricsManager.updateSubscription)
+            subscriptions[name] = configs
+        if self.path is not None:
+            fs.atomic_write(self.path, json.dumps(subscriptions, sort_keys=True).encode())
+        self.subscriptions = subscriptions
