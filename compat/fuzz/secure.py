@@ -169,8 +169,12 @@ class SecureRun:
             self.broker.stop()
 
     def _listener_ports(self) -> dict[str, int]:
-        out = self.log_path.with_suffix(".stdout0").read_text()
-        line = re.search(r"kafka-shim listeners: (\S+)", out)
+        """From the line ``kafka-shim serve`` prints after its ready line (read until it is there)."""
+        deadline = time.monotonic() + 30
+        while not (line := re.search(r"kafka-shim listeners: (\S+)", self.log_path.with_suffix(".stdout0").read_text())):
+            if time.monotonic() > deadline or not self.broker.alive():
+                raise RuntimeError("kafka-shim serve printed no listeners line")
+            time.sleep(0.05)
         return {name: int(port) for name, port in re.findall(r"(\w+)://[^,]*:(\d+)", line.group(1))}
 
     def _sockets(self) -> int:
