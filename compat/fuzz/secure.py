@@ -305,6 +305,9 @@ class SecureRun:
         chunk = self.log.read()
         for marker in ("Traceback", "internal error", "cannot encode", "Task exception was never retrieved",
                        "Exception in callback"):
+            if marker == "cannot encode" and all("closing connection" in ln and "cannot encode the" in ln
+                                                 for ln in chunk.splitlines() if marker in ln):
+                continue  # a response whose fields overflow: closed as Kafka does (shim/apis/dispatch.py, run.py)
             if marker in chunk:
                 i = chunk.index(marker)
                 self.result.fail(f"the broker log has {marker!r} after {ops}:\n{chunk[max(0, i - 300): i + 1500]}")
