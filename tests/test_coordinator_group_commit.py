@@ -159,6 +159,35 @@ def _end_txn(pid, epoch, txn_id="tx"):
                                                    committed=True))
 
 
+async def test_end_txn_writes_each_step_once_the_one_before_is_on_disk_off_the_loop(tmp_path):
+    disk = RecordingDisk()
+    node, previous = await _node(tmp_path, disk, 1)
+    try:
+        await _ready(node)
+        init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
+        pid, epoch = init.producer_id, init.producer_epoch
+        await dispatch(node, _add_partitions(pid, epoch))
+        disk.delay = SLOW_FSYNC_S / 4
+        start = len(disk.events)
+        raw, stall = await stall_during(dispatch(node, _end_txn(pid, epoch)))
+        answered = disk.record("answer")
+        assert _answer(raw, 26, 3).error_code == E.none
+        assert node.txn.txns["tx"].state.kafka_name == "CompleteCommit" and node.logs.get("t", 0).log_end_offset == 1
+        events = disk.events
+        writes = [i for i in range(start, len(events)) if events[i][0] == "write"]
+        prepare, marker, complete = (writes[0], TXN_LOG), (writes[1], "/t-0/"), (writes[2], TXN_LOG)
+        assert [n in str(events[i][1]) for i, n in (prepare, marker, complete)] == [True] * 3
+        # the marker is written once the Prepare state is on disk, the Complete state once the
+        # marker is, the answer once the Complete state is
+        assert _synced_before(events, TXN_LOG, prepare[0], marker[0])
+        assert _synced_before(events, "/t-0/", marker[0], complete[0])
+        assert _synced_before(events, TXN_LOG, complete[0], answered)
+        assert stall.wall < SLOW_FSYNC_S / 8, stall  # three fsyncs, none on the loop
+    finally:
+        node.close()
+        fs.use(previous)
+
+
 async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinator(tmp_path):
     disk = FailingDisk()
     disk.failures = -1
@@ -173,7 +202,7 @@ async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinato
         assert _answer(await dispatch(node, _end_txn(pid, epoch)), 26, 3).error_code == E.not_coordinator
         assert disk.failures == 1 and node.logs.offline
         assert node.logs.get("t", 0).log_end_offset == 0  # no marker was written
-        assert node.txn.txns["tx"].state.kafka_name == "Ongoing"
+        assert node.txn.txns["tx"].state.kafka_name == "PrepareCommit" and not node.txn.staged
     finally:
         node.close()
         fs.use(previous)

@@ -24,12 +24,13 @@ producer's retry of the same batch included, is ever acknowledged. Kafka, whose 
 no live log directory left, halts; kafka-shim stays up and answers the error.
 
 The coordinators' appends (group metadata and offsets, consumer- and share-group records, share
-state, transaction state up to Ongoing, expired transactional ids) take the same path: written on
-the loop, counted in ``coordinator_written``, and the coordinator API's answer waits for a job
-(shim.apis._coordinator_sync). The transaction coordinator's PrepareCommit/PrepareAbort,
-COMMIT/ABORT markers and CompleteCommit/CompleteAbort still fsync on the loop before they return
-(``durable``): a partition's marker may be written only once the PrepareCommit is on disk, and the
-Complete state only once every marker is, and those steps are not split around a wait.
+state, transaction states, expired transactional ids) take the same path: written on the loop,
+counted in ``coordinator_written``, and the coordinator API's answer waits for a job
+(shim.apis._coordinator_sync). An EndTxn's steps wait for a job between them (a marker is written
+only once the Prepare state is on disk, the Complete state once every marker is: shim.apis.k26_end_txn);
+the steps the coordinator takes on its own (aborts of timed-out or fenced transactions, retried
+markers) and WriteTxnMarkers' markers still fsync on the loop before they return (``durable``), a
+failure there taking the directory offline too (:meth:`GroupCommit.fail`).
 """
 
 from __future__ import annotations

@@ -251,14 +251,15 @@ class PartitionLog:
         return -1, (prefix, memoryview(batch)[_STAMPED_PREFIX.size:]), h.max_timestamp
 
     def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
-                      now_ms: int) -> int:
+                      now_ms: int, durable: bool = True) -> int:
         """Write a COMMIT/ABORT control batch as the coordinator (Kafka: MemoryRecords.writeEndTransactionalMarker)."""
         batch = encode_end_txn_marker(
             producer_id=producer_id, producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
             commit=commit, timestamp=now_ms, base_offset=0, partition_leader_epoch=self.leader_epoch,
         )
-        # on disk before the coordinator's next step (its Complete state) is written
-        return self.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR, durable=True).base_offset
+        # on disk before the coordinator's next step (its Complete state) is written, unless the
+        # coordinator waits for the group commit itself
+        return self.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR, durable=durable).base_offset
 
     def _complete_marker(
         self, pid: int, epoch: int, coord_epoch: int, is_abort: bool, offset: int, ts: int, seg: LogSegment,

@@ -70,6 +70,8 @@ def test_a_steady_share_heartbeat_does_not_walk_100000_partitions():
     share.topic_hashes = TopicHashes(lambda topic, partition: ["rack-a"])
     now = 1_700_000_000_000
     joined = share.heartbeat("g", "m", 0, [WIDE], None, ("c", "h"), now)
+    while share.initialized.jobs:  # the partitions' first states, a slice a turn
+        share.tick(now)
     assigned = share.heartbeat("g", "m", joined.member_epoch, None, None, ("c", "h"), now)  # the initialized partitions
     assert assigned.assignment == {WIDE: frozenset(range(PARTITIONS))}
     epoch = assigned.member_epoch

@@ -114,14 +114,14 @@ def test_an_interval_below_one_is_refused_at_start_up(tmp_path):
 async def test_a_failed_state_write_is_undone_and_retried_by_the_next_heartbeat(tmp_path, monkeypatch):
     n = _open(tmp_path / "data")
     try:
-        real = n.share.store.initialize
+        real = n.share.store.initialize_keys
         failures = []
 
-        def failing(group_id, offsets_, epoch):
-            failures.append(group_id)
+        def failing(keys):
+            failures.extend(sorted({k[0] for k in keys}))
             raise KafkaError(E.kafka_storage_error, "the share state could not be written")
 
-        monkeypatch.setattr(n.share.store, "initialize", failing)
+        monkeypatch.setattr(n.share.store, "initialize_keys", failing)
         member = str(uuid.uuid4())
         r = await heartbeat(n, member, 0)
         assert (r.error_code, r.member_epoch) == (E.none, 1)  # the answer does not wait for the state
@@ -129,7 +129,7 @@ async def test_a_failed_state_write_is_undone_and_retried_by_the_next_heartbeat(
         both = spm.Topic(T, frozenset({0, 1}))
         assert failures == [G]
         assert _states(n) == [spm.PartitionMetadata({tid: both}, {}, {}), spm.EMPTY]  # initializing, undone
-        monkeypatch.setattr(n.share.store, "initialize", real)
+        monkeypatch.setattr(n.share.store, "initialize_keys", real)
         await heartbeat(n, member, 1)  # no interval to wait out
         assert _states(n)[2:] == [spm.PartitionMetadata({tid: both}, {}, {}), spm.PartitionMetadata({}, {tid: both}, {})]
         assert (await heartbeat(n, member, 1)).member_epoch == 2

@@ -80,10 +80,11 @@ class DyingMarkers:
         self.monkeypatch = monkeypatch
 
     def arm(self, written: int) -> None:
-        def dying(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions, now_ms, check_min_isr=None):
+        def dying(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions, now_ms, check_min_isr=None,
+                  durable=True):
             partitions = list(partitions)
             real_write_markers(logs, listeners, pid, epoch, coordinator_epoch, commit, partitions[:written], now_ms,
-                               check_min_isr)
+                               check_min_isr, durable)
             raise Crash()
         self.monkeypatch.setattr(coordinator_module, "write_markers", dying)
 

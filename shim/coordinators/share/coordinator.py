@@ -64,6 +64,7 @@ class ShareCoordinator:
         self._views: dict[str, members.View] = {}  # what was last written of each group's membership
         # which partitions each group has initialized (ShareGroupStatePartitionMetadata, key 15)
         self.initialized = ShareStateTracker(self.store, self._write_records, settings.retry_interval_ms)
+        self.initialized.held = self._held
 
     def _write_records(self, group_id: str, records, now_ms: int) -> None:
         if self.write_group_records is not None:
@@ -105,13 +106,15 @@ class ShareCoordinator:
         SharePartition.startOffsetDuringInitialization). State the share coordinator already has
         (a partition fetched before, state written through its APIs) is kept."""
         group = self.groups[group_id]
-        subscribed = group.subscribed_topics()
+        self.initialized.initialize_subscribed(group_id, group.subscribed_topics(), group.group_epoch, now_ms)
+        if self.initialized.jobs:
+            self._deadline_set(now_ms)  # the rest in the next turns (tick)
 
-        def held(topic: str, p: int) -> bool:
-            return (self.store.get((group_id, subscribed[topic][1], p)) is not None
-                    or (group_id, topic, p) in self.partitions)
-
-        self.initialized.initialize_subscribed(group_id, subscribed, group.group_epoch, now_ms, held)
+    def _held(self, group_id: str, topic_id, topic: str, partition: int) -> bool:
+        """Whether the share partition has state already: written, or fetched since start-up."""
+        key = (group_id, topic, partition)
+        return (self.store.get((group_id, topic_id, partition)) is not None
+                or (key in self.partitions and self._topic_ids.get(key) == topic_id))
 
     def _change(self, group_id: str, change, now_ms: int):
         """Change the group's membership; the records of what changed are written before the change
@@ -299,6 +302,7 @@ class ShareCoordinator:
         if expired:
             self._released()
         self.store.tick(now_ms)  # cold share partitions snapshotted again, so the state topic can be pruned
+        self.initialized.run(now_ms)  # a turn's share of the first states of partitions being initialized
         return self.next_deadline()
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
@@ -333,6 +337,7 @@ class ShareCoordinator:
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
         deadlines.append(self.sessions.next_deadline())
         deadlines.append(self.store.next_deadline())
+        deadlines.append(self.initialized.next_deadline(NO_DEADLINE))
         return min(deadlines, default=NO_DEADLINE)
 
     def _persist(self, group_id: str, changed: dict | None = None) -> None:

@@ -23,11 +23,13 @@ import struct
 import uuid
 from typing import NamedTuple
 
+from kafka_codecs.varint import encode_uvarint
+
 from ..group.consumer_records import _carray, _cstr, _Flex
 from ..group.records import UnknownRecord
 
 STATE_PARTITION_METADATA = 15
-_I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
+_I16 = struct.Struct(">h")
 
 
 class Topic(NamedTuple):
@@ -50,7 +52,7 @@ class PartitionMetadata(NamedTuple):
 EMPTY = PartitionMetadata({}, {}, {})
 
 
-def _combine(a: Topics, b: Topics) -> Topics:
+def combine(a: Topics, b: Topics) -> Topics:
     """Kafka: combineInitMaps -- the partitions of both, per topic."""
     out = dict(a)
     for tid, t in b.items():
@@ -68,15 +70,25 @@ def minus(a: Topics, b: Topics) -> Topics:
     return out
 
 
+def intersect(a: Topics, b: Topics) -> Topics:
+    """The partitions in both, per topic."""
+    out = {}
+    for tid, t in a.items():
+        both = t.partitions & b[tid].partitions if tid in b else frozenset()
+        if both:
+            out[tid] = Topic(t.name, both)
+    return out
+
+
 def initializing(m: PartitionMetadata, topics: Topics) -> PartitionMetadata:
     """Kafka: addInitializingTopicsRecords -- a topic being initialized is no longer being deleted."""
-    return PartitionMetadata(_combine(m.initializing, topics), m.initialized,
+    return PartitionMetadata(combine(m.initializing, topics), m.initialized,
                              {t: n for t, n in m.deleting.items() if t not in topics})
 
 
 def initialized(m: PartitionMetadata, topics: Topics) -> PartitionMetadata:
     """Kafka: initializeShareGroupState -- the share coordinator answered for ``topics``."""
-    return PartitionMetadata(minus(m.initializing, topics), _combine(m.initialized, topics), m.deleting)
+    return PartitionMetadata(minus(m.initializing, topics), combine(m.initialized, topics), m.deleting)
 
 
 def deleting(m: PartitionMetadata, topic_ids) -> PartitionMetadata:
@@ -111,8 +123,13 @@ def topic_ids(m: PartitionMetadata) -> set[uuid.UUID]:
 # -- encoding -----------------------------------------------------------------------------------
 
 
+def _int32s(values: frozenset[int]) -> bytes:
+    """A compact array of int32, packed at once (a topic may have 100,000 partitions)."""
+    return encode_uvarint(len(values) + 1) + struct.pack(f">{len(values)}i", *sorted(values))
+
+
 def _topics(topics: Topics) -> bytes:
-    return _carray([tid.bytes + _cstr(t.name) + _carray([_I32.pack(p) for p in sorted(t.partitions)]) + b"\x00"
+    return _carray([tid.bytes + _cstr(t.name) + _int32s(t.partitions) + b"\x00"
                     for tid, t in sorted(topics.items(), key=lambda kv: kv[0].bytes)])
 
 

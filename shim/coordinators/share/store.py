@@ -154,6 +154,12 @@ class ShareStateStore:
         self.write_batches([Change(key, offsets[tp], (), state_epoch=state_epoch, leader_epoch=0, initialize=True)
                             for key, tp in self._keys(group_id, offsets).items()])
 
+    def initialize_keys(self, keys) -> None:
+        """:meth:`initialize` with no start offset of ``keys``: (group id, topic id, partition, state epoch)."""
+        if self.logs is not None:
+            self.write_batches([Change((g, tid, p), -1, (), state_epoch=epoch, leader_epoch=0, initialize=True)
+                                for g, tid, p, epoch in keys])
+
     def start_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the start offset last written, for each share partition of the group
         with state (-1: initialized, no start offset yet), of the topics and partitions that exist."""
@@ -216,15 +222,18 @@ class ShareStateStore:
 
     def _write(self, partition: int, planned, now: int) -> None:
         """``planned``: (key, (record type, value, the key's entry once written)) -- appended to one
-        partition, then applied; a snapshot among them lets the partition be pruned."""
+        partition, then applied; a snapshot that replaces a key's earlier one lets the partition be
+        pruned (a key's first snapshot lies above every other: it moves nothing, and pruning after
+        each slice of a 100,000-key initialization walked the partition's keys again each time)."""
         records = [(sr.encode_key(sr.ShareKey(kind, *key)), value) for key, (kind, value, _) in planned]
         base = self._append(partition, records, now)
-        snapshot_written = False
+        replaced = False
         for i, (key, (kind, _, entry)) in enumerate(planned):
             if kind == sr.SNAPSHOT:
-                entry.snapshot_offset, snapshot_written = base + i, True
+                entry.snapshot_offset = base + i
+                replaced = replaced or key in self.entries
             self._put(key, entry, partition)
-        if snapshot_written:
+        if replaced:
             self._prune(partition)
 
     def tick(self, now: int) -> int:

@@ -116,6 +116,9 @@ class TransactionCoordinator:
         self.check_min_isr: Callable[[str, int, int], None] = _no_replica_check
         # transactional id -> commit: markers written, the Complete state's write failed; retried by tick
         self.incomplete: dict[str, bool] = {}
+        # transactional id -> (commit, markers written): an EndTxn whose steps wait for the group
+        # commit between them (staged=True under fsync "always"), advanced by :meth:`advance`
+        self.staged: dict[str, tuple[bool, bool]] = {}
         # transactional id -> (commit, the partitions whose markers were refused): retried by tick
         self.unmarked: dict[str, tuple[bool, list[tuple[str, int]]]] = {}
 
@@ -130,7 +133,7 @@ class TransactionCoordinator:
 
     # -- persistence ------------------------------------------------------------------------
 
-    def _persist(self, m: TxnMetadata) -> None:
+    def _persist(self, m: TxnMetadata, durable: bool | None = None) -> None:
         """Append ``m`` as an acks=all write (Kafka: TransactionLog.EnforcedRequiredAcks), refused
         while the partition's ISR is below its min.insync.replicas; KafkaError with the code the
         client is answered."""
@@ -147,15 +150,15 @@ class TransactionCoordinator:
         # answer that follows it; the others wait with the answer for the group commit
         try:
             plog.append(batch, parse_header(batch), m.last_update_ms, origin=Origin.COORDINATOR,
-                        durable=m.state in _ENDING)
+                        durable=m.state in _ENDING if durable is None else durable)
         except KafkaError as e:  # a failed fsync's KAFKA_STORAGE_ERROR is NOT_COORDINATOR
             raise KafkaError(append_error(e.code), e.message) from None
 
-    def _move(self, m: TxnMetadata, state: TxnState, now_ms: int) -> None:
+    def _move(self, m: TxnMetadata, state: TxnState, now_ms: int, durable: bool | None = None) -> None:
         """Compute the next state, persist it, then keep it (Kafka: prepareTransitionTo/complete)."""
         nxt = m.copy()
         nxt.transition(state, now_ms)
-        self._persist(nxt)
+        self._persist(nxt, durable)
         self.txns[m.transactional_id] = nxt
 
     def load(self, now_ms: int) -> None:
@@ -267,17 +270,19 @@ class TransactionCoordinator:
     # -- EndTxn -----------------------------------------------------------------------------
 
     def end_txn(self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool, now_ms: int,
-                transaction_version: int = 0) -> tuple[int, int]:
+                transaction_version: int = 0, staged: bool = False) -> tuple[int, int]:
         """Kafka: TransactionCoordinator.endTransaction; returns the producer id and epoch the
-        producer goes on with (EndTxn v5). Transaction version 2 bumps the epoch every time."""
+        producer goes on with (EndTxn v5). Transaction version 2 bumps the epoch every time.
+        ``staged``: the Prepare state is left to the group commit and the markers and the Complete
+        state wait for :meth:`advance`, each once the step before is on disk."""
         if transaction_version >= 2:
-            return self._end_txn_v2(txn_id, producer_id, producer_epoch, commit, now_ms)
+            return self._end_txn_v2(txn_id, producer_id, producer_epoch, commit, now_ms, staged)
         m = self._existing(txn_id, producer_id)
         if producer_epoch != m.producer_epoch:
             raise KafkaError(ErrorCode.producer_fenced, f"epoch {producer_epoch} is not current ({m.producer_epoch})")
         if m.state is S.ONGOING:
-            self._move(m, S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
-            self._complete(self.txns[txn_id], commit, now_ms)
+            self._move(m, S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms, durable=not staged)
+            self._complete_or_stage(txn_id, commit, now_ms, staged)
         elif (m.state, commit) in ((S.COMPLETE_COMMIT, True), (S.COMPLETE_ABORT, False)):
             pass  # a retry of an EndTxn that already completed
         elif (m.state, commit) in ((S.PREPARE_COMMIT, True), (S.PREPARE_ABORT, False)):
@@ -289,7 +294,7 @@ class TransactionCoordinator:
         return done.producer_id, done.producer_epoch
 
     def _end_txn_v2(self, txn_id: str, producer_id: int, producer_epoch: int, commit: bool,
-                    now_ms: int) -> tuple[int, int]:
+                    now_ms: int, staged: bool) -> tuple[int, int]:
         """Kafka 4.x: endTransaction with a client on transaction version 2 (EndTxn v5)."""
         if not txn_id:
             raise KafkaError(ErrorCode.invalid_request, "transactional id must not be empty")
@@ -308,12 +313,11 @@ class TransactionCoordinator:
         if isinstance(outcome, ErrorCode):
             raise KafkaError(outcome, f"cannot {'commit' if commit else 'abort'} in state {m.state.kafka_name}")
         if outcome is EndTxnAction.PREPARE:
-            self._prepare_v2(m, commit, now_ms)
-            self._complete(self.txns[txn_id], commit, now_ms)
-        done = self.txns[txn_id]
-        return done.producer_id, done.producer_epoch
+            self._prepare_v2(m, commit, now_ms, durable=not staged)
+            self._complete_or_stage(txn_id, commit, now_ms, staged)
+        return self.identity(txn_id)
 
-    def _prepare_v2(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+    def _prepare_v2(self, m: TxnMetadata, commit: bool, now_ms: int, durable: bool = True) -> None:
         """Kafka: prepareAbortOrCommit with transaction version 2 -- the epoch is bumped, and a new
         producer id is reserved when the bumped epoch would be exhausted."""
         nxt = m.copy()
@@ -324,34 +328,74 @@ class TransactionCoordinator:
         nxt.transition(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, now_ms)
         if m.state is not S.ONGOING:  # an abort with no partition added starts now
             nxt.txn_start_ms = now_ms
-        self._persist(nxt)
+        self._persist(nxt, durable)
         self.txns[m.transactional_id] = nxt
 
-    def _complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+    def _complete_or_stage(self, txn_id: str, commit: bool, now_ms: int, staged: bool) -> None:
+        if staged:
+            self.staged[txn_id] = (commit, False)
+        else:
+            self._complete(self.txns[txn_id], commit, now_ms)
+
+    def advance(self, txn_id: str, now_ms: int) -> bool:
+        """The next step of a staged EndTxn whose last write is now on disk: its markers once its
+        Prepare state is, its Complete state once every marker is. True when a step was written
+        (its fsync is then awaited before the next)."""
+        commit, marked = self.staged.pop(txn_id, (None, None))
+        m = self.txns.get(txn_id)
+        if commit is None or m is None or m.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            return False
+        if not marked:
+            if self._complete(m, commit, now_ms, durable=False):
+                self.staged[txn_id] = (commit, True)
+            return True
+        self.probe("txn.markers_written")
+        self._write_complete(m, commit, now_ms, durable=False)
+        return True
+
+    def unstage(self, txn_id: str) -> None:
+        """A staged EndTxn goes no further (its fsync failed); the transaction stays prepared."""
+        self.staged.pop(txn_id, None)
+
+    def identity(self, txn_id: str) -> tuple[int, int]:
+        """The producer id and epoch an EndTxn answers: the Complete state's, whether or not it is
+        written yet (transaction version 2 moves an exhausted epoch to the reserved id, epoch 0)."""
+        m = self.txns[txn_id]
+        if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) and m.client_transaction_version >= 2 \
+                and m.next_producer_id != NO_PRODUCER_ID:
+            return m.next_producer_id, 0
+        return m.producer_id, m.producer_epoch
+
+    def _complete(self, m: TxnMetadata, commit: bool, now_ms: int, durable: bool = True) -> bool:
         """Markers to every partition, then CompleteCommit/CompleteAbort (Kafka: prepareComplete;
-        with transaction version 2 an exhausted epoch moves to the reserved producer id, epoch 0)."""
+        with transaction version 2 an exhausted epoch moves to the reserved producer id, epoch 0).
+        Not ``durable``: the markers only, left to the group commit (:meth:`advance`). True when
+        every partition has its marker."""
         if self.markers_held:
             self.held[m.transactional_id] = commit
-            return
+            return False
         self.probe("txn.prepared")
-        self._write_markers(m, commit, sorted(m.partitions), now_ms)
+        return self._write_markers(m, commit, sorted(m.partitions), now_ms, durable)
 
-    def _write_markers(self, m: TxnMetadata, commit: bool, partitions: list[tuple[str, int]], now_ms: int) -> None:
-        """Markers to ``partitions``, then the Complete state once every one has its marker. A marker
-        refused for its partition's ISR (NOT_ENOUGH_REPLICAS) is retried by :meth:`tick` and the
-        transaction stays prepared meanwhile, as Kafka's marker channel retries it."""
+    def _write_markers(self, m: TxnMetadata, commit: bool, partitions: list[tuple[str, int]], now_ms: int,
+                       durable: bool = True) -> bool:
+        """Markers to ``partitions``, then (``durable``) the Complete state once every one has its
+        marker. A marker refused for its partition's ISR (NOT_ENOUGH_REPLICAS) is retried by
+        :meth:`tick` and the transaction stays prepared meanwhile, as Kafka's marker channel retries it."""
         codes = write_markers(self.logs, self.marker_listeners, m.producer_id, m.producer_epoch, COORDINATOR_EPOCH,
-                              commit, partitions, now_ms, self.check_min_isr)
+                              commit, partitions, now_ms, self.check_min_isr, durable=durable)
         refused = sorted(tp for tp, code in codes.items() if code is ErrorCode.not_enough_replicas)
         if refused:
             log.info("markers of %s refused for %s; retrying", m.transactional_id, refused)
             self.unmarked[m.transactional_id] = (commit, refused)
-            return
+            return False
         self.unmarked.pop(m.transactional_id, None)
-        self.probe("txn.markers_written")
-        self._write_complete(m, commit, now_ms)
+        if durable:
+            self.probe("txn.markers_written")
+            self._write_complete(m, commit, now_ms)
+        return True
 
-    def _write_complete(self, m: TxnMetadata, commit: bool, now_ms: int) -> None:
+    def _write_complete(self, m: TxnMetadata, commit: bool, now_ms: int, durable: bool = True) -> None:
         """CompleteCommit/CompleteAbort after the markers. A write refused (the ISR below
         min.insync.replicas) leaves the transaction prepared and is retried by :meth:`tick`, as
         Kafka's marker channel retries it (appendTransactionToLog's retryOnError)."""
@@ -362,7 +406,7 @@ class TransactionCoordinator:
         nxt.failed_epoch_fence = False  # Kafka: prepareComplete
         nxt.transition(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, now_ms)
         try:
-            self._persist(nxt)
+            self._persist(nxt, durable)
         except KafkaError as e:
             log.info("%s of %s not written (%s); retrying", nxt.state.kafka_name, m.transactional_id, e.code.name)
             self.incomplete[m.transactional_id] = commit
