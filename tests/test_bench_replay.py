@@ -34,3 +34,20 @@ def test_a_recorded_produce_is_replayed_request_for_request(tmp_path):
     assert result["cpu_s"] > 0
     framing = best_of(out, 64 * 1024, 2, framing=True)  # the frame decoder alone
     assert framing["answers"] == len(sizes) and len(framing["cpu_s_all"]) == 2  # every frame decoded
+
+
+def test_a_recorded_produce_is_sent_again_over_a_socket_into_a_fresh_broker(tmp_path):
+    """bench.replay_socket: the same requests, one connection, every answer read, the broker
+    started from the checkout named (here this one)."""
+    from bench.replay import frames_of, load
+    from bench.replay_socket import socket_pass
+
+    out = tmp_path / "1p.rec"
+    run = subprocess.run([sys.executable, "-m", "bench.replay", "record", str(out), "--records", "2000"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    requests = len(frames_of(load(out)[1]))
+    for window in (1, 4):
+        result = socket_pass(out, window, ROOT)
+        assert result["answers"] == result["requests"] == requests
+        assert result["cpu_s"] > 0
