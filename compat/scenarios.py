@@ -738,6 +738,11 @@ SCENARIOS: list[Scenario] = [
              "testCreateTopicsReturnsConfigs (kafka-clients 4, Kafka 4.1): defaults, a cluster-wide and a per-broker "
              "dynamic value, static values and their synonyms (log.roll.hours), and the topic's own override, each "
              "with its source.", ("java",)),
+    Scenario("admin.client_metrics_configs", "CLIENT_METRICS subscriptions made, refused, described and listed",
+             "testListClientMetricsResources and testListConfigResources (kafka-clients 4, Kafka 4.1): a subscription "
+             "and a group config listed by listClientMetricsResources and listConfigResources, per type and in all; "
+             "ClientMetricsConfigs' refusals with Kafka's messages; the subscription described with its defaults and "
+             "gone with its last key.", ("java",)),
     Scenario("consumer.assign_and_commit", "assign() and commits",
              "PlaintextConsumerAssignTest: commits before a position commit nothing, commits after consuming are "
              "what the group's next consumer sees and starts from.", ("java",)),

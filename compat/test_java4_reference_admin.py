@@ -2,7 +2,8 @@
 test has them), against Kafka 4.1 emulation with share groups on (compat/java/Admin4Replay.java, one
 JVM): testIncrementalAlterAndDescribeGroupConfigs, the GROUP half of
 testDescribeConfigsNonexistentForKraft, testListGroups, testDescribeClassicGroups, testShareGroups,
-testConsumerGroups with group.protocol=consumer and testConsumerGroupWithMemberMigration."""
+testConsumerGroups with group.protocol=consumer, testConsumerGroupWithMemberMigration,
+testListClientMetricsResources and testListConfigResources."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from compat.share_support import enable_share_groups
 pytestmark = [pytest.mark.compat(client="java"), pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
 SCENARIOS = ["admin.group_configs", "admin.list_groups_by_type", "admin.consumer_protocol_groups", "admin.member_migration",
-             "admin.delete_offsets_consumer_protocol", "admin.create_topics_returns_configs"]
+             "admin.delete_offsets_consumer_protocol", "admin.create_topics_returns_configs", "admin.client_metrics_configs"]
 # BaseAdminIntegrationTest.modifyConfigs' static settings, which testCreateTopicsReturnsConfigs reads back
 STATIC = {"log.roll.hours": "2", "log.roll.jitter.ms": "123"}
 
@@ -124,3 +125,34 @@ def test_create_topics_returns_configs(observed):
         "segment.jitter.ms": ["123", "STATIC_BROKER_CONFIG", False, False, 0],
         "segment.ms": ["7200000", "STATIC_BROKER_CONFIG", False, False, 0],  # log.roll.hours=2
         "index.interval.bytes": ["9999999", "DYNAMIC_TOPIC_CONFIG", False, False, 0]}
+
+
+@pytest.mark.compat(scenario="admin.client_metrics_configs")
+def test_client_metrics_configs(observed):
+    """testListClientMetricsResources and testListConfigResources (kafka-clients 4.x's
+    listClientMetricsResources, ListConfigResources v0, and listConfigResources, v1), with
+    ClientMetricsConfigs' refusals, the 4.1 description with defaults and the removal with the last key."""
+    obs = observed("admin.client_metrics_configs")
+    name, group = "j4ra-metrics-sub", "j4ra-cfg-group"
+    assert (obs["initially"], obs["alter"], obs["listed"]) == ([], None, [name])
+    every = ["BROKER:0", "BROKER_LOGGER:0", f"CLIENT_METRICS:{name}", f"GROUP:{group}", "TOPIC:__consumer_offsets"]
+    assert obs["config_resources"] == {"ALL": every, "BROKER": ["BROKER:0"], "BROKER_LOGGER": ["BROKER_LOGGER:0"],
+                                       "TOPIC": ["TOPIC:__consumer_offsets"], "GROUP": [f"GROUP:{group}"],
+                                       "CLIENT_METRICS": [f"CLIENT_METRICS:{name}"]}
+    assert obs["unknown_type"]["chain"][0] == "org.apache.kafka.common.errors.UnsupportedVersionException"
+    refused = {k: v and [v[0], v[1]] for k, v in obs["refused"].items()}
+    assert refused == {
+        "interval": ["InvalidRequestException",
+                     "Invalid value 99 for interval.ms, interval must be between 100 and 3600000 (1 hour)"],
+        "not_a_number": ["InvalidConfigurationException",
+                         "Invalid value often for configuration interval.ms: Not a number of type INT"],
+        "unknown_key": ["InvalidRequestException", "Unknown client metrics configuration: colour"],
+        "selector": ["InvalidConfigurationException", "Illegal client matching pattern: client_idx=a"],
+        "regex": ["InvalidConfigurationException", "Illegal client matching pattern: client_id=("],
+        "append": ["InvalidConfigurationException", "Can't APPEND to key metrics because its type is not LIST."]}
+    assert obs["match"] is None
+    assert obs["described"] == {
+        "interval.ms": ["111", "DYNAMIC_CLIENT_METRICS_CONFIG", "INT"],
+        "match": ["client_software_name=apache-kafka-java,client_id=.*", "DYNAMIC_CLIENT_METRICS_CONFIG", "LIST"],
+        "metrics": ["", "DEFAULT_CONFIG", "LIST"]}
+    assert (obs["listed_after_one_delete"], obs["listed_after_last_delete"]) == ([name], [])

@@ -17,6 +17,8 @@ from kio.static.primitive import Records
 from shim.protocol.fastwrite import compiled_writer
 from shim.protocol.messages import _Parts, join_parts
 
+from kio_strategies import entities
+
 
 def _response_classes() -> list[type]:
     """Every class the broker encodes: each version of each API it serves (kio's, and the legacy
@@ -58,7 +60,7 @@ def test_kio_schema_is_covered():
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_compiled_writer_matches_kio(cls, data):
-    entity = data.draw(st.from_type(cls))
+    entity = data.draw(entities(cls))
     try:
         entity_writer(cls)(io.BytesIO(), entity)
     except Exception as e:  # noqa: BLE001 - a value kio cannot write must fail here too

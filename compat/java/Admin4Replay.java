@@ -36,7 +36,8 @@ import org.apache.kafka.common.config.ConfigResource;
  * only): testIncrementalAlterAndDescribeGroupConfigs, the GROUP half of
  * testDescribeConfigsNonexistentForKraft, testShareGroups (with the 4.x Admin's listGroups and
  * GroupState), and testConsumerGroups' listing by group type, here across a classic group, a
- * consumer-protocol group and a share group. Each scenario only observes;
+ * consumer-protocol group and a share group; testListClientMetricsResources and
+ * testListConfigResources with CLIENT_METRICS subscriptions made and refused. Each scenario only observes;
  * compat/test_java4_reference_admin.py holds the expectations.
  */
 public final class Admin4Replay {
@@ -51,6 +52,7 @@ public final class Admin4Replay {
         all.put("admin.member_migration", Admin4Replay::memberMigration);
         all.put("admin.delete_offsets_consumer_protocol", Admin4Replay::deleteOffsetsConsumerProtocol);
         all.put("admin.create_topics_returns_configs", Admin4Replay::createTopicsReturnsConfigs);
+        all.put("admin.client_metrics_configs", Admin4Replay::clientMetricsConfigs);
         Support.main("Admin4Replay", all, args);
     }
 
@@ -398,6 +400,84 @@ public final class Admin4Replay {
                     new ConfigEntry("log.retention.ms", ""), AlterConfigOp.OpType.DELETE)),
                     broker, List.of(new AlterConfigOp(new ConfigEntry("log.cleaner.delete.retention.ms", ""),
                             AlterConfigOp.OpType.DELETE)))).all().get(20, TimeUnit.SECONDS);
+        }
+    }
+
+    /** TYPE:name of every listed resource named in {@code mine} (the scenarios beside make others), sorted. */
+    static List<String> configResources(Admin admin, Set<ConfigResource.Type> types, Set<String> mine) throws Exception {
+        var listed = types == null ? admin.listConfigResources() : admin.listConfigResources(types,
+                new org.apache.kafka.clients.admin.ListConfigResourcesOptions());
+        List<String> out = new ArrayList<>();
+        for (ConfigResource r : listed.all().get(20, TimeUnit.SECONDS)) {
+            if (mine.contains(r.name())) out.add(r.type() + ":" + r.name());
+        }
+        out.sort(null);
+        return out;
+    }
+
+    @SuppressWarnings("deprecation")
+    static List<String> clientMetricsListed(Admin admin) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (var l : admin.listClientMetricsResources().all().get(20, TimeUnit.SECONDS)) out.add(l.name());
+        out.sort(null);
+        return out;
+    }
+
+    static Object alterOne(Admin admin, ConfigResource r, String key, String value, AlterConfigOp.OpType op) {
+        var result = admin.incrementalAlterConfigs(Map.of(r, List.of(new AlterConfigOp(new ConfigEntry(key, value), op))));
+        return AdminReference.errorAndMessage(result.values().get(r));
+    }
+
+    /**
+     * testListClientMetricsResources and testListConfigResources (4.1): a subscription with
+     * interval.ms=111 and a group config make a CLIENT_METRICS and a GROUP resource that
+     * listClientMetricsResources and listConfigResources (all types, then each) list; UNKNOWN is
+     * refused. Beside them: ClientMetricsConfigs' refusals through the Admin, the subscription
+     * described with its defaults, and its removal with its last key.
+     */
+    static void clientMetricsConfigs(Support s, Map<String, Object> obs) throws Exception {
+        String name = s.name("metrics-sub");
+        ConfigResource metrics = new ConfigResource(ConfigResource.Type.CLIENT_METRICS, name);
+        ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, s.name("cfg-group"));
+        try (Admin admin = s.admin()) {
+            String id = String.valueOf(admin.describeCluster().nodes().get(20, TimeUnit.SECONDS).iterator().next().id());
+            // IntegrationTestHarness creates the offsets topic before each test
+            admin.listConsumerGroupOffsets(s.name("cfg-offsets")).partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS);
+            obs.put("initially", clientMetricsListed(admin));
+            var alter = admin.incrementalAlterConfigs(Map.of(
+                    metrics, List.of(new AlterConfigOp(new ConfigEntry("interval.ms", "111"), AlterConfigOp.OpType.SET)),
+                    group, List.of(new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "50000"),
+                            AlterConfigOp.OpType.SET))));
+            obs.put("alter", Support.outcome(alter.all()));
+            obs.put("listed", clientMetricsListed(admin));
+            Set<String> mine = Set.of(id, "__consumer_offsets", name, group.name());
+            Map<String, Object> byType = new LinkedHashMap<>();
+            byType.put("ALL", configResources(admin, null, mine));
+            for (ConfigResource.Type t : List.of(ConfigResource.Type.BROKER, ConfigResource.Type.BROKER_LOGGER,
+                    ConfigResource.Type.TOPIC, ConfigResource.Type.GROUP, ConfigResource.Type.CLIENT_METRICS))
+                byType.put(t.name(), configResources(admin, Set.of(t), mine));
+            obs.put("config_resources", byType);
+            obs.put("unknown_type", Support.outcome(admin.listConfigResources(Set.of(ConfigResource.Type.UNKNOWN),
+                    new org.apache.kafka.clients.admin.ListConfigResourcesOptions()).all()));
+            Map<String, Object> refused = new LinkedHashMap<>();
+            refused.put("interval", alterOne(admin, metrics, "interval.ms", "99", AlterConfigOp.OpType.SET));
+            refused.put("not_a_number", alterOne(admin, metrics, "interval.ms", "often", AlterConfigOp.OpType.SET));
+            refused.put("unknown_key", alterOne(admin, metrics, "colour", "red", AlterConfigOp.OpType.SET));
+            refused.put("selector", alterOne(admin, metrics, "match", "client_idx=a", AlterConfigOp.OpType.SET));
+            refused.put("regex", alterOne(admin, metrics, "match", "client_id=(", AlterConfigOp.OpType.SET));
+            refused.put("append", alterOne(admin, metrics, "metrics", "org.", AlterConfigOp.OpType.APPEND));
+            obs.put("refused", refused);
+            obs.put("match", alterOne(admin, metrics, "match", "client_software_name=apache-kafka-java, client_id=.*",
+                    AlterConfigOp.OpType.SET));
+            Map<String, Object> described = new java.util.TreeMap<>();
+            for (ConfigEntry e : admin.describeConfigs(List.of(metrics)).all().get(20, TimeUnit.SECONDS).get(metrics).entries())
+                described.put(e.name(), Arrays.asList(e.value(), e.source().name(), e.type().name()));
+            obs.put("described", described);
+            alterOne(admin, metrics, "interval.ms", "", AlterConfigOp.OpType.DELETE);
+            obs.put("listed_after_one_delete", clientMetricsListed(admin));
+            alterOne(admin, metrics, "match", "", AlterConfigOp.OpType.DELETE);
+            obs.put("listed_after_last_delete", clientMetricsListed(admin));
+            alterOne(admin, group, "consumer.session.timeout.ms", "", AlterConfigOp.OpType.DELETE);
         }
     }
 
