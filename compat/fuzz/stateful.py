@@ -30,6 +30,9 @@ from pathlib import Path
 from kio.serial._introspect import classify_field, get_field_tag
 
 from kafka_codecs import encode_batch
+
+from .vocabulary import (CHURN_APIS, CHURN_TOPICS, CONFIG_APIS, GROUPS, SHARE_GROUPS, TOPICS, classic_assignment,
+                         classic_protocol, config_resource)
 from shim.apis.registry import served
 from shim.config import BrokerConfig
 from shim.event_loops import default_choice, loop_factory
@@ -40,15 +43,12 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 
 MIN_SEQUENCE_STEPS = 200  # sequence steps run after the sweep even when the time is up
 STEP_LIMIT = 2.0  # CPU seconds one loop turn (the new request and whatever else was ready) may take
-TOPICS = ("t0", "t1")
-GROUPS = ("g0", "g1", "")
-SHARE_GROUPS = ("s0", "s1")  # apart, or a share heartbeat makes g0 a share group and consumer groups never form
 SHARE_APIS = {76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}
 TXN_IDS = ("tx0", "tx1")
 # The state machines get most of the steps; every other served API some.
-STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 22: 3, 24: 3, 25: 2, 26: 3, 28: 3,
-            42: 1, 47: 1, 65: 2, 66: 2, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5, 90: 1, 91: 1, 92: 1, 0: 3,
-            1: 5, 71: 1, 72: 2}
+STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 19: 1, 20: 1, 22: 3, 24: 3, 25: 2,
+            26: 3, 28: 3, 35: 1, 37: 1, 42: 1, 44: 2, 47: 1, 65: 2, 66: 2, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5,
+            90: 1, 91: 1, 92: 1, 0: 3, 1: 5, 71: 1, 72: 2}
 # Where Kafka answers UNKNOWN_SERVER_ERROR itself: CreatePartitions past the controller's records per
 # request (k37), quota requests past their entity bound (shim/coordinators/client_quotas.py), a
 # JoinGroup of a pending member with an instance id (Kafka's IllegalStateException), an assignor
@@ -153,7 +153,9 @@ class Builder:
     def request(self, key: int, version: int):
         self.producer = self.rng.choice(self.pools.producers)
         self.sane = self.rng.random() < 0.5
-        self.topics = ("gone", "nope") if key == 20 else TOPICS  # DeleteTopics would end the share and group topics
+        self.key = key
+        # DeleteTopics and CreatePartitions only churn t2 and t3; the groups subscribe to them now and then
+        self.topics = CHURN_TOPICS if key in CHURN_APIS else TOPICS + CHURN_TOPICS if self.rng.random() < 0.3 else TOPICS
         self.groups = SHARE_GROUPS if key in SHARE_APIS or self.rng.random() < 0.05 else GROUPS
         self.groups = self.groups[:2] if self.sane else self.groups
         return self.entity(request_class(key, version), depth=0)
@@ -185,12 +187,19 @@ class Builder:
     def cohere(self, values: dict) -> None:
         """Mostly a member id with the epoch its last answer gave, and the next share session epoch."""
         rng, pools = self.rng, self.pools
+        if self.key in CONFIG_APIS and "resource_type" in values and rng.random() < 0.8:
+            values.update(config_resource(rng, values, self.hostile))
+        if self.key in (11, 14):
+            self.cohere_classic(values)
         epoch = next((n for n in ("member_epoch", "generation_id") if n in values), None)
         if self.sane and epoch == "member_epoch" and rng.random() < 0.3:  # a new member joins
             values["member_id"], values[epoch] = rng.choice(CLIENT_MEMBER_IDS) + str(rng.randrange(9)), 0
         elif "member_id" in values and epoch and pools.members and rng.random() < 0.7:
             member, n = rng.choice(pools.members)
             values["member_id"], values[epoch] = member, n + rng.choice((0, 0, 0, 0, 1, -1))
+        if self.key == 68 and self.sane and values.get("member_epoch") == 0:  # a join Kafka accepts
+            values.update(topic_partitions=(), server_assignor=rng.choice(("uniform", "range")))
+            values["subscribed_topic_names"] = values.get("subscribed_topic_names") or self.topics[:2]
         if "session_epoch" in values and "session_id" in values:
             self.cohere_fetch(values)
         if "subscription_id" in values and pools.telemetry and rng.random() < 0.8:
@@ -202,6 +211,18 @@ class Builder:
             n = pools.session_epochs.get(member, 0)
             values["share_session_epoch"] = rng.choice((n, n, n, 0, -1, n + 1))
             pools.session_epochs[member] = 1 if values["share_session_epoch"] == 0 else n + 1
+
+    def cohere_classic(self, values: dict) -> None:
+        """A classic consumer (protocol type consumer, a new member now and then) with a parseable
+        ConsumerProtocolSubscription, and a SyncGroup leader's parseable assignments."""
+        rng = self.rng
+        if "protocol_type" in values and self.key == 11 and self.sane:
+            values["protocol_type"] = "consumer"
+            values["member_id"] = "" if rng.random() < 0.3 else values["member_id"]
+        if "metadata" in values and rng.random() < 0.8:
+            values["name"], values["metadata"] = classic_protocol(rng, self.topics)
+        if "assignment" in values and rng.random() < 0.8:
+            values["assignment"] = classic_assignment(rng, self.topics)
 
     def cohere_fetch(self, values: dict) -> None:
         """A Fetch (KIP-227): mostly a live session at its next epoch (or one off, or a full or final
