@@ -80,8 +80,10 @@ async def _join_and_leave(n):
 async def test_the_rest_is_written_by_the_next_turns_then_initialized(tmp_path):
     n = _open(tmp_path / "data")
     try:
-        member = str(uuid.uuid4())
+        member, deadlines = str(uuid.uuid4()), []
+        n.share.on_earlier_deadline = deadlines.append  # what the shell's timer is told
         assert (await heartbeat(n, member, 0)).member_epoch == 1
+        assert min(deadlines) <= int(time.time() * 1000)  # the next turn, at once (else a session's expiry)
         tid = n.logs.topics[T].topic_id
         r = await heartbeat(n, member, 1)  # a heartbeat meanwhile neither starts them again nor assigns them
         assert (r.member_epoch, r.assignment) == (1, None)
