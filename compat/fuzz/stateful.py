@@ -10,7 +10,9 @@ clients would send them. A run fails when a handler raises anything but FrameErr
 closed as Kafka closes it), an answer carries UNKNOWN_SERVER_ERROR, a shim logger records an error,
 one step holds the loop longer than ``STEP_LIMIT``, or an invariant breaks: a share record's delivery
 count past its limit or an acquired record without its member (or a member on one that is not), a
-consumer group partition owned or targeted by two members.
+consumer group partition owned or targeted by two members. vocabulary.py adds classic consumers'
+embedded protocol, config resources of every type and churned topics; ``--offline`` runs under
+fsync "always" on a disk that dies halfway (``DyingDisk``), so the rest meets an offline directory.
 """
 
 from __future__ import annotations
