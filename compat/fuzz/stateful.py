@@ -64,7 +64,15 @@ KAFKA_UNKNOWN_SERVER_ERROR = {
     49: lambda request, response: True,
     11: lambda request, response: request.group_instance_id is not None and request.member_id != "",
     68: lambda request, response: (response.error_message or "").startswith("Failed to compute a new target"),
+    33: lambda request, response: _client_metrics_interval(response),
+    44: lambda request, response: _client_metrics_interval(response),
 }
+
+
+def _client_metrics_interval(response) -> bool:
+    """Kafka before 4.0 parsed a CLIENT_METRICS interval.ms with Integer.parseInt, and the controller
+    answered its NumberFormatException UNKNOWN_SERVER_ERROR with no message (shim/configs/client_metrics.py)."""
+    return all(r.resource_type == 16 and r.error_message is None for r in response.responses if r.error_code == -1)
 TIMEDELTA_MAX_MS = 999_999_999 * 86_400_000  # the largest milliseconds a timedelta holds either way (about 2**56)
 HOSTILE_STRINGS = ("", "a" * 300, "t" * 32767, "é\u2603", "__consumer_offsets")
 REGEXES = ("t.*", "t[0-1]", "[", "(", ".*", "(a|a)*$", "t0|t1|zz")
