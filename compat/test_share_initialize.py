@@ -180,3 +180,35 @@ def test_the_first_member_is_assigned_by_the_heartbeat_after_the_initialization(
             summary.append(("state", "initialized" if value.initialized else "initializing"))
     assert summary[:6] == [("epoch", 1), ("target", ()), ("state", "initializing"), ("state", "initialized"),
                            ("epoch", 2), ("target", ((topic_id, (0,)),))], summary
+
+
+WIDE, WIDE_PARTITIONS = "share-init-wide", 1_500
+
+
+@pytest.mark.compat(client="confluent-kafka", scenario="share.groups")
+@pytest.mark.shim_only("the broker's turns of the event loop")
+def test_a_topic_initialized_over_several_turns_is_assigned_and_consumed_whole(shim_process, free_port, tmp_path):
+    """1,500 partitions: the heartbeat's turn initializes 1,000, the broker's timer the rest in the
+    next turn; the member is assigned all of them and receives a record of the last."""
+    from compat.share_support import set_group_configs, share_consumer
+
+    broker = shim_process(tmp_path / "broker", port=free_port(), args=ARGS)
+    bs = broker.wait_ready()
+    enable_share_groups(bs)
+    create_topic(bs, WIDE, WIDE_PARTITIONS)
+    set_group_configs(bs, "g-wide", share_auto_offset_reset="earliest")
+    produce(bs, WIDE, [(WIDE_PARTITIONS - 1, b"last"), (0, b"first")])
+    consumer = share_consumer(bs, "g-wide")
+    consumer.subscribe([WIDE])
+    try:
+        got: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(got) < 2:
+            assert time.monotonic() < deadline, got
+            got += [m.value() for m in poll(consumer, 0.3)]
+        assert sorted(got) == [b"first", b"last"]
+        g = describe_share_group(bs, "g-wide")
+        assert sum(len(t.partitions) for m in g.members for t in m.assignment.topic_partitions) == WIDE_PARTITIONS
+        assert len(start_offsets(bs, "g-wide")) == WIDE_PARTITIONS  # every partition initialized
+    finally:
+        consumer.close()

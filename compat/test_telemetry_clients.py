@@ -2,7 +2,8 @@
 receiver, does not advertise GetTelemetrySubscriptions (71) and PushTelemetry (72), so clients
 that push metrics by default (librdkafka >= 2.5 and kafka-clients >= 3.7, ``enable.metrics.push``)
 never send them; a client that sends them anyway is answered as Kafka answers, over a socket, and
-from Kafka 4.0 its client instance goes when the connection that made it closes (KAFKA-17778).
+from Kafka 4.0 its client instance goes when the connection that made it closes (KAFKA-17778);
+a client that matches a CLIENT_METRICS subscription is given it and pushes.
 The broker's request log shows what each client sent; synchronised on the broker's state."""
 
 from __future__ import annotations
@@ -125,3 +126,36 @@ def test_kafka_clients_do_not_push_to_a_broker_that_does_not_advertise_telemetry
             return
         assert not apis & TELEMETRY, apis
         assert advertised(bs) == before and not before & {71, 72}
+
+
+@pytest.mark.compat(client="confluent-kafka", scenario="telemetry")
+def test_librdkafka_pushes_what_a_matching_subscription_asks_for(tmp_path, monkeypatch):
+    """With the APIs advertised (the test-only patch) and a CLIENT_METRICS subscription that selects
+    clients by the software name their ApiVersions gave and their source port, librdkafka is given
+    it and pushes its metrics at the subscription's interval; they are accepted (and dropped)."""
+    ck = pytest.importorskip("confluent_kafka")
+    from shim.apis import k18_api_versions
+    from shim.apis.registry import REGISTRY
+    from shim.protocol.messages import make, request_class, request_module
+
+    plain = k18_api_versions.served
+    monkeypatch.setattr(k18_api_versions, "served", lambda release: sorted(
+        [*plain(release), (REGISTRY[71], 0, 0), (REGISTRY[72], 0, 0)], key=lambda s: s[0].key))
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
+        bs = broker.bootstrap_servers
+        # confluent-kafka's Admin has no CLIENT_METRICS resource type: the request kafka-configs.sh sends
+        m = request_module(44, 1)
+        configs = {"metrics": "*", "interval.ms": "500", "match": "client_software_name=.+,client_source_port=[0-9]+"}
+        r = _ask(first_address(bs), 44, 1, make(request_class(44, 1), validate_only=False, resources=(
+            m.AlterConfigsResource(resource_type=16, resource_name="everything", configs=tuple(
+                m.AlterableConfig(name=k, config_operation=0, value=v) for k, v in configs.items())),)))
+        assert r.responses[0].error_code == 0
+        broker.control.log_requests()
+        producer = ck.Producer({"bootstrap.servers": bs, "enable.metrics.push": True})
+        producer.produce("telemetry-topic", b"v", partition=0)
+        assert producer.flush(30) == 0
+        wait_for(lambda: ("PushTelemetry", None) in telemetry_answers(broker), timeout=30,
+                 message="a push of the subscribed metrics")
+        instances = broker.call(lambda: [i.metrics for i in broker.node.client_metrics.instances.values()])
+        del producer
+        assert ("*",) in instances

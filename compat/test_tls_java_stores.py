@@ -1,5 +1,5 @@
 """Every key and trust store type a Kafka broker takes, made as production makes them (the JDK's
-keytool; the cryptography package for PKCS12 and PEM), serving real clients with
+keytool; the cryptography package for PKCS12 and PEM; PEM text inline too), serving real clients with
 ``ssl.client.auth=required``: kafka-clients 3.9.1 with JKS and PKCS12 key and trust stores of its own,
 confluent-kafka with ``ssl.ca.location``/``ssl.certificate.location``, kafka-python and aiokafka
 produce and consume; a client certificate signed by another CA fails the TLS handshake, in every
@@ -23,8 +23,9 @@ pytest.importorskip("cryptography")
 
 KEYTOOL = shutil.which("keytool")
 STORE_PW, KEY_PW = "store-secret", "key-secret"
-# the broker's store types: PEM and PKCS12 made with cryptography, the others by keytool
-STORE_KINDS = ["PEM", "PKCS12", "PKCS12-keytool", "JKS", "JCEKS"]
+# the broker's store types: PEM (files, or inline text: ssl.keystore.key, ssl.keystore.certificate.chain,
+# ssl.truststore.certificates) and PKCS12 made with cryptography, the others by keytool
+STORE_KINDS = ["PEM", "PEM-inline", "PKCS12", "PKCS12-keytool", "JKS", "JCEKS"]
 
 
 def _load(path: Path):
@@ -88,6 +89,10 @@ def broker_settings(d: Path, kind: str, pem: dict) -> dict:
     if kind == "PEM":
         return {"ssl_keystore_type": "PEM", "ssl_keystore_location": str(pem["broker.pem"]),
                 "ssl_truststore_type": "PEM", "ssl_truststore_location": str(pem["ca.pem"])}
+    if kind == "PEM-inline":
+        return {"ssl_keystore_type": "PEM", "ssl_keystore_key": pem["broker-key.pem"].read_text(),
+                "ssl_keystore_certificate_chain": pem["broker-cert.pem"].read_text() + pem["ca.pem"].read_text(),
+                "ssl_truststore_type": "PEM", "ssl_truststore_certificates": pem["ca.pem"].read_text()}
     fmt = kind.removesuffix("-keytool")
     return {"ssl_keystore_type": fmt, "ssl_keystore_location": key_store(d, kind, pem, "broker"),
             "ssl_keystore_password": STORE_PW, "ssl_key_password": key_password(kind), "ssl_truststore_type": fmt,

@@ -1,13 +1,17 @@
-"""KIP-714 client telemetry as a Kafka broker answers it with no CLIENT_METRICS subscription
+"""KIP-714 client telemetry as a Kafka broker without a telemetry receiver answers it
 (Kafka: ClientMetricsManager, ClientMetricsInstance).
 
 kafka-shim has no telemetry receiver, so, like a default Kafka, it does not advertise
 GetTelemetrySubscriptions (71) and PushTelemetry (72); a client that sends them anyway is answered
 as Kafka answers. Each client instance gets an id (a random one when the request has the zero id,
-never a reserved one nor one whose base64 form starts with ``-``), an empty subscription (no
-metrics, Kafka's default push interval of 5 minutes, ZSTD, LZ4, GZIP and SNAPPY accepted,
-``telemetry.max.bytes``, delta temporality) and a subscription id: the CRC32C of the metrics set as
-Java prints it followed by the interval, XORed with the id's hash. A push is checked in Kafka's
+never a reserved one nor one whose base64 form starts with ``-``), the subscription of the
+CLIENT_METRICS resources it matches (shim.configs.client_metrics: by its instance id, the client id
+and source address and port of the request that made it, the software name and version its
+connection's ApiVersions gave; with none, no metrics and Kafka's default push interval of 5
+minutes), ZSTD, LZ4, GZIP and SNAPPY accepted, ``telemetry.max.bytes``, delta temporality, and a
+subscription id: the CRC32C of the metrics set as Java prints it followed by the interval, XORed
+with the id's hash. A change to any subscription makes each instance's next request evaluate it
+afresh, as a new instance (no throttling carried over), as Kafka's subscriptionUpdateVersion does. A push is checked in Kafka's
 order: a terminating instance is INVALID_REQUEST, a push before the interval is up is
 THROTTLING_QUOTA_EXCEEDED (the first push after a GetTelemetrySubscriptions is always on time),
 then UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE (an id no codec has) and
@@ -23,6 +27,7 @@ created it closes (KAFKA-17778). The module is sans-IO: callers pass the time.
 
 from __future__ import annotations
 
+import base64
 import collections
 import os
 import struct
@@ -58,6 +63,11 @@ def subscription_id(metrics: tuple[str, ...], push_interval_ms: int, instance_id
     return struct.unpack(">i", struct.pack(">I", value & 0xFFFFFFFF))[0]
 
 
+def java_uuid_string(u: uuid.UUID) -> str:
+    """Kafka: Uuid.toString -- URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode()
+
+
 def random_instance_id(taken: Callable[[uuid.UUID], bool]) -> uuid.UUID:
     """Kafka: Uuid.randomUuid (no reserved id, none whose base64 starts with '-') not yet taken."""
     while True:
@@ -78,6 +88,8 @@ class Instance:
     last_error: ErrorCode = ErrorCode.none
     expires_ms: int = 0
     connection: object = None
+    subscription_version: int = 0
+    attributes: dict | None = None  # Kafka: ClientMetricsInstanceMetadata, what subscriptions match on
 
     def get_on_time(self, now_ms: int) -> bool:
         """Kafka: ClientMetricsInstance.maybeUpdateGetRequestTimestamp."""
@@ -97,7 +109,8 @@ class Instance:
 
 class ClientMetricsManager:
     def __init__(self, telemetry_max_bytes: int, drop_on_disconnect: bool,
-                 forgiving_get: bool, max_instances: int = CACHE_MAX_SIZE) -> None:
+                 forgiving_get: bool, max_instances: int = CACHE_MAX_SIZE, subscriptions=None) -> None:
+        self.subscriptions = subscriptions  # shim.configs.client_metrics.ClientMetricsConfigs, or none
         self.telemetry_max_bytes = telemetry_max_bytes
         self.drop_on_disconnect = drop_on_disconnect  # Kafka 4.0+ (KAFKA-17778)
         self.forgiving_get = forgiving_get  # Kafka 4.1+: UNTHROTTLED_AFTER
@@ -107,22 +120,24 @@ class ClientMetricsManager:
 
     # -- the two requests ---------------------------------------------------------------------
 
-    def get_subscriptions(self, instance_id: uuid.UUID | None, connection, now_ms: int) -> tuple[ErrorCode, Instance]:
-        """GetTelemetrySubscriptions: (error, the instance)."""
+    def get_subscriptions(self, instance_id: uuid.UUID | None, connection, now_ms: int,
+                          attributes: dict | None = None) -> tuple[ErrorCode, Instance]:
+        """GetTelemetrySubscriptions: (error, the instance). ``attributes``: the requester's
+        client_id, client_software_name/version, client_source_address/port."""
         if instance_id is None or instance_id == ZERO_UUID:
             instance_id = random_instance_id(lambda u: u in self.instances)
-        instance = self._instance(instance_id, connection, now_ms)
+        instance = self._instance(instance_id, connection, now_ms, attributes)
         if not instance.get_on_time(now_ms) and not (self.forgiving_get and instance.last_error in UNTHROTTLED_AFTER):
             return ErrorCode.throttling_quota_exceeded, instance
         instance.last_error = ErrorCode.none
         return ErrorCode.none, instance
 
     def push(self, instance_id: uuid.UUID | None, subscription: int, terminating: bool, compression_type: int,
-             metrics_size: int, connection, now_ms: int) -> ErrorCode:
+             metrics_size: int, connection, now_ms: int, attributes: dict | None = None) -> ErrorCode:
         """PushTelemetry: the error code of the answer."""
         if instance_id is None or instance_id in RESERVED:
             return ErrorCode.invalid_request
-        instance = self._instance(instance_id, connection, now_ms)
+        instance = self._instance(instance_id, connection, now_ms, attributes)
         error = self._check_push(instance, subscription, terminating, compression_type, metrics_size, now_ms)
         instance.terminating = terminating  # Kafka sets it whatever the outcome
         instance.last_error = error  # no receiver to export to: an accepted push is NONE
@@ -145,20 +160,37 @@ class ClientMetricsManager:
 
     # -- the instance cache ------------------------------------------------------------------
 
-    def _instance(self, instance_id: uuid.UUID, connection, now_ms: int) -> Instance:
+    def _evaluated(self, instance_id: uuid.UUID, attributes: dict | None) -> Instance:
+        """Kafka: ClientMetricsManager.createClientInstance."""
+        attributes = {**(attributes or {}), "client_instance_id": java_uuid_string(instance_id)}
+        if self.subscriptions is None:
+            return Instance(instance_id, subscription_id((), DEFAULT_PUSH_INTERVAL_MS, instance_id), attributes=attributes)
+        metrics, interval = self.subscriptions.matching(attributes)
+        return Instance(instance_id, subscription_id(metrics, interval, instance_id), push_interval_ms=interval,
+                        metrics=metrics, subscription_version=self.subscriptions.version, attributes=attributes)
+
+    def _instance(self, instance_id: uuid.UUID, connection, now_ms: int, attributes: dict | None = None) -> Instance:
         self._expire(now_ms)
         instance = self.instances.get(instance_id)
-        if instance is None:
-            instance = Instance(instance_id, subscription_id((), DEFAULT_PUSH_INTERVAL_MS, instance_id))
-            if len(self.instances) >= self.max_instances:
-                self._drop(next(iter(self.instances)))
-            self.instances[instance_id] = instance
-            if self.drop_on_disconnect and connection is not None:
-                instance.connection = connection
-                self.by_connection[connection] = instance_id
+        if instance is not None and self.subscriptions is not None \
+                and instance.subscription_version < self.subscriptions.version:
+            self._drop(instance_id)  # evaluated afresh from the metadata of the request that made it
+            instance = self._evaluated(instance_id, instance.attributes)
+            self._add(instance, connection)
+        elif instance is None:
+            instance = self._evaluated(instance_id, attributes)
+            self._add(instance, connection)
         self.instances.move_to_end(instance_id)
         instance.expires_ms = now_ms + max(CACHE_EXPIRY_MS, 3 * instance.push_interval_ms)
         return instance
+
+    def _add(self, instance: Instance, connection) -> None:
+        if len(self.instances) >= self.max_instances:
+            self._drop(next(iter(self.instances)))
+        self.instances[instance.instance_id] = instance
+        if self.drop_on_disconnect and connection is not None:
+            instance.connection = connection
+            self.by_connection[connection] = instance.instance_id
 
     def _expire(self, now_ms: int) -> None:
         """Instances are in the order of their last request, so of their expiry (one push interval)."""

@@ -96,6 +96,7 @@ class Connection(asyncio.BufferedProtocol):
             self.session, refused = self._session(transport), None
         except ValueError as e:  # no mapping rule names the certificate: Kafka fails its requests
             self.session, refused = ConnectionSession(self.listener.name), e
+        self.session.client_port = peer[1] if isinstance(peer, tuple) else None  # KIP-714 client_source_port
         if self.listener.sasl:  # an unauthenticated client may not make the broker hold 100 MiB
             self.decoder.max_frame = min(self.decoder.max_frame, SASL_SERVER_MAX_RECEIVE_SIZE)
         self.server.connections.add(self)

@@ -204,7 +204,8 @@ class Node:
         follows a refused push (shim.client_metrics)."""
         max_bytes = int({**self.broker_configs.merged(), **config.extra}.get("telemetry.max.bytes", 1 << 20))
         return ClientMetricsManager(max_bytes, drop_on_disconnect=config.kafka_version >= "4.0",
-                                    forgiving_get=config.kafka_version >= "4.1")
+                                    forgiving_get=config.kafka_version >= "4.1",
+                                    subscriptions=self.client_metrics_configs)
 
     def _init_quotas(self, config: BrokerConfig) -> None:
         """Client quotas and the byte-rate windows that enforce them on produce and fetch."""

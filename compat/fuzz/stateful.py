@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import errno
 import logging
+import os
 import random
 import tempfile
 import time
@@ -30,25 +32,26 @@ from pathlib import Path
 from kio.serial._introspect import classify_field, get_field_tag
 
 from kafka_codecs import encode_batch
+
+from .vocabulary import (CHURN_APIS, CHURN_TOPICS, CONFIG_APIS, GROUPS, SHARE_GROUPS, TOPICS, classic_assignment,
+                         classic_protocol, config_resource)
 from shim.apis.registry import served
 from shim.config import BrokerConfig
 from shim.event_loops import default_choice, loop_factory
 from shim.node import Node
 from shim.protocol.framing import FrameError
 from shim.protocol.kafka_releases import RELEASES
+from shim.storage import fs
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 
 MIN_SEQUENCE_STEPS = 200  # sequence steps run after the sweep even when the time is up
 STEP_LIMIT = 2.0  # CPU seconds one loop turn (the new request and whatever else was ready) may take
-TOPICS = ("t0", "t1")
-GROUPS = ("g0", "g1", "")
-SHARE_GROUPS = ("s0", "s1")  # apart, or a share heartbeat makes g0 a share group and consumer groups never form
 SHARE_APIS = {76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}
 TXN_IDS = ("tx0", "tx1")
 # The state machines get most of the steps; every other served API some.
-STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 22: 3, 24: 3, 25: 2, 26: 3, 28: 3,
-            42: 1, 47: 1, 65: 2, 66: 2, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5, 90: 1, 91: 1, 92: 1, 0: 3,
-            1: 5, 71: 1, 72: 2}
+STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 19: 1, 20: 1, 22: 3, 24: 3, 25: 2,
+            26: 3, 28: 3, 35: 1, 37: 1, 42: 1, 44: 2, 47: 1, 65: 2, 66: 2, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5,
+            90: 1, 91: 1, 92: 1, 0: 3, 1: 5, 71: 1, 72: 2}
 # Where Kafka answers UNKNOWN_SERVER_ERROR itself: CreatePartitions past the controller's records per
 # request (k37), quota requests past their entity bound (shim/coordinators/client_quotas.py), a
 # JoinGroup of a pending member with an instance id (Kafka's IllegalStateException), an assignor
@@ -153,7 +156,9 @@ class Builder:
     def request(self, key: int, version: int):
         self.producer = self.rng.choice(self.pools.producers)
         self.sane = self.rng.random() < 0.5
-        self.topics = ("gone", "nope") if key == 20 else TOPICS  # DeleteTopics would end the share and group topics
+        self.key = key
+        # DeleteTopics and CreatePartitions only churn t2 and t3; the groups subscribe to them now and then
+        self.topics = CHURN_TOPICS if key in CHURN_APIS else TOPICS + CHURN_TOPICS if self.rng.random() < 0.3 else TOPICS
         self.groups = SHARE_GROUPS if key in SHARE_APIS or self.rng.random() < 0.05 else GROUPS
         self.groups = self.groups[:2] if self.sane else self.groups
         return self.entity(request_class(key, version), depth=0)
@@ -185,12 +190,19 @@ class Builder:
     def cohere(self, values: dict) -> None:
         """Mostly a member id with the epoch its last answer gave, and the next share session epoch."""
         rng, pools = self.rng, self.pools
+        if self.key in CONFIG_APIS and "resource_type" in values and rng.random() < 0.8:
+            values.update(config_resource(rng, values, self.hostile))
+        if self.key in (11, 14):
+            self.cohere_classic(values)
         epoch = next((n for n in ("member_epoch", "generation_id") if n in values), None)
         if self.sane and epoch == "member_epoch" and rng.random() < 0.3:  # a new member joins
             values["member_id"], values[epoch] = rng.choice(CLIENT_MEMBER_IDS) + str(rng.randrange(9)), 0
         elif "member_id" in values and epoch and pools.members and rng.random() < 0.7:
             member, n = rng.choice(pools.members)
             values["member_id"], values[epoch] = member, n + rng.choice((0, 0, 0, 0, 1, -1))
+        if self.key == 68 and self.sane and values.get("member_epoch") == 0:  # a join Kafka accepts
+            values.update(topic_partitions=(), server_assignor=rng.choice(("uniform", "range")))
+            values["subscribed_topic_names"] = values.get("subscribed_topic_names") or self.topics[:2]
         if "session_epoch" in values and "session_id" in values:
             self.cohere_fetch(values)
         if "subscription_id" in values and pools.telemetry and rng.random() < 0.8:
@@ -202,6 +214,18 @@ class Builder:
             n = pools.session_epochs.get(member, 0)
             values["share_session_epoch"] = rng.choice((n, n, n, 0, -1, n + 1))
             pools.session_epochs[member] = 1 if values["share_session_epoch"] == 0 else n + 1
+
+    def cohere_classic(self, values: dict) -> None:
+        """A classic consumer (protocol type consumer, a new member now and then) with a parseable
+        ConsumerProtocolSubscription, and a SyncGroup leader's parseable assignments."""
+        rng = self.rng
+        if "protocol_type" in values and self.key == 11 and self.sane:
+            values["protocol_type"] = "consumer"
+            values["member_id"] = "" if rng.random() < 0.3 else values["member_id"]
+        if "metadata" in values and rng.random() < 0.8:
+            values["name"], values["metadata"] = classic_protocol(rng, self.topics)
+        if "assignment" in values and rng.random() < 0.8:
+            values["assignment"] = classic_assignment(rng, self.topics)
 
     def cohere_fetch(self, values: dict) -> None:
         """A Fetch (KIP-227): mostly a live session at its next epoch (or one off, or a full or final
@@ -365,6 +389,33 @@ def _fetch_session_problems(cache) -> list[str]:
     return problems
 
 
+OFFLINE_LOG = "fsync failed: the data directory is offline"  # what a dying disk must log, and only once
+
+
+class DyingDisk(fs.Disk):
+    """The real disk, until ``dying``: then every fsync of a segment file fails (EIO) as a dying
+    disk's does, and the data directory goes offline (shim.storage.group_commit)."""
+
+    dying = False
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def open(self, path, flags, mode=0o644):
+        fd = super().open(path, flags, mode)
+        self.names[fd] = str(path)
+        return fd
+
+    def close(self, fd):
+        self.names.pop(fd, None)
+        os.close(fd)
+
+    def fsync(self, fd):
+        if self.dying and self.names.get(fd, "").endswith(".log"):
+            raise OSError(errno.EIO, "Input/output error")
+        os.fsync(fd)
+
+
 class _ErrorLog(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -400,11 +451,13 @@ def _unknown_server_error(entity, path="") -> str | None:
 
 
 class StatefulRun:
-    def __init__(self, seed: int, data_dir: Path, release: str) -> None:
+    def __init__(self, seed: int, data_dir: Path, release: str, disk: DyingDisk | None = None) -> None:
         self.rng = random.Random(seed)
         self.result = Result(seed)
         self.release = release
-        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0))
+        self.disk = disk  # fsync "always" on a disk that dies halfway: the data directory goes offline
+        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0,
+                                      fsync="always" if disk else "never"))
         self.pools = Pools()
         self.builder = Builder(self.rng, self.pools)
         self.apis = [(spec.key, low, high) for spec, low, high in served(RELEASES[release])]
@@ -452,8 +505,11 @@ class StatefulRun:
                     await asyncio.wait(pending, timeout=0.05)
                 for problem in check_invariants(self.node, self.state_written):
                     self.result.fail(f"invariant: {problem}")
+                if self.disk is not None and not self.disk.dying and time.monotonic() > deadline - duration / 2:
+                    self.disk.dying = True
                 for line in handler.records:
-                    self.result.fail(f"the broker logged an error: {line}")
+                    if self.disk is None or not line.startswith(OFFLINE_LOG):
+                        self.result.fail(f"the broker logged an error: {line}")
                 handler.records.clear()
         finally:
             for t in pending:
@@ -504,15 +560,23 @@ class StatefulRun:
                              f"request: {request!r}"[:6000])  # fmt: skip
 
 
-def stateful_fuzz(duration: float, seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1")) -> list[Result]:
-    """``duration`` seconds split over ``releases``, each on a fresh node and its own seed."""
+def stateful_fuzz(duration: float, seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1"),
+                  offline: bool = False) -> list[Result]:
+    """``duration`` seconds split over ``releases``, each on a fresh node and its own seed;
+    ``offline``: under fsync "always", the data directory fails halfway through each."""
     results = []
     for i, release in enumerate(releases):
-        with tempfile.TemporaryDirectory(prefix="kafka-shim-stateful-") as tmp:
-            run = StatefulRun(seed * 31 + i, Path(tmp) / "data", release)
-            # on the loop a broker gets (uvloop unless KAFKA_SHIM_EVENT_LOOP says otherwise)
-            with asyncio.Runner(loop_factory=loop_factory(default_choice())) as runner:
-                results.append(runner.run(run.run(duration / len(releases))))
+        disk = DyingDisk() if offline else None
+        previous = fs.use(disk) if disk else None
+        try:
+            with tempfile.TemporaryDirectory(prefix="kafka-shim-stateful-") as tmp:
+                run = StatefulRun(seed * 31 + i, Path(tmp) / "data", release, disk)
+                # on the loop a broker gets (uvloop unless KAFKA_SHIM_EVENT_LOOP says otherwise)
+                with asyncio.Runner(loop_factory=loop_factory(default_choice())) as runner:
+                    results.append(runner.run(run.run(duration / len(releases))))
+        finally:
+            if previous is not None:
+                fs.use(previous)
     return results
 
 
@@ -524,7 +588,9 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--release", action="append")
+    parser.add_argument("--offline", action="store_true", help="the data directory fails halfway (fsync always)")
     args = parser.parse_args()
-    out = stateful_fuzz(args.duration, args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
+    out = stateful_fuzz(args.duration, args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")),
+                        args.offline)
     print(json.dumps([{k: v for k, v in vars(r).items() if k not in ("by_api", "served")} | {"apis": len(r.by_api)} for r in out],
                      indent=1))

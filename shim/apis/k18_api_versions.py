@@ -30,6 +30,8 @@ def handle(ctx, request):
         return ctx.response(error_code=ErrorCode.invalid_request, api_keys=(), supported_features=(),
                             finalized_features_epoch=-1, finalized_features=(), zk_migration_ready=False)
     if ctx.session is not None:
+        if ctx.version >= 3:  # Kafka: the channel's ClientInformation, which KIP-714 subscriptions match
+            ctx.session.client_software = (request.client_software_name, request.client_software_version)
         ctx.session.served(18)  # on a SASL listener: the handshake is next (an error answer leaves it open)
     release = RELEASES[ctx.node.config.kafka_version]
     keys = tuple(ctx.make("ApiVersion", api_key=spec.key, min_version=low, max_version=high)

@@ -2,9 +2,10 @@
 
 Kafka advertises the client telemetry APIs only with a metrics reporter that receives client
 telemetry, and answers them all the same (the broker enables every API of its listener:
-SocketServer.parseRequestHeader); kafka-shim has no receiver and no CLIENT_METRICS subscriptions, so
-it answers as such a Kafka does (shim.client_metrics): the client instance id (a new one for the
-zero id), the subscription id, no requested metrics, a 5-minute push interval, the accepted
+SocketServer.parseRequestHeader); kafka-shim has no receiver, so it answers as such a Kafka does
+(shim.client_metrics): the client instance id (a new one for the zero id), the subscription id,
+the metrics and push interval of the CLIENT_METRICS subscriptions the client matches (none and 5
+minutes without any), the accepted
 compression types, ``telemetry.max.bytes`` and delta temporality; a request before the push
 interval is up gets THROTTLING_QUOTA_EXCEEDED with nothing else. No ACL is checked, as in Kafka.
 """
@@ -20,7 +21,8 @@ from .registry import api
 
 @api(71, "GetTelemetrySubscriptions", 0, 0, advertised=False)
 def handle(ctx, request):
-    error, instance = ctx.node.client_metrics.get_subscriptions(request.client_instance_id, ctx.session, now_ms())
+    error, instance = ctx.node.client_metrics.get_subscriptions(request.client_instance_id, ctx.session, now_ms(),
+                                                                client_attributes(ctx))
     if error != ErrorCode.none:
         return error_response(ctx, request, error)
     return ctx.response(
@@ -29,6 +31,15 @@ def handle(ctx, request):
         push_interval=datetime.timedelta(milliseconds=instance.push_interval_ms),
         telemetry_max_bytes=ctx.node.client_metrics.telemetry_max_bytes, delta_temporality=True,
         requested_metrics=instance.metrics)
+
+
+def client_attributes(ctx) -> dict:
+    """Kafka: ClientMetricsInstanceMetadata -- what CLIENT_METRICS ``match`` patterns select on."""
+    software = getattr(ctx.session, "client_software", None) or (None, None)
+    port = getattr(ctx.session, "client_port", None)
+    return {"client_id": ctx.header.client_id, "client_software_name": software[0],
+            "client_software_version": software[1], "client_source_address": ctx.host if ctx.client_host else None,
+            "client_source_port": None if port is None else str(port)}
 
 
 def error_response(ctx, request, code):

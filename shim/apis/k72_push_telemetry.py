@@ -10,13 +10,15 @@ metrics are dropped unread, as Kafka hands them to no receiver. No ACL is checke
 import datetime
 
 from ..node import now_ms
+from .k71_get_telemetry_subscriptions import client_attributes
 from .registry import api
 
 
 @api(72, "PushTelemetry", 0, 0, advertised=False)
 def handle(ctx, request):
     error = ctx.node.client_metrics.push(request.client_instance_id, request.subscription_id, request.terminating,
-                                         request.compression_type, len(request.metrics), ctx.session, now_ms())
+                                         request.compression_type, len(request.metrics), ctx.session, now_ms(),
+                                         client_attributes(ctx))
     return error_response(ctx, request, error)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,11 +41,12 @@ class MetricsKey(NamedTuple):
     doc: str
 
 
-# Kafka: ClientMetricsConfigs.CONFIG, in its definition order (ConfigDef.parse walks them so)
+# Kafka: ClientMetricsConfigs.CONFIG, in its definition order (ConfigDef.parse walks them so), with
+# the documentation of the releases that describe it (4.1+, KAFKA-17516)
 CLIENT_METRICS_CONFIGS: dict[str, MetricsKey] = {
-    "metrics": MetricsKey(ConfigType.LIST, "", "Subscription metrics list"),
-    "interval.ms": MetricsKey(ConfigType.INT, "300000", "Push interval in milliseconds"),
-    "match": MetricsKey(ConfigType.LIST, "", "Client match pattern list"),
+    "metrics": MetricsKey(ConfigType.LIST, "", "Telemetry metric name prefix list"),
+    "interval.ms": MetricsKey(ConfigType.INT, "300000", "Metrics push interval in milliseconds"),
+    "match": MetricsKey(ConfigType.LIST, "", "Client match criteria"),
 }
 MATCH_SELECTORS = frozenset({"client_instance_id", "client_id", "client_software_name", "client_software_version",
                              "client_source_address", "client_source_port"})
@@ -112,6 +114,7 @@ class ClientMetricsConfigs:
         self.path = path
         self.release = release
         self.subscriptions: dict[str, dict[str, str]] = {}
+        self.version = 0  # Kafka: ClientMetricsManager.subscriptionUpdateVersion, up on each change
         if path is not None and path.exists():
             self.subscriptions = json.loads(path.read_text())
 
@@ -133,4 +136,54 @@ class ClientMetricsConfigs:
             subscriptions[name] = configs
         if self.path is not None:
             fs.atomic_write(self.path, json.dumps(subscriptions, sort_keys=True).encode())
+        if subscriptions != self.subscriptions:
+            self.version += 1
         self.subscriptions = subscriptions
+
+    def matching(self, attributes: dict[str, str | None]) -> tuple[tuple[str, ...], int]:
+        """(the metrics, the push interval) of every subscription a client with these attributes
+        matches (Kafka: ClientMetricsManager.createClientInstance): the metrics as Java's HashSet
+        iterates them, only ``*`` if one subscription asks for all, the shortest interval (at most the
+        default); a subscription without ``match`` matches every client."""
+        interval, metrics, everything = int(CLIENT_METRICS_CONFIGS["interval.ms"].default), [], False
+        for name in sorted(self.subscriptions):
+            configs = self.subscriptions[name]
+            if not _matches(parse_list(configs.get("match", "")), attributes):
+                continue
+            wanted = parse_list(configs.get("metrics", ""))
+            everything = everything or "*" in wanted
+            metrics.extend(m for m in wanted if m not in metrics)
+            interval = min(interval, int(configs.get("interval.ms", interval)))
+        return java_hash_set_order(["*"] if everything else metrics), interval
+
+
+def _matches(patterns: list[str], attributes: dict[str, str | None]) -> bool:
+    """Kafka: ClientMetricsInstanceMetadata.isMatch -- every selector's regex matches the whole attribute."""
+    for pattern in patterns:
+        selector, _, regex = pattern.partition("=")
+        value = attributes.get(selector.strip())
+        try:
+            if value is None or re.fullmatch(regex.strip(), value) is None:
+                return False
+        except re.error:
+            return False
+    return True
+
+
+def _java_string_hash(text: str) -> int:
+    h = 0
+    for unit in struct.unpack(f"<{len(text.encode('utf-16-le')) // 2}H", text.encode("utf-16-le")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_set_order(items: list[str]) -> tuple[str, ...]:
+    """The order a java.util.HashSet built by adding ``items`` (distinct) iterates them: by bucket of
+    the spread String.hashCode in the table it has grown to, then by insertion."""
+    capacity = 16
+    while len(items) > capacity * 3 // 4:
+        capacity *= 2
+    def bucket(text: str) -> int:
+        h = _java_string_hash(text)
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return tuple(sorted(items, key=lambda t: (bucket(t), items.index(t))))

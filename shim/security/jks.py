@@ -18,11 +18,13 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
+from . import der
+
 MAGIC = {b"\xfe\xed\xfe\xed": "JKS", b"\xce\xce\xce\xce": "JCEKS"}
 TAMPERED = "Keystore was tampered with, or password was incorrect"
 UNRECOVERABLE = "Cannot recover key"
-JKS_KEY_PROTECTOR = bytes.fromhex("2b060104012a02110101")  # 1.3.6.1.4.1.42.2.17.1.1
-JCE_KEY_PROTECTOR = bytes.fromhex("2b060104012a021301")  # 1.3.6.1.4.1.42.2.19.1: PBEWithMD5AndTripleDES
+JKS_KEY_PROTECTOR = der.oid("1.3.6.1.4.1.42.2.17.1.1")
+JCE_KEY_PROTECTOR = der.oid("1.3.6.1.4.1.42.2.19.1")  # PBEWithMD5AndTripleDES
 MAX_ITERATIONS = 5_000_000  # JceKeyStore's bound on a key's PBE iteration count
 PRIVATE_KEY, TRUSTED_CERT, SECRET_KEY = 1, 2, 3
 
@@ -86,9 +88,9 @@ def load(data: bytes, password: str | None) -> JavaStore:
 def recover_key(entry: KeyEntry, password: str) -> bytes:
     """The entry's private key as PKCS#8 DER, or JavaStoreError(UNRECOVERABLE) for a wrong password."""
     try:
-        algorithm, encrypted = _der_sequence(entry.protected)
-        oid, *params = _der_sequence(algorithm)
-        oid, encrypted = _der_value(oid, 0x06), _der_value(encrypted, 0x04)
+        algorithm, encrypted = der.children(entry.protected)
+        oid, *params = der.children(algorithm)
+        oid, encrypted = der.value(oid, der.OID), der.value(encrypted, der.OCTET_STRING)
     except (ValueError, IndexError):
         raise JavaStoreError(f"the key of {entry.alias!r} is not an EncryptedPrivateKeyInfo") from None
     if oid == JKS_KEY_PROTECTOR:
@@ -116,8 +118,8 @@ def _jks_recover(encrypted: bytes, password: str) -> bytes:
 def _jce_recover(encrypted: bytes, password: str, params: bytes) -> bytes:
     """com.sun.crypto.provider.KeyProtector: PBEWithMD5AndTripleDES (PBES1Core's key derivation)."""
     try:
-        salt, count = _der_sequence(params)
-        salt, iterations = _der_value(salt, 0x04), int.from_bytes(_der_value(count, 0x02), "big", signed=True)
+        salt, count = der.children(params)
+        salt, iterations = der.value(salt, der.OCTET_STRING), der.integer(count)
         secret = password.encode("ascii")
     except (ValueError, IndexError, UnicodeEncodeError):
         raise JavaStoreError(UNRECOVERABLE) from None
@@ -175,37 +177,3 @@ class _Reader:
         if version == 2 and (kind := self.utf()) != "X.509":
             raise JavaStoreError(f"a certificate of type {kind!r}: only X.509 certificates serve TLS")
         return self.take(self.u32())
-
-
-def _der(data: bytes, pos: int) -> tuple[int, int, int]:
-    """One DER element at pos: (tag, start of its content, end of its content)."""
-    tag, first = data[pos], data[pos + 1]
-    pos += 2
-    if first & 0x80:
-        width = first & 0x7F
-        if not 0 < width <= 4 or pos + width > len(data):
-            raise ValueError("a DER length that does not fit")
-        first, pos = int.from_bytes(data[pos:pos + width], "big"), pos + width
-    if pos + first > len(data):
-        raise ValueError("a DER element longer than its container")
-    return tag, pos, pos + first
-
-
-def _der_sequence(element: bytes) -> list[bytes]:
-    """The elements (each whole: tag, length, content) of the SEQUENCE ``element``."""
-    tag, pos, end = _der(element, 0)
-    if tag != 0x30:
-        raise ValueError("not a SEQUENCE")
-    items = []
-    while pos < end:
-        _, start, stop = _der(element[:end], pos)
-        items.append(element[pos:stop])
-        pos = stop
-    return items
-
-
-def _der_value(element: bytes, tag: int) -> bytes:
-    found, start, end = _der(element, 0)
-    if found != tag:
-        raise ValueError(f"DER tag {found:#x}, not {tag:#x}")
-    return element[start:end]

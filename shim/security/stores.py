@@ -5,14 +5,14 @@
   ``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``. No store password.
 - ``PKCS12`` (read with the ``cryptography`` package): a store password is needed for a key store
   and optional for a trust store, as in Kafka. The key store's private key, its certificate and the
-  chain serve the listener; every certificate of a trust store is a trusted CA.
+  chain serve the listener.
 - ``JKS``, Kafka's default type, ``JCEKS``: Java's own formats (shim.security.jks). As in Java, each
   of the types ``JKS`` and ``PKCS12`` reads both the JKS and the PKCS12 format (keytool has written PKCS12
   by default since JDK 9, whatever the file is called), and ``JCEKS`` reads JCEKS and JKS. A JKS key
   may have a password of its own (``ssl.key.password``); a PKCS12 key has the store's.
-- Trust: every certificate of a PEM or PKCS12 trust store is a trusted CA; of a JKS or JCEKS store,
-  as Java's TrustManagerFactory reads it, the trusted-certificate entries and each private-key entry's
-  own certificate.
+- Trust: every certificate of a PEM trust store is a trusted CA; of a PKCS12, JKS or JCEKS store,
+  as Java's TrustManagerFactory reads it, the trusted-certificate entries (in PKCS12, the certificates
+  keytool marks trusted: shim.security.pkcs12) and each private-key entry's own certificate.
 - No type given: ``JKS``, as in Kafka, for a store file; ``PEM`` for a file of PEM text or inline PEM
   (where Kafka would want ``PEM`` named).
 
@@ -21,10 +21,13 @@ A store that cannot be read refuses the broker's start with Kafka's message.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jks
+from . import jks, pkcs12
+
+log = logging.getLogger(__name__)
 
 PEM = "PEM"
 STORE_TYPES = ("PKCS12", "JKS", "JCEKS")
@@ -111,24 +114,30 @@ def trusted_certificates(config) -> str | None:
             raise StoreError("Both SSL trust store location and separate trust certificates are specified.")
         if password is not None:
             raise StoreError("SSL trust store password cannot be specified for PEM format.")
-        return certs
+        return _pem_certificates(certs, "Invalid PEM trust store certificates")
     if kind == PEM and path is not None:
         if password is not None:
             raise StoreError("SSL trust store password cannot be specified for PEM format.")
-        return _read_text(path, f"Failed to load PEM SSL keystore {path}")
+        failure = f"Failed to load PEM SSL keystore {path}"
+        return _pem_certificates(_read_text(path, failure), failure)
     if path is None and password is not None:
         raise StoreError("SSL trust store is not specified, but trust store password is specified.")
     if path is None:
         return None
     data = _read_store(kind, path, "truststore")
     if jks.is_java_store(data):
-        found = _der_certificates(kind, path, _load_java(kind, path, data, password, "truststore").trusted())
+        trusted = _load_java(kind, path, data, password, "truststore").trusted()
     else:
-        p12 = _load_pkcs12(kind, path, data, password, "truststore")
-        found = ([p12.cert.certificate] if p12.cert is not None else []) + [c.certificate for c in p12.additional_certs]
-    if not found:
-        raise StoreError(f"Failed to load SSL truststore {path} of type {kind}: it holds no certificate")
-    return "".join(_cert_pem(c) for c in found)
+        _load_pkcs12(kind, path, data, password, "truststore")  # the password, the MAC, Kafka's messages
+        try:
+            trusted = pkcs12.trusted_certificates(data, password)
+        except pkcs12.Pkcs12Error as e:
+            raise StoreError(f"Failed to load SSL truststore {path} of type {kind}: {e}") from None
+    if not trusted:  # Java starts, and then no client certificate passes
+        log.warning("SSL truststore %s of type %s holds no certificate Java trusts (a PKCS12 certificate needs "
+                    "keytool's trusted-certificate mark: keytool -importcert): every client certificate is refused",
+                    path, kind)
+    return "".join(_cert_pem(c) for c in _der_certificates(kind, path, trusted))
 
 
 def _kind(given: str, path: str | None, inline: bool) -> str:
@@ -143,6 +152,13 @@ def _kind(given: str, path: str | None, inline: bool) -> str:
     except OSError:
         return PEM  # refused as the missing PEM file it would be
     return PEM if b"-----BEGIN " in head else "JKS"
+
+
+def _pem_certificates(text: str, failure: str) -> str:
+    """PEM trust: Kafka's PemStore wants at least one certificate (an empty one would trust nothing)."""
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise StoreError(f"{failure}: At least one certificate expected")
+    return text
 
 
 def _no_password_for_pem(password: str | None) -> None:

@@ -62,12 +62,12 @@ def server_context(config) -> ssl.SSLContext:
     except (ssl.SSLError, OSError) as e:
         raise StoreError(f"Invalid SSL keystore: {e}") from None
     cas = trusted_certificates(config)
-    if cas is not None:
+    if cas:
         try:
             ctx.load_verify_locations(cadata=cas)
         except (ssl.SSLError, ValueError) as e:
             raise StoreError(f"Invalid SSL truststore: {e}") from None
-    elif config.ssl_client_auth != "none":
+    elif cas is None and config.ssl_client_auth != "none":  # "": a store trusting nothing, as Java reads it
         raise ValueError("ssl.client.auth needs the CA certificates: ssl.truststore.location or ssl.truststore.certificates")
     ctx.verify_mode = CLIENT_AUTH[config.ssl_client_auth]
     return ctx

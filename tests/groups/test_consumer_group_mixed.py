@@ -202,3 +202,22 @@ def test_leave_group_removes_consumer_protocol_members_together(gc):
     assert gc.leave_group("g", [("", "nobody"), ("dynamic", None), ("wrong", "i3"), ("", "i1")], T0) == (
         E.none, [E.unknown_member_id, E.none, E.fenced_instance_id, E.none])
     assert set(group.members) == {"third"} and group.group_epoch == epoch + 1
+
+
+def test_a_classic_member_joins_only_with_a_protocol_every_classic_member_supports(gc):
+    """Kafka: ConsumerGroup.supportsClassicProtocols. A classic member whose protocols no classic
+    member of the consumer group shares is refused with INCONSISTENT_GROUP_PROTOCOL, so the group
+    can still become a classic group with a common protocol when its consumer-protocol member leaves
+    (once such a member was let in, the downgrade found no protocol and the request failed)."""
+    from shim.coordinators.group.state import GroupState
+
+    first, _ = mixed(gc)
+    other = [("roundrobin", PROTOCOLS[0][1])]
+    assert join(gc, protocols=other, session=SESSION, rebalance=REBALANCE).result.error == E.inconsistent_group_protocol
+    both = [("roundrobin", PROTOCOLS[0][1]), *PROTOCOLS]
+    r = join(gc, protocols=both, session=SESSION, rebalance=REBALANCE).result
+    assert r.error == E.none, r
+    assert gc.consumer.heartbeat(HeartbeatRequest("g", "c", -1), T0).error == E.none
+    classic = gc.groups["g"]
+    assert "g" not in gc.consumer.groups and set(classic.members) == {first, r.member_id}
+    assert classic.protocol_name == "range" and classic.state is GroupState.PREPARING_REBALANCE

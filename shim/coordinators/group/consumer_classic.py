@@ -100,6 +100,15 @@ def encode_assignment(version: int, by_name: dict[str, frozenset[int]]) -> bytes
     return b"".join(out) + _I32.pack(-1)
 
 
+def supports_classic_protocols(group: ConsumerGroup, protocol_type: str, names: set[str]) -> bool:
+    """Kafka: ConsumerGroup.supportsClassicProtocols. A classic member joins a consumer group only
+    with a protocol every classic member already in it supports, so a downgrade always finds one."""
+    if protocol_type != CONSUMER_PROTOCOL_TYPE or not names:
+        return False
+    classic = [{name for name, _ in m.classic_protocols} for m in group.members.values() if m.uses_classic_protocol]
+    return any(all(name in supported for supported in classic) for name in names)
+
+
 class ClassicMembers:
     """The classic protocol's requests to consumer groups; owned by :class:`ConsumerGroups`."""
 
@@ -180,7 +189,7 @@ class ClassicMembers:
         max_size = self.cg.config.max_size
         if len(group.members) >= max_size and (unknown or member_id not in group.members):
             return JoinResult(E.group_max_size_reached, member_id)
-        if protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols:
+        if not supports_classic_protocols(group, protocol_type, {name for name, _ in protocols}):
             return JoinResult(E.inconsistent_group_protocol, member_id)
         if unknown and require_known_member_id:
             return JoinResult(E.member_id_required, member_id)
