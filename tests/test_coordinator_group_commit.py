@@ -218,3 +218,33 @@ async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinato
     finally:
         node.close()
         fs.use(previous)
+
+
+async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordinator(tmp_path):
+    """An OffsetFetch (v8, groups) waiting for a coordinator append's fsync that fails is answered
+    NOT_COORDINATOR on each group it names (Kafka: OffsetFetchRequest.getErrorResponse), not
+    failed inside the broker."""
+    disk = FailingDisk()
+    disk.failures = -1
+    node, previous = await _node(tmp_path, disk, 1)
+    try:
+        await _ready(node)
+        disk.gate.clear()  # the flusher's fsync of the first commit waits
+        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
+        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
+            await asyncio.sleep(0.001)
+        second = asyncio.ensure_future(dispatch(node, _commit(offset=8)))  # left to the next job
+        read = asyncio.ensure_future(dispatch(node, _fetch_offsets()))
+        while len(node.logs.group_commit._waiters) < 2 and not read.done():
+            await asyncio.sleep(0.001)
+        disk.failures = 0  # the next job's segment fsync fails
+        disk.gate.set()
+        await first  # its job may fsync another segment after the gate, and fail
+        assert _commit_code(await second) == E.not_coordinator
+        answer = _answer(await read, 9, 8)
+        assert [(g.group_id, g.error_code, g.topics) for g in answer.groups] == [("g", E.not_coordinator, ())]
+        assert node.logs.offline
+    finally:
+        disk.gate.set()
+        node.close()
+        fs.use(previous)

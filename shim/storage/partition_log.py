@@ -603,6 +603,13 @@ class PartitionLog:
         for seg in self.segments:
             seg.close()
 
+    def abandon(self) -> None:
+        """Close the files and write nothing: the data directory failed (Kafka's
+        LogManager.handleLogDirFailure closes the handlers of its logs, flushing none)."""
+        self.pending_rolls.settle()
+        for seg in self.segments:
+            seg.close()
+
     def delete(self) -> None:
         """Remove the partition's directory (the caller makes the removal durable if it must be)."""
         self.pending_rolls.settle()
