@@ -516,55 +516,9 @@ class PartitionLog:
             self._dir_dirty = not self.read_only  # its first segment file is created below
         log_loader.load_segments(self, bases, names, clean, checkpoint)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
-        self._rebuild_producer_state(names)
+        log_loader.rebuild_producer_state(self, names)
         if self._dir_dirty or (clean and self._close_files_present(names)):
             self._closed_state = self._close_state()  # a new log, or one a clean close left: nothing to rewrite
-
-    def _rebuild_producer_state(self, names: list[str]) -> None:
-        """Latest snapshot at or below the log end, then replay (Kafka: UnifiedLog.rebuildProducerState).
-        ``names``: the directory's listing at load."""
-        leo = self.log_end_offset
-        replay_from = self.log_start_offset
-        offsets = snapshot.offsets(self.directory, names)
-        for off in reversed(offsets):
-            if off <= leo and off >= self.log_start_offset and snapshot.read(snapshot.path_for(self.directory, off), self.producer_state):
-                replay_from = off
-                break
-            self.producer_state.truncate()
-        for off in offsets:
-            if off > leo and not self.read_only:
-                fs.remove(snapshot.path_for(self.directory, off), sync=True)
-        # Aborted entries below the replay point come from the index files; replay re-adds the rest.
-        for seg in self.segments:
-            path = seg.log_path.with_suffix(".txnindex")
-            entries = txn_index.load(path) if path.name in names else []
-            kept = [a for a in entries if a.last_offset < replay_from]
-            if len(kept) != len(entries) and not self.read_only:
-                txn_index.rewrite(path, kept)
-            self.aborted.extend(a for a in kept if a.last_offset >= self.log_start_offset)
-        self._replay(replay_from)
-
-    def _replay(self, offset: int) -> None:
-        for seg in self.segments[self._segment_index(offset):]:
-            found = seg.find(offset) if seg.base_offset < offset else (0, None)
-            if found is None:
-                continue
-            for position, h in seg.iter_headers(found[0]):
-                if h.producer_id < 0 or h.last_offset < offset:
-                    continue
-                if h.is_control:
-                    self._replay_marker(seg, position, h)
-                else:
-                    append = self.producer_state.validate_data(h, Origin.REPLAY)
-                    self.producer_state.apply_data(append, h.base_offset, h.last_offset)
-
-    def _replay_marker(self, seg: LogSegment, position: int, h: BatchHeader) -> None:
-        if not h.records_count:  # Kafka: an empty control batch is a transaction the cleaner removed whole
-            return
-        kind, coordinator_epoch = read_end_txn_marker(seg.read(position, h.size))
-        if kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-            self._complete_marker(h.producer_id, h.producer_epoch, coordinator_epoch,
-                                  kind == ControlRecordType.ABORT, h.base_offset, h.max_timestamp, seg)
 
     def _prune_snapshots(self, keep: int) -> None:
         for off in snapshot.offsets(self.directory)[:-keep]:
