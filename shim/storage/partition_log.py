@@ -34,7 +34,7 @@ from kafka_codecs.records import decode_batch
 from ..errors import ErrorCode, KafkaError
 from . import fs, log_loader, recovery_point, retention, snapshot, swap, txn_index
 from .roll_flush import PendingRolls
-from .producer_state import AbortedTxn, Origin, ProducerStateManager
+from .producer_state import AbortedTxn, Origin, ProducerAppend, ProducerStateManager
 from .segment import FileRecords, LogSegment
 from .segment import file_name as segment_file_name
 from .time_search import TimestampSearch
@@ -190,11 +190,7 @@ class PartitionLog:
                     # Kafka: appendInfo.setLogAppendTime(duplicate.timestamp) -- the stored batch's time
                     append_time = dup.timestamp if self.config.log_append_time else -1
                     return AppendResult(dup.first_offset, append_time, self.log_start_offset, duplicate=True)
-            if h.is_control:
-                marker = read_end_txn_marker(batch)
-                self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
-            else:
-                data = self.producer_state.validate_data(h, origin)
+            data, marker = self._validate_producer(batch, h, origin)
         base = self.segments[-1].next_offset
         append_time, chunks, max_timestamp = self._stamped(batch, h, base, now_ms)
         size = LOG_OVERHEAD + h.batch_length
@@ -211,15 +207,29 @@ class PartitionLog:
             self._complete_marker(h.producer_id, h.producer_epoch, marker[1], marker[0] == ControlRecordType.ABORT,
                                   base, max_timestamp, seg)
         if self.config.fsync:
-            if not durable and self.group_commit is not None and self.group_commit.attach():
-                self.synced_end = min(self.synced_end, base)
-                # the answer waits for its job (GroupCommit.barrier, shim.apis._coordinator_sync)
-                self.group_commit.wrote(self, seg, origin is not Origin.CLIENT)
-            else:
-                self._flush_now()
+            self._sync_append(seg, base, origin, durable)
         if self.on_append is not None:
             self.on_append((self.topic, self.partition))
         return AppendResult(base, append_time, self.log_start_offset)
+
+    def _validate_producer(self, batch: bytes | bytearray, h: BatchHeader,
+                           origin: Origin) -> tuple[ProducerAppend | None, tuple | None]:
+        """(the data batch's producer append info, or the marker's (type, coordinator epoch)):
+        checked against the producer state before anything is written."""
+        if h.is_control:
+            marker = read_end_txn_marker(batch)
+            self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
+            return None, marker
+        return self.producer_state.validate_data(h, origin), None
+
+    def _sync_append(self, seg: LogSegment, base: int, origin: Origin, durable: bool) -> None:
+        """Under fsync "always": the append is left to the group commit, or fsynced now."""
+        if not durable and self.group_commit is not None and self.group_commit.attach():
+            self.synced_end = min(self.synced_end, base)
+            # the answer waits for its job (GroupCommit.barrier, shim.apis._coordinator_sync)
+            self.group_commit.wrote(self, seg, origin is not Origin.CLIENT)
+        else:
+            self._flush_now()
 
     def _segment_with_room(self, size: int) -> LogSegment:
         """The segment a batch of ``size`` bytes goes to: the active one, rolled first when the
