@@ -11,6 +11,7 @@ import asyncio
 import datetime
 import itertools
 import threading
+from contextlib import asynccontextmanager
 
 from shim.apis.dispatch import dispatch
 from shim.errors import ErrorCode as E
@@ -77,6 +78,19 @@ async def _ready(node):
     node.logs.ensure_topic("__transaction_state", node.txn.num_partitions)
 
 
+@asynccontextmanager
+async def _ready_node(tmp_path, disk):
+    """A node on ``disk`` with the coordinators' topics made; closed, and the disk uninstalled, after."""
+    node, previous = await _node(tmp_path, disk, 1)
+    try:
+        await _ready(node)
+        yield node
+    finally:
+        disk.gate.set()  # a test that held the flusher's fsync back lets it go
+        node.close()
+        fs.use(previous)
+
+
 def _synced_before(events, name_part, write_index, answer_index):
     """An fsync of a file named with ``name_part`` started after event ``write_index`` and ended before ``answer_index``."""
     return any(e[0] == "fsync-end" and name_part in str(e[1]) and write_index < e[2] and i < answer_index
@@ -85,9 +99,7 @@ def _synced_before(events, name_part, write_index, answer_index):
 
 async def test_an_offset_commit_is_answered_after_its_fsync_off_the_loop(tmp_path):
     disk = ThreadedDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         written = len(disk.events)
         answer = await dispatch(node, _commit())
         answered = disk.record("answer")
@@ -95,16 +107,11 @@ async def test_an_offset_commit_is_answered_after_its_fsync_off_the_loop(tmp_pat
         assert any(e[0] == "write" and OFFSETS_LOG in str(e[1]) for e in disk.events[written:])
         assert _synced_before(disk.events, OFFSETS_LOG, written, answered)
         assert disk.on_loop == []  # the fsync ran on the flusher's thread
-    finally:
-        node.close()
-        fs.use(previous)
 
 
 async def test_a_read_of_a_commit_not_yet_on_disk_waits_for_its_fsync(tmp_path):
     disk = RecordingDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         disk.gate.clear()  # the flusher's fsync waits
         commit = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
         while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
@@ -118,17 +125,11 @@ async def test_a_read_of_a_commit_not_yet_on_disk_waits_for_its_fsync(tmp_path):
         disk.gate.set()
         assert _commit_code(await commit) == E.none
         assert _fetched_offset(await read) == 7
-    finally:
-        disk.gate.set()
-        node.close()
-        fs.use(previous)
 
 
 async def test_a_transactional_state_is_answered_after_its_fsync_off_the_loop(tmp_path):
     disk = ThreadedDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         written = len(disk.events)
         raw = await dispatch(node, _init_producer_id())
         answered = disk.record("answer")
@@ -136,26 +137,18 @@ async def test_a_transactional_state_is_answered_after_its_fsync_off_the_loop(tm
         assert answer.error_code == E.none and answer.producer_id >= 0
         assert _synced_before(disk.events, TXN_LOG, written, answered)
         assert disk.on_loop == []  # the fsync ran on the flusher's thread
-    finally:
-        node.close()
-        fs.use(previous)
 
 
 async def test_a_failed_fsync_answers_an_offset_commit_not_coordinator(tmp_path):
     disk = FailingDisk()
     disk.failures = -1  # set to 0 below: the next segment fsync fails
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         assert _commit_code(await dispatch(node, _commit(offset=1))) == E.none
         disk.failures = 0
         # Kafka: a coordinator append's KAFKA_STORAGE_ERROR is answered NOT_COORDINATOR
         assert _commit_code(await dispatch(node, _commit(offset=2))) == E.not_coordinator
         assert disk.failures == 1 and node.logs.offline
         assert _commit_code(await dispatch(node, _commit(offset=3))) == E.not_coordinator  # resigned
-    finally:
-        node.close()
-        fs.use(previous)
 
 
 def _add_partitions(pid, epoch, txn_id="tx"):
@@ -171,9 +164,7 @@ def _end_txn(pid, epoch, txn_id="tx"):
 
 async def test_end_txn_writes_each_step_once_the_one_before_is_on_disk_off_the_loop(tmp_path):
     disk = ThreadedDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
         pid, epoch = init.producer_id, init.producer_epoch
         await dispatch(node, _add_partitions(pid, epoch))
@@ -195,17 +186,12 @@ async def test_end_txn_writes_each_step_once_the_one_before_is_on_disk_off_the_l
         assert _synced_before(events, "/t-0/", marker, complete)
         assert _synced_before(events, TXN_LOG, complete, answered)
         assert disk.on_loop == []  # three fsyncs, none on the loop
-    finally:
-        node.close()
-        fs.use(previous)
 
 
 async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinator(tmp_path):
     disk = FailingDisk()
     disk.failures = -1
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
         pid, epoch = init.producer_id, init.producer_epoch
         added = _answer(await dispatch(node, _add_partitions(pid, epoch)), 24, 3)
@@ -215,9 +201,6 @@ async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinato
         assert disk.failures == 1 and node.logs.offline
         assert node.logs.get("t", 0).log_end_offset == 0  # no marker was written
         assert node.txn.txns["tx"].state.kafka_name == "PrepareCommit" and not node.txn.staged
-    finally:
-        node.close()
-        fs.use(previous)
 
 
 async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordinator(tmp_path):
@@ -226,9 +209,7 @@ async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordi
     failed inside the broker."""
     disk = FailingDisk()
     disk.failures = -1
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         disk.gate.clear()  # the flusher's fsync of the first commit waits
         first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
         while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
@@ -244,7 +225,3 @@ async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordi
         answer = _answer(await read, 9, 8)
         assert [(g.group_id, g.error_code, g.topics) for g in answer.groups] == [("g", E.not_coordinator, ())]
         assert node.logs.offline
-    finally:
-        disk.gate.set()
-        node.close()
-        fs.use(previous)

@@ -307,3 +307,15 @@ async def test_a_refused_produce_answers_each_partition_once(node):
                                          m.PartitionProduceData(index=0, records=txn_batch))) for _ in range(2))))
     got = [(t.name, [(p.index, p.error_code) for p in t.partition_responses]) for t in r.responses]
     assert got == [("mine", [(0, E.transactional_id_authorization_failed)])]
+
+
+async def test_describe_producers_needs_read_and_says_so(node):
+    """Kafka's handleDescribeProducersRequest: a topic without READ is TOPIC_AUTHORIZATION_FAILED
+    with ApiError's default message; an invalid name is refused before authorization."""
+    allow(node, R.TOPIC, "mine", O.READ)
+    r = await call(node, 61, 0, lambda m: m.DescribeProducersRequest(topics=(
+        m.TopicRequest(name="mine", partition_indexes=(0,)), m.TopicRequest(name="theirs", partition_indexes=(0,)),
+        m.TopicRequest(name="..", partition_indexes=(0,)))))
+    got = [(p.error_code, p.error_message) for t in r.topics for p in t.partitions]
+    assert got == [(E.none, None), (E.topic_authorization_failed, "Topic authorization failed."),
+                   (E.invalid_topic_exception, "Topic name is invalid: '..' is not allowed")]
