@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
-import threading
 from contextlib import asynccontextmanager
 
 from shim.apis.dispatch import dispatch
@@ -20,20 +19,6 @@ from shim.storage import fs
 from tests.test_produce_group_commit import FailingDisk, RecordingDisk, _node
 
 _corr = itertools.count(1)
-
-
-class ThreadedDisk(RecordingDisk):
-    """RecordingDisk, also noting the segment files fsynced on the event loop's thread."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.loop_thread = threading.get_ident()
-        self.on_loop: list[str] = []
-
-    def fsync(self, fd):
-        if threading.get_ident() == self.loop_thread and str(self.names.get(fd, "")).endswith(".log"):
-            self.on_loop.append(self.names.get(fd))
-        super().fsync(fd)
 OFFSETS_LOG = "__consumer_offsets-"
 TXN_LOG = "__transaction_state-"
 
@@ -98,7 +83,7 @@ def _synced_before(events, name_part, write_index, answer_index):
 
 
 async def test_an_offset_commit_is_answered_after_its_fsync_off_the_loop(tmp_path):
-    disk = ThreadedDisk()
+    disk = RecordingDisk()
     async with _ready_node(tmp_path, disk) as node:
         written = len(disk.events)
         answer = await dispatch(node, _commit())
@@ -128,7 +113,7 @@ async def test_a_read_of_a_commit_not_yet_on_disk_waits_for_its_fsync(tmp_path):
 
 
 async def test_a_transactional_state_is_answered_after_its_fsync_off_the_loop(tmp_path):
-    disk = ThreadedDisk()
+    disk = RecordingDisk()
     async with _ready_node(tmp_path, disk) as node:
         written = len(disk.events)
         raw = await dispatch(node, _init_producer_id())
@@ -163,7 +148,7 @@ def _end_txn(pid, epoch, txn_id="tx"):
 
 
 async def test_end_txn_writes_each_step_once_the_one_before_is_on_disk_off_the_loop(tmp_path):
-    disk = ThreadedDisk()
+    disk = RecordingDisk()
     async with _ready_node(tmp_path, disk) as node:
         init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
         pid, epoch = init.producer_id, init.producer_epoch

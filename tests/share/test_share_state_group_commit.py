@@ -9,13 +9,14 @@ from shim.config import BrokerConfig
 from shim.errors import ErrorCode
 from shim.node import Node
 from shim.storage import fs
-from tests.test_coordinator_group_commit import ThreadedDisk, _synced_before
+from tests.test_coordinator_group_commit import _synced_before
+from tests.test_produce_group_commit import RecordingDisk
 
 STATE_LOG = "__share_group_state-"
 
 
 async def test_a_share_state_write_is_answered_after_its_fsync_off_the_loop(tmp_path):
-    disk = ThreadedDisk()
+    disk = RecordingDisk()
     previous = fs.use(disk)
     node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1", fsync="always"))
     try:
