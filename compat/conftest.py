@@ -402,6 +402,31 @@ def poll():
     return wait_for
 
 
+# -- the SparkSession the PySpark modules share (compat/spark_support.py) -----------------------
+
+LAST_SPARK_TEST = pytest.StashKey[object]()
+
+
+@pytest.hookimpl(trylast=True)  # after the module's own teardown
+def pytest_runtest_teardown(item, nextitem):
+    """Stops the shared SparkSession after the last test of the session that uses it (its ``spark`` fixture)."""
+    stash = item.config.stash
+    if LAST_SPARK_TEST not in stash:
+        users = [i for i in item.session.items if "spark" in getattr(i, "fixturenames", ())]
+        stash[LAST_SPARK_TEST] = users[-1] if users else None
+    if nextitem is None or item is stash[LAST_SPARK_TEST]:
+        _stop_spark()
+
+
+def pytest_sessionfinish(session):
+    _stop_spark()
+
+
+def _stop_spark() -> None:
+    spark_support = sys.modules.get("compat.spark_support")
+    if spark_support is not None:
+        spark_support.stop_shared_session()
+
 
 # The compat-matrix machinery: --kafka-bootstrap / KAFKA_SHIM_TARGET, compat_target, java_drivers,
 # apache_kafka, and the compat(client=..., scenario=...) marker (see compat/plugin.py).

@@ -107,15 +107,42 @@ def connector_config(version: str) -> dict[str, str]:
     return {"spark.jars": ",".join(jars)}
 
 
+_SHARED: list = []  # the SparkSession the modules share, while there is one
+
+
 def spark_session(tmp_path_factory, name: str):
-    """A local[2] SparkSession with the connector, for one test module (a generator for a fixture)."""
+    """A local[2] SparkSession with the connector for one test module (a generator for a fixture):
+    one session serves the modules of a run one after the other (a new SparkContext per module cost
+    its start, its stop and the connector's classes loaded and compiled again on a fresh executor);
+    what a module leaves behind, its streaming queries, temporary views and cached tables, goes with
+    its teardown. The session stops after the last test that uses it (compat/conftest.py)."""
     version = spark_version_or_skip()
     config = connector_config(version)
+    if not _SHARED:
+        _SHARED.append(_start(tmp_path_factory, config))
+    session = _SHARED[0]
+    try:
+        yield session
+    finally:
+        for query in session.streams.active:
+            query.stop()
+        for table in session.catalog.listTables():
+            if table.isTemporary:
+                session.catalog.dropTempView(table.name)
+        session.catalog.clearCache()
+
+
+def stop_shared_session() -> None:
+    while _SHARED:
+        _SHARED.pop().stop()
+
+
+def _start(tmp_path_factory, config: dict):
     from pyspark.sql import SparkSession
 
     # C1 only and the serial collector: the tests run many small jobs, so the JVM spends its time
     # compiling rather than running; this takes about 40% off the suite on two busy cores
-    builder = (SparkSession.builder.master("local[2]").appName(f"kafka-shim-{name}")
+    builder = (SparkSession.builder.master("local[2]").appName("kafka-shim-compat")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.default.parallelism", "2")
@@ -127,12 +154,7 @@ def spark_session(tmp_path_factory, name: str):
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
-    try:
-        yield session
-    finally:
-        for query in session.streams.active:
-            query.stop()
-        session.stop()
+    return session
 
 
 # -- the Kafka side, with confluent-kafka ------------------------------------------------------

@@ -51,6 +51,17 @@ def test_client_quotas(observed, prefix):
     """ClientQuotasRequestTest (every KRaft case) and testCreatePartitionWithOptionRetryOnQuotaViolation,
     with the KRaft controller's messages (ClientQuotaControlManager, ClientQuotasImage)."""
     obs = observed("admin.client_quota_requests")
+    assert_described(obs)
+    assert_altered(obs)
+    assert_refused(obs)
+
+    assert obs["retry_on_quota"] is None
+    assert obs["retry_on_quota_described"] == {f"client-id={prefix}-quota-client-id": {
+        "controller_mutation_rate": 1.0, "consumer_byte_rate": 3.0}}
+
+
+def assert_described(obs):
+    """ClientQuotasRequestTest's describe cases: exact and partial matches of the entities set up."""
     assert obs["initially"] == {} and obs["match_setup"] is None and obs["match_teardown"] is None
     rate = "request_percentage"
     user_client = [("client-id=client-id-1,user=user-1", 50.5), ("client-id=client-id-1,user=user-2", 51.51),
@@ -82,6 +93,9 @@ def test_client_quotas(observed, prefix):
     assert partial["ips"] == having(lambda parts: parts[0].startswith("ip")) and len(partial["ips"]) == 2
     assert partial["all"] == everything and len(everything) == 13
 
+
+def assert_altered(obs):
+    """ClientQuotasRequestTest's alter cases: each step's description afterwards."""
     e = "client-id=client-id,user=user"
     assert obs["alter_steps"] == [{}] + [[None, {e: q}] for q in (
         {"producer_byte_rate": 10000.0, "consumer_byte_rate": 20000.0},
@@ -101,6 +115,9 @@ def test_client_quotas(observed, prefix):
     # a client id named "<default>" (ZooKeeper's default name) is a name, not the default entity
     assert obs["default_name"] == [None, {"client-id=<default>": {"producer_byte_rate": 20000.0}}, {}]
 
+
+def assert_refused(obs):
+    """ClientQuotasRequestTest's invalid requests, with the KRaft controller's messages."""
     assert obs["invalid"] == [[INVALID, "Empty user not supported"], [INVALID, "Empty client-id not supported"],
                               [INVALID, "Unhandled client quota entity type: "], [INVALID, "Invalid empty client quota entity"],
                               [INVALID, "Invalid configuration key bad"],
@@ -112,10 +129,6 @@ def test_client_quotas(observed, prefix):
     assert obs["invalid_filter"] == [[INVALID, "Invalid entity filter component combination. IP filter component should "
                                                "not be used with user or clientId filter component."]] * 2
     assert obs["unsupported_type"] == ["UnsupportedVersionException", "Unsupported entity type other"]
-
-    assert obs["retry_on_quota"] is None
-    assert obs["retry_on_quota_described"] == {f"client-id={prefix}-quota-client-id": {
-        "controller_mutation_rate": 1.0, "consumer_byte_rate": 3.0}}
 
 
 @pytest.mark.compat(scenario="admin.list_offsets_max_timestamp")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .coordinators.txn.coordinator import read_transactions
+from .coordinators.txn.state_manager import read_transactions
 from .storage import cleaner_manager as cm
 from .storage import recovery_point
 from .storage.log_manager import LogManager

@@ -10,15 +10,30 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
+import threading
+from contextlib import asynccontextmanager
 
 from shim.apis.dispatch import dispatch
 from shim.errors import ErrorCode as E
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_module
 from shim.storage import fs
-from tests.loop_stall import stall_during
-from tests.test_produce_group_commit import SLOW_FSYNC_S, FailingDisk, RecordingDisk, _node
+from tests.test_produce_group_commit import FailingDisk, RecordingDisk, _node
 
 _corr = itertools.count(1)
+
+
+class ThreadedDisk(RecordingDisk):
+    """RecordingDisk, also noting the segment files fsynced on the event loop's thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop_thread = threading.get_ident()
+        self.on_loop: list[str] = []
+
+    def fsync(self, fd):
+        if threading.get_ident() == self.loop_thread and str(self.names.get(fd, "")).endswith(".log"):
+            self.on_loop.append(self.names.get(fd))
+        super().fsync(fd)
 OFFSETS_LOG = "__consumer_offsets-"
 TXN_LOG = "__transaction_state-"
 
@@ -63,6 +78,19 @@ async def _ready(node):
     node.logs.ensure_topic("__transaction_state", node.txn.num_partitions)
 
 
+@asynccontextmanager
+async def _ready_node(tmp_path, disk):
+    """A node on ``disk`` with the coordinators' topics made; closed, and the disk uninstalled, after."""
+    node, previous = await _node(tmp_path, disk, 1)
+    try:
+        await _ready(node)
+        yield node
+    finally:
+        disk.gate.set()  # a test that held the flusher's fsync back lets it go
+        node.close()
+        fs.use(previous)
+
+
 def _synced_before(events, name_part, write_index, answer_index):
     """An fsync of a file named with ``name_part`` started after event ``write_index`` and ended before ``answer_index``."""
     return any(e[0] == "fsync-end" and name_part in str(e[1]) and write_index < e[2] and i < answer_index
@@ -70,29 +98,20 @@ def _synced_before(events, name_part, write_index, answer_index):
 
 
 async def test_an_offset_commit_is_answered_after_its_fsync_off_the_loop(tmp_path):
-    disk = RecordingDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
-        disk.delay = SLOW_FSYNC_S
+    disk = ThreadedDisk()
+    async with _ready_node(tmp_path, disk) as node:
         written = len(disk.events)
-        answer, stall = await stall_during(dispatch(node, _commit()))
+        answer = await dispatch(node, _commit())
         answered = disk.record("answer")
         assert _commit_code(answer) == E.none
         assert any(e[0] == "write" and OFFSETS_LOG in str(e[1]) for e in disk.events[written:])
         assert _synced_before(disk.events, OFFSETS_LOG, written, answered)
-        assert stall.wall < SLOW_FSYNC_S / 2, stall  # the fsync ran on the flusher's thread
-        assert node.logs.group_commit.jobs >= 1
-    finally:
-        node.close()
-        fs.use(previous)
+        assert disk.on_loop == []  # the fsync ran on the flusher's thread
 
 
 async def test_a_read_of_a_commit_not_yet_on_disk_waits_for_its_fsync(tmp_path):
     disk = RecordingDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         disk.gate.clear()  # the flusher's fsync waits
         commit = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
         while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
@@ -106,46 +125,30 @@ async def test_a_read_of_a_commit_not_yet_on_disk_waits_for_its_fsync(tmp_path):
         disk.gate.set()
         assert _commit_code(await commit) == E.none
         assert _fetched_offset(await read) == 7
-    finally:
-        disk.gate.set()
-        node.close()
-        fs.use(previous)
 
 
 async def test_a_transactional_state_is_answered_after_its_fsync_off_the_loop(tmp_path):
-    disk = RecordingDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
-        await dispatch(node, _init_producer_id("warm"))  # reserves a block of producer ids (a file fsynced inline)
-        disk.delay = SLOW_FSYNC_S
+    disk = ThreadedDisk()
+    async with _ready_node(tmp_path, disk) as node:
         written = len(disk.events)
-        raw, stall = await stall_during(dispatch(node, _init_producer_id()))
+        raw = await dispatch(node, _init_producer_id())
         answered = disk.record("answer")
         answer = _answer(raw, 22, 4)
         assert answer.error_code == E.none and answer.producer_id >= 0
         assert _synced_before(disk.events, TXN_LOG, written, answered)
-        assert stall.wall < SLOW_FSYNC_S / 2, stall  # the fsync ran on the flusher's thread
-    finally:
-        node.close()
-        fs.use(previous)
+        assert disk.on_loop == []  # the fsync ran on the flusher's thread
 
 
 async def test_a_failed_fsync_answers_an_offset_commit_not_coordinator(tmp_path):
     disk = FailingDisk()
     disk.failures = -1  # set to 0 below: the next segment fsync fails
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         assert _commit_code(await dispatch(node, _commit(offset=1))) == E.none
         disk.failures = 0
         # Kafka: a coordinator append's KAFKA_STORAGE_ERROR is answered NOT_COORDINATOR
         assert _commit_code(await dispatch(node, _commit(offset=2))) == E.not_coordinator
         assert disk.failures == 1 and node.logs.offline
         assert _commit_code(await dispatch(node, _commit(offset=3))) == E.not_coordinator  # resigned
-    finally:
-        node.close()
-        fs.use(previous)
 
 
 def _add_partitions(pid, epoch, txn_id="tx"):
@@ -160,40 +163,35 @@ def _end_txn(pid, epoch, txn_id="tx"):
 
 
 async def test_end_txn_writes_each_step_once_the_one_before_is_on_disk_off_the_loop(tmp_path):
-    disk = RecordingDisk()
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    disk = ThreadedDisk()
+    async with _ready_node(tmp_path, disk) as node:
         init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
         pid, epoch = init.producer_id, init.producer_epoch
         await dispatch(node, _add_partitions(pid, epoch))
-        disk.delay = SLOW_FSYNC_S / 4
         start = len(disk.events)
-        raw, stall = await stall_during(dispatch(node, _end_txn(pid, epoch)))
+        raw = await dispatch(node, _end_txn(pid, epoch))
         answered = disk.record("answer")
         assert _answer(raw, 26, 3).error_code == E.none
         assert node.txn.txns["tx"].state.kafka_name == "CompleteCommit" and node.logs.get("t", 0).log_end_offset == 1
         events = disk.events
-        writes = [i for i in range(start, len(events)) if events[i][0] == "write"]
-        prepare, marker, complete = (writes[0], TXN_LOG), (writes[1], "/t-0/"), (writes[2], TXN_LOG)
-        assert [n in str(events[i][1]) for i, n in (prepare, marker, complete)] == [True] * 3
+
+        def first_write(name, after):
+            return next(i for i in range(after + 1, len(events)) if events[i][0] == "write" and name in str(events[i][1]))
+        prepare = first_write(TXN_LOG, start - 1)
+        marker = first_write("/t-0/", prepare)
+        complete = first_write(TXN_LOG, marker)
         # the marker is written once the Prepare state is on disk, the Complete state once the
         # marker is, the answer once the Complete state is
-        assert _synced_before(events, TXN_LOG, prepare[0], marker[0])
-        assert _synced_before(events, "/t-0/", marker[0], complete[0])
-        assert _synced_before(events, TXN_LOG, complete[0], answered)
-        assert stall.wall < SLOW_FSYNC_S / 8, stall  # three fsyncs, none on the loop
-    finally:
-        node.close()
-        fs.use(previous)
+        assert _synced_before(events, TXN_LOG, prepare, marker)
+        assert _synced_before(events, "/t-0/", marker, complete)
+        assert _synced_before(events, TXN_LOG, complete, answered)
+        assert disk.on_loop == []  # three fsyncs, none on the loop
 
 
 async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinator(tmp_path):
     disk = FailingDisk()
     disk.failures = -1
-    node, previous = await _node(tmp_path, disk, 1)
-    try:
-        await _ready(node)
+    async with _ready_node(tmp_path, disk) as node:
         init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
         pid, epoch = init.producer_id, init.producer_epoch
         added = _answer(await dispatch(node, _add_partitions(pid, epoch)), 24, 3)
@@ -203,6 +201,27 @@ async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinato
         assert disk.failures == 1 and node.logs.offline
         assert node.logs.get("t", 0).log_end_offset == 0  # no marker was written
         assert node.txn.txns["tx"].state.kafka_name == "PrepareCommit" and not node.txn.staged
-    finally:
-        node.close()
-        fs.use(previous)
+
+
+async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordinator(tmp_path):
+    """An OffsetFetch (v8, groups) waiting for a coordinator append's fsync that fails is answered
+    NOT_COORDINATOR on each group it names (Kafka: OffsetFetchRequest.getErrorResponse), not
+    failed inside the broker."""
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        disk.gate.clear()  # the flusher's fsync of the first commit waits
+        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
+        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
+            await asyncio.sleep(0.001)
+        second = asyncio.ensure_future(dispatch(node, _commit(offset=8)))  # left to the next job
+        read = asyncio.ensure_future(dispatch(node, _fetch_offsets()))
+        while len(node.logs.group_commit._waiters) < 2 and not read.done():
+            await asyncio.sleep(0.001)
+        disk.failures = 0  # the next job's segment fsync fails
+        disk.gate.set()
+        await first  # its job may fsync another segment after the gate, and fail
+        assert _commit_code(await second) == E.not_coordinator
+        answer = _answer(await read, 9, 8)
+        assert [(g.group_id, g.error_code, g.topics) for g in answer.groups] == [("g", E.not_coordinator, ())]
+        assert node.logs.offline

@@ -10,7 +10,9 @@ clients would send them. A run fails when a handler raises anything but FrameErr
 closed as Kafka closes it), an answer carries UNKNOWN_SERVER_ERROR, a shim logger records an error,
 one step holds the loop longer than ``STEP_LIMIT``, or an invariant breaks: a share record's delivery
 count past its limit or an acquired record without its member (or a member on one that is not), a
-consumer group partition owned or targeted by two members.
+consumer group partition owned or targeted by two members. vocabulary.py adds classic consumers'
+embedded protocol, config resources of every type and churned topics; ``--offline`` runs under
+fsync "always" on a disk that dies halfway (``DyingDisk``), so the rest meets an offline directory.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import errno
 import logging
+import os
 import random
 import tempfile
 import time
@@ -39,6 +43,7 @@ from shim.event_loops import default_choice, loop_factory
 from shim.node import Node
 from shim.protocol.framing import FrameError
 from shim.protocol.kafka_releases import RELEASES
+from shim.storage import fs
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, request_class
 
 MIN_SEQUENCE_STEPS = 200  # sequence steps run after the sweep even when the time is up
@@ -59,7 +64,15 @@ KAFKA_UNKNOWN_SERVER_ERROR = {
     49: lambda request, response: True,
     11: lambda request, response: request.group_instance_id is not None and request.member_id != "",
     68: lambda request, response: (response.error_message or "").startswith("Failed to compute a new target"),
+    33: lambda request, response: _client_metrics_interval(response),
+    44: lambda request, response: _client_metrics_interval(response),
 }
+
+
+def _client_metrics_interval(response) -> bool:
+    """Kafka before 4.0 parsed a CLIENT_METRICS interval.ms with Integer.parseInt, and the controller
+    answered its NumberFormatException UNKNOWN_SERVER_ERROR with no message (shim/configs/client_metrics.py)."""
+    return all(r.resource_type == 16 and r.error_message is None for r in response.responses if r.error_code == -1)
 TIMEDELTA_MAX_MS = 999_999_999 * 86_400_000  # the largest milliseconds a timedelta holds either way (about 2**56)
 HOSTILE_STRINGS = ("", "a" * 300, "t" * 32767, "é\u2603", "__consumer_offsets")
 REGEXES = ("t.*", "t[0-1]", "[", "(", ".*", "(a|a)*$", "t0|t1|zz")
@@ -386,6 +399,33 @@ def _fetch_session_problems(cache) -> list[str]:
     return problems
 
 
+OFFLINE_LOG = "fsync failed: the data directory is offline"  # what a dying disk must log, and only once
+
+
+class DyingDisk(fs.Disk):
+    """The real disk, until ``dying``: then every fsync of a segment file fails (EIO) as a dying
+    disk's does, and the data directory goes offline (shim.storage.group_commit)."""
+
+    dying = False
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def open(self, path, flags, mode=0o644):
+        fd = super().open(path, flags, mode)
+        self.names[fd] = str(path)
+        return fd
+
+    def close(self, fd):
+        self.names.pop(fd, None)
+        os.close(fd)
+
+    def fsync(self, fd):
+        if self.dying and self.names.get(fd, "").endswith(".log"):
+            raise OSError(errno.EIO, "Input/output error")
+        os.fsync(fd)
+
+
 class _ErrorLog(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -421,11 +461,13 @@ def _unknown_server_error(entity, path="") -> str | None:
 
 
 class StatefulRun:
-    def __init__(self, seed: int, data_dir: Path, release: str) -> None:
+    def __init__(self, seed: int, data_dir: Path, release: str, disk: DyingDisk | None = None) -> None:
         self.rng = random.Random(seed)
         self.result = Result(seed)
         self.release = release
-        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0))
+        self.disk = disk  # fsync "always" on a disk that dies halfway: the data directory goes offline
+        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0,
+                                      fsync="always" if disk else "never"))
         self.pools = Pools()
         self.builder = Builder(self.rng, self.pools)
         self.apis = [(spec.key, low, high) for spec, low, high in served(RELEASES[release])]
@@ -473,8 +515,11 @@ class StatefulRun:
                     await asyncio.wait(pending, timeout=0.05)
                 for problem in check_invariants(self.node, self.state_written):
                     self.result.fail(f"invariant: {problem}")
+                if self.disk is not None and not self.disk.dying and time.monotonic() > deadline - duration / 2:
+                    self.disk.dying = True
                 for line in handler.records:
-                    self.result.fail(f"the broker logged an error: {line}")
+                    if self.disk is None or not line.startswith(OFFLINE_LOG):
+                        self.result.fail(f"the broker logged an error: {line}")
                 handler.records.clear()
         finally:
             for t in pending:
@@ -525,15 +570,23 @@ class StatefulRun:
                              f"request: {request!r}"[:6000])  # fmt: skip
 
 
-def stateful_fuzz(duration: float, seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1")) -> list[Result]:
-    """``duration`` seconds split over ``releases``, each on a fresh node and its own seed."""
+def stateful_fuzz(duration: float, seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1"),
+                  offline: bool = False) -> list[Result]:
+    """``duration`` seconds split over ``releases``, each on a fresh node and its own seed;
+    ``offline``: under fsync "always", the data directory fails halfway through each."""
     results = []
     for i, release in enumerate(releases):
-        with tempfile.TemporaryDirectory(prefix="kafka-shim-stateful-") as tmp:
-            run = StatefulRun(seed * 31 + i, Path(tmp) / "data", release)
-            # on the loop a broker gets (uvloop unless KAFKA_SHIM_EVENT_LOOP says otherwise)
-            with asyncio.Runner(loop_factory=loop_factory(default_choice())) as runner:
-                results.append(runner.run(run.run(duration / len(releases))))
+        disk = DyingDisk() if offline else None
+        previous = fs.use(disk) if disk else None
+        try:
+            with tempfile.TemporaryDirectory(prefix="kafka-shim-stateful-") as tmp:
+                run = StatefulRun(seed * 31 + i, Path(tmp) / "data", release, disk)
+                # on the loop a broker gets (uvloop unless KAFKA_SHIM_EVENT_LOOP says otherwise)
+                with asyncio.Runner(loop_factory=loop_factory(default_choice())) as runner:
+                    results.append(runner.run(run.run(duration / len(releases))))
+        finally:
+            if previous is not None:
+                fs.use(previous)
     return results
 
 
@@ -545,7 +598,9 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--release", action="append")
+    parser.add_argument("--offline", action="store_true", help="the data directory fails halfway (fsync always)")
     args = parser.parse_args()
-    out = stateful_fuzz(args.duration, args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
+    out = stateful_fuzz(args.duration, args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")),
+                        args.offline)
     print(json.dumps([{k: v for k, v in vars(r).items() if k not in ("by_api", "served")} | {"apis": len(r.by_api)} for r in out],
                      indent=1))

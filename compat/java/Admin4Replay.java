@@ -483,41 +483,38 @@ public final class Admin4Replay {
 
     /** Polls and commits with {@code c} until {@code stop}, counting down {@code ready} once assigned; does not close it. */
     static Thread committer(KafkaConsumer<byte[], byte[]> c, String topic, AtomicBoolean stop, CountDownLatch ready) {
-        Thread t = new Thread(() -> {
-            c.subscribe(List.of(topic));
-            boolean counted = false;
-            while (!stop.get()) {
-                c.poll(Duration.ofMillis(100));
-                if (!counted && !c.assignment().isEmpty()) {
-                    counted = true;
-                    ready.countDown();
-                }
-                c.commitSync();
-            }
-        });
-        t.setDaemon(true);
-        t.start();
-        return t;
+        return daemon(() -> pollUntilStopped(c, topic, stop, ready, true));
     }
 
     interface ConsumerFactory {
         KafkaConsumer<byte[], byte[]> make();
     }
 
+    /** A consumer {@code factory} makes, polling until {@code stop} as {@link #committer} does without committing; closed after. */
     static Thread member(ConsumerFactory factory, String topic, AtomicBoolean stop, CountDownLatch ready) {
-        Thread t = new Thread(() -> {
+        return daemon(() -> {
             try (KafkaConsumer<byte[], byte[]> c = factory.make()) {
-                c.subscribe(List.of(topic));
-                boolean counted = false;
-                while (!stop.get()) {
-                    c.poll(Duration.ofMillis(100));
-                    if (!counted && !c.assignment().isEmpty()) {
-                        counted = true;
-                        ready.countDown();
-                    }
-                }
+                pollUntilStopped(c, topic, stop, ready, false);
             }
         });
+    }
+
+    static void pollUntilStopped(KafkaConsumer<byte[], byte[]> c, String topic, AtomicBoolean stop, CountDownLatch ready,
+                                 boolean commit) {
+        c.subscribe(List.of(topic));
+        boolean counted = false;
+        while (!stop.get()) {
+            c.poll(Duration.ofMillis(100));
+            if (!counted && !c.assignment().isEmpty()) {
+                counted = true;
+                ready.countDown();
+            }
+            if (commit) c.commitSync();
+        }
+    }
+
+    static Thread daemon(Runnable body) {
+        Thread t = new Thread(body);
         t.setDaemon(true);
         t.start();
         return t;

@@ -18,6 +18,8 @@ coordinators resigned (shim.apis.context.RequestContext.coordinates).
 
 from __future__ import annotations
 
+import inspect
+
 from ..control.mirror import error_response
 from ..errors import ErrorCode
 
@@ -34,6 +36,7 @@ async def synced(ctx, request, module, commit, result):
         await commit.barrier()
     except OSError:
         if hasattr(module, "error_response"):
-            return module.error_response(ctx, request, ErrorCode.not_coordinator)
+            answer = module.error_response(ctx, request, ErrorCode.not_coordinator)
+            return await answer if inspect.isawaitable(answer) else answer  # OffsetFetch's is a coroutine
         return error_response(ctx.header.api_key, ctx.version, request, ErrorCode.not_coordinator)
     return result

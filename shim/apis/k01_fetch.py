@@ -25,8 +25,10 @@ A consumer_byte_rate quota counts the record bytes of each answer; a client over
 answer with throttle_time_ms and its connection is not read for that long, as Kafka answers. A
 consumer's MaxBytes is capped to what its quota allows over the window (KAFKA-9677).
 A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
-KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedPartition.Offline),
-answered with unknown (-1) offsets, as createLogReadResult answers it.
+KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedPartition.Offline).
+A partition answered with any error (OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+KAFKA_STORAGE_ERROR ...) carries unknown (-1) high watermark, last stable and log start offsets, as
+Kafka's readFromLog answers every failed read (without tiered storage, OFFSET_OUT_OF_RANGE too).
 """
 
 import asyncio
@@ -284,11 +286,9 @@ def _partition(ctx, name, p, committed, max_bytes, min_one, hinted):
         ctx.leader_of(name, p.partition, getattr(p, "current_leader_epoch", -1))
         r = plog.read(p.fetch_offset, max_bytes, committed, min_one)
     except KafkaError as e:
-        # an offline log is not read (Kafka: createLogReadResult's unknown offsets)
-        plog = None if e.code == ErrorCode.kafka_storage_error else ctx.node.logs.logs.get((name, p.partition))
-        hw, lso, start = (plog.high_watermark, plog.last_stable_offset, plog.log_start_offset) if plog else (-1, -1, -1)
+        # Kafka: every error of a read, OFFSET_OUT_OF_RANGE too, is a LogReadResult of unknown offsets
         hint = leader_hint(ctx, name, p.partition, e.code, hinted, (NOT_LEADER, ErrorCode.fenced_leader_epoch))
-        return _data(ctx, p.partition, e.code, hw, lso, start, None, b"", **hint)
+        return _data(ctx, p.partition, e.code, -1, -1, -1, None, b"", **hint)
     records = r.records
     if ctx.version < MAGIC_2_VERSION:
         magic = 0 if ctx.version <= 1 else 1

@@ -52,7 +52,11 @@ async def _group(ctx, g, stable):
 
 
 async def error_response(ctx, request, code):
-    """Kafka: OffsetFetchRequest.getErrorResponse -- v2+ on the request, v1 on every partition."""
+    """Kafka: OffsetFetchRequest.getErrorResponse -- v8+ on each group, v2-7 on the request, v1 on
+    every partition."""
+    if ctx.version >= GROUPS_VERSION:
+        return ctx.response(groups=tuple(ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=code,
+                                                  topics=()) for g in request.groups))
     if ctx.version >= 2:
         return ctx.response(topics=(), error_code=code)
     wanted = [(t.name, p) for t in request.topics or () for p in t.partition_indexes]

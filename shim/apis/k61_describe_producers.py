@@ -1,12 +1,18 @@
 """DescribeProducers (61), v0 (KIP-664): the active producers of each partition.
 
-A partition of the offline data directory (a failed fsync, shim.storage.group_commit) is
-KAFKA_STORAGE_ERROR with no message (Kafka: activeProducerState's getPartitionOrError).
+Errors and their messages are Kafka's (KafkaApis.handleDescribeProducersRequest): a topic-level
+error is given with a message -- an invalid name INVALID_TOPIC_EXCEPTION in Topic.validate's words,
+no READ TOPIC_AUTHORIZATION_FAILED and a topic that does not exist UNKNOWN_TOPIC_OR_PARTITION, each
+with Kafka's default message -- while a partition's own error (a partition the topic does not have,
+NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR for the offline data directory) has none, as
+ReplicaManager.activeProducerState answers getPartitionOrError's code alone.
 """
 
 from ..errors import ErrorCode, KafkaError
+from ..storage.log_manager import invalid_topic_name
 from ._authz import denied_topics
 from ._pace import Pacer
+from ._share_offsets import message
 from .registry import api
 
 
@@ -15,22 +21,36 @@ async def handle(ctx, request):
     topics, pace = [], Pacer()
     denied = denied_topics(ctx, [t.name for t in request.topics])
     for t in request.topics:
-        parts = tuple([_partition(ctx, t.name, p, t.name in denied) async for p in pace.each(t.partition_indexes)])
+        error = _topic_error(ctx, t.name, t.name in denied)
+        parts = tuple([_error(ctx, p, *error) if error else _partition(ctx, t.name, p)
+                       async for p in pace.each(t.partition_indexes)])
         topics.append(ctx.make("TopicResponse", name=t.name, partitions=parts))
     return ctx.response(topics=tuple(topics))
 
 
-def _partition(ctx, topic, index, denied=False):
+def _topic_error(ctx, topic, denied):
+    """Kafka: the name's validity, then READ, then the topic's existence; each with a message."""
+    invalid = invalid_topic_name(topic)
+    if invalid is not None:
+        return ErrorCode.invalid_topic_exception, invalid
+    if denied:
+        return ErrorCode.topic_authorization_failed, message(ErrorCode.topic_authorization_failed)
+    if topic not in ctx.node.logs.topics:
+        return ErrorCode.unknown_topic_or_partition, message(ErrorCode.unknown_topic_or_partition)
+    return None
+
+
+def _error(ctx, index, code, text=None):
+    return ctx.make("PartitionResponse", partition_index=index, error_code=code, error_message=text,
+                    active_producers=())
+
+
+def _partition(ctx, topic, index):
     try:
-        if denied:
-            raise KafkaError(ErrorCode.topic_authorization_failed)
         plog = ctx.node.logs.get(topic, index)
         ctx.leader_of(topic, index)  # shim.cluster: the leader's producer state (Kafka: ReplicaManager.activeProducerState)
-    except KafkaError as e:
-        # Kafka: activeProducerState answers getPartitionOrError's code without a message
-        message = None if e.code == ErrorCode.kafka_storage_error else e.message
-        return ctx.make("PartitionResponse", partition_index=index, error_code=e.code, error_message=message,
-                        active_producers=())
+    except KafkaError as e:  # Kafka: getPartitionOrError's code, without a message
+        return _error(ctx, index, e.code)
     producers = tuple(
         ctx.make("ProducerState", producer_id=e.producer_id, producer_epoch=e.producer_epoch, last_sequence=e.last_seq,
                  last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,

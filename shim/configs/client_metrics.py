@@ -41,11 +41,12 @@ class MetricsKey(NamedTuple):
     doc: str
 
 
-# Kafka: ClientMetricsConfigs.CONFIG, in its definition order (ConfigDef.parse walks them so)
+# Kafka: ClientMetricsConfigs.CONFIG, in its definition order (ConfigDef.parse walks them so), with
+# the documentation of the releases that describe it (4.1+, KAFKA-17516)
 CLIENT_METRICS_CONFIGS: dict[str, MetricsKey] = {
-    "metrics": MetricsKey(ConfigType.LIST, "", "Subscription metrics list"),
-    "interval.ms": MetricsKey(ConfigType.INT, "300000", "Push interval in milliseconds"),
-    "match": MetricsKey(ConfigType.LIST, "", "Client match pattern list"),
+    "metrics": MetricsKey(ConfigType.LIST, "", "Telemetry metric name prefix list"),
+    "interval.ms": MetricsKey(ConfigType.INT, "300000", "Metrics push interval in milliseconds"),
+    "match": MetricsKey(ConfigType.LIST, "", "Client match criteria"),
 }
 MATCH_SELECTORS = frozenset({"client_instance_id", "client_id", "client_software_name", "client_software_version",
                              "client_source_address", "client_source_port"})

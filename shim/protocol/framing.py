@@ -113,6 +113,13 @@ def _frame_start(buffer: bytearray) -> int:
     return (_SIZE.size - _page_offset(buffer)) % PAGE_BYTES
 
 
+def _room(want: int, size: int) -> int:
+    """Room for ``want`` bytes of a frame of ``size``, or for all of it when the page to spare might
+    hold the rest: the buffer a frame ends in then has room for the next frame of its size wherever
+    its frame starts (the pool lends a buffer for ``size`` bytes and a page)."""
+    return size if want + PAGE_BYTES >= size else want
+
+
 def _references(buffers: list, i: int) -> int:
     return sys.getrefcount(buffers[i])
 
@@ -162,7 +169,7 @@ class FrameDecoder:
         if self._body is not None:
             at, filled = self._at, self._filled
             if at + filled == len(self._body):  # a new buffer: the socket may still hold a view of the old
-                grown = bytearray(min(2 * filled, self._size) + PAGE_BYTES)
+                grown = bytearray(_room(2 * filled, self._size) + PAGE_BYTES)
                 self._at = _frame_start(grown)
                 grown[self._at : self._at + filled] = memoryview(self._body)[at : at + filled]
                 self._body, at = grown, self._at
@@ -236,7 +243,7 @@ class FrameDecoder:
                     self._size = size
                     body = self._pool.take(size + PAGE_BYTES)
                     if body is None:  # grown as the bytes arrive (see buffer)
-                        body = bytearray(min(size, max(FIRST_BODY_BYTES, 2 * available)) + PAGE_BYTES)
+                        body = bytearray(_room(max(FIRST_BODY_BYTES, 2 * available), size) + PAGE_BYTES)
                     self._body, self._at = body, _frame_start(body)
                     body[self._at : self._at + available] = view[begin : self._end]
                     self._filled = available

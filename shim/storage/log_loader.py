@@ -7,8 +7,8 @@ invalid batch and every later segment deleted, so the log ends there. kafka-shim
 with its finer recovery point (shim.storage.recovery_point): in the segment holding the point only
 the bytes after its position are checked, and sealed segments before it are not read at all. A
 partition without a recovery point (none checkpointed yet, or the file unreadable) is recovered
-from its first segment, as Kafka's recovery point 0 means. Producer state is then rebuilt by the
-caller from the latest snapshot at or below the new log end (PartitionLog._rebuild_producer_state;
+from its first segment, as Kafka's recovery point 0 means. Producer state is then rebuilt
+from the latest snapshot at or below the new log end (:func:`rebuild_producer_state`;
 Kafka: UnifiedLog.rebuildProducerState), snapshots past it removed.
 """
 
@@ -18,7 +18,11 @@ import bisect
 import logging
 from typing import TYPE_CHECKING
 
-from . import fs, recovery_point
+from kafka_codecs.batch import BatchHeader
+from kafka_codecs.control import ControlRecordType, read_end_txn_marker
+
+from . import fs, recovery_point, snapshot, txn_index
+from .producer_state import Origin
 from .segment import INDEX_ENTRY_SIZE, TIME_ENTRY_SIZE, LogSegment
 from .segment import file_name as segment_file_name
 
@@ -112,3 +116,52 @@ def _drop_after_corruption(plog: PartitionLog, seg: LogSegment, later: list[int]
     fs.disk.fsync_dir(plog.directory)
     seg.truncate_to_position(seg.size)
     seg.write_index_files(sync_dir=False)  # the cut segment's files held entries past its new end
+
+
+def rebuild_producer_state(plog: PartitionLog, names: list[str]) -> None:
+    """Latest snapshot at or below the log end, then replay (Kafka: UnifiedLog.rebuildProducerState).
+    ``names``: the directory's listing at load."""
+    leo = plog.log_end_offset
+    replay_from = plog.log_start_offset
+    offsets = snapshot.offsets(plog.directory, names)
+    for off in reversed(offsets):
+        if off <= leo and off >= plog.log_start_offset and snapshot.read(snapshot.path_for(plog.directory, off), plog.producer_state):
+            replay_from = off
+            break
+        plog.producer_state.truncate()
+    for off in offsets:
+        if off > leo and not plog.read_only:
+            fs.remove(snapshot.path_for(plog.directory, off), sync=True)
+    # Aborted entries below the replay point come from the index files; replay re-adds the rest.
+    for seg in plog.segments:
+        path = seg.log_path.with_suffix(".txnindex")
+        entries = txn_index.load(path) if path.name in names else []
+        kept = [a for a in entries if a.last_offset < replay_from]
+        if len(kept) != len(entries) and not plog.read_only:
+            txn_index.rewrite(path, kept)
+        plog.aborted.extend(a for a in kept if a.last_offset >= plog.log_start_offset)
+    _replay(plog, replay_from)
+
+
+def _replay(plog: PartitionLog, offset: int) -> None:
+    for seg in plog.segments[plog._segment_index(offset):]:
+        found = seg.find(offset) if seg.base_offset < offset else (0, None)
+        if found is None:
+            continue
+        for position, h in seg.iter_headers(found[0]):
+            if h.producer_id < 0 or h.last_offset < offset:
+                continue
+            if h.is_control:
+                _replay_marker(plog, seg, position, h)
+            else:
+                append = plog.producer_state.validate_data(h, Origin.REPLAY)
+                plog.producer_state.apply_data(append, h.base_offset, h.last_offset)
+
+
+def _replay_marker(plog: PartitionLog, seg: LogSegment, position: int, h: BatchHeader) -> None:
+    if not h.records_count:  # Kafka: an empty control batch is a transaction the cleaner removed whole
+        return
+    kind, coordinator_epoch = read_end_txn_marker(seg.read(position, h.size))
+    if kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        plog._complete_marker(h.producer_id, h.producer_epoch, coordinator_epoch,
+                              kind == ControlRecordType.ABORT, h.base_offset, h.max_timestamp, seg)

@@ -525,6 +525,12 @@ class LogManager:
         self._closed = True
         self._worker.shutdown(wait=True)  # a creation under way finishes; its topic, unregistered, is removed at start
         logs = list(self.logs.values())
+        if self.offline:  # Kafka: handleLogDirFailure closed the failed directory's logs unflushed; no marker
+            for plog in logs:
+                plog.abandon()
+            if self.flusher is not None:
+                self.flusher.close()
+            return
         workers = min(CLOSE_THREADS, len(logs)) if fs.disk.parallel else 1
         if workers > 1:
             with ThreadPoolExecutor(workers, thread_name_prefix="log-close") as pool:

@@ -34,7 +34,7 @@ from kafka_codecs.records import decode_batch
 from ..errors import ErrorCode, KafkaError
 from . import fs, log_loader, recovery_point, retention, snapshot, swap, txn_index
 from .roll_flush import PendingRolls
-from .producer_state import AbortedTxn, Origin, ProducerStateManager
+from .producer_state import AbortedTxn, Origin, ProducerAppend, ProducerStateManager
 from .segment import FileRecords, LogSegment
 from .segment import file_name as segment_file_name
 from .time_search import TimestampSearch
@@ -190,11 +190,7 @@ class PartitionLog:
                     # Kafka: appendInfo.setLogAppendTime(duplicate.timestamp) -- the stored batch's time
                     append_time = dup.timestamp if self.config.log_append_time else -1
                     return AppendResult(dup.first_offset, append_time, self.log_start_offset, duplicate=True)
-            if h.is_control:
-                marker = read_end_txn_marker(batch)
-                self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
-            else:
-                data = self.producer_state.validate_data(h, origin)
+            data, marker = self._validate_producer(batch, h, origin)
         base = self.segments[-1].next_offset
         append_time, chunks, max_timestamp = self._stamped(batch, h, base, now_ms)
         size = LOG_OVERHEAD + h.batch_length
@@ -211,15 +207,29 @@ class PartitionLog:
             self._complete_marker(h.producer_id, h.producer_epoch, marker[1], marker[0] == ControlRecordType.ABORT,
                                   base, max_timestamp, seg)
         if self.config.fsync:
-            if not durable and self.group_commit is not None and self.group_commit.attach():
-                self.synced_end = min(self.synced_end, base)
-                # the answer waits for its job (GroupCommit.barrier, shim.apis._coordinator_sync)
-                self.group_commit.wrote(self, seg, origin is not Origin.CLIENT)
-            else:
-                self._flush_now()
+            self._sync_append(seg, base, origin, durable)
         if self.on_append is not None:
             self.on_append((self.topic, self.partition))
         return AppendResult(base, append_time, self.log_start_offset)
+
+    def _validate_producer(self, batch: bytes | bytearray, h: BatchHeader,
+                           origin: Origin) -> tuple[ProducerAppend | None, tuple | None]:
+        """(the data batch's producer append info, or the marker's (type, coordinator epoch)):
+        checked against the producer state before anything is written."""
+        if h.is_control:
+            marker = read_end_txn_marker(batch)
+            self.producer_state.validate_marker(h.producer_id, h.producer_epoch, marker[1], origin)
+            return None, marker
+        return self.producer_state.validate_data(h, origin), None
+
+    def _sync_append(self, seg: LogSegment, base: int, origin: Origin, durable: bool) -> None:
+        """Under fsync "always": the append is left to the group commit, or fsynced now."""
+        if not durable and self.group_commit is not None and self.group_commit.attach():
+            self.synced_end = min(self.synced_end, base)
+            # the answer waits for its job (GroupCommit.barrier, shim.apis._coordinator_sync)
+            self.group_commit.wrote(self, seg, origin is not Origin.CLIENT)
+        else:
+            self._flush_now()
 
     def _segment_with_room(self, size: int) -> LogSegment:
         """The segment a batch of ``size`` bytes goes to: the active one, rolled first when the
@@ -516,55 +526,9 @@ class PartitionLog:
             self._dir_dirty = not self.read_only  # its first segment file is created below
         log_loader.load_segments(self, bases, names, clean, checkpoint)
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
-        self._rebuild_producer_state(names)
+        log_loader.rebuild_producer_state(self, names)
         if self._dir_dirty or (clean and self._close_files_present(names)):
             self._closed_state = self._close_state()  # a new log, or one a clean close left: nothing to rewrite
-
-    def _rebuild_producer_state(self, names: list[str]) -> None:
-        """Latest snapshot at or below the log end, then replay (Kafka: UnifiedLog.rebuildProducerState).
-        ``names``: the directory's listing at load."""
-        leo = self.log_end_offset
-        replay_from = self.log_start_offset
-        offsets = snapshot.offsets(self.directory, names)
-        for off in reversed(offsets):
-            if off <= leo and off >= self.log_start_offset and snapshot.read(snapshot.path_for(self.directory, off), self.producer_state):
-                replay_from = off
-                break
-            self.producer_state.truncate()
-        for off in offsets:
-            if off > leo and not self.read_only:
-                fs.remove(snapshot.path_for(self.directory, off), sync=True)
-        # Aborted entries below the replay point come from the index files; replay re-adds the rest.
-        for seg in self.segments:
-            path = seg.log_path.with_suffix(".txnindex")
-            entries = txn_index.load(path) if path.name in names else []
-            kept = [a for a in entries if a.last_offset < replay_from]
-            if len(kept) != len(entries) and not self.read_only:
-                txn_index.rewrite(path, kept)
-            self.aborted.extend(a for a in kept if a.last_offset >= self.log_start_offset)
-        self._replay(replay_from)
-
-    def _replay(self, offset: int) -> None:
-        for seg in self.segments[self._segment_index(offset):]:
-            found = seg.find(offset) if seg.base_offset < offset else (0, None)
-            if found is None:
-                continue
-            for position, h in seg.iter_headers(found[0]):
-                if h.producer_id < 0 or h.last_offset < offset:
-                    continue
-                if h.is_control:
-                    self._replay_marker(seg, position, h)
-                else:
-                    append = self.producer_state.validate_data(h, Origin.REPLAY)
-                    self.producer_state.apply_data(append, h.base_offset, h.last_offset)
-
-    def _replay_marker(self, seg: LogSegment, position: int, h: BatchHeader) -> None:
-        if not h.records_count:  # Kafka: an empty control batch is a transaction the cleaner removed whole
-            return
-        kind, coordinator_epoch = read_end_txn_marker(seg.read(position, h.size))
-        if kind in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-            self._complete_marker(h.producer_id, h.producer_epoch, coordinator_epoch,
-                                  kind == ControlRecordType.ABORT, h.base_offset, h.max_timestamp, seg)
 
     def _prune_snapshots(self, keep: int) -> None:
         for off in snapshot.offsets(self.directory)[:-keep]:
@@ -600,6 +564,13 @@ class PartitionLog:
             fs.disk.fsync_dir(self.directory)
             self._dir_dirty = False
         self._closed_state = self._close_state()
+        for seg in self.segments:
+            seg.close()
+
+    def abandon(self) -> None:
+        """Close the files and write nothing: the data directory failed (Kafka's
+        LogManager.handleLogDirFailure closes the handlers of its logs, flushing none)."""
+        self.pending_rolls.settle()
         for seg in self.segments:
             seg.close()
 

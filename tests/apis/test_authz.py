@@ -242,6 +242,24 @@ async def test_configs_need_describe_configs_and_alter_configs(node):
     assert (await call(node, 44, 1, alter)).responses[0].error_code == E.topic_authorization_failed
 
 
+async def test_client_metrics_subscriptions_need_alter_configs_on_the_cluster(node):
+    # Kafka: AuthHelper/ConfigAdminManager authorize CLIENT_METRICS as a cluster resource
+    def alter(m):
+        return m.IncrementalAlterConfigsRequest(validate_only=False, resources=(m.AlterConfigsResource(
+            resource_type=16, resource_name="sub", configs=(m.AlterableConfig(
+                name="interval.ms", config_operation=0, value="1000"),)),))
+    refused = await call(node, 74, 0, lambda m: m.ListConfigResourcesRequest())
+    assert (refused.error_code, refused.config_resources) == (E.cluster_authorization_failed, ())
+    allow(node, R.CLUSTER, "kafka-cluster", O.DESCRIBE_CONFIGS)
+    assert (await call(node, 44, 1, alter)).responses[0].error_code == E.cluster_authorization_failed
+    assert node.client_metrics_configs.names() == []
+    allow(node, R.CLUSTER, "kafka-cluster", O.ALTER_CONFIGS)
+    assert (await call(node, 44, 1, alter)).responses[0].error_code == E.none
+    assert node.client_metrics_configs.names() == ["sub"]
+    listed = await call(node, 74, 0, lambda m: m.ListConfigResourcesRequest())
+    assert [c.resource_name for c in listed.config_resources] == ["sub"]  # DESCRIBE_CONFIGS on the cluster
+
+
 async def test_delete_groups_needs_delete_on_each_group(node):
     allow(node, R.GROUP, "mine", O.DELETE)
     r = await call(node, 42, 2, lambda m: m.DeleteGroupsRequest(groups_names=("mine", "theirs")))
@@ -289,3 +307,15 @@ async def test_a_refused_produce_answers_each_partition_once(node):
                                          m.PartitionProduceData(index=0, records=txn_batch))) for _ in range(2))))
     got = [(t.name, [(p.index, p.error_code) for p in t.partition_responses]) for t in r.responses]
     assert got == [("mine", [(0, E.transactional_id_authorization_failed)])]
+
+
+async def test_describe_producers_needs_read_and_says_so(node):
+    """Kafka's handleDescribeProducersRequest: a topic without READ is TOPIC_AUTHORIZATION_FAILED
+    with ApiError's default message; an invalid name is refused before authorization."""
+    allow(node, R.TOPIC, "mine", O.READ)
+    r = await call(node, 61, 0, lambda m: m.DescribeProducersRequest(topics=(
+        m.TopicRequest(name="mine", partition_indexes=(0,)), m.TopicRequest(name="theirs", partition_indexes=(0,)),
+        m.TopicRequest(name="..", partition_indexes=(0,)))))
+    got = [(p.error_code, p.error_message) for t in r.topics for p in t.partitions]
+    assert got == [(E.none, None), (E.topic_authorization_failed, "Topic authorization failed."),
+                   (E.invalid_topic_exception, "Topic name is invalid: '..' is not allowed")]

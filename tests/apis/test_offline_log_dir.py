@@ -162,3 +162,38 @@ async def test_an_offline_directory_is_described_and_its_partitions_have_no_lead
     finally:
         node.close()
         fs.use(previous)
+
+
+class DeadDisk(FailingDisk):
+    """A disk that, once a segment fsync failed, fails every segment fsync after it."""
+
+    def fsync(self, fd):
+        if self.failures > 0 and str(self.names.get(fd, "")).endswith(".log"):
+            raise OSError(5, "Input/output error")
+        super().fsync(fd)
+
+
+async def test_a_clean_shutdown_leaves_an_offline_directory_as_it_failed(tmp_path):
+    """Kafka's LogManager.handleLogDirFailure closes the failed directory's logs without flushing
+    them and its shutdown writes no clean-shutdown marker there: closing the node flushes nothing
+    (the dead disk would refuse it) and the next start recovers the directory."""
+    from shim.config import BrokerConfig
+    from shim.node import Node
+    from shim.storage.log_manager import CLEAN_SHUTDOWN
+
+    disk = DeadDisk()
+    node, previous = await _node(tmp_path, disk, 2)
+    try:
+        disk.failures = -1
+        assert _errors(await dispatch(node, _produce([0]))) == [E.none]
+        disk.failures = 0
+        await _fail_the_directory(node, disk)
+        node.close()  # raised the dead disk's OSError from the first segment it flushed
+        assert not (tmp_path / "d" / CLEAN_SHUTDOWN).exists()
+    finally:
+        fs.use(previous)
+    again = Node(BrokerConfig(data_dir=tmp_path / "d", fsync="always"))
+    try:
+        assert not again.logs.offline and again.logs.get("t", 0).log_end_offset >= 1
+    finally:
+        again.close()

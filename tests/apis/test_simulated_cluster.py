@@ -117,6 +117,25 @@ async def test_fetch_checks_the_leader_and_its_epoch(node):
     assert p.error_code == ErrorCode.none and p.high_watermark == 2 and len(p.records) > 0
 
 
+async def test_a_fetch_error_carries_unknown_offsets(node):
+    """Kafka's readFromLog answers every failed read with a LogReadResult of unknown offsets: no
+    high watermark, last stable or log start offset leaks with NOT_LEADER_OR_FOLLOWER,
+    FENCED_LEADER_EPOCH or OFFSET_OUT_OF_RANGE."""
+    await produce(node, 0)
+    _, p = await fetch(node, 0, offset=5)
+    assert (p.error_code, p.high_watermark, p.last_stable_offset, p.log_start_offset) == (
+        ErrorCode.offset_out_of_range, -1, -1, -1)
+    node.cluster.move_leader("t", 0, 1, 0)
+    _, p = await fetch(node, 0)
+    assert (p.error_code, p.high_watermark, p.last_stable_offset, p.log_start_offset) == (
+        ErrorCode.not_leader_or_follower, -1, -1, -1)
+    _, p = await fetch(node, 1, epoch=0)
+    assert (p.error_code, p.high_watermark, p.last_stable_offset, p.log_start_offset) == (
+        ErrorCode.fenced_leader_epoch, -1, -1, -1)
+    _, p = await fetch(node, 1, epoch=1)
+    assert (p.error_code, p.high_watermark, p.log_start_offset) == (ErrorCode.none, 2, 0)
+
+
 async def test_a_slowed_follower_holds_the_high_watermark_of_fetch(node):
     await produce(node, 0)
     node.cluster.slow_follower("t", 0, 1, 0)

@@ -9,7 +9,7 @@ import pytest
 from kafka_codecs import decode_batch, parse_header
 from shim.coordinators.partitioning import partition_for
 from shim.coordinators.txn import TXN_TOPIC
-from shim.coordinators.txn.coordinator import _tombstone_chunks
+from shim.coordinators.txn.state_manager import tombstone_chunks
 from shim.coordinators.txn.state import TxnState
 from shim.coordinators.txn.txn_log import decode_key
 from shim.errors import ErrorCode, KafkaError
@@ -129,10 +129,10 @@ async def test_an_expired_id_stays_gone_after_restart_and_starts_afresh(nodes):
 
 def test_tombstones_are_split_at_the_batch_size():
     ids = [f"id-{i:04d}" for i in range(100)]
-    chunks = _tombstone_chunks(ids, 1000)
+    chunks = tombstone_chunks(ids, 1000)
     assert [t for c in chunks for t in c] == ids and len(chunks) > 1
     assert all(61 + sum(26 + 4 + len(t) for t in c) <= 1000 for c in chunks)
-    assert _tombstone_chunks(["one"], 10) == [["one"]]  # a batch always takes one
+    assert tombstone_chunks(["one"], 10) == [["one"]]  # a batch always takes one
 
 
 # -- producer ids -----------------------------------------------------------------------------

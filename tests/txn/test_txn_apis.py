@@ -387,6 +387,20 @@ async def test_describe_producers_unknown_partition(txn_node):
     assert (await describe_producers(txn_node, topic="missing"))[0].error_code == ErrorCode.unknown_topic_or_partition
 
 
+async def test_describe_producers_gives_a_message_only_for_topic_errors(txn_node):
+    """Kafka's handleDescribeProducersRequest: a topic-level error carries a message (ApiError's),
+    a partition's own error from ReplicaManager.activeProducerState none."""
+    parts = await describe_producers(txn_node, partitions=(0, 9))
+    assert (parts[9].error_code, parts[9].error_message) == (ErrorCode.unknown_topic_or_partition, None)
+    assert parts[0].error_message is None
+    (p,) = (await describe_producers(txn_node, topic="missing")).values()
+    assert (p.error_code, p.error_message) == (
+        ErrorCode.unknown_topic_or_partition, "This server does not host this topic-partition.")
+    (p,) = (await describe_producers(txn_node, topic="no good")).values()
+    assert (p.error_code, p.error_message) == (ErrorCode.invalid_topic_exception, "Topic name is invalid: 'no good' "
+                                               "contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
+
+
 # -- WriteTxnMarkers ------------------------------------------------------------------------
 
 

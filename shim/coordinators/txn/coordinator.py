@@ -16,23 +16,23 @@ from collections import defaultdict
 from typing import Callable
 
 from kafka_codecs.batch import parse_header
-from kafka_codecs.records import decode_batch, encode_batch
+from kafka_codecs.records import encode_batch
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
-from ..partitioning import CURRENT, LEGACY, partition_for, replay_phase
+from ..partitioning import partition_for
 from ..producer_ids import ProducerIdManager
 from .markers import MarkerListener, write_markers
 from .state import (
     END_TXN_V2, EPOCH_EXHAUSTED, EXPIRATION_ALLOWED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
     end_txn_v2_epoch_valid, end_txn_v2_retry,
 )
-from .txn_log import UnreadableRecord, decode_key, decode_value, encode_key, encode_value
+from .state_manager import TXN_TOPIC, append_error, append_tombstones, read_transactions
+from .txn_log import encode_key, encode_value
 
 log = logging.getLogger(__name__)
 
-TXN_TOPIC = "__transaction_state"
 OFFSETS_TOPIC = "__consumer_offsets"
 COORDINATOR_EPOCH = 0
 S = TxnState
@@ -47,45 +47,6 @@ def _no_replica_check(topic: str, partition: int, min_isr: int) -> None:
 
 
 _ENDING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_COMMIT, S.COMPLETE_ABORT})
-
-
-def append_error(code: ErrorCode) -> ErrorCode:
-    """What a failed write of ``__transaction_state`` answers the client (Kafka:
-    TransactionStateManager.appendTransactionToLog's mapping of the append's error)."""
-    if code in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
-                ErrorCode.not_enough_replicas_after_append, ErrorCode.request_timed_out):
-        return ErrorCode.coordinator_not_available
-    if code in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
-        return ErrorCode.not_coordinator
-    if code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
-        return ErrorCode.unknown_server_error
-    return code
-
-
-def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
-    """The latest state of every transactional id in ``__transaction_state`` (tombstones drop it).
-    A transactional id's records in its legacy partition (older data directories) are replayed
-    before those of its Kafka partition, which are newer."""
-    info = logs.topics.get(TXN_TOPIC)
-    n = info.partitions if info else 0
-    phases: tuple[list, list] = ([], [])  # (transactional id, state or None) in replay order, per phase
-    for p in range(n):
-        for raw in logs.get(TXN_TOPIC, p).iter_batches():
-            for r in decode_batch(raw)[1]:
-                try:
-                    txn_id = decode_key(r.key)
-                    value = None if r.value is None else decode_value(txn_id, r.value)
-                except UnreadableRecord as e:
-                    log.warning("skipping a record of %s: %s", TXN_TOPIC, e)
-                    continue
-                phases[replay_phase(txn_id, p, n)].append((txn_id, value))
-    txns: dict[str, TxnMetadata] = {}
-    for txn_id, value in phases[LEGACY] + phases[CURRENT]:
-        if value is None:
-            txns.pop(txn_id, None)
-        else:
-            txns[txn_id] = value
-    return txns
 
 
 class TransactionCoordinator:
@@ -549,9 +510,7 @@ class TransactionCoordinator:
             except KafkaError as e:  # Kafka: the ids stay, and the next check tries again
                 log.info("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
                 continue
-            for chunk in _tombstone_chunks(ids, plog.config.max_message_bytes):
-                batch = encode_batch([(encode_key(t), None, (), now_ms) for t in chunk])
-                plog.append(batch, parse_header(batch), now_ms, origin=Origin.COORDINATOR)
+            for chunk in append_tombstones(plog, ids, now_ms):
                 for t in chunk:
                     del self.txns[t]
                 expired += chunk
@@ -585,22 +544,3 @@ class TransactionCoordinator:
         code = self.verify_partitions(txn_id, producer_id, producer_epoch, {(topic, partition)})[(topic, partition)]
         if code != ErrorCode.none:
             raise KafkaError(code, f"{topic}-{partition} was not added to the transaction of {txn_id!r}")
-
-
-_RECORD_OVERHEAD = 26  # at most, beside the key: a record's varints, attributes and empty headers
-_BATCH_OVERHEAD = 61
-
-
-def _tombstone_chunks(ids: list[str], max_batch_bytes: int) -> list[list[str]]:
-    """``ids`` in runs whose tombstones fit one batch of ``max_batch_bytes`` (Kafka: a full
-    MemoryRecordsBuilder is appended and a new one started)."""
-    chunks: list[list[str]] = [[]]
-    size = _BATCH_OVERHEAD
-    for t in ids:
-        need = _RECORD_OVERHEAD + len(encode_key(t))
-        if chunks[-1] and size + need > max_batch_bytes:
-            chunks.append([])
-            size = _BATCH_OVERHEAD
-        chunks[-1].append(t)
-        size += need
-    return chunks
