@@ -192,3 +192,30 @@ def test_a_classic_member_heartbeating_with_the_consumer_protocol_becomes_a_cons
     assert "g" in gc.consumer.groups and "g" not in gc.groups  # m1 still speaks the consumer protocol
     assert gc.consumer.heartbeat(HeartbeatRequest("g", m1, -1), T0 + 3).error == E.none
     assert "g" not in gc.consumer.groups and set(gc.groups["g"].members) == {m2}  # only classic members left
+
+
+def test_a_downgrade_takes_only_the_version_of_a_classic_members_unparsed_first_protocol(gc):
+    """A classic group parses only its selected protocol: a member whose first protocol is not
+    ConsumerProtocol data was upgraded on the selected one, and the downgrade (Kafka reads just
+    the version of the first protocol) turns it classic again with its partitions."""
+    gc.initial_rebalance_delay_ms = 3_000
+    odd = [("odd", b"\x00\x01\xff"), *PROTOCOLS]
+    a, b = join(gc, protocols=odd), join(gc, protocols=PROTOCOLS)
+    gc.tick(T0 + 3_000)
+    gc.tick(T0 + 6_000)
+    ra, rb = a.result, b.result
+    assert ra.error == rb.error == E.none and gc.groups["g"].protocol_name == "range"
+    ids = [ra.member_id, rb.member_id]
+    leader = ra.leader
+    for m in ids:
+        if m != leader:
+            sync(gc, m, ra.generation_id)
+    sync(gc, leader, ra.generation_id, {ids[0]: encode_assignment(0, {TOPIC: frozenset({0, 1, 2})}),
+                                        ids[1]: encode_assignment(0, {TOPIC: frozenset({3, 4, 5})})})
+    assert consumer_join(gc).error == E.none and "g" in gc.consumer.groups
+    gc.consumer.heartbeat(HeartbeatRequest("g", "new", -1), T0)
+    assert "g" not in gc.consumer.groups
+    classic = gc.groups["g"]
+    assert set(classic.members) == set(ids)
+    assert parse_assignment(classic.members[ids[0]].assignment) == {TOPIC: {0, 1, 2}}
+    assert classic.members[ids[0]].assignment[:2] == b"\x00\x01"  # the odd protocol's version

@@ -77,6 +77,15 @@ def parse_subscription(metadata: bytes) -> tuple[int, tuple[str, ...], dict[str,
     return version, topics, owned
 
 
+def subscription_version(metadata: bytes) -> int:
+    """Kafka: ConsumerProtocol.deserializeVersion -- only the leading version of a member's first
+    protocol picks its assignment's version; the rest need not parse (a member that joined a classic
+    group was never parsed but for the selected protocol). 0 when even that is missing."""
+    if len(metadata) < 2:
+        return 0
+    return max(_I16.unpack_from(metadata)[0], 0)
+
+
 def parse_assignment(data: bytes) -> dict[str, set[int]]:
     """ConsumerProtocolAssignment: the partitions by topic name (empty when it does not parse)."""
     try:
@@ -307,7 +316,7 @@ class ClassicMembers:
             return SyncResult(e.code)
         member.sync_deadline = None
         self.cg.schedule_session(group.group_id, member, now_ms)
-        version, _, _ = parse_subscription(member.classic_protocols[0][1])
+        version = subscription_version(member.classic_protocols[0][1])
         return SyncResult(E.none, CONSUMER_PROTOCOL_TYPE, name, encode_assignment(version, self._names(member.assigned)))
 
     def heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int,
@@ -390,7 +399,7 @@ class ClassicMembers:
                                     max(m.rebalance_timeout_ms, 0), session, CONSUMER_PROTOCOL_TYPE,
                                     list(m.classic_protocols))
             classic.add(member)
-            version, _, _ = parse_subscription(m.classic_protocols[0][1])
+            version = subscription_version(m.classic_protocols[0][1])
             member.assignment = assignments[m.member_id] = encode_assignment(version, self._names(m.assigned))
         classic.protocol_name = classic.select_protocol()
         return classic, assignments

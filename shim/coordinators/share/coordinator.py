@@ -16,6 +16,7 @@ partition's aborted-transaction index), are archived as they are first fetched a
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from kafka_codecs.batch import iter_batches
@@ -30,6 +31,8 @@ from .initialization import ShareStateTracker
 from .partition import NO_DEADLINE, SharePartition
 from .sessions import ShareSessionCache
 from .store import ShareStateStore, encode, restore
+
+log = logging.getLogger(__name__)
 
 CONTROL_FLAG = 0x20
 READ_COMMITTED = "read_committed"
@@ -283,7 +286,10 @@ class ShareCoordinator:
                 sp = self.partitions.get((group_id, topic, partition))
                 if sp is not None:
                     sp.release_member(member_id)
-            self._persist(group_id)
+            try:
+                self._persist(group_id)
+            except KafkaError as e:  # Kafka: a failed releaseSession is logged; the session is gone either way
+                log.warning("group %s: releasing member %s's share session: %s", group_id, member_id, e.message)
             self._released()
 
     # -- timers ---------------------------------------------------------------------------------
