@@ -76,20 +76,25 @@ async def test_a_fetch_naming_100000_partitions_holds_the_loop_no_turn_long(topi
 
 async def test_an_incremental_fetch_naming_a_session_of_10000_partitions_ten_times(topics):
     """100,000 entries, the same 10,000 partitions again and again: Kafka's request map holds each
-    once, so the session stays at 10,000 partitions and its next epoch answers them."""
+    once, so the session stays at 10,000 partitions and its next epoch answers them. The CPU bound
+    is checked on the least of three sessions, as the forget test below does: a loaded machine
+    stretches one turn now and then, a per-entry walk's long turn is there every time."""
     node, names = topics
     (first,) = names[:1]
-    raw = await dispatch(node, _frame(node, 13, 0, 0, [first]))
-    session = decode_response(raw, 1, 13)[1].session_id
-    assert session != 0 and NAMED <= MAX_SESSION_PARTITIONS
-    raw, stall = await stall_during(dispatch(node, _frame(node, 13, session, 1, [first] * TOPICS)))
-    response = decode_response(raw, 1, 13)[1]
-    assert (response.error_code, response.session_id) == (E.none, session)
-    # every partition's error is news again (an error is answered every time): all 10,000, in the session's order
-    assert _answered(response, 13) == [(node.logs.topic(first).topic_id, [
-        (i, E.unknown_topic_or_partition) for i in range(CREATED, NAMED)])]
-    assert node.fetch_sessions.stats()["partitions_cached"] == NAMED
-    assert stall.cpu < CPU_LIMIT, stall
+    least = None
+    for sessions in range(1, 4):
+        raw = await dispatch(node, _frame(node, 13, 0, 0, [first]))
+        session = decode_response(raw, 1, 13)[1].session_id
+        assert session != 0 and NAMED <= MAX_SESSION_PARTITIONS
+        raw, stall = await stall_during(dispatch(node, _frame(node, 13, session, 1, [first] * TOPICS)))
+        response = decode_response(raw, 1, 13)[1]
+        assert (response.error_code, response.session_id) == (E.none, session)
+        # every partition's error is news again (an error is answered every time): all 10,000, in order
+        assert _answered(response, 13) == [(node.logs.topic(first).topic_id, [
+            (i, E.unknown_topic_or_partition) for i in range(CREATED, NAMED)])]
+        assert node.fetch_sessions.stats()["partitions_cached"] == NAMED * sessions  # 10,000 each
+        least = stall if least is None or stall.cpu < least.cpu else least
+    assert least.cpu < CPU_LIMIT, least
 
 
 async def test_an_incremental_fetch_forgetting_100000_partitions(topics):

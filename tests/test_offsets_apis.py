@@ -113,8 +113,8 @@ async def test_delete_records_moves_earliest_and_fences_fetch(node, topic):
     assert await list_offsets(node, TS) == (ErrorCode.none, 4, TS + 5)
 
     below = await fetch(node, 3)
-    assert below.error_code == ErrorCode.offset_out_of_range
-    assert below.log_start_offset == 4
+    assert below.error_code == ErrorCode.offset_out_of_range  # offsets unknown, as Kafka's failed read
+    assert (below.high_watermark, below.last_stable_offset, below.log_start_offset) == (-1, -1, -1)
     at = await fetch(node, 4)
     assert at.error_code == ErrorCode.none and at.log_start_offset == 4 and at.high_watermark == 11
 
