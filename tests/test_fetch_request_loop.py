@@ -24,6 +24,10 @@ from shim.protocol.messages import RequestHeader, decode_response, encode_reques
 TOPICS, NAMED, CREATED = 10, 10_000, 100  # 100,000 partitions named, 1,000 of them there
 CPU_LIMIT = 0.04  # seconds of the loop thread's CPU in one stretch
 FORGET_CPU_LIMIT = 0.05  # measured beside the suite: 22-33 ms; the walk one by one it guards against, 74-77 ms
+# The incremental request naming a session's 10,000 partitions ten times: 24 ms alone, 41 ms and more
+# late in a full fresh-clone run (a large heap's caches); the one-turn build it guards against, 80-100 ms
+# alone, more beside the suite.
+SESSION_CPU_LIMIT = 0.065
 
 
 def _frame(node, version, session_id, epoch, topics, named=NAMED, forget=()):
@@ -94,7 +98,7 @@ async def test_an_incremental_fetch_naming_a_session_of_10000_partitions_ten_tim
             (i, E.unknown_topic_or_partition) for i in range(CREATED, NAMED)])]
         assert node.fetch_sessions.stats()["partitions_cached"] == NAMED * sessions  # 10,000 each
         least = stall if least is None or stall.cpu < least.cpu else least
-    assert least.cpu < CPU_LIMIT, least
+    assert least.cpu < SESSION_CPU_LIMIT, least
 
 
 async def test_an_incremental_fetch_forgetting_100000_partitions(topics):
