@@ -33,7 +33,7 @@ import org.apache.kafka.common.Uuid;
 /**
  * Scenarios run with the stock Java clients (kafka-clients 3.9): producer, transactions, consumer
  * and Admin. Each scenario only observes and records; compat/test_java_clients.py holds the
- * expectations. Offsets in comments assume a fresh topic. See compat/scenarios.py for the specs.
+ * expectations. Offsets in comments assume a fresh topic. See compat/scenarios/ for the specs.
  */
 public final class KafkaDriver {
     static final String RC = "read_committed";
