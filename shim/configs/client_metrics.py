@@ -91,7 +91,9 @@ def _check_pattern(pattern: str) -> None:
         raise illegal
     try:
         re.compile(pair[1].strip())
-    except re.error:
+    except (re.error, OverflowError, RecursionError):
+        # a repetition past 2^32 (java.util.regex: "Illegal repetition range") or groups nested past
+        # what Python's parser recurses into: refused, not an internal error
         raise illegal from None
 
 
