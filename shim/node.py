@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 
@@ -38,6 +39,11 @@ from .security.session import enabled_mechanisms
 from .storage import fs, recovery_point
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
+
+
+log = logging.getLogger(__name__)
+# After a coordinator's tick failed, that tick is tried again this much later (the others run as due).
+TICK_RETRY_MS = 1000
 
 
 def now_ms() -> int:
@@ -342,9 +348,22 @@ class Node:
             self._last_checkpoint = now
         if now >= self._next_producer_expiration:  # producer.id.expiration.ms is dynamic: read it each time
             self.logs.remove_expired_producers(now, self.config.producer_id_expiration_ms)
+            self.cluster.remove_expired_producers(now, self.config.producer_id_expiration_ms)
             self._next_producer_expiration = now + self.config.producer_id_expiration_check_interval_ms
-        return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(), self.txn.tick(now),
-                   self.groups.tick(now), self.cluster.tick(now), self.share.tick(now))
+        return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(),
+                   *(self._contained(tick, now) for tick in (self.txn.tick, self.groups.tick, self.cluster.tick,
+                                                             self.share.tick)))
+
+    @staticmethod
+    def _contained(tick, now: int) -> int:
+        """One coordinator's tick: a failure is logged and that tick alone tried again
+        TICK_RETRY_MS later, so the others still run (Kafka runs each coordinator's timers on
+        schedulers of their own, none held by another's failure)."""
+        try:
+            return tick(now)
+        except Exception:
+            log.exception("%s failed; retrying in %d ms", getattr(tick, "__qualname__", tick), TICK_RETRY_MS)
+            return now + TICK_RETRY_MS
 
     def _checkpoint_due(self) -> int:
         """When the partitions' recovery points are next written (shim.storage.recovery_point): as

@@ -510,10 +510,13 @@ class TransactionCoordinator:
             except KafkaError as e:  # Kafka: the ids stay, and the next check tries again
                 log.info("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
                 continue
-            for chunk in append_tombstones(plog, ids, now_ms):
-                for t in chunk:
-                    del self.txns[t]
-                expired += chunk
+            try:
+                for chunk in append_tombstones(plog, ids, now_ms):
+                    for t in chunk:
+                        del self.txns[t]
+                    expired += chunk
+            except KafkaError as e:  # Kafka: removeFromCacheCallback keeps the ids of a failed append
+                log.warning("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
         for t in expired:
             log.info("transactional id %s expired: unchanged for %d ms or more", t, self.id_expiration_ms)
         return expired
