@@ -779,6 +779,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("producer.not_enough_replicas", "acks=all below min.insync.replicas (simulated cluster)",
              "ProducerFailureHandlingTest: a record near max.message.bytes written with min.insync.replicas=2; with a "
              "replica down NotEnoughReplicasException; written again once it is back.", ("java",)),
+    Scenario("admin.describe_producers_follower", "describeProducers answered by a follower (simulated cluster)",
+             "DescribeProducersOptions.brokerId: the follower describes the producer the leader does, a broker "
+             "without a replica fails with NotLeaderOrFollowerException; a slowed follower describes the last "
+             "sequence it fetched until it catches up.", ("java",)),
     Scenario("consumer.seek", "seekToEnd, seekToBeginning and seek",
              "PlaintextConsumerTest.testSeek on uncompressed and gzip batches: positions 50, 0 and 25 and the "
              "records there.", ("java",)),

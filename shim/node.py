@@ -353,6 +353,7 @@ class Node:
             self._last_checkpoint = now
         if now >= self._next_producer_expiration:  # producer.id.expiration.ms is dynamic: read it each time
             self.logs.remove_expired_producers(now, self.config.producer_id_expiration_ms)
+            self.cluster.remove_expired_producers(now, self.config.producer_id_expiration_ms)
             self._next_producer_expiration = now + self.config.producer_id_expiration_check_interval_ms
         return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(),
                    *(self._contained(tick, now) for tick in (self.txn.tick, self.groups.tick, self.cluster.tick,

@@ -35,8 +35,8 @@ from kio.serial._introspect import classify_field, get_field_tag
 
 from kafka_codecs import encode_batch
 
-from .vocabulary import (CHURN_APIS, CHURN_TOPICS, CONFIG_APIS, GROUPS, SHARE_GROUPS, TOPICS, classic_assignment,
-                         classic_protocol, config_resource)
+from .vocabulary import (CHURN_APIS, CHURN_TOPICS, CLIENT_IDS, CONFIG_APIS, GROUPS, HOSTILE_REGEXES, SANE_REGEXES,
+                         SHARE_GROUPS, TOPICS, classic_assignment, classic_protocol, config_resource, describe_cursor)
 from shim.apis.registry import served
 from shim.config import BrokerConfig
 from shim.event_loops import default_choice, loop_factory
@@ -53,7 +53,7 @@ TXN_IDS = ("tx0", "tx1")
 # The state machines get most of the steps; every other served API some.
 STATEFUL = {8: 3, 9: 2, 10: 1, 11: 4, 12: 3, 13: 2, 14: 4, 15: 1, 16: 1, 19: 1, 20: 1, 22: 3, 24: 3, 25: 2,
             26: 3, 28: 3, 35: 1, 37: 1, 42: 1, 44: 2, 47: 1, 65: 2, 66: 2, 68: 8, 69: 2, 76: 6, 77: 1, 78: 6, 79: 5,
-            90: 1, 91: 1, 92: 1, 0: 3, 1: 5, 71: 1, 72: 2}
+            90: 1, 91: 1, 92: 1, 0: 3, 1: 5, 71: 2, 72: 2, 61: 1, 75: 2}
 # Where Kafka answers UNKNOWN_SERVER_ERROR itself: CreatePartitions past the controller's records per
 # request (k37), quota requests past their entity bound (shim/coordinators/client_quotas.py), a
 # JoinGroup of a pending member with an instance id (Kafka's IllegalStateException), an assignor
@@ -75,7 +75,6 @@ def _client_metrics_interval(response) -> bool:
     return all(r.resource_type == 16 and r.error_message is None for r in response.responses if r.error_code == -1)
 TIMEDELTA_MAX_MS = 999_999_999 * 86_400_000  # the largest milliseconds a timedelta holds either way (about 2**56)
 HOSTILE_STRINGS = ("", "a" * 300, "t" * 32767, "é\u2603", "__consumer_offsets")
-REGEXES = ("t.*", "t[0-1]", "[", "(", ".*", "(a|a)*$", "t0|t1|zz")
 CLIENT_MEMBER_IDS = ("0ZbCkgAHQk2dwvQnVjpbBw", "GjK7vS8VRY2sS8mUjVbUvA", "fmt9dmVVRnOfYzdmEVn1Cg")  # KIP-1082
 ASSIGNORS = ("uniform", "range", "simple", "bogus", "")
 PROTOCOL_TYPES = ("consumer", "connect", "")
@@ -112,6 +111,7 @@ class Pools:
         self.session_epochs: dict[str, int] = {}  # member id -> the next share session epoch
         self.fetch_sessions: dict[int, int] = {}  # KIP-227 session id -> the epoch its next request carries
         self.telemetry: list[tuple[uuid.UUID, int]] = []  # (client instance id, subscription id) handed out
+        self.cursors: list[tuple[str, int]] = []  # DescribeTopicPartitions next cursors handed out
 
     def learn(self, entity, request=None) -> None:
         kind = type(entity).__name__
@@ -125,6 +125,8 @@ class Pools:
                 del self.fetch_sessions[next(iter(self.fetch_sessions))]
         if kind == "GetTelemetrySubscriptionsResponse" and entity.error_code == 0:
             _remember(self.telemetry, (entity.client_instance_id, entity.subscription_id))
+        if kind == "DescribeTopicPartitionsResponse" and entity.next_cursor is not None:
+            _remember(self.cursors, (entity.next_cursor.topic_name, entity.next_cursor.partition_index))
         for f in dataclasses.fields(entity):
             value = getattr(entity, f.name)
             if dataclasses.is_dataclass(value):
@@ -215,6 +217,8 @@ class Builder:
             values["subscribed_topic_names"] = values.get("subscribed_topic_names") or self.topics[:2]
         if "session_epoch" in values and "session_id" in values:
             self.cohere_fetch(values)
+        if self.key == 75 and "response_partition_limit" in values:
+            describe_cursor(rng, values, pools.cursors, self.topics, self.hostile)
         if "subscription_id" in values and pools.telemetry and rng.random() < 0.8:
             values["client_instance_id"], values["subscription_id"] = rng.choice(pools.telemetry)
         if "share_session_epoch" in values and self.sane and pools.share_members:
@@ -327,7 +331,7 @@ class Builder:
         if "transactional" in name:
             return rng.choice(TXN_IDS)
         if "regex" in name:
-            return rng.choice(REGEXES[:2] if self.sane else REGEXES)
+            return rng.choice(SANE_REGEXES if self.sane else SANE_REGEXES + HOSTILE_REGEXES)
         if "assignor" in name or name == "protocol_name":
             return rng.choice(ASSIGNORS[:2] if self.sane else ASSIGNORS)
         if name == "protocol_type":
@@ -540,7 +544,7 @@ class StatefulRun:
         try:
             request = self.builder.request(key, version)
             self.corr += 1
-            frame = encode_request(RequestHeader(key, version, self.corr, "fuzz"), request)
+            frame = encode_request(RequestHeader(key, version, self.corr, self.rng.choice(CLIENT_IDS)), request)
             if key == 85:
                 self.state_written.add(request.group_id)
         except Exception:  # noqa: BLE001 - kio refuses a value this version cannot carry: no request
