@@ -7,6 +7,7 @@ import pytest
 from shim.cluster import GROUP, NO_LEADER, TRANSACTION, Cluster, PartitionState, placement
 from shim.coordinators.partitioning import partition_for
 from shim.errors import ErrorCode, KafkaError
+from shim.storage.producer_state import ProducerStateManager
 
 
 class FakeLog:
@@ -14,6 +15,7 @@ class FakeLog:
         self.log_end_offset = end
         self.leader_epoch = 0
         self.high_watermark_limit = None
+        self.producer_state = ProducerStateManager()
 
 
 def cluster(tmp_path=None, nodes=(0, 1, 2), **kw):

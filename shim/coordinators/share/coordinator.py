@@ -180,11 +180,7 @@ class ShareCoordinator:
     def _member_gone(self, group_id: str, member_id: str) -> None:
         for session in self.sessions.of_member(group_id, member_id):
             self.sessions.close(group_id, member_id, session.node_id)
-        for (g, _, _), sp in self.partitions.items():
-            if g == group_id:
-                sp.release_member(member_id)
-        self._persist(group_id)
-        self._released()
+        self._release(group_id, member_id, [(t, p) for g, t, p in self.partitions if g == group_id])
 
     def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
         """The share partition's durable state was written from outside (the share coordinator's
@@ -282,15 +278,26 @@ class ShareCoordinator:
         """The member's session with broker ``node_id`` ends: it gives up what it holds there."""
         session = self.sessions.close(group_id, member_id, node_id)
         if session is not None:
-            for topic, partition in session.partitions:
-                sp = self.partitions.get((group_id, topic, partition))
-                if sp is not None:
-                    sp.release_member(member_id)
-            try:
-                self._persist(group_id)
-            except KafkaError as e:  # Kafka: a failed releaseSession is logged; the session is gone either way
-                log.warning("group %s: releasing member %s's share session: %s", group_id, member_id, e.message)
-            self._released()
+            self._release(group_id, member_id, session.partitions)
+
+    def _release(self, group_id: str, member_id: str, partitions) -> None:
+        """What the member holds of ``partitions`` ((topic, partition)) is released, once written
+        (Kafka: SharePartition.releaseAcquiredRecords). A failed write is logged, as Kafka logs a
+        failed releaseSession, and the release rolled back (rollbackOrProcessStateUpdates): the
+        records stay acquired by the member until their locks expire, as the disk has them."""
+        changed = {}
+        for topic, partition in partitions:
+            sp = self.partitions.get((group_id, topic, partition))
+            if sp is not None:
+                changed[(topic, partition)] = sp.copy()
+                changed[(topic, partition)].release_member(member_id)
+        try:
+            self._persist(group_id, changed)
+        except KafkaError as e:
+            log.warning("group %s: releasing what member %s holds: %s", group_id, member_id, e.message)
+            return
+        self.partitions.update({(group_id, t, p): sp for (t, p), sp in changed.items()})
+        self._released()
 
     # -- timers ---------------------------------------------------------------------------------
 
@@ -304,7 +311,10 @@ class ShareCoordinator:
             self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
         for group_id in sorted(expired):
-            self._persist(group_id)
+            try:
+                self._persist(group_id)
+            except KafkaError as e:  # Kafka: an expired lock releases its records even if the write fails
+                log.error("group %s: writing the share state of expired acquisition locks: %s", group_id, e.message)
         if expired:
             self._released()
         self.store.tick(now_ms)  # cold share partitions snapshotted again, so the state topic can be pruned
