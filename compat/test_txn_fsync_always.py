@@ -3,7 +3,8 @@ ends by itself and WriteTxnMarkers' markers are fsynced by the group commit off 
 (shim.txn_steps, shim.apis.k27_write_txn_markers): librdkafka's transaction that outlives its
 transaction.timeout.ms, and one a second producer's init_transactions fences, are aborted with
 each step written once the one before is on disk (PrepareAbort, ABORT marker, CompleteAbort);
-Java's Admin.abortTransaction (WriteTxnMarkers) succeeds. No segment file is fsynced on the loop."""
+Java's transactional producer (3.9.1) is fenced by the broker's abort of its timed-out transaction
+and its Admin.abortTransaction (WriteTxnMarkers) succeeds. No segment file is fsynced on the loop."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from tests.test_produce_group_commit import RecordingDisk
 
 pytestmark = pytest.mark.shim_only("watches the broker's own disk")
 TXN_LOG = "__transaction_state-"
+FENCED = {"org.apache.kafka.common.errors.ProducerFencedException",
+          "org.apache.kafka.common.errors.InvalidProducerEpochException"}
 
 
 @pytest.fixture
@@ -123,4 +126,19 @@ def test_java_admin_abort_transaction_writes_its_marker_off_the_loop(broker, jav
     obs = result["observed"]
     assert (obs["after_commit"], obs["while_open"], obs["abort"], obs["after_abort"]) == (1, 1, None, 2)
     assert obs["end"] == 5 and obs["abort_again"] is None  # the Admin's two WriteTxnMarkers both answered
+    assert broker.disk.on_loop == []
+
+
+def test_java_transaction_timed_out_is_aborted_off_the_loop(broker, java_drivers):
+    """KafkaDriver's txn.timeout (kafka-clients 3.9.1, transaction.timeout.ms=2000): the broker's
+    abort of the open transaction, as compat/test_java_clients.py expects it, under --fsync always."""
+    out = java_drivers.run("KafkaDriver", "txn.timeout", broker.bootstrap_servers, timeout=300, prefix="fsync",
+                           parallel=1, timeout_s=90)
+    result = out["results"]["txn.timeout"]
+    assert result["ok"], result
+    obs = result["observed"]
+    assert obs["aborted_by_broker"] is True and obs["state_after_timeout"] == "COMPLETE_ABORT", obs
+    assert (obs["lso_after"], obs["leo_after"]) == (2, 2) and obs["read_committed"] == []
+    for failure in (obs["send_error"], obs["commit_error"]):  # fenced by the abort's epoch bump
+        assert failure is not None and FENCED & set(failure["chain"]), failure
     assert broker.disk.on_loop == []
