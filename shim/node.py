@@ -39,6 +39,7 @@ from .security.session import enabled_mechanisms
 from .storage import fs, recovery_point
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
+from .txn_steps import TxnSteps
 
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,10 @@ class Node:
         )
         self.txn.check_min_isr = self.cluster.check_min_isr
         self.txn.load(now_ms())
+        self.txn_steps = None
+        if self.logs.group_commit is not None:  # fsync "always": its own steps fsynced off the loop, in order
+            self.txn_steps = TxnSteps(self.txn, self.logs.group_commit, now_ms)
+            self.txn.stage_steps, self.txn.on_staged = self.txn_steps.attach, self.txn_steps.staged
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
         settings = share_settings(config.extra)
@@ -409,4 +414,6 @@ class Node:
         return info.partitions if info is not None else 0
 
     def close(self) -> None:
+        if self.txn_steps is not None:
+            self.txn_steps.close()
         self.logs.close()

@@ -1,7 +1,7 @@
-"""What the stateful fuzzer (stateful.py) says beyond kio's schema: classic consumers' embedded
-ConsumerProtocolSubscription and ConsumerProtocolAssignment, so classic members join consumer groups
-(mixed groups, online upgrade and downgrade); config resources of every type (TOPIC, BROKER,
-BROKER_LOGGER, CLIENT_METRICS, GROUP) with their own config names and values (CLIENT_METRICS
+"""What the stateful fuzzer (stateful.py, builder.py) says beyond kio's schema: classic consumers'
+embedded ConsumerProtocolSubscription and ConsumerProtocolAssignment, so classic members join
+consumer groups (mixed groups, online upgrade and downgrade); config resources of every type (TOPIC,
+BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP) with their own config names and values (CLIENT_METRICS
 ``match`` patterns that backtrack, overflow or need a backreference, against client ids that make a
 backtracking matcher crawl); the topics that CreateTopics, CreatePartitions and DeleteTopics churn
 while groups subscribe to them; KIP-848 regexes RE2 refuses or that match the churned topics; and
