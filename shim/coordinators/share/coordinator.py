@@ -55,6 +55,7 @@ class ShareCoordinator:
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
         self.topic_hashes = TopicHashes()  # each topic's part of the metadata hash, kept (shared with consumer groups)
+        self.topics_version = lambda: None  # moves on with every change of the topics; None: unknown (node.py)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
@@ -166,7 +167,8 @@ class ShareCoordinator:
         """What a share group's assignment and metadata hash depend on: each topic's partition count
         and id, and the kept hash of each topic (its partitions' racks looked at once, not at every
         heartbeat)."""
-        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash)
+        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash,
+                      self.topics_version())
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
