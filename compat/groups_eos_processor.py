@@ -81,13 +81,24 @@ async def aiokafka(bootstrap, source, sink, group, txn_id):
             await asyncio.sleep(random.uniform(0, PAUSE_S))
 
 
+# librdkafka's settings for a single broker that restarts on the same address. By default
+# (metadata.recovery.strategy=rebootstrap, KIP-899) it re-bootstraps once its only broker is down,
+# which decommissions the broker handle it cached as group coordinator: the next
+# send_offsets_to_transaction then waits on that handle until the Liveness watchdog ends the process
+# (confluentinc/librdkafka#5511), after most broker restarts. And its reconnect backoff doubles up to
+# reconnect.backoff.max.ms (10 s): a restart of a few seconds left the group coordinator's next
+# connect attempt up to 9.9 s after the broker was back. Without either, each client reconnects to the
+# same broker id at the same address within half a second of its restart.
+BROKER_RESTARTS = {"metadata.recovery.strategy": "none", "reconnect.backoff.max.ms": 500}
+
+
 def confluent_kafka(bootstrap, source, sink, group, txn_id, consumer_protocol=False):
     import confluent_kafka as ck
 
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id, **BROKER_RESTARTS})
     producer.init_transactions(60)
     conf = {"bootstrap.servers": bootstrap, "group.id": group, "isolation.level": "read_committed",
-            "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+            "enable.auto.commit": False, "auto.offset.reset": "earliest", **BROKER_RESTARTS}
     if consumer_protocol:
         # KIP-848: the broker times sessions out (group.consumer.session.timeout.ms) and a killed
         # static member's instance id stays unreleased until then, so the member is dynamic.

@@ -1,4 +1,4 @@
-"""The compatibility matrix: every client x scenario of compat/scenarios.py, filled by running the
+"""The compatibility matrix: every client x scenario of compat/scenarios/, filled by running the
 compat suites through pytest.
 
     .venv/bin/python -m compat.matrix                      # run, print, write compat/MATRIX.md + matrix.json
@@ -8,7 +8,7 @@ compat suites through pytest.
     .venv/bin/python -m compat.matrix -- -k kcat           # extra pytest arguments after --
 
 A test fills a cell through its ``compat(client=..., scenario=...)`` marker or a ``NODE_IDS``
-pattern in compat/scenarios.py; only those tests are run. A cell passes when all of its tests
+pattern in compat/scenarios/; only those tests are run. A cell passes when all of its tests
 pass; any other cell says why (failure message, skip or xfail reason).
 
 Client libraries' own test suites (compat/peers) run after the scenarios and get a section of their
@@ -190,13 +190,13 @@ def _cell_text(cell: dict, limit: int = 70) -> str:
 
 def markdown(matrix: dict, out: Path = HERE) -> str:
     clients = list(matrix["clients"])
-    rel = {name: os.path.relpath(HERE / name, out) for name in ("scenarios.py", "README.md")}
+    rel = {name: os.path.relpath(HERE / name, out) for name in ("scenarios", "README.md")}
     lines = [
         "# Compatibility matrix",
         "",
         f"Generated {matrix['generated']} by `python -m compat.matrix` at commit `{matrix['commit']}` "
         f"against **{matrix['target']}**. Scenarios are specified in "
-        f"[compat/scenarios.py]({rel['scenarios.py']}); how to run them is in [compat/README.md]({rel['README.md']}).",
+        f"[compat/scenarios/]({rel['scenarios']}); how to run them is in [compat/README.md]({rel['README.md']}).",
         *(f"\n{note}" for note in matrix.get("notes", [])),
         "",
         "| client | what | version |",

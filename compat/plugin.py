@@ -11,7 +11,7 @@
   compiles start in the background as soon as they are collected (see pytest_collection_finish);
 * ``apache_kafka`` (session): an Apache Kafka container via testcontainers, or a skip;
 * marker ``compat(client=..., scenario=...)``: names the matrix cell a test fills (scenario ids
-  from compat/scenarios.py); module-level and test-level markers merge;
+  from compat/scenarios/); module-level and test-level markers merge;
 * marker ``shim_only(reason)``: the test needs a kafka-shim of its own (it kills or restarts the
   broker, puts a proxy in front of it or reads its internals); with an external target it is
   skipped with that reason instead of quietly running against kafka-shim again.

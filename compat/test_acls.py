@@ -52,7 +52,7 @@ MISSING = {
         "aiokafka": "TopicAuthorizationFailedError"}),
 }
 PRODUCER_ACLS = ("txn-write", "topic-write")
-# each Python client is a cell of the compatibility matrix (compat/scenarios.py, security.acls)
+# each Python client is a cell of the compatibility matrix (compat/scenarios/, security.acls)
 PY_CLIENTS = [pytest.param(c, id=c.name, marks=pytest.mark.compat(client=c.name, scenario="security.acls"))
               for c in ACL_CLIENTS]
 JAVA_CELL = pytest.mark.compat(client="java", scenario="security.acls")

@@ -1,6 +1,6 @@
 """Java Admin (kafka-clients 3.9.1) calls beyond topics and transactions: compat/java/AdminDriver.java
 runs every scenario once per module and reports what it observed; each test holds one scenario's
-expectations (see compat/scenarios.py), which are Apache Kafka 3.9's answers on one broker."""
+expectations (see compat/scenarios/), which are Apache Kafka 3.9's answers on one broker."""
 
 from __future__ import annotations
 

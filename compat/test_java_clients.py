@@ -1,6 +1,6 @@
 """Java kafka-clients 3.9.1 against the broker under test: compat/java/KafkaDriver.java runs every
 scenario once per module (one JVM, scenarios in parallel on their own topics) and reports what it
-observed; each test below holds one scenario's expectations (see compat/scenarios.py)."""
+observed; each test below holds one scenario's expectations (see compat/scenarios/)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Java Admin (kafka-clients 3.9.1) cluster-level calls: compat/java/ClusterAdminDriver.java runs
 the scenarios once per module and reports what it observed; each test holds one scenario's
-expectations (see compat/scenarios.py), which are Apache Kafka 3.9's answers on one combined node."""
+expectations (see compat/scenarios/), which are Apache Kafka 3.9's answers on one combined node."""
 
 from __future__ import annotations
 

@@ -33,6 +33,21 @@ def test_accept_release_reject_and_the_delivery_limit(tmp_path, java4):
         "a8": [1, 2, 3, 4, 5], "end": [1]}
 
 
+@pytest.mark.compat(client="java", scenario="share.acknowledgements")
+def test_records_a_closing_consumer_held_come_back_with_their_delivery_count(tmp_path, java4):
+    """Kafka 4.1's ShareConsumerTest.testDeliveryCountDifferentBehaviorWhenClosingSessionWithExplicitAcknowledgement
+    with KafkaShareConsumer: the record acknowledged RELEASE comes back with delivery count 2, the
+    one the consumer closed on without acknowledging with 1 (releaseAcquiredRecords'
+    DeliveryCountOps.DECREASE, KAFKA-17541)."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
+        bs = broker.bootstrap_servers
+        share_topic(bs, "share-close-count", 1, "share-close-count-G")
+        out = java4.run("ShareAckDriver", ["share.close_count"], bs, timeout=300, timeout_s=150)
+    result = out["results"]["share.close_count"]
+    assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
+    assert result["observed"]["deliveries"] == {"held": [1, 1], "released": [1, 2]}
+
+
 @pytest.mark.compat(client="java", scenario="share.durability")
 def test_kill_9_mid_consumption_loses_nothing_and_redelivers_nothing_acknowledged(shim_process, free_port, tmp_path,
                                                                                    java4):

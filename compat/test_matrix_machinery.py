@@ -61,8 +61,8 @@ def test_markdown_has_the_notes_and_links_relative_to_where_it_is_written():
     beside = matrix.markdown(m)  # compat/MATRIX.md
     below = matrix.markdown(m, matrix.HERE / "apache-kafka")  # compat/apache-kafka/MATRIX.md
     assert "against **Apache Kafka 3.9.0**" in beside and "\nBuilt from source here.\n" in beside
-    assert "[compat/scenarios.py](scenarios.py)" in beside and "[compat/README.md](README.md)" in beside
-    assert "[compat/scenarios.py](../scenarios.py)" in below and "[compat/README.md](../README.md)" in below
+    assert "[compat/scenarios/](scenarios)" in beside and "[compat/README.md](README.md)" in beside
+    assert "[compat/scenarios/](../scenarios)" in below and "[compat/README.md](../README.md)" in below
     # a cell that is not a pass says why
     assert "not run against x: restarts the broker" in below.split("## Cells that are not a pass", 1)[1]
 
@@ -70,8 +70,8 @@ def test_markdown_has_the_notes_and_links_relative_to_where_it_is_written():
 def test_markdown_links_resolve_from_the_output_directory():
     out = matrix.HERE / "apache-kafka"
     md = matrix.markdown(_small_matrix(), out)
-    link = md.split("[compat/scenarios.py](", 1)[1].split(")", 1)[0]
-    assert (out / link).resolve() == (matrix.HERE / "scenarios.py").resolve()
+    link = md.split("[compat/scenarios/](", 1)[1].split(")", 1)[0]
+    assert (out / link).resolve() == (matrix.HERE / "scenarios").resolve()
 
 
 def _peer_suite(differences=()) -> dict:

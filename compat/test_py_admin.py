@@ -1,5 +1,5 @@
 """admin.topics and admin.list_offsets_isolation with the Python clients' admin APIs
-(compat/scenarios.py): kafka.KafkaAdminClient (kafka-python), confluent_kafka.admin.AdminClient
+(compat/scenarios/): kafka.KafkaAdminClient (kafka-python), confluent_kafka.admin.AdminClient
 and aiokafka.admin.AIOKafkaAdminClient.
 
 * admin.topics, all three: create a 3-partition topic, create it again (the client's

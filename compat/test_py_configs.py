@@ -1,5 +1,5 @@
 """admin.topic_configs, admin.broker_configs and topic.compression_zstd with the Python clients
-(compat/scenarios.py): kafka.KafkaAdminClient (kafka-python) and confluent_kafka.admin.AdminClient
+(compat/scenarios/): kafka.KafkaAdminClient (kafka-python) and confluent_kafka.admin.AdminClient
 create topics with configs, describe and alter topic and broker configs; a topic created with
 compression.type=zstd holds zstd batches whatever the producers of kafka-python (none),
 confluent-kafka (gzip) and aiokafka (lz4) sent, and all three read them back.

@@ -1,4 +1,4 @@
-"""consumer.group_commit and eos.send_offsets (compat/scenarios.py) with the Python clients,
+"""consumer.group_commit and eos.send_offsets (compat/scenarios/) with the Python clients,
 kafka-python, aiokafka and confluent-kafka: each library's subscribe()d group member
 (compat/groups_support.py) and producers (compat/txn_clients.py), and its admin client.
 
@@ -28,7 +28,7 @@ from compat.txn_clients import CLIENT_NAMES, settle
 TIMEOUT = 60
 RC, RU = "read_committed", "read_uncommitted"
 
-# One test per client library; compat/scenarios.py maps each node id to its matrix cell.
+# One test per client library; compat/scenarios/ maps each node id to its matrix cell.
 each_client = pytest.mark.parametrize("client_name", CLIENT_NAMES)
 
 

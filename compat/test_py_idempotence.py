@@ -1,4 +1,4 @@
-"""producer.idempotent_default with the Python clients (compat/scenarios.py).
+"""producer.idempotent_default with the Python clients (compat/scenarios/).
 
 Each client's idempotent producer writes 10 records to each of 2 partitions, interleaved across
 the partitions; every record is acknowledged at offsets 0..9 of its partition, a consumer of the

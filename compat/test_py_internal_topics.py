@@ -1,4 +1,4 @@
-"""admin.internal_topics with confluent-kafka (compat/scenarios.py): right after a group's first
+"""admin.internal_topics with confluent-kafka (compat/scenarios/): right after a group's first
 FindCoordinator (a consumer group's offsets listed through the AdminClient) and a transactional
 id's (init_transactions), Metadata lists __consumer_offsets and __transaction_state as Kafka's
 FindCoordinator creates them (AutoTopicCreationManager): internal, 50 partitions, the internal

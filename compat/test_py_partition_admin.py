@@ -1,4 +1,4 @@
-"""The partition admin calls and quota throttling with the Python clients (compat/scenarios.py):
+"""The partition admin calls and quota throttling with the Python clients (compat/scenarios/):
 
 * admin.create_partitions: kafka-python, confluent-kafka and aiokafka grow a topic and get Kafka's
   errors for a count that is not an increase, an assignment naming another broker and an unknown topic.

@@ -1,4 +1,4 @@
-"""txn.interleaved with the Python clients (compat/scenarios.py).
+"""txn.interleaved with the Python clients (compat/scenarios/).
 
 Two transactions of the same client library write one record at a time in turn on one partition
 (keep-i, drop-i), with a plain record after every 10 pairs: 63 records at offsets 0..62. "drop"

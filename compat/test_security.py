@@ -5,7 +5,7 @@ committed, read read_committed; a wrong password reported as the client reports 
 SASL_AUTHENTICATION_FAILED, with Kafka's message), and mutual TLS on an SSL listener with
 ssl.client.auth=required (all three, and Java with PEM stores; the broker names the client by its
 certificate's distinguished name, as Kafka's default principal mapping does). Over SASL_SSL with
-SCRAM-SHA-512 each of the three, kcat and Java also runs compat/scenarios.py's txn.seed and a
+SCRAM-SHA-512 each of the three, kcat and Java also runs the txn.seed scenario (compat/scenarios/) and a
 consumer group, and gets SASL_AUTHENTICATION_FAILED for a wrong password. librdkafka re-authenticates
 (KIP-368), and kcat's old librdkafka shows the SCRAM nonce check of Kafka 3.9 and of 4.0.
 
@@ -87,7 +87,7 @@ def test_wrong_password_is_sasl_authentication_failed(secure, client, protocol, 
 
 @pytest.mark.parametrize("client", WITH_KCAT, ids=lambda c: c.name)
 def test_seed_scenario_over_sasl_ssl_scram(secure, client):
-    """compat/scenarios.py's txn.seed over SASL_SSL with SCRAM-SHA-512: a-1, a-2 aborted, plain-1, then
+    """the txn.seed scenario (compat/scenarios/) over SASL_SSL with SCRAM-SHA-512: a-1, a-2 aborted, plain-1, then
     b-1, b-2 committed, each by its own producer (kcat, which cannot abort, reads what
     confluent-kafka wrote)."""
     reader, t = client(settings(secure, "SASL_SSL", "SCRAM-SHA-512")), topic()

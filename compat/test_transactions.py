@@ -5,7 +5,7 @@ They run against ``compat_target``: an in-process kafka-shim by default, or an A
 with ``--kafka-bootstrap`` / ``KAFKA_SHIM_TARGET``; nothing here looks inside the broker, so every
 expectation must hold on Apache Kafka too. Where Kafka writes markers asynchronously after
 answering EndTxn, the tests wait for the marker's offset before the next write, so the offsets of
-compat/scenarios.py are exact on both.
+compat/scenarios/ are exact on both.
 """
 
 from __future__ import annotations

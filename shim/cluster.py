@@ -12,7 +12,12 @@ partition's leader moves the coordinator.
 Replication is simulated: a follower normally holds the leader's log end. A slowed follower
 stops at the log end it had (its fetched offset), so the high watermark, the smallest log end in
 the ISR, stops there too; after replica.lag.time.max.ms without catching up it leaves the ISR
-(Kafka: Partition.maybeShrinkIsr / Replica.isCaughtUp) and the high watermark moves on. Leader
+(Kafka: Partition.maybeShrinkIsr / Replica.isCaughtUp) and the high watermark moves on. Its
+producer state is the one its log end gave: the leader's when it was slowed, kept apart until it
+catches up (what DescribeProducers sent to it answers, as a Kafka follower answers from its own
+log: ReplicaManager.activeProducerState). It catches up when unslowed, elected, or back from
+``node_down`` (a restarted broker's fetcher starts afresh), never rejoining the ISR below the high
+watermark (Kafka: Partition.isFollowerInSync), so the high watermark never moves back. Leader
 changes bump the leader epoch and record the new epoch's start offset, the leader's log end
 (Kafka: Partition.makeLeader, LeaderEpochFileCache.assign), which is what OffsetForLeaderEpoch
 answers from. The table is written atomically to ``__cluster_metadata/cluster.json`` after each change.
@@ -30,7 +35,8 @@ from typing import Callable
 
 from .coordinators.partitioning import partition_for
 from .errors import ErrorCode, KafkaError
-from .storage import fs
+from .storage import fs, snapshot
+from .storage.producer_state import ProducerStateManager
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 OFFSETS_TOPIC, TXN_TOPIC, SHARE_STATE_TOPIC = "__consumer_offsets", "__transaction_state", "__share_group_state"
@@ -124,6 +130,7 @@ def offline_state(s: PartitionState) -> OfflineState:
 class SlowFollower:
     end_offset: int  # the log end it has fetched up to
     caught_up_ms: int  # when it last held the leader's log end
+    producer_state: ProducerStateManager | None = None  # what its log up to end_offset gave
 
 
 class Cluster:
@@ -207,6 +214,28 @@ class Cluster:
             raise KafkaError(ErrorCode.not_leader_or_follower)
         return s
 
+    def check_replica(self, node_id: int, topic: str, partition: int) -> PartitionState:
+        """The state when ``node_id`` holds a replica of the partition, leader or follower, else
+        NOT_LEADER_OR_FOLLOWER (Kafka: ReplicaManager.getPartitionOrError for a partition the
+        metadata knows and this broker does not host)."""
+        s = self.state(topic, partition)
+        if node_id not in s.replicas:
+            raise KafkaError(ErrorCode.not_leader_or_follower)
+        return s
+
+    def follower_producer_state(self, node_id: int, topic: str, partition: int) -> ProducerStateManager | None:
+        """The producer state of a slowed follower on ``node_id``, None where the replica holds the
+        leader's log end (the shared log's state is then its own)."""
+        f = self.slow.get((topic, partition, node_id)) if self.slow else None
+        return None if f is None else f.producer_state
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> None:
+        """A follower expires producers from its own state too (Kafka: every UnifiedLog's
+        removeExpiredProducers, leader or follower)."""
+        for f in self.slow.values():
+            if f.producer_state is not None:
+                f.producer_state.remove_expired_producers(now_ms, expiration_ms)
+
     def internal_partitions(self, topic: str) -> int | None:
         """How many partitions an internal topic is created with, None for any other topic."""
         return {OFFSETS_TOPIC: self.offsets_partitions, TXN_TOPIC: self.txn_partitions,
@@ -256,11 +285,17 @@ class Cluster:
 
     def node_up(self, node_id: int, now_ms: int) -> None:
         """Unfence a node: it catches up at once from each of its partitions' leaders and rejoins
-        their ISR. A partition without a leader waits for its last ISR member (no unclean
-        election): when that one returns it leads, and the replicas already back rejoin the ISR."""
+        their ISR. A restarted Kafka broker keeps no fetcher state: a follower slowed before it
+        went down fetches again, so its slowed entries (their log ends and producer state) go.
+        A partition without a leader waits for its last ISR member (no unclean election): when
+        that one returns it leads, and the replicas already back rejoin the ISR, except a slowed
+        one, which fetches nothing to be found caught up (Kafka: Partition.maybeExpandIsr runs on
+        a follower's fetch, and only a follower at the high watermark joins)."""
         self._known(node_id)
         self._place_all()
         self.down.discard(node_id)
+        for key in [k for k in self.slow if k[2] == node_id]:
+            del self.slow[key]
         for (topic, partition), s in self.partitions.items():
             if node_id not in s.replicas:
                 continue
@@ -268,7 +303,7 @@ class Cluster:
                 if node_id not in s.isr:
                     continue  # a stale replica has no leader to catch up from
                 self._elect(topic, partition, s, [node_id], now_ms)
-                s.isr = tuple(r for r in s.replicas if r in s.isr or r not in self.down)
+                s.isr = tuple(r for r in s.replicas if r in s.isr or self._fetching(topic, partition, r))
             elif node_id not in s.isr:
                 s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
         self._changed()
@@ -320,7 +355,8 @@ class Cluster:
             raise ValueError(f"node {node_id} is not a follower of {topic}-{partition}")
         plog = self.log_of(topic, partition)
         end = plog.log_end_offset if plog is not None else 0
-        self.slow.setdefault((topic, partition, node_id), SlowFollower(end, now_ms))
+        if (topic, partition, node_id) not in self.slow:
+            self.slow[(topic, partition, node_id)] = SlowFollower(end, now_ms, _copied(plog))
         self._next_check = now_ms + max(self.replica_lag_time_max_ms // 2, 1)
         self._changed()
         if self.on_earlier_deadline is not None:
@@ -398,6 +434,10 @@ class Cluster:
         if node_id not in self.node_ids:
             raise ValueError(f"no node {node_id} (nodes: {list(self.node_ids)})")
 
+    def _fetching(self, topic: str, partition: int, node_id: int) -> bool:
+        """The replica is up and not slowed: it holds the leader's log end."""
+        return node_id not in self.down and (topic, partition, node_id) not in self.slow
+
     def _candidates(self, topic: str, partition: int, s: PartitionState) -> list[int]:
         """ISR members that are up, those not slowed first (a slowed one would lose data)."""
         up = [r for r in s.isr if r not in self.down]
@@ -444,7 +484,7 @@ class Cluster:
             "nodes": list(self.node_ids), "down": sorted(self.down), "replication_factor": self.replication_factor,
             "partitions": [[t, p, s.leader, s.leader_epoch, list(s.replicas), list(s.isr), s.epochs]
                            for (t, p), s in self.partitions.items()],
-            "slow": [[t, p, n, f.end_offset] for (t, p, n), f in self.slow.items()],
+            "slow": [[t, p, n, f.end_offset, _encoded(f.producer_state)] for (t, p, n), f in self.slow.items()],
         }
         fs.atomic_write(self._path, json.dumps(state).encode())
 
@@ -458,5 +498,23 @@ class Cluster:
         self.replication_factor = dict(state["replication_factor"])
         for t, p, leader, epoch, replicas, isr, epochs in state["partitions"]:
             self.partitions[(t, p)] = PartitionState(leader, epoch, tuple(replicas), tuple(isr), epochs)
-        for t, p, n, end in state["slow"]:
-            self.slow[(t, p, n)] = SlowFollower(end, 0)
+        for t, p, n, end, *producers in state["slow"]:
+            self.slow[(t, p, n)] = SlowFollower(end, 0, _decoded(producers[0]) if producers else None)
+
+
+def _copied(plog) -> ProducerStateManager | None:
+    if plog is None:
+        return None
+    state = ProducerStateManager()
+    snapshot.decode(snapshot.encode(plog.producer_state), state)
+    return state
+
+
+def _encoded(state: ProducerStateManager | None) -> str | None:
+    return None if state is None else snapshot.encode(state).hex()
+
+
+def _decoded(data: str | None) -> ProducerStateManager | None:
+    """A follower's producer state as cluster.json holds it (a producer snapshot, in hex)."""
+    state = ProducerStateManager()
+    return state if data is not None and snapshot.decode(bytes.fromhex(data), state) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 
@@ -38,6 +39,12 @@ from .security.session import enabled_mechanisms
 from .storage import fs, recovery_point
 from .storage.log_manager import LogManager
 from .storage.partition_log import LogConfig
+from .txn_steps import TxnSteps
+
+
+log = logging.getLogger(__name__)
+# After a coordinator's tick failed, that tick is tried again this much later (the others run as due).
+TICK_RETRY_MS = 1000
 
 
 def now_ms() -> int:
@@ -149,6 +156,10 @@ class Node:
         )
         self.txn.check_min_isr = self.cluster.check_min_isr
         self.txn.load(now_ms())
+        self.txn_steps = None
+        if self.logs.group_commit is not None:  # fsync "always": its own steps fsynced off the loop, in order
+            self.txn_steps = TxnSteps(self.txn, self.logs.group_commit, now_ms)
+            self.txn.stage_steps, self.txn.on_staged = self.txn_steps.attach, self.txn_steps.staged
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
         settings = share_settings(config.extra)
@@ -193,6 +204,7 @@ class Node:
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
         self.share.topic_hashes = self.topic_hashes
+        self.share.topics_version = lambda: self.logs.topics_version
         self.share.write_group_records = self.groups.store.append_records
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
@@ -342,9 +354,22 @@ class Node:
             self._last_checkpoint = now
         if now >= self._next_producer_expiration:  # producer.id.expiration.ms is dynamic: read it each time
             self.logs.remove_expired_producers(now, self.config.producer_id_expiration_ms)
+            self.cluster.remove_expired_producers(now, self.config.producer_id_expiration_ms)
             self._next_producer_expiration = now + self.config.producer_id_expiration_check_interval_ms
-        return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(), self.txn.tick(now),
-                   self.groups.tick(now), self.cluster.tick(now), self.share.tick(now))
+        return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(),
+                   *(self._contained(tick, now) for tick in (self.txn.tick, self.groups.tick, self.cluster.tick,
+                                                             self.share.tick)))
+
+    @staticmethod
+    def _contained(tick, now: int) -> int:
+        """One coordinator's tick: a failure is logged and that tick alone tried again
+        TICK_RETRY_MS later, so the others still run (Kafka runs each coordinator's timers on
+        schedulers of their own, none held by another's failure)."""
+        try:
+            return tick(now)
+        except Exception:
+            log.exception("%s failed; retrying in %d ms", getattr(tick, "__qualname__", tick), TICK_RETRY_MS)
+            return now + TICK_RETRY_MS
 
     def _checkpoint_due(self) -> int:
         """When the partitions' recovery points are next written (shim.storage.recovery_point): as
@@ -389,4 +414,6 @@ class Node:
         return info.partitions if info is not None else 0
 
     def close(self) -> None:
+        if self.txn_steps is not None:
+            self.txn_steps.close()
         self.logs.close()

@@ -2,8 +2,9 @@
 commit on the flusher's thread (shim.storage.group_commit), and a coordinator API's answer waits
 for a job that started after it (shim.apis._coordinator_sync): the loop is not held by the fsync,
 no answer -- to a write, or to a read of state a write not yet on disk made -- precedes it, and a
-failed job answers NOT_COORDINATOR. The transaction coordinator's Prepare/Complete states and its
-markers stay fsynced before their next step."""
+failed job answers NOT_COORDINATOR. An EndTxn's Prepare state, markers and Complete state are each
+written once the one before is on disk (tests/test_txn_steps_group_commit.py: the coordinator's own
+steps and WriteTxnMarkers)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ time on its own connection and keeps what was acknowledged; it reads them back a
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import socket
 import struct
@@ -72,6 +73,16 @@ class BrokerProcess:
             if name in ("VmRSS", "VmHWM"):
                 out[name] = int(value.split()[0])
         return out
+
+    def sockets(self) -> int:
+        """Sockets the broker holds (listeners, connections, its own pipes' none)."""
+        count = 0
+        for fd in os.listdir(f"/proc/{self.proc.pid}/fd"):
+            try:
+                count += os.readlink(f"/proc/{self.proc.pid}/fd/{fd}").startswith("socket:")
+            except OSError:
+                pass  # closed meanwhile
+        return count
 
     def kill9(self) -> int:
         self.proc.kill()

@@ -14,6 +14,12 @@ Four phases, with the canary producing on its own connection throughout (fuzz/br
 * ``parked``: connections each parking a Fetch on every partition of a topic, while records are
   produced to another: the produces must not slow down (a parked Fetch wakes for its own
   partitions, as Kafka's purgatory watches them).
+* ``abandon`` (longer runs only): hundreds of connections, some over TLS, each sending part of a
+  frame (up to half a MiB of one announcing up to the request limit) and going with a FIN or a
+  reset; the broker must let every one go and its RSS come back within a bound, round after round.
+* ``segmented`` (longer runs only): connections sending ApiVersions, Metadata and a Produce of up to
+  a MiB a few bytes per TCP segment (TCP_NODELAY), interleaved; every request must be answered in
+  order, the Produce acknowledged.
 * ``control``: the HTTP control listener fed garbage, cut and oversized request heads, bodies that
   are not JSON, and every operation (but crash and the clock) with hostile argument values; each
   answer must be an HTTP status of the documented ones (never 500), and the listener must keep
@@ -54,6 +60,12 @@ LORIS_KIB_EACH = 96  # RSS a held connection may cost beyond twice what it sent
 PARKED_PARTITIONS = 50  # of PARKED_TOPIC, each parked Fetch waits on all of them
 PARKED_CONNECTIONS, PARKED_PRODUCES = 300, 100  # parked Fetches, and records produced elsewhere meanwhile
 PHASES = ("loris", "unread", "parked", "control")
+# Phases only longer runs draw (after each of PHASES once), so the bounded run in the suite keeps its time:
+EXTRA_PHASES = ("abandon", "segmented")
+ABANDON = 300  # connections a round that send part of a frame (up to 512 KiB of one) and go
+ABANDON_SETTLED_KIB = 48 * 1024  # RSS a round may leave behind once the broker has let its connections go
+SEGMENTED = 16  # connections a round sending whole requests a few bytes per TCP segment, interleaved
+SEGMENTED_TOPIC = "flood-segmented"
 UNREAD_KIB_EACH = 4 * 1024  # RSS an unread connection may cost: a MiB queued, an answer, buffers
 CONTROL_STATUSES = {200, 400, 404, 405, 408, 409, 411, 413, 431, 503}
 SKIPPED_OPS = {"crash", "advance_clock", "node_down", "hold_markers"}  # they stop or age what the canary needs
@@ -95,6 +107,18 @@ def _parked_frame(correlation: int) -> bytes:
                   partitions=partitions),), forgotten_topics_data=(), rack_id="")  # fmt: skip
 
 
+def _produce_frame(correlation: int, value: bytes) -> bytes:
+    import datetime
+
+    from kafka_codecs.records import encode_batch
+
+    m = request_module(0, 9)
+    batch = encode_batch([(None, value, [], int(time.time() * 1000))])
+    return _frame(0, 9, correlation, transactional_id=None, acks=1, timeout=datetime.timedelta(seconds=10),
+                  topic_data=(m.TopicProduceData(name=SEGMENTED_TOPIC, partition_data=(
+                      m.PartitionProduceData(index=0, records=batch),)),))  # fmt: skip
+
+
 def _metadata_frame(correlation: int) -> bytes:
     return _frame(3, 12, correlation, topics=None, allow_auto_topic_creation=False,
                   include_topic_authorized_operations=True)
@@ -133,9 +157,9 @@ class FloodRun:
             canary.start()
             canary.connected.wait(10)
             deadline = time.monotonic() + duration
-            phases = list(PHASES)  # each once, then at random until the deadline
+            phases = list(PHASES)  # each once, then at random (EXTRA_PHASES too) until the deadline
             while (phases or time.monotonic() < deadline) and canary.error is None and self.broker.alive():
-                phase = phases.pop(0) if phases else self.rng.choice(PHASES)
+                phase = phases.pop(0) if phases else self.rng.choice(PHASES + EXTRA_PHASES)
                 started = time.monotonic()
                 getattr(self, phase)()
                 self.result.seconds[phase] = round(self.result.seconds.get(phase, 0) + time.monotonic() - started, 1)
@@ -155,6 +179,7 @@ class FloodRun:
         try:
             create_topic(conn, BIG_TOPIC)
             create_topic(conn, PARKED_TOPIC, PARKED_PARTITIONS)
+            create_topic(conn, SEGMENTED_TOPIC)
             for i in range(4):
                 produce(conn, BIG_TOPIC, bytes([65 + i]) * (MAX_REQUEST - 4096))
         finally:
@@ -275,6 +300,70 @@ class FloodRun:
             return time.monotonic() - started
         finally:
             conn.close()
+
+    def abandon(self) -> None:
+        before, baseline, rng = self._rss(), self.broker.sockets(), self.rng
+        for i in range(ABANDON):
+            listener = "SSL" if i % 6 == 0 else "PLAINTEXT"
+            size = rng.randint(1, MAX_REQUEST)
+            data = struct.pack(">i", size) + rng.randbytes(min(size - 1, rng.randint(0, 512 * 1024)))
+            s = None
+            try:
+                s = socket.create_connection(("127.0.0.1", self.ports[listener]), timeout=10)
+                if listener == "SSL":
+                    s = self.tls.wrap_socket(s, server_hostname="localhost")
+                s.sendall(data[: rng.randint(1, len(data))])
+                if rng.random() < 0.5:  # a reset rather than a FIN
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except OSError:
+                pass  # the broker refused the frame first: gone all the same
+            finally:
+                if s is not None:
+                    s.close()
+        deadline = time.monotonic() + 10
+        while self.broker.sockets() > baseline and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self.broker.sockets() > baseline:
+            self.result.fail(f"abandon: {self.broker.sockets() - baseline} abandoned connections still held 10 s on")
+        self._growth("abandon", before, ABANDON_SETTLED_KIB)
+
+    def segmented(self) -> None:
+        rng = self.rng
+        socks, due = [], {}
+        for i in range(SEGMENTED):
+            s = socket.create_connection(("127.0.0.1", self.ports["PLAINTEXT"]), timeout=30)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            value = rng.randbytes(rng.choice((1, 100, 64 * 1024, MAX_REQUEST // 2)))
+            frames = [_frame(18, 3, 1, client_software_name="flood", client_software_version="1"),
+                      _metadata_frame(2), _produce_frame(3, value)]
+            socks.append(s)
+            due[s] = [bytearray(b"".join(frames)), 0]
+        while any(data for data, _ in due.values()):
+            for s in socks:
+                data = due[s][0]
+                n = rng.choice((1, 1, 2, 3, 7, 64, 1500)) if len(data) < 4096 else rng.randint(1, 16 * 1024)
+                s.sendall(data[:n])
+                del data[:n]
+        for s in socks:
+            try:
+                self._segmented_answers(s)
+            finally:
+                s.close()
+
+    def _segmented_answers(self, s: socket.socket) -> None:
+        from shim.protocol.messages import decode_response
+
+        for correlation, (key, version) in enumerate(((18, 3), (3, 12), (0, 9)), 1):
+            try:
+                size = struct.unpack(">i", recv_exactly(s, 4))[0]
+                got, answer = decode_response(recv_exactly(s, size), key, version)
+            except OSError as exc:
+                self.result.fail(f"segmented: no answer {correlation} of 3: {exc!r}")
+                return
+            if got != correlation:
+                self.result.fail(f"segmented: answer {got} where {correlation} was due")
+            elif key == 0 and answer.responses[0].partition_responses[0].error_code != 0:
+                self.result.fail(f"segmented: a Produce sent in pieces was refused: {answer!r}"[:500])
 
     def control(self) -> None:
         rng = self.rng

@@ -8,6 +8,11 @@ OAUTHBEARER) and the canary produces on PLAINTEXT throughout. A case is one conn
   after it), its tokens mutated (bit flips, truncation, splices, runs, random or oversized bytes;
   SCRAM messages with odd names and nonces, OAUTHBEARER messages with mangled JWTs), sometimes a
   frame mutated whole or put out of order;
+* ``reauth``: on SASL_PLAINTEXT or SASL_SSL, a PLAIN authentication that succeeds, then KIP-368
+  re-authentications mid-stream (the broker's connections.max.reauth.ms is set), clean or hostile
+  (another mechanism or user, mutated tokens, a request between handshake and token, a v0
+  handshake, a token without a handshake), with requests between; clean ones must answer every
+  request;
 * ``tls``: on SSL or SASL_SSL, a mutated or truncated ClientHello or plain garbage instead of TLS;
   a real ClientHello, then the client's second flight mutated, cut or replaced by garbage; or a
   full handshake then mutated Kafka requests (fuzz/mutate.py's cases), ended by a bare FIN, a
@@ -33,17 +38,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from shim.protocol.messages import RequestHeader, encode_request, make, request_class, request_module
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
 
 from . import mutate
 from .broker import BrokerProcess, Canary
 from .record import load
-from .run import Result, record_canary
+from .run import Result, _count_frames, record_canary
 
 LISTENERS = "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0"
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 USER, PASSWORD = "fuzz", "fuzz-secret"
 READ_TIMEOUT = 5.0
+REAUTH_MS = 600_000  # sessions expire (so KIP-368 re-authentication is allowed), but not within a run
 TOKEN_OPS = tuple(op for op in mutate.OPS if op is not mutate.header_field)
 
 
@@ -117,6 +123,105 @@ def sasl_case(rng: random.Random, mechanism: str | None = None, v0: bool | None 
     return b"".join(struct.pack(">i", len(f)) + f for f in frames), ops
 
 
+def _metadata(correlation: int) -> bytes:
+    m = request_module(3, 12)
+    return _request(3, 12, correlation, topics=(m.MetadataRequestTopic(topic_id=None, name="fuzz-canary"),),
+                    allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+
+
+def _plain(user: str = USER, password: str = PASSWORD) -> bytes:
+    return f"\0{user}\0{password}".encode()
+
+
+def reauth_case(rng: random.Random) -> tuple[bytes, list[str], int | None]:
+    """KIP-368 mid-stream: a PLAIN authentication that succeeds, requests, then one or two
+    re-authentications (a SaslHandshake v1 on the authenticated connection) with requests between
+    and after. Each re-authentication is clean (the same user and password) or hostile: another
+    mechanism, another user (Kafka: "Cannot change principals"), the tokens mutated, a request
+    slipped between the handshake and its token, a v0 handshake, a token without a handshake.
+    The bytes, the ops, and the answers due when every round was clean (each request answered),
+    else None."""
+    frames, ops, clean, corr = [], [], True, 1
+    add = frames.append
+    add(_request(17, 1, corr, mechanism="PLAIN"))
+    add(_request(36, rng.randint(1, 2), corr + 1, auth_bytes=_plain()))
+    add(_metadata(corr + 2))
+    corr += 3
+    for round_ in range(rng.choice((1, 1, 2))):
+        draw = rng.random()
+        if draw < 0.4:
+            ops.append(f"reauth{round_}:clean")
+            add(_request(17, 1, corr, mechanism="PLAIN"))
+            add(_request(36, rng.randint(1, 2), corr + 1, auth_bytes=_plain()))
+        elif draw < 0.5:
+            ops.append(f"reauth{round_}:other-user")
+            add(_request(17, 1, corr, mechanism="PLAIN"))
+            add(_request(36, 1, corr + 1, auth_bytes=_plain("nobody", "x")))
+        elif draw < 0.6:
+            mechanism = rng.choice(SASL_MECHANISMS)
+            ops.append(f"reauth{round_}:{mechanism or 'none'}")
+            add(_request(17, 1, corr, mechanism=mechanism))
+            for i, token in enumerate(tokens(rng, mechanism.upper())):
+                add(_request(36, rng.randint(0, 2), corr + 1 + i, auth_bytes=token))
+        elif draw < 0.7:
+            ops.append(f"reauth{round_}:request-between")
+            add(_request(17, 1, corr, mechanism="PLAIN"))
+            add(_metadata(corr + 1))
+            add(_request(36, 1, corr + 2, auth_bytes=_plain()))
+        elif draw < 0.8:
+            ops.append(f"reauth{round_}:v0-handshake")
+            add(_request(17, 0, corr, mechanism="PLAIN"))
+            add(_plain())
+        elif draw < 0.9:
+            ops.append(f"reauth{round_}:token-without-handshake")
+            add(_request(36, 1, corr, auth_bytes=_plain()))
+        else:
+            ops.append(f"reauth{round_}:mutated")
+            add(_request(17, 1, corr, mechanism="PLAIN"))
+            data = bytearray(_plain())
+            for _ in range(rng.randint(1, 3)):
+                rng.choice(TOKEN_OPS)(rng, data, [_plain()])
+            add(_request(36, 1, corr + 1, auth_bytes=bytes(data)))
+        clean = clean and ops[-1].endswith(":clean")
+        corr += 10
+        add(_metadata(corr))
+        corr += 1
+    if rng.random() < 0.2:
+        i = rng.randrange(3, len(frames))
+        data = bytearray(frames[i])
+        rng.choice(mutate.OPS)(rng, data, frames)
+        frames[i] = bytes(data)
+        ops.append(f"frame{i}-mutated")
+        clean = False
+    return b"".join(struct.pack(">i", len(f)) + f for f in frames), ops, len(frames) if clean else None
+
+
+def sasl_errors(answers: bytes, frames: bytes) -> list[tuple[int, int]]:
+    """(api key, error code) of each SaslHandshake or SaslAuthenticate answer that is not NONE,
+    the answers matched to the requests ``frames`` by correlation id."""
+    asked = {}
+    for frame in _frames(frames):
+        if len(frame) >= 8:
+            key, version, correlation = struct.unpack_from(">hhi", frame)
+            asked[correlation] = (key, version)
+    out = []
+    for body in _frames(answers):
+        key, version = asked.get(struct.unpack_from(">i", body)[0], (None, None))
+        if key in (17, 36):
+            code = decode_response(body, key, version)[1].error_code
+            if code:
+                out.append((key, code))
+    return out
+
+
+def _frames(data: bytes):
+    pos = 0
+    while pos + 4 <= len(data):
+        size = struct.unpack_from(">i", data, pos)[0]
+        yield data[pos + 4 : pos + 4 + size]
+        pos += 4 + size
+
+
 def client_hello(server_name: str = "localhost") -> bytes:
     """The first flight of a TLS client (what ssl sends before any answer)."""
     ctx = ssl.create_default_context()
@@ -142,12 +247,14 @@ class SecureRun:
             workdir / "data", self.log_path, "--listeners", LISTENERS, "--ssl-keystore-location",
             str(self.certs["broker.pem"]), "--ssl-truststore-location", str(self.certs["ca.pem"]),
             "--ssl-client-auth", "requested", "--sasl-user", f"{USER}:{PASSWORD}",
-            "--sasl-enabled-mechanisms", ",".join(MECHANISMS), "--max-request-bytes", str(1 << 20))
+            "--sasl-enabled-mechanisms", ",".join(MECHANISMS), "--max-request-bytes", str(1 << 20),
+            "--connections-max-reauth-ms", str(REAUTH_MS))
         self.tls = ssl.create_default_context(cafile=str(self.certs["ca.pem"]))
         self.tls.check_hostname = False
         self.hello = client_hello()
         self.rss_limit_kib = rss_limit_mib * 1024
         self.ports: dict[str, int] = {}
+        self.received = b""  # what the broker answered on the last connection that ended with eof
 
     def run(self, duration: float) -> Result:
         try:
@@ -193,16 +300,21 @@ class SecureRun:
         ending a connection after a handshake."""
         sasl = [("sasl", listener, {"mechanism": m, "v0": v0}) for listener in ("SASL_PLAINTEXT", "SASL_SSL")
                 for m in SASL_MECHANISMS for v0 in (False, True)]
+        sasl += [("reauth", listener, {}) for listener in ("SASL_PLAINTEXT", "SASL_SSL")]
         tls = [("tls", listener, {"close": close}) for listener in ("SSL", "SASL_SSL")
                for close in ("raw", "mid", "fin", "close_notify", "abort")]
         return sasl + tls
 
     def one_case(self, kind: str | None = None, listener: str | None = None, forced: dict | None = None) -> None:
-        kind = kind or self.rng.choice(("sasl", "sasl", "tls"))
-        listener = listener or self.rng.choice(("SASL_PLAINTEXT", "SASL_SSL") if kind == "sasl" else ("SSL", "SASL_SSL"))
+        kind = kind or self.rng.choice(("sasl", "sasl", "reauth", "tls"))
+        listener = listener or self.rng.choice(("SSL", "SASL_SSL") if kind == "tls" else ("SASL_PLAINTEXT", "SASL_SSL"))
+        due = None
         if kind == "sasl":
             wire, ops = sasl_case(self.rng, **(forced or {}))
             ending = self.send(listener, wire, handshake=listener == "SASL_SSL", close="fin")
+        elif kind == "reauth":
+            wire, ops, due = reauth_case(self.rng)
+            ending = self.send(listener, wire, handshake=listener == "SASL_SSL", close="fin", want=due)
         else:
             wire, ops, handshake, close = self.tls_case(**(forced or {}))
             ending = self.send(listener, wire, handshake, close)
@@ -211,6 +323,10 @@ class SecureRun:
         self.result.outcomes[ending] = self.result.outcomes.get(ending, 0) + 1
         if ending == "timeout":
             self.result.fail(f"a connection stayed open after the client ended its side: {ops}")
+        elif due is not None and ending == "eof" and _count_frames(self.received) != due:
+            self.result.fail(f"{_count_frames(self.received)} answers to {due} requests of clean re-authentications: {ops}")
+        elif due is not None and ending == "eof" and sasl_errors(self.received, wire):
+            self.result.fail(f"clean re-authentications answered {sasl_errors(self.received, wire)}: {ops}")
         self._check_log(ops)
         if not self.broker.alive():
             self.result.fail(f"the broker exited with {self.broker.proc.returncode} after {ops}")
@@ -235,7 +351,9 @@ class SecureRun:
         close = close or self.rng.choice(("fin", "close_notify", "abort"))
         return case.wire(), [*case.ops, close], True, close
 
-    def send(self, listener: str, wire: bytes, handshake: bool, close: str) -> str:
+    def send(self, listener: str, wire: bytes, handshake: bool, close: str, want: int | None = None) -> str:
+        """``want``: answers to read before the client ends its side (a TLS connection's bare FIN
+        may drop answers still due, as Kafka's selector drops a connection at its EOF)."""
         try:
             sock = socket.create_connection(("127.0.0.1", self.ports[listener]), timeout=10)
         except OSError as exc:
@@ -250,12 +368,15 @@ class SecureRun:
             if close == "abort":
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 return "abort"
+            sock.settimeout(READ_TIMEOUT)
+            self.received = b""
+            while want is not None and _count_frames(self.received) < want and (chunk := sock.recv(1 << 16)):
+                self.received += chunk
             if close == "close_notify" and isinstance(sock, ssl.SSLSocket):
                 sock = sock.unwrap()
             sock.shutdown(socket.SHUT_WR)
-            sock.settimeout(READ_TIMEOUT)
-            while sock.recv(1 << 16):
-                pass
+            while chunk := sock.recv(1 << 16):
+                self.received += chunk
             return "eof"
         except socket.timeout:
             return "timeout"

@@ -86,6 +86,6 @@ def test_held_unread_connections_and_a_fuzzed_control_listener_leave_the_broker_
     result = flood_fuzz(budget("KAFKA_SHIM_FUZZ_FLOOD_SECONDS", 0, 60), seed, tmp_path, **sizes)
     report = json.dumps({k: v for k, v in vars(result).items() if k != "findings"}, indent=1)
     assert result.failures == [], report
-    assert set(result.rounds) == {"loris", "unread", "parked", "control"}, report
+    assert set(result.rounds) >= {"loris", "unread", "parked", "control"}, report
     assert {"200", "400"} <= set(result.control_statuses), report  # operations ran, and were refused
     assert result.canary_acked > 0, report

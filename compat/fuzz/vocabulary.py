@@ -1,8 +1,11 @@
-"""What the stateful fuzzer (stateful.py) says beyond kio's schema: classic consumers' embedded
-ConsumerProtocolSubscription and ConsumerProtocolAssignment, so classic members join consumer groups
-(mixed groups, online upgrade and downgrade); config resources of every type (TOPIC, BROKER,
-BROKER_LOGGER, CLIENT_METRICS, GROUP) with their own config names and values; and the topics that
-CreateTopics, CreatePartitions and DeleteTopics churn while groups subscribe to them."""
+"""What the stateful fuzzer (stateful.py, builder.py) says beyond kio's schema: classic consumers'
+embedded ConsumerProtocolSubscription and ConsumerProtocolAssignment, so classic members join
+consumer groups (mixed groups, online upgrade and downgrade); config resources of every type (TOPIC,
+BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP) with their own config names and values (CLIENT_METRICS
+``match`` patterns that backtrack, overflow or need a backreference, against client ids that make a
+backtracking matcher crawl); the topics that CreateTopics, CreatePartitions and DeleteTopics churn
+while groups subscribe to them; KIP-848 regexes RE2 refuses or that match the churned topics; and
+DescribeTopicPartitions cursors, followed from the answers or pointing anywhere."""
 
 from __future__ import annotations
 
@@ -23,7 +26,10 @@ CONFIG_RESOURCES = {2: CHURN_TOPICS, 4: ("", "1"), 8: ("1",), 16: ("cm0", "cm1")
 CONFIG_VALUES = {  # by config name; the rest get the pools' strings
     "retention.ms": ("1000", "-1", "x"), "cleanup.policy": ("compact", "delete", "bogus"), "log.retention.ms": ("1000",),
     "kafka.server.KafkaApis": ("DEBUG", "INFO", "NOPE"), "metrics": ("", "*", "org.apache.kafka.consumer.fetch,x"),
-    "interval.ms": ("100", "60000", "0", "x"), "match": ("client_id=fuzz", "client_software_name=j.*", "client_id=[", "x=1"),
+    "interval.ms": ("100", "60000", "0", "x"),
+    "match": ("client_id=fuzz", "client_software_name=j.*", "client_id=[", "x=1", "client_id=(a|a)*$",
+              "client_id=a{99999999999}", "client_id=(a)\\1", "client_id=" + "(" * 1000 + ")" * 1000,
+              "client_id=fu.*,client_source_port=[0-9]+"),
     "consumer.session.timeout.ms": ("45000", "1", "x"), "consumer.heartbeat.interval.ms": ("5000", "0"),
     "share.session.timeout.ms": ("45000", "-1"), "share.heartbeat.interval.ms": ("5000",),
     "share.record.lock.duration.ms": ("15000", "1"), "share.auto.offset.reset": ("earliest", "latest", "by_duration:PT1S", "x"),
@@ -74,3 +80,29 @@ def classic_protocol(rng: random.Random, topics: tuple[str, ...]) -> tuple[str, 
 
 def classic_assignment(rng: random.Random, topics: tuple[str, ...]) -> bytes:
     return encode_assignment(rng.randrange(4), partitions(rng, topics))
+
+
+# the request header's client id: mostly the fuzzer's, now and then one a backtracking match pattern
+# crawls over, an empty one, or one no match selector has seen
+CLIENT_IDS = ("fuzz",) * 6 + ("a" * 40 + "b", "", "é\u2603", "x" * 2000)
+# KIP-848 regexes: the sane ones match the steady and the churned topics, the rest RE2 refuses
+# (a lookaround, a backreference, a program past its memory budget) or match nothing
+SANE_REGEXES = ("t.*", "t[0-1]", "t[2-3]", "t0|t2", ".*")
+HOSTILE_REGEXES = ("[", "(", "(a|a)*$", "t0|t1|zz", "(?=t)t0", "(t)\\1", ".{1000}" * 29, "")
+
+
+def describe_cursor(rng: random.Random, values: dict, cursors: list, topics: tuple[str, ...], hostile: float) -> None:
+    """DescribeTopicPartitions (KIP-966): all topics or named ones, a small partition limit so
+    answers carry a next cursor, and a cursor an answer gave (followed), or any topic and partition."""
+    values["response_partition_limit"] = rng.choice((1, 1, 2, 3, 2000) if not hostile else (0, -1, 1, 2**31 - 1))
+    if rng.random() < 0.4 and "topics" in values:
+        values["topics"] = ()  # every topic
+    cursor = values.get("cursor")
+    if cursor is None or rng.random() < 0.2:
+        return
+    if cursors and rng.random() < 0.7:
+        name, partition = rng.choice(cursors)
+    else:
+        name = rng.choice(topics + ("nope", "zzz", ""))
+        partition = rng.choice((0, 1, 2, 3, 100, -1, 2**31 - 1))
+    values["cursor"] = dataclasses.replace(cursor, topic_name=name, partition_index=partition)

@@ -483,7 +483,7 @@ public final class Admin4Replay {
 
     /** Polls and commits with {@code c} until {@code stop}, counting down {@code ready} once assigned; does not close it. */
     static Thread committer(KafkaConsumer<byte[], byte[]> c, String topic, AtomicBoolean stop, CountDownLatch ready) {
-        return daemon(() -> pollUntilStopped(c, topic, stop, ready, true));
+        return daemon(() -> Support.pollUntilStopped(c, topic, stop, ready, true));
     }
 
     interface ConsumerFactory {
@@ -494,23 +494,9 @@ public final class Admin4Replay {
     static Thread member(ConsumerFactory factory, String topic, AtomicBoolean stop, CountDownLatch ready) {
         return daemon(() -> {
             try (KafkaConsumer<byte[], byte[]> c = factory.make()) {
-                pollUntilStopped(c, topic, stop, ready, false);
+                Support.pollUntilStopped(c, topic, stop, ready, false);
             }
         });
-    }
-
-    static void pollUntilStopped(KafkaConsumer<byte[], byte[]> c, String topic, AtomicBoolean stop, CountDownLatch ready,
-                                 boolean commit) {
-        c.subscribe(List.of(topic));
-        boolean counted = false;
-        while (!stop.get()) {
-            c.poll(Duration.ofMillis(100));
-            if (!counted && !c.assignment().isEmpty()) {
-                counted = true;
-                ready.countDown();
-            }
-            if (commit) c.commitSync();
-        }
     }
 
     static Thread daemon(Runnable body) {

@@ -110,17 +110,7 @@ final class AdminReference {
                 KafkaConsumer<byte[], byte[]> c = s.consumer("read_uncommitted", kv.toArray(new String[0]));
                 consumers.add(c);
                 String topic = topics.get(i);
-                Thread th = new Thread(() -> {
-                    c.subscribe(List.of(topic));
-                    boolean counted = false;
-                    while (!stop.get()) {
-                        c.poll(Duration.ofMillis(100));
-                        if (!counted && !c.assignment().isEmpty()) {
-                            counted = true;
-                            assigned.countDown();
-                        }
-                    }
-                });
+                Thread th = new Thread(() -> Support.pollUntilStopped(c, topic, stop, assigned, false));
                 th.setDaemon(true);
                 th.start();
                 threads.add(th);

@@ -84,6 +84,7 @@ public final class ReferenceDriver {
         all.put("admin.elect_preferred", ElectionReplay::preferred);
         all.put("admin.elect_unclean", ElectionReplay::unclean);
         all.put("producer.not_enough_replicas", ElectionReplay::notEnoughReplicas);
+        all.put("admin.describe_producers_follower", FollowerReplay::describeProducers);
         all.put("consumer.seek", ClientReplay::seek);
         all.put("consumer.records_and_times", ClientReplay::recordsAndTimes);
         all.put("consumer.pause_and_poll", ClientReplay::pauseAndPoll);

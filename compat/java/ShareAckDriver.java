@@ -33,12 +33,17 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * until the topic {@code resume_topic} exists: the test kills the broker then, restarts it and creates
  * that topic. Reported: each delivery (value, delivery
  * count, when received) and each acknowledgement (value, when its commit returned), wall clock ms.
+ *
+ * <p>{@code share.close_count}: records "released" and "held" of a one-partition topic; an explicit
+ * member polls both, acknowledges "released" with RELEASE, commits and closes without a word about
+ * "held"; a second member (implicit mode) then polls both. Reported: each value's delivery counts.
  */
 final class ShareAckDriver {
     public static void main(String[] args) {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("share.acks", ShareAckDriver::acks);
         all.put("share.durable", ShareAckDriver::durable);
+        all.put("share.close_count", ShareAckDriver::closeCount);
         Support.main("ShareAckDriver", all, args);
     }
 
@@ -155,5 +160,40 @@ final class ShareAckDriver {
         }
         obs.put("delivered", delivered);
         obs.put("acknowledged", acknowledged);
+    }
+
+    static void closeCount(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.option("topic", "share-close-count");
+        String group = s.option("group", "share-close-count-G");
+        try (Admin admin = s.admin()) {
+            Support.awaitTopic(admin, topic, 1);
+        }
+        produce(s, topic, List.of("released", "held"));
+        Map<String, List<Integer>> deliveries = new TreeMap<>();
+        try (KafkaShareConsumer<byte[], byte[]> c = explicitMember(s, group)) {
+            c.subscribe(List.of(topic));
+            pollInto(c, deliveries, 2, r -> {
+                if (text(r).equals("released")) c.acknowledge(r, AcknowledgeType.RELEASE);
+            });
+            c.commitSync();
+        }
+        Properties p = s.common("group.id", group);
+        try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(topic));
+            pollInto(c, deliveries, 4, r -> { });
+        }
+        obs.put("deliveries", deliveries);
+    }
+
+    /** Polls until {@code total} deliveries are recorded (or 60 s); {@code each} sees every record. */
+    static void pollInto(KafkaShareConsumer<byte[], byte[]> c, Map<String, List<Integer>> deliveries, int total,
+                         java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> each) {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (deliveries.values().stream().mapToInt(List::size).sum() < total && System.currentTimeMillis() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                deliveries.computeIfAbsent(text(r), k -> new ArrayList<>()).add((int) r.deliveryCount().orElse((short) -1));
+                each.accept(r);
+            }
+        }
     }
 }

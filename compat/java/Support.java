@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -256,6 +258,24 @@ final class Support {
             if (total == every.size() && union.equals(every) && got.equals(want)) return owned;
         }
         throw new IllegalStateException("assignments never reached sizes " + sizes);
+    }
+
+    /**
+     * Subscribes {@code c} to {@code topic} and polls until {@code stop}, counting down {@code ready}
+     * once it has an assignment, committing after each poll with {@code commit}; does not close it.
+     */
+    static void pollUntilStopped(KafkaConsumer<byte[], byte[]> c, String topic, AtomicBoolean stop, CountDownLatch ready,
+                                 boolean commit) {
+        c.subscribe(List.of(topic));
+        boolean counted = false;
+        while (!stop.get()) {
+            c.poll(Duration.ofMillis(100));
+            if (!counted && !c.assignment().isEmpty()) {
+                counted = true;
+                ready.countDown();
+            }
+            if (commit) c.commitSync();
+        }
     }
 
     // ---------------------------------------------------------------- misc

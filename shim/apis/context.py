@@ -53,6 +53,13 @@ class RequestContext:
         self.node.logs.check_online(topic, partition)
         return self.node.cluster.check_leader(self.node_id, topic, partition, current_leader_epoch)
 
+    def replica_of(self, topic: str, partition: int):
+        """The partition's cluster state when this broker holds a replica of it, leader or
+        follower, else raises KAFKA_STORAGE_ERROR while the data directory is offline, then
+        NOT_LEADER_OR_FOLLOWER (Kafka: ReplicaManager.getPartitionOrError)."""
+        self.node.logs.check_online(topic, partition)
+        return self.node.cluster.check_replica(self.node_id, topic, partition)
+
     def coordinates(self, kind: int, key: str) -> bool:
         """This broker coordinates ``key`` (a group id for kind 0, a transactional id for kind 1).
         None does while the data directory is offline: the internal partitions have no leader, so

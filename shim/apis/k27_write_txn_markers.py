@@ -2,9 +2,12 @@
 
 Writes COMMIT/ABORT control batches for any producer id and epoch, as the coordinator does and as
 Admin.abortTransaction asks (kafka-transactions.sh --abort). Same code path as the built-in
-coordinator (shim.coordinators.txn.markers). While the data directory is offline (a failed fsync)
-every partition is UNKNOWN_TOPIC_OR_PARTITION: Kafka's handler finds no online log to read the
-record format of (ReplicaManager.getMagic).
+coordinator (shim.coordinators.txn.markers). Under --fsync always the markers are fsynced by the
+group commit off the loop (shim.storage.group_commit) and answered once a job that started after
+them is done; a job that fails answers each marker written KAFKA_STORAGE_ERROR, the error of
+Kafka's append (its flush under flush.messages=1 failed), and takes the directory offline. While
+the data directory is offline every partition is UNKNOWN_TOPIC_OR_PARTITION: Kafka's handler finds
+no online log to read the record format of (ReplicaManager.getMagic).
 """
 
 from ..coordinators.txn.markers import write_markers
@@ -17,20 +20,42 @@ from .registry import api
 @api(27, "WriteTxnMarkers", 1, 1)
 def handle(ctx, request):
     node = ctx.node
-    results = []
+    commit = node.logs.group_commit
+    staged = commit is not None and commit.attach()  # fsync "always": the markers' fsync off the loop
     # Kafka: ALTER or CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED on every partition
     allowed = ctx.authorize_cluster(O.ALTER) or ctx.authorize_cluster(O.CLUSTER_ACTION)
-    for marker in request.markers:
-        # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
-        wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
-        if not allowed:
-            codes = dict.fromkeys(wanted, ErrorCode.cluster_authorization_failed)
-        elif node.logs.offline:  # Kafka: getMagic finds no online log (ReplicaManager.localLog)
-            codes = dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
-        else:
-            codes = write_markers(
-                node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
-                marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(), node.cluster.check_min_isr)
+    outcomes = [(marker, _write(node, marker, allowed, staged)) for marker in request.markers]
+    if staged and any(code == ErrorCode.none for _, codes in outcomes for code in codes.values()):
+        return _synced(ctx, commit.barrier(), outcomes)
+    return _response(ctx, outcomes)
+
+
+def _write(node, marker, allowed: bool, staged: bool) -> dict:
+    """Each partition's outcome of one marker."""
+    # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
+    wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
+    if not allowed:
+        return dict.fromkeys(wanted, ErrorCode.cluster_authorization_failed)
+    if node.logs.offline:  # Kafka: getMagic finds no online log (ReplicaManager.localLog)
+        return dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
+    return write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
+                         marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(),
+                         node.cluster.check_min_isr, durable=not staged)
+
+
+async def _synced(ctx, barrier, outcomes):
+    """The answer once the markers are on disk (Kafka appends them with acks=all, flushed first)."""
+    try:
+        await barrier
+    except OSError:  # Kafka: the append's KafkaStorageException is each partition's error
+        outcomes = [(marker, {tp: ErrorCode.kafka_storage_error if code == ErrorCode.none else code
+                              for tp, code in codes.items()}) for marker, codes in outcomes]
+    return _response(ctx, outcomes)
+
+
+def _response(ctx, outcomes):
+    results = []
+    for marker, codes in outcomes:
         topics = {}
         for (topic, p), code in codes.items():
             topics.setdefault(topic, []).append(

@@ -6,6 +6,11 @@ no READ TOPIC_AUTHORIZATION_FAILED and a topic that does not exist UNKNOWN_TOPIC
 with Kafka's default message -- while a partition's own error (a partition the topic does not have,
 NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR for the offline data directory) has none, as
 ReplicaManager.activeProducerState answers getPartitionOrError's code alone.
+
+Any replica answers, not only the leader: a Kafka follower describes the producers of its own log.
+In a simulated cluster (shim.cluster) a follower holds the leader's log end, so its producers are
+the shared log's, except a slowed follower's, frozen where it stopped fetching; a broker with no
+replica of the partition answers NOT_LEADER_OR_FOLLOWER.
 """
 
 from ..errors import ErrorCode, KafkaError
@@ -48,14 +53,16 @@ def _error(ctx, index, code, text=None):
 def _partition(ctx, topic, index):
     try:
         plog = ctx.node.logs.get(topic, index)
-        ctx.leader_of(topic, index)  # shim.cluster: the leader's producer state (Kafka: ReplicaManager.activeProducerState)
+        ctx.replica_of(topic, index)
     except KafkaError as e:  # Kafka: getPartitionOrError's code, without a message
         return _error(ctx, index, e.code)
+    state = ctx.node.cluster.follower_producer_state(ctx.node_id, topic, index)
+    state = plog.producer_state if state is None else state
     producers = tuple(
         ctx.make("ProducerState", producer_id=e.producer_id, producer_epoch=e.producer_epoch, last_sequence=e.last_seq,
                  last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,
                  current_txn_start_offset=-1 if e.current_txn_first_offset is None else e.current_txn_first_offset)
-        for e in plog.producer_state.active_producers()
+        for e in state.active_producers()
     )
     return ctx.make("PartitionResponse", partition_index=index, error_code=ErrorCode.none, error_message=None,
                     active_producers=producers)

@@ -2,7 +2,8 @@
 
 Per partition its state epoch, leader epoch and start offset; a partition without state answers
 start offset -1 and epochs 0 (Kafka: ShareCoordinatorShard.readStateSummary, which the group
-coordinator uses to describe share-group offsets). Checks common to 83-87:
+coordinator uses to describe share-group offsets); an error answers start offset 0 and epochs 0,
+Kafka's defaults. Checks common to 83-87:
 :mod:`shim.apis._share_state`.
 """
 
@@ -23,4 +24,4 @@ def handle(ctx, request):
                     "start_offset": UNINITIALIZED_START_OFFSET}
         return {"state_epoch": snap.state_epoch, "leader_epoch": snap.leader_epoch, "start_offset": snap.start_offset}
 
-    return answer(ctx, request, "ReadStateSummaryResult", summary, state_epoch=0, leader_epoch=0, start_offset=-1)
+    return answer(ctx, request, "ReadStateSummaryResult", summary, state_epoch=0, leader_epoch=0, start_offset=0)

@@ -18,16 +18,23 @@ DEFAULT_CONFIG, typed, with the one CLIENT_METRICS_CONFIG synonym where set.
 Every subscription lives in ``client-metrics-configs.json`` beside the cluster metadata, replaced
 atomically (fsynced) on each change, so they survive kill -9 as the other dynamic configs do.
 The regexes are checked with Python's ``re`` in place of java.util.regex: the two agree on the common
-syntax; a construct only one of them knows is judged by Python's.
+syntax; a construct only one of them knows is judged by Python's. They are matched against clients
+with RE2 (linear time) instead: a backtracking matcher let one subscription such as
+``client_id=(a|a)*$`` and a 25-byte client id hold the event loop for minutes (Kafka's Java matcher
+ties up one request thread the same way). A pattern RE2 cannot run (a backreference, a lookaround)
+matches no client.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
 from pathlib import Path
 from typing import NamedTuple
+
+import re2
 
 from ..errors import ErrorCode, KafkaError
 from ..storage import fs
@@ -84,7 +91,9 @@ def _check_pattern(pattern: str) -> None:
         raise illegal
     try:
         re.compile(pair[1].strip())
-    except re.error:
+    except (re.error, OverflowError, RecursionError):
+        # a repetition past 2^32 (java.util.regex: "Illegal repetition range") or groups nested past
+        # what Python's parser recurses into: refused, not an internal error
         raise illegal from None
 
 
@@ -162,12 +171,24 @@ def _matches(patterns: list[str], attributes: dict[str, str | None]) -> bool:
     for pattern in patterns:
         selector, _, regex = pattern.partition("=")
         value = attributes.get(selector.strip())
-        try:
-            if value is None or re.fullmatch(regex.strip(), value) is None:
-                return False
-        except re.error:
+        pattern = _matcher(regex.strip())
+        if value is None or pattern is None or pattern.fullmatch(value) is None:
             return False
     return True
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+_RE2_OPTIONS.max_mem = 1 << 20  # as a subscription regex's (shim/coordinators/group/consumer_coordinator.py)
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(regex: str):
+    """The compiled ``match`` regex, or None where RE2 cannot run it in linear time."""
+    try:
+        return re2.compile(regex, _RE2_OPTIONS)
+    except re2.error:
+        return None
 
 
 def _java_string_hash(text: str) -> int:

@@ -92,6 +92,8 @@ def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: st
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
     try:
         keys = [jks.recover_key(entry, key_password) for entry in store.keys]
+        for secret in store.secrets:  # Java's key manager opens every key entry; a secret key serves nothing
+            jks.recover_secret(secret, key_password)
         key = load_der_private_key(keys[0], None)
         chain = [x509.load_der_x509_certificate(c) for c in store.keys[0].chain]
     except jks.JavaStoreError as e:

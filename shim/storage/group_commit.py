@@ -26,11 +26,13 @@ no live log directory left, halts; kafka-shim stays up and answers the error.
 The coordinators' appends (group metadata and offsets, consumer- and share-group records, share
 state, transaction states, expired transactional ids) take the same path: written on the loop,
 counted in ``coordinator_written``, and the coordinator API's answer waits for a job
-(shim.apis._coordinator_sync). An EndTxn's steps wait for a job between them (a marker is written
-only once the Prepare state is on disk, the Complete state once every marker is: shim.apis.k26_end_txn);
-the steps the coordinator takes on its own (aborts of timed-out or fenced transactions, retried
-markers) and WriteTxnMarkers' markers still fsync on the loop before they return (``durable``), a
-failure there taking the directory offline too (:meth:`GroupCommit.fail`).
+(shim.apis._coordinator_sync). The steps of ending a transaction wait for a job between them (a
+marker is written only once the Prepare state is on disk, the Complete state once every marker is):
+an EndTxn's in its handler (shim.apis.k26_end_txn), those the coordinator takes on its own (aborts of
+timed-out or fenced transactions, released and retried markers) in shim.txn_steps; WriteTxnMarkers
+is answered after the job that has its markers on disk. An append asked to be ``durable`` (without
+a running loop to wait on: a start-up's completion of prepared transactions) is fsynced before it
+returns, a failure there taking the directory offline too (:meth:`GroupCommit.fail`).
 """
 
 from __future__ import annotations

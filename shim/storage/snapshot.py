@@ -55,7 +55,11 @@ def encode(state: ProducerStateManager) -> bytes:
 
 def read(path: Path, state: ProducerStateManager) -> bool:
     """Load a snapshot into an empty ``state``; False if the file is damaged."""
-    data = path.read_bytes()
+    return decode(path.read_bytes(), state)
+
+
+def decode(data: bytes, state: ProducerStateManager) -> bool:
+    """Load what :func:`encode` made into an empty ``state``; False if it is damaged."""
     if len(data) < _HEAD.size:
         return False
     version, crc, count = _HEAD.unpack_from(data)

@@ -6,6 +6,8 @@ anyway is given the subscriptions it matches. Subscription ids were computed wit
 from __future__ import annotations
 
 import datetime
+import time
+import uuid
 
 from shim.errors import ErrorCode as E
 
@@ -66,3 +68,28 @@ async def test_a_changed_subscription_is_evaluated_at_the_next_request(open_node
     assert await push(node, KNOWN_ID, again.subscription_id) == E.none
     await subscribe(node, "sub", metrics=None, interval_ms=None, match=None)  # gone with its last key
     assert answer(await get(node, KNOWN_ID)) == (E.none, (), INTERVAL, KNOWN_SUBSCRIPTION)
+
+
+async def get_as(node, client_id):
+    return await call(node, 71, 0, lambda m: m.GetTelemetrySubscriptionsRequest(client_instance_id=uuid.UUID(int=0)),
+                      client_id=client_id)
+
+
+async def test_a_backtracking_match_pattern_does_not_hold_the_loop(open_node, clock):
+    """``(a|a)*$`` against 26 a's and a b took Python's backtracking matcher 2^26 steps (5 s;
+    a 60-byte client id, for ever) on the event loop; RE2 answers in linear time, with the same result."""
+    node = open_node(kafka_version="4.1")
+    await subscribe(node, "evil", metrics="x.", match="client_id=(a|a)*$")
+    started = time.process_time()
+    refused = await get_as(node, "a" * 26 + "b")
+    matched = await get_as(node, "a" * 60)
+    assert time.process_time() - started < 1.0
+    assert (refused.error_code, refused.requested_metrics) == (E.none, ())
+    assert (matched.error_code, matched.requested_metrics) == (E.none, ("x.",))
+
+
+async def test_a_pattern_only_a_backtracking_matcher_runs_is_stored_and_matches_no_client(open_node, clock):
+    """java.util.regex compiles a backreference, so Kafka stores the subscription; RE2 cannot run one."""
+    node = open_node(kafka_version="4.1")
+    await subscribe(node, "backref", metrics="x.", match=r"client_id=(a)\1")
+    assert (await get_as(node, "aa")).requested_metrics == ()

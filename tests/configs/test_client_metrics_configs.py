@@ -55,6 +55,11 @@ async def listed(node, version=0, types=()):
     ("match", "client_id=ok,client_source_port=(", (E.invalid_config,
                                                      "Illegal client matching pattern: client_source_port=(")),
     ("metrics", "org.apache.kafka.producer., org.apache.kafka.consumer.", (E.none, None)),
+    # java.util.regex: "Illegal repetition range"; Python's re raised OverflowError out of the handler
+    ("match", "client_id=a{99999999999}", (E.invalid_config, "Illegal client matching pattern: client_id=a{99999999999}")),
+    # groups nested past Python's parser (RecursionError out of the handler): refused too
+    ("match", "client_id=" + "(" * 1000 + ")" * 1000, (E.invalid_config, "Illegal client matching pattern: client_id="
+                                                        + "(" * 1000 + ")" * 1000)),
 ])
 async def test_validation_as_kafka_4(nodes, key, value, answer):
     node = nodes(kafka_version="4.1")

@@ -52,3 +52,35 @@ async def test_a_closing_share_fetch_whose_state_write_fails_still_answers(alway
     assert r.error_code == ErrorCode.none
     assert r.responses[0].partitions[0].error_code == ErrorCode.kafka_storage_error  # its log is offline too
     assert (await share_ack(always_node, "m1", 1, 0, [(1, 1, (1,))])).error_code == ErrorCode.share_session_not_found
+
+
+def _held(node, partition=0):
+    """(offset, state, member) of the share partition's in-flight records, and its state on disk."""
+    sp = node.share.partitions[("g", TOPIC, partition)]
+    disk = node.share.store.get(("g", node.logs.topics[TOPIC].topic_id, partition))
+    return sorted((o, r.state.name, r.member_id) for o, r in sp.records.items()), disk
+
+
+async def test_a_release_whose_state_write_fails_is_rolled_back(always_node):
+    """Kafka: SharePartition.releaseAcquiredRecords, rollbackOrProcessStateUpdates -- a release whose
+    writeShareGroupState fails is rolled back: the records stay acquired by the member, as the
+    disk has them (never released), instead of available in memory only."""
+    await _held_then_offline(always_node)
+    before = _held(always_node)
+    assert before[0] == [(0, "ACQUIRED", "m1"), (1, "ACQUIRED", "m1")]
+    r = await share_ack(always_node, "m1", -1, 0, [(0, 0, (1,))])  # accept 0, close: release 1
+    assert r.responses[0].partitions[0].error_code == ErrorCode.kafka_storage_error
+    assert _held(always_node) == before
+    r = await share_fetch(always_node, "m2", 0)
+    assert r.responses[0].partitions[0].error_code == ErrorCode.kafka_storage_error  # nothing acquired
+    assert _held(always_node) == before
+
+
+async def test_expired_locks_release_their_records_though_the_write_fails(always_node):
+    """Kafka: SharePartition.releaseAcquisitionLockOnTimeout -- "even if write share group state RPC
+    call fails, we will still go ahead with the state transition"; the broker's timer logs the
+    failed write instead of failing, and the records are available again."""
+    await _held_then_offline(always_node)
+    sp = always_node.share.partitions[("g", TOPIC, 0)]
+    always_node.share.tick(sp.next_deadline())
+    assert _held(always_node)[0] == [(0, "AVAILABLE", None), (1, "AVAILABLE", None)]

@@ -39,13 +39,32 @@ async def write(node, partition, start, batches, state_epoch=0, leader_epoch=0, 
     return r.results[0].partitions[0].error_code if r.results else None
 
 
-async def read(node, partition, leader_epoch=0, group="g"):
+async def write_answer(node, partition, start, batches=(), state_epoch=0, leader_epoch=0, tid=None):
+    m = request_module(85, 0)
+    data = m.PartitionData(partition=partition, state_epoch=state_epoch, leader_epoch=leader_epoch, start_offset=start,
+                           state_batches=())
+    r = await call(node, 85, 0, group_id="g", topics=(m.WriteStateData(topic_id=tid or topic_id(node),
+                                                                       partitions=(data,)),))
+    p = r.results[0].partitions[0]
+    return p.error_code, p.error_message
+
+
+async def read(node, partition, leader_epoch=0, group="g", tid=None, message=False):
     m = request_module(84, 0)
-    r = await call(node, 84, 0, group_id=group, topics=(m.ReadStateData(topic_id=topic_id(node), partitions=(
+    r = await call(node, 84, 0, group_id=group, topics=(m.ReadStateData(topic_id=tid or topic_id(node), partitions=(
         m.PartitionData(partition=partition, leader_epoch=leader_epoch),)),))
     p = r.results[0].partitions[0]
-    return p.error_code, p.state_epoch, p.start_offset, [
-        (b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in p.state_batches]
+    got = (p.error_code, p.state_epoch, p.start_offset, [
+        (b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in p.state_batches])
+    return (*got, p.error_message) if message else got
+
+
+async def initialize(node, partition, start, state_epoch=0, tid=None):
+    m = request_module(83, 0)
+    r = await call(node, 83, 0, group_id="g", topics=(m.InitializeStateData(topic_id=tid or topic_id(node), partitions=(
+        m.PartitionData(partition=partition, state_epoch=state_epoch, start_offset=start),)),))
+    p = r.results[0].partitions[0]
+    return p.error_code, p.error_message
 
 
 async def summary(node, partition, group="g"):
@@ -57,7 +76,8 @@ async def summary(node, partition, group="g"):
 
 
 async def test_write_then_read_lays_updates_over_the_snapshot(share_node):  # noqa: F811
-    assert await read(share_node, 0) == (ErrorCode.none, 0, -1, [])  # no state yet
+    assert await initialize(share_node, 0, -1) == (ErrorCode.none, None)
+    assert await read(share_node, 0) == (ErrorCode.none, 0, -1, [])  # no start offset yet
     assert await write(share_node, 0, 10, [(10, 19, AVAILABLE, 1)], state_epoch=1, leader_epoch=3) == ErrorCode.none
     assert await write(share_node, 0, 12, [(12, 13, ACKED, 1)], state_epoch=1, leader_epoch=3) == ErrorCode.none
     assert await read(share_node, 0, leader_epoch=3) == (
@@ -66,10 +86,18 @@ async def test_write_then_read_lays_updates_over_the_snapshot(share_node):  # no
 
 
 async def test_older_epochs_are_fenced(share_node):  # noqa: F811
+    assert await initialize(share_node, 0, 0) == (ErrorCode.none, None)
     assert await write(share_node, 0, 0, [], state_epoch=2, leader_epoch=5) == ErrorCode.none
     assert await write(share_node, 0, 0, [], state_epoch=1, leader_epoch=5) == ErrorCode.fenced_state_epoch
     assert await write(share_node, 0, 0, [], state_epoch=2, leader_epoch=4) == ErrorCode.fenced_leader_epoch
+    assert await write_answer(share_node, 0, 0, state_epoch=1, leader_epoch=5) == (
+        ErrorCode.fenced_state_epoch,
+        "The share coordinator rejected the request because the share-group state epoch did not match.")
+    assert await write_answer(share_node, 0, 0, state_epoch=2, leader_epoch=4) == (
+        ErrorCode.fenced_leader_epoch, "The leader epoch in the request is older than the epoch on the broker.")
+    assert await write_answer(share_node, 0, 0, state_epoch=-1, leader_epoch=-1) == (ErrorCode.none, None)  # not set
     assert (await read(share_node, 0, leader_epoch=4))[0] == ErrorCode.fenced_leader_epoch
+    assert (await read(share_node, 0, leader_epoch=-1))[0] == ErrorCode.fenced_leader_epoch  # Read does not skip -1
     assert (await read(share_node, 0, leader_epoch=7))[0] == ErrorCode.none  # a newer leader epoch is recorded
     assert (await summary(share_node, 0))[2] == 7
 
@@ -79,6 +107,7 @@ async def test_a_higher_state_epoch_is_written_as_a_snapshot(share_node, tmp_pat
     no state epoch, so a write with a higher one is a new snapshot (snapshot epoch + 1, the batches
     merged over the recorded ones) whatever the count of updates; an update dropped it, and the
     next write at the old epoch was taken instead of fenced."""
+    assert await initialize(share_node, 0, 0) == (ErrorCode.none, None)
     assert await write(share_node, 0, 0, [(0, 10, AVAILABLE, 1)], state_epoch=0) == ErrorCode.none
     assert await write(share_node, 0, 0, [(0, 4, AVAILABLE, 2)], state_epoch=0) == ErrorCode.none  # an update
     assert await write(share_node, 0, 2, [(2, 3, ACKED, 2)], state_epoch=1) == ErrorCode.none
@@ -107,19 +136,81 @@ async def test_initialize_and_delete(share_node):  # noqa: F811
     r = await call(share_node, 86, 0, group_id="g", topics=(m.DeleteStateData(topic_id=topic_id(share_node), partitions=(
         m.PartitionData(partition=1),)),))
     assert r.results[0].partitions[0].error_code == ErrorCode.none
-    assert await read(share_node, 1) == (ErrorCode.none, 0, -1, [])
+    assert (await read(share_node, 1))[0] == ErrorCode.invalid_request  # uninitialized again
+
+
+async def test_read_and_write_of_a_partition_never_initialized_are_invalid_request(share_node):  # noqa: F811
+    """Kafka 4.1.0 (KAFKA-19338, ShareCoordinatorShard.maybeGetReadStateError/maybeGetWriteStateError):
+    before InitializeShareGroupState, Read and Write are INVALID_REQUEST with the shard's message,
+    checked before the topic is looked up; Read's error answer has Kafka's default start offset 0.
+    The summary and Delete of such a partition still answer."""
+    read_refused = (ErrorCode.invalid_request, 0, 0, [], "Read operation on uninitialized share partition not allowed.")
+    write_refused = (ErrorCode.invalid_request, "Write operation on uninitialized share partition not allowed.")
+    assert await read(share_node, 0, message=True) == read_refused
+    assert await write_answer(share_node, 0, 10) == write_refused
+    assert await read(share_node, 5, message=True) == read_refused  # no partition 5: the state check comes first
+    assert await write_answer(share_node, 0, 10, tid=uuid.uuid4()) == write_refused
+    assert share_node.share.store.get(("g", topic_id(share_node), 0)) is None  # nothing was written
+    assert await summary(share_node, 0) == (ErrorCode.none, 0, 0, -1)
+    assert await initialize(share_node, 0, -1, state_epoch=2) == (ErrorCode.none, None)
+    assert await read(share_node, 0, message=True) == (ErrorCode.none, 2, -1, [], None)
+    assert await write_answer(share_node, 0, 10, state_epoch=2) == (ErrorCode.none, None)
+
+
+async def test_initialize_over_existing_state_starts_afresh_at_leader_epoch_0(share_node, tmp_path):  # noqa: F811
+    """Kafka 4.1 (ShareCoordinatorShard.initializeState, ShareGroupOffset.fromRequest): a snapshot
+    of the start offset and state epoch as given (-1 too), leader epoch 0, nothing in flight, its
+    snapshot epoch one past the last; the old start offset and leader epoch were kept. Requests
+    are still fenced by the highest epochs recorded (leaderEpochMap, stateEpochMap), not by the
+    snapshot's; a Read at the leader epoch recorded writes nothing."""
+    key = ("g", topic_id(share_node), 0)
+    assert await initialize(share_node, 0, 0) == (ErrorCode.none, None)
+    assert await write(share_node, 0, 10, [(10, 19, AVAILABLE, 2)], state_epoch=2, leader_epoch=5) == ErrorCode.none
+    before = share_node.share.store.get(key).snapshot_epoch
+    assert await initialize(share_node, 0, -1, state_epoch=3) == (ErrorCode.none, None)
+    assert await read(share_node, 0, leader_epoch=5) == (ErrorCode.none, 3, -1, [])
+    assert await summary(share_node, 0) == (ErrorCode.none, 3, 0, -1)
+    assert share_node.share.store.get(key).snapshot_epoch == before + 1
+    assert await initialize(share_node, 0, 7, state_epoch=2) == (
+        ErrorCode.fenced_state_epoch,
+        "The share coordinator rejected the request because the share-group state epoch did not match.")
+    assert await initialize(share_node, 0, 7, state_epoch=-1) == (ErrorCode.none, None)  # -1 is not fenced ...
+    assert await summary(share_node, 0) == (ErrorCode.none, -1, 0, 7)  # ... and written as it is
+    assert await write_answer(share_node, 0, 8, state_epoch=3, leader_epoch=4) == (
+        ErrorCode.fenced_leader_epoch, "The leader epoch in the request is older than the epoch on the broker.")
+    assert await write_answer(share_node, 0, 8, state_epoch=1, leader_epoch=5) == (
+        ErrorCode.fenced_state_epoch,
+        "The share coordinator rejected the request because the share-group state epoch did not match.")
+    assert (await read(share_node, 0, leader_epoch=0))[0] == ErrorCode.fenced_leader_epoch
+    end = share_node.logs.get(SHARE_STATE_TOPIC, share_node.share.store.partition_for(*key)).high_watermark
+    assert await read(share_node, 0, leader_epoch=5) == (ErrorCode.none, -1, 7, [])
+    assert share_node.logs.get(SHARE_STATE_TOPIC, share_node.share.store.partition_for(*key)).high_watermark == end
+    assert await summary(share_node, 0) == (ErrorCode.none, -1, 0, 7)  # 5 was recorded already: nothing written
+    assert await read(share_node, 0, leader_epoch=6) == (ErrorCode.none, -1, 7, [])
+    assert await summary(share_node, 0) == (ErrorCode.none, -1, 6, 7)
+    share_node.close()
+    again = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1"))
+    try:  # the records replayed give the same state
+        assert await summary(again, 0) == (ErrorCode.none, -1, 6, 7)
+        assert await read(again, 0, leader_epoch=6) == (ErrorCode.none, -1, 7, [])
+    finally:
+        again.close()
 
 
 async def test_a_written_state_is_what_the_group_consumes_next(share_node):  # noqa: F811
     await produce(share_node, 0, b"a", b"b", b"c", b"d")
+    assert await initialize(share_node, 0, 0) == (ErrorCode.none, None)
     assert await write(share_node, 0, 1, [(1, 1, ACKED, 1), (2, 2, AVAILABLE, 3)]) == ErrorCode.none
     assert acquired(await share_fetch(share_node, "m1", 0)) == [(2, 2, 4), (3, 3, 1)]
 
 
 async def test_bad_partitions_and_requests(share_node):  # noqa: F811
-    assert await write(share_node, 5, 0, []) == ErrorCode.unknown_topic_or_partition
-    assert await write(share_node, -1, 0, []) == ErrorCode.invalid_request
-    assert await write(share_node, 0, 0, [], tid=uuid.uuid4()) == ErrorCode.unknown_topic_or_partition
+    unknown = "This server does not host this topic-partition."
+    assert await initialize(share_node, 5, 0) == (ErrorCode.unknown_topic_or_partition, unknown)
+    assert await initialize(share_node, 0, 0, tid=uuid.uuid4()) == (ErrorCode.unknown_topic_or_partition, unknown)
+    assert await write_answer(share_node, -1, 0) == (ErrorCode.invalid_request,
+                                                     "The partition id cannot be a negative number.")
+    assert await initialize(share_node, 0, 0) == (ErrorCode.none, None)
     assert await write(share_node, 0, 0, [(5, 4, AVAILABLE, 1)]) == ErrorCode.invalid_request
     assert await write(share_node, 0, 0, [(0, 1 << 20, AVAILABLE, 1)]) == ErrorCode.invalid_request
     assert await write(share_node, 0, 0, [], group="") is None  # an empty answer
@@ -129,6 +220,7 @@ async def test_a_write_may_not_leave_more_than_65536_offsets_in_flight(share_nod
     """Each batch was bounded alone: 20 of 65,536 made the broker build 1.3 million records (2 s
     of the loop, 170 MiB), a thousand would take 8 GiB. The bound holds for the state a write
     leaves, this write's batches laid over the recorded ones."""
+    assert await initialize(share_node, 0, 0) == (ErrorCode.none, None)
     span = 1 << 16
     many = [(i * span, i * span + span - 1, AVAILABLE, 1) for i in range(20)]
     assert await write(share_node, 0, 0, many) == ErrorCode.invalid_request
@@ -191,3 +283,41 @@ async def test_a_share_key_is_coordinated_by_its_state_partitions_leader(cluster
     answer = await dispatch_request(cluster_node, frame)
     got = decode_response(b"".join(bytes(p) for p in answer.parts), 84, 0)[1]
     assert got.results[0].partitions[0].error_code == ErrorCode.not_coordinator
+
+
+def _bad_key_request(api_key: int, group: str, tid, partition: int):
+    """A request of ``api_key`` (83-87) for one partition of ``tid``."""
+    m = request_module(api_key, 0)
+    data = {83: lambda: m.InitializeStateData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, state_epoch=0, start_offset=0),)),
+            84: lambda: m.ReadStateData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, leader_epoch=0),)),
+            85: lambda: m.WriteStateData(topic_id=tid, partitions=(m.PartitionData(
+                partition=partition, state_epoch=0, leader_epoch=0, start_offset=0, state_batches=()),)),
+            86: lambda: m.DeleteStateData(topic_id=tid, partitions=(m.PartitionData(partition=partition),)),
+            87: lambda: m.ReadStateSummaryData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, leader_epoch=0),))}[api_key]()
+    return dict(group_id=group, topics=(data,))
+
+
+async def test_a_bad_key_another_broker_coordinates_is_not_coordinator(cluster_node):
+    """Kafka's ShareCoordinatorService routes every key to its __share_group_state partition before
+    the shard checks it: a null topic id or a negative partition is NOT_COORDINATOR on a broker not
+    leading that partition, INVALID_REQUEST on the one that does."""
+    await call(cluster_node, 10, 6, key_type=2, coordinator_keys=("g:x:0",))  # creates __share_group_state
+    me = cluster_node.config.node_id
+    zero = uuid.UUID(int=0)
+    for tid, partition, message in ((None, 0, "The topic id cannot be null."),
+                                    (topic_id(cluster_node), -1, "The partition id cannot be a negative number.")):
+        routed = tid or zero
+        leader = {g: cluster_node.cluster.coordinator(2, share_partition_key(g, routed, partition))
+                  for g in (f"g{i}" for i in range(40))}
+        elsewhere = next(g for g, n in leader.items() if n != me)
+        here = next(g for g, n in leader.items() if n == me)
+        for api_key in range(83, 88):
+            got = await call(cluster_node, api_key, 0, **_bad_key_request(api_key, elsewhere, tid, partition))
+            p = got.results[0].partitions[0]
+            assert (api_key, p.error_code) == (api_key, ErrorCode.not_coordinator)
+            got = await call(cluster_node, api_key, 0, **_bad_key_request(api_key, here, tid, partition))
+            p = got.results[0].partitions[0]
+            assert (api_key, p.error_code, p.error_message) == (api_key, ErrorCode.invalid_request, message)

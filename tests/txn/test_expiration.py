@@ -4,6 +4,8 @@ producer.id.expiration.ms, KIP-854), driven through a node with a fake clock."""
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from kafka_codecs import decode_batch, parse_header
@@ -13,6 +15,7 @@ from shim.coordinators.txn.state_manager import tombstone_chunks
 from shim.coordinators.txn.state import TxnState
 from shim.coordinators.txn.txn_log import decode_key
 from shim.errors import ErrorCode, KafkaError
+from shim.node import TICK_RETRY_MS
 from shim.storage.producer_state import Origin
 
 from txn_helpers import (
@@ -220,3 +223,44 @@ async def test_a_restart_leaves_out_what_expired_while_the_broker_was_down(nodes
     nodes.close(node)
     node = nodes(producer_id_expiration_ms=1)  # Kafka: the snapshot's expired entries are not loaded
     assert await active_producers(node) == {}
+
+
+def _pending_member(node, now):
+    """A classic member given its id (KIP-394's MEMBER_ID_REQUIRED), pending until its session ends."""
+    pending = node.groups.join_group("g", "", None, "consumer", [("range", b"")], session_timeout_ms=10_000,
+                                     rebalance_timeout_ms=30_000, now_ms=now, client_id="c", client_host="/127.0.0.1",
+                                     require_known_member_id=True, support_skip_assignment=False)
+    assert pending.result.error == ErrorCode.member_id_required
+    return pending.result.member_id
+
+
+async def test_an_offline_directory_keeps_expired_ids_and_the_other_ticks_run(nodes):
+    """A failed fsync took the data directory offline: the tombstones of expired ids cannot be
+    written, so the ids stay, checked again an interval later (Kafka: the partition's log is not
+    online, and a failed tombstone append leaves its ids cached), and the group coordinator's
+    timers, ticked after the transaction coordinator's, still run."""
+    node = nodes(fsync="always")
+    node.logs.create_topic(TOPIC, 2)
+    node.txn.load(T0)
+    committed(node, "idle", T0)
+    member = _pending_member(node, T0)
+    node.logs.group_commit.fail(OSError(errno.EIO, "Input/output error"))
+    assert node.logs.offline
+    node.tick(T0 + WEEK)
+    assert "idle" in node.txn.txns and records_of(node, "idle")[-1] is not None  # no tombstone
+    assert node.txn.next_deadline() > T0 + WEEK  # checked again later, not at once
+    assert member not in node.groups.groups["g"].pending_members  # its session ended: the group tick ran
+
+
+async def test_a_failing_coordinator_tick_leaves_the_others_to_run(nodes, monkeypatch, caplog):
+    """Whatever fails in one coordinator's tick is logged and retried alone; the ticks after it run."""
+    node = nodes()
+    member = _pending_member(node, T0)
+
+    def broken(now_ms):
+        raise RuntimeError("a coordinator bug")
+    monkeypatch.setattr(node.txn, "tick", broken)
+    deadline = node.tick(T0 + 10_000)
+    assert member not in node.groups.groups["g"].pending_members
+    assert deadline == T0 + 10_000 + TICK_RETRY_MS  # the failed tick is tried again then
+    assert "a coordinator bug" in caplog.text

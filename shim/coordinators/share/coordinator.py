@@ -55,6 +55,7 @@ class ShareCoordinator:
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
         self.topic_hashes = TopicHashes()  # each topic's part of the metadata hash, kept (shared with consumer groups)
+        self.topics_version = lambda: None  # moves on with every change of the topics; None: unknown (node.py)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
@@ -166,7 +167,8 @@ class ShareCoordinator:
         """What a share group's assignment and metadata hash depend on: each topic's partition count
         and id, and the kept hash of each topic (its partitions' racks looked at once, not at every
         heartbeat)."""
-        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash)
+        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash,
+                      self.topics_version())
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -176,15 +178,6 @@ class ShareCoordinator:
         if group is None:
             raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
         return group
-
-    def _member_gone(self, group_id: str, member_id: str) -> None:
-        for session in self.sessions.of_member(group_id, member_id):
-            self.sessions.close(group_id, member_id, session.node_id)
-        for (g, _, _), sp in self.partitions.items():
-            if g == group_id:
-                sp.release_member(member_id)
-        self._persist(group_id)
-        self._released()
 
     def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
         """The share partition's durable state was written from outside (the share coordinator's
@@ -282,29 +275,52 @@ class ShareCoordinator:
         """The member's session with broker ``node_id`` ends: it gives up what it holds there."""
         session = self.sessions.close(group_id, member_id, node_id)
         if session is not None:
-            for topic, partition in session.partitions:
-                sp = self.partitions.get((group_id, topic, partition))
-                if sp is not None:
-                    sp.release_member(member_id)
-            try:
-                self._persist(group_id)
-            except KafkaError as e:  # Kafka: a failed releaseSession is logged; the session is gone either way
-                log.warning("group %s: releasing member %s's share session: %s", group_id, member_id, e.message)
-            self._released()
+            self._release(group_id, member_id, session.partitions)
+
+    def connection_closed(self, connection: object) -> None:
+        """A client connection closed: each share session it opened that is still open ends, and
+        the member gives up what it holds of that session's partitions (Kafka 4.1: the share session
+        cache's disconnect listener, onMemberLeave, releaseSession). This is the only way a member's
+        going releases its records: the group coordinator's session timeout and a leaving heartbeat
+        do not reach the share partitions, so records acquired under a session already gone (one a
+        ShareFetch at epoch 0 replaced) wait for their acquisition locks to time out."""
+        for session in self.sessions.of_connection(connection):
+            self.close_session(session.group_id, session.member_id, session.node_id)
+
+    def _release(self, group_id: str, member_id: str, partitions) -> None:
+        """What the member holds of ``partitions`` ((topic, partition)) is released, once written
+        (Kafka: SharePartition.releaseAcquiredRecords). A failed write is logged, as Kafka logs a
+        failed releaseSession, and the release rolled back (rollbackOrProcessStateUpdates): the
+        records stay acquired by the member until their locks expire, as the disk has them."""
+        changed = {}
+        for topic, partition in partitions:
+            sp = self.partitions.get((group_id, topic, partition))
+            if sp is not None:
+                changed[(topic, partition)] = sp.copy()
+                changed[(topic, partition)].release_member(member_id)
+        try:
+            self._persist(group_id, changed)
+        except KafkaError as e:
+            log.warning("group %s: releasing what member %s holds: %s", group_id, member_id, e.message)
+            return
+        self.partitions.update({(group_id, t, p): sp for (t, p), sp in changed.items()})
+        self._released()
 
     # -- timers ---------------------------------------------------------------------------------
 
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
-            for member_id in group.expired(now_ms):
+            for member_id in group.expired(now_ms):  # what it acquired stays: see connection_closed
                 self._change(group.group_id, lambda g: g.remove(member_id, self._topics(),
                                                                 self._initialized_of(g.group_id)), now_ms)
-                self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
         for group_id in sorted(expired):
-            self._persist(group_id)
+            try:
+                self._persist(group_id)
+            except KafkaError as e:  # Kafka: an expired lock releases its records even if the write fails
+                log.error("group %s: writing the share state of expired acquisition locks: %s", group_id, e.message)
         if expired:
             self._released()
         self.store.tick(now_ms)  # cold share partitions snapshotted again, so the state topic can be pruned

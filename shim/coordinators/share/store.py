@@ -86,6 +86,11 @@ class _Entry:
     snapshot: sr.ShareSnapshot  # the key's state: its snapshot with every later update laid over it
     updates: int  # updates written since the snapshot
     snapshot_offset: int  # where the snapshot is in the log
+    # Kafka: ShareCoordinatorShard's leaderEpochMap and stateEpochMap, what requests are fenced by --
+    # the highest epochs the key's records carried since its last tombstone, not the snapshot's own
+    # (an InitializeShareGroupState writes leader epoch 0 over a higher one and fences on by it)
+    leader_fence: int = -1
+    state_fence: int = -1
 
 
 class ShareStateStore:
@@ -122,6 +127,9 @@ class ShareStateStore:
 
     def _put(self, key, entry: "_Entry", partition: int | None = None) -> None:
         """``partition``: the key's, when the caller has just worked it out."""
+        old, snap = self.entries.get(key), entry.snapshot
+        entry.leader_fence = snap.leader_epoch if old is None else max(old.leader_fence, snap.leader_epoch)
+        entry.state_fence = snap.state_epoch if old is None else max(old.state_fence, snap.state_epoch)
         if key not in self._placed:
             self._placed[key] = shard = self.partition_for(*key) if partition is None else partition
             self._shards.setdefault(shard, set()).add(key)
@@ -319,19 +327,26 @@ class ShareStateStore:
         entry = self.entries.get(key)
         return entry.snapshot if entry is not None else None
 
+    def fences(self, key) -> tuple[int, int] | None:
+        """(leader epoch, state epoch) that older ones are fenced by, or None without state."""
+        entry = self.entries.get(key)
+        return (entry.leader_fence, entry.state_fence) if entry is not None else None
+
     def _next(self, c: "Change", now: int):
         """(record type, value, the key's entry once written) of the next write of ``c.key``
         (Kafka: ShareCoordinatorShard.generateShareStateRecord); -1 leaves an epoch or the start."""
         entry = self.entries.get(c.key)
         old = entry.snapshot if entry is not None else None
+        if c.initialize:
+            return self._initial(c, old, now)
         leader_epoch = self._leader_epoch(c.key) if c.leader_epoch is None else c.leader_epoch
         if leader_epoch == -1 and old is not None:
             leader_epoch = old.leader_epoch
         state_epoch = c.state_epoch if c.state_epoch != -1 else (old.state_epoch if old is not None else 0)
         start = c.start_offset if c.start_offset != -1 or old is None else old.start_offset
         # Kafka (KAFKA-19337): a ShareUpdate carries no state epoch, so a higher one makes a snapshot
-        if old is None or c.initialize or entry.updates >= self.records_per_snapshot or state_epoch > old.state_epoch:
-            batches = () if c.initialize else sr.combine(old.batches if old is not None else (), c.batches, start)
+        if old is None or entry.updates >= self.records_per_snapshot or state_epoch > old.state_epoch:
+            batches = sr.combine(old.batches if old is not None else (), c.batches, start)
             # Kafka: a snapshot written for a change is created and written now; only a cold
             # partition's copy keeps its creation time
             snap = sr.ShareSnapshot(old.snapshot_epoch + 1 if old is not None else 0, state_epoch, leader_epoch,
@@ -342,6 +357,17 @@ class ShareStateStore:
         state = old._replace(leader_epoch=leader_epoch, start_offset=start,
                              batches=sr.combine(old.batches, c.batches, start))
         return sr.UPDATE, sr.encode_update(update), _Entry(state, entry.updates + 1, entry.snapshot_offset)
+
+    @staticmethod
+    def _initial(c: "Change", old, now: int):
+        """Kafka 4.1: ShareCoordinatorShard.initializeState -- a fresh start whatever was there: a
+        snapshot (its epoch one past the last) of the start offset and state epoch as given, -1
+        included, leader epoch 0 unless told otherwise (ShareGroupOffset.fromRequest's
+        UNINITIALIZED_EPOCH) and nothing in flight."""
+        leader_epoch = 0 if c.leader_epoch is None else c.leader_epoch
+        snap = sr.ShareSnapshot(old.snapshot_epoch + 1 if old is not None else 0, c.state_epoch, leader_epoch,
+                                c.start_offset, now, now, ())
+        return sr.SNAPSHOT, sr.encode_snapshot(snap), _Entry(snap, 0, -1)
 
     def _leader_epoch(self, key) -> int:
         info = self.logs.topic_by_id(key[1])
@@ -400,6 +426,7 @@ class ShareStateStore:
         else:
             old = entry.snapshot
             start = value.start_offset if value.start_offset >= 0 else old.start_offset
+            entry.leader_fence = max(entry.leader_fence, value.leader_epoch)  # an update has no state epoch
             entry.snapshot = old._replace(leader_epoch=value.leader_epoch, start_offset=start,
                                           batches=sr.combine(old.batches, value.batches, start))
             entry.updates += 1

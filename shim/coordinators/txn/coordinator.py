@@ -3,9 +3,11 @@
 Synchronous and clock-free: every method takes ``now_ms``. State is persisted to
 ``__transaction_state`` before it is applied, and markers are written synchronously before EndTxn
 answers (a stronger guarantee than Kafka's asynchronous markers, with the same outcome). Both are
-COORDINATOR appends of the log. Under fsync "always" the Prepare and Complete states and the
-markers are durable on return (each step needs the previous one on disk); the other states are
-fsynced by the group commit before the answer (shim.apis._coordinator_sync).
+COORDINATOR appends of the log. Under fsync "always" every write is fsynced by the group commit off
+the loop; the steps of ending a transaction (Prepare state, markers, Complete state) each wait for
+the job that has the one before on disk: an EndTxn's in its handler (shim.apis.k26_end_txn), those
+the coordinator takes by itself (aborts of timed-out or fenced transactions, released or retried
+markers) in shim.txn_steps. Without a loop to wait on, each step is durable before it returns.
 One coordinator, coordinator epoch 0.
 """
 
@@ -46,6 +48,10 @@ def _no_replica_check(topic: str, partition: int, min_isr: int) -> None:
     pass
 
 
+def _inline() -> bool:
+    return False
+
+
 _ENDING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_COMMIT, S.COMPLETE_ABORT})
 
 
@@ -82,6 +88,11 @@ class TransactionCoordinator:
         self.staged: dict[str, tuple[bool, bool]] = {}
         # transactional id -> (commit, the partitions whose markers were refused): retried by tick
         self.unmarked: dict[str, tuple[bool, list[tuple[str, int]]]] = {}
+        # True when the steps the coordinator takes by itself wait for the group commit between them
+        # (fsync "always" on a running loop); each one staged is then handed to ``on_staged``, whose
+        # driver (shim.txn_steps) calls :meth:`advance` once the step before is on disk
+        self.stage_steps: Callable[[], bool] = _inline
+        self.on_staged: Callable[[str], None] = _no_probe
 
     def finalized_transaction_version(self, transaction_version: int) -> None:
         """The cluster's finalized transaction.version, at start and when UpdateFeatures changes it.
@@ -298,9 +309,15 @@ class TransactionCoordinator:
         else:
             self._complete(self.txns[txn_id], commit, now_ms)
 
+    def _stage_own(self, txn_id: str, commit: bool, marked: bool) -> None:
+        """A transaction the coordinator ends by itself waits for the group commit before its next
+        step (``marked``: its Complete state, else its markers): shim.txn_steps advances it."""
+        self.staged[txn_id] = (commit, marked)
+        self.on_staged(txn_id)
+
     def advance(self, txn_id: str, now_ms: int) -> bool:
-        """The next step of a staged EndTxn whose last write is now on disk: its markers once its
-        Prepare state is, its Complete state once every marker is. True when a step was written
+        """The next step of a staged transaction whose last write is now on disk: its markers once
+        its Prepare state is, its Complete state once every marker is. True when a step was written
         (its fsync is then awaited before the next)."""
         commit, marked = self.staged.pop(txn_id, (None, None))
         m = self.txns.get(txn_id)
@@ -376,20 +393,32 @@ class TransactionCoordinator:
         self.txns[m.transactional_id] = nxt
 
     def _retry_unmarked(self, now_ms: int) -> None:
+        """The markers a partition refused, again (the Prepare state is on disk already); staged,
+        the Complete state waits for their fsync."""
         for txn_id, (commit, partitions) in list(self.unmarked.items()):
             m = self.txns.get(txn_id)
-            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-                self._write_markers(m, commit, partitions, now_ms)
-            else:
+            if m is None or m.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 del self.unmarked[txn_id]
+            elif txn_id not in self.staged:  # else its steps are under way
+                self._markers_then_complete(m, commit, partitions, now_ms)
+
+    def _markers_then_complete(self, m: TxnMetadata, commit: bool, partitions: list[tuple[str, int]],
+                               now_ms: int) -> None:
+        """Markers to ``partitions`` of a transaction whose Prepare state is on disk, then its
+        Complete state: at once, or (staged) once a job has the markers on disk."""
+        if not self.stage_steps():
+            self._write_markers(m, commit, partitions, now_ms)
+        elif self._write_markers(m, commit, partitions, now_ms, durable=False):
+            self._stage_own(m.transactional_id, commit, True)
 
     def _retry_incomplete(self, now_ms: int) -> None:
+        """A Complete state whose write was refused, again: its markers are on disk already."""
         for txn_id, commit in list(self.incomplete.items()):
             m = self.txns.get(txn_id)
-            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-                self._write_complete(m, commit, now_ms)
-            else:
+            if m is None or m.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 del self.incomplete[txn_id]
+            elif txn_id not in self.staged:
+                self._write_complete(m, commit, now_ms, durable=not self.stage_steps())
 
     def _fence_and_abort(self, m: TxnMetadata, now_ms: int) -> None:
         """Bump the epoch (fencing the producer), then abort with the bumped epoch (Kafka:
@@ -399,20 +428,24 @@ class TransactionCoordinator:
         # Kafka: prepareFenceProducerEpoch does not bump again after a fence whose write failed
         fenced.producer_epoch = m.producer_epoch if m.failed_epoch_fence else m.producer_epoch + 1
         fenced.last_producer_epoch = NO_EPOCH
+        staged = self.stage_steps()
         if self.transaction_version >= 2:
             # Kafka 4.x: the coordinator's own aborts use the finalized version ("not from client, use
             # server TV"): prepareAbortOrCommit's bump keeps the epoch it bumped from, so the producer
             # can bump from it again (InitProducerId) instead of being fenced for good.
             fenced.last_producer_epoch, fenced.client_transaction_version = m.producer_epoch, 2
         try:
-            self._move(fenced, S.PREPARE_ABORT, now_ms)
+            self._move(fenced, S.PREPARE_ABORT, now_ms, durable=not staged)
         except KafkaError:
             # Kafka: endTransaction keeps a failed fence's epoch in memory (hasFailedEpochFence), never
             # returned to a client: the fenced producer stays fenced, the transaction stays Ongoing
             m.producer_epoch, m.last_producer_epoch = fenced.producer_epoch, fenced.last_producer_epoch
             m.failed_epoch_fence = True
             raise
-        self._complete(self.txns[m.transactional_id], False, now_ms)
+        if staged:  # the markers once the PrepareAbort is on disk (shim.txn_steps)
+            self._stage_own(m.transactional_id, False, False)
+        else:
+            self._complete(self.txns[m.transactional_id], False, now_ms)
 
     # -- the control plane's levers ----------------------------------------------------------
 
@@ -422,8 +455,12 @@ class TransactionCoordinator:
         for t in released:
             commit = self.held.pop(t)
             m = self.txns.get(t)
-            if m is not None and m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            if m is None or m.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                continue
+            if not self.stage_steps():
                 self._complete(m, commit, now_ms)
+            elif self._complete(m, commit, now_ms, durable=False):  # its Prepare state is on disk already
+                self._stage_own(t, commit, True)
         return released
 
     def fence(self, txn_id: str, now_ms: int) -> tuple[int, int]:
@@ -510,10 +547,13 @@ class TransactionCoordinator:
             except KafkaError as e:  # Kafka: the ids stay, and the next check tries again
                 log.info("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
                 continue
-            for chunk in append_tombstones(plog, ids, now_ms):
-                for t in chunk:
-                    del self.txns[t]
-                expired += chunk
+            try:
+                for chunk in append_tombstones(plog, ids, now_ms):
+                    for t in chunk:
+                        del self.txns[t]
+                    expired += chunk
+            except KafkaError as e:  # Kafka: removeFromCacheCallback keeps the ids of a failed append
+                log.warning("expired transactional ids of %s-%d kept: %s", TXN_TOPIC, partition, e.code.name)
         for t in expired:
             log.info("transactional id %s expired: unchanged for %d ms or more", t, self.id_expiration_ms)
         return expired
