@@ -290,7 +290,8 @@ def _bad_key_request(api_key: int, group: str, tid, partition: int):
     m = request_module(api_key, 0)
     data = {83: lambda: m.InitializeStateData(topic_id=tid, partitions=(
                 m.PartitionData(partition=partition, state_epoch=0, start_offset=0),)),
-            84: lambda: m.ReadStateData(topic_id=tid, partitions=(m.PartitionData(partition=partition, leader_epoch=0),)),
+            84: lambda: m.ReadStateData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, leader_epoch=0),)),
             85: lambda: m.WriteStateData(topic_id=tid, partitions=(m.PartitionData(
                 partition=partition, state_epoch=0, leader_epoch=0, start_offset=0, state_batches=()),)),
             86: lambda: m.DeleteStateData(topic_id=tid, partitions=(m.PartitionData(partition=partition),)),

@@ -179,11 +179,6 @@ class ShareCoordinator:
             raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
         return group
 
-    def _member_gone(self, group_id: str, member_id: str) -> None:
-        for session in self.sessions.of_member(group_id, member_id):
-            self.sessions.close(group_id, member_id, session.node_id)
-        self._release(group_id, member_id, [(t, p) for g, t, p in self.partitions if g == group_id])
-
     def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
         """The share partition's durable state was written from outside (the share coordinator's
         APIs): what the broker held of it is dropped and read back from the store on next use."""
@@ -282,6 +277,16 @@ class ShareCoordinator:
         if session is not None:
             self._release(group_id, member_id, session.partitions)
 
+    def connection_closed(self, connection: object) -> None:
+        """A client connection closed: each share session it opened that is still open ends, and
+        the member gives up what it holds of that session's partitions (Kafka 4.1: the share session
+        cache's disconnect listener, onMemberLeave, releaseSession). This is the only way a member's
+        going releases its records: the group coordinator's session timeout and a leaving heartbeat
+        do not reach the share partitions, so records acquired under a session already gone (one a
+        ShareFetch at epoch 0 replaced) wait for their acquisition locks to time out."""
+        for session in self.sessions.of_connection(connection):
+            self.close_session(session.group_id, session.member_id, session.node_id)
+
     def _release(self, group_id: str, member_id: str, partitions) -> None:
         """What the member holds of ``partitions`` ((topic, partition)) is released, once written
         (Kafka: SharePartition.releaseAcquiredRecords). A failed write is logged, as Kafka logs a
@@ -305,10 +310,9 @@ class ShareCoordinator:
 
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
-            for member_id in group.expired(now_ms):
+            for member_id in group.expired(now_ms):  # what it acquired stays: see connection_closed
                 self._change(group.group_id, lambda g: g.remove(member_id, self._topics(),
                                                                 self._initialized_of(g.group_id)), now_ms)
-                self._member_gone(group.group_id, member_id)
         for session in self.sessions.idle(now_ms):
             self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
