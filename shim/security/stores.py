@@ -83,10 +83,12 @@ def key_store(config) -> KeyStore | None:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
     try:
         entries = pkcs12.key_entries(data, password)
-    except pkcs12.Pkcs12Error as e:
+        if len(entries) > 1:  # cryptography reads one key of a store
+            return _served(kind, path, [_entry(alias, key, chain) for alias, key, chain in entries])
+    except (pkcs12.Pkcs12Error, ValueError, TypeError) as e:  # StoreError is one too: let it through as it is
+        if isinstance(e, StoreError):
+            raise
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: {e}") from None
-    if len(entries) > 1:  # cryptography reads one key of a store
-        return _served(kind, path, [_entry(alias, key, chain) for alias, key, chain in entries])
     chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
     return KeyStore(_key_pem(p12.key), "".join(_cert_pem(c) for c in chain), None)
 

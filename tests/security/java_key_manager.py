@@ -59,7 +59,8 @@ public class KeyChoice {
         X509KeyManager manager = (X509KeyManager) factory.getKeyManagers()[0];
         StringBuilder out = new StringBuilder();
         for (int i = 5; i < args.length; i++)
-            out.append(i > 5 ? " " : "").append(args[i]).append('=').append(manager.chooseServerAlias(args[i], null, null));
+            out.append(i > 5 ? " " : "").append(args[i]).append('=')
+               .append(manager.chooseServerAlias(args[i], null, null));
         System.out.println(out);
     }
 }

@@ -166,3 +166,25 @@ def test_handshakes_present_the_certificate_a_jdk_server_presents(sources, tmp_p
     assert {name: presented(ours, c) for name, c in clients().items()} == javas
     assert javas["tls1.3"] == javas["tls1.2"] == javas["tls1.2-ecdsa"] == "ec-p256"
     assert javas["tls1.2-rsa"] == "internal"
+
+
+def entry(alias: str | None, kind: str) -> keychoice.KeyEntry:
+    return keychoice.KeyEntry(alias, f"key of {alias}", f"chain of {alias}", kind)
+
+
+def test_unnamed_pkcs12_keys_of_one_type_are_refused_and_alone_serve():
+    """Java names a PKCS12 key without a friendly name by a count at load, which is not followed."""
+    with pytest.raises(keychoice.KeyChoiceError, match="2 RSA private keys, 1 of them without a friendly name"):
+        keychoice.served([entry(None, "RSA"), entry("named", "RSA"), entry("ec", "EC")])
+    assert keychoice.served([entry(None, "RSA"), entry("ec", "EC")]) == [entry(None, "RSA"), entry("ec", "EC")]
+
+
+def test_keys_of_no_tls_type_are_not_served():
+    assert keychoice.served([entry("x", "1.3.101.110"), entry("ec", "EC")]) == [entry("ec", "EC")]
+    assert keychoice.served([entry("x", "1.3.101.110")]) == []
+
+
+def test_java_string_hash():
+    """String.hashCode(): "broker".hashCode() is -1380616231 in Java; a character beyond the BMP is two units."""
+    assert keychoice.java_string_hash("broker") == -1380616231 & 0xFFFFFFFF
+    assert keychoice.java_string_hash("\U0001F511") == (31 * 0xD83D + 0xDD11) & 0xFFFFFFFF
