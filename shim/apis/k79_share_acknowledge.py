@@ -29,7 +29,7 @@ def handle(ctx, request):
         if epoch == FINAL_EPOCH:
             share.sessions.get(group, member, ctx.node_id)
         else:
-            share.sessions.advance(group, member, epoch, (), (), now, ctx.node_id)
+            share.sessions.advance(group, member, epoch, (), (), ctx.node_id)
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     by_topic: dict = {}
