@@ -26,6 +26,7 @@ import time
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._share import acknowledge, current_leader, request_error, resolve, topic_name
+from ._pace import Pacer
 from .registry import api
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
@@ -45,7 +46,7 @@ async def handle(ctx, request):
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     answers, acknowledged = {}, set()  # (topic id, partition) -> dict of PartitionData fields; those acknowledged
-    for tid, name, p, batches, error in requested:
+    async for tid, name, p, batches, error in Pacer().each(requested):  # paced, as ShareAcknowledge
         answer = answers[(tid, p)] = _answer(ctx, name, p, error)
         if batches and error is None:
             answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)

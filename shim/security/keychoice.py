@@ -28,6 +28,7 @@ JAVA_KEY_TYPES = {"1.2.840.113549.1.1.1": "RSA", "1.2.840.113549.1.1.10": "RSASS
                   "1.2.840.10045.2.1": "EC", "1.3.101.112": "EdDSA", "1.3.101.113": "EdDSA",
                   "1.2.840.10040.4.1": "DSA"}
 HASHMAP_CAPACITY = 16
+SUNX509 = "SunX509"  # Kafka's ssl.keymanager.algorithm: the JDK's default
 
 
 class KeyChoiceError(ValueError):
@@ -48,9 +49,10 @@ def key_type(certificate) -> str:
     return JAVA_KEY_TYPES.get(oid, oid)
 
 
-def served(entries: list[KeyEntry]) -> list[KeyEntry]:
+def served(entries: list[KeyEntry], algorithm: str = SUNX509) -> list[KeyEntry]:
     """Of each key type TLS uses, the entry Java's SunX509 key manager returns; KeyChoiceError where
-    that cannot be told."""
+    that cannot be told. ``algorithm``: ssl.keymanager.algorithm; PKIX (NewSunX509) ranks the keys of a
+    type per handshake (SNI, validity, key usage), which is not followed where a type has several."""
     capacity = HASHMAP_CAPACITY
     while len(entries) > capacity * 3 // 4:
         capacity *= 2
@@ -58,6 +60,11 @@ def served(entries: list[KeyEntry]) -> list[KeyEntry]:
     for kind in dict.fromkeys(e.key_type for e in entries if e.key_type in JAVA_KEY_TYPES.values()):
         candidates = [e for e in entries if e.key_type == kind]
         if len(candidates) > 1:
+            if algorithm.upper() != SUNX509.upper():
+                raise KeyChoiceError(f"it holds {len(candidates)} {kind} private keys, among which Java's "
+                                     f"{algorithm} key manager (ssl.keymanager.algorithm) chooses per handshake by "
+                                     f"the server name, validity and key usage: kafka-shim does not follow that; keep "
+                                     f"one {kind} key, or leave ssl.keymanager.algorithm at Kafka's {SUNX509}")
             candidates = _in_hashmap_order(kind, candidates, capacity)
             log.info("the key store holds %d %s keys: %r serves, as Java's SunX509 key manager chooses it; not %s",
                      len(candidates), kind, candidates[0].alias, ", ".join(repr(e.alias) for e in candidates[1:]))

@@ -74,7 +74,8 @@ def key_store(config) -> KeyStore | None:
         return None
     data = _read_store(kind, path, "keystore")
     if jks.is_java_store(data):
-        return _java_key_store(kind, path, _load_java(kind, path, data, password, "keystore"), key_password or password)
+        return _java_key_store(kind, path, _load_java(kind, path, data, password, "keystore"), key_password or password,
+                               _key_manager(config))
     p12 = _load_pkcs12(kind, path, data, password, "keystore")
     if key_password is not None and key_password != password:  # Java's KeyManagerFactory fails to recover the key
         raise StoreError(f"Invalid SSL keystore {path}: its key cannot be recovered with ssl.key.password "
@@ -84,7 +85,8 @@ def key_store(config) -> KeyStore | None:
     try:
         entries = pkcs12.key_entries(data, password)
         if len(entries) > 1:  # cryptography reads one key of a store
-            return _served(kind, path, [_entry(alias, key, chain) for alias, key, chain in entries])
+            return _served(kind, path, [_entry(alias, key, chain) for alias, key, chain in entries],
+                           _key_manager(config))
     except (pkcs12.Pkcs12Error, ValueError, TypeError) as e:  # StoreError is one too: let it through as it is
         if isinstance(e, StoreError):
             raise
@@ -93,7 +95,11 @@ def key_store(config) -> KeyStore | None:
     return KeyStore(_key_pem(p12.key), "".join(_cert_pem(c) for c in chain), None)
 
 
-def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: str) -> KeyStore:
+def _key_manager(config) -> str:
+    return (getattr(config, "extra", None) or {}).get("ssl.keymanager.algorithm") or keychoice.SUNX509
+
+
+def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: str, algorithm: str) -> KeyStore:
     """Java's choice of key entry per key type serves; like Java's KeyManagerFactory, every key entry (a
     secret key's too) must open with the password."""
     if not store.keys:
@@ -108,7 +114,7 @@ def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: st
                          f"ssl.keystore.password)") from None
     except ValueError as e:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: {e}") from None
-    return _served(kind, path, entries)
+    return _served(kind, path, entries, algorithm)
 
 
 def _entry(alias: str | None, key_der: bytes, chain_der) -> keychoice.KeyEntry:
@@ -119,9 +125,9 @@ def _entry(alias: str | None, key_der: bytes, chain_der) -> keychoice.KeyEntry:
                               "".join(_cert_pem(c) for c in chain), keychoice.key_type(chain[0]))
 
 
-def _served(kind: str, path: str, entries: list[keychoice.KeyEntry]) -> KeyStore:
+def _served(kind: str, path: str, entries: list[keychoice.KeyEntry], algorithm: str) -> KeyStore:
     try:
-        served = keychoice.served(entries)
+        served = keychoice.served(entries, algorithm)
     except keychoice.KeyChoiceError as e:
         raise StoreError(f"Invalid SSL keystore {path} of type {kind}: {e}") from None
     if not served:

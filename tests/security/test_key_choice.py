@@ -107,6 +107,19 @@ def test_two_keys_of_a_type_in_one_bucket_are_refused_naming_them(sources, tmp_p
         server_context(config(path, "JKS"))
 
 
+@pytest.mark.parametrize("algorithm", ["PKIX", "NewSunX509"])
+def test_a_pkix_key_manager_over_several_keys_of_a_type_is_refused(sources, tmp_path, algorithm):
+    """PKIX ranks a type's keys per handshake (SNI, validity, key usage), which kafka-shim does not follow;
+    over one key of each type it has no choice to make, and the store serves."""
+    path = store(sources, tmp_path, "PKCS12", FEW)
+    with pytest.raises(StoreError, match=f"Invalid SSL keystore {path} of type PKCS12: it holds 2 RSA private keys, "
+                                         f"among which Java's {algorithm} key manager"):
+        server_context(config(path, "PKCS12").replace(extra={"ssl.keymanager.algorithm": algorithm}))
+    one_each = store(sources, tmp_path, "JKS", ["kafka", "kafka-ec"])
+    ks = key_store(config(one_each, "JKS").replace(extra={"ssl.keymanager.algorithm": algorithm}))
+    assert served_aliases(ks) == "RSA=kafka EC=kafka-ec"
+
+
 def presented(connect, client: ssl.SSLContext) -> str:
     """The common name of the certificate a server presents to ``client``."""
     cert = x509.load_der_x509_certificate(connect(client))
