@@ -1,4 +1,7 @@
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +40,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * <p>{@code share.close_count}: records "released" and "held" of a one-partition topic; an explicit
  * member polls both, acknowledges "released" with RELEASE, commits and closes without a word about
  * "held"; a second member (implicit mode) then polls both. Reported: each value's delivery counts.
+ *
+ * <p>{@code share.hold}: an explicit member polls until it has records, writes "value:count" lines of
+ * them to the file {@code held_file} (complete when it appears) and then neither polls nor closes: the
+ * test kills the JVM. {@code share.take}: an implicit member polls until it has seen {@code records}
+ * values. Reported: each value's delivery counts.
  */
 final class ShareAckDriver {
     public static void main(String[] args) {
@@ -44,6 +52,8 @@ final class ShareAckDriver {
         all.put("share.acks", ShareAckDriver::acks);
         all.put("share.durable", ShareAckDriver::durable);
         all.put("share.close_count", ShareAckDriver::closeCount);
+        all.put("share.hold", ShareAckDriver::hold);
+        all.put("share.take", ShareAckDriver::take);
         Support.main("ShareAckDriver", all, args);
     }
 
@@ -181,6 +191,36 @@ final class ShareAckDriver {
         try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             c.subscribe(List.of(topic));
             pollInto(c, deliveries, 4, r -> { });
+        }
+        obs.put("deliveries", deliveries);
+    }
+
+    static void hold(Support s, Map<String, Object> obs) throws Exception {
+        KafkaShareConsumer<byte[], byte[]> c = explicitMember(s, s.option("group", "share-killed-G"));
+        c.subscribe(List.of(s.option("topic", "share-killed")));
+        Map<String, List<Integer>> deliveries = new TreeMap<>();
+        pollInto(c, deliveries, 1, r -> { });
+        StringBuilder lines = new StringBuilder();
+        deliveries.forEach((v, counts) -> lines.append(v).append(':').append(counts.get(0)).append('\n'));
+        Path file = Path.of(s.option("held_file", "held"));
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, lines.toString());
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+        Thread.sleep(Long.MAX_VALUE);  // holding the records, its connections open, until killed
+    }
+
+    static void take(Support s, Map<String, Object> obs) throws Exception {
+        Properties p = s.common("group.id", s.option("group", "share-killed-G"));
+        Map<String, List<Integer>> deliveries = new TreeMap<>();
+        int records = Integer.parseInt(s.option("records", "1"));
+        try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(s.option("topic", "share-killed")));
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (deliveries.size() < records && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    deliveries.computeIfAbsent(text(r), k -> new ArrayList<>()).add((int) r.deliveryCount().orElse((short) -1));
+                }
+            }
         }
         obs.put("deliveries", deliveries);
     }

@@ -26,6 +26,7 @@ import time
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._share import acknowledge, current_leader, request_error, resolve, topic_name
+from ._pace import Pacer
 from .registry import api
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
@@ -41,11 +42,11 @@ async def handle(ctx, request):
     valid = [(name, p) for _, name, p, _, error in requested if error is None]
     share, now = ctx.node.share, now_ms()
     try:
-        session = _session(ctx, group, member, epoch, requested, valid, _forgotten(ctx, request), now)
+        session = _session(ctx, group, member, epoch, requested, valid, _forgotten(ctx, request))
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     answers, acknowledged = {}, set()  # (topic id, partition) -> dict of PartitionData fields; those acknowledged
-    for tid, name, p, batches, error in requested:
+    async for tid, name, p, batches, error in Pacer().each(requested):  # paced, as ShareAcknowledge
         answer = answers[(tid, p)] = _answer(ctx, name, p, error)
         if batches and error is None:
             answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)
@@ -75,16 +76,16 @@ def _throttle(ctx, answers, acknowledged) -> int:
     return throttle
 
 
-def _session(ctx, group, member, epoch, requested, valid, forgotten, now):
+def _session(ctx, group, member, epoch, requested, valid, forgotten):
     share, node = ctx.node.share, ctx.node_id
     if epoch == INITIAL_EPOCH:
         if any(batches for _, _, _, batches, _ in requested):
             raise KafkaError(ErrorCode.invalid_request, "acknowledgements in the request that opens a share session")
-        return share.sessions.open(group, member, valid, now, node, connection=ctx.session)
+        return share.sessions.open(group, member, valid, node, connection=ctx.session)
     if epoch == FINAL_EPOCH:
         share.sessions.get(group, member, node)
         return None
-    return share.sessions.advance(group, member, epoch, valid, forgotten, now, node)
+    return share.sessions.advance(group, member, epoch, valid, forgotten, node)
 
 
 def _forgotten(ctx, request):

@@ -21,6 +21,7 @@ KEY_BAG, SHROUDED_KEY_BAG = der.oid("1.2.840.113549.1.12.10.1.1"), der.oid("1.2.
 CERT_BAG, SAFE_CONTENTS_BAG = der.oid("1.2.840.113549.1.12.10.1.3"), der.oid("1.2.840.113549.1.12.10.1.6")
 X509_CERT = der.oid("1.2.840.113549.1.9.22.1")
 LOCAL_KEY_ID, TRUSTED_KEY_USAGE = der.oid("1.2.840.113549.1.9.21"), der.oid("2.16.840.1.113894.746875.1.1")
+FRIENDLY_NAME = der.oid("1.2.840.113549.1.9.20")
 PBES2, PBKDF2 = der.oid("1.2.840.113549.1.5.13"), der.oid("1.2.840.113549.1.5.12")
 PRFS = {der.oid(f"1.2.840.113549.2.{n}"): h for n, h in ((7, "sha1"), (8, "sha224"), (9, "sha256"),
                                                         (10, "sha384"), (11, "sha512"))}
@@ -41,13 +42,7 @@ class Pkcs12Error(ValueError):
 def trusted_certificates(data: bytes, password: str | None) -> list[bytes]:
     """The DER certificates Java trusts in the PKCS12 store ``data``, in the store's order."""
     try:
-        _, auth_safe, *_ = der.children(data)
-        kind, content = _content_info(auth_safe)
-        if kind != DATA:
-            raise Pkcs12Error("a PKCS12 store signed with a public key is not read")
-        bags: list[tuple[bytes, bytes, dict]] = []
-        for info in der.children(der.value(content, der.OCTET_STRING)):
-            _collect(_safe_contents(info, password), bags)
+        bags = _bags(data, password)
         key_ids = {attrs.get(LOCAL_KEY_ID) for bag_id, _, attrs in bags if bag_id in (KEY_BAG, SHROUDED_KEY_BAG)}
         key_ids.discard(None)
         return [_certificate(value) for bag_id, value, attrs in bags
@@ -56,6 +51,57 @@ def trusted_certificates(data: bytes, password: str | None) -> list[bytes]:
         raise
     except (ValueError, IndexError) as e:
         raise Pkcs12Error(f"malformed PKCS12: {e}") from None
+
+
+def key_entries(data: bytes, password: str | None) -> list[tuple[str | None, bytes, list[bytes]]]:
+    """Each private key entry as PKCS12KeyStore reads it: (its alias, the friendly name in lower case or
+    None; the PKCS#8 key, DER; its chain: the certificate of the key's localKeyId, then each issuer found
+    among the store's certificates by name, up to a self-issued one). Keys without a certificate are left
+    out, as Java's key manager leaves them out."""
+    try:
+        bags = _bags(data, password)
+        certificates = [_certificate(value) for bag_id, value, _ in bags if bag_id == CERT_BAG]
+        by_key_id = {attrs[LOCAL_KEY_ID]: _certificate(value) for bag_id, value, attrs in bags
+                     if bag_id == CERT_BAG and LOCAL_KEY_ID in attrs}
+        entries = []
+        for bag_id, value, attrs in bags:
+            if bag_id not in (KEY_BAG, SHROUDED_KEY_BAG) or attrs.get(LOCAL_KEY_ID) not in by_key_id:
+                continue
+            if bag_id == SHROUDED_KEY_BAG:
+                algorithm, encrypted = der.children(value)
+                value = _decrypt(algorithm, der.value(encrypted, der.OCTET_STRING), password or "")
+            name = attrs.get(FRIENDLY_NAME)
+            alias = name.decode("utf-16-be", "replace").lower() if name is not None else None
+            entries.append((alias, value, _chain(by_key_id[attrs[LOCAL_KEY_ID]], certificates)))
+        return entries
+    except Pkcs12Error:
+        raise
+    except (ValueError, IndexError) as e:
+        raise Pkcs12Error(f"malformed PKCS12: {e}") from None
+
+
+def _chain(first: bytes, certificates: list[bytes]) -> list[bytes]:
+    from cryptography import x509
+    loaded = [x509.load_der_x509_certificate(c) for c in certificates]
+    chain, cert = [first], x509.load_der_x509_certificate(first)
+    while cert.issuer != cert.subject:
+        issuer = next((i for i, c in enumerate(loaded) if c.subject == cert.issuer), None)
+        if issuer is None or certificates[issuer] in chain:
+            break
+        chain.append(certificates[issuer])
+        cert = loaded[issuer]
+    return chain
+
+
+def _bags(data: bytes, password: str | None) -> list[tuple[bytes, bytes, dict]]:
+    _, auth_safe, *_ = der.children(data)
+    kind, content = _content_info(auth_safe)
+    if kind != DATA:
+        raise Pkcs12Error("a PKCS12 store signed with a public key is not read")
+    bags: list[tuple[bytes, bytes, dict]] = []
+    for info in der.children(der.value(content, der.OCTET_STRING)):
+        _collect(_safe_contents(info, password), bags)
+    return bags
 
 
 def _content_info(info: bytes) -> tuple[bytes, bytes]:

@@ -194,10 +194,13 @@ def test_without_pycryptodome_an_rc2_store_is_refused_naming_the_cipher_and_the_
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_damaged_store_is_a_pkcs12_error_and_nothing_else(stores, data):
-    raw = bytearray(stores[data.draw(st.sampled_from(["java-truststore-plain", "java-truststore-3des"]))].read_bytes())
+    name = data.draw(st.sampled_from(["java-truststore-plain", "java-truststore-3des", "key-store-3des"]))
+    raw = bytearray(stores[name].read_bytes())
     for i in data.draw(st.lists(st.integers(0, len(raw) - 1), min_size=1, max_size=4)):
         raw[i] = data.draw(st.integers(0, 255))
-    try:
-        pkcs12.trusted_certificates(bytes(raw[:data.draw(st.integers(1, len(raw)))]), PW)
-    except pkcs12.Pkcs12Error:
-        pass
+    damaged = bytes(raw[:data.draw(st.integers(1, len(raw)))])
+    for read in (pkcs12.trusted_certificates, pkcs12.key_entries):  # the key store's keys are read too
+        try:
+            read(damaged, PW)
+        except pkcs12.Pkcs12Error:
+            pass

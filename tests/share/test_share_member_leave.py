@@ -69,8 +69,9 @@ async def test_a_session_opened_again_elsewhere_is_not_ended_by_the_old_connecti
 
 async def test_a_members_timeout_leaves_what_it_acquired_under_a_replaced_session(share_node):  # noqa: F811
     """m1 acquired t-0 under a session it then replaced with one over t-1. Its group session times
-    out: the share session still open (over t-1) is the only one anything is released from, here by
-    its idle eviction; t-0's record waits for its lock to time out, as in Kafka."""
+    out, which releases nothing: the share session still open (over t-1) lives on (Kafka 4.1 does
+    not evict idle share sessions) and is the only one anything is released from, here when m1
+    closes it; t-0's record waits for its lock to time out, as in Kafka."""
     _long_locks(share_node)
     await produce(share_node, 0, b"a")
     await produce(share_node, 1, b"b")
@@ -80,8 +81,11 @@ async def test_a_members_timeout_leaves_what_it_acquired_under_a_replaced_sessio
     got = await control(share_node.control, "advance_clock", {"ms": 45_000, "clock": "groups"})
     assert got["expired_share_members"] == ["g/m1"] and got["expired_acquisition_locks"] == []
     r = await share_fetch(share_node, "m2", 0, partitions=(0, 1))
+    assert (acquired(r, 0), acquired(r, 1)) == ([], [])  # both still m1's
+    assert (await share_fetch(share_node, "m1", -1, partitions=())).error_code == ErrorCode.none
+    r = await share_fetch(share_node, "m2", 1, partitions=(0, 1))
     assert (acquired(r, 0), acquired(r, 1)) == ([], [(0, 0, 1)])
-    r = await share_fetch(share_node, "m2", 1, partitions=(0, 1), acks={1: [(0, 0, (1,))]})  # accepts t-1
+    r = await share_fetch(share_node, "m2", 2, partitions=(0, 1), acks={1: [(0, 0, (1,))]})  # accepts t-1
     assert acquired(r, 0) == []
     got = await control(share_node.control, "advance_clock", {"ms": 60_000, "clock": "groups"})
     assert got["expired_acquisition_locks"] == ["g/t-0@0"]

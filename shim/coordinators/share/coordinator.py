@@ -60,7 +60,7 @@ class ShareCoordinator:
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
         self._topic_ids: dict[tuple[str, str, int], object] = {}  # the topic id each share partition is of
-        self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
+        self.sessions = ShareSessionCache(settings.max_share_sessions)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
         # membership records to __consumer_offsets: (group id, [(key, value)], now_ms), raising KafkaError
@@ -313,8 +313,6 @@ class ShareCoordinator:
             for member_id in group.expired(now_ms):  # what it acquired stays: see connection_closed
                 self._change(group.group_id, lambda g: g.remove(member_id, self._topics(),
                                                                 self._initialized_of(g.group_id)), now_ms)
-        for session in self.sessions.idle(now_ms):
-            self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
         for group_id in sorted(expired):
             try:
@@ -328,9 +326,10 @@ class ShareCoordinator:
         return self.next_deadline()
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
-        """The share clock moved on by ``advanced_ms`` (shim.control): every member session,
-        acquisition lock and share session due by then is due now, and expires; a group whose
-        initializing partitions would be due for a retry by then retries at its next heartbeat."""
+        """The share clock moved on by ``advanced_ms`` (shim.control): every member session and
+        acquisition lock due by then is due now, and expires; a group whose initializing partitions
+        would be due for a retry by then retries at its next heartbeat. Share sessions have no
+        deadline (Kafka 4.1): they stay."""
         later = now_ms + advanced_ms
         members = [(g.group_id, m) for g in self.groups.values() if group_id in (None, g.group_id)
                    for m in g.members.values()]
@@ -342,22 +341,16 @@ class ShareCoordinator:
                 for offset, record in sp.records.items():
                     if record.lock_deadline != NO_DEADLINE and record.lock_deadline <= later:
                         record.lock_deadline, held[(g, t, p, offset)] = now_ms, record.member_id
-        sessions = [s for s in self.sessions.sessions.values() if group_id in (None, s.group_id)
-                    and s.last_used + self.sessions.idle_ms <= later]
-        for session in sessions:
-            session.last_used = now_ms - self.sessions.idle_ms
         retries = self.initialized.advance(now_ms, advanced_ms, group_id)
         self.tick(now_ms)
         gone = {(g, m.member_id) for g, m in members if m.member_id not in self.groups[g].members}
         return {"expired_share_members": sorted(f"{g}/{m}" for g, m in gone),
                 "expired_acquisition_locks": sorted(f"{g}/{t}-{p}@{o}" for g, t, p, o in held),
-                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions),
                 "share_initializations_due": retries}
 
     def next_deadline(self) -> int:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
-        deadlines.append(self.sessions.next_deadline())
         deadlines.append(self.store.next_deadline())
         deadlines.append(self.initialized.next_deadline(NO_DEADLINE))
         return min(deadlines, default=NO_DEADLINE)
