@@ -5,7 +5,10 @@
 fresh data directory, creates the recorded topics, and sends the requests on one connection
 with at most ``--window`` unanswered, reading every answer. It prints the broker's CPU (its
 process CPU clock, read around the requests) for each pass. With ``--pythonpath-b`` the passes
-alternate between this checkout and another one, A, B, A, B, ...
+alternate between this checkout and another one, A, B, A, B, ... (``--abba``: A, B, B, A, ...,
+so a pair's first pass is A as often as B), and the summary puts each A pass against its pair's
+B: on a machine others keep busy, two identical checkouts paired this way differed by 0.72x to
+1.69x pair by pair, so only the median of many pairs says which is cheaper.
 
 Unlike ``bench.replay run`` (no socket, the broker's connection fed in process) this keeps the
 kernel's part: the copies out of the socket and into the page cache, whose cost depends on where
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import socket
 import struct
 import sys
@@ -97,6 +101,14 @@ def socket_pass(path: Path, window: int, root: Path) -> dict:
         run.stop()
 
 
+def pairs_summary(a: list[float], b: list[float]) -> str:
+    """The broker CPU of A against B, pair by pair: the median and range of A/B, and how often A was lower."""
+    ratios = [x / y for x, y in zip(a, b)]
+    return (f"A/B pair by pair: median {statistics.median(ratios):.3f}, range {min(ratios):.3f}-{max(ratios):.3f}, "
+            f"A lower in {sum(r < 1 for r in ratios)} of {len(ratios)}; A median {statistics.median(a):.4f} s "
+            f"({min(a):.4f}-{max(a):.4f}), B median {statistics.median(b):.4f} s ({min(b):.4f}-{max(b):.4f})")
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.replay_socket", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -104,16 +116,21 @@ def main(argv: list[str]) -> int:
     p.add_argument("--passes", type=int, default=5)
     p.add_argument("--window", type=int, default=1, help="requests sent before their answers are read")
     p.add_argument("--pythonpath-b", type=Path, default=None, help="alternate passes with this checkout")
+    p.add_argument("--abba", action="store_true", help="with --pythonpath-b: every other pair runs B first")
     args = p.parse_args(argv)
     trees = [("A", Path(__file__).resolve().parents[1])]
     if args.pythonpath_b:
         trees.append(("B", args.pythonpath_b.resolve()))
+    cpu: dict[str, list[float]] = {"A": [], "B": []}
     for k in range(args.passes):
-        for label, root in trees:
+        for label, root in (trees[::-1] if args.abba and k % 2 else trees):
             res = socket_pass(args.stream, args.window, root)
+            cpu[label].append(res["cpu_s"])
             print(f"pass {k + 1} {label}: {res['requests']} requests, broker CPU {res['cpu_s']:.4f} s, "
                   f"{res['wall_s']:.3f} s", flush=True)
             print(json.dumps({"pass": k + 1, "tree": label, **res}), file=sys.stderr)
+    if args.pythonpath_b:
+        print(pairs_summary(cpu["A"], cpu["B"]))
     return 0
 
 

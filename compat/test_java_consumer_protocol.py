@@ -18,14 +18,20 @@ pytestmark = [pytest.mark.compat(client="java"), pytest.mark.shim_only("starts a
 
 
 
-def run(tmp_path, java4, scenarios):
+def run(tmp_path, java4, scenarios, arm=None):
+    """The driver's scenarios against a fresh broker; ``arm(broker)`` first (faults through the
+    control plane), whose rules come back with their counts after the run."""
     with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
                            group_initial_rebalance_delay_ms=0, group_consumer_heartbeat_interval_ms=500,
                            extra={"group.consumer.min.heartbeat.interval.ms": "500"},
                            transaction_abort_check_interval_ms=200) as broker:
+        rules = arm(broker) if arm is not None else {}
         out = java4.run("GroupProtocolDriver", scenarios, broker.bootstrap_servers, timeout=300, prefix="kip848",
                         parallel=2, timeout_s=180)
         types = broker.call(lambda: {g: "consumer" for g in broker.node.groups.consumer.groups})
+        if rules:
+            faults = {r["rule"]: r for r in broker.control.faults()["rules"]}
+            out["rules"] = {name: faults[rule] for name, rule in rules.items()}
     return out, types
 
 
@@ -69,3 +75,24 @@ def test_kafka_clients_4_admin_sets_and_describes_group_configs(tmp_path, java4)
                                  "consumer.session.timeout.ms": "50000/DYNAMIC_GROUP_CONFIG"}  # Admin names source 8 so
     assert observed["too_short"] == ("InvalidConfigurationException: consumer.session.timeout.ms must be greater "
                                      "than or equal to group.consumer.min.session.timeout.ms")
+
+
+@pytest.mark.compat(scenario="consumer.group_protocol_consumer")
+def test_kafka_clients_4_assignment_that_comes_before_its_topic_metadata(tmp_path, java4):
+    """The KIP-848 consumer resolves an assignment's topic ids through its own metadata
+    (AbstractMembershipManager.maybeReconcile): with the broker's Metadata answers naming the topic
+    held back 3 s for these two clients, the first heartbeat's answer comes first. Subscribed and
+    polled at once, the client calls onPartitionsAssigned with nothing, then with the partitions
+    once the metadata comes, for the one assignment the broker answered; waiting until its metadata
+    names the topic before the first poll (compat/java/GroupReplay.awaitKnown, what the replays of
+    Kafka's callback-counting tests do) gives the one call Kafka's tests count."""
+    def hold_metadata(broker):
+        return {mode: broker.control.delay(ms=3000, api="Metadata", topic="kip848-late-meta",
+                                           client_id=f"kip848-late-meta-{mode}", count=0)["rule"]
+                for mode in ("plain", "known")}
+    out, _ = run(tmp_path, java4, ["consumer_protocol.late_metadata"], arm=hold_metadata)
+    result = out["results"]["consumer_protocol.late_metadata"]
+    assert result["ok"], result.get("trace", "")[:2000]
+    partitions = ["kip848-late-meta-0", "kip848-late-meta-1"]
+    assert result["observed"] == {"plain": [[], partitions], "known": [partitions]}
+    assert out["rules"]["plain"]["fired"] >= 1 and out["rules"]["known"]["fired"] >= 1

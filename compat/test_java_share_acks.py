@@ -1,10 +1,12 @@
 """Share groups (KIP-932) with Java kafka-clients 4.x's KafkaShareConsumer in explicit
 acknowledgement mode (compat/java/ShareAckDriver.java): ACCEPT, RELEASE and REJECT and the
 delivery-count limit (``share.acks``), and a broker killed with SIGKILL in the middle of consumption
-(``share.durable``): nothing acknowledged is delivered again, nothing is lost."""
+(``share.durable``): nothing acknowledged is delivered again, nothing is lost; a consumer killed
+with SIGKILL while holding records (``share.hold``) gives them back when its connection closes."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 
@@ -12,7 +14,7 @@ import pytest
 
 import shim
 from compat.groups_support import create_topic
-from compat.share_support import produce, share_start_offset, share_topic
+from compat.share_support import describe_share_group, produce, share_start_offset, share_topic
 
 pytestmark = [pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
@@ -31,6 +33,61 @@ def test_accept_release_reject_and_the_delivery_limit(tmp_path, java4):
     assert result["observed"]["deliveries"] == {
         "a0": [1], "a1": [1], "a2": [1, 2], "a3": [1], "a4": [1], "a5": [1, 2], "a6": [1], "a7": [1],
         "a8": [1, 2, 3, 4, 5], "end": [1]}
+
+
+@pytest.mark.compat(client="java", scenario="share.acknowledgements")
+def test_records_a_closing_consumer_held_come_back_with_their_delivery_count(tmp_path, java4):
+    """Kafka 4.1's ShareConsumerTest.testDeliveryCountDifferentBehaviorWhenClosingSessionWithExplicitAcknowledgement
+    with KafkaShareConsumer: the record acknowledged RELEASE comes back with delivery count 2, the
+    one the consumer closed on without acknowledging with 1 (releaseAcquiredRecords'
+    DeliveryCountOps.DECREASE, KAFKA-17541)."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
+        bs = broker.bootstrap_servers
+        share_topic(bs, "share-close-count", 1, "share-close-count-G")
+        out = java4.run("ShareAckDriver", ["share.close_count"], bs, timeout=300, timeout_s=150)
+    result = out["results"]["share.close_count"]
+    assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
+    assert result["observed"]["deliveries"] == {"held": [1, 1], "released": [1, 2]}
+
+
+LONG = "300000"  # ms: no acquisition lock or member session times out while the test runs
+LONG_TIMEOUTS = {"group.share.record.lock.duration.ms": LONG, "group.share.max.record.lock.duration.ms": LONG,
+                 "group.share.session.timeout.ms": LONG, "group.share.max.session.timeout.ms": LONG}
+
+
+@pytest.mark.compat(client="java", scenario="share.acknowledgements")
+def test_a_killed_consumers_records_come_back_when_its_connection_closes(tmp_path, java4):
+    """A KafkaShareConsumer holding records is killed (SIGKILL, its JVM): Kafka 4.1's share session
+    cache ends its session when its connection closes and releases what it held
+    (onMemberLeave), so the next member gets them at once with delivery count 1, while the dead
+    member is still in the group and its locks had five minutes to run."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
+                           extra=LONG_TIMEOUTS) as broker:
+        bs = broker.bootstrap_servers
+        share_topic(bs, "share-killed", 1, "share-killed-G")
+        produce(bs, "share-killed", [(0, b"k%d" % i) for i in range(3)])
+        held_file = tmp_path / "held"
+        with open(tmp_path / "holder.err", "wb") as err:
+            holder = subprocess.Popen(java4.command("ShareAckDriver", "share.hold", bs, held_file=held_file),
+                                      stdout=subprocess.DEVNULL, stderr=err)
+            try:
+                deadline = time.monotonic() + 120
+                while not held_file.exists():
+                    assert holder.poll() is None, (tmp_path / "holder.err").read_text()[-2000:]
+                    assert time.monotonic() < deadline, "the holder polled nothing"
+                    time.sleep(0.1)
+            finally:
+                holder.kill()
+                holder.wait(30)
+        held = dict(line.split(":") for line in held_file.read_text().split())
+        assert held and set(held.values()) == {"1"}
+        out = java4.run("ShareAckDriver", ["share.take"], bs, timeout=200, records=3)
+        members = describe_share_group(bs, "share-killed-G").members
+    result = out["results"]["share.take"]
+    assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
+    deliveries = result["observed"]["deliveries"]
+    assert {v: deliveries.get(v) for v in held} == {v: [1] for v in held}
+    assert len(members) == 1  # the killed member: its group session had not timed out
 
 
 @pytest.mark.compat(client="java", scenario="share.durability")

@@ -273,6 +273,38 @@ def test_close_delivers_the_last_acknowledgements(broker):
     assert later == [b"next"]
 
 
+def test_records_a_closing_consumer_held_come_back_with_their_delivery_count(broker):
+    """Kafka 4.1's ShareConsumerTest.testDeliveryCountDifferentBehaviorWhenClosingSessionWithExplicitAcknowledgement:
+    of two records an explicit consumer polled, one acknowledged RELEASE and one left as it was,
+    the next member gets the first with delivery count 2 and the second with 1 -- the closing
+    session releases what was only fetched with its delivery taken back (KAFKA-17541)."""
+    from confluent_kafka import AcknowledgeType
+
+    bs = broker.bootstrap_servers
+    create_topic(bs, "close-count", 1)
+    set_group_configs(bs, "g-close-count", share_auto_offset_reset="earliest")
+    produce(bs, "close-count", [(0, b"released"), (0, b"held")])
+    first, got = share_consumer(bs, "g-close-count", explicit=True), []
+
+    def release_the_first(i, c, m):
+        got.append((m.value(), m.delivery_count()))
+        if m.value() == b"released":
+            c.acknowledge(m, AcknowledgeType.RELEASE)
+
+    first.subscribe(["close-count"])
+    poll_until([first], lambda: len(got) == 2, release_the_first)
+    first.commit_sync()
+    first.close()
+    second, again = share_consumer(bs, "g-close-count"), []
+    try:
+        second.subscribe(["close-count"])
+        poll_until([second], lambda: len(again) == 2, lambda i, c, m: again.append((m.value(), m.delivery_count())))
+    finally:
+        second.close()
+    assert sorted(got) == [(b"held", 1), (b"released", 1)]
+    assert sorted(again) == [(b"held", 1), (b"released", 2)]
+
+
 def test_admin_deletes_an_empty_share_group_and_group_ids_are_one_namespace(broker):
     """AdminClient.delete_consumer_groups (DeleteGroups) deletes a share group once its members left
     (NON_EMPTY_GROUP before), and a classic consumer of a live share group's id is refused

@@ -45,7 +45,7 @@ def keytool(*args: str) -> None:
 def key_store(out: Path, kind: str, pem: dict, who: str) -> str:
     """``who``'s key and chain (``broker`` or ``client`` of the certs ``pem``) as a store of ``kind``:
     PKCS12 written by cryptography, or keytool's import of that into JKS, JCEKS (the key with a
-    password of its own) or PKCS12 (``PKCS12-keytool``: a PKCS12 key has the store's password)."""
+    password of its own; JCEKS with a secret key too) or PKCS12 (``PKCS12-keytool``: a PKCS12 key has the store's password)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.serialization import pkcs12
     p12 = out / f"{who}.p12"
@@ -60,6 +60,9 @@ def key_store(out: Path, kind: str, pem: dict, who: str) -> str:
     keytool("-importkeystore", "-noprompt", "-srckeystore", str(p12), "-srcstoretype", "PKCS12", "-srcstorepass",
             STORE_PW, "-destkeystore", str(store), "-deststoretype", fmt, "-deststorepass", STORE_PW,
             *(["-destkeypass", KEY_PW] if fmt != "PKCS12" else []), "-srcalias", who, "-destalias", who)
+    if fmt == "JCEKS":  # a secret key beside it, as JCEKS stores often hold: Java opens it with the key password
+        keytool("-genseckey", "-alias", "secret", "-keyalg", "AES", "-keysize", "128", "-keystore", str(store),
+                "-storetype", fmt, "-storepass", STORE_PW, "-keypass", KEY_PW)
     return str(store)
 
 

@@ -80,7 +80,8 @@ class Broker:
         await self._server.node_down(node_id)
 
     async def node_up(self, node_id: int) -> None:
-        """Broker ``node_id`` comes back on its ports and rejoins the ISR of its partitions."""
+        """Broker ``node_id`` comes back on its ports, caught up (its followers slowed before it
+        went down no longer are), and rejoins the ISR of its partitions."""
         await self._server.node_up(node_id)
 
     def move_leader(self, topic: str, partition: int, node_id: int) -> int:

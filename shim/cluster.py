@@ -15,7 +15,9 @@ the ISR, stops there too; after replica.lag.time.max.ms without catching up it l
 (Kafka: Partition.maybeShrinkIsr / Replica.isCaughtUp) and the high watermark moves on. Its
 producer state is the one its log end gave: the leader's when it was slowed, kept apart until it
 catches up (what DescribeProducers sent to it answers, as a Kafka follower answers from its own
-log: ReplicaManager.activeProducerState). Leader
+log: ReplicaManager.activeProducerState). It catches up when unslowed, elected, or back from
+``node_down`` (a restarted broker's fetcher starts afresh), never rejoining the ISR below the high
+watermark (Kafka: Partition.isFollowerInSync), so the high watermark never moves back. Leader
 changes bump the leader epoch and record the new epoch's start offset, the leader's log end
 (Kafka: Partition.makeLeader, LeaderEpochFileCache.assign), which is what OffsetForLeaderEpoch
 answers from. The table is written atomically to ``__cluster_metadata/cluster.json`` after each change.
@@ -283,11 +285,17 @@ class Cluster:
 
     def node_up(self, node_id: int, now_ms: int) -> None:
         """Unfence a node: it catches up at once from each of its partitions' leaders and rejoins
-        their ISR. A partition without a leader waits for its last ISR member (no unclean
-        election): when that one returns it leads, and the replicas already back rejoin the ISR."""
+        their ISR. A restarted Kafka broker keeps no fetcher state: a follower slowed before it
+        went down fetches again, so its slowed entries (their log ends and producer state) go.
+        A partition without a leader waits for its last ISR member (no unclean election): when
+        that one returns it leads, and the replicas already back rejoin the ISR, except a slowed
+        one, which fetches nothing to be found caught up (Kafka: Partition.maybeExpandIsr runs on
+        a follower's fetch, and only a follower at the high watermark joins)."""
         self._known(node_id)
         self._place_all()
         self.down.discard(node_id)
+        for key in [k for k in self.slow if k[2] == node_id]:
+            del self.slow[key]
         for (topic, partition), s in self.partitions.items():
             if node_id not in s.replicas:
                 continue
@@ -295,7 +303,7 @@ class Cluster:
                 if node_id not in s.isr:
                     continue  # a stale replica has no leader to catch up from
                 self._elect(topic, partition, s, [node_id], now_ms)
-                s.isr = tuple(r for r in s.replicas if r in s.isr or r not in self.down)
+                s.isr = tuple(r for r in s.replicas if r in s.isr or self._fetching(topic, partition, r))
             elif node_id not in s.isr:
                 s.isr = tuple(r for r in s.replicas if r in s.isr or r == node_id)
         self._changed()
@@ -425,6 +433,10 @@ class Cluster:
     def _known(self, node_id: int) -> None:
         if node_id not in self.node_ids:
             raise ValueError(f"no node {node_id} (nodes: {list(self.node_ids)})")
+
+    def _fetching(self, topic: str, partition: int, node_id: int) -> bool:
+        """The replica is up and not slowed: it holds the leader's log end."""
+        return node_id not in self.down and (topic, partition, node_id) not in self.slow
 
     def _candidates(self, topic: str, partition: int, s: PartitionState) -> list[int]:
         """ISR members that are up, those not slowed first (a slowed one would lose data)."""

@@ -204,6 +204,7 @@ class Node:
                                       topic_id=lambda t: getattr(self.logs.topics.get(t), "topic_id", None))
         self.share.on_release = self.changes.changed
         self.share.topic_hashes = self.topic_hashes
+        self.share.topics_version = lambda: self.logs.topics_version
         self.share.write_group_records = self.groups.store.append_records
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())

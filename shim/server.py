@@ -216,6 +216,7 @@ class Server:
         self.connections.discard(conn)
         if conn.session is not None:
             self.node.client_metrics.disconnected(conn.session)  # KIP-714 instances go with it (Kafka 4.0+)
+            self.node.share.connection_closed(conn.session)  # its open share sessions end (Kafka 4.1)
         self.quotas.dec(conn.ip)
         self._wake_acceptors()
 

@@ -51,3 +51,12 @@ def test_a_recorded_produce_is_sent_again_over_a_socket_into_a_fresh_broker(tmp_
         result = socket_pass(out, window, ROOT)
         assert result["answers"] == result["requests"] == requests
         assert result["cpu_s"] > 0
+
+
+def test_the_pairs_summary_puts_each_a_pass_against_its_own_b():
+    from bench.replay_socket import pairs_summary
+
+    # pair by pair 0.5, 1.5 and 0.9, whatever the passes of other pairs were
+    line = pairs_summary([0.2, 0.6, 0.27], [0.4, 0.4, 0.3])
+    assert line.startswith("A/B pair by pair: median 0.900, range 0.500-1.500, A lower in 2 of 3;")
+    assert "A median 0.2700 s (0.2000-0.6000), B median 0.4000 s (0.3000-0.4000)" in line

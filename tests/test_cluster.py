@@ -185,6 +185,45 @@ def test_the_leader_cannot_be_slowed_and_a_slowed_follower_is_not_elected():
     assert c.state("t", 0).leader == 2
 
 
+def test_a_slowed_follower_back_from_node_down_has_caught_up(tmp_path):
+    """A restarted Kafka broker keeps no fetcher state: its follower fetches from the leader again
+    and rejoins the ISR caught up, so it holds neither the high watermark nor its old producers."""
+    c = cluster(tmp_path, replica_lag_time_max_ms=600_000)
+    c.set_replication_factor("t", 3)
+    log = c.logs.setdefault(("t", 0), FakeLog(end=5))
+    c.state("t", 0)
+    c.slow_follower("t", 0, 1, now_ms=0)
+    c.slow_follower("t", 0, 2, now_ms=0)
+    assert c.follower_producer_state(1, "t", 0) is not None
+    c.node_down(1, 0)
+    log.log_end_offset = 9  # written while it was down
+    c.node_up(1, 0)
+    assert 1 in c.state("t", 0).isr and c.follower_producer_state(1, "t", 0) is None
+    assert log.high_watermark_limit == 5  # broker 2, still slowed, holds it where it was
+    c.unslow_follower("t", 0, 2, 0)
+    assert log.high_watermark_limit is None and c.state("t", 0).isr == (0, 1, 2)
+    again = cluster(tmp_path)  # nor does cluster.json bring the slowed follower back
+    assert again.follower_producer_state(1, "t", 0) is None and not again.slow
+
+
+def test_a_slowed_follower_does_not_rejoin_the_isr_when_the_last_member_returns():
+    """The last ISR member's return brings back the replicas that fetch from it; a slowed one has
+    fetched nothing and, rejoining, would move the high watermark back to its log end."""
+    c = cluster(replica_lag_time_max_ms=100)
+    c.set_replication_factor("t", 2)
+    log = c.logs.setdefault(("t", 0), FakeLog(end=5))
+    s = c.state("t", 0)
+    c.slow_follower("t", 0, 1, now_ms=0)
+    log.log_end_offset = 9
+    c.tick(101)
+    assert s.isr == (0,) and log.high_watermark_limit is None
+    c.node_down(0, 200)
+    c.node_up(0, 300)
+    assert (s.leader, s.isr, log.high_watermark_limit) == (0, (0,), None)
+    c.unslow_follower("t", 0, 1, 400)
+    assert s.isr == (0, 1)
+
+
 def test_the_table_survives_a_restart(tmp_path):
     c = cluster(tmp_path)
     c.set_replication_factor("t", 3)

@@ -64,3 +64,32 @@ def test_bad_cluster_operations_are_refused(cluster):
         cluster.control.move_leader(topic="t", partition=0, node=7)
     with pytest.raises(ControlError, match="not a follower"):
         cluster.control.slow_follower(topic="t", partition=0, node=0)  # the leader
+
+
+def test_a_slowed_follower_back_from_node_down_no_longer_holds_the_high_watermark(cluster):
+    """A restarted Kafka broker's follower fetches again: back in the ISR, it is caught up, so the
+    high watermark neither moves back to where it was slowed nor waits for it."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "log_level": 2,
+                         "message.timeout.ms": 20_000})
+
+    def produce(count: int) -> list:
+        reports = []
+        for _ in range(count):
+            producer.produce("t", b"v", partition=0, on_delivery=lambda e, m: reports.append(e))
+        producer.flush(30)
+        return reports
+
+    plog = cluster.node.logs.get("t", 0)
+    assert cluster.partition_state("t", 0).leader == 0
+    assert produce(5) == [None] * 5
+    slowed = cluster.control.slow_follower(topic="t", partition=0, node=1)
+    assert slowed["high_watermark"] == slowed["log_end_offset"] == 5
+    cluster.control.node_down(node=1)
+    assert produce(5) == [None] * 5  # acknowledged by brokers 0 and 2
+    cluster.control.node_up(node=1)
+    assert 1 in cluster.partition_state("t", 0).isr
+    assert cluster.call(lambda: (plog.log_end_offset, plog.high_watermark)) == (10, 10)
+    assert produce(5) == [None] * 5  # acks=all with broker 1 in the ISR again
+    assert cluster.call(lambda: plog.high_watermark) == 15

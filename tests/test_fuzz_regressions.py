@@ -9,6 +9,8 @@ response that cannot be encoded closes the connection with one warning, not a tr
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kafka_codecs import encode_batch, parse_header
@@ -234,3 +236,91 @@ async def test_the_topics_one_metadata_request_creates_are_written_down_once(nod
         assert {f"auto-{i}" for i in range(50)} <= set(restarted.logs.topics)
     finally:
         restarted.close()
+
+
+async def _describe_producers(node, indexes):
+    return await _call(node, 61, 0, topics=(request_module(61, 0).TopicRequest(name="dp", partition_indexes=indexes),))
+
+
+async def test_a_partition_named_again_and_again_in_describe_producers_is_not_answered_past_a_bound(node):
+    """DescribeProducers answers each named partition, a repeated one too (Kafka's handler does).
+    300 producers on a partition named 40,000 times (160 KB) took 65 CPU s and 1.6 GiB to answer, a
+    megabyte of request would have taken all memory; the answer is now built once per partition and
+    one past a million producer states (k61's MAX_LISTED_PRODUCERS) closes the connection."""
+    import time
+
+    from test_produce_handler import batch
+
+    node.logs.create_topic("dp", 1)
+    for pid in range(1000, 1030):
+        assert (await produce_one(node, batch(0, 1, pid=pid), topic="dp")).error_code == ErrorCode.none
+    twice = await _describe_producers(node, (0, 0))
+    assert [len(p.active_producers) for p in twice.topics[0].partitions] == [30, 30]
+    assert twice.topics[0].partitions[0] == twice.topics[0].partitions[1]
+    started = time.process_time()
+    with pytest.raises(FrameError, match="cannot encode the DescribeProducers response"):
+        await _describe_producers(node, (0,) * 40_000)  # 1.2 million producer states
+    assert time.process_time() - started < 3
+
+
+async def _stable_classic_group(node, metadata: bytes):
+    """One member of group ``g``, Stable, its protocol carrying ``metadata``."""
+    m = request_module(11, 3)
+    joined = await _call(node, 11, 3, group_id="g", session_timeout=30_000, rebalance_timeout=30_000, member_id="",
+                         protocol_type="consumer", protocols=(m.JoinGroupRequestProtocol(name="range", metadata=metadata),))
+    assert joined.error_code == ErrorCode.none
+    s = request_module(14, 3)
+    synced = await _call(node, 14, 3, group_id="g", generation_id=joined.generation_id, member_id=joined.member_id,
+                         group_instance_id=None, assignments=(s.SyncGroupRequestAssignment(
+                             member_id=joined.member_id, assignment=b"a"),))
+    assert synced.error_code == ErrorCode.none
+
+
+async def test_a_group_named_again_and_again_in_describe_groups_is_not_answered_past_a_bound(node):
+    """DescribeGroups answers every named group, a repeated one too (Kafka does). A Stable group
+    whose member's metadata is 64 KiB, named 1,100 times (a 3 KB request), made a 70 MB answer, and a
+    megabyte of request half a million entries (32 GB); the entry is now built once and an answer
+    past 64 MiB of entries (shim.apis._repeats) closes the connection."""
+    await _stable_classic_group(node, b"m" * 65536)
+    twice = await _call(node, 15, 5, groups=("g", "g"), include_authorized_operations=False)
+    assert [len(g.members[0].member_metadata) for g in twice.groups] == [65536, 65536]
+    with pytest.raises(FrameError, match="cannot encode the DescribeGroups response"):
+        await _call(node, 15, 5, groups=("g",) * 1100, include_authorized_operations=False)
+
+
+async def test_a_consumer_group_named_again_and_again_is_not_answered_past_a_bound(tmp_path):
+    """ConsumerGroupDescribe (and ShareGroupDescribe, the same shim.apis._repeats) likewise: a member
+    subscribed to 60,000 names is a 480 KB entry, and 150 of them pass the bound."""
+    from shim.coordinators.group.consumer_coordinator import HeartbeatRequest
+
+    node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1"))
+    try:
+        names = tuple(f"n{i:06d}" for i in range(60_000))
+        joined = node.groups.consumer.heartbeat(HeartbeatRequest("cg", "m", 0, rebalance_timeout_ms=30_000,
+                                                                 subscribed_topic_names=names, owned={}), 1)
+        assert joined.error == ErrorCode.none
+        twice = await _call(node, 69, 0, group_ids=("cg", "cg"), include_authorized_operations=False)
+        assert [len(g.members[0].subscribed_topic_names) for g in twice.groups] == [60_000, 60_000]
+        with pytest.raises(FrameError, match="cannot encode the ConsumerGroupDescribe response"):
+            await _call(node, 69, 0, group_ids=("cg",) * 150, include_authorized_operations=False)
+    finally:
+        node.close()
+
+
+async def test_a_topic_named_again_in_metadata_is_answered_once_as_kafka_does(node):
+    """KafkaApis.handleTopicMetadataRequest takes the named topics (and the asked topic ids) as a
+    set. kafka-shim answered every repeat: 256 KiB of Metadata naming one topic was 7 MB of answer,
+    and the 100 MiB a request may hold would have been gigabytes."""
+    node.logs.create_topic("md", 3)
+    m = request_module(3, 12)
+    topic_id = node.logs.topics["md"].topic_id
+    by_name = await _call(node, 3, 12, topics=(m.MetadataRequestTopic(topic_id=None, name="md"),) * 3 + (
+        m.MetadataRequestTopic(topic_id=None, name="other"),), allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False)  # fmt: skip
+    assert [t.name for t in by_name.topics] == ["md", "other"]
+    unknown = uuid.uuid4()
+    by_id = await _call(node, 3, 12, topics=tuple(m.MetadataRequestTopic(topic_id=i, name=None)
+                                                  for i in (topic_id, unknown, topic_id, unknown)),
+                        allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    assert [(t.topic_id, t.error_code) for t in by_id.topics] == [(topic_id, ErrorCode.none),
+                                                                  (unknown, ErrorCode.unknown_topic_id)]

@@ -1,14 +1,16 @@
-"""Position sweeps of hostile varints and tagged fields through every flexible request, in process.
+"""Position sweeps of hostile lengths, varints and tagged fields through every request, in process.
 
 The mutation fuzzer (run.py) flips bytes of recorded frames at random; most of its cases never put
 an absurd length where a compact array's count is. This one is exhaustive instead: for every API
-and flexible version each emulated release serves, a well-formed request (stateful.py's Builder,
+and version each emulated release serves, a well-formed request (stateful.py's Builder,
 no hostile values) is encoded and, at every byte position after the request header, a compact
 length is put in (inserted, or replacing the byte there) from ``VARINTS``: counts and lengths of
 2^31-1, 2^32-1, 2^28, 2^21, 2^14, a 6-byte varint and a varint cut by the frame's end. Then the
 frame's last tagged-field section (the request body's own) is replaced by ``TAG_SECTIONS``: counts
 up to 2^32, unknown and known tags, sizes past the frame, a megabyte of data in one tag, the same
-tag thousands of times, tags nested inside a known tag's data.
+tag thousands of times, tags nested inside a known tag's data. Versions before flexible versions
+get int32 counts and lengths (2^31-1, -2, 2^28, 2^16) and int16 string lengths written over every
+position instead.
 
 Each frame goes through ``dispatch`` on a node of the release (``fsync never``), as a connection's
 frame does. A case fails when ``dispatch`` raises anything but FrameError (a closed connection),
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 import resource
+import struct
 import tempfile
 import time
 import traceback
@@ -53,6 +56,8 @@ def uvarint(n: int) -> bytes:
 
 VARINTS = (uvarint(2**31 - 1), uvarint(2**32 - 1), uvarint(2**28), uvarint(2**21), uvarint(2**14), uvarint(300),
            b"\xff\xff\xff\xff\xff\x01", b"\xff")
+LEGACY = tuple(struct.pack(">i", n) for n in (2**31 - 1, -2, 2**28, 0x10000)) + tuple(
+    struct.pack(">h", n) for n in (0x7FFF, -2))  # int32 counts and lengths, int16 string lengths
 MIB = 1 << 20
 TAG_SECTIONS = (
     uvarint(2**32 - 1),  # a count past anything
@@ -107,26 +112,30 @@ class _SaneBuilder(Builder):
 
 
 def base_frames(rng: random.Random, release: str):
-    """(key, version, frame, header length) of a well-formed request per served flexible version."""
+    """(key, version, frame, header length, flexible) of a well-formed request per served version."""
     builder = _SaneBuilder(rng, Pools())
     for spec, low, high in served(RELEASES[release]):
         for version in range(low, high + 1):
-            cls = request_class(spec.key, version)
-            if not cls.__flexible__:
-                continue
             for _ in range(10):  # a draw kio cannot encode: another
                 try:
                     request = builder.request(spec.key, version)
                     frame = encode_request(RequestHeader(spec.key, version, 7, CLIENT_ID), request)
                 except Exception:  # noqa: BLE001 - kio refuses a value this version cannot carry
                     continue
-                yield spec.key, version, frame, HEADER_BYTES
+                flexible = request_class(spec.key, version).__flexible__
+                yield spec.key, version, frame, HEADER_BYTES if flexible else HEADER_BYTES - 1, flexible
                 break
 
 
-def cases(frame: bytes, start: int):
+def cases(frame: bytes, start: int, flexible: bool = True):
     """(label, frame): each varint at each position, inserted and replacing; then the body's tag
-    section (its last byte, empty in a well-formed request) replaced by each of TAG_SECTIONS."""
+    section (its last byte, empty in a well-formed request) replaced by each of TAG_SECTIONS. A
+    version before flexible versions gets LEGACY counts and lengths written over each position."""
+    if not flexible:
+        for at in range(start, len(frame)):
+            for i, v in enumerate(LEGACY):
+                yield f"legacy {i} at {at}", frame[:at] + v + frame[at + len(v):]
+        return
     for at in range(start, len(frame) + 1):
         for i, v in enumerate(VARINTS):
             yield f"insert varint {i} at {at}", frame[:at] + v + frame[at:]
@@ -151,8 +160,8 @@ class WireRun:
                 self.node.logs.create_topic(t, 3)
             if self.release >= "4.1":
                 self.node.finalize_features({"share.version": 1})
-            for key, version, frame, start in base_frames(self.rng, self.release):
-                for label, case in cases(frame, start):
+            for key, version, frame, start, flexible in base_frames(self.rng, self.release):
+                for label, case in cases(frame, start, flexible):
                     await self.one(key, version, label, case)
         finally:
             self.node.close()

@@ -144,7 +144,7 @@ final class ConsumerMoreReplay {
         AtomicBoolean assigned = new AtomicBoolean();
         KafkaConsumer<byte[], byte[]> c = GroupReplay.consumer(s, group);
         try {
-            c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+            GroupReplay.subscribeKnown(s, c, List.of(topic), new ConsumerRebalanceListener() {
                 @Override
                 public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
                     if (!onRevoked) seen.set(cb.run(c, partitions));
@@ -196,7 +196,7 @@ final class ConsumerMoreReplay {
         TopicPartition seekTp = topicWith(s, "callbacks-seek", 120);
         try (KafkaConsumer<byte[], byte[]> c = GroupReplay.consumer(s, s.name("cb-seek"))) {
             AtomicBoolean assigned = new AtomicBoolean();
-            c.subscribe(List.of(seekTp.topic()), new ConsumerRebalanceListener() {
+            GroupReplay.subscribeKnown(s, c, List.of(seekTp.topic()), new ConsumerRebalanceListener() {
                 @Override
                 public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
                     c.seek(seekTp, 100);
@@ -352,7 +352,7 @@ final class ConsumerMoreReplay {
         s.createTopic(other.topic(), 2);
         try (KafkaConsumer<byte[], byte[]> c = GroupReplay.consumer(s, subscribeId, "client.id", subscribeId, "max.poll.records", "100")) {
             GroupReplay.Listener l = new GroupReplay.Listener();
-            c.subscribe(List.of(tp.topic(), other.topic()), l);
+            GroupReplay.subscribeKnown(s, c, List.of(tp.topic(), other.topic()), l);
             int polled = awaitNonEmpty(c, tp);
             obs.put("subscribe", Arrays.asList(l.assigned, polled, metric(c, "records-lag", subscribeId, tp),
                     metric(c, "records-lead", subscribeId, tp)));

@@ -1,5 +1,6 @@
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -10,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -39,6 +41,7 @@ final class GroupProtocolDriver {
         all.put("consumer_protocol.regex", GroupProtocolDriver::regex);
         all.put("consumer_protocol.migration", GroupProtocolDriver::migration);
         all.put("consumer_protocol.group_configs", GroupProtocolDriver::groupConfigs);
+        all.put("consumer_protocol.late_metadata", GroupProtocolDriver::lateMetadata);
         Support.main("GroupProtocolDriver", all, args);
     }
 
@@ -178,6 +181,47 @@ final class GroupProtocolDriver {
                 throw new IllegalStateException("assignment " + c.assignment() + ", expected " + both);
             }
             obs.put("assigned", c.assignment().size());
+        }
+    }
+
+    /**
+     * A member whose own metadata does not name its topic yet when its first assignment comes: the
+     * test holds back the broker's Metadata answers naming the topic to these two clients (a delay
+     * armed through the control plane), and each client found its coordinator before subscribing
+     * (committed() of another topic), so its first heartbeat is answered first. subscribe, then
+     * poll ("plain"): the client reconciles the part of the assignment its metadata names, nothing,
+     * then the partitions once the Metadata answer comes, two onPartitionsAssigned calls for one
+     * assignment of the broker; GroupReplay.awaitKnown between subscribe and the first poll
+     * ("known"): one call, with the partitions. Each client's calls, in order.
+     */
+    static void lateMetadata(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.name("late-meta"), other = s.name("late-meta-other");
+        try (Admin admin = s.admin()) {
+            Support.createTopic(admin, topic, 2);
+            Support.createTopic(admin, other, 1);
+        }
+        for (String mode : List.of("plain", "known")) {
+            String id = s.name("late-meta-" + mode);
+            List<List<String>> calls = new ArrayList<>();
+            try (KafkaConsumer<byte[], byte[]> c = s.consumer(RC, "group.id", id, "client.id", id,
+                    "group.protocol", "consumer")) {
+                c.committed(Set.of(new TopicPartition(other, 0)), Duration.ofSeconds(20));
+                c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                    @Override
+                    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                        calls.add(partitions.stream().map(TopicPartition::toString).sorted().toList());
+                    }
+
+                    @Override
+                    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                    }
+                });
+                if (mode.equals("known")) GroupReplay.awaitKnown(c, List.of(topic));
+                if (!Support.await(() -> { c.poll(Duration.ofMillis(100)); return c.assignment().size() == 2; }, 60_000)) {
+                    throw new IllegalStateException(mode + ": assignment " + c.assignment() + " after 60 s");
+                }
+            }
+            obs.put(mode, calls);
         }
     }
 

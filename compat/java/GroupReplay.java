@@ -55,6 +55,38 @@ final class GroupReplay {
         return s.consumer("read_uncommitted", all);
     }
 
+    /**
+     * subscribe(topics, listener), and with the consumer group protocol (KIP-848, the drivers'
+     * client.group.protocol=consumer) {@link #awaitKnown} before the first poll, which is what
+     * makes the member send its first ConsumerGroupHeartbeat. The classic protocol has no such
+     * step: its assignment names the topics.
+     */
+    static void subscribeKnown(Support s, KafkaConsumer<byte[], byte[]> c, List<String> topics,
+                               ConsumerRebalanceListener listener) throws Exception {
+        c.subscribe(topics, listener);
+        if ("consumer".equalsIgnoreCase(s.option("client.group.protocol", "classic"))) awaitKnown(c, topics);
+    }
+
+    /**
+     * Until the consumer's own metadata names every topic. A KIP-848 consumer resolves the topic
+     * ids of an assignment through that metadata and reconciles the part it can name
+     * (AbstractMembershipManager.maybeReconcile): an assignment that comes first is taken in two
+     * steps, onPartitionsAssigned([]) and then the rest. The client itself can send the first
+     * heartbeat before its Metadata request for the subscribed topics: an answer to a Metadata
+     * request made before subscribe() that lands after it restarts the refresh backoff
+     * (retry.backoff.ms), while the heartbeat leaves at the next poll. Any broker that answers
+     * within that backoff, Kafka too, gets the two calls; Kafka's PlaintextConsumerTest does not
+     * guard against it. partitionsFor with a zero timeout only reads that metadata (a miss is a
+     * TimeoutException and sends nothing).
+     */
+    static void awaitKnown(KafkaConsumer<byte[], byte[]> c, List<String> topics) throws Exception {
+        boolean known = Support.eventually(() -> {
+            for (String topic : topics) c.partitionsFor(topic, Duration.ZERO);
+            return true;
+        }, 30_000);
+        if (!known) throw new java.util.concurrent.TimeoutException("the consumer's metadata never named " + topics);
+    }
+
     /** awaitRebalance: polls until the listener saw one more assignment (false after 30 s). */
     static boolean awaitRebalance(KafkaConsumer<byte[], byte[]> c, Listener l) throws Exception {
         int before = l.assigned;

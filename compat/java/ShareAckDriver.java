@@ -1,4 +1,7 @@
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,12 +36,24 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * until the topic {@code resume_topic} exists: the test kills the broker then, restarts it and creates
  * that topic. Reported: each delivery (value, delivery
  * count, when received) and each acknowledgement (value, when its commit returned), wall clock ms.
+ *
+ * <p>{@code share.close_count}: records "released" and "held" of a one-partition topic; an explicit
+ * member polls both, acknowledges "released" with RELEASE, commits and closes without a word about
+ * "held"; a second member (implicit mode) then polls both. Reported: each value's delivery counts.
+ *
+ * <p>{@code share.hold}: an explicit member polls until it has records, writes "value:count" lines of
+ * them to the file {@code held_file} (complete when it appears) and then neither polls nor closes: the
+ * test kills the JVM. {@code share.take}: an implicit member polls until it has seen {@code records}
+ * values. Reported: each value's delivery counts.
  */
 final class ShareAckDriver {
     public static void main(String[] args) {
         Map<String, Support.Scenario> all = new LinkedHashMap<>();
         all.put("share.acks", ShareAckDriver::acks);
         all.put("share.durable", ShareAckDriver::durable);
+        all.put("share.close_count", ShareAckDriver::closeCount);
+        all.put("share.hold", ShareAckDriver::hold);
+        all.put("share.take", ShareAckDriver::take);
         Support.main("ShareAckDriver", all, args);
     }
 
@@ -155,5 +170,70 @@ final class ShareAckDriver {
         }
         obs.put("delivered", delivered);
         obs.put("acknowledged", acknowledged);
+    }
+
+    static void closeCount(Support s, Map<String, Object> obs) throws Exception {
+        String topic = s.option("topic", "share-close-count");
+        String group = s.option("group", "share-close-count-G");
+        try (Admin admin = s.admin()) {
+            Support.awaitTopic(admin, topic, 1);
+        }
+        produce(s, topic, List.of("released", "held"));
+        Map<String, List<Integer>> deliveries = new TreeMap<>();
+        try (KafkaShareConsumer<byte[], byte[]> c = explicitMember(s, group)) {
+            c.subscribe(List.of(topic));
+            pollInto(c, deliveries, 2, r -> {
+                if (text(r).equals("released")) c.acknowledge(r, AcknowledgeType.RELEASE);
+            });
+            c.commitSync();
+        }
+        Properties p = s.common("group.id", group);
+        try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(topic));
+            pollInto(c, deliveries, 4, r -> { });
+        }
+        obs.put("deliveries", deliveries);
+    }
+
+    static void hold(Support s, Map<String, Object> obs) throws Exception {
+        KafkaShareConsumer<byte[], byte[]> c = explicitMember(s, s.option("group", "share-killed-G"));
+        c.subscribe(List.of(s.option("topic", "share-killed")));
+        Map<String, List<Integer>> deliveries = new TreeMap<>();
+        pollInto(c, deliveries, 1, r -> { });
+        StringBuilder lines = new StringBuilder();
+        deliveries.forEach((v, counts) -> lines.append(v).append(':').append(counts.get(0)).append('\n'));
+        Path file = Path.of(s.option("held_file", "held"));
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, lines.toString());
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+        Thread.sleep(Long.MAX_VALUE);  // holding the records, its connections open, until killed
+    }
+
+    static void take(Support s, Map<String, Object> obs) throws Exception {
+        Properties p = s.common("group.id", s.option("group", "share-killed-G"));
+        Map<String, List<Integer>> deliveries = new TreeMap<>();
+        int records = Integer.parseInt(s.option("records", "1"));
+        try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(s.option("topic", "share-killed")));
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (deliveries.size() < records && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    deliveries.computeIfAbsent(text(r), k -> new ArrayList<>()).add((int) r.deliveryCount().orElse((short) -1));
+                }
+            }
+        }
+        obs.put("deliveries", deliveries);
+    }
+
+    /** Polls until {@code total} deliveries are recorded (or 60 s); {@code each} sees every record. */
+    static void pollInto(KafkaShareConsumer<byte[], byte[]> c, Map<String, List<Integer>> deliveries, int total,
+                         java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> each) {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (deliveries.values().stream().mapToInt(List::size).sum() < total && System.currentTimeMillis() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                deliveries.computeIfAbsent(text(r), k -> new ArrayList<>()).add((int) r.deliveryCount().orElse((short) -1));
+                each.accept(r);
+            }
+        }
     }
 }

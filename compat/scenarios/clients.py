@@ -123,7 +123,9 @@ SCENARIOS: list[Scenario] = [
              "Against Kafka 4.1 emulation with share.version=1, three ShareConsumers of one group share a topic "
              "and every record is delivered once; in explicit mode a released record comes back with a higher "
              "delivery count, a rejected one never does and one released every time is delivered five times "
-             "(group.share.delivery.count.limit) and archived; a read_committed and a read_uncommitted share group "
+             "(group.share.delivery.count.limit) and archived, while one a consumer closes on without acknowledging "
+             "comes back with the delivery count it had, and so do the records a consumer killed with SIGKILL held, "
+             "as soon as its connection closes (it is still a member); a read_committed and a read_uncommitted share group "
              "(share.isolation.level set through IncrementalAlterConfigs on the GROUP) read a topic a "
              "transactional producer commits, aborts and leaves open: the first never sees an aborted or open "
              "record, the second sees them all. The Admin side: a share group's start offsets are listed, altered "
@@ -150,7 +152,8 @@ SCENARIOS: list[Scenario] = [
              "With share.acknowledgement.mode=explicit a share consumer accepts, releases and rejects records: a "
              "released record comes back with its delivery count one higher, a rejected or accepted one never "
              "does, and a record released every time is delivered group.share.delivery.count.limit times and then "
-             "archived.",
+             "archived; a record the consumer closes on without acknowledging comes back with the delivery count "
+             "it had (Kafka 4.1, KAFKA-17541).",
              ("java",)),
     Scenario("consumer.group_protocol_migration", "a classic group becomes a consumer group and back",
              "Two classic members (range) split six partitions 3/3; a group.protocol=consumer member joins and "

@@ -140,4 +140,9 @@ SCENARIOS: list[Scenario] = [
              "With a follower slowed, records written by the leader alone stay above the high watermark: a "
              "consumer reads up to it and no further, and reads the rest once the follower catches up.",
              ("java", *PY)),
+    Scenario("cluster.slowed_follower_restart", "a slowed follower back from node_down has caught up (3 brokers)",
+             "A follower slowed and then stopped and started again (node_down, node_up through the HTTP control "
+             "plane) rejoins the ISR caught up, as a restarted Kafka broker's replica does: a consumer reads every "
+             "record acknowledged while it was down (the high watermark does not move back to where it was "
+             "slowed) and an acks=all produce with it in the ISR is answered at once.", ("java", *PY)),
 ]

@@ -4,8 +4,9 @@
 Without CLUSTER_ACTION on the cluster every partition is CLUSTER_AUTHORIZATION_FAILED. A request
 with no topics, a topic with no partitions, or an empty group id gets an empty answer. While share
 groups are off (share.version 0) every partition is COORDINATOR_NOT_AVAILABLE. Per partition, in
-ShareCoordinatorShard's order: a null topic id or a negative partition is INVALID_REQUEST, a key
-another broker coordinates NOT_COORDINATOR, then the API's own checks of the recorded state (Kafka
+ShareCoordinatorService's and then ShareCoordinatorShard's order: a key another broker coordinates
+is NOT_COORDINATOR (whatever its topic id and partition), a null topic id or a negative partition
+INVALID_REQUEST, then the API's own checks of the recorded state (Kafka
 4.1, KAFKA-19338: Read and Write of a partition never initialized are INVALID_REQUEST; older epochs
 are fenced), then an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION. Errors carry Kafka's
 messages: its Errors' own where the shard gives no other (KafkaApis' toGlobalErrorResponse,
@@ -21,6 +22,8 @@ from ..coordinators.share.store import share_partition_key
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ._share import share_groups_enabled
+
+ZERO_UUID = uuid.UUID(int=0)
 
 # Kafka 4.1: ShareCoordinatorShard's messages
 NULL_TOPIC_ID = "The topic id cannot be null."
@@ -70,12 +73,17 @@ def answer(ctx, request, result_entity: str, per_partition, precheck=None, **err
 
 
 def _problem(ctx, group_id: str, topic_id, partition: int):
-    if topic_id is None or topic_id == uuid.UUID(int=0):
+    """Kafka: ShareCoordinatorService routes each key to its ``__share_group_state`` partition first
+    (the runtime answers NOT_COORDINATOR for one this broker does not lead), and only the shard
+    that owns it checks the topic id and partition; so a bad key another broker coordinates is
+    NOT_COORDINATOR. The wire's zero topic id (kio reads it as None) hashes as Kafka's ZERO_UUID."""
+    routed = topic_id if topic_id is not None else ZERO_UUID
+    if not ctx.coordinates(SHARE, share_partition_key(group_id, routed, partition)):
+        return ErrorCode.not_coordinator, None
+    if routed == ZERO_UUID:
         return ErrorCode.invalid_request, NULL_TOPIC_ID
     if partition < 0:
         return ErrorCode.invalid_request, NEGATIVE_PARTITION
-    if not ctx.coordinates(SHARE, share_partition_key(group_id, topic_id, partition)):
-        return ErrorCode.not_coordinator, None
     return None
 
 

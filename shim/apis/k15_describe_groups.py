@@ -17,6 +17,7 @@ from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
 from ._pace import Pacer
+from ._repeats import Repeats
 from .registry import api
 
 NOT_FOUND_VERSION = 6  # Kafka: GroupMetadataManager.describeGroups, requestVersion >= 6
@@ -25,7 +26,9 @@ NOT_FOUND_VERSION = 6  # Kafka: GroupMetadataManager.describeGroups, requestVers
 @api(15, "DescribeGroups", 0, 6)
 async def handle(ctx, request):
     want_ops = getattr(request, "include_authorized_operations", False)
-    groups = [_describe(ctx, g, want_ops) if ctx.authorize(O.DESCRIBE, R.GROUP, g) else _refused(ctx, g)
+    repeats = Repeats("DescribeGroups")  # a group named again: answered again, from one build
+    groups = [repeats.entry(g, lambda: _describe(ctx, g, want_ops) if ctx.authorize(O.DESCRIBE, R.GROUP, g)
+                            else _refused(ctx, g))
               async for g in Pacer().each(request.groups)]
     return ctx.response(groups=tuple(groups))
 

@@ -12,6 +12,7 @@ from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._repeats import Repeats
 from ._share import is_other_group, share_groups_enabled, topic_id
 from ..coordinators.share.group import ASSIGNOR
 from .registry import api
@@ -19,7 +20,8 @@ from .registry import api
 
 @api(77, "ShareGroupDescribe", 1, 1)
 def handle(ctx, request):
-    return ctx.response(groups=tuple(_describe(ctx, g, request.include_authorized_operations)
+    repeats = Repeats("ShareGroupDescribe")  # a group named again: answered again, from one build
+    return ctx.response(groups=tuple(repeats.entry(g, lambda: _describe(ctx, g, request.include_authorized_operations))
                                      for g in request.group_ids))
 
 

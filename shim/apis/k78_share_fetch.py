@@ -3,8 +3,10 @@
 The request names the member's share session by epoch (:mod:`shim.coordinators.share.sessions`):
 0 opens one over the listed partitions (no acknowledgements allowed: INVALID_REQUEST), n > 0 adds the
 listed partitions and drops the forgotten ones, -1 only acknowledges and closes the session,
-releasing what the member still holds. Piggybacked acknowledgements (Accept, Release, Reject, Gap)
-are applied first; each partition answers its own acknowledge error (INVALID_RECORD_STATE for
+releasing what the member still holds of its partitions; so does the client's connection closing
+while the session it opened is open (Kafka 4.1's member-leave listener), and a fetch parked in a
+session closed meanwhile acquires nothing. Piggybacked acknowledgements (Accept, Release, Reject,
+Gap) are applied first; each partition answers its own acknowledge error (INVALID_RECORD_STATE for
 records the member does not hold). Then every partition of the session is asked for records to
 acquire: whole batches are returned with the acquired ranges (first, last offset, delivery count)
 and the acquisition lock time; the request parks until something is acquired or MaxWaitMs passes
@@ -24,6 +26,7 @@ import time
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._share import acknowledge, current_leader, request_error, resolve, topic_name
+from ._pace import Pacer
 from .registry import api
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
@@ -39,11 +42,11 @@ async def handle(ctx, request):
     valid = [(name, p) for _, name, p, _, error in requested if error is None]
     share, now = ctx.node.share, now_ms()
     try:
-        session = _session(share, group, member, epoch, requested, valid, _forgotten(ctx, request), now, ctx.node_id)
+        session = _session(ctx, group, member, epoch, requested, valid, _forgotten(ctx, request))
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     answers, acknowledged = {}, set()  # (topic id, partition) -> dict of PartitionData fields; those acknowledged
-    for tid, name, p, batches, error in requested:
+    async for tid, name, p, batches, error in Pacer().each(requested):  # paced, as ShareAcknowledge
         answer = answers[(tid, p)] = _answer(ctx, name, p, error)
         if batches and error is None:
             answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)
@@ -73,15 +76,16 @@ def _throttle(ctx, answers, acknowledged) -> int:
     return throttle
 
 
-def _session(share, group, member, epoch, requested, valid, forgotten, now, node):
+def _session(ctx, group, member, epoch, requested, valid, forgotten):
+    share, node = ctx.node.share, ctx.node_id
     if epoch == INITIAL_EPOCH:
         if any(batches for _, _, _, batches, _ in requested):
             raise KafkaError(ErrorCode.invalid_request, "acknowledgements in the request that opens a share session")
-        return share.sessions.open(group, member, valid, now, node)
+        return share.sessions.open(group, member, valid, node, connection=ctx.session)
     if epoch == FINAL_EPOCH:
         share.sessions.get(group, member, node)
         return None
-    return share.sessions.advance(group, member, epoch, valid, forgotten, now, node)
+    return share.sessions.advance(group, member, epoch, valid, forgotten, node)
 
 
 def _forgotten(ctx, request):
@@ -112,6 +116,8 @@ async def _fetch(ctx, request, session, answers, full):
 
 def _acquire(ctx, request, session, ids) -> dict:
     share, now = ctx.node.share, now_ms()
+    if not share.sessions.is_open(session):  # closed while parked (its connection closed): acquire nothing
+        return {}
     budget_records = request.max_records if request.max_records > 0 else 2**31 - 1
     cap = ctx.node.fetch_quota.window_bytes(ctx.header.client_id, ctx.quota_user)
     budget_bytes = request.max_bytes if cap >= request.max_bytes else int(cap)

@@ -11,13 +11,14 @@ is GROUP_AUTHORIZATION_FAILED for the whole request.
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ._share import acknowledge, current_leader, request_error, resolve
+from ._pace import Pacer
 from .registry import api
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 
 
 @api(79, "ShareAcknowledge", 1, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
     refused = request_error(ctx, request)
     if refused is not None:
         return _top_error(ctx, *refused)
@@ -29,11 +30,12 @@ def handle(ctx, request):
         if epoch == FINAL_EPOCH:
             share.sessions.get(group, member, ctx.node_id)
         else:
-            share.sessions.advance(group, member, epoch, (), (), now, ctx.node_id)
+            share.sessions.advance(group, member, epoch, (), (), ctx.node_id)
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     by_topic: dict = {}
-    for tid, name, p, batches, error in resolve(ctx, request.topics):
+    # paced: a partition named 20,000 times, each walking 500 acquired offsets, held the loop 4 s
+    async for tid, name, p, batches, error in Pacer().each(resolve(ctx, request.topics)):
         code = error if error is not None else acknowledge(ctx, group, member, name, p, batches, now)
         by_topic.setdefault(tid, []).append(ctx.make("PartitionData", partition_index=p, error_code=code,
                                                      error_message=None, current_leader=current_leader(ctx, name, p)))

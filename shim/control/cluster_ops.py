@@ -47,7 +47,8 @@ async def _node_down(control, node):
     return await _nodes_down_after(control, _serving(control).node_down(node))
 
 
-@op("node_up", "start a stopped broker again on its ports; it rejoins the ISR of its partitions", NODE)
+@op("node_up", "start a stopped broker again on its ports; it catches up at once (a follower slowed before "
+    "it went down is no longer slowed) and rejoins the ISR of its partitions", NODE)
 async def _node_up(control, node):
     return await _nodes_down_after(control, _serving(control).node_up(node))
 

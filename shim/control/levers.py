@@ -31,7 +31,7 @@ def _release_markers(control, transactional_id, hold):
 @op("advance_clock", "advance the transaction and/or group clock: what would time out within ms "
     "times out now (transactions aborted, transactional ids past transactional.id.expiration.ms expired, "
     "sessions expired, committed offsets past offsets.retention.minutes "
-    "expired and their emptied groups deleted, share acquisition locks and share sessions expired, share "
+    "expired and their emptied groups deleted, share acquisition locks expired, share "
     "partitions left initializing due for their retry), without waiting",
     Arg("ms", "int", "milliseconds to advance by", required=True, minimum=0),
     Arg("clock", "choice", "which clock", default="all", choices=("all", "transactions", "groups")),

@@ -178,6 +178,13 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
     return join_parts(encode_response_parts(correlation_id, response))
 
 
+def encoded_size(entity: Any) -> int:
+    """The bytes ``entity`` (a response's nested entity) takes on the wire."""
+    out = _Parts()
+    compiled_writer(type(entity))(out, entity)
+    return sum(len(p) for p in out.done())
+
+
 def join_parts(parts: list) -> bytes:
     out = []
     for p in parts:

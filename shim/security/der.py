@@ -56,3 +56,17 @@ def oid(dotted: str) -> bytes:
             chunk.append(0x80 | (arc & 0x7F))
         out += bytes(reversed(chunk))
     return bytes(out)
+
+
+def dotted(content: bytes) -> str:
+    """The dotted form of an OBJECT IDENTIFIER's content bytes (the inverse of ``oid``)."""
+    arcs, arc = [], 0
+    for byte in content:
+        arc = arc << 7 | byte & 0x7F
+        if not byte & 0x80:
+            arcs.append(arc)
+            arc = 0
+    if not arcs:
+        return ""
+    first = min(arcs[0] // 40, 2)
+    return ".".join(map(str, [first, arcs[0] - 40 * first, *arcs[1:]]))

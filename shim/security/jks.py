@@ -8,8 +8,9 @@ SHA-1 key stream of its password; a JCEKS key is encrypted with Sun's PBEWithMD5
 hashes come from hashlib and triple DES from the ``cryptography`` package: no library reads these
 formats that is still kept up (pyjks, the one there is, had its last release in 2020).
 
-A JCEKS secret-key entry is a serialized Java object with no length before it; a store holding one
-is refused (a TLS store has none).
+A JCEKS secret-key entry is a serialized javax.crypto.SealedObject with no length before it (read with
+shim.security.javaser): TLS has no use for it, but Java's key manager opens every key entry, a secret
+key's too, with the key password, so its seal is checked as Java's KeyProtector unseals it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from . import der
+from . import der, javaser
 
 MAGIC = {b"\xfe\xed\xfe\xed": "JKS", b"\xce\xce\xce\xce": "JCEKS"}
 TAMPERED = "Keystore was tampered with, or password was incorrect"
@@ -41,10 +42,19 @@ class KeyEntry:
 
 
 @dataclass(frozen=True)
+class SecretEntry:
+    alias: str
+    seal_algorithm: str
+    params: bytes  # the PBE parameters, DER
+    sealed: bytes  # the serialized key, encrypted
+
+
+@dataclass(frozen=True)
 class JavaStore:
     fmt: str  # JKS or JCEKS
     keys: tuple[KeyEntry, ...]
     certificates: tuple[bytes, ...]  # the trusted-certificate entries, DER
+    secrets: tuple[SecretEntry, ...] = ()  # JCEKS secret keys: no part in TLS
 
     def trusted(self) -> list[bytes]:
         """What Java's TrustManagerFactory trusts in a store: each trusted-certificate entry, and of each
@@ -69,7 +79,7 @@ def load(data: bytes, password: str | None) -> JavaStore:
     version = r.u32()
     if version not in (1, 2):
         raise JavaStoreError("Invalid keystore format")
-    keys, certificates = [], []
+    keys, certificates, secrets = [], [], []
     for _ in range(r.u32()):
         tag, alias = r.u32(), r.utf()
         r.take(8)  # the entry's creation date
@@ -79,10 +89,33 @@ def load(data: bytes, password: str | None) -> JavaStore:
         elif tag == TRUSTED_CERT:
             certificates.append(r.certificate(version))
         elif tag == SECRET_KEY and fmt == "JCEKS":
-            raise JavaStoreError(f"the secret key entry {alias!r} cannot be read (a TLS store needs none)")
+            secrets.append(_secret_entry(r, alias))
         else:
             raise JavaStoreError("Unrecognized keystore entry")
-    return JavaStore(fmt, tuple(keys), tuple(certificates))
+    return JavaStore(fmt, tuple(keys), tuple(certificates), tuple(secrets))
+
+
+def _secret_entry(r: "_Reader", alias: str) -> SecretEntry:
+    """A JCEKS secret key: a SealedObjectForKeyProtector serialized in a stream of its own."""
+    try:
+        sealed, r.pos = javaser.read_object(r.data, r.pos, r.end)
+    except javaser.JavaSerialError as e:
+        raise JavaStoreError(f"Invalid keystore format: the secret key entry {alias!r}: {e}") from None
+    fields = sealed if isinstance(sealed, dict) else {}
+    params, content, algorithm = fields.get("encodedParams"), fields.get("encryptedContent"), fields.get("sealAlg")
+    if not (isinstance(params, bytes) and isinstance(content, bytes) and isinstance(algorithm, str)):
+        raise JavaStoreError(f"Invalid keystore format: the secret key entry {alias!r} is not a sealed key")
+    return SecretEntry(alias, algorithm, params, content)
+
+
+def recover_secret(entry: SecretEntry, password: str) -> None:
+    """Unseal a secret key as Java's KeyManagerFactory does for every key entry: JavaStoreError(UNRECOVERABLE)
+    unless it opens with ``password`` (the key itself is of no use to TLS)."""
+    if entry.seal_algorithm.upper() != "PBEWITHMD5ANDTRIPLEDES":
+        raise JavaStoreError(f"the secret key {entry.alias!r} is sealed with {entry.seal_algorithm}, not Java's "
+                             f"PBEWithMD5AndTripleDES")
+    if not _jce_recover(entry.sealed, password, entry.params).startswith(javaser.MAGIC):
+        raise JavaStoreError(UNRECOVERABLE)
 
 
 def recover_key(entry: KeyEntry, password: str) -> bytes:

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jks, pkcs12
+from . import jks, keychoice, pkcs12
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ class KeyStore:
     chain_pem: str
     password: str | None  # of an encrypted PEM key
     location: str | None = None  # a PEM file the ssl module reads itself
+    more: tuple[tuple[str, str], ...] = ()  # (key, chain) of the store's other key types (shim.security.keychoice)
 
 
 def key_store(config) -> KeyStore | None:
@@ -73,33 +74,67 @@ def key_store(config) -> KeyStore | None:
         return None
     data = _read_store(kind, path, "keystore")
     if jks.is_java_store(data):
-        return _java_key_store(kind, path, _load_java(kind, path, data, password, "keystore"), key_password or password)
+        return _java_key_store(kind, path, _load_java(kind, path, data, password, "keystore"), key_password or password,
+                               _key_manager(config))
     p12 = _load_pkcs12(kind, path, data, password, "keystore")
     if key_password is not None and key_password != password:  # Java's KeyManagerFactory fails to recover the key
         raise StoreError(f"Invalid SSL keystore {path}: its key cannot be recovered with ssl.key.password "
                          f"(a PKCS12 key is protected with the store's password)")
     if p12.key is None or p12.cert is None:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
+    try:
+        entries = pkcs12.key_entries(data, password)
+        if len(entries) > 1:  # cryptography reads one key of a store
+            return _served(kind, path, [_entry(alias, key, chain) for alias, key, chain in entries],
+                           _key_manager(config))
+    except (pkcs12.Pkcs12Error, ValueError, TypeError) as e:  # StoreError is one too: let it through as it is
+        if isinstance(e, StoreError):
+            raise
+        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: {e}") from None
     chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
     return KeyStore(_key_pem(p12.key), "".join(_cert_pem(c) for c in chain), None)
 
 
-def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: str) -> KeyStore:
-    """The first private key entry serves; like Java's KeyManagerFactory, every key must open with the password."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import load_der_private_key
+def _key_manager(config) -> str:
+    return (getattr(config, "extra", None) or {}).get("ssl.keymanager.algorithm") or keychoice.SUNX509
+
+
+def _java_key_store(kind: str, path: str, store: jks.JavaStore, key_password: str, algorithm: str) -> KeyStore:
+    """Java's choice of key entry per key type serves; like Java's KeyManagerFactory, every key entry (a
+    secret key's too) must open with the password."""
     if not store.keys:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key entry")
     try:
         keys = [jks.recover_key(entry, key_password) for entry in store.keys]
-        key = load_der_private_key(keys[0], None)
-        chain = [x509.load_der_x509_certificate(c) for c in store.keys[0].chain]
+        for secret in store.secrets:  # Java's key manager opens every key entry; a secret key serves nothing
+            jks.recover_secret(secret, key_password)
+        entries = [_entry(e.alias, key, e.chain) for e, key in zip(store.keys, keys) if e.chain]
     except jks.JavaStoreError as e:
         raise StoreError(f"Invalid SSL keystore {path} of type {kind}: {e} with ssl.key.password (or, without it, "
                          f"ssl.keystore.password)") from None
     except ValueError as e:
         raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: {e}") from None
-    return KeyStore(_key_pem(key), "".join(_cert_pem(c) for c in chain), None)
+    return _served(kind, path, entries, algorithm)
+
+
+def _entry(alias: str | None, key_der: bytes, chain_der) -> keychoice.KeyEntry:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_der_private_key
+    chain = [x509.load_der_x509_certificate(c) for c in chain_der]
+    return keychoice.KeyEntry(alias, _key_pem(load_der_private_key(key_der, None)),
+                              "".join(_cert_pem(c) for c in chain), keychoice.key_type(chain[0]))
+
+
+def _served(kind: str, path: str, entries: list[keychoice.KeyEntry], algorithm: str) -> KeyStore:
+    try:
+        served = keychoice.served(entries, algorithm)
+    except keychoice.KeyChoiceError as e:
+        raise StoreError(f"Invalid SSL keystore {path} of type {kind}: {e}") from None
+    if not served:
+        raise StoreError(f"Failed to load SSL keystore {path} of type {kind}: it holds no private key of a type "
+                         f"TLS serves with")
+    return KeyStore(served[0].key_pem, served[0].chain_pem, None, more=tuple((e.key_pem, e.chain_pem)
+                                                                             for e in served[1:]))
 
 
 def trusted_certificates(config) -> str | None:

@@ -59,6 +59,8 @@ def server_context(config) -> ssl.SSLContext:
             ctx.load_cert_chain(store.location, password=store.password)
         else:
             _load_inline_chain(ctx, store.chain_pem, store.key_pem, store.password)
+        for key, chain in store.more:  # one key per type: OpenSSL keeps each, and the handshake chooses
+            _load_inline_chain(ctx, chain, key, None)
     except (ssl.SSLError, OSError) as e:
         raise StoreError(f"Invalid SSL keystore: {e}") from None
     cas = trusted_certificates(config)

@@ -116,6 +116,7 @@ class LogManager:
         self._points_written = dict(self._recovery_points)  # what the recovery-point file holds
         self.unchecked = recovery_point.Unchecked()  # bytes appended since, in every partition
         self.topics: dict[str, TopicInfo] = {}
+        self.topics_version = 0  # moves on with every change of the topics (_save_topics)
         self._by_id: dict[uuid.UUID, TopicInfo] = {}  # topic_by_id's answers so far
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self.on_topic_deleted: Callable[[str], None] | None = None
@@ -485,6 +486,7 @@ class LogManager:
                 self._save_topics()
 
     def _save_topics(self) -> None:
+        self.topics_version += 1  # every change of the topics passes here: caches keyed by it go stale
         self._save_pending = self._saves_deferred
         if self._saves_deferred:
             return

@@ -102,3 +102,21 @@ async def test_a_slowed_followers_producers_expire_at_the_brokers_check(node):
     node.tick(node._next_producer_expiration)
     assert await describe(node, 0) == (ErrorCode.none, {8: 0})
     assert await describe(node, 1) == (ErrorCode.none, {8: 0})
+
+
+async def test_a_slowed_follower_back_from_node_down_describes_the_leaders_producers(tmp_path):
+    node = open_node(tmp_path)
+    node.logs.create_topic("t", 1)
+    node.cluster.set_replication_factor("t", 2)
+    await produce(node, 7, 0, count=2)
+    node.cluster.slow_follower("t", 0, 1, 0)
+    node.cluster.node_down(1, 0)
+    await produce(node, 7, 2, count=2)
+    node.cluster.node_up(1, 0)  # a restarted broker fetches from the leader again: caught up
+    assert await describe(node, 1) == (ErrorCode.none, {7: 3})
+    node.close()
+    node = open_node(tmp_path)  # cluster.json no longer holds its old producers
+    try:
+        assert await describe(node, 1) == (ErrorCode.none, {7: 3})
+    finally:
+        node.close()

@@ -329,3 +329,34 @@ def test_a_subscription_repeating_a_long_name_records_it_once(gc):
     member = gc.consumer.groups["g"].members["a"]
     assert member.subscribed_topic_names == (long_name,) and member.rack_id == "r1"
     assert gc.consumer.groups["g"].group_epoch == 2 and r.assignment == {}  # TOPIC is revoked
+
+
+def test_a_steady_heartbeat_does_not_walk_every_members_subscription(node, gc):
+    """Members may each subscribe to as many names as a request holds. Each heartbeat took the union
+    of every member's subscription again, so a few members naming 60,000 topics made every
+    heartbeat of the group, a one-topic member's included, cost about half a join's loop time
+    (0.1-0.3 s). Kafka computes the subscribed topics only when a subscription or the topics
+    change; a steady heartbeat is now a small fraction of a join, and a topic made while the
+    members heartbeat is still seen."""
+    import time
+
+    names = tuple(f"n{i:06d}" for i in range(60_000)) + (TOPIC,)
+    big = [Client(gc, m, topics=names) for m in "abcd"]
+    for c in big:
+        assert c.beat().error == E.none
+    small = Client(gc, "small")
+    started = time.process_time()
+    assert small.beat().error == E.none  # a join: the subscriptions are walked
+    join = time.process_time() - started
+    converge([small], rounds=1)
+    started = time.process_time()
+    converge([small], rounds=5)
+    steady = (time.process_time() - started) / 5
+    assert steady < join / 10, (steady, join)
+    epoch = gc.consumer.groups["g"].group_epoch
+    node.logs.create_topic("n000007", 2)  # subscribed by the big members: the group's metadata changed
+    assert small.beat().error == E.none
+    assert gc.consumer.groups["g"].group_epoch == epoch + 1
+    converge(big + [small], rounds=4)
+    owned = {t for c in big for t, ps in c.owned.items() if ps}
+    assert node.logs.topics["n000007"].topic_id in owned

@@ -15,6 +15,7 @@ from shim.config import BrokerConfig
 from shim.security import jks
 from shim.security.stores import StoreError, key_store, trusted_certificates
 from shim.security.tls import server_context
+from tests.security.java_key_manager import java_key_manager
 
 pytest.importorskip("cryptography")
 KEYTOOL = shutil.which("keytool")
@@ -55,7 +56,15 @@ def java_stores(certs: dict, fmt: str) -> tuple[str, str]:
             "-destkeypass", KEY_PW, "-srcalias", "broker", "-destalias", "broker")
     keytool("-importcert", "-noprompt", "-alias", "ca", "-file", str(pem["ca.pem"]), "-keystore", str(d / "trust.ks"),
             "-storetype", fmt, "-storepass", STORE_PW)
+    if fmt == "JCEKS":  # secret keys, as JCEKS stores often hold: the key store's opens with the key password
+        add_secret_key(d / "broker.ks", "aes-secret", KEY_PW)
+        add_secret_key(d / "trust.ks", "hmac-secret", "a-password-of-its-own", "HmacSHA256")
     return str(d / "broker.ks"), str(d / "trust.ks")
+
+
+def add_secret_key(store, alias: str, password: str, algorithm: str = "AES") -> None:
+    keytool("-genseckey", "-alias", alias, "-keyalg", algorithm, "-keysize", "128" if algorithm == "AES" else "256",
+            "-keystore", str(store), "-storetype", "JCEKS", "-storepass", STORE_PW, "-keypass", password)
 
 
 def config(keystore: str, truststore: str, kind: str, **kw) -> BrokerConfig:
@@ -149,6 +158,27 @@ def test_java_format_stores_refused_with_kafkas_messages(certs, fmt, settings, m
     with pytest.raises(StoreError) as refused:
         server_context(c)
     assert str(refused.value).startswith(message.format(ks=keystore, ts=truststore, fmt=fmt, dir=certs["dir"]))
+
+
+def test_jceks_secret_keys_are_read_and_serve_nothing(certs):
+    keystore, truststore = java_stores(certs, "JCEKS")
+    store = jks.load(open(keystore, "rb").read(), STORE_PW)
+    assert [s.alias for s in store.secrets] == ["aes-secret"] and [k.alias for k in store.keys] == ["broker"]
+    assert [s.alias for s in jks.load(open(truststore, "rb").read(), STORE_PW).secrets] == ["hmac-secret"]
+    assert handshake(server_context(config(keystore, truststore, "JCEKS")), certs["trusted"]) == "ok"
+
+
+def test_a_secret_key_that_the_key_password_does_not_open_is_refused_as_java_refuses(certs, tmp_path):
+    """Java's SunX509 KeyManagerFactory opens every key entry with the key password, a secret key's too,
+    and fails (UnrecoverableKeyException) on one it cannot open."""
+    keystore, truststore = java_stores(certs, "JCEKS")
+    shutil.copy(keystore, tmp_path / "ks.jceks")
+    add_secret_key(tmp_path / "ks.jceks", "other-secret", "not-the-key-password")
+    with pytest.raises(StoreError, match="Invalid SSL keystore .* of type JCEKS: Cannot recover key"):
+        server_context(config(str(tmp_path / "ks.jceks"), truststore, "JCEKS"))
+    assert java_key_manager(tmp_path / "ks.jceks", "JCEKS", KEY_PW).startswith("refused "
+                                                                                "java.security.UnrecoverableKeyException")
+    assert java_key_manager(keystore, "JCEKS", KEY_PW) == "RSA=null EC=broker"
 
 
 def test_a_jceks_store_is_not_read_as_type_jks(certs):

@@ -101,12 +101,17 @@ def made_by_tools(certs) -> list[str]:
              "-deststorepass", PW)
         _run(KEYTOOL, "-importcert", "-noprompt", "-alias", "ca", "-file", str(certs["ca.pem"]), "-keystore",
              str(d / "keytool-key-and-ca.p12"), "-storepass", PW)
-        made += ["keytool-trust", "keytool-plain", "keytool-key-and-ca"]
+        # JDKs before 8u301 encrypted certificates with 40-bit RC2; keytool still can, asked for the legacy format
+        _run(KEYTOOL, "-importcert", "-noprompt", "-alias", "ca", "-file", str(certs["ca.pem"]), "-keystore",
+             str(d / "keytool-legacy-rc2.p12"), "-storetype", "PKCS12", "-storepass", PW, "-J-Dkeystore.pkcs12.legacy")
+        made += ["keytool-trust", "keytool-plain", "keytool-key-and-ca", "keytool-legacy-rc2"]
     if OPENSSL:
         chain = ["-in", str(certs["broker-cert.pem"]), "-inkey", str(certs["broker-key.pem"]), "-certfile",
                  str(certs["ca.pem"])]
         for name, args in (("openssl-key", chain), ("openssl-nokeys", ["-nokeys", "-in", str(certs["ca.pem"])]),
-                           ("openssl-key-3des", [*chain, "-certpbe", "PBE-SHA1-3DES", "-keypbe", "PBE-SHA1-3DES"])):
+                           ("openssl-key-3des", [*chain, "-certpbe", "PBE-SHA1-3DES", "-keypbe", "PBE-SHA1-3DES"]),
+                           ("openssl-legacy-rc2", [*chain, "-legacy"]),  # OpenSSL 1.1's defaults: RC2-40
+                           ("openssl-rc2-128", [*chain, "-legacy", "-certpbe", "PBE-SHA1-RC2-128"])):
             _run(OPENSSL, "pkcs12", "-export", *args, "-out", str(d / f"{name}.p12"), "-passout", f"pass:{PW}")
             made.append(name)
     return made
@@ -161,23 +166,41 @@ def test_a_store_of_unmarked_certificates_trusts_none_and_says_so(certs, stores,
 
 
 @pytest.mark.skipif(KEYTOOL is None, reason="keytool (a JDK) is not installed")
-def test_a_store_with_40_bit_rc2_certificates_is_refused_with_the_keytool_command(certs, tmp_path):
-    path = tmp_path / "legacy.p12"
-    _run(KEYTOOL, "-importcert", "-noprompt", "-alias", "ca", "-file", str(certs["ca.pem"]), "-keystore", str(path),
-         "-storetype", "PKCS12", "-storepass", PW, "-J-Dkeystore.pkcs12.legacy")
+def test_a_store_with_40_bit_rc2_certificates_trusts_what_java_trusts(certs, stores):
+    """keytool's legacy PKCS12 (JDKs before 8u301): certificates under pbeWithSHAAnd40BitRC2-CBC."""
+    data = stores["keytool-legacy-rc2"].read_bytes()
+    assert b"\x06\x0a\x2a\x86\x48\x86\xf7\x0d\x01\x0c\x01\x06" in data  # the RC2-40 OID: legacy indeed
+    config = BrokerConfig(ssl_keystore_location=str(certs["broker.pem"]), ssl_truststore_type="PKCS12",
+                          ssl_truststore_location=str(stores["keytool-legacy-rc2"]), ssl_truststore_password=PW,
+                          ssl_client_auth="required")
+    assert trusted_certificates(config) == certs["ca.pem"].read_text()
+    assert handshake(server_context(config), certs) == "ok"
+    with pytest.raises(pkcs12.Pkcs12Error, match="do not decrypt with the password"):  # RC2's padding fails
+        pkcs12.trusted_certificates(data, "not-the-password")
+
+
+@pytest.mark.skipif(KEYTOOL is None, reason="keytool (a JDK) is not installed")
+def test_without_pycryptodome_an_rc2_store_is_refused_naming_the_cipher_and_the_rewrite(certs, stores, monkeypatch):
+    for module in ("Crypto", "Crypto.Cipher"):  # `from Crypto.Cipher import ARC2` fails
+        monkeypatch.setitem(__import__("sys").modules, module, None)
+    path = stores["keytool-legacy-rc2"]
     config = BrokerConfig(ssl_truststore_type="PKCS12", ssl_truststore_location=str(path), ssl_truststore_password=PW)
-    with pytest.raises(StoreError, match=f"Failed to load SSL truststore {path} of type PKCS12: its certificates "
-                                         f"are encrypted with a legacy cipher .* keytool -importkeystore"):
+    with pytest.raises(StoreError, match=f"Failed to load SSL truststore {path} of type PKCS12: its certificates are "
+                                         f"encrypted with 40-bit RC2 \\(pbeWithSHAAnd40BitRC2-CBC\\), which needs the "
+                                         f"pycryptodome package: .* keytool -importkeystore .* openssl pkcs12 -legacy"):
         trusted_certificates(config)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_damaged_store_is_a_pkcs12_error_and_nothing_else(stores, data):
-    raw = bytearray(stores[data.draw(st.sampled_from(["java-truststore-plain", "java-truststore-3des"]))].read_bytes())
+    name = data.draw(st.sampled_from(["java-truststore-plain", "java-truststore-3des", "key-store-3des"]))
+    raw = bytearray(stores[name].read_bytes())
     for i in data.draw(st.lists(st.integers(0, len(raw) - 1), min_size=1, max_size=4)):
         raw[i] = data.draw(st.integers(0, 255))
-    try:
-        pkcs12.trusted_certificates(bytes(raw[:data.draw(st.integers(1, len(raw)))]), PW)
-    except pkcs12.Pkcs12Error:
-        pass
+    damaged = bytes(raw[:data.draw(st.integers(1, len(raw)))])
+    for read in (pkcs12.trusted_certificates, pkcs12.key_entries):  # the key store's keys are read too
+        try:
+            read(damaged, PW)
+        except pkcs12.Pkcs12Error:
+            pass

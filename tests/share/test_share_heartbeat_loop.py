@@ -135,3 +135,33 @@ async def test_a_topic_made_again_with_the_same_size_moves_the_share_group_on(no
     node.logs.create_topic("t", 2)
     moved, _ = await _epoch_and_assigned(node, member, epoch)
     assert moved > epoch
+
+
+def test_a_steady_share_heartbeat_does_not_walk_every_members_subscription():
+    """Members may each subscribe to as many names as a request holds: each heartbeat took the
+    union of every member's subscription again, so four members naming 60,000 topics made every
+    heartbeat of the group, a one-topic member's included, cost 0.1 s or more of the loop. Kafka
+    works that union out only when a subscription or the topics change; a topic made meanwhile is
+    still seen by the next heartbeat."""
+    counts = {"t": 2}
+    configs = GroupConfigs(None, ShareSettings(), consumer_group_config(45_000, 5_000, {}))
+    share = ShareCoordinator(ShareSettings(), configs, lambda t: counts.get(t, 0), ShareStateStore(None),
+                             topic_id=lambda t: uuid.UUID(int=hash(t) & (2**128 - 1)) if t in counts else None)
+    version = [0]
+    share.topics_version = lambda: version[0]
+    now = 1_700_000_000_000
+    names = [f"n{i:06d}" for i in range(60_000)] + ["t"]
+    for m in "abcd":
+        assert share.heartbeat("g", m, 0, names, None, ("c", "h"), now).member_epoch > 0
+    started = time.thread_time()
+    epoch = share.heartbeat("g", "small", 0, ["t"], None, ("c", "h"), now).member_epoch  # a join walks them
+    join = time.thread_time() - started
+
+    def beat():
+        assert share.heartbeat("g", "small", epoch, None, None, ("c", "h"), now).member_epoch == epoch
+
+    assert _cpu(beat) < join / 10
+    counts["n000007"] = 3
+    version[0] += 1
+    assert share.heartbeat("g", "small", epoch, None, None, ("c", "h"), now).member_epoch > epoch
+    assert "n000007" in share.groups["g"].subscribed_topics()

@@ -114,6 +114,21 @@ def test_a_member_that_leaves_releases_what_it_holds():
     sp.acquire("m2", range(2, 4), True, 0)
     sp.release_member("m1")
     assert [sp.state_of(o) for o in range(4)] == [S.AVAILABLE, S.AVAILABLE, S.ACQUIRED, S.ACQUIRED]
+    assert [sp.records[o].delivery_count for o in range(4)] == [0, 0, 1, 1]
+
+
+def test_records_released_with_a_closing_session_do_not_count_towards_the_limit():
+    """Kafka 4.1 (KAFKA-17541, DeliveryCountOps.DECREASE): a record fetched and released by a closing
+    session loses the delivery it was counted, and is not archived at the limit."""
+    sp = partition(limit=2)
+    for _ in range(4):
+        assert sp.acquire("m1", [0], True, 0) == [(0, 0, 1)]
+        sp.release_member("m1")
+    assert sp.acquire("m1", [0], True, 0) == [(0, 0, 1)]
+    sp.acknowledge("m1", 0, 0, [RELEASE], 0)  # an acknowledgement's RELEASE counts
+    assert sp.acquire("m1", [0], True, 0) == [(0, 0, 2)]
+    sp.release_member("m1")
+    assert (sp.state_of(0), sp.records[0].delivery_count) == (S.AVAILABLE, 1)  # at the limit, not archived
 
 
 def test_the_in_flight_limit_stops_acquisition():

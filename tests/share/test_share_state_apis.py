@@ -283,3 +283,41 @@ async def test_a_share_key_is_coordinated_by_its_state_partitions_leader(cluster
     answer = await dispatch_request(cluster_node, frame)
     got = decode_response(b"".join(bytes(p) for p in answer.parts), 84, 0)[1]
     assert got.results[0].partitions[0].error_code == ErrorCode.not_coordinator
+
+
+def _bad_key_request(api_key: int, group: str, tid, partition: int):
+    """A request of ``api_key`` (83-87) for one partition of ``tid``."""
+    m = request_module(api_key, 0)
+    data = {83: lambda: m.InitializeStateData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, state_epoch=0, start_offset=0),)),
+            84: lambda: m.ReadStateData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, leader_epoch=0),)),
+            85: lambda: m.WriteStateData(topic_id=tid, partitions=(m.PartitionData(
+                partition=partition, state_epoch=0, leader_epoch=0, start_offset=0, state_batches=()),)),
+            86: lambda: m.DeleteStateData(topic_id=tid, partitions=(m.PartitionData(partition=partition),)),
+            87: lambda: m.ReadStateSummaryData(topic_id=tid, partitions=(
+                m.PartitionData(partition=partition, leader_epoch=0),))}[api_key]()
+    return dict(group_id=group, topics=(data,))
+
+
+async def test_a_bad_key_another_broker_coordinates_is_not_coordinator(cluster_node):
+    """Kafka's ShareCoordinatorService routes every key to its __share_group_state partition before
+    the shard checks it: a null topic id or a negative partition is NOT_COORDINATOR on a broker not
+    leading that partition, INVALID_REQUEST on the one that does."""
+    await call(cluster_node, 10, 6, key_type=2, coordinator_keys=("g:x:0",))  # creates __share_group_state
+    me = cluster_node.config.node_id
+    zero = uuid.UUID(int=0)
+    for tid, partition, message in ((None, 0, "The topic id cannot be null."),
+                                    (topic_id(cluster_node), -1, "The partition id cannot be a negative number.")):
+        routed = tid or zero
+        leader = {g: cluster_node.cluster.coordinator(2, share_partition_key(g, routed, partition))
+                  for g in (f"g{i}" for i in range(40))}
+        elsewhere = next(g for g, n in leader.items() if n != me)
+        here = next(g for g, n in leader.items() if n == me)
+        for api_key in range(83, 88):
+            got = await call(cluster_node, api_key, 0, **_bad_key_request(api_key, elsewhere, tid, partition))
+            p = got.results[0].partitions[0]
+            assert (api_key, p.error_code) == (api_key, ErrorCode.not_coordinator)
+            got = await call(cluster_node, api_key, 0, **_bad_key_request(api_key, here, tid, partition))
+            p = got.results[0].partitions[0]
+            assert (api_key, p.error_code, p.error_message) == (api_key, ErrorCode.invalid_request, message)

@@ -117,6 +117,8 @@ class ConsumerGroup(OffsetsHolder):
     state_timestamp: int = -1
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(default_factory=dict)
+    # ((group epoch, topics version), the subscribed topics' metadata): not persisted (consumer_coordinator)
+    subscribed_cache: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def state(self) -> ConsumerGroupState:

@@ -55,11 +55,12 @@ class ShareCoordinator:
         self.partition_count = partition_count  # topic name -> partitions (0: no such topic)
         self.topic_id = topic_id  # topic name -> its topic id (None: no such topic)
         self.topic_hashes = TopicHashes()  # each topic's part of the metadata hash, kept (shared with consumer groups)
+        self.topics_version = lambda: None  # moves on with every change of the topics; None: unknown (node.py)
         # A group with share state outlives a restart, as Kafka's group records do; its members join again.
         self.groups: dict[str, ShareGroup] = {g: ShareGroup(g) for g in self._saved}
         self.partitions: dict[tuple[str, str, int], SharePartition] = {}
         self._topic_ids: dict[tuple[str, str, int], object] = {}  # the topic id each share partition is of
-        self.sessions = ShareSessionCache(settings.max_share_sessions, settings.session_timeout_ms)
+        self.sessions = ShareSessionCache(settings.max_share_sessions)
         self.on_earlier_deadline = None
         self.on_release = None  # records became available: wake parked share fetches
         # membership records to __consumer_offsets: (group id, [(key, value)], now_ms), raising KafkaError
@@ -166,7 +167,8 @@ class ShareCoordinator:
         """What a share group's assignment and metadata hash depend on: each topic's partition count
         and id, and the kept hash of each topic (its partitions' racks looked at once, not at every
         heartbeat)."""
-        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash)
+        return Topics(lambda topic: (self.partition_count(topic), self.topic_id(topic)), self.topic_hashes.group_hash,
+                      self.topics_version())
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.configs.int(group_id, "share.heartbeat.interval.ms", self.settings.heartbeat_interval_ms)
@@ -176,11 +178,6 @@ class ShareCoordinator:
         if group is None:
             raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
         return group
-
-    def _member_gone(self, group_id: str, member_id: str) -> None:
-        for session in self.sessions.of_member(group_id, member_id):
-            self.sessions.close(group_id, member_id, session.node_id)
-        self._release(group_id, member_id, [(t, p) for g, t, p in self.partitions if g == group_id])
 
     def state_replaced(self, group_id: str, topic: str, partition: int) -> None:
         """The share partition's durable state was written from outside (the share coordinator's
@@ -280,6 +277,16 @@ class ShareCoordinator:
         if session is not None:
             self._release(group_id, member_id, session.partitions)
 
+    def connection_closed(self, connection: object) -> None:
+        """A client connection closed: each share session it opened that is still open ends, and
+        the member gives up what it holds of that session's partitions (Kafka 4.1: the share session
+        cache's disconnect listener, onMemberLeave, releaseSession). This is the only way a member's
+        going releases its records: the group coordinator's session timeout and a leaving heartbeat
+        do not reach the share partitions, so records acquired under a session already gone (one a
+        ShareFetch at epoch 0 replaced) wait for their acquisition locks to time out."""
+        for session in self.sessions.of_connection(connection):
+            self.close_session(session.group_id, session.member_id, session.node_id)
+
     def _release(self, group_id: str, member_id: str, partitions) -> None:
         """What the member holds of ``partitions`` ((topic, partition)) is released, once written
         (Kafka: SharePartition.releaseAcquiredRecords). A failed write is logged, as Kafka logs a
@@ -303,12 +310,9 @@ class ShareCoordinator:
 
     def tick(self, now_ms: int) -> int:
         for group in list(self.groups.values()):
-            for member_id in group.expired(now_ms):
+            for member_id in group.expired(now_ms):  # what it acquired stays: see connection_closed
                 self._change(group.group_id, lambda g: g.remove(member_id, self._topics(),
                                                                 self._initialized_of(g.group_id)), now_ms)
-                self._member_gone(group.group_id, member_id)
-        for session in self.sessions.idle(now_ms):
-            self.close_session(session.group_id, session.member_id, session.node_id)
         expired = {g for (g, _, _), sp in self.partitions.items() if sp.expire(now_ms)}
         for group_id in sorted(expired):
             try:
@@ -322,9 +326,10 @@ class ShareCoordinator:
         return self.next_deadline()
 
     def advance(self, now_ms: int, advanced_ms: int, group_id: str | None = None) -> dict[str, list[str]]:
-        """The share clock moved on by ``advanced_ms`` (shim.control): every member session,
-        acquisition lock and share session due by then is due now, and expires; a group whose
-        initializing partitions would be due for a retry by then retries at its next heartbeat."""
+        """The share clock moved on by ``advanced_ms`` (shim.control): every member session and
+        acquisition lock due by then is due now, and expires; a group whose initializing partitions
+        would be due for a retry by then retries at its next heartbeat. Share sessions have no
+        deadline (Kafka 4.1): they stay."""
         later = now_ms + advanced_ms
         members = [(g.group_id, m) for g in self.groups.values() if group_id in (None, g.group_id)
                    for m in g.members.values()]
@@ -336,22 +341,16 @@ class ShareCoordinator:
                 for offset, record in sp.records.items():
                     if record.lock_deadline != NO_DEADLINE and record.lock_deadline <= later:
                         record.lock_deadline, held[(g, t, p, offset)] = now_ms, record.member_id
-        sessions = [s for s in self.sessions.sessions.values() if group_id in (None, s.group_id)
-                    and s.last_used + self.sessions.idle_ms <= later]
-        for session in sessions:
-            session.last_used = now_ms - self.sessions.idle_ms
         retries = self.initialized.advance(now_ms, advanced_ms, group_id)
         self.tick(now_ms)
         gone = {(g, m.member_id) for g, m in members if m.member_id not in self.groups[g].members}
         return {"expired_share_members": sorted(f"{g}/{m}" for g, m in gone),
                 "expired_acquisition_locks": sorted(f"{g}/{t}-{p}@{o}" for g, t, p, o in held),
-                "expired_share_sessions": sorted(f"{s.group_id}/{s.member_id}" for s in sessions),
                 "share_initializations_due": retries}
 
     def next_deadline(self) -> int:
         deadlines = [g.next_deadline() for g in self.groups.values()]
         deadlines += [sp.next_deadline() for sp in self.partitions.values()]
-        deadlines.append(self.sessions.next_deadline())
         deadlines.append(self.store.next_deadline())
         deadlines.append(self.initialized.next_deadline(NO_DEADLINE))
         return min(deadlines, default=NO_DEADLINE)

@@ -6,7 +6,8 @@ ACQUIRED, the member holding them and when its acquisition lock expires. A recor
 a member acquires it (its delivery count goes up); the member then ACCEPTs it (ACKNOWLEDGED),
 RELEASEs it (AVAILABLE again) or REJECTs it (ARCHIVED). A lock that expires makes the record
 AVAILABLE again. A record released or expired after ``delivery_count_limit`` deliveries is ARCHIVED
-instead (group.share.delivery.count.limit). ``start_offset`` moves past every leading ACKNOWLEDGED or
+instead (group.share.delivery.count.limit). What a member holds when its session closes is released
+with its delivery count one lower (fetched, not delivered). ``start_offset`` moves past every leading ACKNOWLEDGED or
 ARCHIVED record. Records never delivered (control batches, aborted transactions under
 read_committed, gaps) enter ARCHIVED directly.
 
@@ -160,10 +161,15 @@ class SharePartition:
         self._advance()
 
     def release_member(self, member_id: str) -> None:
-        """A member left or closed its share session: what it holds is available again."""
+        """A member left or closed its share session: what it holds is available again, its
+        delivery count one lower -- what the member did with a record it carried in the
+        acknowledgements that closed the session, so the rest were fetched, not delivered; none is
+        archived for the delivery-count limit (Kafka 4.1: SharePartition.releaseAcquiredRecords,
+        DeliveryCountOps.DECREASE, KAFKA-17541)."""
         for record in self.records.values():
             if record.state is S.ACQUIRED and record.member_id == member_id:
-                self._settle(record, AckType.RELEASE)
+                transition(record, S.AVAILABLE)
+                record.delivery_count -= 1
         self._advance()
 
     def _settle(self, record: InFlight, kind: AckType) -> None:

@@ -1,0 +1,206 @@
+"""Requests that name one thing again and again, against a node holding large things, in process.
+
+Kafka answers every entry of a request, a repeated one too, so an answer can be many times its
+request: a Stable group named half a million times, a partition with many producers named as
+often. For every API and version each emulated release serves, a well-formed request (stateful.py's
+Builder, no hostile values) gets each of its arrays, and each array of its first entry, filled with
+copies of its first element up to about ``REQUEST_BYTES``, and goes through ``dispatch`` on a node
+that holds large things for the Builder's names to meet: 30 idempotent producers on t0-0, a Stable
+classic group g0 whose member's metadata is 64 KiB, a consumer group g1 (4.0+) whose member subscribes
+to 20,000 names, share group members (4.1). A case fails when ``dispatch`` raises anything but
+FrameError, when an answer passes ``ANSWER_LIMIT`` bytes (built whole in memory), or when the peak
+RSS grows past ``RSS_LIMIT_MIB``; the largest answer-to-request ratio of each API is reported.
+
+``python -m compat.fuzz.amplify [--release 4.1] [--seed N]``: about a minute per release.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import random
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka_codecs import encode_batch
+
+from shim.apis.dispatch import dispatch
+from shim.apis.registry import served
+from shim.config import BrokerConfig
+from shim.coordinators.group.consumer_coordinator import HeartbeatRequest
+from shim.node import Node
+from shim.protocol.framing import FrameError
+from shim.protocol.kafka_releases import RELEASES
+from shim.protocol.messages import RequestHeader, encode_request, make, request_class, request_module
+
+from .stateful import Pools
+from .vocabulary import SHARE_GROUPS, TOPICS
+from .wire import WAIT_S, _peak_rss_mib, _SaneBuilder
+
+REQUEST_BYTES = 256 * 1024
+ANSWER_LIMIT = 80 * 1024 * 1024  # shim.apis._repeats bounds repeated entries at 64 MiB
+RSS_LIMIT_MIB = 600
+
+
+@dataclass
+class Result:
+    release: str
+    seed: int
+    cases: int = 0
+    closed: int = 0
+    largest_answer: int = 0
+    ratios: dict = field(default_factory=dict)  # "KEYvVERSION" -> the largest answer / request seen
+    slowest: float = 0.0
+    slowest_case: str = ""
+    peak_rss_mib: int = 0
+    failures: list = field(default_factory=list)
+
+
+def _frame(key: int, version: int, request) -> bytes:
+    return encode_request(RequestHeader(key, version, 7, "fuzz-amplify"), request)
+
+
+def _fill(key: int, version: int, build):
+    """``build(n)`` (the request with n copies of an element) at about REQUEST_BYTES."""
+    one = len(_frame(key, version, build(1)))
+    two = len(_frame(key, version, build(2)))
+    return build(max(2, REQUEST_BYTES // max(two - one, 1)))
+
+
+def amplified(key: int, version: int, request):
+    """(label, request): each array of the request, then each array of each array's first element, filled."""
+    for f in dataclasses.fields(request):
+        value = getattr(request, f.name)
+        if not isinstance(value, tuple) or not value:
+            continue
+        yield f"{f.name}[]", _fill(key, version, lambda n, f=f, value=value: dataclasses.replace(
+            request, **{f.name: value[:1] * n}))
+        head = value[0]
+        if not dataclasses.is_dataclass(head):
+            continue
+        for g in dataclasses.fields(head):
+            inner = getattr(head, g.name)
+            if isinstance(inner, tuple) and inner:
+                yield f"{f.name}[0].{g.name}[]", _fill(key, version, lambda n, f=f, g=g, head=head, value=value: (
+                    dataclasses.replace(request, **{f.name: (dataclasses.replace(head, **{g.name: inner[:1] * n}),)
+                                                    + value[1:]})))
+
+
+class AmplifyRun:
+    def __init__(self, seed: int, release: str, data_dir: Path) -> None:
+        self.rng = random.Random(seed)
+        self.release = release
+        self.result = Result(release, seed)
+        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0))
+
+    async def setup(self) -> None:
+        node = self.node
+        for t in TOPICS:
+            node.logs.create_topic(t, 3)
+        m = request_module(0, 9)
+        for pid in range(1000, 1030):
+            batch = encode_batch([(None, b"v", [], int(time.time() * 1000))], producer_id=pid, producer_epoch=0,
+                                 base_sequence=0)
+            await self.call(0, 9, make(request_class(0, 9), transactional_id=None, acks=1,
+                                       timeout=datetime.timedelta(seconds=10),
+                                       topic_data=(m.TopicProduceData(name="t0", partition_data=(
+                                           m.PartitionProduceData(index=0, records=batch),)),)))  # fmt: skip
+        j = request_module(11, 3)
+        joined = await self.call(11, 3, make(request_class(11, 3), group_id="g0", session_timeout=30_000,
+                                             rebalance_timeout=30_000, member_id="", protocol_type="consumer",
+                                             protocols=(j.JoinGroupRequestProtocol(name="range", metadata=b"m" * 65536),)))
+        s = request_module(14, 3)
+        await self.call(14, 3, make(request_class(14, 3), group_id="g0", generation_id=joined.generation_id,
+                                    member_id=joined.member_id, group_instance_id=None, assignments=(
+                                        s.SyncGroupRequestAssignment(member_id=joined.member_id, assignment=b"a"),)))
+        if self.release >= "4.0":
+            names = tuple(f"n{i:05d}" for i in range(20_000)) + TOPICS
+            node.groups.consumer.heartbeat(HeartbeatRequest("g1", "m1", 0, rebalance_timeout_ms=30_000,
+                                                            subscribed_topic_names=names, owned={}),
+                                           int(time.time() * 1000))
+        if self.release >= "4.1":
+            node.finalize_features({"share.version": 1})
+            for g in SHARE_GROUPS:
+                await self.call(76, 1, make(request_class(76, 1), group_id=g, member_id="share-member-0000000",
+                                            member_epoch=0, rack_id=None, subscribed_topic_names=TOPICS))
+
+    async def call(self, key: int, version: int, request):
+        from shim.protocol.messages import decode_response
+
+        return decode_response(await dispatch(self.node, _frame(key, version, request)), key, version)[1]
+
+    async def run(self) -> Result:
+        rss_before = _peak_rss_mib()
+        try:
+            await self.setup()
+            builder = _SaneBuilder(self.rng, Pools())
+            for spec, low, high in served(RELEASES[self.release]):
+                for version in range(low, high + 1):
+                    try:
+                        request = builder.request(spec.key, version)
+                        _frame(spec.key, version, request)
+                    except Exception:  # noqa: BLE001 - kio refuses a value this version cannot carry
+                        continue
+                    for label, case in amplified(spec.key, version, request):
+                        await self.one(spec.key, version, label, case)
+        finally:
+            self.node.close()
+        self.result.peak_rss_mib = _peak_rss_mib()
+        if self.result.peak_rss_mib - rss_before > RSS_LIMIT_MIB:
+            self.result.failures.append(f"peak RSS grew {self.result.peak_rss_mib - rss_before} MiB")
+        return self.result
+
+    async def one(self, key: int, version: int, label: str, request) -> None:
+        try:
+            frame = _frame(key, version, request)
+        except Exception:  # noqa: BLE001 - a filled array kio cannot encode (a count past its type)
+            return
+        self.result.cases += 1
+        started = time.process_time()
+        answer = None
+        try:
+            answer = await asyncio.wait_for(dispatch(self.node, frame), WAIT_S * 30)
+        except FrameError:
+            self.result.closed += 1
+        except asyncio.TimeoutError:
+            pass
+        except Exception:  # noqa: BLE001 - the finding
+            self.result.failures.append(f"{key} v{version} {label} raised under {self.release}: "
+                                        f"{traceback.format_exc(limit=-4)}"[:3000])  # fmt: skip
+        spent = time.process_time() - started
+        if spent > self.result.slowest:
+            self.result.slowest, self.result.slowest_case = spent, f"{key} v{version} {label}"
+        size = len(answer or b"")
+        self.result.largest_answer = max(self.result.largest_answer, size)
+        api = f"{key}v{version}"
+        self.result.ratios[api] = max(self.result.ratios.get(api, 0), round(size / len(frame), 1))
+        if size > ANSWER_LIMIT:
+            self.result.failures.append(f"{key} v{version} {label}: a {len(frame)}-byte request was answered with "
+                                        f"{size} bytes under {self.release}")  # fmt: skip
+
+
+def amplify_fuzz(seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1")) -> list[Result]:
+    results = []
+    for i, release in enumerate(releases):
+        with tempfile.TemporaryDirectory(prefix="kafka-shim-amplify-") as tmp:
+            run = AmplifyRun(seed * 31 + i, release, Path(tmp) / "data")
+            results.append(asyncio.run(run.run()))
+    return results
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--release", action="append")
+    args = parser.parse_args()
+    out = amplify_fuzz(args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
+    for r in out:  # the ten largest ratios, for reading
+        r.ratios = dict(sorted(r.ratios.items(), key=lambda kv: -kv[1])[:10])
+    print(json.dumps([vars(r) for r in out], indent=1))
