@@ -44,8 +44,12 @@ serve: $(STAMP)
 	@$(BIN)/python -m compileall -q shim codecs/kafka_codecs >/dev/null
 	$(BIN)/kafka-shim serve
 
+# tests/ but its serial tests on two pytest-xdist workers, then one session of the serial tests and
+# compat/ (see conftest.py); both always run, and either failing fails `make test`
 test: $(TEST_DEPS) kcat
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 -m "not serial" tests; parallel=$$?; \
+	$(BIN)/python -m pytest -q -m serial; serial=$$?; \
+	test $$parallel -eq 0 && test $$serial -eq 0
 
 # kcat for compat/test_kcat_cli.py and the benchmark's C-client consume phases: installed with apt when missing and running as root;
 # otherwise those tests are skipped and say why.

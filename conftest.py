@@ -1,12 +1,25 @@
-"""Which event loop the async tests of tests/ and compat/ run on.
+"""Which event loop the async tests of tests/ and compat/ run on, and which tests run serially.
 
 By default the one a user of kafka-shim gets (``auto``: uvloop when installed); the environment
 variable KAFKA_SHIM_EVENT_LOOP=asyncio (or uvloop) moves every in-process broker of a run to that
 loop: the async tests' loops here, BrokerThread and ``kafka-shim serve`` through BrokerConfig's
 default. A test marked ``@pytest.mark.asyncio(loop_factories=LOOPS)`` runs once on each loop.
+
+``make test`` runs the tests of tests/ marked ``serial`` and every test of compat/ in one pytest
+session, then the rest of tests/ on two pytest-xdist workers (``-n 2 -m "not serial" tests``). A
+test of tests/ is marked ``serial`` when its module is in SERIAL (bounds on loop turns, CPU or wall
+time, idle and session deadlines on the real clock, pacing and fairness between connections) or
+measures its thread's or process's CPU time: a second worker beside it would take the time it is
+checked on. compat/ starts brokers, JVMs and clients as subprocesses and runs background suites
+from its collection (compat/peers): all of it is ``serial``.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
 
 from shim.event_loops import default_choice, loop_factory, resolve
 
@@ -19,3 +32,44 @@ def pytest_asyncio_loop_factories(config, item):
         return {name: loop_factory(name) for name in LOOPS}
     name = resolve(default_choice())
     return {name: loop_factory(name)}
+
+
+ROOT = Path(__file__).resolve().parent
+SERIAL = frozenset({
+    "tests/apis/test_client_quotas.py", "tests/apis/test_telemetry_subscriptions.py",
+    "tests/groups/test_consumer_assignors.py", "tests/groups/test_group_round_loop.py",
+    "tests/groups/test_group_session_expiry.py", "tests/share/test_share_heartbeat_loop.py",
+    "tests/share/test_share_initialize_loop.py", "tests/share/test_share_state_apis.py",
+    "tests/share/test_share_state_loop.py", "tests/test_fetch_pacing.py", "tests/test_fetch_request_loop.py",
+    "tests/test_fetch_session_cache.py", "tests/test_heap.py", "tests/test_list_offsets_timestamp_search.py",
+    "tests/test_offsets_apis.py", "tests/test_produce_pacing.py", "tests/test_record_pass_loop.py",
+    "tests/test_server_fairness.py", "tests/test_server_fairness_writes.py", "tests/test_server_limits.py",
+    "tests/test_topic_lifecycle_loop.py", "tests/txn/test_fetch_isolation.py",
+})
+# a module that measures CPU time is serial even when SERIAL does not name it
+MEASURES_CPU = re.compile(r"thread_time|process_time|getrusage|loop_stall|stall_during")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "serial: never run beside a pytest-xdist worker (see conftest.py)")
+
+
+def _serial(path: Path, cache: dict) -> bool:
+    if path not in cache:
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
+        if not rel.startswith("tests/") or rel in SERIAL:
+            cache[path] = True
+        else:
+            try:
+                cache[path] = MEASURES_CPU.search(path.read_text(errors="replace")) is not None
+            except OSError:
+                cache[path] = True
+    return cache[path]
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by markers
+def pytest_collection_modifyitems(config, items):
+    cache: dict = {}
+    for item in items:
+        if _serial(item.path, cache):
+            item.add_marker(pytest.mark.serial)

@@ -218,7 +218,14 @@ def java_class(name: str) -> list[str]:
                              capture_output=True, text=True, timeout=300)
         if run.returncode != 0:
             raise RuntimeError(f"javac {source.name} failed: {(run.stdout + run.stderr).strip()[-1000:]}")
-        os.replace(tmp, build)
+        try:
+            os.replace(tmp, build)
+        except OSError:  # another process built it first (a directory is not replaced when not empty)
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not (build / f"{name}.class").exists():
+                raise
     return [java, "-cp", os.pathsep.join((str(build), classpath)), name]
 
 

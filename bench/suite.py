@@ -39,6 +39,7 @@ class Settings:
     quiet_threshold: float = 0.25
     quiet_wait_s: float = 0.0
     settle_s: float = 1.0  # idle RSS is read this long after ready
+    busy_window_s: float = 0.25  # other work on the machine is read over this long before each start
 
     def phase_timeout(self, records: int | None = None) -> float:
         return 60 + (records or self.records) / 500
@@ -123,7 +124,7 @@ class Group:
             busy, waited = wait_until_quiet(self.s.quiet_threshold, self.s.quiet_wait_s)
             self.launch_rec["waited_for_quiet_s"] = round(waited, 1)
         else:
-            busy = machine_busy(0.25)
+            busy = machine_busy(self.s.busy_window_s)
         self.launch_rec["machine_busy_before"] = round(busy, 3)
         try:
             self.run = launch(self.system, self.s.tmp_root)

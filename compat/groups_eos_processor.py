@@ -26,6 +26,9 @@ PAUSE_S = 0.02
 STALL_S = 5.0
 START_S = 30.0
 GROUP_CONFIG = dict(session_timeout_ms=6_000, heartbeat_interval_ms=200)
+# kafka-python doubles its reconnect backoff up to 30 s by default: after a broker restart of a few
+# seconds its next attempt could come seconds after the broker is back (librdkafka's, see BROKER_RESTARTS)
+KAFKA_PYTHON_RECONNECT = dict(reconnect_backoff_max_ms=500)
 
 
 def pause() -> None:
@@ -36,11 +39,11 @@ def kafka_python(bootstrap, source, sink, group, txn_id):
     from kafka import KafkaConsumer, KafkaProducer
     from kafka.structs import OffsetAndMetadata
 
-    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=txn_id)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=txn_id, **KAFKA_PYTHON_RECONNECT)
     producer.init_transactions()
     consumer = KafkaConsumer(source, bootstrap_servers=bootstrap, group_id=group, group_instance_id="processor",
                              isolation_level="read_committed", enable_auto_commit=False,
-                             auto_offset_reset="earliest", **GROUP_CONFIG)
+                             auto_offset_reset="earliest", **GROUP_CONFIG, **KAFKA_PYTHON_RECONNECT)
     while True:
         beat()
         batch = consumer.poll(timeout_ms=100, max_records=BATCH)

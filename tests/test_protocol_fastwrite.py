@@ -37,7 +37,9 @@ def _response_classes() -> list[type]:
                 continue
             out.update(v for k, v in vars(module).items() if k.endswith("Response") and isinstance(v, type)
                        and v.__module__ == module.__name__)
-    return sorted(out, key=lambda c: (c.__api_key__, c.__version__, c.__module__))
+    # by name too: a set's order differs between processes (string hashes), and pytest-xdist's workers
+    # must collect the same tests in the same order
+    return sorted(out, key=lambda c: (c.__api_key__, c.__version__, c.__module__, c.__name__))
 
 
 CLASSES = _response_classes()
