@@ -148,6 +148,8 @@ def _producer_process(cmd: list[str], name: str, kind: str, records: int, broker
         raise RuntimeError(f"{name} exited with {run.returncode}: {run.stderr.strip()[-500:]}")
     r = json.loads(run.stdout.strip().splitlines()[-1])
     out = {k: r[k] for k in ("records", "seconds", "client_cpu_s")}
+    if "threads" in r:  # rdproduce: each thread's CPU over the window
+        out["client_threads"] = r["threads"]
     if kind == "txn":
         out.update({k: r[k] for k in ("transactions", "commit_seconds", "commit_flush_seconds", "commit_queued_records")})
     if on0 is not None and on is not None:  # to the nanosecond (procs.oncpu_seconds)

@@ -93,6 +93,31 @@ def _process_cpu_clock(pid: int) -> int:
     return ((~pid) << 3) | 2
 
 
+def threads_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """Each live thread of ``pid`` (not its descendants): its name and CPU seconds so far, to the
+    nanosecond (/proc/<pid>/task/<tid>/schedstat)."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                out[int(tid)] = (f.read().strip(), ns / 1e9)
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def threads_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> list[dict]:
+    """Each thread's CPU between two threads_cpu readings (a thread started in between from zero);
+    threads that ended in between are missing, as from rdproduce's ``threads``."""
+    return [{"name": name, "cpu_s": s - before.get(tid, ("", 0.0))[1]} for tid, (name, s) in after.items()]
+
+
 def runqueue_wait_seconds(pid: int) -> float:
     """Time the threads of ``pid`` and its descendants spent runnable but waiting for a CPU
     (/proc/<tid>/schedstat): how much other load on the machine held the process back."""

@@ -13,7 +13,9 @@
  * transaction for a transactional producer, after init_transactions). The clock stops when the
  * last record is delivered (or the last commit returns). Prints one JSON line: records, seconds,
  * client_cpu_s (the process's CPU over the window, librdkafka's threads included), transactions,
- * commit_seconds, commit_flush_seconds, commit_queued_records, delivery_errors and first_error.
+ * commit_seconds, commit_flush_seconds, commit_queued_records, delivery_errors and first_error,
+ * and threads: each thread's name and CPU seconds over the window (/proc/self/task/<tid>/schedstat,
+ * nanoseconds), so that the busiest of librdkafka's threads shows.
  *
  * Exit status: 0 done; 2 usage or configuration; 3 a delivery error or an undelivered record;
  * 4 a transactional call failed.
@@ -21,6 +23,8 @@
  * The declarations of librdkafka's C API it needs are in rdclient.h and below.
  */
 #include "rdclient.h"
+
+#include <dirent.h>
 
 typedef struct rd_kafka_error_s rd_kafka_error_t;
 
@@ -79,6 +83,58 @@ static void deliver_all(rd_kafka_t *rk, const char *what) {
                 delivery_errors, delivery_errors ? "; first: " : "", first_error);
         exit(3);
     }
+}
+
+#define MAX_THREADS 64
+
+struct thread_cpu {
+    int tid;
+    char name[32];
+    double cpu_s;
+};
+
+/* CPU seconds of every thread of this process so far; returns how many (at most MAX_THREADS). */
+static int threads_cpu(struct thread_cpu *out) {
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    while (dir != NULL && n < MAX_THREADS && (e = readdir(dir)) != NULL) {
+        char path[96];
+        unsigned long long ns = 0;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        int ok = fscanf(f, "%llu", &ns) == 1;
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        out[n].name[0] = 0;
+        if ((f = fopen(path, "r")) != NULL) {
+            if (fgets(out[n].name, sizeof out[n].name, f) != NULL)
+                out[n].name[strcspn(out[n].name, "\n\"\\")] = 0;
+            fclose(f);
+        }
+        if (ok)
+            out[n].tid = atoi(e->d_name), out[n].cpu_s = ns / 1e9, n++;
+    }
+    if (dir != NULL)
+        closedir(dir);
+    return n;
+}
+
+/* Prints `"threads": [...]`: each thread's CPU between the two readings. */
+static void print_threads(const struct thread_cpu *before, int nb, const struct thread_cpu *after, int na) {
+    printf("\"threads\": [");
+    for (int i = 0; i < na; i++) {
+        double base = 0;
+        for (int j = 0; j < nb; j++)
+            if (before[j].tid == after[i].tid)
+                base = before[j].cpu_s;
+        printf("%s{\"name\": \"%s\", \"cpu_s\": %.6f}", i ? ", " : "", after[i].name, after[i].cpu_s - base);
+    }
+    printf("]");
 }
 
 struct commits {
@@ -140,6 +196,8 @@ int main(int argc, char **argv) {
         deliver_all(rk, "warm-up");
 
     struct commits stats = {0};
+    static struct thread_cpu threads0[MAX_THREADS], threads1[MAX_THREADS];
+    int nthreads0 = threads_cpu(threads0);
     double cpu0 = cpu_s(), t0 = now_s(), next_commit = t0 + commit_s;
     if (commit_s > 0)
         txn(rd_kafka_begin_transaction(rk), "begin_transaction");
@@ -155,10 +213,13 @@ int main(int argc, char **argv) {
     else
         deliver_all(rk, "flush");
     double seconds = now_s() - t0, cpu = cpu_s() - cpu0;
+    int nthreads1 = threads_cpu(threads1);
     printf("{\"records\": %lld, \"seconds\": %.6f, \"client_cpu_s\": %.6f, \"transactions\": %lld, "
            "\"commit_seconds\": %.6f, \"commit_flush_seconds\": %.6f, \"commit_queued_records\": %lld, "
-           "\"delivery_errors\": %lld}\n",
+           "\"delivery_errors\": %lld, ",
            count, seconds, cpu, stats.count, stats.seconds, stats.flush_seconds, stats.queued, delivery_errors);
+    print_threads(threads0, nthreads0, threads1, nthreads1);
+    printf("}\n");
     fflush(stdout);
     rd_kafka_topic_destroy(warmup);
     rd_kafka_topic_destroy(rkt);

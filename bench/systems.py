@@ -170,6 +170,20 @@ class NoidaDb(System):
         return f"{_run([str(self.binary()), 'version'])}, in memory (snapshot to disk at shutdown)"
 
 
+class NullBroker(System):
+    """bench/null_broker.py: answers Produce at once and keeps nothing; the producer's own ceiling
+    (python -m bench.bound --systems null). Not one of the compared systems."""
+
+    def __init__(self) -> None:
+        super().__init__("null", "null broker", False)
+
+    def command(self, port, data_dir):
+        return [sys.executable, "-m", "bench.null_broker", "--port", str(port)]
+
+    def version(self):
+        return "bench/null_broker.py"
+
+
 ALL = {s.key: s for s in (KafkaShim(), Tansu(), NoidaDb())}
 
 

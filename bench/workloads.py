@@ -30,6 +30,7 @@ from .native_workloads import (  # noqa: F401 (the runner finds every workload h
     produce_c,
     produce_java,
 )
+from .procs import threads_cpu, threads_delta
 
 
 def _payloads(n: int = 64, compressible: bool = False) -> list[bytes]:
@@ -88,6 +89,7 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_mes
     _ready(p, topic, warmup_topic)
     values = _payloads(compressible=compression != "none")
     nv = len(values)
+    threads0 = threads_cpu(os.getpid())
     cpu0, own0, wait0, on0 = broker_cpu(broker_pid), own_cpu(), broker_wait(broker_pid), broker_oncpu(broker_pid)
     t0 = time.perf_counter()
     for i in range(records):
@@ -95,11 +97,11 @@ def produce(bootstrap: str, topic: str, partitions: int, records: int, queue_mes
     left = p.flush(120)
     dt = time.perf_counter() - t0
     cpu, own, wait = broker_cpu(broker_pid) - cpu0, own_cpu() - own0, broker_wait(broker_pid) - wait0
-    on = broker_oncpu(broker_pid)
+    on, threads = broker_oncpu(broker_pid), threads_delta(threads0, threads_cpu(os.getpid()))
     if left or errors.count:
         raise RuntimeError(f"{errors.count} delivery errors (first: {errors.first}), {left} undelivered")
     return {"records": records, "seconds": dt, "broker_cpu_s": cpu, "client_cpu_s": own, "broker_runqueue_wait_s": wait,
-            **_oncpu(on0, on)}
+            "client_threads": threads, **_oncpu(on0, on)}
 
 
 def _oncpu(before: float | None, after: float | None) -> dict:

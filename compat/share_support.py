@@ -96,3 +96,23 @@ def share_start_offset(bootstrap: str, group: str, topic: str, partition: int = 
     r = support._ask(address, 87, 0, make(request_class(87, 0), group_id=group, topics=(m.ReadStateSummaryData(
         topic_id=md.topics[0].topic_id, partitions=(m.PartitionData(partition=partition, leader_epoch=-1),)),)))
     return r.results[0].partitions[0].start_offset
+
+
+def outlast_share_session_timeout(bootstrap: str, group: str, topic: str, timeout: float = SHARE_TIMEOUT) -> None:
+    """Returns once the broker's ``group.share.session.timeout.ms`` has run out since this call: a
+    witness member heartbeats once (ShareGroupHeartbeat 76) and never again, and the broker timing
+    it out of the group is the state waited on."""
+    import base64
+    import uuid
+
+    from shim.protocol.messages import make, request_class
+
+    member = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    r = support._ask(support.first_address(bootstrap), 76, 1, make(
+        request_class(76, 1), group_id=group, member_id=member, member_epoch=0, rack_id=None,
+        subscribed_topic_names=(topic,)))
+    assert r.error_code == 0, r
+    deadline = time.monotonic() + timeout
+    while member in {m.member_id for m in describe_share_group(bootstrap, group).members}:
+        assert time.monotonic() < deadline, "the witness member never timed out"
+        time.sleep(0.2)

@@ -2,7 +2,8 @@
 acknowledgement mode (compat/java/ShareAckDriver.java): ACCEPT, RELEASE and REJECT and the
 delivery-count limit (``share.acks``), and a broker killed with SIGKILL in the middle of consumption
 (``share.durable``): nothing acknowledged is delivered again, nothing is lost; a consumer killed
-with SIGKILL while holding records (``share.hold``) gives them back when its connection closes."""
+with SIGKILL while holding records (``share.hold``) gives them back when its connection closes; one
+idle past ``group.share.session.timeout.ms`` (``share.idle``) keeps them and acknowledges them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 
 import shim
 from compat.groups_support import create_topic
-from compat.share_support import describe_share_group, produce, share_start_offset, share_topic
+from compat.share_support import (describe_share_group, outlast_share_session_timeout, produce, share_start_offset,
+                                  share_topic)
 
 pytestmark = [pytest.mark.shim_only("starts a broker emulating Kafka 4.1")]
 
@@ -88,6 +90,44 @@ def test_a_killed_consumers_records_come_back_when_its_connection_closes(tmp_pat
     deliveries = result["observed"]["deliveries"]
     assert {v: deliveries.get(v) for v in held} == {v: [1] for v in held}
     assert len(members) == 1  # the killed member: its group session had not timed out
+
+
+IDLE_SETTINGS = {"group.share.record.lock.duration.ms": LONG, "group.share.max.record.lock.duration.ms": LONG,
+                 "group.share.session.timeout.ms": "3000", "group.share.min.session.timeout.ms": "3000",
+                 "group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
+
+
+@pytest.mark.compat(client="java", scenario="share.groups")
+def test_an_idle_consumer_keeps_its_share_session_and_acknowledges(tmp_path, java4):
+    """A KafkaShareConsumer in explicit mode holds records and stops polling for longer than
+    group.share.session.timeout.ms (3 s; the wait is on a witness member timing out of the group):
+    Kafka 4.1 keeps its share session (KAFKA-19159), so its records stay its own and its commit
+    succeeds."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1",
+                           extra=IDLE_SETTINGS) as broker:
+        bs = broker.bootstrap_servers
+        share_topic(bs, "share-idle", 1, "share-idle-G")
+        produce(bs, "share-idle", [(0, b"i%d" % i) for i in range(3)])
+        held_file, go_file, out = tmp_path / "held", tmp_path / "go", {}
+        driver = threading.Thread(target=lambda: out.update(java4.run(
+            "ShareAckDriver", ["share.idle"], bs, timeout=240, held_file=held_file, go_file=go_file)))
+        driver.start()
+        try:
+            deadline = time.monotonic() + 120
+            while not held_file.exists():
+                assert driver.is_alive() and time.monotonic() < deadline, "the driver polled nothing"
+                time.sleep(0.1)
+            outlast_share_session_timeout(bs, "share-idle-G", "share-idle")
+            assert len(describe_share_group(bs, "share-idle-G").members) == 1  # the idle consumer heartbeats on
+        finally:
+            go_file.touch()
+            driver.join(240)
+        start = share_start_offset(bs, "share-idle-G", "share-idle")
+    result = out["results"]["share.idle"]
+    assert result["ok"], (result.get("error"), result.get("trace", "")[:2000])
+    assert result["observed"]["deliveries"] == {"i0": [1], "i1": [1], "i2": [1]}
+    assert result["observed"]["committed"] == {"share-idle-0": "none"}
+    assert start == 3  # all three accepted, none released
 
 
 @pytest.mark.compat(client="java", scenario="share.durability")

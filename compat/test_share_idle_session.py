@@ -10,17 +10,15 @@ moment later than the consumer's last use of its share session)."""
 
 from __future__ import annotations
 
-import base64
 import select
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 
-from compat import support
-from compat.share_support import describe_share_group, produce, share_start_offset, share_topic
+from compat.share_support import (describe_share_group, outlast_share_session_timeout, produce, share_start_offset,
+                                  share_topic)
 
 pytest.importorskip("confluent_kafka")
 
@@ -61,18 +59,6 @@ def _line(proc, timeout: float = 60) -> str:
     return proc.stdout.readline().decode().strip()
 
 
-def _witness_joins(bootstrap: str, group: str, topic: str) -> str:
-    """A member that heartbeats once (ShareGroupHeartbeat 76) and never again."""
-    from shim.protocol.messages import make, request_class
-
-    member = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    r = support._ask(support.first_address(bootstrap), 76, 1, make(
-        request_class(76, 1), group_id=group, member_id=member, member_epoch=0, rack_id=None,
-        subscribed_topic_names=(topic,)))
-    assert r.error_code == 0, r
-    return member
-
-
 def test_an_idle_share_consumer_keeps_its_records_and_acknowledges_them(tmp_path):
     from shim import BrokerThread
 
@@ -86,11 +72,7 @@ def test_an_idle_share_consumer_keeps_its_records_and_acknowledges_them(tmp_path
         try:
             held = dict(v.split(":") for v in _line(holder).split())
             assert held == {"i0": "1", "i1": "1", "i2": "1"}
-            witness = _witness_joins(bs, "g-idle", "idle")
-            deadline = time.monotonic() + 60
-            while witness in {m.member_id for m in describe_share_group(bs, "g-idle").members}:
-                assert time.monotonic() < deadline, "the witness member never timed out"
-                time.sleep(0.2)
+            outlast_share_session_timeout(bs, "g-idle", "idle")
             assert len(describe_share_group(bs, "g-idle").members) == 1  # the holder heartbeats on
             holder.stdin.write(b"ack\n")
             holder.stdin.flush()

@@ -45,6 +45,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * them to the file {@code held_file} (complete when it appears) and then neither polls nor closes: the
  * test kills the JVM. {@code share.take}: an implicit member polls until it has seen {@code records}
  * values. Reported: each value's delivery counts.
+ *
+ * <p>{@code share.idle}: an explicit member polls until it has records, writes them to {@code held_file}
+ * as {@code share.hold} does, then neither polls nor closes until the file {@code go_file} exists (the
+ * test creates it once longer than {@code group.share.session.timeout.ms} has passed); then it accepts
+ * every record it holds and commits. Reported: the delivery counts and each partition's commit result
+ * ("none" or the exception's class).
  */
 final class ShareAckDriver {
     public static void main(String[] args) {
@@ -54,6 +60,7 @@ final class ShareAckDriver {
         all.put("share.close_count", ShareAckDriver::closeCount);
         all.put("share.hold", ShareAckDriver::hold);
         all.put("share.take", ShareAckDriver::take);
+        all.put("share.idle", ShareAckDriver::idle);
         Support.main("ShareAckDriver", all, args);
     }
 
@@ -200,13 +207,37 @@ final class ShareAckDriver {
         c.subscribe(List.of(s.option("topic", "share-killed")));
         Map<String, List<Integer>> deliveries = new TreeMap<>();
         pollInto(c, deliveries, 1, r -> { });
+        writeHeld(s, deliveries);
+        Thread.sleep(Long.MAX_VALUE);  // holding the records, its connections open, until killed
+    }
+
+    /** "value:count" lines of the records held, in {@code held_file}, complete when it appears. */
+    static void writeHeld(Support s, Map<String, List<Integer>> deliveries) throws Exception {
         StringBuilder lines = new StringBuilder();
         deliveries.forEach((v, counts) -> lines.append(v).append(':').append(counts.get(0)).append('\n'));
         Path file = Path.of(s.option("held_file", "held"));
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         Files.writeString(tmp, lines.toString());
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-        Thread.sleep(Long.MAX_VALUE);  // holding the records, its connections open, until killed
+    }
+
+    static void idle(Support s, Map<String, Object> obs) throws Exception {
+        Path go = Path.of(s.option("go_file", "go"));
+        try (KafkaShareConsumer<byte[], byte[]> c = explicitMember(s, s.option("group", "share-idle-G"))) {
+            c.subscribe(List.of(s.option("topic", "share-idle")));
+            Map<String, List<Integer>> deliveries = new TreeMap<>();
+            List<ConsumerRecord<byte[], byte[]>> held = new ArrayList<>();
+            pollInto(c, deliveries, 1, held::add);
+            writeHeld(s, deliveries);
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (!Files.exists(go) && System.currentTimeMillis() < deadline) Thread.sleep(50);  // idle: no poll
+            for (ConsumerRecord<byte[], byte[]> r : held) c.acknowledge(r, AcknowledgeType.ACCEPT);
+            Map<String, String> committed = new TreeMap<>();
+            c.commitSync(Duration.ofSeconds(30)).forEach((tip, error) -> committed.put(
+                    tip.topic() + "-" + tip.partition(), error.map(e -> e.getClass().getSimpleName()).orElse("none")));
+            obs.put("deliveries", deliveries);
+            obs.put("committed", committed);
+        }
     }
 
     static void take(Support s, Map<String, Object> obs) throws Exception {
