@@ -341,3 +341,22 @@ async def test_a_delete_topics_naming_300000_unknown_topics_does_not_hold_the_lo
     assert {t.error_code for t in r.responses} == {ErrorCode.unknown_topic_or_partition}
     assert len(r.responses) == 300_000
     assert stall.cpu < 0.25, stall
+
+
+async def test_a_partition_named_in_many_topic_entries_of_list_offsets_is_a_duplicate(node):
+    """Kafka's ListOffsetsRequest.duplicatePartitions counts a partition across the whole request,
+    and every mention of a duplicate is INVALID_REQUEST. Counted per topic entry, 30,000 entries
+    naming t-0 by timestamp planned 30,000 searches, each holding a duplicated descriptor: past the
+    process's limit that was EMFILE out of the handler, and no file could be opened meanwhile."""
+    node.logs.create_topic("lo", 2)
+    m = request_module(2, 7)
+
+    def entry(p):
+        return m.ListOffsetsTopic(name="lo", partitions=(m.ListOffsetsPartition(
+            partition_index=p, current_leader_epoch=-1, timestamp=0),))
+
+    r = await _call(node, 2, 7, replica_id=-1, isolation_level=0, topics=(entry(0), entry(1), entry(0)))
+    assert [(t.partitions[0].partition_index, t.partitions[0].error_code) for t in r.topics] == [
+        (0, ErrorCode.invalid_request), (1, ErrorCode.none), (0, ErrorCode.invalid_request)]
+    many = await _call(node, 2, 7, replica_id=-1, isolation_level=0, topics=(entry(0),) * 30_000)
+    assert {t.partitions[0].error_code for t in many.topics} == {ErrorCode.invalid_request}
