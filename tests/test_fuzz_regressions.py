@@ -360,3 +360,18 @@ async def test_a_partition_named_in_many_topic_entries_of_list_offsets_is_a_dupl
         (0, ErrorCode.invalid_request), (1, ErrorCode.none), (0, ErrorCode.invalid_request)]
     many = await _call(node, 2, 7, replica_id=-1, isolation_level=0, topics=(entry(0),) * 30_000)
     assert {t.partitions[0].error_code for t in many.topics} == {ErrorCode.invalid_request}
+
+
+async def test_describing_a_group_whose_member_id_cannot_be_encoded_closes_the_connection(node):
+    """A member joined with a 32767-byte instance id has a member id no string field holds. Measuring
+    the DescribeGroups entry of its group (shim.apis._repeats) raised kio's OutOfBoundValue out of
+    the handler, an internal error; it closes the connection as the encoding of any answer that
+    cannot be encoded does (found by the mutation fuzzer, seed 6060)."""
+    m = request_module(11, 5)
+    request = make(m.JoinGroupRequest, group_id="g", session_timeout=10_000, rebalance_timeout=30_000, member_id="",
+                   group_instance_id="i" * 32767, protocol_type="consumer",
+                   protocols=(m.JoinGroupRequestProtocol(name="range", metadata=b""),))  # fmt: skip
+    with pytest.raises(FrameError):
+        await dispatch(node, encode_request(RequestHeader(11, 5, 1, "c"), request))
+    with pytest.raises(FrameError, match="cannot encode the DescribeGroups response"):
+        await _call(node, 15, 3, groups=("g",), include_authorized_operations=False)
