@@ -44,6 +44,17 @@ from .wire import WAIT_S, _peak_rss_mib, _SaneBuilder
 REQUEST_BYTES = 256 * 1024
 ANSWER_LIMIT = 80 * 1024 * 1024  # shim.apis._repeats bounds repeated entries at 64 MiB
 RSS_LIMIT_MIB = 600
+STALL_LIMIT = 1.0  # CPU seconds one turn of the loop may take while a case is answered
+
+
+async def _probe(worst: list) -> None:
+    """The longest CPU time the loop's thread spent between two wake-ups, into ``worst[0]``."""
+    last = time.thread_time()
+    while True:
+        await asyncio.sleep(0.001)
+        now = time.thread_time()
+        worst[0] = max(worst[0], now - last)
+        last = now
 
 
 @dataclass
@@ -54,6 +65,7 @@ class Result:
     closed: int = 0
     largest_answer: int = 0
     ratios: dict = field(default_factory=dict)  # "KEYvVERSION" -> the largest answer / request seen
+    stalls: dict = field(default_factory=dict)  # "KEYvVERSION" -> the longest turn of the loop (CPU s)
     slowest: float = 0.0
     slowest_case: str = ""
     peak_rss_mib: int = 0
@@ -162,6 +174,8 @@ class AmplifyRun:
         self.result.cases += 1
         started = time.process_time()
         answer = None
+        stall = [0.0]
+        probing = asyncio.ensure_future(_probe(stall))
         try:
             answer = await asyncio.wait_for(dispatch(self.node, frame), WAIT_S * 30)
         except FrameError:
@@ -171,12 +185,17 @@ class AmplifyRun:
         except Exception:  # noqa: BLE001 - the finding
             self.result.failures.append(f"{key} v{version} {label} raised under {self.release}: "
                                         f"{traceback.format_exc(limit=-4)}"[:3000])  # fmt: skip
+        probing.cancel()
         spent = time.process_time() - started
+        api = f"{key}v{version}"
+        self.result.stalls[api] = max(self.result.stalls.get(api, 0), round(stall[0], 3))
+        if stall[0] > STALL_LIMIT:
+            self.result.failures.append(f"{key} v{version} {label}: one turn of the loop took {stall[0]:.2f} CPU s "
+                                        f"under {self.release}")  # fmt: skip
         if spent > self.result.slowest:
             self.result.slowest, self.result.slowest_case = spent, f"{key} v{version} {label}"
         size = len(answer or b"")
         self.result.largest_answer = max(self.result.largest_answer, size)
-        api = f"{key}v{version}"
         self.result.ratios[api] = max(self.result.ratios.get(api, 0), round(size / len(frame), 1))
         if size > ANSWER_LIMIT:
             self.result.failures.append(f"{key} v{version} {label}: a {len(frame)}-byte request was answered with "
@@ -199,8 +218,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--release", action="append")
+    parser.add_argument("--request-kib", type=int, default=REQUEST_BYTES // 1024, help="each filled request's size")
     args = parser.parse_args()
+    REQUEST_BYTES = args.request_kib * 1024
     out = amplify_fuzz(args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
     for r in out:  # the ten largest ratios, for reading
         r.ratios = dict(sorted(r.ratios.items(), key=lambda kv: -kv[1])[:10])
+        r.stalls = dict(sorted(r.stalls.items(), key=lambda kv: -kv[1])[:10])
     print(json.dumps([vars(r) for r in out], indent=1))

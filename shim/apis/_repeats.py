@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from kio.serial.errors import SerialError
+
 from ..protocol.framing import FrameError
 from ..protocol.messages import encoded_size
 
@@ -31,7 +33,10 @@ class Repeats:
         kept = self.built.get(key)
         if kept is None:
             entry = build()
-            kept = self.built[key] = (entry, encoded_size(entry))
+            try:
+                kept = self.built[key] = (entry, encoded_size(entry))
+            except (SerialError, TypeError, ValueError) as exc:  # as shim.apis.dispatch closes for one
+                raise FrameError(f"cannot encode the {self.api_name} response: {exc}") from exc
         self.size += kept[1]
         if self.size > MAX_ANSWER_BYTES:
             raise FrameError(f"cannot encode the {self.api_name} response: its entries pass "

@@ -42,8 +42,9 @@ async def handle(ctx, request):
     denied = denied_topics(ctx, [t.name for t in request.topics])
     searches = []  # (search, finish) of the partitions asked by timestamp
     pace = Pacer()
+    twice = _duplicates(request)
     try:
-        topics = [(t.name, await _partitions(ctx, t, committed, t.name in denied, searches, pace))
+        topics = [(t.name, await _partitions(ctx, t, committed, t.name in denied, searches, pace, twice))
                   for t in request.topics]
     except BaseException:
         for search, _ in searches:
@@ -55,12 +56,25 @@ async def handle(ctx, request):
         for name, parts in topics))
 
 
-async def _partitions(ctx, t, committed, denied, searches, pace) -> list:
-    seen, parts = set(), []
+def _duplicates(request) -> set:
+    """Kafka: ListOffsetsRequest.duplicatePartitions -- a partition named more than once anywhere in
+    the request (in one topic entry or in several); every mention of it is INVALID_REQUEST. Counted
+    within each topic entry only, a request naming one partition in 100,000 topic entries planned
+    as many timestamp searches, each holding a duplicated file descriptor, and ran the broker out of
+    them (EMFILE, an internal error)."""
+    seen, twice = set(), set()
+    for t in request.topics:
+        for p in t.partitions:
+            tp = (t.name, p.partition_index)
+            (twice if tp in seen else seen).add(tp)
+    return twice
+
+
+async def _partitions(ctx, t, committed, denied, searches, pace, twice) -> list:
+    parts = []
     for p in t.partitions:
         await pace()
-        duplicate = p.partition_index in seen
-        seen.add(p.partition_index)
+        duplicate = (t.name, p.partition_index) in twice
         parts.append(_partition(ctx, t.name, p, committed, duplicate, denied, searches))
     return parts
 

@@ -5,6 +5,7 @@ from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._pace import Pacer
 from .registry import api
 
 
@@ -15,7 +16,9 @@ async def handle(ctx, request):
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, None) for name in request.topic_names]
-    return ctx.response(responses=tuple([await _delete(ctx, name, topic_id) for name, topic_id in wanted]))
+    # paced: names of no topic are refused without awaiting anything, 0.4 s of the loop a megabyte
+    return ctx.response(responses=tuple([await _delete(ctx, name, topic_id)
+                                         async for name, topic_id in Pacer().each(wanted)]))
 
 
 async def _delete(ctx, name, topic_id):

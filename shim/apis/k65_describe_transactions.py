@@ -5,12 +5,15 @@ from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._pace import Pacer
 from .registry import api
 
 
 @api(65, "DescribeTransactions", 0, 0)
-def handle(ctx, request):
-    return ctx.response(transaction_states=tuple(_describe(ctx, t) for t in request.transactional_ids))
+async def handle(ctx, request):
+    # paced: 2 MiB of ids took 5 CPU s in one turn of the loop
+    return ctx.response(transaction_states=tuple([_describe(ctx, t) async for t in Pacer().each(
+        request.transactional_ids)]))
 
 
 def _describe(ctx, txn_id):
