@@ -10,6 +10,7 @@ import os
 import ssl
 import tempfile
 
+from . import jdk
 from .principal import ANONYMOUS, SslPrincipalMapper
 from .stores import StoreError, key_store, trusted_certificates
 
@@ -46,6 +47,7 @@ class AlertingSSLObject(ssl.SSLObject):
 def server_context(config) -> ssl.SSLContext:
     if config.ssl_client_auth not in CLIENT_AUTH:
         raise ValueError(f"ssl.client.auth is one of {', '.join(CLIENT_AUTH)}, not {config.ssl_client_auth!r}")
+    jdk.check(getattr(config, "extra", None) or {})  # names Kafka's SslFactory would not find in the JDK
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.sslobject_class = AlertingSSLObject
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # Kafka: ssl.enabled.protocols TLSv1.2,TLSv1.3
