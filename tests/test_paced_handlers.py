@@ -25,7 +25,8 @@ REQUEST_BYTES = 2 << 20
 
 def _offset_fetch(n):
     m = request_module(9, 8)
-    group = m.OffsetFetchRequestGroup(group_id="g", topics=(m.OffsetFetchRequestTopics(name="t", partition_indexes=(0,)),))
+    group = m.OffsetFetchRequestGroup(group_id="g", topics=(
+        m.OffsetFetchRequestTopics(name="t", partition_indexes=(0,)),))
     return 9, 8, make(request_class(9, 8), groups=(group,) * n, require_stable=False)
 
 
@@ -69,6 +70,20 @@ def _topic_partitions_refused(n):
                        cursor=m.Cursor(topic_name="t", partition_index=0))
 
 
+def _markers(n):
+    m = request_module(27, 1)
+    marker = m.WritableTxnMarker(producer_id=1000, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+                                 topics=(m.WritableTxnMarkerTopic(name="t", partition_indexes=(0,)),))
+    return 27, 1, make(request_class(27, 1), markers=(marker,) * n)
+
+
+def _marker_partitions(n):
+    m = request_module(27, 1)
+    marker = m.WritableTxnMarker(producer_id=1000, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+                                 topics=(m.WritableTxnMarkerTopic(name="u", partition_indexes=tuple(range(n))),))
+    return 27, 1, make(request_class(27, 1), markers=(marker,))
+
+
 CASES = {
     "offset-fetch-v8-groups": _offset_fetch,
     "describe-share-group-offsets-groups": _share_offsets,
@@ -77,6 +92,8 @@ CASES = {
     "describe-quorum-partitions": _quorum_partitions,
     "describe-topic-partitions-unknown": _topic_partitions,
     "describe-topic-partitions-refused": _topic_partitions_refused,
+    "write-txn-markers": _markers,
+    "write-txn-markers-partitions": _marker_partitions,
 }
 
 
@@ -106,6 +123,10 @@ async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
     key, version, frame = _sized(CASES[case])
     raw, stall = await stall_during(dispatch(broker, frame))
     assert len(raw) > len(frame) // 2  # every entry answered
+    if case == "write-txn-markers":  # every marker written, each its own control batch
+        markers = decode_response(raw, key, version)[1].markers
+        assert {p.error_code for m in markers for t in m.topics for p in t.partitions} == {0}
+        assert broker.logs.get("t", 0).log_end_offset == len(markers) > 50_000
     assert stall.cpu < 0.3, stall  # the prelude over the whole request and the encoding of the answer stay
 
 

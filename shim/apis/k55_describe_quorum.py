@@ -42,7 +42,8 @@ async def _unknown(ctx, topics):
     in one turn of the loop."""
     pace = Pacer()
     return tuple([ctx.make("TopicData", topic_name=t.topic_name, partitions=tuple([
-        _partition(ctx, p.partition_index, ErrorCode.unknown_topic_or_partition) async for p in pace.each(t.partitions)]))
+        _partition(ctx, p.partition_index, ErrorCode.unknown_topic_or_partition)
+        async for p in pace.each(t.partitions)]))
         async for t in pace.each(topics)])
 
 
