@@ -4,7 +4,9 @@ Kafka answers requests on a pool of handler threads, so a DescribeGroups of 100,
 one thread while the others serve everyone else. Here every request is answered on the one event
 loop: a read-only handler that loops over what the client listed awaits :class:`Pacer` once per
 item, which yields to the loop after SLICE_S of work. What the request reads may change between
-slices, as it may between Kafka's handler threads; handlers that change state do not pace.
+slices, as it may between Kafka's handler threads. A handler that changes state paces only between
+writes Kafka makes apart too (WriteTxnMarkers: between markers' appends), and asks for durability
+after its last write.
 """
 
 from __future__ import annotations

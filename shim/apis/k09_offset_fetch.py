@@ -32,7 +32,9 @@ async def handle(ctx, request):
         topics = await _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
                               "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
-    return ctx.response(groups=tuple([await _group(ctx, g, stable) for g in request.groups]))
+    # paced over the groups too: each group's own slices start a fresh Pacer, so 2 MiB of small
+    # groups took 3.4 CPU s in one turn of the loop
+    return ctx.response(groups=tuple([await _group(ctx, g, stable) async for g in Pacer().each(request.groups)]))
 
 
 async def _group(ctx, g, stable):

@@ -14,33 +14,47 @@ from ..coordinators.txn.markers import write_markers
 from ..errors import ErrorCode
 from ..node import now_ms
 from ..security.acls import AclOperation as O
+from ._pace import Pacer
 from .registry import api
+
+MARKER_SLICE = 1000  # a marker's partitions written between two chances for the loop to run others
 
 
 @api(27, "WriteTxnMarkers", 1, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
     node = ctx.node
     commit = node.logs.group_commit
     staged = commit is not None and commit.attach()  # fsync "always": the markers' fsync off the loop
     # Kafka: ALTER or CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED on every partition
     allowed = ctx.authorize_cluster(O.ALTER) or ctx.authorize_cluster(O.CLUSTER_ACTION)
-    outcomes = [(marker, _write(node, marker, allowed, staged)) for marker in request.markers]
+    # Paced: 2 MiB of markers took 2.9 CPU s in one turn of the loop. Each marker's partitions are
+    # still written in the request's order; other requests may append between two slices, as
+    # Kafka's other handler threads may between the markers' appends. The barrier is asked for
+    # after the last write, so the answer still waits for every marker to be on disk.
+    pace = Pacer()
+    outcomes = [(marker, await _write(node, marker, allowed, staged, pace))
+                async for marker in pace.each(request.markers)]
     if staged and any(code == ErrorCode.none for _, codes in outcomes for code in codes.values()):
-        return _synced(ctx, commit.barrier(), outcomes)
-    return _response(ctx, outcomes)
+        return await _synced(ctx, commit.barrier(), outcomes)
+    return await _response(ctx, outcomes)
 
 
-def _write(node, marker, allowed: bool, staged: bool) -> dict:
-    """Each partition's outcome of one marker."""
+async def _write(node, marker, allowed: bool, staged: bool, pace: Pacer) -> dict:
+    """Each partition's outcome of one marker, a slice of partitions at a time."""
     # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
     wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
     if not allowed:
         return dict.fromkeys(wanted, ErrorCode.cluster_authorization_failed)
     if node.logs.offline:  # Kafka: getMagic finds no online log (ReplicaManager.localLog)
         return dict.fromkeys(wanted, ErrorCode.unknown_topic_or_partition)
-    return write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
-                         marker.coordinator_epoch, marker.transaction_result, wanted, now_ms(),
-                         node.cluster.check_min_isr, durable=not staged)
+    outcome, now = {}, now_ms()
+    for start in range(0, len(wanted), MARKER_SLICE):
+        await pace()
+        outcome.update(write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
+                                     marker.coordinator_epoch, marker.transaction_result,
+                                     wanted[start:start + MARKER_SLICE], now, node.cluster.check_min_isr,
+                                     durable=not staged))
+    return outcome
 
 
 async def _synced(ctx, barrier, outcomes):
@@ -50,14 +64,14 @@ async def _synced(ctx, barrier, outcomes):
     except OSError:  # Kafka: the append's KafkaStorageException is each partition's error
         outcomes = [(marker, {tp: ErrorCode.kafka_storage_error if code == ErrorCode.none else code
                               for tp, code in codes.items()}) for marker, codes in outcomes]
-    return _response(ctx, outcomes)
+    return await _response(ctx, outcomes)
 
 
-def _response(ctx, outcomes):
-    results = []
-    for marker, codes in outcomes:
+async def _response(ctx, outcomes):
+    results, pace = [], Pacer()
+    async for marker, codes in pace.each(outcomes):
         topics = {}
-        for (topic, p), code in codes.items():
+        async for (topic, p), code in pace.each(codes.items()):
             topics.setdefault(topic, []).append(
                 ctx.make("WritableTxnMarkerPartitionResult", partition_index=p, error_code=code))
         results.append(ctx.make(

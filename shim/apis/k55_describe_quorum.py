@@ -15,6 +15,7 @@ DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED, the top-level error alone
 from ..errors import ErrorCode
 from ..node import now_ms
 from ..quorum import LEADER_EPOCH
+from ._pace import Pacer
 from .registry import api
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -22,14 +23,11 @@ NODES_VERSION = 2
 
 
 @api(55, "DescribeQuorum", 0, 2)
-def handle(ctx, request):
+async def handle(ctx, request):
     topics = request.topics
     if len(topics) != 1 or topics[0].topic_name != METADATA_TOPIC or \
             [p.partition_index for p in topics[0].partitions] != [0]:
-        return ctx.response(error_code=ErrorCode.none, error_message=None, nodes=(), topics=tuple(
-            ctx.make("TopicData", topic_name=t.topic_name, partitions=tuple(
-                _partition(ctx, p.partition_index, ErrorCode.unknown_topic_or_partition) for p in t.partitions))
-            for t in topics))
+        return ctx.response(error_code=ErrorCode.none, error_message=None, nodes=(), topics=await _unknown(ctx, topics))
     node_id, quorum, now = ctx.node.config.node_id, ctx.node.quorum, now_ms()
     voter = ctx.make("ReplicaState", replica_id=node_id, replica_directory_id=quorum.directory_id,
                      log_end_offset=quorum.high_watermark, last_fetch_timestamp=now, last_caught_up_timestamp=now)
@@ -37,6 +35,17 @@ def handle(ctx, request):
                            high_watermark=quorum.high_watermark, current_voters=(voter,))
     topic = ctx.make("TopicData", topic_name=METADATA_TOPIC, partitions=(partition,))
     return ctx.response(error_code=ErrorCode.none, error_message=None, topics=(topic,), nodes=_nodes(ctx, node_id))
+
+
+async def _unknown(ctx, topics):
+    """Each partition named answered UNKNOWN_TOPIC_OR_PARTITION, paced: 2 MiB of them took 2.8 CPU s
+    in one turn of the loop."""
+    pace = Pacer()
+    return tuple([ctx.make("TopicData", topic_name=t.topic_name, partitions=tuple([
+        _partition(ctx, p.partition_index, ErrorCode.unknown_topic_or_partition)
+        async for p in pace.each(t.partitions)]))
+        async for t in pace.each(topics)])
+
 
 def _partition(ctx, index, code, leader_id=-1, leader_epoch=-1, high_watermark=-1, current_voters=()):
     return ctx.make("PartitionData", partition_index=index, error_code=code, error_message=None, leader_id=leader_id,

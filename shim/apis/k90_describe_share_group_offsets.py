@@ -17,6 +17,7 @@ from ..cluster import GROUP
 from ..errors import ErrorCode as E
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._pace import Pacer
 from ._share import share_groups_enabled
 from ._share_offsets import (DEFAULT_LEADER_EPOCH, UNINITIALIZED_START_OFFSET, ZERO_UUID, id_of, message,
                              partition_exists)
@@ -24,11 +25,13 @@ from .registry import api
 
 
 @api(90, "DescribeShareGroupOffsets", 0, 0)
-def handle(ctx, request):
-    return ctx.response(groups=tuple(_group(ctx, g) for g in request.groups))
+async def handle(ctx, request):
+    # paced: 2 MiB of groups took 3.4 CPU s in one turn of the loop
+    pace = Pacer()
+    return ctx.response(groups=tuple([await _group(ctx, g, pace) async for g in pace.each(request.groups)]))
 
 
-def _group(ctx, g):
+async def _group(ctx, g, pace):
     code = _group_error(ctx, g.group_id)
     if code is not None:
         return ctx.make("DescribeShareGroupOffsetsResponseGroup", group_id=g.group_id, topics=(), error_code=code,
@@ -37,7 +40,7 @@ def _group(ctx, g):
     if g.topics is None:
         topics = _initialized(ctx, ctx.node.share.initialized_offsets(g.group_id), epochs)
     else:
-        topics = _named(ctx, g.topics, ctx.node.share.start_offsets(g.group_id), epochs)
+        topics = await _named(ctx, g.topics, ctx.node.share.start_offsets(g.group_id), epochs, pace)
     return ctx.make("DescribeShareGroupOffsetsResponseGroup", group_id=g.group_id, topics=topics,
                     error_code=E.none, error_message=None)
 
@@ -62,14 +65,14 @@ def _initialized(ctx, offsets, epochs):
     return tuple(_topic(ctx, t, ps, offsets, epochs) for t, ps in by_topic.items() if t in allowed)
 
 
-def _named(ctx, topics, offsets, epochs):
+async def _named(ctx, topics, offsets, epochs, pace):
     allowed = ctx.authorized(O.DESCRIBE, R.TOPIC, [t.topic_name for t in topics])
     unknown = [t for t in topics if t.topic_name in allowed and t.topic_name not in ctx.node.logs.topics]
     known = [t for t in topics if t.topic_name in allowed and t.topic_name in ctx.node.logs.topics]
     refused = [t for t in topics if t.topic_name not in allowed]
-    out = [_absent(ctx, t.topic_name, t.partitions, E.none) for t in unknown]
-    out += [_topic(ctx, t.topic_name, t.partitions, offsets, epochs) for t in known]
-    out += [_absent(ctx, t.topic_name, t.partitions, E.topic_authorization_failed) for t in refused]
+    out = [_absent(ctx, t.topic_name, t.partitions, E.none) async for t in pace.each(unknown)]
+    out += [_topic(ctx, t.topic_name, t.partitions, offsets, epochs) async for t in pace.each(known)]
+    out += [_absent(ctx, t.topic_name, t.partitions, E.topic_authorization_failed) async for t in pace.each(refused)]
     return tuple(out)
 
 

@@ -1,0 +1,141 @@
+"""Handlers that walked a 2 MiB request's entries in one turn of the event loop
+(compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
+2.8 s, DescribeTopicPartitions 2.5 s; a request may hold 100 MiB) now go through the Pacer
+(shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
+thread's CPU time) and that the answer is byte for byte the one given when the Pacer never yields
+and when it yields after every entry. Marked serial: they measure CPU time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shim.apis import _pace
+from shim.apis.dispatch import dispatch
+from shim.config import BrokerConfig
+from shim.node import Node
+from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
+
+from loop_stall import stall_during
+
+pytestmark = pytest.mark.serial
+
+REQUEST_BYTES = 2 << 20
+
+
+def _offset_fetch(n):
+    m = request_module(9, 8)
+    group = m.OffsetFetchRequestGroup(group_id="g", topics=(
+        m.OffsetFetchRequestTopics(name="t", partition_indexes=(0,)),))
+    return 9, 8, make(request_class(9, 8), groups=(group,) * n, require_stable=False)
+
+
+def _share_offsets(n):
+    m = request_module(90, 0)
+    group = m.DescribeShareGroupOffsetsRequestGroup(group_id="s", topics=(
+        m.DescribeShareGroupOffsetsRequestTopic(topic_name="t", partitions=(0,)),))
+    return 90, 0, make(request_class(90, 0), groups=(group,) * n)
+
+
+def _share_offsets_topics(n):
+    m = request_module(90, 0)
+    topics = tuple(m.DescribeShareGroupOffsetsRequestTopic(topic_name=f"u{i:07d}", partitions=(0,))
+                   for i in range(n))
+    return 90, 0, make(request_class(90, 0), groups=(m.DescribeShareGroupOffsetsRequestGroup(group_id="s",
+                                                                                               topics=topics),))
+
+
+def _quorum(n):
+    m = request_module(55, 2)
+    topic = m.TopicData(topic_name="__cluster_metadata", partitions=(m.PartitionData(partition_index=0),))
+    return 55, 2, make(request_class(55, 2), topics=(topic,) * n)
+
+
+def _quorum_partitions(n):
+    m = request_module(55, 2)
+    topic = m.TopicData(topic_name="__cluster_metadata", partitions=tuple(m.PartitionData(partition_index=i)
+                                                                            for i in range(n)))
+    return 55, 2, make(request_class(55, 2), topics=(topic,))
+
+
+def _topic_partitions(n):
+    m = request_module(75, 0)
+    return 75, 0, make(request_class(75, 0), topics=tuple(m.TopicRequest(name=f"u{i:06d}") for i in range(n)),
+                       response_partition_limit=2000, cursor=None)
+
+
+def _topic_partitions_refused(n):
+    m = request_module(75, 0)
+    return 75, 0, make(request_class(75, 0), topics=(m.TopicRequest(name="u"),) * n, response_partition_limit=2000,
+                       cursor=m.Cursor(topic_name="t", partition_index=0))
+
+
+def _markers(n):
+    m = request_module(27, 1)
+    marker = m.WritableTxnMarker(producer_id=1000, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+                                 topics=(m.WritableTxnMarkerTopic(name="t", partition_indexes=(0,)),))
+    return 27, 1, make(request_class(27, 1), markers=(marker,) * n)
+
+
+def _marker_partitions(n):
+    m = request_module(27, 1)
+    marker = m.WritableTxnMarker(producer_id=1000, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+                                 topics=(m.WritableTxnMarkerTopic(name="u", partition_indexes=tuple(range(n))),))
+    return 27, 1, make(request_class(27, 1), markers=(marker,))
+
+
+CASES = {
+    "offset-fetch-v8-groups": _offset_fetch,
+    "describe-share-group-offsets-groups": _share_offsets,
+    "describe-share-group-offsets-topics": _share_offsets_topics,
+    "describe-quorum-topics": _quorum,
+    "describe-quorum-partitions": _quorum_partitions,
+    "describe-topic-partitions-unknown": _topic_partitions,
+    "describe-topic-partitions-refused": _topic_partitions_refused,
+    "write-txn-markers": _markers,
+    "write-txn-markers-partitions": _marker_partitions,
+}
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A 4.1 node (share groups served) with topic t."""
+    node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1", group_initial_rebalance_delay_ms=0))
+    node.logs.create_topic("t", 3)
+    node.finalize_features({"share.version": 1})
+    yield node
+    node.close()
+
+
+def _frame(build, n):
+    key, version, request = build(n)
+    return key, version, encode_request(RequestHeader(key, version, 1, "c"), request)
+
+
+def _sized(build):
+    """As amplify.py fills a request: n entries for REQUEST_BYTES."""
+    one, two = len(_frame(build, 1)[2]), len(_frame(build, 2)[2])
+    return _frame(build, REQUEST_BYTES // (two - one))
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
+    key, version, frame = _sized(CASES[case])
+    raw, stall = await stall_during(dispatch(broker, frame))
+    assert len(raw) > len(frame) // 2  # every entry answered
+    if case == "write-txn-markers":  # every marker written, each its own control batch
+        markers = decode_response(raw, key, version)[1].markers
+        assert {p.error_code for m in markers for t in m.topics for p in t.partitions} == {0}
+        assert broker.logs.get("t", 0).log_end_offset == len(markers) > 50_000
+    assert stall.cpu < 0.3, stall  # the prelude over the whole request and the encoding of the answer stay
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_the_paced_answer_is_the_unpaced_one(broker, case, monkeypatch):
+    key, version, frame = _frame(CASES[case], 2000)
+    answers = []
+    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
+        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
+        answers.append(await dispatch(broker, frame))
+    assert answers[0] == answers[1]
+    decode_response(answers[0], key, version)  # a well-formed answer
