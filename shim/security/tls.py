@@ -10,12 +10,13 @@ import os
 import ssl
 import tempfile
 
-from . import jdk
+from . import jdk, versions
 from .principal import ANONYMOUS, SslPrincipalMapper
 from .stores import StoreError, key_store, trusted_certificates
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 REFUSED_CERTIFICATE = ("CERTIFICATE_VERIFY_FAILED", "PEER_DID_NOT_RETURN_A_CERTIFICATE")
+REFUSED_VERSION = ("UNSUPPORTED_PROTOCOL",)  # no version of ssl.enabled.protocols offered: protocol_version
 log = logging.getLogger(__name__)
 
 
@@ -26,8 +27,9 @@ class AlertingSSLObject(ssl.SSLObject):
     client sees a bare disconnect: kafka-clients then retries until its timeout instead of failing at
     once with SslAuthenticationException. So that failure first reads as "want more data", which makes
     asyncio send what is pending, the alert; the next call raises it (on the client's close, or more
-    bytes), and the handshake timeout bounds a client that does neither. Other failures (not TLS at
-    all, say) close at once as before."""
+    bytes), and the handshake timeout bounds a client that does neither. A client offering no version
+    ssl.enabled.protocols lists is told so the same way (protocol_version, as Java's SSLEngine alerts).
+    Other failures (not TLS at all, say) close at once as before."""
 
     _failure: ssl.SSLError | None = None
 
@@ -37,20 +39,21 @@ class AlertingSSLObject(ssl.SSLObject):
         try:
             super().do_handshake()
         except ssl.SSLError as exc:
-            if not isinstance(exc, ssl.SSLCertVerificationError) and exc.reason not in REFUSED_CERTIFICATE:
+            if not isinstance(exc, ssl.SSLCertVerificationError) and exc.reason not in REFUSED_CERTIFICATE + REFUSED_VERSION:
                 raise
             log.info("TLS handshake failed: %s", exc)
             self._failure = exc
-            raise ssl.SSLWantReadError("the client certificate is refused; the alert is on its way") from exc
+            raise ssl.SSLWantReadError("the handshake is refused; the alert is on its way") from exc
 
 
 def server_context(config) -> ssl.SSLContext:
     if config.ssl_client_auth not in CLIENT_AUTH:
         raise ValueError(f"ssl.client.auth is one of {', '.join(CLIENT_AUTH)}, not {config.ssl_client_auth!r}")
-    jdk.check(getattr(config, "extra", None) or {})  # names Kafka's SslFactory would not find in the JDK
+    props = getattr(config, "extra", None) or {}
+    jdk.check(props)  # names Kafka's SslFactory would not find in the JDK
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.sslobject_class = AlertingSSLObject
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # Kafka: ssl.enabled.protocols TLSv1.2,TLSv1.3
+    versions.apply(ctx, props)  # ssl.enabled.protocols, Kafka's default TLSv1.2,TLSv1.3
     store = key_store(config)
     if store is None:
         raise ValueError("an SSL or SASL_SSL listener needs ssl.keystore.location (a PEM file with the key and "
