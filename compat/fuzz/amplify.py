@@ -20,7 +20,6 @@ import asyncio
 import dataclasses
 import datetime
 import random
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from shim.protocol.messages import RequestHeader, encode_request, make, request_
 
 from .stateful import Pools
 from .vocabulary import SHARE_GROUPS, TOPICS
-from .wire import WAIT_S, _peak_rss_mib, _SaneBuilder
+from .wire import ALL_RELEASES, WAIT_S, _peak_rss_mib, _SaneBuilder, each_release, sweep_arguments
 
 REQUEST_BYTES = 256 * 1024
 ANSWER_LIMIT = 80 * 1024 * 1024  # shim.apis._repeats bounds repeated entries at 64 MiB
@@ -202,26 +201,17 @@ class AmplifyRun:
                                         f"{size} bytes under {self.release}")  # fmt: skip
 
 
-def amplify_fuzz(seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1")) -> list[Result]:
-    results = []
-    for i, release in enumerate(releases):
-        with tempfile.TemporaryDirectory(prefix="kafka-shim-amplify-") as tmp:
-            run = AmplifyRun(seed * 31 + i, release, Path(tmp) / "data")
-            results.append(asyncio.run(run.run()))
-    return results
+def amplify_fuzz(seed: int, releases=ALL_RELEASES) -> list[Result]:
+    return each_release(AmplifyRun, seed, releases, "kafka-shim-amplify-")
 
 
 if __name__ == "__main__":
-    import argparse
     import json
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--release", action="append")
-    parser.add_argument("--request-kib", type=int, default=REQUEST_BYTES // 1024, help="each filled request's size")
-    args = parser.parse_args()
+    args, releases = sweep_arguments(__doc__, (("--request-kib",), dict(type=int, default=REQUEST_BYTES // 1024,
+                                                                         help="each filled request's size")))
     REQUEST_BYTES = args.request_kib * 1024
-    out = amplify_fuzz(args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
+    out = amplify_fuzz(args.seed, releases)
     for r in out:  # the ten largest ratios, for reading
         r.ratios = dict(sorted(r.ratios.items(), key=lambda kv: -kv[1])[:10])
         r.stalls = dict(sorted(r.stalls.items(), key=lambda kv: -kv[1])[:10])

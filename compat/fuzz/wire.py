@@ -191,22 +191,38 @@ class WireRun:
                              f"frame: {frame[:400].hex()}")  # fmt: skip
 
 
-def wire_fuzz(seed: int, releases=("3.7", "3.8", "3.9", "4.0", "4.1")) -> list[Result]:
+ALL_RELEASES = ("3.7", "3.8", "3.9", "4.0", "4.1")
+
+
+def each_release(run_class, seed: int, releases, prefix: str) -> list:
+    """``run_class(seed, release, data_dir).run()`` for each release, each on a fresh data directory."""
     results = []
     for i, release in enumerate(releases):
-        with tempfile.TemporaryDirectory(prefix="kafka-shim-wire-") as tmp:
-            run = WireRun(seed * 31 + i, release, Path(tmp) / "data")
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            run = run_class(seed * 31 + i, release, Path(tmp) / "data")
             results.append(asyncio.run(run.run()))
     return results
 
 
-if __name__ == "__main__":
+def sweep_arguments(doc: str, *extra):
+    """The command line both sweeps take: --seed, --release (repeatable), and ``extra`` (args, kwargs) pairs."""
     import argparse
-    import json
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--release", action="append")
-    args = parser.parse_args()
-    out = wire_fuzz(args.seed, tuple(args.release or ("3.7", "3.8", "3.9", "4.0", "4.1")))
-    print(json.dumps([vars(r) for r in out], indent=1))
+    for args, kwargs in extra:
+        parser.add_argument(*args, **kwargs)
+    parsed = parser.parse_args()
+    return parsed, tuple(parsed.release or ALL_RELEASES)
+
+
+def wire_fuzz(seed: int, releases=ALL_RELEASES) -> list[Result]:
+    return each_release(WireRun, seed, releases, "kafka-shim-wire-")
+
+
+if __name__ == "__main__":
+    import json
+
+    args, releases = sweep_arguments(__doc__)
+    print(json.dumps([vars(r) for r in wire_fuzz(args.seed, releases)], indent=1))
