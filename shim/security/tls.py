@@ -10,13 +10,14 @@ import os
 import ssl
 import tempfile
 
-from . import jdk, versions
+from . import ciphers, jdk, versions
 from .principal import ANONYMOUS, SslPrincipalMapper
 from .stores import StoreError, key_store, trusted_certificates
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 REFUSED_CERTIFICATE = ("CERTIFICATE_VERIFY_FAILED", "PEER_DID_NOT_RETURN_A_CERTIFICATE")
-REFUSED_VERSION = ("UNSUPPORTED_PROTOCOL",)  # no version of ssl.enabled.protocols offered: protocol_version
+REFUSED_VERSION = ("UNSUPPORTED_PROTOCOL",  # no version of ssl.enabled.protocols offered: protocol_version
+                   "NO_SHARED_CIPHER")  # no suite of ssl.cipher.suites offered: handshake_failure
 log = logging.getLogger(__name__)
 
 
@@ -28,7 +29,8 @@ class AlertingSSLObject(ssl.SSLObject):
     once with SslAuthenticationException. So that failure first reads as "want more data", which makes
     asyncio send what is pending, the alert; the next call raises it (on the client's close, or more
     bytes), and the handshake timeout bounds a client that does neither. A client offering no version
-    ssl.enabled.protocols lists is told so the same way (protocol_version, as Java's SSLEngine alerts).
+    ssl.enabled.protocols lists, or no suite of ssl.cipher.suites, is told so the same way (protocol_version
+    or handshake_failure, as Java's SSLEngine alerts).
     Other failures (not TLS at all, say) close at once as before."""
 
     _failure: ssl.SSLError | None = None
@@ -54,6 +56,7 @@ def server_context(config) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.sslobject_class = AlertingSSLObject
     versions.apply(ctx, props)  # ssl.enabled.protocols, Kafka's default TLSv1.2,TLSv1.3
+    ciphers.apply(ctx, props)  # ssl.cipher.suites, within those versions
     store = key_store(config)
     if store is None:
         raise ValueError("an SSL or SASL_SSL listener needs ssl.keystore.location (a PEM file with the key and "
