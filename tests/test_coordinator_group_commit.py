@@ -211,3 +211,36 @@ async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordi
         answer = _answer(await read, 9, 8)
         assert [(g.group_id, g.error_code, g.topics) for g in answer.groups] == [("g", E.not_coordinator, ())]
         assert node.logs.offline
+
+
+async def test_an_add_partitions_yielding_while_a_job_fails_answers_not_coordinator(tmp_path, monkeypatch):
+    """AddPartitionsToTxn is answered paced: its transaction state is written, then the answer is
+    built over many turns of the loop. A job that fails meanwhile leaves no answer waiting for a
+    job (GroupCommit.fail), so the handler waits for one itself: the state it wrote is not on disk,
+    and the answer is NOT_COORDINATOR, never NONE."""
+    from shim.apis import _pace
+
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
+        disk.gate.clear()  # the flusher's fsync of the commit below waits
+        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
+        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
+            await asyncio.sleep(0.001)
+        monkeypatch.setattr(_pace, "SLICE_S", 0.0)  # the handler yields after every entry
+        add = asyncio.ensure_future(dispatch(node, _frame(24, 3, lambda m: m.AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id="tx", v3_and_below_producer_id=init.producer_id,
+            v3_and_below_producer_epoch=init.producer_epoch,
+            v3_and_below_topics=(m.AddPartitionsToTxnTopic(name="t", partitions=(0,) * 200_000),)))))
+        while node.txn.txns["tx"].state.kafka_name != "Ongoing":
+            await asyncio.sleep(0)
+        disk.failures = 0  # the next segment fsync fails: the job after the gated one, which has the add's state
+        disk.gate.set()
+        await first
+        while not node.logs.offline and not add.done():
+            await asyncio.sleep(0.001)
+        assert node.logs.offline and not add.done()  # the job failed while the add was being answered
+        answer = _answer(await add, 24, 3)
+        assert {p.partition_error_code for t in answer.results_by_topic_v3_and_below
+                for p in t.results_by_partition} == {E.not_coordinator}

@@ -1,6 +1,7 @@
 """Handlers that walked a 2 MiB request's entries in one turn of the event loop
 (compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
-2.8 s, DescribeTopicPartitions 2.5 s; a request may hold 100 MiB) now go through the Pacer
+2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s; a request
+may hold 100 MiB) now go through the Pacer
 (shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
 thread's CPU time) and that the answer is byte for byte the one given when the Pacer never yields
 and when it yields after every entry. Marked serial: they measure CPU time.
@@ -84,6 +85,20 @@ def _marker_partitions(n):
     return 27, 1, make(request_class(27, 1), markers=(marker,))
 
 
+def _add_partitions(n):
+    m = request_module(24, 5)
+    txn = m.AddPartitionsToTxnTransaction(transactional_id="x", producer_id=1000, producer_epoch=0, verify_only=False,
+                                          topics=(m.AddPartitionsToTxnTopic(name="t", partitions=(0,)),))
+    return 24, 5, make(request_class(24, 5), transactions=(txn,) * n)
+
+
+def _add_partitions_v3(n):
+    m = request_module(24, 3)
+    return 24, 3, make(request_class(24, 3), v3_and_below_transactional_id="x", v3_and_below_producer_id=1000,
+                       v3_and_below_producer_epoch=0,
+                       v3_and_below_topics=(m.AddPartitionsToTxnTopic(name="t", partitions=tuple(range(n))),))
+
+
 CASES = {
     "offset-fetch-v8-groups": _offset_fetch,
     "describe-share-group-offsets-groups": _share_offsets,
@@ -94,6 +109,8 @@ CASES = {
     "describe-topic-partitions-refused": _topic_partitions_refused,
     "write-txn-markers": _markers,
     "write-txn-markers-partitions": _marker_partitions,
+    "add-partitions-to-txn-v5": _add_partitions,
+    "add-partitions-to-txn-v3-partitions": _add_partitions_v3,
 }
 
 
