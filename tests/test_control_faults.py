@@ -98,6 +98,21 @@ async def test_delay_and_the_request_log(topics):
     assert not node.control.active
 
 
+async def test_the_request_log_reads_the_error_of_an_api_whose_error_answer_is_built_paced(topics):
+    """OffsetFetch builds its error answer as a coroutine (it paces long ones): the fault's answer is
+    that answer's, and the request log names its error."""
+    node = topics
+    await op(node, "log_requests", capacity=3)
+    await op(node, "error", api="OffsetFetch", error="NOT_COORDINATOR")
+    m = request_module(9, 8)
+    request = m.OffsetFetchRequest(groups=(m.OffsetFetchRequestGroup(group_id="g", topics=None),), require_stable=False)
+    raw = await dispatch(node, encode_request(RequestHeader(9, 8, 1, "c"), request))
+    (group,) = decode_response(raw, 9, 8)[1].groups
+    assert group.error_code == ErrorCode.not_coordinator
+    (entry,) = (await op(node, "requests", api="OffsetFetch"))["requests"]
+    assert (entry["error"], entry["outcome"]) == ("NOT_COORDINATOR", "error")
+
+
 async def test_wait_returns_once_a_rule_fired(topics):
     import asyncio
 

@@ -84,7 +84,8 @@ class Control:
             if spec.key == 0 and getattr(request, "acks", 1) == 0:
                 return None, "error"  # acks=0: the refused produce is not answered either
             if hasattr(module, "error_response"):  # the API's own (Kafka: AbstractRequest.getErrorResponse)
-                return module.error_response(ctx, request, rule.error), "error"
+                answer = module.error_response(ctx, request, rule.error)
+                return (await answer if inspect.isawaitable(answer) else answer), "error"  # OffsetFetch's paces
             return error_response(spec.key, ctx.version, request, rule.error), "error"
         if rule.when == "after":
             result = await _run(spec, ctx, request)
