@@ -6,7 +6,6 @@ NOT_LEADER_OR_FOLLOWER."""
 from __future__ import annotations
 
 import datetime
-import itertools
 import time
 
 import pytest
@@ -15,10 +14,7 @@ from kafka_codecs import encode_batch
 from shim.config import BrokerConfig
 from shim.errors import ErrorCode
 from shim.node import Node
-from shim.apis.dispatch import dispatch_request
-from shim.protocol.messages import RequestHeader, decode_response, encode_request, join_parts, request_module
-
-_corr = itertools.count(1)
+from test_simulated_cluster import call
 
 
 def open_node(path) -> Node:
@@ -35,16 +31,6 @@ def node(tmp_path):
     n.cluster.set_replication_factor("t", 2)  # partition 0 on brokers 0 (leader) and 1
     yield n
     n.close()
-
-
-async def call(node, node_id, api_key, version, build):
-    m = request_module(api_key, version)
-    corr = next(_corr)
-    answer = await dispatch_request(node, encode_request(RequestHeader(api_key, version, corr, "t"), build(m)),
-                                    node_id=node_id)
-    got, response = decode_response(join_parts(answer.parts), api_key, version)
-    assert got == corr
-    return response
 
 
 async def produce(node, producer_id, base_sequence, count=1, timestamp=None):
