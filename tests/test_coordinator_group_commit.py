@@ -216,8 +216,8 @@ async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordi
 async def test_an_add_partitions_yielding_while_a_job_fails_answers_not_coordinator(tmp_path, monkeypatch):
     """AddPartitionsToTxn is answered paced: its transaction state is written, then the answer is
     built over many turns of the loop. A job that fails meanwhile leaves no answer waiting for a
-    job (GroupCommit.fail), so the handler waits for one itself: the state it wrote is not on disk,
-    and the answer is NOT_COORDINATOR, never NONE."""
+    job (GroupCommit.fail), so the dispatcher asks what the failure lost (GroupCommit.lost_since):
+    the state it wrote is not on disk, and the answer is NOT_COORDINATOR, never NONE."""
     from shim.apis import _pace
 
     disk = FailingDisk()

@@ -1,0 +1,80 @@
+"""A coordinator API whose handler yields after writing its record (a paced walk of the request's
+partitions, a wait for a rebalance or for records) is answered under --fsync always only once that
+record is on disk (shim.apis._coordinator_sync): a group-commit job that fails while the handler
+yields marks every coordinator append settled (GroupCommit.fail), and the answer is then the API's
+NOT_COORDINATOR -- Kafka's mapping of a coordinator append's KAFKA_STORAGE_ERROR
+(CoordinatorOperationExceptionHelper, TransactionStateManager.appendTransactionToLog) -- never NONE
+for a record that is not on disk."""
+
+from __future__ import annotations
+
+import asyncio
+
+from shim.apis import _pace
+from shim.apis.dispatch import dispatch
+from shim.errors import ErrorCode as E
+from tests.test_coordinator_group_commit import (
+    OFFSETS_LOG, _answer, _commit, _frame, _init_producer_id, _ready_node,
+)
+from tests.test_produce_group_commit import FailingDisk
+
+PARTITIONS = 100_000  # named in the request, each a yield of the paced walk (SLICE_S = 0)
+
+
+async def _fails_while_answering(node, disk, monkeypatch, frame) -> bytes:
+    """``frame``'s raw answer, the job that has the coordinator record it wrote having failed while
+    its handler was still walking the request."""
+    commit = node.logs.group_commit
+    disk.gate.clear()  # the flusher's fsync of another group's commit waits: the next job queues
+    first = asyncio.ensure_future(dispatch(node, _commit(group="other", offset=7)))
+    while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
+        await asyncio.sleep(0.001)
+    written = commit.coordinator_written
+    monkeypatch.setattr(_pace, "SLICE_S", 0.0)  # the handler yields after every entry
+    request = asyncio.ensure_future(dispatch(node, frame))
+    while commit.coordinator_written == written and not request.done():
+        await asyncio.sleep(0)
+    assert not request.done()  # its record is written, its walk goes on
+    disk.failures = 0  # the next segment fsync fails: the job after the gated one, which has the record
+    disk.gate.set()
+    await first
+    while not node.logs.offline and not request.done():
+        await asyncio.sleep(0.001)
+    assert node.logs.offline and not request.done()  # the job failed while the request was being answered
+    return await request
+
+
+def _paced_commit(m, topic_type, partition_type):
+    return (m.__dict__[topic_type](name="t", partitions=tuple(m.__dict__[partition_type](
+        partition_index=0, committed_offset=9, committed_leader_epoch=-1, committed_metadata="")
+        for _ in range(PARTITIONS))),)
+
+
+def _codes(answer) -> set:
+    return {p.error_code for t in answer.topics for p in t.partitions}
+
+
+async def test_an_offset_commit_yielding_while_its_job_fails_answers_not_coordinator(tmp_path, monkeypatch):
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        raw = await _fails_while_answering(node, disk, monkeypatch, _frame(8, 8, lambda m: m.OffsetCommitRequest(
+            group_id="g", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+            topics=_paced_commit(m, "OffsetCommitRequestTopic", "OffsetCommitRequestPartition"))))
+        assert _codes(_answer(raw, 8, 8)) == {E.not_coordinator}
+
+
+async def test_a_txn_offset_commit_yielding_while_its_job_fails_answers_not_coordinator(tmp_path, monkeypatch):
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
+        added = _answer(await dispatch(node, _frame(25, 3, lambda m: m.AddOffsetsToTxnRequest(
+            transactional_id="tx", producer_id=init.producer_id, producer_epoch=init.producer_epoch,
+            group_id="g"))), 25, 3)
+        assert added.error_code == E.none
+        raw = await _fails_while_answering(node, disk, monkeypatch, _frame(28, 3, lambda m: m.TxnOffsetCommitRequest(
+            transactional_id="tx", group_id="g", producer_id=init.producer_id, producer_epoch=init.producer_epoch,
+            generation_id=-1, member_id="", group_instance_id=None,
+            topics=_paced_commit(m, "TxnOffsetCommitRequestTopic", "TxnOffsetCommitRequestPartition"))))
+        assert _codes(_answer(raw, 28, 3)) == {E.not_coordinator}
