@@ -14,7 +14,7 @@ from shim.apis import _pace
 from shim.apis.dispatch import dispatch
 from shim.errors import ErrorCode as E
 from tests.test_coordinator_group_commit import (
-    OFFSETS_LOG, _answer, _commit, _frame, _init_producer_id, _ready_node,
+    OFFSETS_LOG, TXN_LOG, _add_partitions, _answer, _commit, _end_txn, _frame, _init_producer_id, _ready_node,
 )
 from tests.test_produce_group_commit import FailingDisk
 
@@ -78,3 +78,27 @@ async def test_a_txn_offset_commit_yielding_while_its_job_fails_answers_not_coor
             generation_id=-1, member_id="", group_instance_id=None,
             topics=_paced_commit(m, "TxnOffsetCommitRequestTopic", "TxnOffsetCommitRequestPartition"))))
         assert _codes(_answer(raw, 28, 3)) == {E.not_coordinator}
+
+
+async def test_an_end_txn_whose_marker_fsync_fails_is_answered_once_prepared(tmp_path):
+    """Kafka answers EndTxn once its Prepare state is durable and writes the markers after
+    (TransactionCoordinator.endTransaction's sendTxnMarkersCallback): a marker's failed fsync, after
+    the Prepare state is on disk, leaves the transaction prepared for a restart to complete and the
+    EndTxn answered NONE -- the failure lost an append the request made, but not one its answer reports."""
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
+        pid, epoch = init.producer_id, init.producer_epoch
+        await dispatch(node, _add_partitions(pid, epoch))
+        disk.gate.clear()  # the Prepare state's fsync starts, and waits
+        start = len(disk.events)
+        end = asyncio.ensure_future(dispatch(node, _end_txn(pid, epoch)))
+        while not any(e[0] == "fsync-start" and TXN_LOG in str(e[1]) for e in disk.events[start:]):
+            await asyncio.sleep(0.001)
+        disk.failures = 0  # the next segment fsync fails: the marker's
+        disk.gate.set()
+        assert _answer(await end, 26, 3).error_code == E.none
+        assert disk.failures == 1 and node.logs.offline
+        assert node.logs.get("t", 0).log_end_offset == 1  # the marker was written, never known on disk
+        assert node.txn.txns["tx"].state.kafka_name == "PrepareCommit"

@@ -34,13 +34,12 @@ COORDINATOR_APIS = frozenset({
 })
 
 
-async def synced(ctx, request, module, commit, result, seen: int):
+async def synced(ctx, request, module, commit, result):
     """``result`` once a group-commit job that starts now is done, else NOT_COORDINATOR; at once
     NOT_COORDINATOR when a job failed while the handler yielded (a paced walk, a wait), leaving off
-    disk an append not synced when coordinator_synced was ``seen``, at the request's start: the
-    failure settled every append (GroupCommit.fail), so none is waited for, but the answer may
-    report one of them."""
-    if not commit.lost_since(seen):
+    disk an append not synced at ``ctx.coordinator_seen``, the request's start: the failure settled
+    every append (GroupCommit.fail), so none is waited for, but the answer may report one of them."""
+    if not commit.lost_since(ctx.coordinator_seen):
         try:
             await commit.barrier()
             return result

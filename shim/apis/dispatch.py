@@ -116,7 +116,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         if checking is not None:  # a validate that walks a long array paces itself (CreateAcls)
             await checking
     commit = node.logs.group_commit if key in COORDINATOR_APIS else None
-    seen = commit.coordinator_synced if commit is not None else 0  # what a failure may lose from now on
+    if commit is not None:  # what a failure may lose from now on
+        ctx.coordinator_seen = commit.coordinator_synced
     refused = _authz.denied(ctx, request) if node.authorizer is not None else None
     if refused is not None:
         result = module.error_response(ctx, request, refused)
@@ -128,8 +129,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         result = await result
     if result is None:
         return Answer(None, ctx.mute_ms)
-    if commit is not None and (commit.coordinator_unsynced() or commit.lost_since(seen)):  # fsync "always"
-        result = await coordinator_synced(ctx, request, module, commit, result, seen)
+    if commit is not None and (commit.coordinator_unsynced() or commit.lost_since(ctx.coordinator_seen)):
+        result = await coordinator_synced(ctx, request, module, commit, result)  # fsync "always"
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
     try:

@@ -53,6 +53,9 @@ async def _steps(ctx, commit, txn_id):
             txn.unstage(txn_id)
             if not prepared:
                 return _error(ctx, ErrorCode.not_coordinator)
+            # Kafka answers once the Prepare state is durable, the markers written after
+            # (TransactionCoordinator.endTransaction): the appends the failure lost are not answered
+            ctx.coordinator_seen = commit.coordinator_written
             break
         prepared = True
         if not txn.advance(txn_id, now_ms()):
