@@ -9,6 +9,8 @@ for a record that is not on disk."""
 from __future__ import annotations
 
 import asyncio
+import errno
+import threading
 
 from shim.apis import _pace
 from shim.apis.dispatch import dispatch
@@ -102,3 +104,48 @@ async def test_an_end_txn_whose_marker_fsync_fails_is_answered_once_prepared(tmp
         assert disk.failures == 1 and node.logs.offline
         assert node.logs.get("t", 0).log_end_offset == 1  # the marker was written, never known on disk
         assert node.txn.txns["tx"].state.kafka_name == "PrepareCommit"
+
+
+class _HoldingDisk(FailingDisk):
+    """Holds the second fsync of a __transaction_state segment once armed (an EndTxn's Complete
+    state), and fails every fsync of a __consumer_offsets segment once ``fail_offsets`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed, self.txn_fsyncs, self.fail_offsets = False, 0, False
+        self.hold, self.held = threading.Event(), threading.Event()
+
+    def fsync(self, fd):
+        name = str(self.names.get(fd, ""))
+        if self.armed and TXN_LOG in name:
+            self.txn_fsyncs += 1
+            if self.txn_fsyncs == 2:
+                self.held.set()
+                self.hold.wait()
+        if self.fail_offsets and OFFSETS_LOG in name:
+            raise OSError(errno.EIO, "Input/output error")
+        super().fsync(fd)
+
+
+async def test_an_end_txn_on_disk_is_not_failed_by_another_request_s_job(tmp_path):
+    """An EndTxn answered once its Complete state is on disk reports only its own writes: a job
+    that fails with another request's offsets, written while the Complete state's fsync ran, fails
+    that request (NOT_COORDINATOR) and leaves the EndTxn's NONE, as Kafka answers each from its
+    own append."""
+    disk = _HoldingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
+        await dispatch(node, _add_partitions(init.producer_id, init.producer_epoch))
+        disk.armed = True
+        end = asyncio.ensure_future(dispatch(node, _end_txn(init.producer_id, init.producer_epoch)))
+        while not disk.held.is_set():
+            await asyncio.sleep(0.001)
+        commit = asyncio.ensure_future(dispatch(node, _commit(offset=3)))  # its record waits for the next job
+        while node.logs.group_commit._waiters == []:
+            await asyncio.sleep(0.001)
+        disk.fail_offsets = True
+        disk.hold.set()
+        assert _answer(await end, 26, 3).error_code == E.none
+        assert _answer(await commit, 8, 8).topics[0].partitions[0].error_code == E.not_coordinator
+        assert node.logs.offline and node.txn.txns["tx"].state.kafka_name == "CompleteCommit"

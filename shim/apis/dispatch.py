@@ -129,7 +129,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         result = await result
     if result is None:
         return Answer(None, ctx.mute_ms)
-    if commit is not None and (commit.coordinator_unsynced() or commit.lost_since(ctx.coordinator_seen)):
+    if commit is not None and ctx.coordinator_seen is not None and (
+            commit.coordinator_unsynced() or commit.lost_since(ctx.coordinator_seen)):
         result = await coordinator_synced(ctx, request, module, commit, result)  # fsync "always"
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
