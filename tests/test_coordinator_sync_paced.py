@@ -9,6 +9,7 @@ for a record that is not on disk."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import errno
 import threading
 
@@ -18,7 +19,7 @@ from shim.errors import ErrorCode as E
 from tests.test_coordinator_group_commit import (
     OFFSETS_LOG, TXN_LOG, _add_partitions, _answer, _commit, _end_txn, _frame, _init_producer_id, _ready_node,
 )
-from tests.test_produce_group_commit import FailingDisk
+from tests.test_produce_group_commit import FailingDisk, _produce
 
 PARTITIONS = 100_000  # named in the request, each a yield of the paced walk (SLICE_S = 0)
 
@@ -149,3 +150,25 @@ async def test_an_end_txn_on_disk_is_not_failed_by_another_request_s_job(tmp_pat
         assert _answer(await end, 26, 3).error_code == E.none
         assert _answer(await commit, 8, 8).topics[0].partitions[0].error_code == E.not_coordinator
         assert node.logs.offline and node.txn.txns["tx"].state.kafka_name == "CompleteCommit"
+
+
+async def test_a_join_group_parked_when_the_directory_goes_offline_is_answered_not_coordinator(tmp_path):
+    """A JoinGroup parked in a rebalance (here the new group's initial delay) when a failed fsync
+    takes the data directory offline is answered NOT_COORDINATOR at once, as Kafka's coordinator
+    answers it when it resigns the offline partition's groups (onResignation, onUnloaded); it was
+    answered NONE once the rebalance completed, by a coordinator that had resigned."""
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        node.groups.initial_rebalance_delay_ms = 60_000
+        join = asyncio.ensure_future(dispatch(node, _frame(11, 3, lambda m: m.JoinGroupRequest(
+            group_id="g", session_timeout=datetime.timedelta(seconds=10), rebalance_timeout=datetime.timedelta(seconds=60),
+            member_id="", protocol_type="consumer",
+            protocols=(m.JoinGroupRequestProtocol(name="range", metadata=b""),)))))
+        while "g" not in node.groups.groups or not any(
+                m.awaiting_join for m in node.groups.groups["g"].members.values()):
+            await asyncio.sleep(0.001)
+        disk.failures = 0  # a Produce's fsync fails
+        await dispatch(node, _produce([0], correlation_id=99))
+        assert node.logs.offline
+        assert _answer(await asyncio.wait_for(join, 10), 11, 3).error_code == E.not_coordinator
