@@ -185,6 +185,8 @@ class Node:
         self.groups.consumer.topic_hashes = self.topic_hashes
         self.groups.store.check_min_isr = self.cluster.check_min_isr
         self.groups.load(now_ms())
+        if self.logs.group_commit is not None:  # fsync "always": a failed fsync takes the directory offline
+            self.logs.group_commit.on_offline.append(self.groups.on_offline)
         self.cluster.on_elected = self._elected
         self._init_share(config, meta_dir, settings)
 

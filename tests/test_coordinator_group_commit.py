@@ -216,8 +216,8 @@ async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordi
 async def test_an_add_partitions_yielding_while_a_job_fails_answers_not_coordinator(tmp_path, monkeypatch):
     """AddPartitionsToTxn is answered paced: its transaction state is written, then the answer is
     built over many turns of the loop. A job that fails meanwhile leaves no answer waiting for a
-    job (GroupCommit.fail), so the handler waits for one itself: the state it wrote is not on disk,
-    and the answer is NOT_COORDINATOR, never NONE."""
+    job (GroupCommit.fail), so the dispatcher asks what the failure lost (GroupCommit.lost_since):
+    the state it wrote is not on disk, and the answer is NOT_COORDINATOR, never NONE."""
     from shim.apis import _pace
 
     disk = FailingDisk()
@@ -244,3 +244,38 @@ async def test_an_add_partitions_yielding_while_a_job_fails_answers_not_coordina
         answer = _answer(await add, 24, 3)
         assert {p.partition_error_code for t in answer.results_by_topic_v3_and_below
                 for p in t.results_by_partition} == {E.not_coordinator}
+
+
+async def test_a_paced_read_during_which_a_job_fails_answers_not_coordinator(tmp_path, monkeypatch):
+    """An OffsetFetch of many groups is answered paced: it reads an offset whose record is not yet
+    on disk, yields, and the job with that record fails meanwhile. A failed job marks every
+    coordinator append settled (GroupCommit.fail), so nothing is left for the answer to wait on;
+    it is NOT_COORDINATOR on each group, never the offset whose commit was itself refused."""
+    from shim.apis import _pace
+
+    disk = FailingDisk()
+    disk.failures = -1
+    async with _ready_node(tmp_path, disk) as node:
+        disk.gate.clear()  # the flusher's fsync of the first commit waits
+        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
+        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
+            await asyncio.sleep(0.001)
+        second = asyncio.ensure_future(dispatch(node, _commit(offset=8)))  # left to the next job
+        while node.logs.group_commit._waiters == []:
+            await asyncio.sleep(0.001)
+        monkeypatch.setattr(_pace, "SLICE_S", 0.0)  # the read yields after every group
+        fetched, fetch_offsets = [], node.groups.fetch_offsets
+        monkeypatch.setattr(node.groups, "fetch_offsets", lambda *a: fetched.append(fetch_offsets(*a)) or fetched[-1])
+        read = asyncio.ensure_future(dispatch(node, _frame(9, 8, lambda m: m.OffsetFetchRequest(
+            require_stable=False, groups=(m.OffsetFetchRequestGroup(  # read on the loop (DECODE_INLINE_BYTES)
+                group_id="g", topics=(m.OffsetFetchRequestTopics(name="t", partition_indexes=(0,)),)),) * 15_000))))
+        while not fetched:
+            await asyncio.sleep(0)
+        assert fetched[0][0][1].offset == 8  # the read has the offset whose record is not on disk
+        disk.failures = 0  # the next job's segment fsync fails
+        disk.gate.set()
+        await first  # its job may fsync another segment after the gate, and fail
+        assert _commit_code(await second) == E.not_coordinator
+        assert node.logs.offline and not read.done()  # the job failed while the read was being answered
+        answer = _answer(await read, 9, 8)
+        assert {(g.error_code, g.topics) for g in answer.groups} == {(E.not_coordinator, ())}

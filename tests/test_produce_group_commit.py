@@ -63,6 +63,9 @@ class RecordingDisk(fs.Disk):
         self.record("fsync-end", self.names.get(fd), start)
 
 
+WALKED = 1000  # partitions a Produce walks, each a yield of the paced walk (SLICE_S = 0)
+
+
 def _produce(partitions, acks=-1, correlation_id=1):
     batch = encode_batch([(None, b"v", (), int(time.time() * 1000))])
     m = request_module(0, 9)
@@ -207,6 +210,69 @@ async def test_a_failed_fsync_is_answered_kafka_storage_error_and_never_acknowle
         assert _errors(await dispatch(node, _produce([1], correlation_id=3))) == [ErrorCode.kafka_storage_error]
         assert node.logs.get("t", 1).log_end_offset == 0
         assert plog.high_watermark == 0
+    finally:
+        node.close()
+        fs.use(previous)
+
+
+async def test_a_produce_walking_while_its_job_fails_answers_kafka_storage_error(tmp_path, monkeypatch):
+    """A Produce appends its partitions paced. A job that fails while it walks takes the appends
+    it covered with it, and leaves nothing pending (GroupCommit.pending): the partitions appended
+    before the failure are KAFKA_STORAGE_ERROR, as those refused after it, never NONE."""
+    from shim.apis import _pace
+
+    disk = FailingDisk()
+    disk.failures = -1
+    node, previous = await _node(tmp_path, disk, WALKED)
+    try:
+        node.logs.create_topic("u", 1)
+        disk.gate.clear()  # the flusher's fsync of u-0 waits: the next job queues
+        m = request_module(0, 9)
+        first = asyncio.ensure_future(dispatch(node, encode_request(RequestHeader(0, 9, 1, "c"), m.ProduceRequest(
+            transactional_id=None, acks=-1, timeout=datetime.timedelta(seconds=30), topic_data=(m.TopicProduceData(
+                name="u", partition_data=(m.PartitionProduceData(index=0, records=encode_batch(
+                    [(None, b"v", (), int(time.time() * 1000))])),)),)))))
+        while not any(e[0] == "fsync-start" and "/u-0/" in str(e[1]) for e in disk.events):
+            await asyncio.sleep(0.001)
+        monkeypatch.setattr(_pace, "SLICE_S", 0.0)  # the walk yields after every partition
+        walk = asyncio.ensure_future(dispatch(node, _produce(range(WALKED), correlation_id=2)))
+        while node.logs.get("t", 0).log_end_offset == 0:
+            await asyncio.sleep(0)
+        disk.failures = 0  # the next segment fsync fails: the job after the gated one, which has t-0
+        disk.gate.set()
+        await first
+        while not node.logs.offline and not walk.done():
+            await asyncio.sleep(0.001)
+        assert node.logs.offline and not walk.done()  # the job failed while the walk went on
+        errors = _errors(await walk)
+        assert node.logs.get("t", 0).log_end_offset == 1  # appended, never known on disk
+        assert set(errors) == {ErrorCode.kafka_storage_error}
+    finally:
+        node.close()
+        fs.use(previous)
+
+
+async def test_a_partition_synced_before_a_walk_s_job_fails_keeps_its_answer(tmp_path, monkeypatch):
+    """Kafka flushes each partition's append on its own: those a job synced before the failure are
+    NONE, the others KAFKA_STORAGE_ERROR."""
+    from shim.apis import _pace
+
+    disk = FailingDisk()
+    disk.failures = -1
+    node, previous = await _node(tmp_path, disk, WALKED)
+    try:
+        monkeypatch.setattr(_pace, "SLICE_S", 0.0)  # the walk yields after every partition
+        walk = asyncio.ensure_future(dispatch(node, _produce(range(WALKED), correlation_id=2)))
+        while node.logs.get("t", 0).synced_end == 0:  # a job synced t-0
+            await asyncio.sleep(0)
+        disk.failures = 0  # the next segment fsync fails
+        while not node.logs.offline and not walk.done():
+            await asyncio.sleep(0.001)
+        assert node.logs.offline and not walk.done()
+        errors = _errors(await walk)
+        synced = [node.logs.get("t", i).synced_end > 0 for i in range(WALKED)]
+        assert synced[0] and not all(synced)
+        assert errors == [ErrorCode.none if s else ErrorCode.kafka_storage_error for s in synced]
     finally:
         node.close()
         fs.use(previous)

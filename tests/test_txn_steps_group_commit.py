@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import datetime
 
+import pytest
+
 from shim.apis.dispatch import dispatch
+from shim.config import BrokerConfig
 from shim.coordinators.txn.state import TxnState
 from shim.errors import ErrorCode as E, KafkaError
-from shim.node import now_ms
-from shim.storage import fs  # noqa: F401  (the disks below install themselves through it)
+from shim.node import Node, now_ms
+from shim.storage import fs
 from tests.test_coordinator_group_commit import (
     TXN_LOG, _add_partitions, _answer, _end_txn, _frame, _ready_node, _synced_before,
 )
@@ -175,11 +178,37 @@ async def test_released_markers_are_fsynced_off_the_loop_before_the_complete_sta
         assert disk.on_loop == []
 
 
-def _write_marker(pid=7, epoch=0):
+def _write_marker(pid=7, epoch=0, topic="t"):
     return _frame(27, 1, lambda m: m.WriteTxnMarkersRequest(markers=(m.WritableTxnMarker(
         producer_id=pid, producer_epoch=epoch, transaction_result=False, coordinator_epoch=0,
-        topics=(m.WritableTxnMarkerTopic(name="t", partition_indexes=(0,)),)),)))
+        topics=(m.WritableTxnMarkerTopic(name=topic, partition_indexes=(0,)),)),)))
 
 
 def _marker_codes(raw):
     return [p.error_code for r in _answer(raw, 27, 1).markers for t in r.topics for p in t.partitions]
+
+
+@pytest.mark.parametrize("release", ["3.9", "4.1"])
+async def test_a_failed_fsync_of_a_group_coordinator_marker_answers_kafka_storage_error(tmp_path, release):
+    """A marker to __consumer_offsets whose fsync fails is KAFKA_STORAGE_ERROR under both releases.
+    3.9 appends it as any marker (KafkaApis.handleWriteTxnMarkersRequest, acks=-1); 4.x hands it to
+    the group coordinator (GroupCoordinatorService.completeTransaction), whose
+    CoordinatorPartitionWriter.append throws the append's KafkaStorageException and fails the
+    future with it unmapped: KafkaApis turns only COORDINATOR_NOT_AVAILABLE,
+    COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR into NOT_LEADER_OR_FOLLOWER. The partition is
+    then in the offline directory: UNKNOWN_TOPIC_OR_PARTITION (ReplicaManager.getMagic)."""
+    disk = FailingDisk()
+    disk.failures = -1
+    previous = fs.use(disk)
+    node = Node(BrokerConfig(data_dir=tmp_path / "d", fsync="always", kafka_version=release))
+    try:
+        node.logs.ensure_topic("__consumer_offsets", node.txn.offsets_partitions)
+        disk.failures = 0  # the marker's fsync fails
+        assert _marker_codes(await dispatch(node, _write_marker(topic="__consumer_offsets"))) == [E.kafka_storage_error]
+        assert disk.failures == 1 and node.logs.offline
+        assert node.logs.get("__consumer_offsets", 0).log_end_offset == 1  # written, never known on disk
+        assert _marker_codes(await dispatch(node, _write_marker(topic="__consumer_offsets"))) == [
+            E.unknown_topic_or_partition]
+    finally:
+        node.close()
+        fs.use(previous)

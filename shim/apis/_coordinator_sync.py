@@ -13,7 +13,11 @@ committed offset), so neither a write nor a read is answered before the disk has
 A job that fails answers NOT_COORDINATOR, Kafka's mapping of a coordinator append's
 KAFKA_STORAGE_ERROR (CoordinatorOperationExceptionHelper.handleOperationException,
 appendTransactionToLog, GroupMetadataManager); the data directory is then offline and the
-coordinators resigned (shim.apis.context.RequestContext.coordinates).
+coordinators resigned (shim.apis.context.RequestContext.coordinates). A handler that yields after
+its write (a paced walk of the request, a wait for a rebalance or for records) may see the job that
+has its write fail meanwhile; the failure settles every coordinator append (GroupCommit.fail), so
+the dispatcher asks GroupCommit.lost_since instead: an append not yet on disk when the request
+started, or made since, that the failure lost answers NOT_COORDINATOR too.
 """
 
 from __future__ import annotations
@@ -31,12 +35,17 @@ COORDINATOR_APIS = frozenset({
 
 
 async def synced(ctx, request, module, commit, result):
-    """``result`` once a group-commit job that starts now is done, else NOT_COORDINATOR."""
-    try:
-        await commit.barrier()
-    except OSError:
-        if hasattr(module, "error_response"):
-            answer = module.error_response(ctx, request, ErrorCode.not_coordinator)
-            return await answer if inspect.isawaitable(answer) else answer  # OffsetFetch's is a coroutine
-        return error_response(ctx.header.api_key, ctx.version, request, ErrorCode.not_coordinator)
-    return result
+    """``result`` once a group-commit job that starts now is done, else NOT_COORDINATOR; at once
+    NOT_COORDINATOR when a job failed while the handler yielded (a paced walk, a wait), leaving off
+    disk an append not synced at ``ctx.coordinator_seen``, the request's start: the failure settled
+    every append (GroupCommit.fail), so none is waited for, but the answer may report one of them."""
+    if not commit.lost_since(ctx.coordinator_seen):
+        try:
+            await commit.barrier()
+            return result
+        except OSError:
+            pass
+    if hasattr(module, "error_response"):
+        answer = module.error_response(ctx, request, ErrorCode.not_coordinator)
+        return await answer if inspect.isawaitable(answer) else answer  # OffsetFetch's is a coroutine
+    return error_response(ctx.header.api_key, ctx.version, request, ErrorCode.not_coordinator)

@@ -27,6 +27,11 @@ class RequestContext:
     node_id: int = 0  # the simulated broker the request came to (shim.cluster)
     large_answer: bool = False  # set by a handler that built a large answer quickly: encoded off the loop
     records_pinned: bool = False  # a Fetch answer whose records hold their own files: may be encoded off the loop
+    # a coordinator API's: GroupCommit.coordinator_synced when it started; an append after it that a
+    # failed fsync lost answers NOT_COORDINATOR (shim.apis._coordinator_sync). None: the handler's
+    # answer reports only its own appends, known on disk or decided without them (EndTxn once its
+    # Prepare state is on disk): nothing else is waited for
+    coordinator_seen: int | None = 0
 
     def throttle(self, ms: int) -> int:
         """A quota's throttle time: muting the connection for ``ms``; returns it for throttle_time_ms."""

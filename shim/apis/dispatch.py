@@ -115,6 +115,9 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         checking = route.validate(ctx, request)
         if checking is not None:  # a validate that walks a long array paces itself (CreateAcls)
             await checking
+    commit = node.logs.group_commit if key in COORDINATOR_APIS else None
+    if commit is not None:  # what a failure may lose from now on
+        ctx.coordinator_seen = commit.coordinator_synced
     refused = _authz.denied(ctx, request) if node.authorizer is not None else None
     if refused is not None:
         result = module.error_response(ctx, request, refused)
@@ -126,10 +129,9 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         result = await result
     if result is None:
         return Answer(None, ctx.mute_ms)
-    if key in COORDINATOR_APIS:
-        commit = node.logs.group_commit
-        if commit is not None and commit.coordinator_unsynced():  # fsync "always"
-            result = await coordinator_synced(ctx, request, module, commit, result)
+    if commit is not None and ctx.coordinator_seen is not None and (
+            commit.coordinator_unsynced() or commit.lost_since(ctx.coordinator_seen)):
+        result = await coordinator_synced(ctx, request, module, commit, result)  # fsync "always"
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
         return Answer([result], ctx.mute_ms)
     try:

@@ -252,9 +252,15 @@ def _answer(ctx, request, topics, hinted, replication):
         _close_on_error(t[2] for t in topics)
         return None
     commit = ctx.node.logs.group_commit
-    if commit is not None and commit.pending():  # fsync "always": answered once its appends are on disk
+    if commit is not None and (commit.pending() or commit.failed is not None and _appended(topics)):
+        # fsync "always": answered once its appends are on disk; a job that failed while a paced
+        # walk yielded left nothing pending, and its barrier fails the appends it did not sync
         return _synced(commit.barrier(), ctx, request, topics, hinted, replication, throttle)
     return _answered(ctx, request, topics, hinted, replication, throttle)
+
+
+def _appended(topics) -> bool:
+    return any(p.__class__ is tuple for _, _, parts in topics for p in parts)
 
 
 async def _synced(barrier, ctx, request, topics, hinted, replication, throttle):
@@ -270,10 +276,17 @@ async def _synced(barrier, ctx, request, topics, hinted, replication, throttle):
 
 
 def _storage_failed(ctx, topics, error: OSError) -> list:
-    """Each partition appended answered KAFKA_STORAGE_ERROR (Kafka: ReplicaManager.appendToLocalLog
-    on a KafkaStorageException); the others keep their own error."""
+    """Each partition appended and not known on disk answered KAFKA_STORAGE_ERROR (Kafka:
+    ReplicaManager.appendToLocalLog on a KafkaStorageException); one a job synced before the failure
+    (a paced walk's first partitions) keeps its answer, and the others their own error."""
     failed = KafkaError(ErrorCode.kafka_storage_error, f"fsync failed: {error}")
-    return [(name, topic_id, [_error(ctx, p[0], failed) if p.__class__ is tuple else p for p in parts])
+    logs = ctx.node.logs.logs
+
+    def unsynced(name, p) -> bool:  # its batch, at base offset p[2], is not below what a job synced
+        plog = logs.get((name, p[0]))
+        return plog is None or plog.synced_end <= p[2]
+    return [(name, topic_id, [_error(ctx, p[0], failed) if p.__class__ is tuple and unsynced(name, p) else p
+                              for p in parts])
             for name, topic_id, parts in topics]
 
 

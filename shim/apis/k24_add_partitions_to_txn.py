@@ -33,18 +33,9 @@ BATCHED_VERSION = 4  # Kafka: TransactionVersion.transactionVersionForAddPartiti
 @api(24, "AddPartitionsToTxn", 0, 5)
 async def handle(ctx, request):
     # Paced: 2 MiB of transactions or partitions took 0.9-1.4 CPU s in one turn of the loop. Each
-    # transaction is still added whole, one after another in the request's order.
-    commit = ctx.node.logs.group_commit
-    written = commit.coordinator_written if commit is not None else 0
-    response = await _answer(ctx, request, Pacer())
-    if commit is not None and commit.coordinator_written != written and commit.attach():
-        # a job that failed while this request yielded leaves no answer waiting for it: wait here,
-        # so a transaction state written before such a failure is not answered NONE
-        try:
-            await commit.barrier()
-        except OSError:
-            return error_response(ctx, request, ErrorCode.not_coordinator)
-    return response
+    # transaction is still added whole, one after another in the request's order. A group-commit
+    # job failing meanwhile is answered by the dispatcher (shim.apis._coordinator_sync).
+    return await _answer(ctx, request, Pacer())
 
 
 async def _answer(ctx, request, pace):

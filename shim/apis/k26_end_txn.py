@@ -57,6 +57,10 @@ async def _steps(ctx, commit, txn_id):
         prepared = True
         if not txn.advance(txn_id, now_ms()):
             break
+    # Kafka answers once the Prepare state is durable, the markers written after
+    # (TransactionCoordinator.endTransaction): neither a later step's failure nor another
+    # request's write waiting for a job changes the answer
+    ctx.coordinator_seen = None
     pid, epoch = txn.identity(txn_id)
     return ctx.response(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch)
 

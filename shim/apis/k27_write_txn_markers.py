@@ -7,7 +7,9 @@ group commit off the loop (shim.storage.group_commit) and answered once a job th
 them is done; a job that fails answers each marker written KAFKA_STORAGE_ERROR, the error of
 Kafka's append (its flush under flush.messages=1 failed), and takes the directory offline. While
 the data directory is offline every partition is UNKNOWN_TOPIC_OR_PARTITION: Kafka's handler finds
-no online log to read the record format of (ReplicaManager.getMagic).
+no online log to read the record format of (ReplicaManager.getMagic). In a simulated cluster only
+the partition's leader writes the marker: a follower answers NOT_LEADER_OR_FOLLOWER (3.9 and 4.x
+alike, __consumer_offsets included), a broker with no replica UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from ..coordinators.txn.markers import write_markers
@@ -32,15 +34,16 @@ async def handle(ctx, request):
     # Kafka's other handler threads may between the markers' appends. The barrier is asked for
     # after the last write, so the answer still waits for every marker to be on disk.
     pace = Pacer()
-    outcomes = [(marker, await _write(node, marker, allowed, staged, pace))
+    outcomes = [(marker, await _write(ctx, marker, allowed, staged, pace))
                 async for marker in pace.each(request.markers)]
     if staged and any(code == ErrorCode.none for _, codes in outcomes for code in codes.values()):
         return await _synced(ctx, commit.barrier(), outcomes)
     return await _response(ctx, outcomes)
 
 
-async def _write(node, marker, allowed: bool, staged: bool, pace: Pacer) -> dict:
+async def _write(ctx, marker, allowed: bool, staged: bool, pace: Pacer) -> dict:
     """Each partition's outcome of one marker, a slice of partitions at a time."""
+    node = ctx.node
     # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
     wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
     if not allowed:
@@ -50,11 +53,37 @@ async def _write(node, marker, allowed: bool, staged: bool, pace: Pacer) -> dict
     outcome, now = {}, now_ms()
     for start in range(0, len(wanted), MARKER_SLICE):
         await pace()
-        outcome.update(write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
-                                     marker.coordinator_epoch, marker.transaction_result,
-                                     wanted[start:start + MARKER_SLICE], now, node.cluster.check_min_isr,
-                                     durable=not staged))
+        part, refused = wanted[start:start + MARKER_SLICE], {}
+        written = write_markers(node.logs, node.txn.marker_listeners, marker.producer_id, marker.producer_epoch,
+                                marker.coordinator_epoch, marker.transaction_result, _led(ctx, part, refused), now,
+                                node.cluster.check_min_isr, durable=not staged)
+        outcome.update((tp, refused[tp] if tp in refused else written[tp]) for tp in part)
     return outcome
+
+
+def _led(ctx, partitions: list, refused: dict) -> list:
+    """The partitions this broker leads; the others' errors into ``refused``. A simulated broker
+    with no replica of the partition has no log to read its format from: UNKNOWN_TOPIC_OR_PARTITION
+    (ReplicaManager.getMagic); a follower's is NOT_LEADER_OR_FOLLOWER, 3.9's from the append
+    (Partition.appendRecordsToLeader), 4.x's for __consumer_offsets the group coordinator's
+    NOT_COORDINATOR (it is loaded on the leader only: CoordinatorRuntime.contextOrThrow), which
+    KafkaApis.handleWriteTxnMarkersRequest answers NOT_LEADER_OR_FOLLOWER."""
+    cluster = ctx.node.cluster
+    if cluster.single:
+        return partitions
+    led = []
+    for topic, p in partitions:
+        if (topic, p) not in ctx.node.logs.logs:
+            led.append((topic, p))  # write_markers answers UNKNOWN_TOPIC_OR_PARTITION
+            continue
+        s = cluster.state(topic, p)
+        if ctx.node_id not in s.replicas:
+            refused[(topic, p)] = ErrorCode.unknown_topic_or_partition
+        elif s.leader != ctx.node_id:
+            refused[(topic, p)] = ErrorCode.not_leader_or_follower
+        else:
+            led.append((topic, p))
+    return led
 
 
 async def _synced(ctx, barrier, outcomes):

@@ -62,6 +62,10 @@ class GroupCommit:
         self.coordinator_written = 0
         self.coordinator_synced = 0
         self.failed: OSError | None = None  # the first failed job's error: the data directory is offline
+        # the coordinator appends (counted as coordinator_written counts them) the first failure
+        # left off disk: no append is written after it (the directory is offline)
+        self.lost = (0, 0)
+        self.on_offline: list = []  # called once, on the loop, when the directory goes offline
 
     def attach(self) -> bool:
         """True when appends may be left to a job: only with a running event loop to answer on."""
@@ -85,12 +89,23 @@ class GroupCommit:
         """An fsync failed (a job's, or one a coordinator's step made before returning): the data
         directory is offline from now on."""
         log.error("fsync failed: the data directory is offline", exc_info=error)
+        first = self.failed is None
+        if first:
+            self.lost = (self.coordinator_synced, self.coordinator_written)
         self.failed = self.failed or error
         self.coordinator_synced = self.coordinator_written  # no answer waits for a job any more
+        if first:
+            for resign in self.on_offline:  # the coordinators of the offline partitions (shim.node)
+                resign()
 
     def coordinator_unsynced(self) -> bool:
         """A coordinator append is not yet known to be on disk."""
         return self.coordinator_synced < self.coordinator_written
+
+    def lost_since(self, synced: int) -> bool:
+        """A coordinator append not yet on disk when ``coordinator_synced`` was ``synced`` (one a
+        request may have made or read since) was lost by a failed fsync."""
+        return self.lost[1] > max(synced, self.lost[0])
 
     def pending(self) -> bool:
         """Something written is not yet known to be on disk."""

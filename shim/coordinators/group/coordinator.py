@@ -25,7 +25,7 @@ from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
 from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
 from .deadlines import classic_deadlines
 from .expiration import DEFAULT_CHECK_INTERVAL_MS, DEFAULT_RETENTION_MS, OffsetExpiration
-from .loading import load_groups, on_loaded
+from .loading import load_groups, on_loaded, on_resignation
 from .offsets import OffsetOperations
 from .state import (
     GroupMetadata,
@@ -569,3 +569,6 @@ class GroupCoordinator(OffsetOperations):
         """This broker now leads the offsets partition of the groups ``coordinated`` picks (Kafka: onElection)."""
         return on_loaded(self, coordinated, now_ms)
 
+    def on_offline(self) -> None:
+        """The data directory went offline: every group is resigned (loading.on_resignation)."""
+        on_resignation(self)

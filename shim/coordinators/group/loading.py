@@ -76,6 +76,15 @@ def on_loaded(gc: "GroupCoordinator", coordinated: Callable[[str], bool], now_ms
     return restarted
 
 
+def on_resignation(gc: "GroupCoordinator") -> None:
+    """The data directory went offline: every group's offsets partition lost its leader, and the
+    coordinator resigns them all (Kafka: onResignation once the controller moved the leadership of
+    the offline replicas, then GroupMetadataManager.onUnloaded): a JoinGroup or SyncGroup parked in
+    a rebalance is answered NOT_COORDINATOR at once."""
+    for group in gc.groups.values():
+        _unload(group)
+
+
 def _unload(group: GroupMetadata) -> None:
     """Kafka: GroupMetadataManager.onUnloaded -- a JoinGroup or SyncGroup parked at the old
     coordinator is answered NOT_COORDINATOR, so its client finds the new coordinator and asks
