@@ -44,10 +44,11 @@ serve: $(STAMP)
 	@$(BIN)/python -m compileall -q shim codecs/kafka_codecs >/dev/null
 	$(BIN)/kafka-shim serve
 
-# tests/ but its serial tests on two pytest-xdist workers, then one session of the serial tests and
-# compat/ (see conftest.py); both always run, and either failing fails `make test`
+# tests/ and compat/ but their serial tests on two pytest-xdist workers (each module on one worker),
+# then one session of the serial tests (see conftest.py); both always run, and either failing fails
+# `make test`
 test: $(TEST_DEPS) kcat
-	$(BIN)/python -m pytest -q -n 2 -m "not serial" tests; parallel=$$?; \
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not serial" tests compat; parallel=$$?; \
 	$(BIN)/python -m pytest -q -m serial; serial=$$?; \
 	test $$parallel -eq 0 && test $$serial -eq 0
 

@@ -5,13 +5,16 @@ variable KAFKA_SHIM_EVENT_LOOP=asyncio (or uvloop) moves every in-process broker
 loop: the async tests' loops here, BrokerThread and ``kafka-shim serve`` through BrokerConfig's
 default. A test marked ``@pytest.mark.asyncio(loop_factories=LOOPS)`` runs once on each loop.
 
-``make test`` runs the tests of tests/ marked ``serial`` and every test of compat/ in one pytest
-session, then the rest of tests/ on two pytest-xdist workers (``-n 2 -m "not serial" tests``). A
-test of tests/ is marked ``serial`` when its module is in SERIAL (bounds on loop turns, CPU or wall
+``make test`` runs the tests of tests/ and compat/ not marked ``serial`` on two pytest-xdist workers
+(``-n 2 --dist loadfile -m "not serial" tests compat``: a module's tests stay on one worker, so its
+module-scoped brokers and JVMs start once), then the ``serial`` ones in one session of their own.
+A test of tests/ is ``serial`` when its module is in SERIAL (bounds on loop turns, CPU or wall
 time, idle and session deadlines on the real clock, pacing and fairness between connections) or
 measures its thread's or process's CPU time: a second worker beside it would take the time it is
-checked on. compat/ starts brokers, JVMs and clients as subprocesses and runs background suites
-from its collection (compat/peers): all of it is ``serial``.
+checked on. Of compat/, the fuzzing (its loop-stall bounds) and compat/peers (the librdkafka and
+kafka-python suites, which start in the background at collection and must start once) are
+``serial``; the real-client tests run on the workers, each on brokers, ports and directories of
+its own.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ SERIAL = frozenset({
     "tests/test_server_fairness.py", "tests/test_server_fairness_writes.py", "tests/test_server_limits.py",
     "tests/test_topic_lifecycle_loop.py", "tests/txn/test_fetch_isolation.py",
 })
+SERIAL_DIRS = ("compat/fuzz/", "compat/peers/")
 # a module that measures CPU time is serial even when SERIAL does not name it
 MEASURES_CPU = re.compile(r"thread_time|process_time|getrusage|loop_stall|stall_during")
 
@@ -57,7 +61,7 @@ def pytest_configure(config):
 def _serial(path: Path, cache: dict) -> bool:
     if path not in cache:
         rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
-        if not rel.startswith("tests/") or rel in SERIAL:
+        if rel in SERIAL or rel.startswith(SERIAL_DIRS) or not rel.startswith(("tests/", "compat/")):
             cache[path] = True
         else:
             try:

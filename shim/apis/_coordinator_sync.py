@@ -17,7 +17,9 @@ coordinators resigned (shim.apis.context.RequestContext.coordinates). A handler 
 its write (a paced walk of the request, a wait for a rebalance or for records) may see the job that
 has its write fail meanwhile; the failure settles every coordinator append (GroupCommit.fail), so
 the dispatcher asks GroupCommit.lost_since instead: an append not yet on disk when the request
-started, or made since, that the failure lost answers NOT_COORDINATOR too.
+started, or made since, that the failure lost answers NOT_COORDINATOR too. ShareFetch and
+ShareAcknowledge settle their acknowledgements' writes themselves (shim.apis._share.Acknowledgements:
+rolled back, COORDINATOR_NOT_AVAILABLE per partition) and are then never NOT_COORDINATOR.
 """
 
 from __future__ import annotations

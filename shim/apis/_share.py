@@ -86,15 +86,58 @@ def resolve(ctx, topics):
     return out
 
 
-def acknowledge(ctx, group_id, member_id, topic, partition, batches, now) -> ErrorCode:
-    """Apply one partition's acknowledgement batches; the partition's acknowledge error code."""
-    for b in batches:
-        if b.last_offset < b.first_offset or not b.acknowledge_types or any(t not in ACK_TYPES
-                                                                             for t in b.acknowledge_types):
-            return ErrorCode.invalid_request
-    try:
-        ctx.node.share.acknowledge(group_id, member_id, topic, partition,
-                                   [(b.first_offset, b.last_offset, b.acknowledge_types) for b in batches], now)
-    except KafkaError as e:
-        return e.code
-    return ErrorCode.none
+# Kafka 4.1: the persister's answer once its retries of the share coordinator's NOT_COORDINATOR
+# (a coordinator append's KAFKA_STORAGE_ERROR) run out (PersisterStateManager.WriteStateHandler)
+WRITE_LOST = "Error in write state RPC. Exhausted max retries to complete write state RPC without success."
+
+
+class Acknowledgements:
+    """The acknowledgements of one ShareFetch or ShareAcknowledge, answered once their share-state
+    writes are on disk. Under --fsync always a write is fsynced by a group-commit job; one the job
+    lost is rolled back and its partition answered COORDINATOR_NOT_AVAILABLE (Kafka 4.1:
+    SharePartition.rollbackOrProcessStateUpdates, fetchPersisterError mapping the persister's
+    NOT_COORDINATOR), never the request's NOT_COORDINATOR: ShareFetch and ShareAcknowledge are the
+    partition leader's, and reach the share coordinator through the persister."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.commit = ctx.node.logs.group_commit
+        self.written = []  # (answer key, Undo, the coordinator appends counted once it was written)
+
+    def apply(self, key, group_id, member_id, topic, partition, batches, now) -> tuple[ErrorCode, str | None]:
+        """Apply one partition's acknowledgement batches; the partition's acknowledge error code and
+        message."""
+        for b in batches:
+            if b.last_offset < b.first_offset or not b.acknowledge_types or any(t not in ACK_TYPES
+                                                                                 for t in b.acknowledge_types):
+                return ErrorCode.invalid_request, None
+        try:
+            undo = self.ctx.node.share.acknowledge(group_id, member_id, topic, partition, [
+                (b.first_offset, b.last_offset, b.acknowledge_types) for b in batches], now)
+        except KafkaError as e:
+            if e.code == ErrorCode.kafka_storage_error:  # its write failed at once (nothing was applied)
+                return ErrorCode.coordinator_not_available, WRITE_LOST
+            return e.code, None
+        if self.commit is not None:  # None: each write is on disk (or not asked to be) once made
+            self.written.append((key, undo, self.commit.coordinator_written))
+        return ErrorCode.none, None
+
+    async def lost(self) -> list:
+        """The answer keys of the acknowledgements whose writes a failed job lost, rolled back."""
+        commit = self.commit
+        if commit is None:
+            return []
+        if self.written and commit.failed is None and commit.coordinator_synced < self.written[-1][2]:
+            try:
+                await commit.barrier()
+            except OSError:
+                pass
+        if commit.failed is None:
+            return []
+        # the directory is offline: each partition carries its own error, the request none
+        self.ctx.coordinator_seen = None
+        synced, written = commit.lost
+        lost = [(key, undo) for key, undo, index in self.written if synced < index <= written]
+        for _, undo in lost:
+            self.ctx.node.share.roll_back(undo)
+        return [key for key, _ in lost]

@@ -13,6 +13,7 @@ the cluster's state table (shim.cluster); while the data directory is offline, e
 no leader and every replica offline (shim.cluster.OfflineState). Eligible leader replicas (KIP-966 ELR) are always empty.
 """
 
+import heapq
 import uuid
 
 from ..cluster import offline_state
@@ -34,15 +35,15 @@ async def handle(ctx, request):
     cursor = request.cursor
     start_name = cursor.topic_name if cursor is not None else ""
     every = not request.topics
-    names = ctx.authorized(O.DESCRIBE, R.TOPIC, ctx.node.logs.topics) if every else {t.name for t in request.topics}
-    names = sorted(n for n in names if n >= start_name)
+    names = ctx.authorized(O.DESCRIBE, R.TOPIC, ctx.node.logs.topics) if every else (t.name for t in request.topics)
+    names, heap = await _gathered(names, start_name)
     if cursor is not None and not every and cursor.topic_name not in names:
         return await _refused(ctx, request)
     if cursor is not None and cursor.partition_index < 0:
         return await _refused(ctx, request)
     limit = max(min(MAX_REQUEST_PARTITION_SIZE_LIMIT, request.response_partition_limit), 1)
     topics, next_cursor = [], None
-    async for name in Pacer().each(names):  # paced: 2 MiB of unknown names took 2.5 CPU s in one turn
+    async for name in Pacer().each(_in_order(heap)):  # paced: 2 MiB of unknown names took 2.5 CPU s in one turn
         if limit == 0:
             next_cursor = ctx.make("Cursor", topic_name=name, partition_index=0)
             break
@@ -54,6 +55,23 @@ async def handle(ctx, request):
             break
         limit -= len(topic.partitions)
     return ctx.response(topics=tuple(topics), next_cursor=next_cursor)
+
+
+async def _gathered(names, start_name: str) -> tuple[set, list]:
+    """The names from the cursor's on, each once, as a set and as a heap. Gathered paced and taken
+    in order from the heap (:func:`_in_order`): building a set of 2 MiB of names and sorting it
+    held the loop 0.3 CPU s in one turn."""
+    seen, heap = set(), []
+    async for name in Pacer().each(names):
+        if name >= start_name and name not in seen:
+            seen.add(name)
+            heapq.heappush(heap, name)
+    return seen, heap
+
+
+def _in_order(heap: list):
+    while heap:
+        yield heapq.heappop(heap)
 
 
 def _topic(ctx, name, first, limit):

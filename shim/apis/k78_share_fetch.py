@@ -7,7 +7,8 @@ releasing what the member still holds of its partitions; so does the client's co
 while the session it opened is open (Kafka 4.1's member-leave listener), and a fetch parked in a
 session closed meanwhile acquires nothing. Piggybacked acknowledgements (Accept, Release, Reject,
 Gap) are applied first; each partition answers its own acknowledge error (INVALID_RECORD_STATE for
-records the member does not hold). Then every partition of the session is asked for records to
+records the member does not hold; COORDINATOR_NOT_AVAILABLE, rolled back, for acknowledgements whose
+share-state write a failed --fsync always job lost: shim.apis._share.Acknowledgements). Then every partition of the session is asked for records to
 acquire: whole batches are returned with the acquired ranges (first, last offset, delivery count)
 and the acquisition lock time; the request parks until something is acquired or MaxWaitMs passes
 (an append, an acknowledgement or an expired lock wakes it). MaxRecords bounds the acquired records
@@ -25,7 +26,7 @@ import time
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
-from ._share import acknowledge, current_leader, request_error, resolve, topic_name
+from ._share import WRITE_LOST, Acknowledgements, current_leader, request_error, resolve, topic_name
 from ._pace import Pacer
 from .registry import api
 
@@ -46,11 +47,16 @@ async def handle(ctx, request):
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
     answers, acknowledged = {}, set()  # (topic id, partition) -> dict of PartitionData fields; those acknowledged
+    acks = Acknowledgements(ctx)
     async for tid, name, p, batches, error in Pacer().each(requested):  # paced, as ShareAcknowledge
         answer = answers[(tid, p)] = _answer(ctx, name, p, error)
         if batches and error is None:
-            answer["acknowledge_error_code"] = acknowledge(ctx, group, member, name, p, batches, now)
+            answer["acknowledge_error_code"], answer["acknowledge_error_message"] = acks.apply(
+                (tid, p), group, member, name, p, batches, now)
             acknowledged.add((tid, p))
+    for key in await acks.lost():
+        answers[key].update(acknowledge_error_code=ErrorCode.coordinator_not_available,
+                            acknowledge_error_message=WRITE_LOST)
     if session is None:
         share.close_session(group, member, ctx.node_id)
     else:

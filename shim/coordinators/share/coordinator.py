@@ -28,7 +28,7 @@ from . import state_metadata as sm
 from ..group.topic_hash import TopicHashes
 from .group import LEAVE_EPOCH, ShareGroup, Topics
 from .initialization import ShareStateTracker
-from .partition import NO_DEADLINE, SharePartition
+from .partition import NO_DEADLINE, SharePartition, Undo, undo_of
 from .sessions import ShareSessionCache
 from .store import ShareStateStore, encode, restore
 
@@ -259,17 +259,30 @@ class ShareCoordinator:
 
     # -- acknowledgements -----------------------------------------------------------------------
 
-    def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int, batches, now_ms: int) -> None:
-        """``batches``: (first offset, last offset, acknowledge types) of one partition."""
+    def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int, batches, now_ms: int) -> Undo:
+        """``batches``: (first offset, last offset, acknowledge types) of one partition. Returns what
+        to :meth:`roll_back` should the write be lost after all (a failed group-commit fsync)."""
         key = (group_id, topic, partition)
         if key not in self.partitions:
             raise KafkaError(ErrorCode.invalid_record_state, "no records of this partition were acquired")
-        changed = self.partitions[key].copy()
+        live = self.partitions[key]
+        changed = live.copy()
         for first, last, types in batches:
             changed.acknowledge(member_id, first, last, list(types), now_ms)
         self._persist(group_id, {(topic, partition): changed})
         self.partitions[key] = changed
         self._released()
+        return undo_of(key, live, changed, {o for first, last, _ in batches for o in range(first, last + 1)})
+
+    def roll_back(self, undo: Undo) -> None:
+        """An acknowledgement whose write a failed fsync lost is undone (Kafka:
+        SharePartition.rollbackOrProcessStateUpdates); what was last written of the partition is
+        no longer known."""
+        sp = self.partitions.get(undo.key)
+        if sp is not None:
+            sp.roll_back(undo)
+            self._written.pop(undo.key, None)
+            self._deadline_set(sp.next_deadline())
 
     def close_session(self, group_id: str, member_id: str, node_id: int = 0) -> None:
         """The member's session with broker ``node_id`` ends: it gives up what it holds there."""

@@ -160,6 +160,18 @@ class SharePartition:
             self._settle(self.records[offset], kind)
         self._advance()
 
+    def roll_back(self, undo: "Undo") -> None:
+        """Kafka: SharePartition.rollbackOrProcessStateUpdates -- the records a change whose write
+        was lost moved go back to their state before it (acquired by the member, its lock and
+        delivery count as they were), each unless it moved again since (acquired by another member,
+        its lock expired); one the change finished and dropped is in flight again."""
+        for offset, record in undo.before.items():
+            current = self.records.get(offset)
+            if (None if current is None else _values(current)) != undo.after[offset]:
+                continue
+            self.records[offset] = InFlight(*_values(record))
+            self.start_offset = min(self.start_offset, offset)
+
     def release_member(self, member_id: str) -> None:
         """A member left or closed its share session: what it holds is available again, its
         delivery count one lower -- what the member did with a record it carried in the
@@ -213,6 +225,24 @@ class SharePartition:
                 self.start_offset += 1
             else:
                 break
+
+
+@dataclass(slots=True)
+class Undo:
+    """What one change did to some records of a share partition, to roll back if its write is lost:
+    each offset's record before it, and its values (:func:`_values`) after it (None: dropped)."""
+    key: tuple[str, str, int]  # (group id, topic, partition)
+    before: dict[int, InFlight]
+    after: dict[int, tuple | None]
+
+
+def undo_of(key, before: SharePartition, after: SharePartition, offsets) -> Undo:
+    return Undo(key, {o: before.records[o] for o in offsets},
+                {o: None if (r := after.records.get(o)) is None else _values(r) for o in offsets})
+
+
+def _values(record: InFlight) -> tuple:
+    return record.state, record.delivery_count, record.member_id, record.lock_deadline
 
 
 def _extend(ranges: list[tuple[int, int, int]], offset: int, count: int) -> None:
