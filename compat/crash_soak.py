@@ -50,6 +50,8 @@ import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.conftest import ShimProcess
+from compat.soak_groups import GROUP as MEMBERS_GROUP
+from compat.soak_groups import GroupMembers, Moment
 from compat.soak_topics import TopicLives
 
 IDEM, TXN, COMPACT = "soak-idem", "soak-txn", "soak-compact"
@@ -77,6 +79,7 @@ class Ledger:
     compact_acked: dict = field(default_factory=dict)  # key -> highest acknowledged version
     compact_sent: dict = field(default_factory=dict)  # key -> highest version sent
     topics: TopicLives = field(default_factory=TopicLives)
+    members: GroupMembers = field(default_factory=GroupMembers)
     problems: list = field(default_factory=list)
     stuck: list = field(default_factory=list)  # client calls that outlived their timeout (librdkafka's)
     restart_s: list = field(default_factory=list)  # each restart's time to its ready line
@@ -89,6 +92,7 @@ class Ledger:
         self._verify_offsets(bootstrap, found)
         self._verify_compact(read(bootstrap, COMPACT, 2, "read_committed"), found)
         found += self.topics.verify(bootstrap, CLIENT, read)
+        found += self.members.verify(committed(bootstrap, MEMBERS_GROUP, 3))
         return found
 
     def _verify_idem(self, log: dict, found: list) -> None:
@@ -178,14 +182,15 @@ def committed(bootstrap: str, group: str, partitions: int) -> dict[int, int]:
 
 
 class Workers:
-    """The five workers of one cycle, each on its own thread until ``stop``."""
+    """The workers of one cycle, each on its own thread until ``stop``."""
 
     def __init__(self, bootstrap: str, ledger: Ledger, rng: random.Random, cycle: int) -> None:
         self.bootstrap, self.ledger, self.rng, self.cycle = bootstrap, ledger, rng, cycle
         self.halt = threading.Event()
         self.killed = threading.Event()  # set just before the kill
+        self.restarted = Moment()  # set once the next broker is ready
         self.threads = [threading.Thread(target=self._guard, args=(fn,), daemon=True, name=fn.__name__)
-                        for fn in (self.idem, self.txn, self.commits, self.compact, self.lifecycle)]  # fmt: skip
+                        for fn in (self.idem, self.txn, self.commits, self.compact, self.lifecycle, self.member, self.member)]  # fmt: skip
 
     def start(self) -> None:
         for t in self.threads:
@@ -309,6 +314,9 @@ class Workers:
     def lifecycle(self) -> None:
         self.ledger.topics.run(self.bootstrap, CLIENT, self.rng, self.halt, self.killed)
 
+    def member(self) -> None:
+        self.ledger.members.run(self.bootstrap, IDEM, CLIENT, self.halt, self.restarted, self.cycle)
+
     def compact(self) -> None:
         led = self.ledger
         producer = self._producer()
@@ -367,6 +375,7 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
             killed, broker = broker, ShimProcess(data_dir, port, args=args)
             broker.wait_ready(60)
             ledger.restart_s.append(round(broker.ready_after, 2))
+            workers.restarted.set()
             workers.stop()
             found = ledger.verify(bootstrap) + ledger.problems + broker_errors(killed.stderr)
             ledger.problems = []
@@ -375,6 +384,7 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
                                "compact_keys": len(ledger.compact_acked),
                                "topics": [ledger.topics.created, ledger.topics.deleted], "stuck": len(ledger.stuck),
                                "restart_s": ledger.restart_s[-1],
+                               "group": [ledger.members.commits, max(ledger.members.recover_s[-2:], default=None)],
                                "problems": found[:10]}))  # fmt: skip
             ledger.problems = found
             if found:  # the log of the broker the kill hit, then of the one that found the problems
