@@ -10,7 +10,8 @@ workers for a random time, and kills the broker with SIGKILL while they are mid-
   transactions over two partitions, each committing transaction also committing a group offset
   (``send_offsets_to_transaction``) equal to its number;
 * ``commits``: a consumer committing offsets synchronously (``commit(asynchronous=False)``);
-* ``compact``: an idempotent producer writing versions of 40 keys to a compacted topic.
+* ``compact``: an idempotent producer writing versions of 40 keys to a compacted topic;
+* ``lifecycle``: topics created, written and deleted under the same two names (compat/soak_topics.py).
 
 After each restart, everything any cycle had acknowledged is checked (``Ledger.verify``):
 
@@ -21,7 +22,9 @@ After each restart, everything any cycle had acknowledged is checked (``Ledger.v
   whole or not at all;
 * each group's committed offset is the last acknowledged commit, or a later one cut by the kill
   (for the transactional group: a commit whose transaction is visible, and no other);
-* each key of the compacted topic reads back as its last acknowledged version or a later one.
+* each key of the compacted topic reads back as its last acknowledged version or a later one;
+* each lifecycle topic exists or not as an acknowledged or interrupted CreateTopics or DeleteTopics
+  left it, with its acknowledged records and none of a deleted topic of the same name.
 
 ``python -m compat.crash_soak --cycles 20 --seed 7`` runs it by hand (compat/README.md);
 ``compat/test_crash_soak.py`` runs three cycles with a fixed seed.
@@ -47,6 +50,7 @@ import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.conftest import ShimProcess
+from compat.soak_topics import TopicLives
 
 IDEM, TXN, COMPACT = "soak-idem", "soak-txn", "soak-compact"
 TXN_GROUP, COMMIT_GROUP = "soak-eos", "soak-commits"
@@ -72,8 +76,10 @@ class Ledger:
     tried_commits: dict = field(default_factory=dict)  # partition -> every offset a commit was sent with
     compact_acked: dict = field(default_factory=dict)  # key -> highest acknowledged version
     compact_sent: dict = field(default_factory=dict)  # key -> highest version sent
+    topics: TopicLives = field(default_factory=TopicLives)
     problems: list = field(default_factory=list)
     stuck: list = field(default_factory=list)  # client calls that outlived their timeout (librdkafka's)
+    restart_s: list = field(default_factory=list)  # each restart's time to its ready line
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def verify(self, bootstrap: str) -> list[str]:
@@ -82,6 +88,7 @@ class Ledger:
         self._verify_txn(read(bootstrap, TXN, 2, "read_committed"), found)
         self._verify_offsets(bootstrap, found)
         self._verify_compact(read(bootstrap, COMPACT, 2, "read_committed"), found)
+        found += self.topics.verify(bootstrap, CLIENT, read)
         return found
 
     def _verify_idem(self, log: dict, found: list) -> None:
@@ -171,13 +178,14 @@ def committed(bootstrap: str, group: str, partitions: int) -> dict[int, int]:
 
 
 class Workers:
-    """The four workers of one cycle, each on its own thread until ``stop``."""
+    """The five workers of one cycle, each on its own thread until ``stop``."""
 
     def __init__(self, bootstrap: str, ledger: Ledger, rng: random.Random, cycle: int) -> None:
         self.bootstrap, self.ledger, self.rng, self.cycle = bootstrap, ledger, rng, cycle
         self.halt = threading.Event()
+        self.killed = threading.Event()  # set just before the kill
         self.threads = [threading.Thread(target=self._guard, args=(fn,), daemon=True, name=fn.__name__)
-                        for fn in (self.idem, self.txn, self.commits, self.compact)]  # fmt: skip
+                        for fn in (self.idem, self.txn, self.commits, self.compact, self.lifecycle)]  # fmt: skip
 
     def start(self) -> None:
         for t in self.threads:
@@ -298,6 +306,9 @@ class Workers:
         finally:
             consumer.close()
 
+    def lifecycle(self) -> None:
+        self.ledger.topics.run(self.bootstrap, CLIENT, self.rng, self.halt, self.killed)
+
     def compact(self) -> None:
         led = self.ledger
         producer = self._producer()
@@ -350,16 +361,20 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
             workers = Workers(bootstrap, ledger, rng, cycle)
             workers.start()
             time.sleep(rng.uniform(*run_s))  # the kill lands wherever the workers happen to be
+            workers.killed.set()
             broker.send_signal(signal.SIGKILL)
             broker.wait(30)
             killed, broker = broker, ShimProcess(data_dir, port, args=args)
             broker.wait_ready(60)
+            ledger.restart_s.append(round(broker.ready_after, 2))
             workers.stop()
-            found = ledger.verify(bootstrap) + ledger.problems
+            found = ledger.verify(bootstrap) + ledger.problems + broker_errors(killed.stderr)
             ledger.problems = []
             report(json.dumps({"cycle": cycle, "idem_acked": len(ledger.idem_acked),
                                "txns": [len(ledger.committed_txns), len(ledger.aborted_txns), len(ledger.uncertain_txns)],
-                               "compact_keys": len(ledger.compact_acked), "stuck": len(ledger.stuck),
+                               "compact_keys": len(ledger.compact_acked),
+                               "topics": [ledger.topics.created, ledger.topics.deleted], "stuck": len(ledger.stuck),
+                               "restart_s": ledger.restart_s[-1],
                                "problems": found[:10]}))  # fmt: skip
             ledger.problems = found
             if found:  # the log of the broker the kill hit, then of the one that found the problems
@@ -368,9 +383,16 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
     finally:
         broker.proc.kill()
         broker.wait(30)
-        if broker.stderr and "Traceback" in broker.stderr:
-            ledger.problems.append("the broker logged a traceback:\n" + broker.stderr[-3000:])
+        ledger.problems += broker_errors(broker.stderr)
     return ledger
+
+
+def broker_errors(stderr: str) -> list[str]:
+    """A broker's log lines at ERROR or worse, and its tracebacks: a broker the kill hit had started
+    by recovering the one killed before it, so its log shows what that recovery met."""
+    lines = stderr.splitlines()
+    bad = [i for i, line in enumerate(lines) if " ERROR " in line or " CRITICAL " in line or line.startswith("Traceback")]
+    return ["the broker logged:\n" + "\n".join(lines[i:i + 12]) for i in bad[:3]]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from compat.crash_soak import soak
+from compat.soak_topics import TopicLives
 
 pytestmark = pytest.mark.shim_only("kills the broker with SIGKILL, cycle after cycle")
 
@@ -24,6 +25,7 @@ def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path):
     # The kills landed on real work: records, both transaction outcomes, commits and compacted keys.
     assert ledger.idem_acked and ledger.committed_txns and ledger.aborted_txns, reports
     assert ledger.last_commit and len(ledger.compact_acked) == 40, reports
+    assert ledger.topics.created and ledger.topics.deleted, reports
 
 
 def test_kill9_under_fsync_always_loses_nothing_acknowledged(tmp_path):
@@ -33,3 +35,19 @@ def test_kill9_under_fsync_always_loses_nothing_acknowledged(tmp_path):
     ledger = soak(2, seed, tmp_path / "data", run_s=(1.5, 3.0), fsync="always")
     assert ledger.problems == [], "\n".join(ledger.problems)
     assert ledger.idem_acked and ledger.committed_txns and ledger.last_commit
+
+
+def test_the_lifecycle_check_finds_a_deleted_topics_records_and_lost_ones():
+    """The lifecycle check can fail: records of an earlier incarnation of the name, an acknowledged
+    record missing, and a value twice are each reported."""
+    lives = TopicLives()
+    lives.acked = {3: {b"L3-0": (0, 0), b"L3-1": (1, 0)}, 4: {b"L4-0": (0, 0), b"L4-1": (1, 0)}}
+    healthy = {0: {0: (None, b"L4-0")}, 1: {0: (None, b"L4-1")}}
+    found: list[str] = []
+    lives._verify_records("soak-life-0", 4, healthy, found)
+    assert found == []
+    resurrected = {0: {0: (None, b"L3-0"), 1: (None, b"L4-0")}, 1: {0: (None, b"L4-1"), 1: (None, b"L4-1")}}
+    lives._verify_records("soak-life-0", 4, resurrected, found)
+    assert any("records of [b'L3'] reappeared" in f for f in found), found
+    assert any("acknowledged b'L4-0' at 0" in f for f in found), found
+    assert any("1 values twice" in f for f in found), found
