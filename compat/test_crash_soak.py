@@ -25,6 +25,7 @@ def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path):
     assert len(reports) == cycles
     # The kills landed on real work: records, both transaction outcomes, commits and compacted keys.
     assert ledger.idem_acked and ledger.committed_txns and ledger.aborted_txns, reports
+    assert ledger.kafka_python.acked, reports
     assert ledger.last_commit and len(ledger.compact_acked) == 40, reports
     assert ledger.topics.created and ledger.topics.deleted, reports
     assert ledger.members.commits and len(ledger.members.recover_s) == 2 * cycles, reports
