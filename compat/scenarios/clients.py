@@ -134,7 +134,9 @@ SCENARIOS: list[Scenario] = [
              "and deleted (the next member receives from the altered offset, then from share.auto.offset.reset), "
              "refused while a member is in, and the empty group is deleted; an assigned partition is listed (with no "
              "start offset) before its first fetch; a classic consumer of a share group's "
-             "id is refused (INCONSISTENT_GROUP_PROTOCOL).",
+             "id is refused (INCONSISTENT_GROUP_PROTOCOL). Acknowledgements whose share-state write the broker's "
+             "disk fails (kafka-shim only) are rolled back and commit_sync reports COORDINATOR_NOT_AVAILABLE for "
+             "their partition.",
              ("confluent-kafka", "java")),
     Scenario("share.durability", "share groups survive kill -9 of the broker mid-consumption",
              "Against Kafka 4.1 emulation, a share consumer in explicit mode accepts and commits records; the "
