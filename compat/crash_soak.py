@@ -1,8 +1,8 @@
 """A crash soak: real clients write while ``kill -9`` hits the broker at random moments, cycle after cycle.
 
 Each cycle starts ``kafka-shim serve`` on the same data directory and port (small segments, so
-segments roll all the time; a compacted topic the cleaner keeps rewriting), runs four confluent-kafka
-workers for a random time, and kills the broker with SIGKILL while they are mid-flight:
+segments roll all the time; a compacted topic the cleaner keeps rewriting), runs these workers for a
+random time, and kills the broker with SIGKILL while they are mid-flight:
 
 * ``idem``: an idempotent acks=all producer over three partitions, values numbered in send order;
 * ``txn``: a transactional producer (the same transactional.id every cycle, so each cycle's
@@ -11,7 +11,9 @@ workers for a random time, and kills the broker with SIGKILL while they are mid-
   (``send_offsets_to_transaction``) equal to its number;
 * ``commits``: a consumer committing offsets synchronously (``commit(asynchronous=False)``);
 * ``compact``: an idempotent producer writing versions of 40 keys to a compacted topic;
-* ``lifecycle``: topics created, written and deleted under the same two names (compat/soak_topics.py).
+* ``lifecycle``: topics created, written and deleted under the same two names (compat/soak_topics.py);
+* ``member`` (twice): two members of one consumer group committing their positions (compat/soak_groups.py);
+* ``kafka_python``: kafka-python's idempotent producer on a topic of its own (compat/soak_kafka_python.py).
 
 After each restart, everything any cycle had acknowledged is checked (``Ledger.verify``):
 
@@ -50,6 +52,11 @@ import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.conftest import ShimProcess
+from compat.soak_groups import GROUP as MEMBERS_GROUP
+from compat.soak_groups import GroupMembers, Moment
+from compat.soak_kafka_python import PARTITIONS as KP_PARTITIONS
+from compat.soak_kafka_python import TOPIC as KP_TOPIC
+from compat.soak_kafka_python import KafkaPythonProducer
 from compat.soak_topics import TopicLives
 
 IDEM, TXN, COMPACT = "soak-idem", "soak-txn", "soak-compact"
@@ -77,6 +84,8 @@ class Ledger:
     compact_acked: dict = field(default_factory=dict)  # key -> highest acknowledged version
     compact_sent: dict = field(default_factory=dict)  # key -> highest version sent
     topics: TopicLives = field(default_factory=TopicLives)
+    members: GroupMembers = field(default_factory=GroupMembers)
+    kafka_python: KafkaPythonProducer = field(default_factory=KafkaPythonProducer)
     problems: list = field(default_factory=list)
     stuck: list = field(default_factory=list)  # client calls that outlived their timeout (librdkafka's)
     restart_s: list = field(default_factory=list)  # each restart's time to its ready line
@@ -84,25 +93,16 @@ class Ledger:
 
     def verify(self, bootstrap: str) -> list[str]:
         found: list[str] = []
-        self._verify_idem(read(bootstrap, IDEM, 3, "read_uncommitted"), found)
+        verify_idempotent(IDEM, read(bootstrap, IDEM, 3, "read_uncommitted"), self.idem_acked, self.idem_sent, found)
+        kp = self.kafka_python
+        verify_idempotent(KP_TOPIC, read(bootstrap, KP_TOPIC, KP_PARTITIONS, "read_uncommitted"), kp.acked, kp.sent,
+                          found)  # fmt: skip
         self._verify_txn(read(bootstrap, TXN, 2, "read_committed"), found)
         self._verify_offsets(bootstrap, found)
         self._verify_compact(read(bootstrap, COMPACT, 2, "read_committed"), found)
         found += self.topics.verify(bootstrap, CLIENT, read)
+        found += self.members.verify(committed(bootstrap, MEMBERS_GROUP, 3))
         return found
-
-    def _verify_idem(self, log: dict, found: list) -> None:
-        for (p, value), offset in self.idem_acked.items():
-            if log[p].get(offset, (None, None))[1] != value:
-                found.append(f"{IDEM}-{p}: acknowledged {value!r} at {offset}, the log has {log[p].get(offset)}")
-        for p, records in log.items():
-            values = [v for _, (_, v) in sorted(records.items())]
-            if len(values) != len(set(values)):
-                found.append(f"{IDEM}-{p}: {len(values) - len(set(values))} values twice")
-            order = {v: i for i, v in enumerate(self.idem_sent.get(p, []))}
-            ranks = [order.get(v, -1) for v in values]
-            if ranks != sorted(ranks) or -1 in ranks:
-                found.append(f"{IDEM}-{p}: values out of send order or never sent")
 
     def _verify_txn(self, log: dict, found: list) -> None:
         seen: dict[int, list] = {}
@@ -147,6 +147,23 @@ class Ledger:
                 found.append(f"{COMPACT} key {key!r}: reads version {got}, acknowledged {version}")
 
 
+def verify_idempotent(topic: str, log: dict, acked: dict, sent: dict, found: list) -> None:
+    """``acked``: (partition, value) -> the offset it was acknowledged at; ``sent``: partition ->
+    values in send order. Each acknowledged record is at its offset, each value at most once and
+    in send order."""
+    for (p, value), offset in acked.items():
+        if log[p].get(offset, (None, None))[1] != value:
+            found.append(f"{topic}-{p}: acknowledged {value!r} at {offset}, the log has {log[p].get(offset)}")
+    for p, records in log.items():
+        values = [v for _, (_, v) in sorted(records.items())]
+        if len(values) != len(set(values)):
+            found.append(f"{topic}-{p}: {len(values) - len(set(values))} values twice")
+        order = {v: i for i, v in enumerate(sent.get(p, []))}
+        ranks = [order.get(v, -1) for v in values]
+        if ranks != sorted(ranks) or -1 in ranks:
+            found.append(f"{topic}-{p}: values out of send order or never sent")
+
+
 def read(bootstrap: str, topic: str, partitions: int, isolation: str) -> dict[int, dict]:
     """Every record of each partition from the start up to the end the isolation level sees."""
     consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-reader", "enable.auto.commit": False,
@@ -178,14 +195,16 @@ def committed(bootstrap: str, group: str, partitions: int) -> dict[int, int]:
 
 
 class Workers:
-    """The five workers of one cycle, each on its own thread until ``stop``."""
+    """The workers of one cycle, each on its own thread until ``stop``."""
 
     def __init__(self, bootstrap: str, ledger: Ledger, rng: random.Random, cycle: int) -> None:
         self.bootstrap, self.ledger, self.rng, self.cycle = bootstrap, ledger, rng, cycle
         self.halt = threading.Event()
         self.killed = threading.Event()  # set just before the kill
+        self.restarted = Moment()  # set once the next broker is ready
         self.threads = [threading.Thread(target=self._guard, args=(fn,), daemon=True, name=fn.__name__)
-                        for fn in (self.idem, self.txn, self.commits, self.compact, self.lifecycle)]  # fmt: skip
+                        for fn in (self.idem, self.txn, self.commits, self.compact, self.lifecycle, self.member, self.member,
+                                                    self.kafka_python)]  # fmt: skip
 
     def start(self) -> None:
         for t in self.threads:
@@ -309,6 +328,12 @@ class Workers:
     def lifecycle(self) -> None:
         self.ledger.topics.run(self.bootstrap, CLIENT, self.rng, self.halt, self.killed)
 
+    def kafka_python(self) -> None:
+        self.ledger.kafka_python.run(self.bootstrap, self.halt, self.cycle)
+
+    def member(self) -> None:
+        self.ledger.members.run(self.bootstrap, IDEM, CLIENT, self.halt, self.restarted, self.cycle)
+
     def compact(self) -> None:
         led = self.ledger
         producer = self._producer()
@@ -332,7 +357,7 @@ class Workers:
 
 def create_topics(bootstrap: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    topics = [NewTopic(IDEM, 3, 1), NewTopic(TXN, 2, 1),
+    topics = [NewTopic(IDEM, 3, 1), NewTopic(TXN, 2, 1), NewTopic(KP_TOPIC, KP_PARTITIONS, 1),
               NewTopic(COMPACT, 2, 1, config={"cleanup.policy": "compact", "segment.bytes": "16384",
                                               "min.cleanable.dirty.ratio": "0.01"})]  # fmt: skip
     for future in admin.create_topics(topics).values():
@@ -367,14 +392,16 @@ def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2
             killed, broker = broker, ShimProcess(data_dir, port, args=args)
             broker.wait_ready(60)
             ledger.restart_s.append(round(broker.ready_after, 2))
+            workers.restarted.set()
             workers.stop()
             found = ledger.verify(bootstrap) + ledger.problems + broker_errors(killed.stderr)
             ledger.problems = []
-            report(json.dumps({"cycle": cycle, "idem_acked": len(ledger.idem_acked),
+            report(json.dumps({"cycle": cycle, "idem_acked": [len(ledger.idem_acked), len(ledger.kafka_python.acked)],
                                "txns": [len(ledger.committed_txns), len(ledger.aborted_txns), len(ledger.uncertain_txns)],
                                "compact_keys": len(ledger.compact_acked),
                                "topics": [ledger.topics.created, ledger.topics.deleted], "stuck": len(ledger.stuck),
                                "restart_s": ledger.restart_s[-1],
+                               "group": [ledger.members.commits, max(ledger.members.recover_s[-2:], default=None)],
                                "problems": found[:10]}))  # fmt: skip
             ledger.problems = found
             if found:  # the log of the broker the kill hit, then of the one that found the problems

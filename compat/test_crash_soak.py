@@ -10,6 +10,7 @@ import os
 import pytest
 
 from compat.crash_soak import soak
+from compat.soak_groups import GroupMembers
 from compat.soak_topics import TopicLives
 
 pytestmark = pytest.mark.shim_only("kills the broker with SIGKILL, cycle after cycle")
@@ -24,8 +25,10 @@ def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path):
     assert len(reports) == cycles
     # The kills landed on real work: records, both transaction outcomes, commits and compacted keys.
     assert ledger.idem_acked and ledger.committed_txns and ledger.aborted_txns, reports
+    assert ledger.kafka_python.acked, reports
     assert ledger.last_commit and len(ledger.compact_acked) == 40, reports
     assert ledger.topics.created and ledger.topics.deleted, reports
+    assert ledger.members.commits and len(ledger.members.recover_s) == 2 * cycles, reports
 
 
 def test_kill9_under_fsync_always_loses_nothing_acknowledged(tmp_path):
@@ -51,3 +54,11 @@ def test_the_lifecycle_check_finds_a_deleted_topics_records_and_lost_ones():
     assert any("records of [b'L3'] reappeared" in f for f in found), found
     assert any("acknowledged b'L4-0' at 0" in f for f in found), found
     assert any("1 values twice" in f for f in found), found
+
+
+def test_the_group_check_finds_an_offset_gone_back_or_never_sent():
+    members = GroupMembers()
+    members.acked, members.tried = {0: 50, 1: 7}, {0: {40, 50, 60}, 1: {7}}
+    assert members.verify({0: 60, 1: 7}) == []  # 60: a commit cut by the kill, taken
+    assert members.verify({0: 40, 1: 7}) == ["soak-members-0: committed 40, highest acknowledged 50"]
+    assert members.verify({0: 50, 1: 9}) == ["soak-members-1: committed 9, highest acknowledged 7"]

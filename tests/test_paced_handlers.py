@@ -1,7 +1,9 @@
 """Handlers that walked a 2 MiB request's entries in one turn of the event loop
 (compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
-2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s; a request
-may hold 100 MiB) now go through the Pacer
+2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s,
+DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s; a request
+may hold 100 MiB), and the whole-request error answers of OffsetFetch v8 (0.9 s), AddPartitionsToTxn
+and ElectLeaders, now go through the Pacer
 (shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
 thread's CPU time) and that the answer is byte for byte the one given when the Pacer never yields
 and when it yields after every entry. Marked serial: they measure CPU time.
@@ -9,11 +11,18 @@ and when it yields after every entry. Marked serial: they measure CPU time.
 
 from __future__ import annotations
 
+import datetime
+import functools
+
 import pytest
 
 from shim.apis import _pace
 from shim.apis.dispatch import dispatch
 from shim.config import BrokerConfig
+from shim.control.mirror import error_codes
+from shim.control.ops import call
+from shim.coordinators.share.store import Change
+from shim.errors import ErrorCode
 from shim.node import Node
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
 
@@ -24,21 +33,21 @@ pytestmark = pytest.mark.serial
 REQUEST_BYTES = 2 << 20
 
 
-def _offset_fetch(n):
+def _offset_fetch(n, node):
     m = request_module(9, 8)
     group = m.OffsetFetchRequestGroup(group_id="g", topics=(
         m.OffsetFetchRequestTopics(name="t", partition_indexes=(0,)),))
     return 9, 8, make(request_class(9, 8), groups=(group,) * n, require_stable=False)
 
 
-def _share_offsets(n):
+def _share_offsets(n, node):
     m = request_module(90, 0)
     group = m.DescribeShareGroupOffsetsRequestGroup(group_id="s", topics=(
         m.DescribeShareGroupOffsetsRequestTopic(topic_name="t", partitions=(0,)),))
     return 90, 0, make(request_class(90, 0), groups=(group,) * n)
 
 
-def _share_offsets_topics(n):
+def _share_offsets_topics(n, node):
     m = request_module(90, 0)
     topics = tuple(m.DescribeShareGroupOffsetsRequestTopic(topic_name=f"u{i:07d}", partitions=(0,))
                    for i in range(n))
@@ -46,57 +55,81 @@ def _share_offsets_topics(n):
                                                                                                topics=topics),))
 
 
-def _quorum(n):
+def _quorum(n, node):
     m = request_module(55, 2)
     topic = m.TopicData(topic_name="__cluster_metadata", partitions=(m.PartitionData(partition_index=0),))
     return 55, 2, make(request_class(55, 2), topics=(topic,) * n)
 
 
-def _quorum_partitions(n):
+def _quorum_partitions(n, node):
     m = request_module(55, 2)
     topic = m.TopicData(topic_name="__cluster_metadata", partitions=tuple(m.PartitionData(partition_index=i)
                                                                             for i in range(n)))
     return 55, 2, make(request_class(55, 2), topics=(topic,))
 
 
-def _topic_partitions(n):
+def _topic_partitions(n, node):
     m = request_module(75, 0)
     return 75, 0, make(request_class(75, 0), topics=tuple(m.TopicRequest(name=f"u{i:06d}") for i in range(n)),
                        response_partition_limit=2000, cursor=None)
 
 
-def _topic_partitions_refused(n):
+def _topic_partitions_refused(n, node):
     m = request_module(75, 0)
     return 75, 0, make(request_class(75, 0), topics=(m.TopicRequest(name="u"),) * n, response_partition_limit=2000,
                        cursor=m.Cursor(topic_name="t", partition_index=0))
 
 
-def _markers(n):
+def _markers(n, node):
     m = request_module(27, 1)
     marker = m.WritableTxnMarker(producer_id=1000, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
                                  topics=(m.WritableTxnMarkerTopic(name="t", partition_indexes=(0,)),))
     return 27, 1, make(request_class(27, 1), markers=(marker,) * n)
 
 
-def _marker_partitions(n):
+def _marker_partitions(n, node):
     m = request_module(27, 1)
     marker = m.WritableTxnMarker(producer_id=1000, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
                                  topics=(m.WritableTxnMarkerTopic(name="u", partition_indexes=tuple(range(n))),))
     return 27, 1, make(request_class(27, 1), markers=(marker,))
 
 
-def _add_partitions(n):
+def _add_partitions(n, node):
     m = request_module(24, 5)
     txn = m.AddPartitionsToTxnTransaction(transactional_id="x", producer_id=1000, producer_epoch=0, verify_only=False,
                                           topics=(m.AddPartitionsToTxnTopic(name="t", partitions=(0,)),))
     return 24, 5, make(request_class(24, 5), transactions=(txn,) * n)
 
 
-def _add_partitions_v3(n):
+def _add_partitions_v3(n, node):
     m = request_module(24, 3)
     return 24, 3, make(request_class(24, 3), v3_and_below_transactional_id="x", v3_and_below_producer_id=1000,
                        v3_and_below_producer_epoch=0,
                        v3_and_below_topics=(m.AddPartitionsToTxnTopic(name="t", partitions=tuple(range(n))),))
+
+
+def _share_state(key, entity, n, node, by_partition, **partition):
+    """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
+    (t-3 does not exist) n times."""
+    m, tid = request_module(key, 0), node.logs.topics["t"].topic_id
+    if by_partition:
+        topics = (getattr(m, entity)(topic_id=tid, partitions=tuple(
+            m.PartitionData(partition=i % 4, **partition) for i in range(n))),)
+    else:
+        topics = (getattr(m, entity)(topic_id=tid, partitions=(m.PartitionData(partition=0, **partition),)),) * n
+    return key, 0, make(request_class(key, 0), group_id="s", topics=topics)
+
+
+def _elect_refused(n, node):  # election type 2: INVALID_REQUEST on each partition named
+    m = request_module(43, 1)
+    return 43, 1, make(request_class(43, 1), election_type=2, timeout=datetime.timedelta(seconds=30),
+                       topic_partitions=(m.TopicPartitions(topic="t", partitions=tuple(range(n))),))
+
+
+def _elect_topics(n, node):
+    m = request_module(43, 2)
+    return 43, 2, make(request_class(43, 2), election_type=0, timeout=datetime.timedelta(seconds=30),
+                       topic_partitions=(m.TopicPartitions(topic="t", partitions=()),) * n)
 
 
 CASES = {
@@ -111,35 +144,60 @@ CASES = {
     "write-txn-markers-partitions": _marker_partitions,
     "add-partitions-to-txn-v5": _add_partitions,
     "add-partitions-to-txn-v3-partitions": _add_partitions_v3,
+    "delete-share-group-state-topics": functools.partial(_share_state, 86, "DeleteStateData", by_partition=False),
+    "delete-share-group-state-partitions": functools.partial(_share_state, 86, "DeleteStateData", by_partition=True),
+    "read-share-group-state-summary-topics": functools.partial(_share_state, 87, "ReadStateSummaryData",
+                                                               by_partition=False, leader_epoch=0),
+    "read-share-group-state-summary-partitions": functools.partial(_share_state, 87, "ReadStateSummaryData",
+                                                                   by_partition=True, leader_epoch=0),
+    "elect-leaders-refused": _elect_refused,
+    "elect-leaders-topics": _elect_topics,
+    # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
+    "offset-fetch-v8-error": _offset_fetch,
+    "add-partitions-to-txn-v3-error": _add_partitions_v3,
+    "elect-leaders-error": _elect_refused,
 }
+FAULTED = {"offset-fetch-v8-error": "OffsetFetch", "add-partitions-to-txn-v3-error": "AddPartitionsToTxn",
+           "elect-leaders-error": "ElectLeaders"}
 
 
 @pytest.fixture
 def broker(tmp_path):
-    """A 4.1 node (share groups served) with topic t."""
+    """A 4.1 node (share groups served) with topic t, share group s's state on t-0."""
     node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1", group_initial_rebalance_delay_ms=0))
     node.logs.create_topic("t", 3)
     node.finalize_features({"share.version": 1})
+    node.share.store.write_batches([Change(("s", node.logs.topics["t"].topic_id, 0), 5, (), state_epoch=1,
+                                           leader_epoch=0, initialize=True)])
     yield node
     node.close()
 
 
-def _frame(build, n):
-    key, version, request = build(n)
+async def _faulted(node, case):
+    """The case's API answered with its whole-request error, as a control-plane fault does."""
+    if case in FAULTED:
+        await call(node.control, "error", {"api": FAULTED[case], "error": "NOT_COORDINATOR", "count": 0})
+
+
+def _frame(build, n, node):
+    key, version, request = build(n, node)
     return key, version, encode_request(RequestHeader(key, version, 1, "c"), request)
 
 
-def _sized(build):
+def _sized(build, node):
     """As amplify.py fills a request: n entries for REQUEST_BYTES."""
-    one, two = len(_frame(build, 1)[2]), len(_frame(build, 2)[2])
-    return _frame(build, REQUEST_BYTES // (two - one))
+    one, two = len(_frame(build, 1, node)[2]), len(_frame(build, 2, node)[2])
+    return _frame(build, REQUEST_BYTES // (two - one), node)
 
 
 @pytest.mark.parametrize("case", CASES)
 async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
-    key, version, frame = _sized(CASES[case])
+    key, version, frame = _sized(CASES[case], broker)
+    await _faulted(broker, case)
     raw, stall = await stall_during(dispatch(broker, frame))
     assert len(raw) > len(frame) // 2  # every entry answered
+    if case in FAULTED:
+        assert ErrorCode.not_coordinator in error_codes(decode_response(raw, key, version)[1])
     if case == "write-txn-markers":  # every marker written, each its own control batch
         markers = decode_response(raw, key, version)[1].markers
         assert {p.error_code for m in markers for t in m.topics for p in t.partitions} == {0}
@@ -149,7 +207,8 @@ async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
 
 @pytest.mark.parametrize("case", CASES)
 async def test_the_paced_answer_is_the_unpaced_one(broker, case, monkeypatch):
-    key, version, frame = _frame(CASES[case], 2000)
+    key, version, frame = _frame(CASES[case], 2000, broker)
+    await _faulted(broker, case)
     answers = []
     for slice_s in (1e9, 0.0):  # never yields; yields after every entry
         monkeypatch.setattr(_pace, "SLICE_S", slice_s)

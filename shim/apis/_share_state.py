@@ -21,6 +21,7 @@ from ..cluster import SHARE
 from ..coordinators.share.store import share_partition_key
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
+from ._pace import Pacer
 from ._share import share_groups_enabled
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -40,10 +41,13 @@ MESSAGES = {
 }
 
 
-def answer(ctx, request, result_entity: str, per_partition, precheck=None, **error_fields):
+async def answer(ctx, request, result_entity: str, per_partition, precheck=None, **error_fields):
     """The response: ``per_partition(key, topic name, partition data) -> fields`` for each
     partition that passes the checks, ``precheck(key, partition data)`` (raising KafkaError) among
-    them before the topic is looked up; ``error_fields`` fill a partition answered with an error."""
+    them before the topic is looked up; ``error_fields`` fill a partition answered with an error.
+    Paced (shim.apis._pace): 2 MiB of partitions took 1.6-2.5 CPU s in one turn of the loop. Kafka's
+    share coordinator takes each key as its own operation (ShareCoordinatorService), so others'
+    requests may run between two partitions' reads or writes here too."""
     if not request.topics or any(not t.partitions for t in request.topics) or not request.group_id:
         return ctx.response(results=())
     whole = None
@@ -51,25 +55,26 @@ def answer(ctx, request, result_entity: str, per_partition, precheck=None, **err
         whole = (ErrorCode.cluster_authorization_failed, MESSAGES[ErrorCode.cluster_authorization_failed])
     elif not share_groups_enabled(ctx):
         whole = (ErrorCode.coordinator_not_available, "Share coordinator is not available.")
-    results = []
-    for t in request.topics:
-        parts = []
-        for p in t.partitions:
-            problem = whole or _problem(ctx, request.group_id, t.topic_id, p.partition)
-            if problem is None:
-                key = (request.group_id, t.topic_id, p.partition)
-                try:
-                    if precheck is not None:
-                        precheck(key, p)
-                    fields = {"error_code": ErrorCode.none, "error_message": None,
-                              **per_partition(key, _topic(ctx, t.topic_id, p.partition), p)}
-                except KafkaError as e:
-                    problem = (e.code, e.message if e.message is not None else MESSAGES.get(e.code))
-            if problem is not None:
-                fields = {"error_code": problem[0], "error_message": problem[1], **error_fields}
-            parts.append(ctx.make("PartitionResult", partition=p.partition, **fields))
-        results.append(ctx.make(result_entity, topic_id=t.topic_id, partitions=tuple(parts)))
+    pace = Pacer()
+    results = [ctx.make(result_entity, topic_id=t.topic_id, partitions=tuple([
+        ctx.make("PartitionResult", partition=p.partition,
+                 **_partition(ctx, request.group_id, t.topic_id, p, whole, per_partition, precheck, error_fields))
+        async for p in pace.each(t.partitions)])) async for t in pace.each(request.topics)]
     return ctx.response(results=tuple(results))
+
+
+def _partition(ctx, group_id, topic_id, p, whole, per_partition, precheck, error_fields) -> dict:
+    problem = whole or _problem(ctx, group_id, topic_id, p.partition)
+    if problem is None:
+        key = (group_id, topic_id, p.partition)
+        try:
+            if precheck is not None:
+                precheck(key, p)
+            return {"error_code": ErrorCode.none, "error_message": None,
+                    **per_partition(key, _topic(ctx, topic_id, p.partition), p)}
+        except KafkaError as e:
+            problem = (e.code, e.message if e.message is not None else MESSAGES.get(e.code))
+    return {"error_code": problem[0], "error_message": problem[1], **error_fields}
 
 
 def _problem(ctx, group_id: str, topic_id, partition: int):

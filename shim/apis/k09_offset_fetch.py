@@ -56,9 +56,9 @@ async def _group(ctx, g, stable):
 async def error_response(ctx, request, code):
     """Kafka: OffsetFetchRequest.getErrorResponse -- v8+ on each group, v2-7 on the request, v1 on
     every partition."""
-    if ctx.version >= GROUPS_VERSION:
-        return ctx.response(groups=tuple(ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=code,
-                                                  topics=()) for g in request.groups))
+    if ctx.version >= GROUPS_VERSION:  # paced: 2 MiB of groups took 0.9 CPU s in one turn of the loop
+        return ctx.response(groups=tuple([ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=code,
+                                                   topics=()) async for g in Pacer().each(request.groups)]))
     if ctx.version >= 2:
         return ctx.response(topics=(), error_code=code)
     wanted = [(t.name, p) for t in request.topics or () for p in t.partition_indexes]

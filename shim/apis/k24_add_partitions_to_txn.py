@@ -95,9 +95,12 @@ def _grouped(ctx, results) -> tuple:
                  for t, ps in topics.items())
 
 
-def error_response(ctx, request, code):
+async def error_response(ctx, request, code):
+    """Kafka: AddPartitionsToTxnRequest.getErrorResponse -- v4+ on the request, v0-3 on every
+    partition, paced as the answer is."""
     if ctx.version >= BATCHED_VERSION:
         return ctx.response(error_code=code, results_by_transaction=())
-    wanted = {(t.name, p): code for t in request.v3_and_below_topics for p in t.partitions}
-    return ctx.response(results_by_topic_v3_and_below=_grouped(ctx, [(tp, ctx.make(
-        "AddPartitionsToTxnPartitionResult", partition_index=tp[1], partition_error_code=code)) for tp in wanted]))
+    pace = Pacer()
+    wanted = {tp: code async for tp in pace.each((t.name, p) for t in request.v3_and_below_topics
+                                                 for p in t.partitions)}
+    return ctx.response(results_by_topic_v3_and_below=await _topic_results(ctx, wanted, pace))

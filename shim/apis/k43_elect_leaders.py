@@ -26,7 +26,7 @@ NOT_NEEDED = "Leader election not needed for topic partition."
 async def handle(ctx, request):
     election_type = getattr(request, "election_type", PREFERRED)
     if election_type not in (PREFERRED, UNCLEAN):
-        return _refused(ctx, request, f"Unknown election type {election_type}")
+        return await _refused(ctx, request, f"Unknown election type {election_type}")
     logs, unclean = ctx.node.logs, election_type == UNCLEAN
     if request.topic_partitions is None:
         if ctx.node.cluster.single:
@@ -38,7 +38,7 @@ async def handle(ctx, request):
         pace = Pacer()
         results = tuple([_topic(ctx, t.topic, tuple([_elect(ctx, t.topic, p, unclean)
                                                      async for p in pace.each(t.partitions)]))
-                         for t in request.topic_partitions])
+                         async for t in pace.each(request.topic_partitions)])
     return ctx.response(error_code=ErrorCode.none, replica_election_results=results)
 
 
@@ -76,14 +76,16 @@ def _topic(ctx, name, partitions):
     return ctx.make("ReplicaElectionResult", topic=name, partition_result=partitions)
 
 
-def _refused(ctx, request, message, code=ErrorCode.invalid_request):
-    """Kafka: ElectLeadersRequest.getErrorResponse -- the error on the request and on each partition named."""
-    results = tuple(
-        _topic(ctx, t.topic, tuple(ctx.make("PartitionResult", partition_id=p, error_code=code, error_message=message)
-                                   for p in t.partitions))
-        for t in request.topic_partitions or ())
+async def _refused(ctx, request, message, code=ErrorCode.invalid_request):
+    """Kafka: ElectLeadersRequest.getErrorResponse -- the error on the request and on each partition
+    named. Paced: 2 MiB of partitions took 1.2 CPU s in one turn of the loop."""
+    pace = Pacer()
+    results = tuple([
+        _topic(ctx, t.topic, tuple([ctx.make("PartitionResult", partition_id=p, error_code=code, error_message=message)
+                                    async for p in pace.each(t.partitions)]))
+        async for t in pace.each(request.topic_partitions or ())])
     return ctx.response(error_code=code, replica_election_results=results)
 
 
-def error_response(ctx, request, code):
-    return _refused(ctx, request, None, code)
+async def error_response(ctx, request, code):
+    return await _refused(ctx, request, None, code)

@@ -19,7 +19,7 @@ UNINITIALIZED_EPOCH = 0  # Kafka: ShareGroupOffset.UNINITIALIZED_EPOCH, the lead
 
 
 @api(83, "InitializeShareGroupState", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
     store, share = ctx.node.share.store, ctx.node.share
 
     def fenced(key, p):
@@ -31,4 +31,4 @@ def handle(ctx, request):
         share.state_replaced(key[0], topic, key[2])
         return {}
 
-    return answer(ctx, request, "InitializeStateResult", initialize, fenced)
+    return await answer(ctx, request, "InitializeStateResult", initialize, fenced)

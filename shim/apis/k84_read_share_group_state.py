@@ -16,7 +16,7 @@ from .registry import api
 
 
 @api(84, "ReadShareGroupState", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
     store = ctx.node.share.store
 
     def checks(key, p):
@@ -31,4 +31,4 @@ def handle(ctx, request):
             ctx.make("StateBatch", first_offset=b.first_offset, last_offset=b.last_offset,
                      delivery_state=b.delivery_state, delivery_count=b.delivery_count) for b in snap.batches)}
 
-    return answer(ctx, request, "ReadStateResult", read, checks, state_epoch=0, start_offset=0, state_batches=())
+    return await answer(ctx, request, "ReadStateResult", read, checks, state_epoch=0, start_offset=0, state_batches=())

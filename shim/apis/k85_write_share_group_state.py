@@ -26,7 +26,7 @@ TERMINAL = (2, 4)
 
 
 @api(85, "WriteShareGroupState", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
     store, share = ctx.node.share.store, ctx.node.share
 
     def checks(key, p):
@@ -47,7 +47,7 @@ def handle(ctx, request):
         share.state_replaced(key[0], topic, key[2])
         return {}
 
-    return answer(ctx, request, "WriteStateResult", write, checks)
+    return await answer(ctx, request, "WriteStateResult", write, checks)
 
 
 def _in_flight(old, start_offset: int, batches) -> int:

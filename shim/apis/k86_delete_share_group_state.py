@@ -11,7 +11,7 @@ from .registry import api
 
 
 @api(86, "DeleteShareGroupState", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
     store, share = ctx.node.share.store, ctx.node.share
 
     def delete(key, topic, _p):
@@ -19,4 +19,4 @@ def handle(ctx, request):
         share.state_replaced(key[0], topic, key[2])
         return {}
 
-    return answer(ctx, request, "DeleteStateResult", delete)
+    return await answer(ctx, request, "DeleteStateResult", delete)

@@ -14,7 +14,7 @@ UNINITIALIZED_START_OFFSET, DEFAULT_EPOCH = -1, 0
 
 
 @api(87, "ReadShareGroupStateSummary", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
     store = ctx.node.share.store
 
     def summary(key, _topic, _p):
@@ -24,4 +24,4 @@ def handle(ctx, request):
                     "start_offset": UNINITIALIZED_START_OFFSET}
         return {"state_epoch": snap.state_epoch, "leader_epoch": snap.leader_epoch, "start_offset": snap.start_offset}
 
-    return answer(ctx, request, "ReadStateSummaryResult", summary, state_epoch=0, leader_epoch=0, start_offset=0)
+    return await answer(ctx, request, "ReadStateSummaryResult", summary, state_epoch=0, leader_epoch=0, start_offset=0)
