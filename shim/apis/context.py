@@ -101,6 +101,8 @@ class RequestContext:
 
     def authorized(self, operation, resource_type, names) -> set:
         """The names among ``names`` the principal may ``operation`` (Kafka: filterByAuthorized)."""
+        if self.node.authorizer is None:  # every name: no call per name (a 2 MiB request names 140,000)
+            return set(names)
         return {n for n in set(names) if self.authorize(operation, resource_type, n)}
 
     def authorize_cluster(self, operation) -> bool:
