@@ -27,7 +27,6 @@ matches no client.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import struct
@@ -36,6 +35,7 @@ from typing import NamedTuple
 
 import re2
 
+from .. import regexes
 from ..errors import ErrorCode, KafkaError
 from ..storage import fs
 from .admin import apply_ops
@@ -177,18 +177,18 @@ def _matches(patterns: list[str], attributes: dict[str, str | None]) -> bool:
     return True
 
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
-_RE2_OPTIONS.max_mem = 1 << 20  # as a subscription regex's (shim/coordinators/group/consumer_coordinator.py)
+_RE2_OPTIONS = regexes.options()  # as a subscription regex's
 
 
-@functools.lru_cache(maxsize=256)
-def _matcher(regex: str):
+def _compile(regex: str):
     """The compiled ``match`` regex, or None where RE2 cannot run it in linear time."""
     try:
-        return re2.compile(regex, _RE2_OPTIONS)
+        return regexes.compile(regex, _RE2_OPTIONS)
     except re2.error:
         return None
+
+
+_matcher = regexes.RegexCache(_compile)  # within a byte budget (shim.regexes)
 
 
 def _java_string_hash(text: str) -> int:

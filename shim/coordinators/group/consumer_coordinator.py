@@ -17,13 +17,13 @@ does not revoke its partitions in time is fenced) and returns the next deadline.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import re2
 
+from ... import regexes
 from ...errors import ErrorCode, KafkaError
 from . import consumer_records as cr
 from .consumer_classic import ClassicMembers
@@ -83,21 +83,15 @@ class HeartbeatResult(NamedTuple):
     assignment: Assignment | None = None
 
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # an invalid regex is the client's answer, not a broker log line
 # What one compiled subscription regex may hold (its programs and its DFA cache). With RE2's
 # default of 8 MiB a 200-byte regex (".{1000}" 29 times) took 2 MiB and 50 ms to compile, and the
 # cache below held a thousand of them for whoever sent them; a regex over the budget is refused
 # as INVALID_REGULAR_EXPRESSION ("pattern too large"), where RE2/J has no such bound. A
-# 2,000-topic alternation needs 429 instructions: 1 MiB holds about 60,000.
-REGEX_MAX_MEM = 1024 * 1024
-_RE2_OPTIONS.max_mem = REGEX_MAX_MEM
-
-
-@functools.lru_cache(maxsize=256)
-def compile_regex(regex: str):
-    """RE2, as Kafka's RE2/J: linear-time matching, so no subscription can stall the broker."""
-    return re2.compile(regex, _RE2_OPTIONS)
+# 2,000-topic alternation needs 429 instructions: 1 MiB holds about 60,000. The cache keeps
+# compiled regexes within a byte budget (shim.regexes).
+_RE2_OPTIONS = regexes.options()
+# RE2, as Kafka's RE2/J: linear-time matching, so no subscription can stall the broker
+compile_regex = regexes.RegexCache(lambda regex: regexes.compile(regex, _RE2_OPTIONS))
 
 
 def _new_regex(group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember) -> str | None:
