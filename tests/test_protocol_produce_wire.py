@@ -213,3 +213,24 @@ def test_an_answer_of_one_partition_is_kio_bytes(version, correlation_id, thrott
     topics = [(name, topic_id, [p])]
     expected = _kio_answer(version, correlation_id, topics, throttle_ms)
     assert produce_wire.encode_answer(correlation_id, version, topics, throttle_ms) == expected
+
+
+@pytest.mark.parametrize("field", ["transactional_id", "name"])
+def test_a_compact_string_over_32767_bytes_closes_the_connection_as_in_kafka(field):
+    """Kafka's generated reader refuses a string longer than 0x7fff bytes, so the Produce does not
+    parse: the fast reader leaves such a frame to kio's path, where wirecheck refuses it."""
+    m = request_module(0, 9)
+    for size, ok in ((0x7FFF, True), (0x8000, False)):
+        names = {"transactional_id": None, "name": "t", field: "x" * size}
+        request = m.ProduceRequest(transactional_id=names["transactional_id"], acks=-1,
+                                   timeout=datetime.timedelta(seconds=1), topic_data=(m.TopicProduceData(
+                                       name=names["name"], partition_data=(m.PartitionProduceData(
+                                           index=0, records=b"batch"),)),))
+        frame = encode_request(RequestHeader(0, 9, 1, "c"), request)
+        assert produce_wire.decode_py(frame, 9) is not None  # the readers read it; decode does not take it
+        if ok:
+            assert produce_wire.decode(frame, 9) is not None
+        else:
+            assert produce_wire.decode(frame, 9) is None
+            with pytest.raises(FrameError, match="a string of 32768 bytes"):
+                decode_request(frame, 0, 9)

@@ -8,6 +8,7 @@ parsed by kio in a child process whose address space is capped (kio's defect abo
 
 from __future__ import annotations
 
+import datetime
 import functools
 import multiprocessing
 import resource
@@ -307,3 +308,22 @@ def test_a_known_tag_passes_and_a_repeated_one_is_refused():
     assert decode_request(once, 1, 12)[1].cluster_id == "x"
     with pytest.raises(MalformedRequest, match="more than the 1 this version knows"):
         request_checker(1, 12)(_tagged(_fetch_v12(), [b"\x00\x02\x02x", b"\x00\x02\x02y"]))
+
+
+def test_a_compact_string_over_32767_bytes_is_refused_as_kafka_refuses_it():
+    """Kafka's generated readers refuse a string field longer than 0x7fff bytes ("string field ...
+    had invalid length"), so the request does not parse: a compact length may claim more than a
+    legacy one can. A ConsumerGroupHeartbeat's 100,000-byte regex was compiled and cached."""
+    m_fields = dict(group_id="g", member_id="m", member_epoch=0, instance_id=None, rack_id=None,
+                    rebalance_timeout=datetime.timedelta(seconds=30), subscribed_topic_names=None,
+                    server_assignor=None, topic_partitions=None)
+    for size, ok in ((0x7FFF, True), (0x8000, False)):
+        frame = encode_request(RequestHeader(68, 1, 1, "c"), request_class(68, 1)(
+            subscribed_topic_regex="a" * size, **m_fields))
+        if ok:
+            assert decode_request(frame, 68, 1)[1].subscribed_topic_regex == "a" * size
+        else:
+            assert "subscribed_topic_regex: a string of 32768 bytes" in refused(frame, 68, 1)
+    # in an array (DescribeGroups v5's group ids) too
+    frame = header_v2(15, 5) + b"\x02" + bytes.fromhex("818002") + b"g" * 0x8000 + b"\x00\x00"
+    assert "a string of 32768 bytes" in refused(frame, 15, 5)

@@ -31,6 +31,7 @@ from kafka_codecs import native
 
 from .fastwrite import _uv  # the unsigned varint writer, with its table for small numbers
 from .messages import RequestHeader
+from .wirecheck import MAX_STRING
 
 PRODUCE = 0
 FLEXIBLE_VERSION = 9  # request header v2, compact strings and arrays, tagged fields
@@ -216,9 +217,23 @@ def _uuid(frame, p: int) -> uuid.UUID | None:
 
 _ZERO_UUID = bytes(16)
 _CLASSES = (RequestHeader, ProduceRequest, TopicData, PartitionData, uuid.UUID)
-# decode(frame, version): header and body of a ProduceRequest frame of ``version``, or None for
-# kio's path; kafka_codecs' C reader where it was built, else its Python twin.
-decode = decode_py if native.produce_request is None else functools.partial(native.produce_request, _CLASSES)
+_read = decode_py if native.produce_request is None else functools.partial(native.produce_request, _CLASSES)
+
+
+def decode(frame, version: int) -> tuple[RequestHeader, ProduceRequest] | None:
+    """Header and body of a ProduceRequest frame of ``version``, or None for kio's path;
+    kafka_codecs' C reader where it was built, else its Python twin. A compact string over 32767
+    bytes (a transactional id or topic name) is kio's path too, where wirecheck refuses it as
+    Kafka's generated reader does (shim.protocol.wirecheck.MAX_STRING)."""
+    decoded = _read(frame, version)
+    if len(frame) > MAX_STRING and version >= FLEXIBLE_VERSION and decoded is not None and _long_string(decoded[1]):
+        return None
+    return decoded
+
+
+def _long_string(request: ProduceRequest) -> bool:
+    return len(request.transactional_id or "") > MAX_STRING or any(
+        len(t.name or "") > MAX_STRING for t in request.topic_data)
 
 # -- answers --------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ request, a checker walks the header and body, reading only lengths, counts, vari
 sizes and skipping everything else, and refuses any that claims more than the bytes left: an
 array of N elements needs N times its element's smallest encoding, a string or bytes field its
 length, a varint at most 5 bytes, a tagged field's data must end inside the frame (and be used up
-exactly by a known tag). A frame that passes holds what it claims, so kio allocates no more than
+exactly by a known tag). A compact string may hold at most 32767 bytes, as a legacy one can: Kafka's
+generated readers refuse a longer one, so the request does not parse and the connection closes. A frame that passes holds what it claims, so kio allocates no more than
 a small multiple of its size; one that fails is malformed (:class:`MalformedRequest`).
 
 The checkers are generated once per (api, version) from kio's own schema classes (the dataclass
@@ -34,6 +35,7 @@ _FIXED = {
     "datetime_i64": 8, "uuid": 16,
 }
 _BYTES_LIKE = ("string", "bytes", "records")
+MAX_STRING = 0x7FFF  # a string's length in bytes: a compact one may claim more, which Kafka refuses
 
 
 class MalformedRequest(FrameError):
@@ -186,6 +188,9 @@ class _Body:
             self.length("_I16(b, p)[0]", 2, True, what, depth)
         elif self.flexible:
             self.varint_length(nullable, what, depth)
+            if kafka_type == "string":  # Kafka's generated readers: "string field ... had invalid length"
+                self.emit(f"if n > {MAX_STRING}: raise MalformedRequest({what!r} + "
+                          f"f': a string of {{n}} bytes, over {MAX_STRING}')", depth)
         elif kafka_type == "string":
             self.length("_I16(b, p)[0]", 2, nullable, what, depth)
         else:
