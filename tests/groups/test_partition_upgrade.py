@@ -208,3 +208,20 @@ def test_a_directory_with_legacy_records_is_replayed_in_both_phases(nodes, node,
     node = restart(nodes, node)
     # TP1 only in the legacy partition; TP0's newer commit in the Kafka partition wins
     assert fetched(node.groups, GROUP) == {TP0: 7, TP1: 6}
+
+
+def test_a_transactional_ids_placement_is_computed_once_per_partition_at_start_up(nodes, node, monkeypatch):
+    """Each of a transactional id's many records in __transaction_state is replayed in its phase,
+    the id hashed once (String.hashCode in Python cost 5 us a record)."""
+    from shim.coordinators.txn import state_manager
+
+    pid, epoch = node.txn.init_producer_id(TXN, 60_000, -1, -1, T0)
+    for i in range(3):
+        node.txn.add_partitions(TXN, pid, epoch, {TP0}, T0 + i)
+        node.txn.end_txn(TXN, pid, epoch, i % 2 == 0, T0 + i)
+    calls = []
+    real = state_manager.replay_phase
+    monkeypatch.setattr(state_manager, "replay_phase", lambda *a: calls.append(a) or real(*a))
+    node = restart(nodes, node)
+    assert calls == [(TXN, 1, N)]
+    assert node.txn.txns[TXN].state is TxnState.COMPLETE_COMMIT
