@@ -7,8 +7,8 @@
  *
  * The twin: shim.protocol.produce_wire.decode_py. Reads a ProduceRequest frame (request header and
  * body, v0-13) of the plain shape only: anything else -- a tagged field, a null where the plain
- * shape has a value, a non-ASCII string, a varint longer than four bytes or not in its shortest
- * form, a length or count that does not fit the bytes left, bytes after the body -- gives None,
+ * shape has a value, a non-ASCII string or one over 32767 bytes, a varint longer than four bytes
+ * or not in its shortest form, a length or count that does not fit the bytes left, bytes after the body -- gives None,
  * and the caller takes kio's path, which decides as it always did. `classes` is (RequestHeader,
  * ProduceRequest, TopicData, PartitionData, UUID): the first four tuple subclasses (NamedTuples),
  * built here as tuple.__new__ builds them; UUID is called with bytes= for a v13 topic id that is
@@ -58,11 +58,14 @@ plain_uvarint(const frame_t *f, Py_ssize_t *p, int64_t *out)
     return PLAIN_OTHER; /* wider than four bytes */
 }
 
-/* produce_wire._ascii: n bytes at p as a str, ASCII only. */
+/* produce_wire._ascii: n bytes at p as a str, ASCII only, at most MAX_STRING bytes (longer: kio's
+ * path, where wirecheck refuses it as Kafka's generated readers do). */
+#define MAX_STRING 0x7fff
+
 static int
 plain_ascii(const frame_t *f, Py_ssize_t p, int64_t n, PyObject **out)
 {
-    if (n < 0 || n > f->end - p)
+    if (n < 0 || n > MAX_STRING || n > f->end - p)
         return PLAIN_OTHER;
     for (Py_ssize_t i = p; i < p + n; i++)
         if (f->b[i] >= 0x80)

@@ -44,8 +44,7 @@ async def handle(ctx, request):
 async def _write(ctx, marker, allowed: bool, staged: bool, pace: Pacer) -> dict:
     """Each partition's outcome of one marker, a slice of partitions at a time."""
     node = ctx.node
-    # Kafka keys a marker's partitions by TopicPartition: one named twice gets one marker
-    wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
+    wanted = await _wanted(marker, pace)
     if not allowed:
         return dict.fromkeys(wanted, ErrorCode.cluster_authorization_failed)
     if node.logs.offline:  # Kafka: getMagic finds no online log (ReplicaManager.localLog)
@@ -59,6 +58,18 @@ async def _write(ctx, marker, allowed: bool, staged: bool, pace: Pacer) -> dict:
                                 node.cluster.check_min_isr, durable=not staged)
         outcome.update((tp, refused[tp] if tp in refused else written[tp]) for tp in part)
     return outcome
+
+
+async def _wanted(marker, pace: Pacer) -> list:
+    """The marker's partitions, each once (Kafka keys them by TopicPartition: one named twice gets
+    one marker), gathered a slice at a time: 524,000 at once took 0.14 CPU s of one turn."""
+    wanted: dict = {}
+    for t in marker.topics:
+        indexes = t.partition_indexes
+        for start in range(0, len(indexes), MARKER_SLICE):
+            await pace()
+            wanted.update(dict.fromkeys((t.name, p) for p in indexes[start:start + MARKER_SLICE]))
+    return list(wanted)
 
 
 def _led(ctx, partitions: list, refused: dict) -> list:

@@ -203,7 +203,7 @@ def _uvarint(frame, p: int) -> tuple[int, int]:
 
 
 def _ascii(frame, p: int, n: int) -> str:
-    if n < 0 or n > len(frame) - p:
+    if n < 0 or n > MAX_STRING or n > len(frame) - p:
         raise _Other
     return str(frame[p:p + n], "ascii")  # UnicodeDecodeError: kio's path decodes UTF-8
 
@@ -217,23 +217,11 @@ def _uuid(frame, p: int) -> uuid.UUID | None:
 
 _ZERO_UUID = bytes(16)
 _CLASSES = (RequestHeader, ProduceRequest, TopicData, PartitionData, uuid.UUID)
-_read = decode_py if native.produce_request is None else functools.partial(native.produce_request, _CLASSES)
-
-
-def decode(frame, version: int) -> tuple[RequestHeader, ProduceRequest] | None:
-    """Header and body of a ProduceRequest frame of ``version``, or None for kio's path;
-    kafka_codecs' C reader where it was built, else its Python twin. A compact string over 32767
-    bytes (a transactional id or topic name) is kio's path too, where wirecheck refuses it as
-    Kafka's generated reader does (shim.protocol.wirecheck.MAX_STRING)."""
-    decoded = _read(frame, version)
-    if len(frame) > MAX_STRING and version >= FLEXIBLE_VERSION and decoded is not None and _long_string(decoded[1]):
-        return None
-    return decoded
-
-
-def _long_string(request: ProduceRequest) -> bool:
-    return len(request.transactional_id or "") > MAX_STRING or any(
-        len(t.name or "") > MAX_STRING for t in request.topic_data)
+# decode(frame, version): header and body of a ProduceRequest frame of ``version``, or None for
+# kio's path; kafka_codecs' C reader where it was built, else its Python twin. A string over
+# MAX_STRING bytes (a transactional id or topic name) is kio's path too, where wirecheck refuses
+# it as Kafka's generated readers do.
+decode = decode_py if native.produce_request is None else functools.partial(native.produce_request, _CLASSES)
 
 # -- answers --------------------------------------------------------------------------------
 

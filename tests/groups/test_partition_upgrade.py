@@ -182,3 +182,46 @@ def test_a_consumer_group_survives_and_a_member_leaving_after_the_upgrade_stays_
     node = restart(nodes, node)
     assert GROUP not in node.groups.consumer.groups and GROUP not in node.groups.groups
     assert fetched(node.groups, GROUP) == {}
+
+
+def test_a_directory_without_legacy_records_is_replayed_once_at_start_up(nodes, node, monkeypatch):
+    """Start-up replays each offsets batch once when no record sits in its legacy partition (the
+    LEGACY phase would replay nothing); the group and its offsets come back all the same."""
+    (member,), gen = form_group(node.groups, 1, group=GROUP)
+    node.groups.commit_offsets(GROUP, member, None, gen, offsets((0, 5), (1, 6)), T0)
+    batches = sum(len(list(node.logs.get(OFFSETS_TOPIC, p).iter_batches())) for p in range(N))
+    decoded = []
+    monkeypatch.setattr(group_store, "decode_batch", lambda raw: decoded.append(raw) or decode_batch(raw))
+    node = restart(nodes, node)
+    assert batches > 0 and len(decoded) == batches
+    assert fetched(node.groups, GROUP) == {TP0: 5, TP1: 6}
+    assert node.groups.groups[GROUP].generation_id == gen
+
+
+def test_a_directory_with_legacy_records_is_replayed_in_both_phases(nodes, node, monkeypatch):
+    with legacy_placement(monkeypatch):
+        (member,), gen = form_group(node.groups, 1, group=GROUP)
+        node.groups.commit_offsets(GROUP, member, None, gen, offsets((0, 5), (1, 6)), T0)
+    node = restart(nodes, node)
+    node.groups.commit_offsets(GROUP, member, None, gen, offsets((0, 7),), T0)
+    assert keys_in(node, 3) == {GROUP} and keys_in(node, 1) == {GROUP}
+    node = restart(nodes, node)
+    # TP1 only in the legacy partition; TP0's newer commit in the Kafka partition wins
+    assert fetched(node.groups, GROUP) == {TP0: 7, TP1: 6}
+
+
+def test_a_transactional_ids_placement_is_computed_once_per_partition_at_start_up(nodes, node, monkeypatch):
+    """Each of a transactional id's many records in __transaction_state is replayed in its phase,
+    the id hashed once (String.hashCode in Python cost 5 us a record)."""
+    from shim.coordinators.txn import state_manager
+
+    pid, epoch = node.txn.init_producer_id(TXN, 60_000, -1, -1, T0)
+    for i in range(3):
+        node.txn.add_partitions(TXN, pid, epoch, {TP0}, T0 + i)
+        node.txn.end_txn(TXN, pid, epoch, i % 2 == 0, T0 + i)
+    calls = []
+    real = state_manager.replay_phase
+    monkeypatch.setattr(state_manager, "replay_phase", lambda *a: calls.append(a) or real(*a))
+    node = restart(nodes, node)
+    assert calls == [(TXN, 1, N)]
+    assert node.txn.txns[TXN].state is TxnState.COMPLETE_COMMIT

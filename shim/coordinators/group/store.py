@@ -234,6 +234,23 @@ class GroupStore:
                 legacy_of[group_id] = legacy_partition(group_id, n)
             return legacy_of[group_id]
 
+        # First as if no record were in its legacy partition: a data directory written since groups
+        # are placed as Kafka places them has none, and its partitions are then decoded once, not
+        # twice (start-up replays the never-cleaned active segments, up to 100 MiB each).
+        legacy_seen = False
+
+        def current(group_id: str, p: int) -> bool:
+            nonlocal legacy_seen
+            if legacy(group_id) == p:
+                legacy_seen = True
+                return False
+            return True
+
+        out = LoadedPartition()
+        for p in range(n):
+            self._replay_partition(out, p, CURRENT, lambda g, p=p: current(g, p))
+        if not legacy_seen:  # the LEGACY phase would have replayed nothing
+            return [out]
         out = LoadedPartition()
         for phase in (LEGACY, CURRENT):
             for p in range(n):

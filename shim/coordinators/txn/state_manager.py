@@ -46,6 +46,7 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
     n = info.partitions if info else 0
     phases: tuple[list, list] = ([], [])  # (transactional id, state or None) in replay order, per phase
     for p in range(n):
+        phase_of: dict[str, int] = {}  # one id has many records in its partition: hash it once
         for raw in logs.get(TXN_TOPIC, p).iter_batches():
             for r in decode_batch(raw)[1]:
                 try:
@@ -54,7 +55,10 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
                 except UnreadableRecord as e:
                     log.warning("skipping a record of %s: %s", TXN_TOPIC, e)
                     continue
-                phases[replay_phase(txn_id, p, n)].append((txn_id, value))
+                phase = phase_of.get(txn_id)
+                if phase is None:
+                    phase = phase_of[txn_id] = replay_phase(txn_id, p, n)
+                phases[phase].append((txn_id, value))
     txns: dict[str, TxnMetadata] = {}
     for txn_id, value in phases[LEGACY] + phases[CURRENT]:
         if value is None:
