@@ -131,6 +131,8 @@ class GroupCommit:
             return
         items = []
         for plog, seg in self._dirty.values():
+            if seg.closed:  # deleted (retention, a swap, its topic's deletion) or abandoned offline
+                continue  # since it was written: nothing left to sync (os.fsync(-1) raises ValueError)
             directory = plog.directory if plog._dir_dirty else None
             plog._dir_dirty = False
             items.append((plog, seg, seg.fileno(), seg.size, seg.next_offset, directory))
