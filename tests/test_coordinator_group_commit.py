@@ -189,6 +189,16 @@ async def test_a_failed_fsync_of_a_prepare_commit_answers_end_txn_not_coordinato
         assert node.txn.txns["tx"].state.kafka_name == "PrepareCommit" and not node.txn.staged
 
 
+async def _commit_held_in_fsync(node, disk):
+    """An OffsetCommit (offset 7) dispatched with the gate closed, once the flusher's fsync of its
+    __consumer_offsets segment has started and waits there: the task that answers it."""
+    disk.gate.clear()
+    first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
+    while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
+        await asyncio.sleep(0.001)
+    return first
+
+
 async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordinator(tmp_path):
     """An OffsetFetch (v8, groups) waiting for a coordinator append's fsync that fails is answered
     NOT_COORDINATOR on each group it names (Kafka: OffsetFetchRequest.getErrorResponse), not
@@ -196,10 +206,7 @@ async def test_a_read_waiting_for_a_failed_fsync_answers_offset_fetch_not_coordi
     disk = FailingDisk()
     disk.failures = -1
     async with _ready_node(tmp_path, disk) as node:
-        disk.gate.clear()  # the flusher's fsync of the first commit waits
-        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
-        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
-            await asyncio.sleep(0.001)
+        first = await _commit_held_in_fsync(node, disk)
         second = asyncio.ensure_future(dispatch(node, _commit(offset=8)))  # left to the next job
         read = asyncio.ensure_future(dispatch(node, _fetch_offsets()))
         while len(node.logs.group_commit._waiters) < 2 and not read.done():
@@ -224,10 +231,7 @@ async def test_an_add_partitions_yielding_while_a_job_fails_answers_not_coordina
     disk.failures = -1
     async with _ready_node(tmp_path, disk) as node:
         init = _answer(await dispatch(node, _init_producer_id()), 22, 4)
-        disk.gate.clear()  # the flusher's fsync of the commit below waits
-        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
-        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
-            await asyncio.sleep(0.001)
+        first = await _commit_held_in_fsync(node, disk)
         monkeypatch.setattr(_pace, "SLICE_S", 0.0)  # the handler yields after every entry
         add = asyncio.ensure_future(dispatch(node, _frame(24, 3, lambda m: m.AddPartitionsToTxnRequest(
             v3_and_below_transactional_id="tx", v3_and_below_producer_id=init.producer_id,
@@ -256,10 +260,7 @@ async def test_a_paced_read_during_which_a_job_fails_answers_not_coordinator(tmp
     disk = FailingDisk()
     disk.failures = -1
     async with _ready_node(tmp_path, disk) as node:
-        disk.gate.clear()  # the flusher's fsync of the first commit waits
-        first = asyncio.ensure_future(dispatch(node, _commit(offset=7)))
-        while not any(e[0] == "fsync-start" and OFFSETS_LOG in str(e[1]) for e in disk.events):
-            await asyncio.sleep(0.001)
+        first = await _commit_held_in_fsync(node, disk)
         second = asyncio.ensure_future(dispatch(node, _commit(offset=8)))  # left to the next job
         while node.logs.group_commit._waiters == []:
             await asyncio.sleep(0.001)
