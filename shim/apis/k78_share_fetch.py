@@ -7,9 +7,10 @@ releasing what the member still holds of its partitions; so does the client's co
 while the session it opened is open (Kafka 4.1's member-leave listener), and a fetch parked in a
 session closed meanwhile acquires nothing. Piggybacked acknowledgements (Accept, Release, Reject,
 Gap) are applied first; each partition answers its own acknowledge error (INVALID_RECORD_STATE for
-records the member does not hold; COORDINATOR_NOT_AVAILABLE, rolled back, for acknowledgements whose
-share-state write a failed --fsync always job lost: shim.apis._share.Acknowledgements). Then every partition of the session is asked for records to
-acquire: whole batches are returned with the acquired ranges (first, last offset, delivery count)
+records the member does not hold; COORDINATOR_NOT_AVAILABLE, rolled back, for acknowledgements
+whose share-state write a failed --fsync always job lost: shim.apis._share.Acknowledgements). Then
+every partition of the session is asked for records to acquire: whole batches are returned with
+the acquired ranges (first, last offset, delivery count)
 and the acquisition lock time; the request parks until something is acquired or MaxWaitMs passes
 (an append, an acknowledgement or an expired lock wakes it). MaxRecords bounds the acquired records
 at a batch boundary; MinBytes is treated as 1 and BatchSize is not used.

@@ -7,8 +7,9 @@ sizes and skipping everything else, and refuses any that claims more than the by
 array of N elements needs N times its element's smallest encoding, a string or bytes field its
 length, a varint at most 5 bytes, a tagged field's data must end inside the frame (and be used up
 exactly by a known tag). A compact string may hold at most 32767 bytes, as a legacy one can: Kafka's
-generated readers refuse a longer one, so the request does not parse and the connection closes. A frame that passes holds what it claims, so kio allocates no more than
-a small multiple of its size; one that fails is malformed (:class:`MalformedRequest`).
+generated readers refuse a longer one, so the request does not parse and the connection closes. A
+frame that passes holds what it claims, so kio allocates no more than a small multiple of its size;
+one that fails is malformed (:class:`MalformedRequest`).
 
 The checkers are generated once per (api, version) from kio's own schema classes (the dataclass
 fields' ``kafka_type`` / ``tag`` metadata, ``__flexible__``, nested entities) as straight-line
