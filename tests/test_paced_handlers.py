@@ -108,6 +108,13 @@ def _add_partitions_v3(n, node):
                        v3_and_below_topics=(m.AddPartitionsToTxnTopic(name="t", partitions=tuple(range(n))),))
 
 
+def _add_partitions_v3_topics(n, node):  # as many topic results to group as partitions
+    m = request_module(24, 3)
+    return 24, 3, make(request_class(24, 3), v3_and_below_transactional_id="x", v3_and_below_producer_id=1000,
+                       v3_and_below_producer_epoch=0, v3_and_below_topics=tuple(
+                           m.AddPartitionsToTxnTopic(name=f"u{i:07d}", partitions=(0,)) for i in range(n)))
+
+
 def _share_state(key, entity, n, node, by_partition, **partition):
     """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
     (t-3 does not exist) n times."""
@@ -144,6 +151,7 @@ CASES = {
     "write-txn-markers-partitions": _marker_partitions,
     "add-partitions-to-txn-v5": _add_partitions,
     "add-partitions-to-txn-v3-partitions": _add_partitions_v3,
+    "add-partitions-to-txn-v3-topics": _add_partitions_v3_topics,
     "delete-share-group-state-topics": functools.partial(_share_state, 86, "DeleteStateData", by_partition=False),
     "delete-share-group-state-partitions": functools.partial(_share_state, 86, "DeleteStateData", by_partition=True),
     "read-share-group-state-summary-topics": functools.partial(_share_state, 87, "ReadStateSummaryData",
@@ -157,6 +165,9 @@ CASES = {
     "add-partitions-to-txn-v3-error": _add_partitions_v3,
     "elect-leaders-error": _elect_refused,
 }
+# cases whose unpaced turn was under the common bound: AddPartitionsToTxn's grouping of 120,000 topic
+# results took 0.3 CPU s
+BOUNDS = {"add-partitions-to-txn-v3-topics": 0.1}
 FAULTED = {"offset-fetch-v8-error": "OffsetFetch", "add-partitions-to-txn-v3-error": "AddPartitionsToTxn",
            "elect-leaders-error": "ElectLeaders"}
 
@@ -202,7 +213,7 @@ async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
         markers = decode_response(raw, key, version)[1].markers
         assert {p.error_code for m in markers for t in m.topics for p in t.partitions} == {0}
         assert broker.logs.get("t", 0).log_end_offset == len(markers) > 50_000
-    assert stall.cpu < 0.3, stall  # the prelude over the whole request and the encoding of the answer stay
+    assert stall.cpu < BOUNDS.get(case, 0.3), stall  # the prelude over the whole request and the encoding of the answer stay
 
 
 @pytest.mark.parametrize("case", CASES)
