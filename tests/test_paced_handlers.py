@@ -25,6 +25,11 @@ from shim.coordinators.share.store import Change
 from shim.errors import ErrorCode
 from shim.node import Node
 from shim.protocol.messages import RequestHeader, decode_response, encode_request, make, request_class, request_module
+from shim.security.acls import AclBinding
+from shim.security.acls import AclOperation as O
+from shim.security.acls import AclPermissionType as A
+from shim.security.acls import PatternType as P
+from shim.security.acls import ResourceType as R
 
 from loop_stall import stall_during
 
@@ -226,3 +231,33 @@ async def test_the_paced_answer_is_the_unpaced_one(broker, case, monkeypatch):
         answers.append(await dispatch(broker, frame))
     assert answers[0] == answers[1]
     decode_response(answers[0], key, version)  # a well-formed answer
+
+
+@pytest.fixture
+def authorized_broker(tmp_path):
+    """The broker above with an authorizer: the anonymous client may DESCRIBE group s and the topics
+    starting u0000 (u0000000-u0000999), not the others."""
+    node = Node(BrokerConfig(data_dir=tmp_path / "data", kafka_version="4.1", group_initial_rebalance_delay_ms=0,
+                             authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer"))
+    node.logs.create_topic("t", 3)
+    node.finalize_features({"share.version": 1})
+    node.acls.change(add=[AclBinding(R.GROUP, "s", P.LITERAL, "User:ANONYMOUS", "*", O.DESCRIBE, A.ALLOW),
+                          AclBinding(R.TOPIC, "u0000", P.PREFIXED, "User:ANONYMOUS", "*", O.DESCRIBE, A.ALLOW)])
+    yield node
+    node.close()
+
+
+async def test_share_group_offsets_authorize_each_topic_paced(authorized_broker, monkeypatch):
+    """DescribeShareGroupOffsets asked the authorizer about 120,000 topics in one turn (0.6 CPU s)."""
+    key, version, frame = _sized(_share_offsets_topics, authorized_broker)
+    raw, stall = await stall_during(dispatch(authorized_broker, frame))
+    topics = decode_response(raw, key, version)[1].groups[0].topics
+    codes = {t.topic_name < "u0001": t.partitions[0].error_code for t in topics}
+    assert codes == {True: ErrorCode.none, False: ErrorCode.topic_authorization_failed} and len(topics) > 100_000
+    assert stall.cpu < 0.3, stall
+    frame = _frame(_share_offsets_topics, 2000, authorized_broker)[2]
+    answers = []
+    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
+        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
+        answers.append(await dispatch(authorized_broker, frame))
+    assert answers[0] == answers[1]
