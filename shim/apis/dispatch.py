@@ -27,7 +27,7 @@ from ..protocol.kafka_releases import RELEASES
 from . import _authz
 from ._coordinator_sync import COORDINATOR_APIS
 from ._coordinator_sync import synced as coordinator_synced
-from ._pace import SLICE_S
+from ._pace import SLICE_S, Pacer
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
 
@@ -122,7 +122,7 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if refused is not None:
         result = module.error_response(ctx, request, refused)
     elif control:
-        result = await node.control.intercept(ctx, spec, request, module)
+        result = await node.control.intercept(ctx, spec, request, module, Pacer())
     else:
         result = spec.handler(ctx, request)
     if result is not None and result.__class__ is not bytes and inspect.isawaitable(result):
