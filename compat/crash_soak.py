@@ -57,6 +57,7 @@ from compat.soak_groups import GroupMembers, Moment
 from compat.soak_kafka_python import PARTITIONS as KP_PARTITIONS
 from compat.soak_kafka_python import TOPIC as KP_TOPIC
 from compat.soak_kafka_python import KafkaPythonProducer
+from compat.soak_books import verify_idempotent
 from compat.soak_topics import TopicLives
 
 IDEM, TXN, COMPACT = "soak-idem", "soak-txn", "soak-compact"
@@ -145,23 +146,6 @@ class Ledger:
             got = latest.get(key, -1)
             if got < version or got > self.compact_sent[key]:
                 found.append(f"{COMPACT} key {key!r}: reads version {got}, acknowledged {version}")
-
-
-def verify_idempotent(topic: str, log: dict, acked: dict, sent: dict, found: list) -> None:
-    """``acked``: (partition, value) -> the offset it was acknowledged at; ``sent``: partition ->
-    values in send order. Each acknowledged record is at its offset, each value at most once and
-    in send order."""
-    for (p, value), offset in acked.items():
-        if log[p].get(offset, (None, None))[1] != value:
-            found.append(f"{topic}-{p}: acknowledged {value!r} at {offset}, the log has {log[p].get(offset)}")
-    for p, records in log.items():
-        values = [v for _, (_, v) in sorted(records.items())]
-        if len(values) != len(set(values)):
-            found.append(f"{topic}-{p}: {len(values) - len(set(values))} values twice")
-        order = {v: i for i, v in enumerate(sent.get(p, []))}
-        ranks = [order.get(v, -1) for v in values]
-        if ranks != sorted(ranks) or -1 in ranks:
-            found.append(f"{topic}-{p}: values out of send order or never sent")
 
 
 def read(bootstrap: str, topic: str, partitions: int, isolation: str) -> dict[int, dict]:
