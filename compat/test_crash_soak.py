@@ -17,11 +17,19 @@ from compat.soak_topics import TopicLives
 pytestmark = pytest.mark.shim_only("kills the broker with SIGKILL, cycle after cycle")
 
 
-def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path):
+def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path, request):
     seed = int(os.environ.get("KAFKA_SHIM_SOAK_SEED", 20261127))
     cycles = int(os.environ.get("KAFKA_SHIM_SOAK_CYCLES", 2))
+    extra = os.environ.get("KAFKA_SHIM_SOAK_WORKERS", "java,aiokafka").split(",")
+    drivers = None
+    if "java" in extra:
+        try:  # the java_drivers fixture: compiled beside the collection, skipped without a JDK
+            drivers = request.getfixturevalue("java_drivers")
+        except pytest.skip.Exception:
+            extra.remove("java")
     reports = []
-    ledger = soak(cycles, seed, tmp_path / "data", run_s=(1.5, 3.0), report=reports.append)
+    ledger = soak(cycles, seed, tmp_path / "data", run_s=(1.5, 3.0), report=reports.append, extra=tuple(extra),
+                  java_drivers=drivers)  # fmt: skip
     assert ledger.problems == [], "\n".join(ledger.problems)
     assert len(reports) == cycles
     # The kills landed on real work: records, both transaction outcomes, commits and compacted keys.
@@ -30,6 +38,11 @@ def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path):
     assert ledger.last_commit and len(ledger.compact_acked) == 40, reports
     assert ledger.topics.created and ledger.topics.deleted, reports
     assert ledger.members.commits and len(ledger.members.recover_s) == 2 * cycles, reports
+    for workers in (ledger.java, ledger.aiokafka):
+        if workers is not None:
+            assert workers.txn.committed and workers.members.commits, reports
+            assert len(workers.members.recover_s) == cycles, reports
+    assert ledger.java is None or ledger.java.idem.acked, reports
 
 
 def test_kill9_under_fsync_always_loses_nothing_acknowledged(tmp_path):
