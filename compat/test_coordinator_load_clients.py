@@ -142,6 +142,22 @@ def _read_committed_values(bootstrap: str) -> list[bytes]:
         consumer.close()
 
 
+def _held_broker(tmp_path):
+    """A broker over the seeded data directory, its coordinators held loading."""
+    from shim.broker import BrokerThread
+
+    data_dir = tmp_path / "kafka-shim"
+    _seed(data_dir)
+    broker = BrokerThread(data_dir=data_dir, listen="127.0.0.1:0")
+    broker.broker.hold_coordinator_load = True
+    return broker.start()
+
+
+def _refused(broker) -> dict[int, int]:
+    """API key -> requests answered as loading so far."""
+    return broker.call(lambda: dict(broker.node.loading.refused))
+
+
 def _start(target, *args) -> tuple[threading.Thread, dict]:
     outcome: dict = {}
 
@@ -158,21 +174,14 @@ def _start(target, *args) -> tuple[threading.Thread, dict]:
 
 @pytest.mark.parametrize("client", [pytest.param(c, marks=pytest.mark.compat(client=c)) for c in CLIENTS])
 def test_group_consumer_and_transactional_producer_get_through_once_the_load_ends(tmp_path, client):
-    from shim.broker import BrokerThread
-
-    data_dir = tmp_path / "kafka-shim"
-    _seed(data_dir)
-    broker = BrokerThread(data_dir=data_dir, listen="127.0.0.1:0")
-    broker.broker.hold_coordinator_load = True
-    broker.start()
+    broker = _held_broker(tmp_path)
     try:
         bootstrap = broker.bootstrap_servers
         group_read, transaction = CLIENTS[client]
         reader, read = _start(group_read, bootstrap)
         producer, produced = _start(transaction, bootstrap)
-        refused = lambda: broker.call(lambda: dict(broker.node.loading.refused))  # noqa: E731
-        wait_for(lambda: refused().get(JOIN_GROUP, 0) + refused().get(OFFSET_FETCH, 0) >= 2
-                 and refused().get(INIT_PRODUCER_ID, 0) >= 2, 60, "the clients asked again while loading")
+        wait_for(lambda: (r := _refused(broker)).get(JOIN_GROUP, 0) + r.get(OFFSET_FETCH, 0) >= 2
+                 and r.get(INIT_PRODUCER_ID, 0) >= 2, 60, "the clients asked again while loading")
         assert _served_while_loading(bootstrap) == [b"plain"]
         assert reader.is_alive() and producer.is_alive() and not read and not produced
         assert not broker.call(lambda: broker.node.loading.done)
@@ -184,5 +193,34 @@ def test_group_consumer_and_transactional_producer_get_through_once_the_load_end
         assert "error" not in read and "error" not in produced, (read, produced)
         assert read["result"][0] == COMMITTED  # resumed at the offset the load brought back
         assert f"txn-{client}".encode() in _read_committed_values(bootstrap)
+    finally:
+        broker.stop()
+
+
+@pytest.mark.compat(client="java")
+def test_java_group_consumer_and_transactional_producer_get_through_once_the_load_ends(tmp_path, java_drivers):
+    """kafka-clients' group commit and consume-transform-produce scenarios (compat/java/KafkaDriver.java),
+    started while the load is held: each waits, and finishes as against a loaded broker."""
+    from compat.javarun import observed_of
+
+    broker = _held_broker(tmp_path)
+    try:
+        scenarios = ["consumer.group_commit", "eos.send_offsets"]
+        runner, ran = _start(lambda: java_drivers.run("KafkaDriver", scenarios, broker.bootstrap_servers,
+                                                      timeout=300, prefix="loading", parallel=2, timeout_s=90))
+        wait_for(lambda: (r := _refused(broker)).get(JOIN_GROUP, 0) >= 1 and r.get(INIT_PRODUCER_ID, 0) >= 1, 120,
+                 "both scenarios asked while loading")
+        assert runner.is_alive() and not ran
+
+        broker.release_coordinator_load()
+        runner.join(300)
+        assert not runner.is_alive() and "error" not in ran, ran
+        observed = observed_of(ran["result"]["results"])
+        group = observed("consumer.group_commit")
+        assert (group["first_member"], group["committed"], group["second_member"]) == (
+            ["g-0", "g-1", "g-2"], 3, ["g-3", "g-4"])
+        eos = observed("eos.send_offsets")
+        assert eos["committed_round"] == {"consumed": ["in-0", "in-1", "in-2"], "offset_sent": 3}
+        assert eos["group_offset"] == 3
     finally:
         broker.stop()

@@ -211,7 +211,7 @@ SCENARIOS: list[Scenario] = [
              "then are answered COORDINATOR_LOAD_IN_PROGRESS and keep asking, while a plain producer and an "
              "assigned consumer are served; once the load ends the consumer resumes at the loaded committed "
              "offset and the producer commits a transaction a read_committed consumer reads.",
-             ("confluent-kafka", "kafka-python")),
+             ("confluent-kafka", "kafka-python", "java")),
     Scenario("admin.topics", "create/describe/delete topics",
              "createTopics(3 partitions) succeeds, again fails with TopicExistsException; describeTopics gives 3 "
              "partitions led by the one node, 1 replica, 1 ISR and a topic id; listTopics lists it; "
