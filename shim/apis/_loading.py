@@ -15,6 +15,8 @@ API's error answer (the code on every partition, group or transaction the reques
 - AddPartitionsToTxn v4+ keeps NONE at the top, the error on each transaction's partitions.
 - OffsetFetch below v2 carries it on each partition (OffsetFetchResponse for versions without a
   top-level error).
+- The consumer- and share-group APIs of a broker without their feature answer UNSUPPORTED_VERSION,
+  a malformed ShareGroupHeartbeat INVALID_REQUEST, as ever.
 
 FindCoordinator answers as ever. A transactional Produce whose partition the coordinator would
 verify answers NOT_ENOUGH_REPLICAS instead (shim.apis.k00_produce).
@@ -33,6 +35,7 @@ TXN_APIS = frozenset({22, 24, 25, 26, 65, 66})
 LOADED_APIS = GROUP_APIS | TXN_APIS
 _GROUP_ID_CHECKED = frozenset({11, 12, 13, 14})  # INVALID_GROUP_ID for "" before the load is asked
 _TXN_ID_CHECKED = frozenset({25, 26})  # INVALID_REQUEST for ""
+_FEATURE_GATED = frozenset({68, 69, 76, 77, 90, 91, 92})
 ADD_PARTITIONS_BATCHED = 4
 SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, ADD_PARTITIONS = 14, 12, 22, 24
 
@@ -40,6 +43,8 @@ SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, ADD_PARTITIONS = 14, 12, 22, 24
 def _code(ctx, request) -> ErrorCode | None:
     """The code the request is answered with while loading, None when its handler answers it."""
     key = ctx.header.api_key
+    if key in _FEATURE_GATED and not _feature_enabled(ctx, request):
+        return None
     if key in _GROUP_ID_CHECKED and not request.group_id:
         return None
     if key in _TXN_ID_CHECKED and not request.transactional_id:
@@ -51,6 +56,18 @@ def _code(ctx, request) -> ErrorCode | None:
     if key == SYNC_GROUP and ctx.node.config.kafka_version < "4.0":
         return ErrorCode.rebalance_in_progress
     return LOADING
+
+
+def _feature_enabled(ctx, request) -> bool:
+    """KIP-848 and KIP-932 APIs refuse a broker without their feature (UNSUPPORTED_VERSION), and a
+    malformed ShareGroupHeartbeat (INVALID_REQUEST), before the coordinator is asked."""
+    from ._share import share_groups_enabled
+    from .k68_consumer_group_heartbeat import consumer_protocol_enabled
+    from .k76_share_group_heartbeat import _invalid
+
+    if ctx.header.api_key in (68, 69):
+        return consumer_protocol_enabled(ctx)
+    return share_groups_enabled(ctx) and not (ctx.header.api_key == 76 and _invalid(request))
 
 
 def _init_producer_id_loads(ctx, request) -> bool:

@@ -61,6 +61,10 @@ async def _group_answers(node) -> dict[str, int]:
         "list": (await call(node, 16, 3)).error_code,
         "delete": (await call(node, 42, 1, groups_names=("g",))).results[0].error_code,
         "find": (await call(node, 10, 3, key="g", key_type=0)).error_code,
+        "consumer-heartbeat": (await call(node, 68, 0, group_id="kip848", member_id="m", member_epoch=0,
+                                          instance_id=None, rack_id=None, rebalance_timeout=30_000,
+                                          subscribed_topic_names=(TOPIC,), server_assignor=None,
+                                          topic_partitions=())).error_code,
     }
     return out
 
@@ -109,6 +113,8 @@ async def test_group_apis_answer_kafkas_codes_while_loading(loading):
         "heartbeat": E.none,  # answered blindly while the group loads
         "leave": LOADING, "commit": LOADING, "fetch-v1": LOADING, "fetch-v5": LOADING, "fetch-v8": LOADING,
         "describe": LOADING, "list": LOADING, "delete": LOADING, "find": E.none,
+        # KIP-848 is off under 3.9: refused as ever, before the coordinator is asked
+        "consumer-heartbeat": E.unsupported_version if before_4 else LOADING,
     }
     assert loading.loading.refused[11] == 1  # the empty group id was its handler's
 
