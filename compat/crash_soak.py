@@ -15,6 +15,10 @@ random time, and kills the broker with SIGKILL while they are mid-flight:
 * ``member`` (twice): two members of one consumer group committing their positions (compat/soak_groups.py);
 * ``kafka_python``: kafka-python's idempotent producer on a topic of its own (compat/soak_kafka_python.py).
 
+Opt-in (``--workers java,aiokafka``): Apache Kafka's Java client, an idempotent and a transactional
+producer and a group member in one JVM (compat/soak_java.py), and aiokafka's transactional producer
+and group member (compat/soak_aiokafka.py), each on topics and groups of its own.
+
 After each restart, everything any cycle had acknowledged is checked (``Ledger.verify``):
 
 * every acknowledged idempotent record is at the offset it was acknowledged with, every value at most
@@ -57,7 +61,13 @@ from compat.soak_groups import GroupMembers, Moment
 from compat.soak_kafka_python import PARTITIONS as KP_PARTITIONS
 from compat.soak_kafka_python import TOPIC as KP_TOPIC
 from compat.soak_kafka_python import KafkaPythonProducer
+from compat.soak_logs import SLOW_RECOVERY_S, write_slow_recovery
 from compat.soak_topics import TopicLives
+from compat.soak_aiokafka import AiokafkaWorkers
+from compat.soak_books import verify_idempotent
+from compat.soak_aiokafka import TOPICS as AIO_TOPICS
+from compat.soak_java import TOPICS as JAVA_TOPICS
+from compat.soak_java import JavaWorkers
 
 IDEM, TXN, COMPACT = "soak-idem", "soak-txn", "soak-compact"
 TXN_GROUP, COMMIT_GROUP = "soak-eos", "soak-commits"
@@ -89,6 +99,9 @@ class Ledger:
     problems: list = field(default_factory=list)
     stuck: list = field(default_factory=list)  # client calls that outlived their timeout (librdkafka's)
     restart_s: list = field(default_factory=list)  # each restart's time to its ready line
+    java: JavaWorkers | None = None  # opt-in (--workers java): kafka-clients 3.9.1
+    aiokafka: AiokafkaWorkers | None = None  # opt-in (--workers aiokafka)
+    run_s: tuple = (2.0, 6.0)  # each cycle's time before the kill, drawn from this range
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def verify(self, bootstrap: str) -> list[str]:
@@ -102,7 +115,18 @@ class Ledger:
         self._verify_compact(read(bootstrap, COMPACT, 2, "read_committed"), found)
         found += self.topics.verify(bootstrap, CLIENT, read)
         found += self.members.verify(committed(bootstrap, MEMBERS_GROUP, 3))
+        for extra in (self.java, self.aiokafka):
+            if extra is not None:
+                found += extra.verify(bootstrap, read, committed)
         return found
+
+    def groups(self) -> dict:
+        """The consumer groups whose recovery after each restart is timed."""
+        out = {"librdkafka": self.members}
+        for name, extra in (("java", self.java), ("aiokafka", self.aiokafka)):
+            if extra is not None:
+                out[name] = extra.members
+        return out
 
     def _verify_txn(self, log: dict, found: list) -> None:
         seen: dict[int, list] = {}
@@ -147,23 +171,6 @@ class Ledger:
                 found.append(f"{COMPACT} key {key!r}: reads version {got}, acknowledged {version}")
 
 
-def verify_idempotent(topic: str, log: dict, acked: dict, sent: dict, found: list) -> None:
-    """``acked``: (partition, value) -> the offset it was acknowledged at; ``sent``: partition ->
-    values in send order. Each acknowledged record is at its offset, each value at most once and
-    in send order."""
-    for (p, value), offset in acked.items():
-        if log[p].get(offset, (None, None))[1] != value:
-            found.append(f"{topic}-{p}: acknowledged {value!r} at {offset}, the log has {log[p].get(offset)}")
-    for p, records in log.items():
-        values = [v for _, (_, v) in sorted(records.items())]
-        if len(values) != len(set(values)):
-            found.append(f"{topic}-{p}: {len(values) - len(set(values))} values twice")
-        order = {v: i for i, v in enumerate(sent.get(p, []))}
-        ranks = [order.get(v, -1) for v in values]
-        if ranks != sorted(ranks) or -1 in ranks:
-            found.append(f"{topic}-{p}: values out of send order or never sent")
-
-
 def read(bootstrap: str, topic: str, partitions: int, isolation: str) -> dict[int, dict]:
     """Every record of each partition from the start up to the end the isolation level sees."""
     consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-reader", "enable.auto.commit": False,
@@ -202,9 +209,10 @@ class Workers:
         self.halt = threading.Event()
         self.killed = threading.Event()  # set just before the kill
         self.restarted = Moment()  # set once the next broker is ready
-        self.threads = [threading.Thread(target=self._guard, args=(fn,), daemon=True, name=fn.__name__)
-                        for fn in (self.idem, self.txn, self.commits, self.compact, self.lifecycle, self.member, self.member,
-                                                    self.kafka_python)]  # fmt: skip
+        fns = [self.idem, self.txn, self.commits, self.compact, self.lifecycle, self.member, self.member,
+               self.kafka_python]  # fmt: skip
+        fns += [fn for fn, on in ((self.java, ledger.java), (self.aiokafka, ledger.aiokafka)) if on is not None]
+        self.threads = [threading.Thread(target=self._guard, args=(fn,), daemon=True, name=fn.__name__) for fn in fns]
 
     def start(self) -> None:
         for t in self.threads:
@@ -331,6 +339,13 @@ class Workers:
     def kafka_python(self) -> None:
         self.ledger.kafka_python.run(self.bootstrap, self.halt, self.cycle)
 
+    def java(self) -> None:
+        self.ledger.java.run(self.bootstrap, self.halt, self.restarted, self.cycle, self.rng.randrange(2**31))
+
+    def aiokafka(self) -> None:
+        self.ledger.aiokafka.run(self.bootstrap, self.halt, self.restarted, self.cycle, random.Random(self.rng.random()),
+                                 IDEM)  # fmt: skip
+
     def member(self) -> None:
         self.ledger.members.run(self.bootstrap, IDEM, CLIENT, self.halt, self.restarted, self.cycle)
 
@@ -355,11 +370,13 @@ class Workers:
         producer.flush(25)
 
 
-def create_topics(bootstrap: str) -> None:
+def create_topics(bootstrap: str, ledger: Ledger) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topics = [NewTopic(IDEM, 3, 1), NewTopic(TXN, 2, 1), NewTopic(KP_TOPIC, KP_PARTITIONS, 1),
               NewTopic(COMPACT, 2, 1, config={"cleanup.policy": "compact", "segment.bytes": "16384",
                                               "min.cleanable.dirty.ratio": "0.01"})]  # fmt: skip
+    for on, extra in ((ledger.java, JAVA_TOPICS), (ledger.aiokafka, AIO_TOPICS)):
+        topics += [NewTopic(name, partitions, 1) for name, partitions in extra.items()] if on is not None else []
     for future in admin.create_topics(topics).values():
         future.result(30)
 
@@ -371,47 +388,80 @@ def free_port() -> int:
 
 
 def soak(cycles: int, seed: int, data_dir: Path, run_s: tuple[float, float] = (2.0, 6.0), report=print,
-         fsync: str = "never") -> Ledger:
-    """``cycles`` kills, each after a random time in ``run_s`` (seconds) of the four workers, the
-    broker started with ``--fsync fsync``."""
+         fsync: str = "never", extra: tuple[str, ...] = (), client_logs: bool = False, java_drivers=None) -> Ledger:
+    """``cycles`` kills, each after a random time in ``run_s`` (seconds) of the workers (and of
+    the ``extra`` ones: "java", "aiokafka"), the broker started with ``--fsync fsync``.
+    ``client_logs``: the group members log into compat/soak_logs.py's ring, written out with the
+    brokers' logs when a group is slow to recover. ``java_drivers``: compat/javarun.py's, compiled
+    by the caller (else here)."""
     rng = random.Random(seed)
     port = free_port()
-    ledger = Ledger()
+    java = (JavaWorkers(java_drivers) if java_drivers is not None else JavaWorkers.prepare()) if "java" in extra else None
+    ledger = Ledger(java=java,
+                    aiokafka=AiokafkaWorkers() if "aiokafka" in extra else None)
+    ledger.run_s, ledger.members.client_logs = run_s, client_logs
+    if ledger.aiokafka is not None:
+        ledger.aiokafka.client_logs = client_logs
     args = (*BROKER_ARGS, "--fsync", fsync)
-    broker = ShimProcess(data_dir, port, args=args)
+
+    def start() -> ShimProcess:
+        return ShimProcess(data_dir, port, args=args)
+
+    broker = start()
     bootstrap = broker.wait_ready(60)
     try:
-        create_topics(bootstrap)
+        create_topics(bootstrap, ledger)
         for cycle in range(cycles):
-            workers = Workers(bootstrap, ledger, rng, cycle)
-            workers.start()
-            time.sleep(rng.uniform(*run_s))  # the kill lands wherever the workers happen to be
-            workers.killed.set()
-            broker.send_signal(signal.SIGKILL)
-            broker.wait(30)
-            killed, broker = broker, ShimProcess(data_dir, port, args=args)
-            broker.wait_ready(60)
-            ledger.restart_s.append(round(broker.ready_after, 2))
-            workers.restarted.set()
-            workers.stop()
-            found = ledger.verify(bootstrap) + ledger.problems + broker_errors(killed.stderr)
-            ledger.problems = []
-            report(json.dumps({"cycle": cycle, "idem_acked": [len(ledger.idem_acked), len(ledger.kafka_python.acked)],
-                               "txns": [len(ledger.committed_txns), len(ledger.aborted_txns), len(ledger.uncertain_txns)],
-                               "compact_keys": len(ledger.compact_acked),
-                               "topics": [ledger.topics.created, ledger.topics.deleted], "stuck": len(ledger.stuck),
-                               "restart_s": ledger.restart_s[-1],
-                               "group": [ledger.members.commits, max(ledger.members.recover_s[-2:], default=None)],
-                               "problems": found[:10]}))  # fmt: skip
-            ledger.problems = found
-            if found:  # the log of the broker the kill hit, then of the one that found the problems
-                (data_dir.parent / "broker.stderr").write_text(f"{killed.stderr}\n--- restarted ---\n{broker.stderr}")
+            broker = one_cycle(ledger, broker, start, rng, cycle, report)
+            if ledger.problems:
                 break
     finally:
         broker.proc.kill()
         broker.wait(30)
         ledger.problems += broker_errors(broker.stderr)
     return ledger
+
+
+def one_cycle(ledger: Ledger, broker: ShimProcess, start, rng: random.Random, cycle: int, report) -> ShimProcess:
+    """Workers, the kill, the restart, the checks; returns the restarted broker."""
+    groups = ledger.groups()
+    marks = {name: len(g.recover_s) for name, g in groups.items()}
+    workers = Workers(broker.bootstrap_servers, ledger, rng, cycle)
+    workers.start()
+    time.sleep(rng.uniform(*ledger.run_s))  # the kill lands wherever the workers happen to be
+    workers.killed.set()
+    broker.send_signal(signal.SIGKILL)
+    broker.wait(30)
+    killed, broker = broker, start()
+    broker.wait_ready(60)
+    ledger.restart_s.append(round(broker.ready_after, 2))
+    workers.restarted.set()
+    workers.stop()
+    recover = {name: g.recover_s[marks[name]:] for name, g in groups.items()}
+    found = ledger.verify(broker.bootstrap_servers) + ledger.problems + broker_errors(killed.stderr)
+    report(json.dumps(cycle_report(ledger, cycle, recover, found)))
+    ledger.problems = found
+    out = broker.data_dir.parent
+    if found:  # the log of the broker the kill hit, then of the one that found the problems
+        (out / "broker.stderr").write_text(f"{killed.stderr}\n--- restarted ---\n{broker.stderr}")
+    if max((s for times in recover.values() for s in times), default=0) > SLOW_RECOVERY_S:
+        write_slow_recovery(out / f"slow-recovery-{cycle}.log", recover, workers.restarted.at, killed.stderr,
+                            broker.stderr)  # fmt: skip
+    return broker
+
+
+def cycle_report(ledger: Ledger, cycle: int, recover: dict, found: list[str]) -> dict:
+    out = {"cycle": cycle, "idem_acked": [len(ledger.idem_acked), len(ledger.kafka_python.acked)],
+           "txns": [len(ledger.committed_txns), len(ledger.aborted_txns), len(ledger.uncertain_txns)],
+           "compact_keys": len(ledger.compact_acked), "topics": [ledger.topics.created, ledger.topics.deleted],
+           "stuck": len(ledger.stuck), "restart_s": ledger.restart_s[-1], "member_commits": ledger.members.commits}
+    if ledger.java is not None:
+        j = ledger.java
+        out["java"] = [len(j.idem.acked), len(j.txn.committed), len(j.txn.aborted), j.members.commits]
+    if ledger.aiokafka is not None:
+        a = ledger.aiokafka
+        out["aiokafka"] = [len(a.txn.committed), len(a.txn.aborted), a.members.commits]
+    return {**out, "recover_s": recover, "problems": found[:10]}
 
 
 def broker_errors(stderr: str) -> list[str]:
@@ -428,13 +478,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=None, help="keep the data directory here")
     parser.add_argument("--fsync", choices=("never", "always"), default="never", help="the broker's --fsync")
+    parser.add_argument("--workers", default="", help="extra workers, comma-separated: java, aiokafka")
+    parser.add_argument("--client-logs", action="store_true",
+                        help="keep the group members' logs; written out when a group is slow to recover")
     args = parser.parse_args(argv)
+    extra = tuple(w for w in args.workers.split(",") if w)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the broker is killed on the way out
     if args.data_dir is not None:
-        ledger = soak(args.cycles, args.seed, args.data_dir, fsync=args.fsync)
+        ledger = soak(args.cycles, args.seed, args.data_dir, fsync=args.fsync, extra=extra, client_logs=args.client_logs)
     else:
         with tempfile.TemporaryDirectory(prefix="kafka-shim-soak-") as tmp:
-            ledger = soak(args.cycles, args.seed, Path(tmp) / "data", fsync=args.fsync)
+            ledger = soak(args.cycles, args.seed, Path(tmp) / "data", fsync=args.fsync, extra=extra, client_logs=args.client_logs)
     print("\n".join(ledger.problems) or "no problems")
     return 1 if ledger.problems else 0
 

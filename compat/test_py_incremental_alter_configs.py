@@ -56,3 +56,25 @@ def test_confluent_kafka_pythons_incremental_alter_configs(tmp_path, release):
         (f,) = admin.describe_configs([ConfigResource(ResourceType.BROKER, "0")]).values()
         segment = f.result(20)["log.segment.bytes"]
         assert (segment.value, segment.is_default, segment.source) == ("1073741824", True, 5)  # DEFAULT_CONFIG
+
+
+def test_a_store_location_without_a_listener_prefix_is_refused(tmp_path):
+    """As Kafka's DynamicBrokerConfig.validateConfigs: ssl.keystore.location and the other
+    reconfigurable store settings change only per listener (listener.name.<l>.ssl.keystore.location)."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    def alter(name: str):
+        (f,) = admin.incremental_alter_configs([ConfigResource(ResourceType.BROKER, "0", incremental_configs=[
+            ConfigEntry(name, "PKCS12", incremental_operation=AlterConfigOpType.SET)])]).values()
+        return f.result(20)
+
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0") as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        with pytest.raises(KafkaException) as refused:
+            alter("ssl.keystore.type")
+        error = refused.value.args[0]
+        assert error.code() == KafkaError.INVALID_REQUEST
+        assert error.str().endswith("These security configs can be dynamically updated only per-listener using "
+                                    "the listener prefix: HashSet(ssl.keystore.type)"), error.str()
+        assert alter("listener.name.plaintext.ssl.keystore.type") is None

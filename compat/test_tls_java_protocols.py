@@ -39,3 +39,18 @@ def test_java_client_offering_no_listed_version_is_refused(java_drivers, tmp_pat
                       {"client.ssl.enabled.protocols": "TLSv1.2"})
     assert not result["ok"]
     assert "SslAuthenticationException" in result["error"] + result["trace"], result["error"]
+
+
+def test_java_client_over_a_listed_tls13_suite(java_drivers, tmp_path):
+    result = run_java(java_drivers, tmp_path, {"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384"},
+                      {"client.ssl.cipher.suites": "TLS_AES_256_GCM_SHA384"})
+    assert result["ok"], f"{result['error']}\n{result['trace']}"
+    assert result["observed"]["offsets"] == [0, 1, 2, 3, 4]
+
+
+def test_java_client_offering_no_listed_tls13_suite_is_refused(java_drivers, tmp_path):
+    # the JDK offers TLS 1.3 with these suites only; the broker lists another (Kafka: the handshake_failure alert)
+    result = run_java(java_drivers, tmp_path, {"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384"},
+                      {"client.ssl.cipher.suites": "TLS_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256"})
+    assert not result["ok"]
+    assert "SslAuthenticationException" in result["error"] + result["trace"], result["error"]

@@ -24,9 +24,10 @@ from ..protocol.messages import (
     response_class,
 )
 from ..protocol.kafka_releases import RELEASES
-from . import _authz
+from . import _authz, _loading
 from ._coordinator_sync import COORDINATOR_APIS
 from ._coordinator_sync import synced as coordinator_synced
+from ._loading import LOADED_APIS
 from ._pace import SLICE_S, Pacer
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
@@ -119,8 +120,13 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if commit is not None:  # what a failure may lose from now on
         ctx.coordinator_seen = commit.coordinator_synced
     refused = _authz.denied(ctx, request) if node.authorizer is not None else None
+    loading = None
+    if refused is None and key in LOADED_APIS and not node.loading.done:  # shim.coordinators.loader
+        loading = await _loading.refusal(ctx, request, module)
     if refused is not None:
         result = module.error_response(ctx, request, refused)
+    elif loading is not None:
+        result = loading
     elif control:
         result = await node.control.intercept(ctx, spec, request, module, Pacer())
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -20,6 +21,13 @@ from .catalogue import BROKER_CONFIGS, ConfigError, broker_configs, dynamic
 FILE_NAME = "broker-configs.json"
 MIN_ISR = "min.insync.replicas"
 # Dynamic in Kafka, but not something kafka-shim can change while it runs.
+# SslConfigs.RECONFIGURABLE_CONFIGS, in the order Scala's mutable.HashSet iterates them: the message names
+# the unprefixed ones as DynamicBrokerConfig.validateConfigs prints them (asScala.filter builds a HashSet).
+LISTENER_ONLY = ("ssl.keystore.type", "ssl.keystore.certificate.chain", "ssl.truststore.location",
+                 "ssl.keystore.password", "ssl.key.password", "ssl.keystore.location", "ssl.keystore.key",
+                 "ssl.truststore.password", "ssl.truststore.certificates", "ssl.truststore.type")
+_LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(.*)")  # DynamicBrokerConfig.ListenerConfigRegex
+_CLUSTER_LEVEL_LISTENER_CONFIGS = {"max.connections", "max.connection.creation.rate", "num.network.threads"}
 NOT_LIVE = {"listeners": "kafka-shim cannot change its listeners while it runs",
             "advertised.listeners": "kafka-shim cannot change its advertised listeners while it runs"}
 
@@ -75,6 +83,10 @@ class BrokerConfigs:
         read_only = sorted(n for n in props if (n in BROKER_CONFIGS or n in known) and not dynamic(n, self.release))
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
+        unprefixed = [n for n in LISTENER_ONLY if n in props]  # only listener.name.<l>.ssl.keystore.location etc.
+        if unprefixed:
+            raise KafkaError(ErrorCode.invalid_request, "These security configs can be dynamically updated only "
+                             f"per-listener using the listener prefix: HashSet({', '.join(unprefixed)})")
         out = {}
         catalogue = broker_configs(self.release)
         for name, raw in props.items():
@@ -86,8 +98,7 @@ class BrokerConfigs:
                 out[name] = raw if key.sensitive else key.canonical(raw)
             except ConfigError as e:
                 raise KafkaError(ErrorCode.invalid_request, str(e)) from None
-        per_broker_only = sorted(n for n in out if not resource_name and BROKER_CONFIGS.get(n) is not None
-                                 and BROKER_CONFIGS[n].update_mode == "per-broker")
+        per_broker_only = sorted(n for n in out if not resource_name and _per_broker(n))
         if per_broker_only:
             raise KafkaError(ErrorCode.invalid_request, "Cannot update these configs at default cluster level, "
                              f"broker id must be specified: {_set(per_broker_only)}")
@@ -133,6 +144,16 @@ class BrokerConfigs:
         if not resource_name and touched and MIN_ISR not in new_layer:
             raise KafkaError(ErrorCode.invalid_config,
                              f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
+
+
+def _per_broker(name: str) -> bool:
+    """DynamicBrokerConfig.perBrokerConfigs: a per-broker config, or any listener override but
+    the cluster-level listener configs (listener.name.<l>.ssl.keystore.location among them)."""
+    listener = _LISTENER_CONFIG.fullmatch(name)
+    if listener:
+        return listener.group(1) not in _CLUSTER_LEVEL_LISTENER_CONFIGS
+    key = BROKER_CONFIGS.get(name)
+    return key is not None and key.update_mode == "per-broker"
 
 
 def _set(names: list[str]) -> str:

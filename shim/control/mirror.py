@@ -35,6 +35,8 @@ LIST_ALIASES = {
     "groups": ("groups",),
     "topics": ("topics",),
     "members": ("members",),
+    "results": ("groups_names",),  # DeleteGroups
+    "transaction_states": ("transactional_ids",),  # DescribeTransactions
 }
 # response scalar field -> the request fields (or, for a bare element, the role) it copies
 SCALAR_ALIASES = {
@@ -55,11 +57,12 @@ NO_TOP_LEVEL_ERROR = {1}  # Fetch: the error goes to the partitions, the session
 _ZERO_INT = {"throttle_time", "session_id"}
 
 
-def error_response(api_key: int, version: int, request: Any, code: ErrorCode) -> Any:
+def error_response(api_key: int, version: int, request: Any, code: ErrorCode, quiet_top: bool = False) -> Any:
+    """``quiet_top``: the top-level error stays NONE (the code on the request's items alone)."""
     cls = response_class(api_key, version)
     if api_key in TOP_LEVEL_ERRORS:
         return _build(cls, None, code, top=True)
-    return _build(cls, request, code, top=True, quiet_top=api_key in NO_TOP_LEVEL_ERROR)
+    return _build(cls, request, code, top=True, quiet_top=quiet_top or api_key in NO_TOP_LEVEL_ERROR)
 
 
 def _build(cls: type, source: Any, code: ErrorCode, *, top: bool = False, quiet_top: bool = False) -> Any:
@@ -88,7 +91,8 @@ def _copied(source: Any, name: str) -> Any:
     if source is None:
         return _MISSING
     if not dataclasses.is_dataclass(source):  # a bare partition index or coordinator key
-        roles = {"partition_index", "index", "partition"} if isinstance(source, int) else {"key", "group_id"}
+        roles = ({"partition_index", "index", "partition"} if isinstance(source, int)
+                 else {"key", "group_id", "transactional_id"})
         return source if name in roles else _MISSING
     for alias in SCALAR_ALIASES.get(name, ()):
         if hasattr(source, alias):

@@ -7,17 +7,21 @@ as Kafka refuses an inter-broker listener's (shim.security.versions says why). T
 enables by default are served, through OpenSSL's names (OPENSSL, checked against ``openssl ciphers
 -stdname`` in the tests); a name outside them (a static-ECDH suite, one the JDK disables) is refused too.
 
-TLS 1.3 suites cannot be chosen one by one through Python's ssl module (it has no
-SSL_CTX_set_ciphersuites): a list naming some of them serves OpenSSL's three. What is expressible is the
-version: a JDK server with no TLS 1.3 suite enabled agrees TLS 1.2 only, and one with only TLS 1.3 suites
-agrees TLS 1.3 only; so kafka-shim narrows the version range the same way.
+TLS 1.3 suites are chosen too, as the JDK's list restricts both versions: Python's ssl module cannot
+(set_ciphers is SSL_CTX_set_cipher_list, TLS 1.2 and older), so shim.security.tls13 calls OpenSSL's
+SSL_CTX_set_ciphersuites. A JDK server with no TLS 1.3 suite enabled agrees TLS 1.2 only, and one with
+only TLS 1.3 suites agrees TLS 1.3 only; kafka-shim narrows the version range the same way.
 """
 
 from __future__ import annotations
 
+import logging
 import ssl
 
+from . import tls13
+
 SETTING = "ssl.cipher.suites"
+log = logging.getLogger(__name__)
 TLS13 = ("TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256")
 _KX = {"ECDHE_ECDSA": "ECDHE-ECDSA-", "ECDHE_RSA": "ECDHE-RSA-", "DHE_RSA": "DHE-RSA-", "DHE_DSS": "DHE-DSS-",
        "RSA": ""}
@@ -72,4 +76,14 @@ def apply(ctx: ssl.SSLContext, props: dict) -> None:
                                f"appropriate protocol (no suite listed serves a version ssl.enabled.protocols lists)")
     if tls12:
         ctx.set_ciphers(":".join(tls12))
+    if high >= ssl.TLSVersion.TLSv1_3:
+        _set_tls13(ctx, [n for n in listed if n in TLS13])
     ctx.minimum_version, ctx.maximum_version = low, high
+
+
+def _set_tls13(ctx: ssl.SSLContext, listed: list[str]) -> None:
+    try:
+        tls13.set_suites(ctx, listed)
+    except tls13.Unavailable as e:
+        log.warning("%s lists %s, but this Python cannot restrict TLS 1.3 suites (%s): it serves %s",
+                    SETTING, ",".join(listed), e, ",".join(tls13.suites(ctx)))

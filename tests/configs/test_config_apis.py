@@ -162,11 +162,32 @@ async def test_read_only_and_per_broker_configs_are_refused_as_kafka_refuses_the
         ErrorCode.invalid_request, "Cannot update these configs dynamically: Set(auto.create.topics.enable)")
     (per,) = await incremental(node, [(BROKER, "", [("log.dirs", SET, "/x")])])
     assert per.error_code == ErrorCode.invalid_request
-    (pb,) = await incremental(node, [(BROKER, "", [("ssl.keystore.type", SET, "PKCS12")])])
+    (pb,) = await incremental(node, [(BROKER, "", [("listener.name.ssl.ssl.keystore.type", SET, "PKCS12")])])
     assert pb.error_message.startswith("Cannot update these configs at default cluster level")
     (bad,) = await incremental(node, [(BROKER, "0", [("message.max.bytes", SET, "-1")])])
     assert (bad.error_code, bad.error_message) == (
         ErrorCode.invalid_request, "Invalid value -1 for configuration message.max.bytes: Value must be at least 0")
+
+
+PREFIX_ONLY = "These security configs can be dynamically updated only per-listener using the listener prefix: "
+
+
+@pytest.mark.parametrize("name", ["0", ""])
+async def test_ssl_stores_are_altered_only_with_a_listener_prefix(node, name):
+    # Kafka: DynamicBrokerConfig.validateConfigs, before the per-broker check; INVALID_REQUEST (KAFKA-13609)
+    (r,) = await incremental(node, [(BROKER, name, [("ssl.keystore.location", SET, "/etc/k.jks"),
+                                                    ("ssl.truststore.location", SET, "/etc/t.jks"),
+                                                    ("ssl.keystore.password", SET, "secret")])])
+    assert (r.error_code, r.error_message) == (ErrorCode.invalid_request, PREFIX_ONLY + (
+        "HashSet(ssl.truststore.location, ssl.keystore.password, ssl.keystore.location)"))  # Scala's order
+    r = await legacy(node, BROKER, name, {"ssl.truststore.certificates": "x"})
+    assert (r.error_code, r.error_message) == (ErrorCode.invalid_request,
+                                               PREFIX_ONLY + "HashSet(ssl.truststore.certificates)")
+    kept = by_name(await describe(node, BROKER, name, ("ssl.keystore.location", "ssl.truststore.certificates")))
+    dynamic = {ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG}
+    assert not {c.config_source for c in kept.values()} & dynamic, kept  # nothing kept
+    (ok,) = await incremental(node, [(BROKER, "0", [("listener.name.plaintext.ssl.keystore.type", SET, "PKCS12")])])
+    assert ok.error_code == ErrorCode.none
 
 
 async def test_validate_only_changes_nothing(node):

@@ -1,7 +1,8 @@
 """``ssl.cipher.suites``: a listener agrees only the suites listed (Java/IANA names), as Kafka's
 server SSLEngine does; with no TLS 1.3 suite listed only TLS 1.2 is agreed, with TLS 1.3 suites only
-only TLS 1.3; a name kafka-shim does not serve refuses the start. Raw handshakes with Python ssl
-client contexts, then confluent-kafka served with a listed suite and refused without one."""
+only TLS 1.3; TLS 1.3 handshakes agree only the TLS 1.3 suites listed; a name kafka-shim does not
+serve refuses the start. Raw handshakes with Python ssl client contexts and openssl s_client, then
+confluent-kafka served with a listed suite and refused without one."""
 
 from __future__ import annotations
 
@@ -57,6 +58,43 @@ def test_tls13_suites_only_agree_tls13_only(tmp_path, certs):
         assert handshake(at, pinned(certs, V13, V13)) == "TLSv1.3"
 
 
+def test_only_the_listed_tls13_suite_is_agreed(tmp_path, certs):
+    # a client's default order puts TLS_AES_256_GCM_SHA384 first: agreeing the other is the broker's choice
+    with suites_broker(tmp_path, certs, "TLS_AES_128_GCM_SHA256") as b:
+        assert suite_of(b.bootstrap("SSL"), pinned(certs, V13, V13)) == "TLS_AES_128_GCM_SHA256"
+
+
+def test_the_listed_order_is_the_brokers_preference(tmp_path, certs):
+    # JDK 13+ servers prefer their own enabled order (JDK-8219657); a client's default puts AES-256 first
+    with suites_broker(tmp_path, certs, "TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,"
+                                        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384") as b:
+        at = b.bootstrap("SSL")
+        assert suite_of(at, pinned(certs, V13, V13)) == "TLS_CHACHA20_POLY1305_SHA256"
+        assert suite_of(at, pinned(certs, V12, V12)) == "ECDHE-ECDSA-AES128-GCM-SHA256"
+
+
+def test_a_mixed_list_restricts_each_version_to_its_own(tmp_path, certs):
+    with suites_broker(tmp_path, certs, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256") as b:
+        at = b.bootstrap("SSL")
+        assert suite_of(at, pinned(certs, V13, V13)) == "TLS_CHACHA20_POLY1305_SHA256"
+        assert suite_of(at, pinned(certs, V12, V12)) == "ECDHE-ECDSA-AES128-GCM-SHA256"
+
+
+def s_client(bootstrap: str, certs, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["openssl", "s_client", "-connect", bootstrap, "-CAfile", str(certs["ca.pem"]), *args],
+                          input="", capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="the openssl command")
+def test_a_tls13_client_offering_no_listed_suite_is_refused(tmp_path, certs):
+    with suites_broker(tmp_path, certs, "TLS_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256") as b:
+        at = b.bootstrap("SSL")
+        refused = s_client(at, certs, "-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256")
+        assert refused.returncode != 0 and "alert handshake failure" in refused.stderr, refused.stderr
+        served = s_client(at, certs, "-tls1_3", "-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384")
+        assert "Cipher is TLS_AES_256_GCM_SHA384" in served.stdout, served.stdout + served.stderr
+
+
 @pytest.mark.parametrize("suites, message", [
     ("TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA385", "Unsupported CipherSuite: TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA385"),
     ("ECDHE-RSA-AES256-GCM-SHA384", "Unsupported CipherSuite: ECDHE-RSA-AES256-GCM-SHA384"),  # OpenSSL's name
@@ -101,3 +139,18 @@ def test_confluent_kafka_with_and_without_a_listed_suite(tmp_path, certs):
                 break
         assert failed.is_set()
         assert "handshake failure" in reasons[0], reasons  # the broker's alert, not a bare close
+
+
+def test_where_tls13_suites_cannot_be_chosen_all_three_are_served_with_a_warning(monkeypatch, caplog):
+    import ssl
+
+    from shim.security import tls13
+
+    def unavailable():
+        raise tls13.Unavailable("no SSL_CTX_set_ciphersuites")
+    monkeypatch.setattr(tls13, "_libssl", unavailable)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version, ctx.maximum_version = V12, V13
+    ciphers.apply(ctx, {"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"})
+    assert sorted(tls13.suites(ctx)) == sorted(ciphers.TLS13)
+    assert "cannot restrict TLS 1.3 suites (no SSL_CTX_set_ciphersuites)" in caplog.text
