@@ -28,7 +28,7 @@ from . import _authz, _loading
 from ._coordinator_sync import COORDINATOR_APIS
 from ._coordinator_sync import synced as coordinator_synced
 from ._loading import LOADED_APIS
-from ._pace import SLICE_S
+from ._pace import SLICE_S, Pacer
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
 
@@ -128,7 +128,7 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     elif loading is not None:
         result = loading
     elif control:
-        result = await node.control.intercept(ctx, spec, request, module)
+        result = await node.control.intercept(ctx, spec, request, module, Pacer())
     else:
         result = spec.handler(ctx, request)
     if result is not None and result.__class__ is not bytes and inspect.isawaitable(result):
