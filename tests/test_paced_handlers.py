@@ -1,7 +1,8 @@
 """Handlers that walked a 2 MiB request's entries in one turn of the event loop
 (compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
 2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s,
-DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s; a request
+DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s,
+(Incremental)AlterConfigs 6.4 s; a request
 may hold 100 MiB), and the whole-request error answers of OffsetFetch v8 (0.9 s), AddPartitionsToTxn
 and ElectLeaders, now go through the Pacer
 (shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
@@ -125,6 +126,14 @@ def _delete_groups(n, node):
     return 42, 2, make(request_class(42, 2), groups_names=tuple(f"g{i:07d}" for i in range(n)))
 
 
+def _alter_configs(key, version, n, node):  # unknown topics: UNKNOWN_TOPIC_OR_PARTITION each
+    m = request_module(key, version)
+    extra = {"config_operation": 0} if key == 44 else {}
+    return key, version, make(request_class(key, version), validate_only=False, resources=tuple(
+        m.AlterConfigsResource(resource_type=2, resource_name=f"u{i:07d}", configs=(
+            m.AlterableConfig(name="retention.ms", value="1", **extra),)) for i in range(n)))
+
+
 def _share_state(key, entity, n, node, by_partition, **partition):
     """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
     (t-3 does not exist) n times."""
@@ -170,6 +179,8 @@ CASES = {
                                                                    by_partition=True, leader_epoch=0),
     "elect-leaders-refused": _elect_refused,
     "delete-groups": _delete_groups,
+    "alter-configs": functools.partial(_alter_configs, 33, 2),
+    "incremental-alter-configs": functools.partial(_alter_configs, 44, 1),
     "elect-leaders-topics": _elect_topics,
     # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
     "offset-fetch-v8-error": _offset_fetch,
