@@ -296,6 +296,10 @@ def test_admin_broker_configs(observed, compat_target):
         "86400000", "DYNAMIC_BROKER_CONFIG")
     assert obs["deleted_log.retention.ms"]["source"] != "DYNAMIC_BROKER_CONFIG"
     assert "org.apache.kafka.common.errors.InvalidRequestException" in obs["read_only_error"]["chain"]
+    unprefixed = obs["unprefixed_keystore"]
+    assert "org.apache.kafka.common.errors.InvalidRequestException" in unprefixed["chain"]
+    assert unprefixed["message"].endswith("These security configs can be dynamically updated only per-listener using "
+                                          "the listener prefix: HashSet(ssl.keystore.location)"), unprefixed["message"]
     assert obs["root_logger"] in ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
     assert obs["root_set_same"] is None
     invalid = "org.apache.kafka.common.errors.InvalidRequestException"

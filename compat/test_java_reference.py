@@ -502,3 +502,33 @@ def test_describe_cluster_includes_fenced_brokers(tmp_path, java4):
                         prefix="fenced", parallel=1, timeout_s=60, control=broker.broker.control_url, node=2)
     obs = observed_of(out["results"])("admin.describe_cluster_fenced")
     assert obs == {"before": ["0", "1", "2"], "down": ["0", "1"], "down_with_fenced": ["0", "1", "2:fenced"]}
+
+
+@pytest.mark.shim_only("starts a broker emulating Kafka 4.1")
+@pytest.mark.compat(scenario="admin.list_transactions_pattern")
+def test_list_transactions_by_pattern(tmp_path, java4):
+    """kafka-clients 4's listTransactions(filterOnTransactionalIdPattern) against 4.1 emulation:
+    ListTransactions v2 (KIP-1152) lists the ids the whole pattern matches; a pattern that does not
+    compile fails the call with InvalidRegularExpression."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", kafka_version="4.1") as broker:
+        out = java4.run("Admin4Driver", ["admin.list_transactions_pattern"], broker.bootstrap_servers, timeout=120,
+                        prefix="ltp", parallel=1, timeout_s=60)
+    obs = observed_of(out["results"])("admin.list_transactions_pattern")
+    assert obs["a"] == ["ltp-a1:Empty", "ltp-a2:Empty"]
+    assert obs["run"] == ["ltp-a1:Empty", "ltp-a2:Empty", "ltp-b1:Empty"]
+    assert obs["whole_match_only"] == []
+    assert obs["invalid"]["chain"][0].endswith(".InvalidRegularExpression"), obs["invalid"]
+
+
+@pytest.mark.shim_only("starts a simulated three-broker cluster emulating Kafka 4.1")
+@pytest.mark.compat(scenario="admin.reassign_keeping_replication_factor")
+def test_reassign_keeping_replication_factor(tmp_path, java4):
+    """kafka-clients 4's alterPartitionReassignments(allowReplicationFactorChange(false)): v1 of
+    AlterPartitionReassignments refuses a target that changes the replication factor."""
+    with shim.BrokerThread(data_dir=tmp_path / "data", listen="127.0.0.1:0", brokers=3, kafka_version="4.1") as broker:
+        out = java4.run("Admin4Driver", ["admin.reassign_keeping_replication_factor"], broker.bootstrap_servers,
+                        timeout=120, prefix="rrf", parallel=1, timeout_s=60)
+    obs = observed_of(out["results"])("admin.reassign_keeping_replication_factor")
+    assert obs["grow"]["chain"][0].endswith(".InvalidReplicationFactorException"), obs
+    assert obs["grow"]["message"] == "The replication factor is changed from 2 to 3", obs
+    assert obs["same"] is None, obs

@@ -27,9 +27,13 @@ class Broker:
         self._server: Server | None = None
         self._control_listener = None
         self.control_address: tuple[str, int] | None = None  # (host, port) of --control-listen
+        # tests: the coordinators stay loading after start until release_coordinator_load()
+        self.hold_coordinator_load = False
+        self._loader: asyncio.Task | None = None
 
     async def start(self) -> "Broker":
-        self.node = Node(self.config)
+        """Open the listeners; the coordinators load after that (shim.coordinators.loader)."""
+        self.node = Node(self.config, load_later=True)
         self._server = Server(self.node)
         try:
             await self._server.start()
@@ -39,7 +43,23 @@ class Broker:
             await self._server.stop()
             self.node.close()
             raise
+        if not self.node.loading.done:
+            if self.hold_coordinator_load:
+                self.node.loading.hold()
+            self._loader = asyncio.get_running_loop().create_task(self._load())
         return self
+
+    async def _load(self) -> None:
+        await self.node.loading.run()
+        if self._server is not None and self._server.timer is not None:
+            self._server.timer.earlier(0)  # the coordinators' deadlines count from now
+
+    def release_coordinator_load(self) -> None:
+        self.node.loading.release()
+
+    async def coordinators_loaded(self) -> None:
+        """Return once the group and transaction coordinators are loaded."""
+        await self.node.loading.wait()
 
     async def _start_control(self) -> None:
         from .control.http import ControlListener
@@ -57,6 +77,10 @@ class Broker:
         return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     async def stop(self) -> None:
+        if self._loader is not None:
+            self._loader.cancel()
+            await asyncio.gather(self._loader, return_exceptions=True)
+            self._loader = None
         if self._control_listener is not None:
             await self._control_listener.stop()
             self._control_listener = None
@@ -175,6 +199,13 @@ class BrokerThread:
         async def run():
             return fn(*args)
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=30)
+
+    def release_coordinator_load(self) -> None:
+        self.call(self.broker.release_coordinator_load)
+
+    def coordinators_loaded(self, timeout: float = 120) -> None:
+        """Block until the coordinators are loaded (Broker.coordinators_loaded)."""
+        asyncio.run_coroutine_threadsafe(self.broker.coordinators_loaded(), self.loop).result(timeout=timeout)
 
     def clean_logs(self, now_ms: int | None = None) -> int:
         """Run the log cleaner now (see Broker.clean_logs) and wait for it."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .coordinators.steps import drain
 from .coordinators.txn.state_manager import read_transactions
 from .storage import cleaner_manager as cm
 from .storage import recovery_point
@@ -24,7 +25,7 @@ def inspect_data_dir(data_dir: Path, now_ms: int, include_internal: bool = False
     logs = LogManager(Path(data_dir), LogConfig(), read_only=True)
     points, checkpoint = _recovery_points(Path(data_dir), now_ms)
     try:
-        txns = read_transactions(logs)
+        txns = drain(read_transactions(logs))
         by_pid = {m.producer_id: m for m in txns.values()}
         partitions = []
         for (topic, partition), plog in sorted(logs.logs.items()):

@@ -14,6 +14,7 @@ import logging
 import time
 
 from .configs.catalogue import BROKER_CONFIGS
+from .coordinators.loader import LOADED_TOPICS
 from .errors import KafkaError
 from .storage import cleaner_manager as cm
 
@@ -97,8 +98,9 @@ class LogCleaner:
     def candidates(self, now: int) -> list:
         """Compacted logs that qualify, filthiest first (Kafka: grabFilthiestCompactedLog)."""
         found = []
-        for plog in list(self.node.logs.logs.values()):
-            if plog.config.compact:
+        loading = not self.node.loading.done  # the coordinators' load reads these logs' segments
+        for (topic, _), plog in list(self.node.logs.logs.items()):
+            if plog.config.compact and not (loading and topic in LOADED_TOPICS):
                 ltc = cm.plan(plog, now)
                 if cm.should_clean(plog, ltc):
                     found.append((ltc.cleanable_ratio, plog, ltc))

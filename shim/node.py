@@ -21,12 +21,14 @@ from .coordinators.group import GroupCoordinator
 from .coordinators.group.consumer_coordinator import consumer_group_config
 from .coordinators.group.store import offsets_compression
 from .coordinators.group.topic_hash import TopicHashes
+from .coordinators.loader import LOADED_TOPICS, CoordinatorLoad
 from .coordinators.producer_ids import ProducerIdManager
 from .coordinators.quota_enforcement import ByteRateQuota
 from .coordinators.share import GroupConfigs, ShareCoordinator, ShareStateStore, share_settings
 from .coordinators.share.configs import cold_snapshot_interval_ms
 from .coordinators.share.store import SHARE_STATE_TOPIC
 from .coordinators.share.store import topic_configs as share_state_topic_configs
+from .coordinators.steps import Steps
 from .coordinators.txn import TransactionCoordinator
 from .notify import ChangeNotifier
 from .protocol.kafka_releases import ELR_VERSION, RELEASES, TRANSACTION_VERSION
@@ -52,7 +54,9 @@ def now_ms() -> int:
 
 
 class Node:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, load_later: bool = False) -> None:
+        """``load_later``: the coordinators' state is left to :attr:`loading`'s ``run()`` (the
+        server's, after its listeners open), unless the internal topics hold nothing."""
         # ``config`` is the static config; ``self.config`` is it with the dynamic broker configs applied
         config.check_static()
         self.config = config
@@ -74,6 +78,9 @@ class Node:
         self.control = Control(self)
         self.txn.probe = self.control.probe
         self.share.initialized.probe = self.control.probe
+        self.loading = CoordinatorLoad(self._load_steps())
+        if not load_later or not self._anything_to_load():
+            self.loading.run_now()
         self._init_quotas(config)
         self.fetch_sessions = BrokerFetchSessions(int(config.extra.get(SLOTS_CONFIG, 1000)))  # read-only in Kafka
         self.fetch_max_bytes = int(config.extra.get("fetch.max.bytes", 57_671_680))  # read-only in Kafka
@@ -155,11 +162,7 @@ class Node:
             id_expiration_check_interval_ms=config.transaction_remove_expired_check_interval_ms,
         )
         self.txn.check_min_isr = self.cluster.check_min_isr
-        self.txn.load(now_ms())
         self.txn_steps = None
-        if self.logs.group_commit is not None:  # fsync "always": its own steps fsynced off the loop, in order
-            self.txn_steps = TxnSteps(self.txn, self.logs.group_commit, now_ms)
-            self.txn.stage_steps, self.txn.on_staged = self.txn_steps.attach, self.txn_steps.staged
         consumer = consumer_group_config(config.group_consumer_session_timeout_ms,
                                          config.group_consumer_heartbeat_interval_ms, config.extra)
         settings = share_settings(config.extra)
@@ -184,7 +187,6 @@ class Node:
         self.cluster.on_replicas_placed = self.topic_hashes.invalidate
         self.groups.consumer.topic_hashes = self.topic_hashes
         self.groups.store.check_min_isr = self.cluster.check_min_isr
-        self.groups.load(now_ms())
         if self.logs.group_commit is not None:  # fsync "always": a failed fsync takes the directory offline
             self.logs.group_commit.on_offline.append(self.groups.on_offline)
         self.cluster.on_elected = self._elected
@@ -193,7 +195,7 @@ class Node:
     def _elected(self, topic: str, partition: int, at_ms: int) -> None:
         """A broker took the lead of a ``__consumer_offsets`` partition: it coordinates the groups
         hashed there from now (Kafka: GroupCoordinator.onElection)."""
-        if topic == OFFSETS_TOPIC:
+        if topic == OFFSETS_TOPIC and self.loading.done:  # else the load builds them, sessions started then
             self.groups.on_election(lambda g: self.cluster.coordinator_partition(GROUP, g) == (topic, partition), at_ms)
 
     def _init_share(self, config: BrokerConfig, meta_dir, settings) -> None:
@@ -208,9 +210,29 @@ class Node:
         self.share.topic_hashes = self.topic_hashes
         self.share.topics_version = lambda: self.logs.topics_version
         self.share.write_group_records = self.groups.store.append_records
+
+    def _load_steps(self) -> "Steps[None]":
+        """The coordinators' state from their logs, in this order: the transaction coordinator's
+        (its completion of prepared transactions writes markers the group load replays; fsynced
+        on the loop, before its own steps are attached), the groups', then the share-group members
+        the group records hold."""
+        yield from self.txn.load_steps(now_ms)
+        if self.logs.group_commit is not None:  # fsync "always": its own steps fsynced off the loop, in order
+            self.txn_steps = TxnSteps(self.txn, self.logs.group_commit, now_ms)
+            self.txn.stage_steps, self.txn.on_staged = self.txn_steps.attach, self.txn_steps.staged
+        yield from self.groups.load_steps(now_ms)
         self.share.load_members(self.groups.share_records, lambda i: getattr(self.logs.topic_by_id(i), "name", None),
                                 now_ms())
         self.groups.share_records = []
+
+    def _anything_to_load(self) -> bool:
+        """Whether ``__consumer_offsets`` or ``__transaction_state`` holds a byte."""
+        return any(plog.log_end_offset > plog.log_start_offset for (topic, _), plog in self.logs.logs.items()
+                   if topic in LOADED_TOPICS)
+
+    @property
+    def coordinators_loading(self) -> bool:
+        return not self.loading.done
 
     def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
         """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;
@@ -358,9 +380,9 @@ class Node:
             self.logs.remove_expired_producers(now, self.config.producer_id_expiration_ms)
             self.cluster.remove_expired_producers(now, self.config.producer_id_expiration_ms)
             self._next_producer_expiration = now + self.config.producer_id_expiration_check_interval_ms
+        ticks = (self.txn.tick, self.groups.tick, self.share.tick) if self.loading.done else ()
         return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(),
-                   *(self._contained(tick, now) for tick in (self.txn.tick, self.groups.tick, self.cluster.tick,
-                                                             self.share.tick)))
+                   *(self._contained(tick, now) for tick in (*ticks, self.cluster.tick)))
 
     @staticmethod
     def _contained(tick, now: int) -> int:
@@ -386,9 +408,10 @@ class Node:
 
     def next_deadline(self) -> int:
         """No deadline is earlier than this (ms); cheap enough to ask after every request."""
+        coordinators = ((self.txn.next_deadline(), self.groups.next_deadline(), self.share.next_deadline())
+                        if self.loading.done else ())
         return min(self._next_retention, self._next_producer_expiration, self._checkpoint_due(),
-                   self.txn.next_deadline(), self.groups.next_deadline(), self.cluster.next_deadline(),
-                   self.share.next_deadline())
+                   self.cluster.next_deadline(), *coordinators)
 
     def watch_deadlines(self, callback) -> None:
         """``callback(deadline_ms)`` whenever handling a request sets a deadline earlier than
@@ -402,7 +425,9 @@ class Node:
 
     def _topic_deleted(self, name: str) -> None:
         self.cluster.delete_topic(name)
-        if name != OFFSETS_TOPIC:  # every group's offsets of it go (Kafka: GroupCoordinator.onPartitionsDeleted)
+        # every group's offsets of it go (Kafka: GroupCoordinator.onPartitionsDeleted; its groups
+        # still loading keep them, as a Kafka partition's write fails while it loads)
+        if name != OFFSETS_TOPIC and self.loading.done:
             self.groups.expiration.on_topic_deleted(name, now_ms())
         self.share.forget_deleted_topics(now_ms())  # its share state goes with it
         self.share.sessions.forget_topic(name)  # and no share session fetches from its successor
@@ -416,6 +441,7 @@ class Node:
         return info.partitions if info is not None else 0
 
     def close(self) -> None:
+        self.loading.close()
         if self.txn_steps is not None:
             self.txn_steps.close()
         self.logs.close()

@@ -123,6 +123,9 @@ final class ConfigScenarios {
                 readOnly = e;
             }
             obs.put("read_only_error", Support.failure(readOnly));
+            // the store settings change only per listener (DynamicBrokerConfig.validateConfigs)
+            obs.put("unprefixed_keystore", Support.failureOf(() -> alter(admin, res, List.of(new AlterConfigOp(
+                    new ConfigEntry("ssl.keystore.location", "/no/such.jks"), AlterConfigOp.OpType.SET)))));
             // BROKER_LOGGER: the root logger is described; set to its own level it stays; it cannot be
             // removed, and APPEND is no operation for loggers (ConfigAdminManager.validateLogLevelConfigs)
             ConfigResource loggers = new ConfigResource(ConfigResource.Type.BROKER_LOGGER, id);

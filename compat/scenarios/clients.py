@@ -205,6 +205,13 @@ SCENARIOS: list[Scenario] = [
              "restarted on the same data directory: the group comes back Stable with the same members and "
              "generation, no rebalance happens, committed offsets are unchanged, and consumption continues.",
              ("aiokafka",)),
+    Scenario("broker.coordinator_load", "clients started while the coordinators load get through",
+             "A broker restarted over a data directory with committed offsets and transactions opens its "
+             "listeners before loading its coordinators: a group consumer and a transactional producer started "
+             "then are answered COORDINATOR_LOAD_IN_PROGRESS and keep asking, while a plain producer and an "
+             "assigned consumer are served; once the load ends the consumer resumes at the loaded committed "
+             "offset and the producer commits a transaction a read_committed consumer reads.",
+             ("confluent-kafka", "kafka-python", "java")),
     Scenario("admin.topics", "create/describe/delete topics",
              "createTopics(3 partitions) succeeds, again fails with TopicExistsException; describeTopics gives 3 "
              "partitions led by the one node, 1 replica, 1 ISR and a topic id; listTopics lists it; "

@@ -28,6 +28,15 @@ SCENARIOS: list[Scenario] = [
     Scenario("admin.describe_cluster_fenced", "describeCluster with fenced brokers (KIP-1073)",
              "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.0, one broker down: "
              "describeCluster lists the two up, with includeFencedBrokers the third too, fenced.", ("java",)),
+    Scenario("admin.list_transactions_pattern", "listTransactions by transactional id pattern (KIP-1152)",
+             "kafka-clients 4 against kafka-shim emulating 4.1: three transactional ids initialized, listed by "
+             "a pattern the whole id must match (ListTransactions v2); a pattern that does not compile fails "
+             "the call with InvalidRegularExpression.", ("java",)),
+    Scenario("admin.reassign_keeping_replication_factor", "alterPartitionReassignments keeping the replication factor",
+             "kafka-clients 4 against a simulated three-broker kafka-shim emulating 4.1: with "
+             "allowReplicationFactorChange(false) (KIP-1101, AlterPartitionReassignments v1) a target of three "
+             "brokers for a partition of two replicas fails with InvalidReplicationFactorException; a target of "
+             "two passes.", ("java",)),
     Scenario("admin.incremental_alter_invalid", "IncrementalAlterConfigs validation",
              "Duplicate keys refuse their resource alone (InvalidRequestException), APPEND/SUBTRACT on a "
              "non-LIST config and an out-of-range value are InvalidConfigurationException with Kafka's "

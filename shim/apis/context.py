@@ -105,6 +105,13 @@ class RequestContext:
             return set(names)
         return {n for n in set(names) if self.authorize(operation, resource_type, n)}
 
+    async def authorized_paced(self, operation, resource_type, names, pace) -> set:
+        """:meth:`authorized`, awaiting ``pace`` per name: a 2 MiB request names 120,000 topics,
+        0.6 CPU s of the authorizer in one turn."""
+        if self.node.authorizer is None:
+            return set(names)
+        return {n async for n in pace.each(set(names)) if self.authorize(operation, resource_type, n)}
+
     def authorize_cluster(self, operation) -> bool:
         return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME)
 

@@ -24,10 +24,11 @@ from ..protocol.messages import (
     response_class,
 )
 from ..protocol.kafka_releases import RELEASES
-from . import _authz
+from . import _authz, _loading
 from ._coordinator_sync import COORDINATOR_APIS
 from ._coordinator_sync import synced as coordinator_synced
-from ._pace import SLICE_S
+from ._loading import LOADED_APIS
+from ._pace import SLICE_S, Pacer
 from .context import RequestContext
 from .registry import REGISTRY, emulated_range
 
@@ -119,10 +120,15 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if commit is not None:  # what a failure may lose from now on
         ctx.coordinator_seen = commit.coordinator_synced
     refused = _authz.denied(ctx, request) if node.authorizer is not None else None
+    loading = None
+    if refused is None and key in LOADED_APIS and not node.loading.done:  # shim.coordinators.loader
+        loading = await _loading.refusal(ctx, request, module)
     if refused is not None:
         result = module.error_response(ctx, request, refused)
+    elif loading is not None:
+        result = loading
     elif control:
-        result = await node.control.intercept(ctx, spec, request, module)
+        result = await node.control.intercept(ctx, spec, request, module, Pacer())
     else:
         result = spec.handler(ctx, request)
     if result is not None and result.__class__ is not bytes and inspect.isawaitable(result):

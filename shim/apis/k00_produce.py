@@ -101,9 +101,10 @@ def _verification_error(code: ErrorCode, version: int) -> KafkaError:
     (ReplicaManager's postVerificationCallback, AddPartitionsToTxnManager)."""
     if code == ErrorCode.producer_fenced:
         return _VerificationError(ErrorCode.invalid_producer_epoch)
-    if code == ErrorCode.concurrent_transactions and version < ADD_PARTITION_VERSION:
+    if (code == ErrorCode.concurrent_transactions and version < ADD_PARTITION_VERSION
+            or code == ErrorCode.coordinator_load_in_progress):
         return _VerificationError(ErrorCode.not_enough_replicas, "Unable to verify the partition has been added to "
-                                  "the transaction. Underlying error: CONCURRENT_TRANSACTIONS")
+                                  f"the transaction. Underlying error: {code.name.upper()}")
     if code == ErrorCode.transaction_abortable and version < TRANSACTION_ABORTABLE_VERSION:
         code = ErrorCode.invalid_txn_state
     return _VerificationError.of(code)
@@ -343,6 +344,8 @@ def _verify_transaction(ctx, txn_id, plog, h, topic, partition):
         # The first batch of a transaction in this partition: the coordinator must know it (KIP-890
         # part 1) or, from v12, is asked to add it (part 2).
         try:
+            if not ctx.node.loading.done:  # shim.coordinators.loader: the coordinator cannot say yet
+                raise KafkaError(ErrorCode.coordinator_load_in_progress)
             if ctx.version >= ADD_PARTITION_VERSION:
                 ctx.node.txn.add_partitions(txn_id, h.producer_id, h.producer_epoch, {(topic, partition)}, now_ms(),
                                             transaction_version=2)

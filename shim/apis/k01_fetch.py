@@ -1,4 +1,5 @@
-"""Fetch (1), v0-17 (v17 adds only ReplicaDirectoryId, a tagged field of follower fetches, KIP-853).
+"""Fetch (1), v0-18 (v17 adds only ReplicaDirectoryId, KIP-853, and v18 only the replica's HighWatermark:
+tagged fields of follower fetches, which consumers do not send).
 
 Incremental fetch sessions (KIP-227) from v7: shim.fetch_sessions decides which partitions a
 request reads (the session's, for an incremental one) and which of them the answer carries; a
@@ -58,7 +59,7 @@ WATCH_LIMIT = WATCH_TOPICS_LIMIT = 1000  # partitions, else topics, a parked Fet
 DOWN_CONVERT_INLINE_BYTES = 256 * 1024  # larger reads of Fetch v0-3 are down-converted off the loop
 
 
-@api(1, "Fetch", 0, 17)
+@api(1, "Fetch", 0, 18)
 async def handle(ctx, request):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     pace = Pacer()

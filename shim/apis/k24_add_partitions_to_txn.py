@@ -40,8 +40,8 @@ async def handle(ctx, request):
 
 async def _answer(ctx, request, pace):
     if ctx.version < BATCHED_VERSION:
-        wanted = [(t.name, p) async for t in pace.each(request.v3_and_below_topics) for p in t.partitions]
-        names = [t for t, _ in wanted]
+        wanted = [tp async for tp in pace.each((t.name, p) for t in request.v3_and_below_topics for p in t.partitions)]
+        names = {t async for t, _ in pace.each(wanted)}
         denied = denied_topics(ctx, names) | INTERNAL_TOPICS.intersection(names)
         if denied:  # Kafka: the topics it may not WRITE fail, the rest are not attempted
             return ctx.response(results_by_topic_v3_and_below=await _topic_results(ctx, {
@@ -53,7 +53,7 @@ async def _answer(ctx, request, pace):
         return ctx.response(results_by_topic_v3_and_below=await _topic_results(ctx, errors, pace))
     results = []
     async for txn in pace.each(request.transactions):
-        wanted = [(t.name, p) for t in txn.topics for p in t.partitions]
+        wanted = [tp async for tp in pace.each((t.name, p) for t in txn.topics for p in t.partitions)]
         errors = await _transaction(ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted, pace,
                                     verify_only=txn.verify_only)
         results.append(ctx.make("AddPartitionsToTxnResult", transactional_id=txn.transactional_id,
@@ -68,13 +68,13 @@ async def _transaction(ctx, txn_id, pid, epoch, wanted, pace, *, verify_only) ->
     if unknown:
         return {tp: ErrorCode.unknown_topic_or_partition if tp in unknown else ErrorCode.operation_not_attempted
                 async for tp in pace.each(wanted)}
-    txn = ctx.node.txn
+    txn, partitions = ctx.node.txn, {tp async for tp in pace.each(wanted)}
     try:
         if verify_only:
-            return txn.verify_partitions(txn_id, pid, epoch, set(wanted))
+            return txn.verify_partitions(txn_id, pid, epoch, partitions)
         # Kafka 4.x records the client as on transaction version 2 for v4+; 3.x has no such notion.
         tv = 2 if ctx.version >= BATCHED_VERSION and ctx.node.quorum.level(TRANSACTION_VERSION) >= 2 else 0
-        txn.add_partitions(txn_id, pid, epoch, set(wanted), now_ms(), transaction_version=tv)
+        txn.add_partitions(txn_id, pid, epoch, partitions, now_ms(), transaction_version=tv)
         code = ErrorCode.none
     except KafkaError as e:
         code = for_version(e.code, ctx.version)
@@ -82,17 +82,14 @@ async def _transaction(ctx, txn_id, pid, epoch, wanted, pace, *, verify_only) ->
 
 
 async def _topic_results(ctx, errors: dict, pace) -> tuple:
-    return _grouped(ctx, [(tp, ctx.make("AddPartitionsToTxnPartitionResult", partition_index=tp[1],
-                                        partition_error_code=code)) async for tp, code in pace.each(errors.items())])
-
-
-def _grouped(ctx, results) -> tuple:
-    """((topic, partition), partition result) pairs into topic results, in first-seen order."""
-    topics = {}
-    for (topic, _), result in results:
-        topics.setdefault(topic, []).append(result)
-    return tuple(ctx.make("AddPartitionsToTxnTopicResult", name=t, results_by_partition=tuple(ps))
-                 for t, ps in topics.items())
+    """The partitions' errors as topic results, in first-seen order. Paced to the end: grouping half
+    a million partitions of a 2 MiB v3 request took 0.07 CPU s of one turn."""
+    topics: dict[str, list] = {}
+    async for (topic, partition), code in pace.each(errors.items()):
+        topics.setdefault(topic, []).append(ctx.make("AddPartitionsToTxnPartitionResult", partition_index=partition,
+                                                     partition_error_code=code))
+    return tuple([ctx.make("AddPartitionsToTxnTopicResult", name=t, results_by_partition=tuple(ps))
+                  async for t, ps in pace.each(topics.items())])
 
 
 async def error_response(ctx, request, code):

@@ -12,6 +12,7 @@ the partition's leader writes the marker: a follower answers NOT_LEADER_OR_FOLLO
 alike, __consumer_offsets included), a broker with no replica UNKNOWN_TOPIC_OR_PARTITION.
 """
 
+from ..cluster import OFFSETS_TOPIC
 from ..coordinators.txn.markers import write_markers
 from ..errors import ErrorCode
 from ..node import now_ms
@@ -78,7 +79,13 @@ def _led(ctx, partitions: list, refused: dict) -> list:
     (ReplicaManager.getMagic); a follower's is NOT_LEADER_OR_FOLLOWER, 3.9's from the append
     (Partition.appendRecordsToLeader), 4.x's for __consumer_offsets the group coordinator's
     NOT_COORDINATOR (it is loaded on the leader only: CoordinatorRuntime.contextOrThrow), which
-    KafkaApis.handleWriteTxnMarkersRequest answers NOT_LEADER_OR_FOLLOWER."""
+    KafkaApis.handleWriteTxnMarkersRequest answers NOT_LEADER_OR_FOLLOWER. So does a
+    __consumer_offsets partition while the coordinators load (shim.coordinators.loader), from
+    Kafka 4's COORDINATOR_LOAD_IN_PROGRESS, which the loading groups would otherwise miss."""
+    if not ctx.node.loading.done:
+        loading = [tp for tp in partitions if tp[0] == OFFSETS_TOPIC]
+        refused.update(dict.fromkeys(loading, ErrorCode.not_leader_or_follower))
+        partitions = [tp for tp in partitions if tp[0] != OFFSETS_TOPIC] if loading else partitions
     cluster = ctx.node.cluster
     if cluster.single:
         return partitions

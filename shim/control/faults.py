@@ -17,10 +17,37 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ErrorCode
-from .mirror import named_ids, topic_partitions
+from .mirror import walk_named_ids, walk_topic_partitions
 
 ACTIONS = ("error", "delay", "close", "crash")
 FINISHED_KEPT = 256  # finished rules remembered for their counts; older ones are forgotten
+
+
+@dataclass
+class Named:
+    """What one request names, for the filters of every rule (shim.control.mirror's walks)."""
+
+    transactional_ids: set = field(default_factory=set)
+    group_ids: set = field(default_factory=set)
+    topic_partitions: set = field(default_factory=set)  # (topic, partition); partition None: a topic alone
+    topics: set = field(default_factory=set)
+    partitions: set = field(default_factory=set)
+
+    @classmethod
+    async def walk(cls, request: Any, needs: set, pace) -> "Named":
+        """The sets ``needs`` asks for ("transactional_id", "group_id", "topic"), walked awaiting
+        ``pace`` (shim.apis._pace.Pacer) per entity: a 2 MiB request holds half a million partitions."""
+        named = cls()
+        for kind, out in (("transactional_id", named.transactional_ids), ("group_id", named.group_ids)):
+            if kind in needs:
+                out.update([i async for i in pace.each(walk_named_ids(request, kind)) if i is not None])
+        if "topic" in needs:
+            async for tp in pace.each(walk_topic_partitions(request)):
+                if tp is not None:
+                    named.topic_partitions.add(tp)
+                    named.topics.add(tp[0])
+                    named.partitions.add(tp[1])
+        return named
 
 
 @dataclass
@@ -36,22 +63,37 @@ class Match:
     group_id: str | None = None
     transactional_only: bool = False  # only requests that name a transactional id
 
-    def accepts(self, node_id: int, api_key: int, client_id: str | None, request: Any) -> bool:
-        if self.apis is not None and api_key not in self.apis:
-            return False
-        if self.node is not None and node_id != self.node:
-            return False
-        if self.client_id is not None and client_id != self.client_id:
-            return False
-        if self.transactional_only and not (named_ids(request, "transactional_id") - {""}):
-            return False
-        if self.transactional_id is not None and self.transactional_id not in named_ids(request, "transactional_id"):
-            return False
-        if self.group_id is not None and self.group_id not in named_ids(request, "group_id"):
-            return False
+    @property
+    def needs(self) -> set:
+        """What the request must be walked for (Named.walk) to match it."""
+        out = set()
+        if self.transactional_only or self.transactional_id is not None:
+            out.add("transactional_id")
+        if self.group_id is not None:
+            out.add("group_id")
         if self.topic is not None or self.partition is not None:
-            return any((self.topic is None or t == self.topic) and (self.partition is None or p == self.partition)
-                       for t, p in topic_partitions(request))
+            out.add("topic")
+        return out
+
+    def accepts_header(self, node_id: int, api_key: int, client_id: str | None) -> bool:
+        return (self.apis is None or api_key in self.apis) and (self.node is None or node_id == self.node) and (
+            self.client_id is None or client_id == self.client_id)
+
+    def accepts(self, node_id: int, api_key: int, client_id: str | None, named: Named) -> bool:
+        if not self.accepts_header(node_id, api_key, client_id):
+            return False
+        if self.transactional_only and not (named.transactional_ids - {""}):
+            return False
+        if self.transactional_id is not None and self.transactional_id not in named.transactional_ids:
+            return False
+        if self.group_id is not None and self.group_id not in named.group_ids:
+            return False
+        if self.topic is not None and self.partition is not None:
+            return (self.topic, self.partition) in named.topic_partitions
+        if self.topic is not None:
+            return self.topic in named.topics
+        if self.partition is not None:
+            return self.partition in named.partitions
         return True
 
     def describe(self) -> dict:
@@ -105,10 +147,15 @@ class FaultTable:
         self.live.append(rule)
         return rule
 
-    def take(self, node_id: int, api_key: int, client_id: str | None, request: Any) -> Rule | None:
-        """The first live rule this request triggers, counted as fired; None if it triggers none."""
-        for rule in self.live:
-            if not rule.match.accepts(node_id, api_key, client_id, request):
+    async def take(self, node_id: int, api_key: int, client_id: str | None, request: Any, pace) -> Rule | None:
+        """The first rule live when the request came (and still live) that it triggers, counted as
+        fired; None if it triggers none. What the request names is walked once for every rule."""
+        rules = [r for r in self.live if r.match.accepts_header(node_id, api_key, client_id)]
+        needs = set().union(*(r.match.needs for r in rules))
+        named = await Named.walk(request, needs, pace) if needs else Named()
+        live = {id(r) for r in self.live}  # cleared or finished by another request meanwhile: not again
+        for rule in rules:
+            if id(rule) not in live or not rule.match.accepts(node_id, api_key, client_id, named):
                 continue
             rule.matched += 1
             if rule.matched <= rule.skip:

@@ -35,6 +35,8 @@ LIST_ALIASES = {
     "groups": ("groups",),
     "topics": ("topics",),
     "members": ("members",),
+    "results": ("groups_names",),  # DeleteGroups
+    "transaction_states": ("transactional_ids",),  # DescribeTransactions
 }
 # response scalar field -> the request fields (or, for a bare element, the role) it copies
 SCALAR_ALIASES = {
@@ -55,11 +57,12 @@ NO_TOP_LEVEL_ERROR = {1}  # Fetch: the error goes to the partitions, the session
 _ZERO_INT = {"throttle_time", "session_id"}
 
 
-def error_response(api_key: int, version: int, request: Any, code: ErrorCode) -> Any:
+def error_response(api_key: int, version: int, request: Any, code: ErrorCode, quiet_top: bool = False) -> Any:
+    """``quiet_top``: the top-level error stays NONE (the code on the request's items alone)."""
     cls = response_class(api_key, version)
     if api_key in TOP_LEVEL_ERRORS:
         return _build(cls, None, code, top=True)
-    return _build(cls, request, code, top=True, quiet_top=api_key in NO_TOP_LEVEL_ERROR)
+    return _build(cls, request, code, top=True, quiet_top=quiet_top or api_key in NO_TOP_LEVEL_ERROR)
 
 
 def _build(cls: type, source: Any, code: ErrorCode, *, top: bool = False, quiet_top: bool = False) -> Any:
@@ -88,7 +91,8 @@ def _copied(source: Any, name: str) -> Any:
     if source is None:
         return _MISSING
     if not dataclasses.is_dataclass(source):  # a bare partition index or coordinator key
-        roles = {"partition_index", "index", "partition"} if isinstance(source, int) else {"key", "group_id"}
+        roles = ({"partition_index", "index", "partition"} if isinstance(source, int)
+                 else {"key", "group_id", "transactional_id"})
         return source if name in roles else _MISSING
     for alias in SCALAR_ALIASES.get(name, ()):
         if hasattr(source, alias):
@@ -149,10 +153,17 @@ def _is_entity(cls: Any) -> bool:
 
 def topic_partitions(request: Any) -> Iterator[tuple[str | None, int | None]]:
     """Every (topic, partition) the request names; (topic, None) for a topic without partitions."""
+    return (tp for tp in walk_topic_partitions(request) if tp is not None)
+
+
+def walk_topic_partitions(request: Any) -> Iterator[tuple[str | None, int | None] | None]:
+    """:func:`topic_partitions`, and None for each entity walked: a caller that paces itself per
+    item (shim.apis._pace) is never held long by a request that names no topic."""
     yield from _walk_tp(request, None)
 
 
-def _walk_tp(entity: Any, topic: str | None) -> Iterator[tuple[str | None, int | None]]:
+def _walk_tp(entity: Any, topic: str | None) -> Iterator[tuple[str | None, int | None] | None]:
+    yield None
     name = next((getattr(entity, a) for a in ("name", "topic") if isinstance(getattr(entity, a, None), str)), None)
     topic = name if name is not None else topic
     found = False
@@ -166,11 +177,10 @@ def _walk_tp(entity: Any, topic: str | None) -> Iterator[tuple[str | None, int |
         elif dataclasses.is_dataclass(value[0]):
             for item in value:
                 part = _partition_of(item)
+                found = True
                 if part is not None:
-                    found = True
                     yield topic, part
                 else:
-                    found = True
                     yield from _walk_tp(item, topic)
     if not found and name is not None:
         yield topic, None
@@ -186,28 +196,28 @@ def _partition_of(entity: Any) -> int | None:
 
 def named_ids(request: Any, field: str) -> set[str]:
     """The values of ``field`` (transactional_id, group_id) anywhere in the request."""
-    out: set[str] = set()
-    _collect(request, field, out)
+    return {i for i in walk_named_ids(request, field) if i is not None}
+
+
+def walk_named_ids(request: Any, field: str) -> Iterator[str | None]:
+    """:func:`named_ids` one by one (repeats included), and None for each entity walked."""
+    yield from _collect(request, field)
     if field == "transactional_id":
-        _collect(request, "v3_and_below_transactional_id", out)
-    if field == "group_id":
-        key = getattr(request, "key", None)  # FindCoordinator v0-3 names its group or transactional id as key
-        out.update([key] if isinstance(key, str) else getattr(request, "coordinator_keys", ()))
-    elif field == "transactional_id":
-        key = getattr(request, "key", None)
-        out.update([key] if isinstance(key, str) else getattr(request, "coordinator_keys", ()))
-    return out
+        yield from _collect(request, "v3_and_below_transactional_id")
+    key = getattr(request, "key", None)  # FindCoordinator v0-3 names its group or transactional id as key
+    yield from [key] if isinstance(key, str) else getattr(request, "coordinator_keys", ())
 
 
-def _collect(entity: Any, field: str, out: set[str]) -> None:
+def _collect(entity: Any, field: str) -> Iterator[str | None]:
+    yield None
     value = getattr(entity, field, None)
     if isinstance(value, str):
-        out.add(value)
+        yield value
     for f in dataclasses.fields(entity):
         items = getattr(entity, f.name)
         if isinstance(items, tuple) and items and dataclasses.is_dataclass(items[0]):
             for item in items:
-                _collect(item, field, out)
+                yield from _collect(item, field)
 
 
 def error_codes(response: Any) -> Iterator[ErrorCode]:

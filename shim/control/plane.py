@@ -57,10 +57,11 @@ class Control:
 
     # -- the request path -------------------------------------------------------------------
 
-    async def intercept(self, ctx: "RequestContext", spec, request: Any, module: Any = None) -> Any:
-        """Handle one request under the armed rules, and log it when the log is on."""
+    async def intercept(self, ctx: "RequestContext", spec, request: Any, module: Any, pace) -> Any:
+        """Handle one request under the armed rules, and log it when the log is on. ``pace``: a
+        shim.apis._pace.Pacer for the walks of the request."""
         started = time.monotonic()
-        rule = self.faults.take(ctx.node_id, spec.key, ctx.header.client_id, request) \
+        rule = await self.faults.take(ctx.node_id, spec.key, ctx.header.client_id, request, pace) \
             if self.faults.live else None
         outcome, result = "closed", None
         try:

@@ -221,6 +221,30 @@ async def test_alter_partition_reassignments(node):
                    ("nope", 0): E.unknown_topic_or_partition}
 
 
+@pytest.mark.parametrize("version, allow", [(0, None), (1, True), (1, False)])
+async def test_alter_partition_reassignments_replication_factor_change(tmp_path, version, allow):
+    """v1 (KIP-1101): AllowReplicationFactorChange false refuses a valid target of another size
+    than the partition's replicas with INVALID_REPLICATION_FACTOR (Kafka 4.1's
+    validatePartitionReplicationFactorUnchanged); a target of the same size, and v0, pass."""
+    node = Node(BrokerConfig(data_dir=tmp_path, brokers=3, kafka_version="4.1"))
+    try:
+        node.logs.create_topic("t", 2)
+        node.cluster.set_replication_factor("t", 2)
+
+        def build(m):
+            extra = {} if allow is None else {"allow_replication_factor_change": allow}
+            return m.AlterPartitionReassignmentsRequest(timeout=TIMEOUT, topics=(m.ReassignableTopic(name="t", partitions=(
+                m.ReassignablePartition(partition_index=0, replicas=(0, 1, 2)),
+                m.ReassignablePartition(partition_index=1, replicas=(2, 0)))),), **extra)
+        r = await call(node, ALTER_REASSIGN, version, build)
+    finally:
+        node.close()
+    got = [(p.error_code, p.error_message) for p in r.responses[0].partitions]
+    grows = (E.invalid_replication_factor, "The replication factor is changed from 2 to 3") if allow is False else (
+        E.none, None)
+    assert (r.error_code, got) == (E.none, [grows, (E.none, None)])
+
+
 @pytest.mark.parametrize("named", [None, {"t": [0, 1], "nope": [0]}])
 async def test_list_partition_reassignments_is_empty(node, named):
     node.logs.create_topic("t", 2)

@@ -64,6 +64,15 @@ def test_only_the_listed_tls13_suite_is_agreed(tmp_path, certs):
         assert suite_of(b.bootstrap("SSL"), pinned(certs, V13, V13)) == "TLS_AES_128_GCM_SHA256"
 
 
+def test_the_listed_order_is_the_brokers_preference(tmp_path, certs):
+    # JDK 13+ servers prefer their own enabled order (JDK-8219657); a client's default puts AES-256 first
+    with suites_broker(tmp_path, certs, "TLS_CHACHA20_POLY1305_SHA256,TLS_AES_256_GCM_SHA384,"
+                                        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384") as b:
+        at = b.bootstrap("SSL")
+        assert suite_of(at, pinned(certs, V13, V13)) == "TLS_CHACHA20_POLY1305_SHA256"
+        assert suite_of(at, pinned(certs, V12, V12)) == "ECDHE-ECDSA-AES128-GCM-SHA256"
+
+
 def test_a_mixed_list_restricts_each_version_to_its_own(tmp_path, certs):
     with suites_broker(tmp_path, certs, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_CHACHA20_POLY1305_SHA256") as b:
         at = b.bootstrap("SSL")

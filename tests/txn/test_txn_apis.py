@@ -295,9 +295,10 @@ async def test_describe_transactions_without_a_start_time(txn_node):
     assert d[""].error_code == ErrorCode.invalid_request
 
 
-async def list_txns(node, *, states=(), pids=(), duration=-1, version=1):
+async def list_txns(node, *, states=(), pids=(), duration=-1, version=1, pattern=None):
+    extra = {} if version < 2 else {"transactional_id_pattern": pattern}
     r = await call(node, LIST_TRANSACTIONS, version, state_filters=tuple(states), producer_id_filters=tuple(pids),
-                   duration_filter=duration)
+                   duration_filter=duration, **extra)
     assert r.error_code == ErrorCode.none
     return {s.transactional_id: (s.producer_id, s.transaction_state) for s in r.transaction_states}, \
         tuple(r.unknown_state_filters)
@@ -305,8 +306,20 @@ async def list_txns(node, *, states=(), pids=(), duration=-1, version=1):
 
 @pytest.fixture
 async def five_transactions(txn_node):
+    return _five_transactions(txn_node)
+
+
+@pytest.fixture
+def node41(nodes):
+    """A node emulating Kafka 4.1 (ListTransactions v2), with the five transactions."""
+    node = nodes(kafka_version="4.1")
+    node.logs.create_topic(TOPIC, 2)
+    return node, _five_transactions(node)
+
+
+def _five_transactions(node):
     """old (Ongoing for 10 s), young (Ongoing for 0.1 s), committed, aborted, empty."""
-    coord, now = txn_node.txn, wall_ms()
+    coord, now = node.txn, wall_ms()
     pids = {}
     for txn_id, start in [("old", now - 10_000), ("young", now - 100), ("committed", now - 100),
                           ("aborted", now - 100), ("empty", None)]:
@@ -349,6 +362,24 @@ async def test_list_transactions_duration_filter_keeps_empty_ones_as_kafka_does(
     """Kafka keeps a transaction unless now - txnStartTimestamp <= filter; an Empty one has -1."""
     listed, _ = await list_txns(txn_node, duration=5_000)
     assert set(listed) == {"old", "empty"}
+
+
+async def test_list_transactions_pattern_filter(node41):
+    """v2 (KIP-1152): the whole transactional id matches the pattern (RE2/J's matches()), ANDed with
+    the other filters; a null or empty pattern filters nothing."""
+    assert set((await list_txns(node41[0], version=2, pattern="o.*"))[0]) == {"old"}
+    assert set((await list_txns(node41[0], version=2, pattern="o"))[0]) == set()  # a whole match, not a search
+    assert set((await list_txns(node41[0], version=2, pattern="(young|empty|old)"))[0]) == {"young", "empty", "old"}
+    assert set((await list_txns(node41[0], version=2, pattern="(young|empty|old)", states=["Ongoing"]))[0]) == {
+        "young", "old"}
+    for nothing in (None, ""):
+        assert len((await list_txns(node41[0], version=2, pattern=nothing))[0]) == 5
+
+
+async def test_list_transactions_invalid_pattern(node41):
+    r = await call(node41[0], LIST_TRANSACTIONS, 2, state_filters=(), producer_id_filters=(), duration_filter=-1,
+                   transactional_id_pattern="(unclosed")
+    assert (r.error_code, r.transaction_states) == (ErrorCode.invalid_regular_expression, ())
 
 
 # -- DescribeProducers ----------------------------------------------------------------------

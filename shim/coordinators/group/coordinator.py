@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from ...errors import ErrorCode, KafkaError
 from ...storage.log_manager import LogManager
+from ..steps import Steps, drain
 from ..txn.coordinator import TransactionCoordinator
 from .consumer_coordinator import ConsumerGroupConfig, ConsumerGroups
 from .describe import GroupSummary, MemberSummary, describe_group, list_groups  # noqa: F401 (re-exported)
@@ -560,10 +561,14 @@ class GroupCoordinator(OffsetOperations):
             self._on_sync_deadline(group, now_ms)
 
     def load(self, now_ms: int) -> None:
-        """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout.
-        The offset expiration check runs every ``offsets.retention.check.interval.ms`` from now."""
-        load_groups(self, now_ms)
-        self.expiration.schedule(now_ms)
+        drain(self.load_steps(lambda: now_ms))
+
+    def load_steps(self, clock: Callable[[], int]) -> "Steps[None]":
+        """Replay ``__consumer_offsets``; loaded members must heartbeat within their session timeout
+        from the load's end. The offset expiration check runs every
+        ``offsets.retention.check.interval.ms`` from then."""
+        yield from load_groups(self, clock)
+        self.expiration.schedule(clock())
 
     def on_election(self, coordinated: Callable[[str], bool], now_ms: int) -> int:
         """This broker now leads the offsets partition of the groups ``coordinated`` picks (Kafka: onElection)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ...errors import ErrorCode
+from ..steps import Steps
 from . import consumer_records as cr
 from .consumer_group import MemberState
 from .state import GroupMetadata, GroupState, JoinResult, MemberMetadata, SyncResult
@@ -25,16 +26,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def load_groups(gc: "GroupCoordinator", now_ms: int) -> None:
+def load_groups(gc: "GroupCoordinator", clock: Callable[[], int]) -> "Steps[None]":
+    """Replay ``__consumer_offsets``, then build the groups; ``clock`` is read once the replay is
+    done (every member's session starts then). A step ends after each batch and each group."""
     consumer = gc.consumer.groups
     gc.share_records = []  # the share coordinator replays these (shim.coordinators.share.members)
-    for part in gc.store.load():
+    parts = yield from gc.store.load_steps()
+    now_ms = clock()
+    for part in parts:
         gc.share_records += part.share_records
         for record in part.consumer_records:
             cr.replay(consumer, record, now_ms)
+            yield
         with_offsets = {g for g, o in part.offsets.items() if o}
         with_pending = {g for p in part.pending.values() for g, o in p.items() if o}
         for group_id in set(part.groups) | with_offsets | with_pending:
+            yield
             group = consumer.get(group_id)
             if group is None:
                 group = gc.groups[group_id] = _classic_group(gc, group_id, part, now_ms)

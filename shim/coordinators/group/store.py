@@ -27,6 +27,7 @@ from ...storage.producer_state import Origin
 from ..partitioning import CURRENT, LEGACY, legacy_partition
 from ..txn.coordinator import OFFSETS_TOPIC, TransactionCoordinator
 from ..share import members as share_members
+from ..steps import Steps, drain
 from . import consumer_records as cr
 from . import records as rec
 from .records import GroupRecord, MemberRecord, OffsetAndMetadata
@@ -221,9 +222,13 @@ class GroupStore:
     # -- load -------------------------------------------------------------------------------
 
     def load(self) -> list[LoadedPartition]:
+        return drain(self.load_steps())
+
+    def load_steps(self) -> "Steps[list[LoadedPartition]]":
         """Replay every offsets partition into one :class:`LoadedPartition`: first each group's
         records found in its legacy partition (older data directories), then all others, so a
-        group's newer records (those in its Kafka partition) override its legacy ones."""
+        group's newer records (those in its Kafka partition) override its legacy ones. A step
+        ends after each batch (shim.coordinators.steps)."""
         if OFFSETS_TOPIC not in self.logs.topics:
             return []
         n = self.logs.topics[OFFSETS_TOPIC].partitions
@@ -248,14 +253,14 @@ class GroupStore:
 
         out = LoadedPartition()
         for p in range(n):
-            self._replay_partition(out, p, CURRENT, lambda g, p=p: current(g, p))
+            yield from self._replay_partition(out, p, CURRENT, lambda g, p=p: current(g, p))
         if not legacy_seen:  # the LEGACY phase would have replayed nothing
             return [out]
         out = LoadedPartition()
         for phase in (LEGACY, CURRENT):
             for p in range(n):
                 in_phase = lambda g, p=p, phase=phase: (legacy(g) == p) == (phase == LEGACY)  # noqa: E731
-                self._replay_partition(out, p, phase, in_phase)
+                yield from self._replay_partition(out, p, phase, in_phase)
         return [out]
 
     def load_groups(self, group_ids: set[str]) -> LoadedPartition:
@@ -268,20 +273,22 @@ class GroupStore:
         for phase, index in ((LEGACY, 1), (CURRENT, 0)):
             for p in sorted({ps[index] for ps in placed.values() if len(ps) > index}):
                 mine = lambda g, p=p, i=index: len(placed.get(g, ())) > i and placed[g][i] == p  # noqa: E731
-                self._replay_partition(out, p, phase, mine)
+                drain(self._replay_partition(out, p, phase, mine))
         return out
 
     def _replay_partition(self, out: LoadedPartition, partition: int, phase: int,
-                          in_phase: Callable[[str], bool]) -> None:
+                          in_phase: Callable[[str], bool]) -> "Steps[None]":
         plog = self.logs.get(OFFSETS_TOPIC, partition)
         shift = LEGACY_SHIFT if phase == LEGACY else 0  # a legacy record is older than any other
         for raw in plog.iter_batches():
             h, records = decode_batch(raw)
             if h.is_control:
                 _replay_marker(out, raw, (phase, partition, h.producer_id))
+                yield
                 continue
             for r in records:
                 _replay_record(out, r, h, in_phase, (phase, partition), shift)
+            yield
         ongoing = plog.producer_state.ongoing_txns
         for key in [k for k in out.pending if k[:2] == (phase, partition) and k[2] not in ongoing]:
             # No open transaction and no marker: the log cleaner removed a COMMIT marker once no batch of

@@ -25,6 +25,7 @@ from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
 from ..partitioning import partition_for
 from ..producer_ids import ProducerIdManager
+from ..steps import Steps, drain
 from .markers import MarkerListener, write_markers
 from .state import (
     END_TXN_V2, EPOCH_EXHAUSTED, EXPIRATION_ALLOWED, NO_EPOCH, NO_PRODUCER_ID, EndTxnAction, IllegalTransition, TxnMetadata, TxnState,
@@ -134,8 +135,13 @@ class TransactionCoordinator:
         self.txns[m.transactional_id] = nxt
 
     def load(self, now_ms: int) -> None:
-        """Replay ``__transaction_state``, then finish what was being prepared when the broker stopped."""
-        self.txns = read_transactions(self.logs)
+        drain(self.load_steps(lambda: now_ms))
+
+    def load_steps(self, clock: Callable[[], int]) -> "Steps[None]":
+        """Replay ``__transaction_state``, then finish what was being prepared when the broker
+        stopped; ``clock`` is read once the replay is done."""
+        self.txns = yield from read_transactions(self.logs)
+        now_ms = clock()
         self._next_expiration = now_ms + self.id_expiration_check_interval_ms  # enableTransactionalIdExpiration
         for m in list(self.txns.values()):
             if m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):

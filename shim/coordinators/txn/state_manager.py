@@ -14,6 +14,7 @@ from ...errors import ErrorCode
 from ...storage.log_manager import LogManager
 from ...storage.producer_state import Origin
 from ..partitioning import CURRENT, LEGACY, replay_phase
+from ..steps import Steps
 from .state import TxnMetadata
 from .txn_log import UnreadableRecord, decode_key, decode_value, encode_key
 
@@ -38,10 +39,11 @@ def append_error(code: ErrorCode) -> ErrorCode:
     return code
 
 
-def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
+def read_transactions(logs: LogManager) -> "Steps[dict[str, TxnMetadata]]":
     """The latest state of every transactional id in ``__transaction_state`` (tombstones drop it).
     A transactional id's records in its legacy partition (older data directories) are replayed
-    before those of its Kafka partition, which are newer."""
+    before those of its Kafka partition, which are newer. A step ends after each batch
+    (shim.coordinators.steps)."""
     info = logs.topics.get(TXN_TOPIC)
     n = info.partitions if info else 0
     phases: tuple[list, list] = ([], [])  # (transactional id, state or None) in replay order, per phase
@@ -59,6 +61,7 @@ def read_transactions(logs: LogManager) -> dict[str, TxnMetadata]:
                 if phase is None:
                     phase = phase_of[txn_id] = replay_phase(txn_id, p, n)
                 phases[phase].append((txn_id, value))
+            yield
     txns: dict[str, TxnMetadata] = {}
     for txn_id, value in phases[LEGACY] + phases[CURRENT]:
         if value is None:

@@ -1,0 +1,152 @@
+"""The group and transaction APIs while the coordinators load (shim.coordinators.loader,
+shim.apis._loading): each answers as Kafka does for an id whose partition is still loading, and as
+ever once the load is done. A node opened with ``load_later`` stays loading until its load runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from shim.config import BrokerConfig
+from shim.node import Node
+from shim.protocol.messages import make, request_module
+
+from group_helpers import T0, TOPIC, E, call, offsets
+
+LOADING = E.coordinator_load_in_progress
+
+
+@pytest.fixture(params=["3.9", "4.0"])
+def loading(request, nodes):
+    """A node over a data directory holding a group's offsets and a transactional id, its
+    coordinators not loaded yet."""
+    seeded = nodes(kafka_version=request.param)
+    seeded.logs.create_topic(TOPIC, 2)
+    seeded.groups.commit_offsets("g", "", None, -1, offsets((0, 5)), T0)
+    seeded.txn.init_producer_id("tx", 60_000, -1, -1, T0)
+    nodes.close(seeded)
+    node = Node(BrokerConfig(data_dir=nodes.data_dir, **nodes.defaults, kafka_version=request.param), load_later=True)
+    nodes.open.append(node)
+    assert not node.loading.done
+    return node
+
+
+def _m(api, version):
+    return request_module(api, version)
+
+
+async def _group_answers(node) -> dict[str, int]:
+    """The error code each group API answers for group ``g`` (and for an empty group id)."""
+    m = _m(11, 5)
+    protocols = (make(m.JoinGroupRequestProtocol, name="range", metadata=b""),)
+    join = dict(session_timeout=10_000, rebalance_timeout=10_000, member_id="", protocol_type="consumer",
+                protocols=protocols)
+    topics8 = (make(_m(8, 2).OffsetCommitRequestTopic, name=TOPIC, partitions=(
+        make(_m(8, 2).OffsetCommitRequestPartition, partition_index=0, committed_offset=9, committed_metadata=""),)),)
+    fetch1 = (make(_m(9, 1).OffsetFetchRequestTopic, name=TOPIC, partition_indexes=(0,)),)
+    group8 = (make(_m(9, 8).OffsetFetchRequestGroup, group_id="g", topics=None),)
+    out = {
+        "join": (await call(node, 11, 5, group_id="g", **join)).error_code,
+        "join-empty-id": (await call(node, 11, 5, group_id="", **join)).error_code,
+        "sync": (await call(node, 14, 3, group_id="g", generation_id=1, member_id="m", assignments=())).error_code,
+        "heartbeat": (await call(node, 12, 3, group_id="g", generation_id=1, member_id="m")).error_code,
+        "leave": (await call(node, 13, 3, group_id="g", members=(
+            make(_m(13, 3).MemberIdentity, member_id="m"),))).error_code,
+        "commit": (await call(node, 8, 2, group_id="g", member_id="", topics=topics8)).topics[0].partitions[0]
+        .error_code,
+        "fetch-v1": (await call(node, 9, 1, group_id="g", topics=fetch1)).topics[0].partitions[0].error_code,
+        "fetch-v5": (await call(node, 9, 5, group_id="g", topics=None)).error_code,
+        "fetch-v8": (await call(node, 9, 8, groups=group8)).groups[0].error_code,
+        "describe": (await call(node, 15, 3, groups=("g",), include_authorized_operations=False)).groups[0]
+        .error_code,
+        "list": (await call(node, 16, 3)).error_code,
+        "delete": (await call(node, 42, 1, groups_names=("g",))).results[0].error_code,
+        "find": (await call(node, 10, 3, key="g", key_type=0)).error_code,
+        "consumer-heartbeat": (await call(node, 68, 0, group_id="kip848", member_id="m", member_epoch=0,
+                                          instance_id=None, rack_id=None, rebalance_timeout=30_000,
+                                          subscribed_topic_names=(TOPIC,), server_assignor=None,
+                                          topic_partitions=())).error_code,
+    }
+    return out
+
+
+async def _txn_answers(node, describe: bool = True) -> dict[str, int]:
+    """The error code each transaction API answers for transactional id ``tx`` (DescribeTransactions
+    only while loading: kio cannot read the -1 start time of a loaded transaction that is Empty)."""
+    add3 = (make(_m(24, 3).AddPartitionsToTxnTopic, name=TOPIC, partitions=(0,)),)
+    add4 = (make(_m(24, 4).AddPartitionsToTxnTransaction, transactional_id="tx", producer_id=0, producer_epoch=0,
+                 verify_only=True, topics=(make(_m(24, 4).AddPartitionsToTxnTopic, name=TOPIC, partitions=(0,)),)),)
+    tc = (make(_m(28, 3).TxnOffsetCommitRequestTopic, name=TOPIC, partitions=(
+        make(_m(28, 3).TxnOffsetCommitRequestPartition, partition_index=0, committed_offset=1,
+             committed_metadata=""),)),)
+    ids = dict(transactional_id="tx", producer_id=0, producer_epoch=0)
+    add4_answer = await call(node, 24, 4, transactions=add4)
+    init = await call(node, 22, 3, transactional_id="tx", transaction_timeout=60_000)
+    out = {
+        "init": init.error_code, "init-epoch": init.producer_epoch,
+        "init-bad-timeout": (await call(node, 22, 3, transactional_id="tx", transaction_timeout=0)).error_code,
+        "init-idempotent": (await call(node, 22, 3, transactional_id=None, transaction_timeout=60_000)).error_code,
+        "add-partitions-v3": (await call(node, 24, 3, v3_and_below_transactional_id="tx", v3_and_below_producer_id=0,
+                                         v3_and_below_producer_epoch=0, v3_and_below_topics=add3))
+        .results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
+        "add-partitions-v4-top": add4_answer.error_code,
+        "add-partitions-v4": add4_answer.results_by_transaction[0].topic_results[0].results_by_partition[0]
+        .partition_error_code,
+        "add-offsets": (await call(node, 25, 3, group_id="g", **ids)).error_code,
+        "end": (await call(node, 26, 3, committed=True, **ids)).error_code,
+        "txn-offset-commit": (await call(node, 28, 3, group_id="g", topics=tc, **ids)).topics[0].partitions[0]
+        .error_code,
+        "list": (await call(node, 66, 0, state_filters=(), producer_id_filters=())).error_code,
+        "find": (await call(node, 10, 3, key="tx", key_type=1)).error_code,
+    }
+    if describe:
+        out["describe"] = (await call(node, 65, 0, transactional_ids=("tx",))).transaction_states[0].error_code
+    return out
+
+
+async def test_group_apis_answer_kafkas_codes_while_loading(loading):
+    got = await _group_answers(loading)
+    before_4 = loading.config.kafka_version < "4.0"
+    assert got == {
+        "join": LOADING, "join-empty-id": E.invalid_group_id,
+        # Kafka 3.9: GroupCoordinator.handleSyncGroup; 4.x: the load error
+        "sync": E.rebalance_in_progress if before_4 else LOADING,
+        "heartbeat": E.none,  # answered blindly while the group loads
+        "leave": LOADING, "commit": LOADING, "fetch-v1": LOADING, "fetch-v5": LOADING, "fetch-v8": LOADING,
+        "describe": LOADING, "list": LOADING, "delete": LOADING, "find": E.none,
+        # KIP-848 is off under 3.9: refused as ever, before the coordinator is asked
+        "consumer-heartbeat": E.unsupported_version if before_4 else LOADING,
+    }
+    assert loading.loading.refused[11] == 1  # the empty group id was its handler's
+
+
+async def test_group_apis_serve_the_loaded_state_once_the_load_is_done(loading):
+    loading.loading.run_now()
+    fetched = await call(loading, 9, 5, group_id="g", topics=None)
+    assert [(t.name, p.partition_index, p.committed_offset) for t in fetched.topics for p in t.partitions] == [
+        (TOPIC, 0, 5)]
+    got = await _group_answers(loading)
+    assert LOADING not in got.values()
+    assert got["describe"] == E.none and got["list"] == E.none
+
+
+async def test_txn_apis_answer_kafkas_codes_while_loading(loading):
+    got = await _txn_answers(loading)
+    assert got == {
+        "init": LOADING, "init-epoch": -1, "init-bad-timeout": E.invalid_transaction_timeout, "init-idempotent": E.none,
+        "add-partitions-v3": LOADING, "add-partitions-v4-top": E.none, "add-partitions-v4": LOADING,
+        "add-offsets": LOADING, "end": LOADING, "txn-offset-commit": LOADING, "describe": LOADING,
+        "list": LOADING, "find": E.none,
+    }
+
+
+async def test_txn_apis_serve_the_loaded_state_once_the_load_is_done(loading):
+    loading.loading.run_now()
+    got = await _txn_answers(loading, describe=False)
+    assert LOADING not in got.values()
+    assert (got["init"], got["init-epoch"]) == (E.none, 1)  # the loaded id's next epoch
+
+
+def test_nothing_to_load_is_loaded_at_once(nodes):
+    node = Node(BrokerConfig(data_dir=nodes.data_dir, **nodes.defaults), load_later=True)
+    nodes.open.append(node)
+    assert node.loading.done
