@@ -151,8 +151,7 @@ class Node:
                                                  config.allow_everyone_if_no_acl_found)
 
     def _init_coordinators(self, config: BrokerConfig, meta_dir) -> None:
-        """The transaction, group and share coordinators, each loaded from its log (in that order:
-        groups read transaction markers, share groups read the group records)."""
+        """The transaction, group and share coordinators, their state not loaded yet (:meth:`_load_steps`)."""
         self.txn = TransactionCoordinator(
             self.logs, self.producer_ids, num_partitions=config.transaction_state_num_partitions,
             offsets_partitions=config.offsets_topic_num_partitions, max_timeout_ms=config.transaction_max_timeout_ms,
@@ -229,10 +228,6 @@ class Node:
         """Whether ``__consumer_offsets`` or ``__transaction_state`` holds a byte."""
         return any(plog.log_end_offset > plog.log_start_offset for (topic, _), plog in self.logs.logs.items()
                    if topic in LOADED_TOPICS)
-
-    @property
-    def coordinators_loading(self) -> bool:
-        return not self.loading.done
 
     def _client_metrics(self, config: BrokerConfig) -> ClientMetricsManager:
         """KIP-714's client instances, answered as a Kafka without a telemetry receiver answers them;

@@ -1,7 +1,7 @@
 """Handlers that walked a 2 MiB request's entries in one turn of the event loop
 (compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
 2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s,
-DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s; a request
+DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s; a request
 may hold 100 MiB), and the whole-request error answers of OffsetFetch v8 (0.9 s), AddPartitionsToTxn
 and ElectLeaders, now go through the Pacer
 (shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
@@ -121,6 +121,10 @@ def _add_partitions_v3_topics(n, node):  # as many topic results to group as par
                            m.AddPartitionsToTxnTopic(name=f"u{i:07d}", partitions=(0,)) for i in range(n)))
 
 
+def _delete_groups(n, node):
+    return 42, 2, make(request_class(42, 2), groups_names=tuple(f"g{i:07d}" for i in range(n)))
+
+
 def _share_state(key, entity, n, node, by_partition, **partition):
     """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
     (t-3 does not exist) n times."""
@@ -165,6 +169,7 @@ CASES = {
     "read-share-group-state-summary-partitions": functools.partial(_share_state, 87, "ReadStateSummaryData",
                                                                    by_partition=True, leader_epoch=0),
     "elect-leaders-refused": _elect_refused,
+    "delete-groups": _delete_groups,
     "elect-leaders-topics": _elect_topics,
     # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
     "offset-fetch-v8-error": _offset_fetch,

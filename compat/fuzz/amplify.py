@@ -11,7 +11,8 @@ to 20,000 names, share group members (4.1). A case fails when ``dispatch`` raise
 FrameError, when an answer passes ``ANSWER_LIMIT`` bytes (built whole in memory), or when the peak
 RSS grows past ``RSS_LIMIT_MIB``; the largest answer-to-request ratio of each API is reported.
 
-``python -m compat.fuzz.amplify [--release 4.1] [--seed N]``: about a minute per release.
+``python -m compat.fuzz.amplify [--release 4.1] [--seed N] [--request-kib 2048] [--stall-limit 0.1]``:
+about a minute per release at the default size.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import gc
 import random
+import struct
+import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -38,7 +43,7 @@ from shim.protocol.messages import RequestHeader, encode_request, make, request_
 
 from .stateful import Pools
 from .vocabulary import SHARE_GROUPS, TOPICS
-from .wire import ALL_RELEASES, WAIT_S, _peak_rss_mib, _SaneBuilder, each_release, sweep_arguments
+from .wire import ALL_RELEASES, WAIT_S, _peak_rss_mib, _SaneBuilder, each_release, sweep_arguments, uvarint
 
 REQUEST_BYTES = 256 * 1024
 ANSWER_LIMIT = 80 * 1024 * 1024  # shim.apis._repeats bounds repeated entries at 64 MiB
@@ -46,12 +51,32 @@ RSS_LIMIT_MIB = 600
 STALL_LIMIT = 1.0  # CPU seconds one turn of the loop may take while a case is answered
 
 
-async def _probe(worst: list) -> None:
-    """The longest CPU time the loop's thread spent between two wake-ups, into ``worst[0]``."""
-    last = time.thread_time()
+class _Collections:
+    """The garbage collections of the loop's thread: their CPU time in all and the longest. A
+    collection of the oldest generation scans every object alive, so its pause grows with the heap
+    whichever turn it falls in; stalls are measured without them, as tests/loop_stall.py does."""
+
+    def __init__(self) -> None:
+        self.total = self.longest = self._started = 0.0
+        self._thread = threading.get_ident()
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if threading.get_ident() != self._thread:
+            return
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            pause = time.thread_time() - self._started
+            self.total, self.longest = self.total + pause, max(self.longest, pause)
+
+
+async def _probe(worst: list, collections: _Collections) -> None:
+    """The longest CPU time the loop's thread spent between two wake-ups on anything but garbage
+    collection, into ``worst[0]``."""
+    last = time.thread_time() - collections.total
     while True:
         await asyncio.sleep(0.001)
-        now = time.thread_time()
+        now = time.thread_time() - collections.total
         worst[0] = max(worst[0], now - last)
         last = now
 
@@ -64,7 +89,8 @@ class Result:
     closed: int = 0
     largest_answer: int = 0
     ratios: dict = field(default_factory=dict)  # "KEYvVERSION" -> the largest answer / request seen
-    stalls: dict = field(default_factory=dict)  # "KEYvVERSION" -> the longest turn of the loop (CPU s)
+    stalls: dict = field(default_factory=dict)  # "KEYvVERSION" -> (the longest turn of the loop (CPU s), its case)
+    longest_gc: float = 0.0  # CPU s of the longest garbage collection while a case was answered
     slowest: float = 0.0
     slowest_case: str = ""
     peak_rss_mib: int = 0
@@ -75,20 +101,43 @@ def _frame(key: int, version: int, request) -> bytes:
     return encode_request(RequestHeader(key, version, 7, "fuzz-amplify"), request)
 
 
-def _fill(key: int, version: int, build):
-    """``build(n)`` (the request with n copies of an element) at about REQUEST_BYTES."""
-    one = len(_frame(key, version, build(1)))
-    two = len(_frame(key, version, build(2)))
-    return build(max(2, REQUEST_BYTES // max(two - one, 1)))
+def _fill(key: int, version: int, build) -> bytes:
+    """The frame of ``build(n)`` (the request with n copies of an element) at about REQUEST_BYTES.
+
+    kio takes about a second to encode 2 MiB and a sweep fills thousands of arrays, so the frame is
+    spliced instead from those of build(1), build(2) and build(3): n copies of one element are n
+    copies of its bytes after the array's count. kio encodes it when the splice does not give back
+    those three frames exactly."""
+    f1, f2, f3 = (_frame(key, version, build(k)) for k in (1, 2, 3))
+    n = max(2, REQUEST_BYTES // max(len(f2) - len(f1), 1))
+    spliced = _splice(f1, f2, f3, n)
+    return spliced if spliced is not None else _frame(key, version, build(n))
+
+
+_COUNTS = (lambda k: uvarint(k + 1), lambda k: struct.pack(">i", k))  # a compact array's count, a legacy one
+
+
+def _splice(f1: bytes, f2: bytes, f3: bytes, n: int) -> bytes | None:
+    """The frame of n elements from those of 1, 2 and 3 (P count E.. S), None if they are not of that shape."""
+    size = len(f2) - len(f1)
+    last = next((i for i, (a, b) in enumerate(zip(f2, f3)) if a != b), None)  # the count's last byte
+    if size <= 0 or len(f3) - len(f2) != size or last is None:
+        return None
+    element, rest = f1[last + 1:last + 1 + size], f1[last + 1 + size:]
+    for count in _COUNTS:
+        start = last + 1 - len(count(2))
+        if start >= 0 and all(f1[:start] + count(k) + element * k + rest == f for k, f in ((1, f1), (2, f2), (3, f3))):
+            return f1[:start] + count(n) + element * n + rest
+    return None
 
 
 def amplified(key: int, version: int, request):
-    """(label, request): each array of the request, then each array of each array's first element, filled."""
+    """(label, frame()): each array of the request, then each array of each array's first element, filled."""
     for f in dataclasses.fields(request):
         value = getattr(request, f.name)
         if not isinstance(value, tuple) or not value:
             continue
-        yield f"{f.name}[]", _fill(key, version, lambda n, f=f, value=value: dataclasses.replace(
+        yield f"{f.name}[]", lambda f=f, value=value: _fill(key, version, lambda n: dataclasses.replace(
             request, **{f.name: value[:1] * n}))
         head = value[0]
         if not dataclasses.is_dataclass(head):
@@ -96,9 +145,9 @@ def amplified(key: int, version: int, request):
         for g in dataclasses.fields(head):
             inner = getattr(head, g.name)
             if isinstance(inner, tuple) and inner:
-                yield f"{f.name}[0].{g.name}[]", _fill(key, version, lambda n, f=f, g=g, head=head, value=value: (
-                    dataclasses.replace(request, **{f.name: (dataclasses.replace(head, **{g.name: inner[:1] * n}),)
-                                                    + value[1:]})))
+                yield f"{f.name}[0].{g.name}[]", lambda f=f, g=g, head=head, inner=inner, value=value: _fill(
+                    key, version, lambda n: dataclasses.replace(request, **{f.name: (dataclasses.replace(
+                        head, **{g.name: inner[:1] * n}),) + value[1:]}))
 
 
 class AmplifyRun:
@@ -156,25 +205,30 @@ class AmplifyRun:
                         _frame(spec.key, version, request)
                     except Exception:  # noqa: BLE001 - kio refuses a value this version cannot carry
                         continue
-                    for label, case in amplified(spec.key, version, request):
-                        await self.one(spec.key, version, label, case)
+                    for label, frame in amplified(spec.key, version, request):
+                        await self.one(spec.key, version, label, frame)
         finally:
             self.node.close()
         self.result.peak_rss_mib = _peak_rss_mib()
         if self.result.peak_rss_mib - rss_before > RSS_LIMIT_MIB:
-            self.result.failures.append(f"peak RSS grew {self.result.peak_rss_mib - rss_before} MiB")
+            self._fail(f"peak RSS grew {self.result.peak_rss_mib - rss_before} MiB")
         return self.result
 
-    async def one(self, key: int, version: int, label: str, request) -> None:
+    def _fail(self, finding: str) -> None:
+        self.result.failures.append(finding)
+        print(finding, file=sys.stderr, flush=True)  # a long sweep shows its findings as they come
+
+    async def one(self, key: int, version: int, label: str, frame) -> None:
         try:
-            frame = _frame(key, version, request)
+            frame = frame()
         except Exception:  # noqa: BLE001 - a filled array kio cannot encode (a count past its type)
             return
         self.result.cases += 1
         started = time.process_time()
         answer = None
-        stall = [0.0]
-        probing = asyncio.ensure_future(_probe(stall))
+        stall, collections = [0.0], _Collections()
+        gc.callbacks.append(collections)
+        probing = asyncio.ensure_future(_probe(stall, collections))
         try:
             answer = await asyncio.wait_for(dispatch(self.node, frame), WAIT_S * 30)
         except FrameError:
@@ -182,23 +236,26 @@ class AmplifyRun:
         except asyncio.TimeoutError:
             pass
         except Exception:  # noqa: BLE001 - the finding
-            self.result.failures.append(f"{key} v{version} {label} raised under {self.release}: "
-                                        f"{traceback.format_exc(limit=-4)}"[:3000])  # fmt: skip
+            self._fail(f"{key} v{version} {label} raised under {self.release}: "
+                       f"{traceback.format_exc(limit=-4)}"[:3000])  # fmt: skip
         probing.cancel()
+        gc.callbacks.remove(collections)
+        self.result.longest_gc = max(self.result.longest_gc, round(collections.longest, 3))
         spent = time.process_time() - started
         api = f"{key}v{version}"
-        self.result.stalls[api] = max(self.result.stalls.get(api, 0), round(stall[0], 3))
+        if stall[0] >= self.result.stalls.get(api, (0,))[0]:
+            self.result.stalls[api] = (round(stall[0], 3), label)
         if stall[0] > STALL_LIMIT:
-            self.result.failures.append(f"{key} v{version} {label}: one turn of the loop took {stall[0]:.2f} CPU s "
-                                        f"under {self.release}")  # fmt: skip
+            self._fail(f"{key} v{version} {label}: one turn of the loop took {stall[0]:.2f} CPU s "
+                       f"under {self.release}")  # fmt: skip
         if spent > self.result.slowest:
             self.result.slowest, self.result.slowest_case = spent, f"{key} v{version} {label}"
         size = len(answer or b"")
         self.result.largest_answer = max(self.result.largest_answer, size)
         self.result.ratios[api] = max(self.result.ratios.get(api, 0), round(size / len(frame), 1))
         if size > ANSWER_LIMIT:
-            self.result.failures.append(f"{key} v{version} {label}: a {len(frame)}-byte request was answered with "
-                                        f"{size} bytes under {self.release}")  # fmt: skip
+            self._fail(f"{key} v{version} {label}: a {len(frame)}-byte request was answered with "
+                       f"{size} bytes under {self.release}")  # fmt: skip
 
 
 def amplify_fuzz(seed: int, releases=ALL_RELEASES) -> list[Result]:
@@ -209,10 +266,12 @@ if __name__ == "__main__":
     import json
 
     args, releases = sweep_arguments(__doc__, (("--request-kib",), dict(type=int, default=REQUEST_BYTES // 1024,
-                                                                         help="each filled request's size")))
-    REQUEST_BYTES = args.request_kib * 1024
+                                                                         help="each filled request's size")),
+                                     (("--stall-limit",), dict(type=float, default=STALL_LIMIT,
+                                                               help="CPU s of one turn that fails a case")))
+    REQUEST_BYTES, STALL_LIMIT = args.request_kib * 1024, args.stall_limit
     out = amplify_fuzz(args.seed, releases)
-    for r in out:  # the ten largest ratios, for reading
+    for r in out:  # the ten largest ratios; every API's longest turn, longest first
         r.ratios = dict(sorted(r.ratios.items(), key=lambda kv: -kv[1])[:10])
-        r.stalls = dict(sorted(r.stalls.items(), key=lambda kv: -kv[1])[:10])
+        r.stalls = dict(sorted(r.stalls.items(), key=lambda kv: -kv[1][0]))
     print(json.dumps([vars(r) for r in out], indent=1))

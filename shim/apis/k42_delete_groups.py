@@ -10,20 +10,29 @@ from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._pace import Pacer
 from .registry import api
 
 
+CHUNK = 1000  # groups deleted between two yields to the loop (each group's deletion is Kafka's own write)
+
+
 @api(42, "DeleteGroups", 0, 2)
-def handle(ctx, request):
-    allowed = ctx.authorized(O.DELETE, R.GROUP, request.groups_names)  # Kafka: DELETE on each group
-    mine = [g for g in request.groups_names if g in allowed and ctx.coordinates(GROUP, g)]  # shim.cluster
+async def handle(ctx, request):
+    # Paced: 2 MiB of one group's name took 1.1 CPU s in one turn of the loop. Kafka answers each
+    # group once (a keyed collection): the names are deduplicated first, in the request's order.
+    pace = Pacer()
+    names = list({g: None async for g in pace.each(request.groups_names)})
+    allowed = await ctx.authorized_paced(O.DELETE, R.GROUP, names, pace)  # Kafka: DELETE on each group
+    mine = [g async for g in pace.each(names) if g in allowed and ctx.coordinates(GROUP, g)]  # shim.cluster
     results = _delete_share_groups(ctx, [g for g in mine if g in ctx.node.share.groups])
-    rest = [g for g in mine if g not in results]
-    results.update(ctx.node.groups.delete_groups(rest, now_ms()) if rest else {})
-    results.update({g: ErrorCode.group_authorization_failed for g in request.groups_names if g not in allowed})
-    results = {g: results.get(g, ErrorCode.not_coordinator) for g in request.groups_names}
-    return ctx.response(results=tuple(ctx.make("DeletableGroupResult", group_id=g, error_code=c)
-                                      for g, c in results.items()))
+    rest = [g async for g in pace.each(mine) if g not in results]
+    for i in range(0, len(rest), CHUNK):
+        results.update(ctx.node.groups.delete_groups(rest[i:i + CHUNK], now_ms()))
+        await pace()
+    return ctx.response(results=tuple([ctx.make("DeletableGroupResult", group_id=g, error_code=results.get(
+        g, ErrorCode.not_coordinator) if g in allowed else ErrorCode.group_authorization_failed)
+        async for g in pace.each(names)]))
 
 
 def _delete_share_groups(ctx, group_ids) -> dict[str, ErrorCode]:

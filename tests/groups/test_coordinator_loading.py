@@ -150,3 +150,42 @@ def test_nothing_to_load_is_loaded_at_once(nodes):
     node = Node(BrokerConfig(data_dir=nodes.data_dir, **nodes.defaults), load_later=True)
     nodes.open.append(node)
     assert node.loading.done
+
+
+async def test_a_held_load_serves_once_released_and_loaded_sessions_start_then(tmp_path):
+    """A Broker opens its listeners with the load held; once released, a loaded member that never
+    heartbeats is removed one session after the load, by the broker's own timer."""
+    import asyncio
+
+    from shim import Broker
+    from shim.coordinators.group import GroupState
+
+    from group_helpers import join, sync
+
+    data = tmp_path / "data"
+    seeded = Node(BrokerConfig(data_dir=data, group_min_session_timeout_ms=100, group_initial_rebalance_delay_ms=0))
+    seeded.logs.create_topic(TOPIC, 1)
+    pending = join(seeded.groups, session=300)
+    member, generation = pending.result.member_id, pending.result.generation_id
+    assert sync(seeded.groups, member, generation, {member: b"a"}).result.error == E.none
+    seeded.close()
+    broker = Broker(data_dir=data, listen="127.0.0.1:0", group_min_session_timeout_ms=100)
+    broker.hold_coordinator_load = True
+    await broker.start()
+    try:
+        node = broker.node
+        assert not node.loading.done and "g" not in node.groups.groups  # listening, not loaded
+        broker.release_coordinator_load()
+        await broker.coordinators_loaded()
+        assert node.groups.groups["g"].state is GroupState.STABLE
+        # no heartbeat comes: the broker's timer removes the member one session after the load
+        await asyncio.wait_for(_until(lambda: node.groups.groups["g"].state is GroupState.EMPTY), 10)
+    finally:
+        await broker.stop()
+
+
+async def _until(condition) -> None:
+    import asyncio
+
+    while not condition():
+        await asyncio.sleep(0.01)
