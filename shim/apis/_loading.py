@@ -13,6 +13,7 @@ API's error answer (the code on every partition, group or transaction the reques
 - ListGroups and ListTransactions answer the error with no groups or transactions (3.9's
   handleListGroups lists the partitions already loaded; here none are until all are).
 - AddPartitionsToTxn v4+ keeps NONE at the top, the error on each transaction's partitions.
+- DescribeTransactions answers an empty transactional id INVALID_REQUEST, the others the error.
 - OffsetFetch below v2 carries it on each partition (OffsetFetchResponse for versions without a
   top-level error).
 - The consumer- and share-group APIs of a broker without their feature answer UNSUPPORTED_VERSION,
@@ -24,6 +25,7 @@ verify answers NOT_ENOUGH_REPLICAS instead (shim.apis.k00_produce).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 from ..control.mirror import error_response
@@ -33,11 +35,12 @@ LOADING = ErrorCode.coordinator_load_in_progress
 GROUP_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69, 76, 77, 90, 91, 92})
 TXN_APIS = frozenset({22, 24, 25, 26, 65, 66})
 LOADED_APIS = GROUP_APIS | TXN_APIS
-_GROUP_ID_CHECKED = frozenset({11, 12, 13, 14})  # INVALID_GROUP_ID for "" before the load is asked
+# INVALID_GROUP_ID for "" before the load is asked (3.9's isValidGroupId, 4.x's isGroupIdNotEmpty)
+_GROUP_ID_CHECKED = frozenset({11, 12, 13, 14, 28, 47})
 _TXN_ID_CHECKED = frozenset({25, 26})  # INVALID_REQUEST for ""
 _FEATURE_GATED = frozenset({68, 69, 76, 77, 90, 91, 92})
 ADD_PARTITIONS_BATCHED = 4
-SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, ADD_PARTITIONS = 14, 12, 22, 24
+SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, ADD_PARTITIONS, DESCRIBE_TRANSACTIONS = 14, 12, 22, 24, 65
 
 
 def _code(ctx, request) -> ErrorCode | None:
@@ -88,6 +91,11 @@ async def refusal(ctx, request, module):
     key, version = ctx.header.api_key, ctx.version
     if key == ADD_PARTITIONS and version >= ADD_PARTITIONS_BATCHED:
         return error_response(key, version, request, code, quiet_top=True)
+    if key == DESCRIBE_TRANSACTIONS:  # Kafka: an empty id is INVALID_REQUEST before the state is asked
+        answer = error_response(key, version, request, code)
+        return dataclasses.replace(answer, transaction_states=tuple(
+            s if s.transactional_id else dataclasses.replace(s, error_code=ErrorCode.invalid_request)
+            for s in answer.transaction_states))
     if hasattr(module, "error_response"):  # the API's own (Kafka: AbstractRequest.getErrorResponse)
         answer = module.error_response(ctx, request, code)
         return await answer if inspect.isawaitable(answer) else answer

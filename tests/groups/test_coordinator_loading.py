@@ -95,11 +95,14 @@ async def _txn_answers(node, describe: bool = True) -> dict[str, int]:
         "end": (await call(node, 26, 3, committed=True, **ids)).error_code,
         "txn-offset-commit": (await call(node, 28, 3, group_id="g", topics=tc, **ids)).topics[0].partitions[0]
         .error_code,
+        "txn-offset-commit-empty-group": (await call(node, 28, 3, group_id="", topics=tc, **ids)).topics[0]
+        .partitions[0].error_code,
         "list": (await call(node, 66, 0, state_filters=(), producer_id_filters=())).error_code,
         "find": (await call(node, 10, 3, key="tx", key_type=1)).error_code,
     }
     if describe:
-        out["describe"] = (await call(node, 65, 0, transactional_ids=("tx",))).transaction_states[0].error_code
+        described = (await call(node, 65, 0, transactional_ids=("tx", ""))).transaction_states
+        out["describe"], out["describe-empty-id"] = (s.error_code for s in described)
     return out
 
 
@@ -134,7 +137,9 @@ async def test_txn_apis_answer_kafkas_codes_while_loading(loading):
     assert got == {
         "init": LOADING, "init-epoch": -1, "init-bad-timeout": E.invalid_transaction_timeout, "init-idempotent": E.none,
         "add-partitions-v3": LOADING, "add-partitions-v4-top": E.none, "add-partitions-v4": LOADING,
-        "add-offsets": LOADING, "end": LOADING, "txn-offset-commit": LOADING, "describe": LOADING,
+        "add-offsets": LOADING, "end": LOADING, "txn-offset-commit": LOADING,
+        "txn-offset-commit-empty-group": E.invalid_group_id, "describe": LOADING,
+        "describe-empty-id": E.invalid_request,
         "list": LOADING, "find": E.none,
     }
 
