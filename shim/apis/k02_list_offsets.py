@@ -37,7 +37,7 @@ MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 @api(2, "ListOffsets", 0, 10)  # v10 adds timeout_ms (KIP-1075), for remote storage: nothing waits here
 async def handle(ctx, request):
     if ctx.version == 0:
-        return _legacy(ctx, request)
+        return await _legacy(ctx, request, Pacer())
     committed = getattr(request, "isolation_level", 0) == 1
     denied = denied_topics(ctx, [t.name for t in request.topics])
     searches = []  # (search, finish) of the partitions asked by timestamp
@@ -159,12 +159,13 @@ def _lookup(ctx, plog, ts, committed):
     return plog.timestamp_search(ts, committed) or (-1, -1)
 
 
-def _legacy(ctx, request):
+async def _legacy(ctx, request, pace):
+    """v0. Paced: a 2 MiB request's 260,000 partitions took 1.1 CPU s of one turn."""
     topics = []
     denied = denied_topics(ctx, [t.name for t in request.topics])
-    for t in request.topics:
+    async for t in pace.each(request.topics):
         parts = []
-        for p in t.partitions:
+        async for p in pace.each(t.partitions):
             code, offsets = ErrorCode.none, ()
             if t.name in denied:
                 code = ErrorCode.topic_authorization_failed

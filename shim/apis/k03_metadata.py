@@ -41,16 +41,12 @@ async def handle(ctx, request):
     node = ctx.node
     wanted = request.topics
     all_topics = wanted is None or (ctx.version == 0 and not wanted)
+    pace = Pacer()
     if all_topics:  # Kafka: topics the principal may not describe are left out
         names = sorted(ctx.authorized(O.DESCRIBE, R.TOPIC, node.logs.topics))
+        by_id, asked_ids = {}, [None] * len(names)
     else:
-        names = [_name_of(ctx, t) for t in wanted]
-    by_id = {} if all_topics else {n: t.topic_id for n, t in zip(names, wanted) if n is not None and _by_id(t)}
-    # Kafka answers an unknown id with that id and no name (KafkaApis: unknownTopicIdsTopicMetadata)
-    asked_ids = [None] * len(names) if all_topics else [t.topic_id if _by_id(t) else None for t in wanted]
-    # Kafka: the topics named (or ids asked) as a set, each answered once: a megabyte naming one
-    # topic 50,000 times was 50,000 copies of its partitions
-    names, asked_ids = map(list, zip(*dict.fromkeys(zip(names, asked_ids)))) if names else ([], [])
+        names, asked_ids, by_id = await _wanted(ctx, wanted, pace)
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
     refused = _refused(ctx, [n for n in names if n is not None], allow_create)
@@ -63,7 +59,7 @@ async def handle(ctx, request):
     else:  # none to create (an internal topic is written down as it is): the loop is given up as it walks
         topics = tuple([_unauthorized(ctx, name, by_id.get(name)) if name in refused
                         else _topic(ctx, name, allow_create, want_ops, create, asked)
-                        async for name, asked in Pacer().each(zip(names, asked_ids))])
+                        async for name, asked in pace.each(zip(names, asked_ids))])
     # v8-10 only: v11 dropped the cluster field (DescribeCluster has it)
     cluster_ops = NOT_REQUESTED
     if getattr(request, "include_cluster_authorized_operations", False):
@@ -74,6 +70,19 @@ async def handle(ctx, request):
         brokers=brokers, cluster_id=node.config.cluster_id, controller_id=node.cluster.controller(), topics=topics,
         cluster_authorized_operations=cluster_ops, error_code=ErrorCode.none,  # v13 (4.0): KIP-1102's top level
     )
+
+
+async def _wanted(ctx, wanted, pace) -> tuple[list, list, dict]:
+    """(names, the ids asked, {name: id} of the topics asked by id), each topic once in the order
+    first named. Paced: 700,000 names of a 2 MiB request took 0.22 CPU s of one turn."""
+    asked: dict = {}  # Kafka: the topics named (or ids asked) as a set, each answered once
+    by_id = {}
+    async for t in pace.each(wanted):
+        name, topic_id = _name_of(ctx, t), t.topic_id if _by_id(t) else None
+        if name is not None and topic_id is not None:
+            by_id[name] = topic_id
+        asked[name, topic_id] = None  # Kafka answers an unknown id with that id and no name
+    return [n for n, _ in asked], [i for _, i in asked], by_id
 
 
 def _refused(ctx, names, allow_create) -> set:
