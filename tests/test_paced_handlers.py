@@ -1,7 +1,8 @@
 """Handlers that walked a 2 MiB request's entries in one turn of the event loop
 (compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
 2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s,
-DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s; a request
+DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s,
+(Incremental)AlterConfigs 6.4 s; a request
 may hold 100 MiB), and the whole-request error answers of OffsetFetch v8 (0.9 s), AddPartitionsToTxn
 and ElectLeaders, now go through the Pacer
 (shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
@@ -125,6 +126,14 @@ def _delete_groups(n, node):
     return 42, 2, make(request_class(42, 2), groups_names=tuple(f"g{i:07d}" for i in range(n)))
 
 
+def _alter_configs(key, version, n, node):  # unknown topics: UNKNOWN_TOPIC_OR_PARTITION each
+    m = request_module(key, version)
+    extra = {"config_operation": 0} if key == 44 else {}
+    return key, version, make(request_class(key, version), validate_only=False, resources=tuple(
+        m.AlterConfigsResource(resource_type=2, resource_name=f"u{i:07d}", configs=(
+            m.AlterableConfig(name="retention.ms", value="1", **extra),)) for i in range(n)))
+
+
 def _share_state(key, entity, n, node, by_partition, **partition):
     """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
     (t-3 does not exist) n times."""
@@ -170,6 +179,8 @@ CASES = {
                                                                    by_partition=True, leader_epoch=0),
     "elect-leaders-refused": _elect_refused,
     "delete-groups": _delete_groups,
+    "alter-configs": functools.partial(_alter_configs, 33, 2),
+    "incremental-alter-configs": functools.partial(_alter_configs, 44, 1),
     "elect-leaders-topics": _elect_topics,
     # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
     "offset-fetch-v8-error": _offset_fetch,
@@ -293,3 +304,37 @@ async def test_fault_rules_match_a_2_mib_request_paced(broker, case):
     assert ErrorCode.not_coordinator in error_codes(decode_response(raw, key, version)[1]) and stall.cpu < 0.3, stall
     rules = {r["rule"]: r for r in (await call(broker.control, "faults", {}))["rules"]}
     assert rules[rule["rule"]]["fired"] == 1 and {r["matched"] for r in rules.values()} == {0, 1}
+
+
+def _offset_delete(n, node):
+    m = request_module(47, 0)
+    return 47, 0, make(request_class(47, 0), group_id="g", topics=(m.OffsetDeleteRequestTopic(
+        name="t", partitions=tuple(m.OffsetDeleteRequestPartition(partition_index=i) for i in range(n))),))
+
+
+async def _commit(node):
+    m = request_module(8, 8)
+    request = make(request_class(8, 8), group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                   group_instance_id=None, topics=(m.OffsetCommitRequestTopic(name="t", partitions=(
+                       m.OffsetCommitRequestPartition(partition_index=0, committed_offset=1, committed_leader_epoch=-1,
+                                                      committed_metadata=""),)),))
+    await dispatch(node, encode_request(RequestHeader(8, 8, 1, "c"), request))
+
+
+async def test_offset_delete_paced(broker, monkeypatch):
+    """OffsetDelete walked a 2 MiB request's partitions in one turn (0.2 CPU s of one partition
+    named 500,000 times)."""
+    await _commit(broker)
+    key, version, frame = _sized(_offset_delete, broker)
+    raw, stall = await stall_during(dispatch(broker, frame))
+    r = decode_response(raw, key, version)[1]
+    codes = [p.error_code for t in r.topics for p in t.partitions]
+    assert r.error_code == ErrorCode.none and len(codes) > 200_000 and codes[:4] == [ErrorCode.none] * 3 + [
+        ErrorCode.unknown_topic_or_partition]
+    assert stall.cpu < 0.3, stall
+    frame, answers = _frame(_offset_delete, 2000, broker)[2], []
+    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
+        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
+        await _commit(broker)
+        answers.append(await dispatch(broker, frame))
+    assert answers[0] == answers[1] and answers[0].count(b"\x00\x03") >= 1997

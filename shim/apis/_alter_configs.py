@@ -1,18 +1,25 @@
 """What AlterConfigs (33) and IncrementalAlterConfigs (44) share: each resource checked and altered
 on its own, its error in its own response entry."""
 
-from ..configs.admin import alter, duplicate_resources
+from collections import Counter
+
+from ..configs.admin import alter
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ._authz import config_denied
+from ._pace import Pacer
 
 
-def alter_resources(ctx, request, ops_of, incremental: bool):
+async def alter_resources(ctx, request, ops_of, incremental: bool):
     """The response to an (Incremental)AlterConfigs request: ``ops_of(resource)`` are the
-    ``shim.configs.admin.Op``s it asks for on that resource."""
-    twice = duplicate_resources(request.resources)
-    return ctx.response(responses=tuple(_resource(ctx, r, ops_of, request.validate_only, incremental, twice)
-                                        for r in request.resources))
+    ``shim.configs.admin.Op``s it asks for on that resource. Paced between resources, each altered
+    whole: 2 MiB of resources took 0.2-0.3 CPU s in one turn of the loop."""
+    pace, counts = Pacer(), Counter()
+    async for r in pace.each(request.resources):
+        counts[r.resource_type, r.resource_name] += 1
+    twice = {k for k, n in counts.items() if n > 1}  # Kafka: each resource must appear at most once
+    return ctx.response(responses=tuple([_resource(ctx, r, ops_of, request.validate_only, incremental, twice)
+                                         async for r in pace.each(request.resources)]))
 
 
 def _resource(ctx, r, ops_of, validate_only, incremental, twice):

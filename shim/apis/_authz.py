@@ -131,6 +131,14 @@ def denied_topics(ctx, names) -> set[str]:
     return names - ctx.authorized(TOPICS[ctx.header.api_key], R.TOPIC, names)
 
 
+async def denied_topics_paced(ctx, names, pace) -> set[str]:
+    """:func:`denied_topics`, the authorizer asked once per name awaiting ``pace``."""
+    if ctx.node.authorizer is None:
+        return set()
+    names = set(names)
+    return names - await ctx.authorized_paced(TOPICS[ctx.header.api_key], R.TOPIC, names, pace)
+
+
 # config resource type -> (resource type authorized, its name, error): Kafka's ConfigHelper and
 # KafkaApis.handle(Incremental)AlterConfigsRequest; BROKER and BROKER_LOGGER are the cluster's
 _CONFIG_RESOURCES = {

@@ -29,19 +29,6 @@ def ms(value) -> int:
     return round(value / _MS) if isinstance(value, datetime.timedelta) else int(value)
 
 
-def split_unknown(ctx, topics, partitions_of=lambda t: [p.partition_index for p in t.partitions]):
-    """(known (topic, partition) list, {unknown tp: UNKNOWN_TOPIC_OR_PARTITION}) as KafkaApis checks
-    OffsetCommit, TxnOffsetCommit and OffsetDelete before the coordinator sees them."""
-    known, unknown = [], {}
-    for t in topics:
-        for p in partitions_of(t):
-            if (t.name, p) in ctx.node.logs.logs:
-                known.append((t.name, p))
-            else:
-                unknown[(t.name, p)] = ErrorCode.unknown_topic_or_partition
-    return known, unknown
-
-
 def by_topic(ctx, results: dict, topic_entity: str, partition_entity: str, **partition_fields):
     """Per-partition error codes grouped into the response's topic entities, in request order."""
     topics: dict[str, list] = {}
@@ -51,9 +38,17 @@ def by_topic(ctx, results: dict, topic_entity: str, partition_entity: str, **par
     return tuple(ctx.make(topic_entity, name=t, partitions=tuple(ps)) for t, ps in topics.items())
 
 
+async def paced_by_topic(ctx, results: dict, topic_entity: str, partition_entity: str, pace) -> tuple:
+    """:func:`by_topic`, awaiting ``pace`` per partition and per topic."""
+    topics: dict[str, list] = {}
+    async for (topic, partition), code in pace.each(results.items()):
+        topics.setdefault(topic, []).append(ctx.make(partition_entity, partition_index=partition, error_code=code))
+    return tuple([ctx.make(topic_entity, name=t, partitions=tuple(ps)) async for t, ps in pace.each(topics.items())])
+
+
 async def requested_offsets(ctx, topics, now: int, pace, expire_timestamp: int = -1) -> tuple[dict, dict]:
     """The offsets an OffsetCommit or TxnOffsetCommit asks for, of known partitions only, and the
-    unknown partitions' errors (as split_unknown), giving the loop up as it walks them: 100,000
+    unknown partitions' errors (UNKNOWN_TOPIC_OR_PARTITION, as KafkaApis checks them), giving the loop up as it walks them: 100,000
     partitions held it 0.8 s."""
     logs = ctx.node.logs.logs
     offsets, unknown = {}, {}

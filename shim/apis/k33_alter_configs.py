@@ -17,5 +17,5 @@ from .registry import api
 
 
 @api(33, "AlterConfigs", 0, 2)
-def handle(ctx, request):
-    return alter_resources(ctx, request, lambda r: [Op(c.name, SET, c.value) for c in r.configs], incremental=False)
+async def handle(ctx, request):
+    return await alter_resources(ctx, request, lambda r: [Op(c.name, SET, c.value) for c in r.configs], incremental=False)

@@ -13,5 +13,5 @@ from .registry import api
 
 
 @api(44, "IncrementalAlterConfigs", 0, 1)
-def handle(ctx, request):
-    return alter_resources(ctx, request, lambda r: [Op(c.name, c.config_operation, c.value) for c in r.configs], incremental=True)
+async def handle(ctx, request):
+    return await alter_resources(ctx, request, lambda r: [Op(c.name, c.config_operation, c.value) for c in r.configs], incremental=True)

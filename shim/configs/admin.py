@@ -4,7 +4,6 @@ persist them, then apply them live."""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import NamedTuple
 
 from ..errors import ErrorCode, KafkaError
@@ -22,11 +21,6 @@ class Op(NamedTuple):
     name: str
     op: int
     value: str | None
-
-
-def duplicate_resources(resources) -> set[tuple[int, str]]:
-    counts = Counter((r.resource_type, r.resource_name) for r in resources)
-    return {k for k, n in counts.items() if n > 1}
 
 
 def alter(node, resource_type: int, resource_name: str, ops: list[Op], validate_only: bool,
