@@ -51,9 +51,8 @@ async def handle(ctx, request):
             search.close()
         raise
     await _run(searches)
-    return ctx.response(topics=tuple(
-        ctx.make("ListOffsetsTopicResponse", name=name, partitions=tuple(p() if callable(p) else p for p in parts))
-        for name, parts in topics))
+    return ctx.response(topics=tuple([ctx.make("ListOffsetsTopicResponse", name=name, partitions=tuple(
+        [p() if callable(p) else p async for p in pace.each(parts)])) async for name, parts in pace.each(topics)]))
 
 
 def _duplicates(request) -> set:
