@@ -153,6 +153,10 @@ def _list_offsets(n, node):  # distinct topics, unknown: each answered UNKNOWN_T
                                                              timestamp=-1),)) for i in range(n)))
 
 
+def _describe_groups(key, n, node):  # group g named n times: answered n times, from one build
+    return key, 1, make(request_class(key, 1), group_ids=("g",) * n, include_authorized_operations=False)
+
+
 def _share_state(key, entity, n, node, by_partition, **partition):
     """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
     (t-3 does not exist) n times."""
@@ -199,6 +203,8 @@ CASES = {
     "elect-leaders-refused": _elect_refused,
     "delete-groups": _delete_groups,
     "list-offsets-topics": _list_offsets,
+    "consumer-group-describe": functools.partial(_describe_groups, 69),
+    "share-group-describe": functools.partial(_describe_groups, 77),
     "alter-configs": functools.partial(_alter_configs, 33, 2),
     "incremental-alter-configs": functools.partial(_alter_configs, 44, 1),
     "elect-leaders-topics": _elect_topics,
@@ -208,8 +214,10 @@ CASES = {
     "elect-leaders-error": _elect_refused,
 }
 # cases whose unpaced turn was under the common bound: AddPartitionsToTxn's grouping of 120,000 topic
-# results took 0.3 CPU s, ListOffsets' answer of 110,000 topics 0.17-0.19 s
-BOUNDS = {"add-partitions-to-txn-v3-topics": 0.1, "list-offsets-topics": 0.1}
+# results took 0.3 CPU s, ListOffsets' answer of 110,000 topics 0.17-0.19 s, Consumer- and
+# ShareGroupDescribe 0.18 s for one group named 300,000 times
+BOUNDS = {"add-partitions-to-txn-v3-topics": 0.1, "list-offsets-topics": 0.1, "consumer-group-describe": 0.1,
+          "share-group-describe": 0.1}
 FAULTED = {"offset-fetch-v8-error": "OffsetFetch", "add-partitions-to-txn-v3-error": "AddPartitionsToTxn",
            "elect-leaders-error": "ElectLeaders"}
 

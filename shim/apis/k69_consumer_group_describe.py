@@ -15,6 +15,7 @@ from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._pace import Pacer
 from ._repeats import Repeats
 from ._share import is_share_group
 from .k68_consumer_group_heartbeat import consumer_protocol_enabled
@@ -24,12 +25,13 @@ CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # Kafka: MemberType
 
 
 @api(69, "ConsumerGroupDescribe", 0, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
+    # paced: 2 MiB of one group's id took 0.14 CPU s in one turn of the loop
     names = {info.topic_id: name for name, info in ctx.node.logs.topics.items()}
     repeats = Repeats("ConsumerGroupDescribe")  # a group named again: answered again, from one build
-    return ctx.response(groups=tuple(repeats.entry(g, lambda: _describe(ctx, g, request.include_authorized_operations,
-                                                                         names))
-                                     for g in request.group_ids))
+    return ctx.response(groups=tuple([repeats.entry(g, lambda: _describe(ctx, g, request.include_authorized_operations,
+                                                                          names))
+                                      async for g in Pacer().each(request.group_ids)]))
 
 
 def _describe(ctx, group_id, want_ops, names):

@@ -12,6 +12,7 @@ from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._operations import NOT_REQUESTED
+from ._pace import Pacer
 from ._repeats import Repeats
 from ._share import is_other_group, share_groups_enabled, topic_id
 from ..coordinators.share.group import ASSIGNOR
@@ -19,10 +20,11 @@ from .registry import api
 
 
 @api(77, "ShareGroupDescribe", 1, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
+    # paced: 2 MiB of one group's id took 0.15 CPU s in one turn of the loop
     repeats = Repeats("ShareGroupDescribe")  # a group named again: answered again, from one build
-    return ctx.response(groups=tuple(repeats.entry(g, lambda: _describe(ctx, g, request.include_authorized_operations))
-                                     for g in request.group_ids))
+    return ctx.response(groups=tuple([repeats.entry(g, lambda: _describe(ctx, g, request.include_authorized_operations))
+                                      async for g in Pacer().each(request.group_ids)]))
 
 
 def _empty(ctx, group_id, code, message=None):
