@@ -157,6 +157,13 @@ def _describe_groups(key, n, node):  # group g named n times: answered n times, 
     return key, 1, make(request_class(key, 1), group_ids=("g",) * n, include_authorized_operations=False)
 
 
+def _create_topics_refused(n, node):  # over 10,000 partitions in all: POLICY_VIOLATION on each topic
+    m = request_module(19, 7)
+    return 19, 7, make(request_class(19, 7), timeout=datetime.timedelta(seconds=30), validate_only=False,
+                       topics=(m.CreatableTopic(name="u", num_partitions=1000, replication_factor=1, assignments=(),
+                                                configs=()),) * n)
+
+
 def _share_state(key, entity, n, node, by_partition, **partition):
     """Group s's state on t-0 named n times (its topic, or the partitions of one topic), or on t-0..3
     (t-3 does not exist) n times."""
@@ -203,6 +210,7 @@ CASES = {
     "elect-leaders-refused": _elect_refused,
     "delete-groups": _delete_groups,
     "list-offsets-topics": _list_offsets,
+    "create-topics-refused": _create_topics_refused,
     "consumer-group-describe": functools.partial(_describe_groups, 69),
     "share-group-describe": functools.partial(_describe_groups, 77),
     "alter-configs": functools.partial(_alter_configs, 33, 2),

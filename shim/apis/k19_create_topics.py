@@ -36,16 +36,18 @@ LARGE_ANSWER_TOPICS = 100  # more topics' results (v5+: each with its ~40 config
 
 @api(19, "CreateTopics", 2, 7)
 async def handle(ctx, request):
+    pace = Pacer()
     if _total_partitions(request, ctx.node.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
-        return ctx.response(topics=tuple(
+        # paced: 2 MiB of topics answered so took 0.2 CPU s in one turn of the loop
+        return ctx.response(topics=tuple([
             ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=ErrorCode.policy_violation,
                      error_message="Excessively large number of partitions per request.", num_partitions=-1,
                      replication_factor=-1, configs=None)
-            for t in request.topics))  # fmt: skip
+            async for t in pace.each(request.topics)]))  # fmt: skip
     # Kafka: ControllerApis.createTopics -- CREATE on the cluster, or on each topic
     creatable = None if ctx.authorize_cluster(O.CREATE) else ctx.authorized(O.CREATE, R.TOPIC,
                                                                             [t.name for t in request.topics])
-    pace, seen, plans = Pacer(), set(), []
+    seen, plans = set(), []
     async for t in pace.each(request.topics):
         if creatable is not None and t.name not in creatable:
             plans.append(KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed."))
