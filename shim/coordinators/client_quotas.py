@@ -54,12 +54,15 @@ class ClientQuotas:
         changed = {e: dict(v) for e, v in self.entities.items()}
         for entity, ops in alterations:
             wanted: dict[str, float | None] = {}
+            duplicate = None  # the last key named again: its error built once, not once per repeat
             for key, value in ops:
                 if key in wanted:
-                    results[entity] = KafkaError(ErrorCode.invalid_request, f"Duplicate quota key {key} not "
-                                                 f"updating quota for this entity {java_repr(entity)}")
+                    duplicate = key
                 else:
                     wanted[key] = value
+            if duplicate is not None:
+                results[entity] = KafkaError(ErrorCode.invalid_request, f"Duplicate quota key {duplicate} not "
+                                             f"updating quota for this entity {java_repr(entity)}")
             if entity in results:
                 results[entity] = KafkaError(ErrorCode.invalid_request, f"Ignoring duplicate entity {java_repr(entity)}")
                 continue
