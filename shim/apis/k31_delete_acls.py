@@ -20,11 +20,12 @@ LARGE_ANSWER_ACLS = 1_000  # more ACLs listed: the answer is encoded on a worker
 
 def error_response(ctx, request, code, message=None):
     result = ctx.make("DeleteAclsFilterResult", error_code=code, error_message=message, matching_acls=())
-    return ctx.response(filter_results=tuple(result for _ in request.filters))
+    return ctx.response(filter_results=(result,) * len(request.filters))
 
 
-def validate(ctx, request):
-    for f in request.filters:
+async def validate(ctx, request):
+    # paced, as CreateAcls': 300,000 filters of a 2 MiB request took 0.18 CPU s of one turn
+    async for f in Pacer().each(request.filters):
         check_filter(ctx.version, f, "DeleteAclsRequest")
 
 
