@@ -1,7 +1,7 @@
 """Handlers that walked a 2 MiB request's entries in one turn of the event loop
 (compat/fuzz/amplify.py: OffsetFetch v8 3.4 CPU s, DescribeShareGroupOffsets 3.4 s, DescribeQuorum
 2.8 s, DescribeTopicPartitions 2.5 s, WriteTxnMarkers 2.9 s, AddPartitionsToTxn 1.6 s,
-DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s,
+DeleteShareGroupState 2.5 s, ReadShareGroupStateSummary 1.6 s, ElectLeaders 1.2 s, DeleteGroups 0.6 s, LeaveGroup 0.9 s,
 (Incremental)AlterConfigs 6.4 s; a request
 may hold 100 MiB), and the whole-request error answers of OffsetFetch v8 (0.9 s), AddPartitionsToTxn
 and ElectLeaders, now go through the Pacer
@@ -126,6 +126,12 @@ def _delete_groups(n, node):
     return 42, 2, make(request_class(42, 2), groups_names=tuple(f"g{i:07d}" for i in range(n)))
 
 
+def _leave_group(n, node):  # members unknown to a group that is not there: UNKNOWN_MEMBER_ID each
+    m = request_module(13, 5)
+    return 13, 5, make(request_class(13, 5), group_id="g", members=tuple(
+        m.MemberIdentity(member_id=f"m{i:07d}", group_instance_id=None, reason=None) for i in range(n)))
+
+
 def _alter_configs(key, version, n, node):  # unknown topics: UNKNOWN_TOPIC_OR_PARTITION each
     m = request_module(key, version)
     extra = {"config_operation": 0} if key == 44 else {}
@@ -209,6 +215,7 @@ CASES = {
                                                                    by_partition=True, leader_epoch=0),
     "elect-leaders-refused": _elect_refused,
     "delete-groups": _delete_groups,
+    "leave-group-members": _leave_group,
     "list-offsets-topics": _list_offsets,
     "create-topics-refused": _create_topics_refused,
     "consumer-group-describe": functools.partial(_describe_groups, 69),
