@@ -22,7 +22,8 @@ E = "org.apache.kafka.common.errors."
 FENCED, EPOCH = E + "ProducerFencedException", E + "InvalidProducerEpochException"
 CONCURRENT = E + "ConcurrentTransactionsException"
 OWN_BROKER = {"consumer.group_max_size", "txn.bump_epoch", "txn.failure_to_fence_epoch",
-              "admin.describe_cluster_fenced"}  # own brokers, below
+              "admin.describe_cluster_fenced", "admin.list_transactions_pattern",
+              "admin.reassign_keeping_replication_factor"}  # own brokers (and drivers), below
 
 
 @pytest.fixture(scope="module")
