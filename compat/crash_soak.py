@@ -64,7 +64,7 @@ from compat.soak_kafka_python import KafkaPythonProducer
 from compat.soak_logs import SLOW_RECOVERY_S, write_slow_recovery
 from compat.soak_topics import TopicLives
 from compat.soak_aiokafka import AiokafkaWorkers
-from compat.soak_books import verify_idempotent
+from compat.soak_books import TxnBook, verify_idempotent
 from compat.soak_aiokafka import TOPICS as AIO_TOPICS
 from compat.soak_java import TOPICS as JAVA_TOPICS
 from compat.soak_java import JavaWorkers
@@ -85,10 +85,7 @@ class Ledger:
 
     idem_acked: dict = field(default_factory=dict)  # (partition, value) -> offset
     idem_sent: dict = field(default_factory=dict)  # partition -> values sent, in order
-    committed_txns: set = field(default_factory=set)  # transaction numbers commit_transaction returned for
-    aborted_txns: set = field(default_factory=set)
-    uncertain_txns: set = field(default_factory=set)  # commit or abort cut short: all or nothing
-    txn_records: dict = field(default_factory=dict)  # transaction number -> [(partition, value)]
+    txn: TxnBook = field(default_factory=lambda: TxnBook(TXN, TXN_GROUP))  # librdkafka's transactions
     last_commit: dict = field(default_factory=dict)  # partition -> last acknowledged COMMIT_GROUP offset
     tried_commits: dict = field(default_factory=dict)  # partition -> every offset a commit was sent with
     compact_acked: dict = field(default_factory=dict)  # key -> highest acknowledged version
@@ -110,7 +107,8 @@ class Ledger:
         kp = self.kafka_python
         verify_idempotent(KP_TOPIC, read(bootstrap, KP_TOPIC, KP_PARTITIONS, "read_uncommitted"), kp.acked, kp.sent,
                           found)  # fmt: skip
-        self._verify_txn(read(bootstrap, TXN, 2, "read_committed"), found)
+        eos = committed(bootstrap, TXN_GROUP, 1).get(0, -1)
+        found += self.txn.verify(read(bootstrap, TXN, 2, "read_committed"), eos)
         self._verify_offsets(bootstrap, found)
         self._verify_compact(read(bootstrap, COMPACT, 2, "read_committed"), found)
         found += self.topics.verify(bootstrap, CLIENT, read)
@@ -128,33 +126,7 @@ class Ledger:
                 out[name] = extra.members
         return out
 
-    def _verify_txn(self, log: dict, found: list) -> None:
-        seen: dict[int, list] = {}
-        for p, records in log.items():
-            numbers = []
-            for _, (_, value) in sorted(records.items()):
-                n = int(value.split(b"-")[1])
-                seen.setdefault(n, []).append((p, value))
-                numbers.append(n)
-            if numbers != sorted(numbers):
-                found.append(f"{TXN}-{p}: committed transactions out of order")
-        for n, records in seen.items():
-            expected = sorted(self.txn_records.get(n, []))
-            if n in self.aborted_txns:
-                found.append(f"aborted transaction {n} is visible under read_committed")
-            elif sorted(records) != expected:
-                found.append(f"transaction {n}: {len(records)} records visible, {len(expected)} written")
-        for n in self.committed_txns - set(seen):
-            found.append(f"committed transaction {n} is missing")
-        self.visible_txns = set(seen)
-
     def _verify_offsets(self, bootstrap: str, found: list) -> None:
-        eos = committed(bootstrap, TXN_GROUP, 1).get(0, -1)
-        last = max(self.committed_txns, default=-1)
-        if eos < last or (eos > last and eos not in self.uncertain_txns):
-            found.append(f"{TXN_GROUP}: committed offset {eos}, last committed transaction {last}")
-        if eos >= 0 and eos not in self.visible_txns:
-            found.append(f"{TXN_GROUP}: offset {eos} committed by a transaction that is not visible")
         for p, offset in committed(bootstrap, COMMIT_GROUP, 3).items():
             acked = self.last_commit.get(p, -1)
             if offset < acked or (offset > acked and offset not in self.tried_commits.get(p, ())):
@@ -273,8 +245,8 @@ class Workers:
         try:
             while not self.halt.is_set():
                 with led.lock:
-                    n = len(led.txn_records)
-                    led.txn_records[n] = []
+                    n = len(led.txn.records)
+                    led.txn.begin(n, [])
                 self._one_transaction(producer, metadata, n)
         finally:
             metadata.close()
@@ -287,27 +259,24 @@ class Workers:
             for i in range(self.rng.randint(1, 8)):
                 p = i % 2
                 value = b"t-%d-%d" % (n, i)
-                led.txn_records[n].append((p, value))
+                led.txn.records[n].append((p, value))
                 producer.produce(TXN, value=value, partition=p)
             if commit:
                 producer.send_offsets_to_transaction([ck.TopicPartition(IDEM, 0, n)],
                                                      metadata.consumer_group_metadata(), 30)  # fmt: skip
-                led.uncertain_txns.add(n)
+                led.txn.asking(n)
                 producer.commit_transaction(30)
-                led.uncertain_txns.discard(n)
-                led.committed_txns.add(n)
+                led.txn.settled(n, committed=True)
             else:
-                led.uncertain_txns.add(n)
+                led.txn.asking(n)
                 producer.abort_transaction(30)
-                led.uncertain_txns.discard(n)
-                led.aborted_txns.add(n)
+                led.txn.settled(n, committed=False)
         except ck.KafkaException as exc:
-            led.uncertain_txns.add(n)
+            led.txn.asking(n)
             err = exc.args[0]
             if err.txn_requires_abort():
                 producer.abort_transaction(30)
-                led.uncertain_txns.discard(n)
-                led.aborted_txns.add(n)
+                led.txn.settled(n, committed=False)
             elif not err.retriable():
                 raise
 
@@ -452,7 +421,7 @@ def one_cycle(ledger: Ledger, broker: ShimProcess, start, rng: random.Random, cy
 
 def cycle_report(ledger: Ledger, cycle: int, recover: dict, found: list[str]) -> dict:
     out = {"cycle": cycle, "idem_acked": [len(ledger.idem_acked), len(ledger.kafka_python.acked)],
-           "txns": [len(ledger.committed_txns), len(ledger.aborted_txns), len(ledger.uncertain_txns)],
+           "txns": [len(ledger.txn.committed), len(ledger.txn.aborted), len(ledger.txn.uncertain)],
            "compact_keys": len(ledger.compact_acked), "topics": [ledger.topics.created, ledger.topics.deleted],
            "stuck": len(ledger.stuck), "restart_s": ledger.restart_s[-1], "member_commits": ledger.members.commits}
     if ledger.java is not None:

@@ -1,4 +1,4 @@
-"""What the crash soak's Java and aiokafka workers were told, and the checks of it after each restart.
+"""What the crash soak's workers were told, and the checks of it after each restart.
 
 ``IdemBook``: an idempotent producer's records, each acknowledged one at its offset, once, in send
 order (``verify_idempotent`` of compat/crash_soak.py). ``TxnBook``: a transactional producer's

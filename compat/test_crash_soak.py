@@ -33,7 +33,7 @@ def test_kill9_at_random_moments_loses_nothing_acknowledged(tmp_path, request):
     assert ledger.problems == [], "\n".join(ledger.problems)
     assert len(reports) == cycles
     # The kills landed on real work: records, both transaction outcomes, commits and compacted keys.
-    assert ledger.idem_acked and ledger.committed_txns and ledger.aborted_txns, reports
+    assert ledger.idem_acked and ledger.txn.committed and ledger.txn.aborted, reports
     assert ledger.kafka_python.acked, reports
     assert ledger.last_commit and len(ledger.compact_acked) == 40, reports
     assert ledger.topics.created and ledger.topics.deleted, reports
@@ -51,7 +51,7 @@ def test_kill9_under_fsync_always_loses_nothing_acknowledged(tmp_path):
     seed = int(os.environ.get("KAFKA_SHIM_SOAK_SEED", 20261128))
     ledger = soak(2, seed, tmp_path / "data", run_s=(1.5, 3.0), fsync="always")
     assert ledger.problems == [], "\n".join(ledger.problems)
-    assert ledger.idem_acked and ledger.committed_txns and ledger.last_commit
+    assert ledger.idem_acked and ledger.txn.committed and ledger.last_commit
 
 
 def test_the_lifecycle_check_finds_a_deleted_topics_records_and_lost_ones():
@@ -79,7 +79,7 @@ def test_the_group_check_finds_an_offset_gone_back_or_never_sent():
 
 
 def test_the_transaction_check_finds_aborted_missing_partial_and_offsets_behind():
-    """TxnBook (the Java and aiokafka transactional producers' check) can fail on each count."""
+    """TxnBook (every transactional producer's check: librdkafka's, Java's, aiokafka's) can fail on each count."""
     book = TxnBook("soak-txn-x", "soak-eos-x")
     for n, k in ((1, 2), (2, 1), (3, 2), (4, 1)):
         book.begin(n, [(i % 2, b"at-%d-%d" % (n, i)) for i in range(k)])
