@@ -43,6 +43,13 @@ def cost(pattern: str) -> int:
     return REGEX_MAX_MEM + BYTES_PER_PATTERN_BYTE * len(pattern.encode("utf-8", "surrogatepass"))
 
 
+def cache() -> "RegexCache":
+    """A RegexCache of patterns compiled with :func:`options` (KIP-848 subscription regexes,
+    ListTransactions' transactional id patterns): each feature its own budget."""
+    opts = options()
+    return RegexCache(lambda pattern: compile(pattern, opts))
+
+
 class RegexCache:
     """``build(pattern)``'s results, the most recently used first kept, their :func:`cost` at most
     ``budget`` together (one entry always kept). A build that raises is not cached."""

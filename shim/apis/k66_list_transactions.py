@@ -19,8 +19,7 @@ from ..security.acls import ResourceType as R
 from .registry import api
 
 NAMES = {s.kafka_name: s for s in TxnState}
-_RE2_OPTIONS = regexes.options()
-_compiled = regexes.RegexCache(lambda pattern: regexes.compile(pattern, _RE2_OPTIONS))
+_compiled = regexes.cache()
 
 
 @api(66, "ListTransactions", 0, 2)

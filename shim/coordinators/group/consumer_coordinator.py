@@ -89,9 +89,8 @@ class HeartbeatResult(NamedTuple):
 # as INVALID_REGULAR_EXPRESSION ("pattern too large"), where RE2/J has no such bound. A
 # 2,000-topic alternation needs 429 instructions: 1 MiB holds about 60,000. The cache keeps
 # compiled regexes within a byte budget (shim.regexes).
-_RE2_OPTIONS = regexes.options()
 # RE2, as Kafka's RE2/J: linear-time matching, so no subscription can stall the broker
-compile_regex = regexes.RegexCache(lambda regex: regexes.compile(regex, _RE2_OPTIONS))
+compile_regex = regexes.cache()
 
 
 def _new_regex(group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember) -> str | None:
