@@ -1,6 +1,8 @@
-"""Every topic and broker config Apache Kafka 3.9 defines, with Kafka's types, defaults and validators.
+"""Every topic and broker config Apache Kafka 3.9 defines, with Kafka's types, defaults and validators, and
+what 4.0 and 4.1 changed (``topic_configs(release)``, ``broker_configs(release)``).
 
-The table is ``kafka39.json``, generated from Kafka's own config reference (see ``generate.py``);
+The table is ``kafka39.json``, generated from Kafka's own config reference (see ``generate.py``); the later
+releases are deltas taken from their references (the broker configs they add: ``kafka4x.json``);
 this module gives it Kafka's semantics: ``ConfigDef.parseType`` for each type, the validators the
 reference names (``Range``, ``ValidString``, ``ValidList``, ``NonEmptyString`` ...), with the
 messages of Kafka's ``ConfigException`` ("Invalid value X for configuration Y: Z"), and
@@ -244,9 +246,10 @@ def unit_ms(name: str) -> int:
 # the share coordinator's (KIP-932), group.consumer.migration.policy, remote.list.offsets.request.timeout.ms and
 # the add.partitions.to.txn.retry.backoff pair; 4.1 the group.streams.* (KIP-1071), group.share.assignors and
 # max.share.sessions, the OAuth assertion configs (KIP-1139) and transaction.two.phase.commit.enable (KIP-939).
-# Kafka 4.1 (KAFKA-19457) also defines the internal group.share.initialize.retry.interval.ms
-# (GroupCoordinatorConfig.defineInternal): read-only, and described only where set, as ConfigHelper.allConfigs
-# lists the originals and the non-internal values.
+# Kafka 4.1 also defines internal ones (defineInternal): group.share.initialize.retry.interval.ms
+# (GroupCoordinatorConfig, KAFKA-19457) and share.coordinator.cold.partition.snapshot.interval.ms
+# (ShareCoordinatorConfig): read-only, and described only where set, as ConfigHelper.allConfigs lists the
+# originals and the non-internal values.
 def _load_added() -> dict[str, tuple[ConfigKey, ...]]:
     data = json.loads((Path(__file__).with_name("kafka4x.json")).read_text())
     return {release: tuple(ConfigKey(**e) for e in entries) for release, entries in data["broker"].items()}
@@ -255,7 +258,10 @@ def _load_added() -> dict[str, tuple[ConfigKey, ...]]:
 BROKER_ADDED_FROM = _load_added()
 _INTERNAL_4_1 = (ConfigKey("group.share.initialize.retry.interval.ms", "int", "30000", "[1,...]",
                            "Time elapsed before retrying initialize share group state request. If below "
-                           "offsets.commit.timeout.ms, then value of offsets.commit.timeout.ms is used.", "low"),)
+                           "offsets.commit.timeout.ms, then value of offsets.commit.timeout.ms is used.", "low"),
+                 ConfigKey("share.coordinator.cold.partition.snapshot.interval.ms", "int", "300000", "[1,...]",
+                           "The duration in milliseconds that the share coordinator will wait between force "
+                           "snapshotting share partitions which are not being updated.", "low"))
 BROKER_ADDED_FROM["4.1"] += _INTERNAL_4_1
 INTERNAL_BROKER_CONFIGS = {**INTERNAL_BROKER_CONFIGS, **{k.name: k for k in _INTERNAL_4_1}}
 
@@ -287,6 +293,7 @@ REMOVED_FROM = {
 # KIP-830: JmxReporter is named by metric.reporters; TLSv1.3 by default now that Java 11 is the least.
 DEFAULTS_FROM = {
     "4.0": {"node.id": None, "process.roles": None, "log.message.timestamp.after.max.ms": "3600000",
+            "message.timestamp.after.max.ms": "3600000",  # the topic's, as its broker synonym's
             "num.recovery.threads.per.data.dir": "2", "group.coordinator.threads": "4",
             "group.coordinator.rebalance.protocols": "classic,consumer", "group.coordinator.append.linger.ms": "5",
             "group.consumer.assignors": "uniform,range", "metric.reporters": "org.apache.kafka.common.metrics.JmxReporter",
@@ -356,8 +363,8 @@ def _release_catalogue(kind: str, release: str) -> dict[str, ConfigKey]:
             changes.setdefault(name, {})[field] = value
     for name, fields in _since(KEYS_FROM, release).items():
         changes.setdefault(name, {}).update(fields)
-    if kind == "topic":  # the broker deltas name broker configs; segment.bytes is the topic's own
-        changes = {n: {f: v for f, v in c.items() if f == "valid"} for n, c in changes.items()}
+    if kind == "topic":  # topics have no update modes; the types and importances named are brokers'
+        changes = {n: {f: v for f, v in c.items() if f in ("valid", "default")} for n, c in changes.items()}
     return {n: replace(k, **changes[n]) if n in changes else k for n, k in base.items() if n not in removed}
 
 

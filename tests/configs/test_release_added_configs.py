@@ -102,3 +102,17 @@ def test_a_4_x_property_is_validated_as_its_release_validates_it():
     with pytest.raises(ValueError, match="Invalid value 5 for configuration group.share.max.size: "
                                          "Value must be at least 10"):
         args("--override", "group.share.max.size=5")
+
+
+@pytest.mark.parametrize("release", ["4.0", "4.1"])
+def test_an_internal_4_1_config_kafka_shim_reads_is_known_to_4_1(caplog, release):
+    name = "share.coordinator.cold.partition.snapshot.interval.ms"
+    with caplog.at_level(logging.WARNING, logger="shim.configs.properties"):
+        args("--kafka-version", release, "--override", f"{name}=1000")
+    assert (name in caplog.text) is (release == "4.0")
+
+
+def test_kafka_4_gives_the_topic_the_hour_its_broker_synonym_has():
+    from shim.configs.catalogue import topic_configs
+    assert [topic_configs(r)["message.timestamp.after.max.ms"].default for r in ("3.9", "4.0", "4.1")] == [
+        "9223372036854775807", "3600000", "3600000"]
