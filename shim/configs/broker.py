@@ -80,7 +80,9 @@ class BrokerConfigs:
         message, KAFKA-13609), values rendered as Kafka stores them."""
         self.check_resource(resource_name, node_id)
         known = broker_configs(self.release)
-        read_only = sorted(n for n in props if (n in BROKER_CONFIGS or n in known) and not dynamic(n, self.release))
+        # DynamicBrokerConfig.nonDynamicConfigs: KafkaConfig's names less the dynamic ones; a name the release
+        # does not define (one it removed, e.g. zookeeper.connect from 4.0) is kept as given
+        read_only = sorted(n for n in props if n in known and not dynamic(n, self.release))
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
         unprefixed = [n for n in LISTENER_ONLY if n in props]  # only listener.name.<l>.ssl.keystore.location etc.

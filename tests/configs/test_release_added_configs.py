@@ -116,3 +116,16 @@ def test_kafka_4_gives_the_topic_the_hour_its_broker_synonym_has():
     from shim.configs.catalogue import topic_configs
     assert [topic_configs(r)["message.timestamp.after.max.ms"].default for r in ("3.9", "4.0", "4.1")] == [
         "9223372036854775807", "3600000", "3600000"]
+
+
+async def test_a_config_the_release_removed_is_altered_as_an_unknown_name(release_node):
+    """DynamicBrokerConfig refuses only KafkaConfig's non-dynamic names: zookeeper.connect is one in 3.9,
+    a name Kafka 4 does not know and keeps as given."""
+    release, node = release_node
+    (r,) = await incremental(node, [(BROKER, "", [("zookeeper.connect", SET, "zk:2181")])])
+    if release == "3.9":
+        assert r.error_message == "Cannot update these configs dynamically: Set(zookeeper.connect)"
+    else:
+        assert r.error_code == ErrorCode.none
+        assert by_name(await describe(node, BROKER, ""))["zookeeper.connect"].config_source == (
+            ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
