@@ -1,4 +1,5 @@
-"""CreateTopics (19), v2-7.
+"""CreateTopics (19), v0-7 (v0-1 under 3.x emulation only: Kafka 4.0 removed them, KIP-896; v0
+has no ValidateOnly, so it creates, and no ErrorMessage; below v2 no ThrottleTimeMs).
 
 num_partitions -1 takes the broker default; replication factor -1 is default.replication.factor
 (1), and no more replicas than live brokers can be asked for (shim.cluster places them as Kafka
@@ -34,7 +35,7 @@ MAX_PARTITIONS_PER_REQUEST = 10_000
 LARGE_ANSWER_TOPICS = 100  # more topics' results (v5+: each with its ~40 configs) are encoded on a worker thread
 
 
-@api(19, "CreateTopics", 2, 7)
+@api(19, "CreateTopics", 0, 7)
 async def handle(ctx, request):
     pace = Pacer()
     if _total_partitions(request, ctx.node.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
@@ -55,7 +56,8 @@ async def handle(ctx, request):
             plans.append(_plan(ctx.node, t, t.name in seen))
         seen.add(t.name)
     wanted = [(t.name, p[0], p[1]) for t, p in zip(request.topics, plans) if not isinstance(p, KafkaError)]
-    made = iter(await ctx.node.logs.create_topics_async(wanted, request.validate_only, pace))
+    validate_only = getattr(request, "validate_only", False)  # v1+
+    made = iter(await ctx.node.logs.create_topics_async(wanted, validate_only, pace))
     results, listed = [], {}  # listed: the config listing of each set of overrides met
     async for t, plan in pace.each(zip(request.topics, plans)):
         outcome = plan if isinstance(plan, KafkaError) else next(made)
@@ -64,7 +66,7 @@ async def handle(ctx, request):
                                     error_message=outcome.message, num_partitions=-1, replication_factor=-1,
                                     configs=None))
         else:
-            results.append(_created(ctx, t, outcome, plan[2], request.validate_only, listed))
+            results.append(_created(ctx, t, outcome, plan[2], validate_only, listed))
     ctx.large_answer = len(results) > LARGE_ANSWER_TOPICS
     return ctx.response(topics=tuple(results))
 
