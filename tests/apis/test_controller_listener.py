@@ -157,3 +157,17 @@ def test_start_up_refusals(tmp_path, extra, message):
 def test_all_listeners_controllers_leaves_no_broker_listener(tmp_path):
     with pytest.raises(ValueError, match="There must be at least one broker advertised listener"):
         Broker(data_dir=tmp_path / "d", listeners="CONTROLLER://127.0.0.1:0", extra=dict(COMBINED))
+
+
+async def test_only_the_voter_of_a_simulated_cluster_binds_the_controller_listener(tmp_path):
+    async with combined(tmp_path, brokers=2) as broker:
+        node = broker.node
+        assert set(node.node_endpoints[1]) == {"PLAINTEXT"}  # node 1 is a broker only
+        reader, writer = await open_to(broker, "PLAINTEXT")
+        answer = await roundtrip(reader, writer, metadata(), 3, 12)
+        assert sorted((b.node_id, b.port) for b in answer.brokers) == [
+            (0, node.bound_ports["PLAINTEXT"]), (1, node.node_endpoints[1]["PLAINTEXT"][1])]
+        reader, writer = await open_to(broker, "CONTROLLER")
+        answer = await roundtrip(reader, writer, describe_cluster(2), 60, 1)
+        assert [(b.broker_id, b.port) for b in answer.brokers] == [(0, node.bound_ports["CONTROLLER"])]
+        assert answer.controller_id == 0
