@@ -171,3 +171,36 @@ async def test_only_the_voter_of_a_simulated_cluster_binds_the_controller_listen
         answer = await roundtrip(reader, writer, describe_cluster(2), 60, 1)
         assert [(b.broker_id, b.port) for b in answer.brokers] == [(0, node.bound_ports["CONTROLLER"])]
         assert answer.controller_id == 0
+
+
+def alter_logger(resource_type_incremental: bool = True, correlation_id: int = 1) -> bytes:
+    from shim.protocol.messages import request_class
+
+    key = 44 if resource_type_incremental else 33
+    m = __import__(request_class(key, 1).__module__, fromlist=["AlterConfigsResource"])
+    if resource_type_incremental:
+        config = m.AlterableConfig(name="root", config_operation=0, value="DEBUG")
+    else:
+        config = m.AlterableConfig(name="root", value="DEBUG")
+    resource = m.AlterConfigsResource(resource_type=8, resource_name="0", configs=(config,))
+    return frame(key, 1, correlation_id, resources=(resource,), validate_only=True)
+
+
+async def test_a_logger_through_the_controller_takes_cluster_action(tmp_path):
+    from shim.security.acls import acl
+
+    async with combined(tmp_path, authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                        super_users="User:admin") as broker:
+        broker.add_acls(acl("User:ANONYMOUS", "ALTER_CONFIGS", cluster=True),
+                        acl("User:ANONYMOUS", "ALTER", cluster=True))  # ALTER: the controller's DescribeCluster
+        codes = {}
+        for listener in ("PLAINTEXT", "CONTROLLER"):
+            reader, writer = await open_to(broker, listener)
+            codes[listener] = (await roundtrip(reader, writer, alter_logger(), 44, 1)).responses[0].error_code
+        assert codes == {"PLAINTEXT": ErrorCode.none, "CONTROLLER": ErrorCode.cluster_authorization_failed}
+        broker.add_acls(acl("User:ANONYMOUS", "CLUSTER_ACTION", cluster=True))
+        reader, writer = await open_to(broker, "CONTROLLER")
+        assert (await roundtrip(reader, writer, alter_logger(), 44, 1)).responses[0].error_code == ErrorCode.none
+        answer = (await roundtrip(reader, writer, alter_logger(False, 2), 33, 1)).responses[0]  # legacy AlterConfigs
+        assert (answer.error_code, answer.error_message) == (ErrorCode.invalid_request,
+                                                           "Unexpected resource type BROKER_LOGGER.")
