@@ -204,3 +204,26 @@ async def test_a_logger_through_the_controller_takes_cluster_action(tmp_path):
         answer = (await roundtrip(reader, writer, alter_logger(False, 2), 33, 1)).responses[0]  # legacy AlterConfigs
         assert (answer.error_code, answer.error_message) == (ErrorCode.invalid_request,
                                                            "Unexpected resource type BROKER_LOGGER.")
+
+
+def controlled_shutdown_v1(correlation_id: int) -> bytes:
+    """ControlledShutdown v1 (kio has no schema of it): header v1, then BrokerId."""
+    import struct
+
+    client = b"wire-test"
+    payload = struct.pack(">hhih", 7, 1, correlation_id, len(client)) + client + struct.pack(">i", 0)
+    return struct.pack(">i", len(payload)) + payload
+
+
+@pytest.mark.parametrize("release, answered", [("3.9", True), ("4.0", False)])
+async def test_controlled_shutdown_is_unhandled_on_a_3x_controller(tmp_path, release, answered):
+    import struct
+
+    async with combined(tmp_path, kafka_version=release) as broker:
+        reader, writer = await open_to(broker, "CONTROLLER")
+        body = await roundtrip(reader, writer, controlled_shutdown_v1(9), None)
+        if not answered:  # 4.0 removed the API (ZooKeeper's): not enabled, the connection closes
+            assert body is None
+            return
+        # advertised but not handled by ControllerApis: UNKNOWN_SERVER_ERROR, no remaining partitions
+        assert struct.unpack(">ihi", body) == (9, ErrorCode.unknown_server_error.value, 0)
