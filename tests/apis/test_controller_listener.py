@@ -227,3 +227,15 @@ async def test_controlled_shutdown_is_unhandled_on_a_3x_controller(tmp_path, rel
             return
         # advertised but not handled by ControllerApis: UNKNOWN_SERVER_ERROR, no remaining partitions
         assert struct.unpack(">ihi", body) == (9, ErrorCode.unknown_server_error.value, 0)
+
+
+async def test_a_broker_only_node_may_advertise_its_controllers(tmp_path):
+    # Kafka's effectiveAdvertisedBrokerListeners leaves a controller listener it does not bind out
+    extra = {"process.roles": "broker", "controller.listener.names": "CONTROLLER",
+             "controller.quorum.bootstrap.servers": "127.0.0.1:9093"}
+    async with Broker(data_dir=tmp_path / "d", listeners="PLAINTEXT://127.0.0.1:0", extra=extra,
+                      advertised_listeners="PLAINTEXT://broker.example:9092,CONTROLLER://ctrl.example:9093") as broker:
+        assert set(broker.node.bound_ports) == {"PLAINTEXT"} and not broker.node.controller_listeners
+        reader, writer = await open_to(broker, "PLAINTEXT")
+        answer = await roundtrip(reader, writer, metadata(), 3, 12)
+        assert [(b.host, b.port) for b in answer.brokers] == [("broker.example", 9092)]
