@@ -167,8 +167,8 @@ def _describe_groups(key, n, node):  # group g named n times: answered n times, 
 def _create_topics_refused(n, node):  # over 10,000 partitions in all: POLICY_VIOLATION on each topic
     m = request_module(19, 7)
     return 19, 7, make(request_class(19, 7), timeout=datetime.timedelta(seconds=30), validate_only=False,
-                       topics=(m.CreatableTopic(name="u", num_partitions=1000, replication_factor=1, assignments=(),
-                                                configs=()),) * n)
+                       topics=tuple(m.CreatableTopic(name=f"u{i:07d}", num_partitions=1000, replication_factor=1,
+                                                     assignments=(), configs=()) for i in range(n)))
 
 
 def _share_state(key, entity, n, node, by_partition, **partition):
