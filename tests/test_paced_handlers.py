@@ -7,7 +7,8 @@ may hold 100 MiB), and the whole-request error answers of OffsetFetch v8 (0.9 s)
 and ElectLeaders, now go through the Pacer
 (shim/apis/_pace.py). Each case checks the loop's longest turn (tests/loop_stall.py, the loop
 thread's CPU time) and that the answer is byte for byte the one given when the Pacer never yields
-and when it yields after every entry. Marked serial: they measure CPU time.
+and when it yields after every entry. They bound only the loop thread's own CPU time, so they run on
+the pytest-xdist workers (conftest.py, CPU_BOUND_ONLY).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from shim.security.acls import ResourceType as R
 
 from loop_stall import stall_during
 
-pytestmark = pytest.mark.serial
 
 REQUEST_BYTES = 2 << 20
 
