@@ -11,8 +11,9 @@ to 20,000 names, share group members (4.1). A case fails when ``dispatch`` raise
 FrameError, when an answer passes ``ANSWER_LIMIT`` bytes (built whole in memory), or when the peak
 RSS grows past ``RSS_LIMIT_MIB``; the largest answer-to-request ratio of each API is reported.
 
-``python -m compat.fuzz.amplify [--release 4.1] [--seed N] [--request-kib 2048] [--stall-limit 0.1]``:
-about a minute per release at the default size.
+``python -m compat.fuzz.amplify [--release 4.1] [--seed N] [--request-kib 2048] [--stall-limit 0.1]
+[--api KEY ...]``: about a minute per release at the default size; ``--api`` (repeatable) sweeps those
+API keys only.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ REQUEST_BYTES = 256 * 1024
 ANSWER_LIMIT = 80 * 1024 * 1024  # shim.apis._repeats bounds repeated entries at 64 MiB
 RSS_LIMIT_MIB = 600
 STALL_LIMIT = 1.0  # CPU seconds one turn of the loop may take while a case is answered
+APIS: frozenset = frozenset()  # the API keys swept; all when empty
 
 
 class _Collections:
@@ -199,6 +201,8 @@ class AmplifyRun:
             await self.setup()
             builder = _SaneBuilder(self.rng, Pools())
             for spec, low, high in served(RELEASES[self.release]):
+                if APIS and spec.key not in APIS:
+                    continue
                 for version in range(low, high + 1):
                     try:
                         request = builder.request(spec.key, version)
@@ -268,8 +272,10 @@ if __name__ == "__main__":
     args, releases = sweep_arguments(__doc__, (("--request-kib",), dict(type=int, default=REQUEST_BYTES // 1024,
                                                                          help="each filled request's size")),
                                      (("--stall-limit",), dict(type=float, default=STALL_LIMIT,
-                                                               help="CPU s of one turn that fails a case")))
-    REQUEST_BYTES, STALL_LIMIT = args.request_kib * 1024, args.stall_limit
+                                                               help="CPU s of one turn that fails a case")),
+                                     (("--api",), dict(type=int, action="append", default=[],
+                                                       help="an API key to sweep (repeatable); all by default")))
+    REQUEST_BYTES, STALL_LIMIT, APIS = args.request_kib * 1024, args.stall_limit, frozenset(args.api)
     out = amplify_fuzz(args.seed, releases)
     for r in out:  # the ten largest ratios; every API's longest turn, longest first
         r.ratios = dict(sorted(r.ratios.items(), key=lambda kv: -kv[1])[:10])
