@@ -1,4 +1,4 @@
-"""OffsetFetch (9), v1-9.
+"""OffsetFetch (9), v0-9 (v0 under 3.x emulation only: Kafka 4.0 removed it, KIP-896).
 
 v1-7 ask for one group, v8+ for several (Groups[]). No topic list (v2+: null) means every
 partition with a committed offset. Without a committed offset a partition answers offset -1,
@@ -9,6 +9,11 @@ transaction ends. Group-level errors have no field before v2; the only ones poss
 member id and epoch (KIP-848) are checked against a consumer group's member (UNKNOWN_MEMBER_ID,
 STALE_MEMBER_EPOCH for the group); classic groups do not check them, nor do requests without a
 member id and with epoch -1 (the admin client).
+
+v0 read the offsets from ZooKeeper: a KRaft Kafka 3.9 broker checks DESCRIBE on the group, then
+throws from requireZkOrThrow (KafkaApis.handleOffsetFetchRequestFromZookeeper) and answers
+UNSUPPORTED_VERSION on every partition named, offset -1 (OffsetFetchRequest.getErrorResponse),
+without asking the group coordinator.
 """
 
 from ..cluster import GROUP
@@ -23,8 +28,10 @@ GROUPS_VERSION = 8
 FETCH_SLICE = 1000  # partitions looked up between two chances for the loop to run others
 
 
-@api(9, "OffsetFetch", 1, 9)
+@api(9, "OffsetFetch", 0, 9)
 async def handle(ctx, request):
+    if ctx.version == 0:  # Kafka: ZooKeeper only
+        return await error_response(ctx, request, ErrorCode.unsupported_version)
     stable = getattr(request, "require_stable", False)
     if ctx.version < GROUPS_VERSION:
         if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
@@ -54,7 +61,7 @@ async def _group(ctx, g, stable):
 
 
 async def error_response(ctx, request, code):
-    """Kafka: OffsetFetchRequest.getErrorResponse -- v8+ on each group, v2-7 on the request, v1 on
+    """Kafka: OffsetFetchRequest.getErrorResponse -- v8+ on each group, v2-7 on the request, v0-1 on
     every partition."""
     if ctx.version >= GROUPS_VERSION:  # paced: 2 MiB of groups took 0.9 CPU s in one turn of the loop
         return ctx.response(groups=tuple([ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=code,

@@ -53,7 +53,7 @@ async def test_api_versions_advertises_the_group_apis(node):
     r = await call(node, API_VERSIONS, 3, client_software_name="t", client_software_version="1")
     got = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
     assert {k: got[k] for k in (8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47)} == {
-        8: (0, 9), 9: (1, 9), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
+        8: (0, 9), 9: (0, 9), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
         28: (0, 4), 42: (0, 2), 47: (0, 0)}  # TxnOffsetCommit v5 is 4.0's (transaction version 2)
 
 
