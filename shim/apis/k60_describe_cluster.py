@@ -5,7 +5,8 @@ down), each with IsFenced, in broker id order.
 
 The request's EndpointType must be the listener's: a broker answers one asking for controllers
 (2) MISMATCHED_ENDPOINT_TYPE and one of no known type UNSUPPORTED_ENDPOINT_TYPE, with Kafka's
-messages (AuthHelper.computeDescribeClusterResponse; v0 has no such field and asks for brokers).
+messages (AuthHelper.computeDescribeClusterResponse; v0 has no such field and asks for brokers, and
+is answered INVALID_REQUEST on a controller listener, shim.apis.controller).
 
 Authorized operations, when asked for: the authorizer's (0 without DESCRIBE on the cluster), every
 cluster operation without an authorizer.
@@ -34,6 +35,8 @@ def endpoint_refusal(ctx, request, expected: int):
         code, message = ErrorCode.mismatched_endpoint_type, (
             f"The request was sent to an endpoint of type {_ENDPOINT_TYPES[expected]}, "
             f"but we wanted an endpoint of type {_ENDPOINT_TYPES[asked]}")
+    if ctx.version == 0:  # a v0 request (for brokers) to a controller listener
+        code = ErrorCode.invalid_request
     return ctx.response(error_code=code, error_message=message, endpoint_type=BROKER, cluster_id="",
                         controller_id=-1, brokers=(), cluster_authorized_operations=NOT_REQUESTED)
 
