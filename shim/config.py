@@ -259,14 +259,15 @@ class BrokerConfig:
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""
-        from .security.kraft_roles import effective_protocol_map, roles_of
+        from .security.kraft_roles import broker_advertised, effective_protocol_map, roles_of
 
         listeners = self.listeners or f"PLAINTEXT://{self.listen}"
+        roles = roles_of(self.extra)
         protocols = effective_protocol_map(self.listener_security_protocol_map,
                                            "listener.security.protocol.map" in self.extra
                                            or self.listener_security_protocol_map != DEFAULT_PROTOCOL_MAP, listeners,
-                                           roles_of(self.extra))
-        return resolve(listeners, protocols, self.advertised_listeners)
+                                           roles)
+        return resolve(listeners, protocols, broker_advertised(self.advertised_listeners, listeners, roles))
 
     def controller_listener_names(self) -> frozenset[str]:
         """The listeners the controller serves (controller.listener.names with process.roles

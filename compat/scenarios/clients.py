@@ -270,6 +270,13 @@ SCENARIOS: list[Scenario] = [
              "InvalidReplicaAssignmentException and one naming the only broker succeeds; an unknown topic fails "
              "with UnknownTopicOrPartitionException; a new partition takes records from offset 0.",
              ("java", *PY)),
+    Scenario("admin.bootstrap_controllers", "Admin with bootstrap.controllers (KIP-919)",
+             "On a combined node's controller listener (controller.listener.names), with an authorizer and the "
+             "client a super user: describeCluster gives the voter at its controller address and it as the "
+             "controller; describeMetadataQuorum the voter as leader, no observers, its CONTROLLER endpoint; "
+             "describeFeatures the finalized levels; a topic ACL created is described; message.max.bytes set on "
+             "the broker is described as DYNAMIC_BROKER_CONFIG.",
+             ("java",)),
     Scenario("admin.log_dirs", "DescribeLogDirs / AlterReplicaLogDirs",
              "The one broker has one log dir without error, with total and usable bytes; the topic's partitions "
              "are listed with their sizes (0 when empty), offset lag 0, not future. Moving a replica to its own "

@@ -47,6 +47,15 @@ def effective_protocol_map(protocol_map: str, map_given: bool, listeners: str, r
     return ",".join([protocol_map, *extra]) if extra else protocol_map
 
 
+def broker_advertised(advertised: str, listeners: str, roles: Roles) -> str:
+    """``advertised.listeners`` less the controller listeners this process does not bind (a
+    broker-only node may name its controllers there: Kafka's effectiveAdvertisedBrokerListeners
+    leaves them out)."""
+    bound = {e.partition("://")[0].strip().upper() for e in listeners.split(",") if e.strip()}
+    return ",".join(e for e in advertised.split(",") if e.strip() and not (
+        (name := e.partition("://")[0].strip().upper()) in roles.controller_names and name not in bound))
+
+
 def controller_listeners(roles: Roles, listeners: list[Listener]) -> frozenset[str]:
     """The names of the listeners the controller serves."""
     if CONTROLLER not in roles.roles:

@@ -143,7 +143,8 @@ async def test_broker_apis_stay_closed_under_each_release(tmp_path):
     ({**COMBINED, "controller.listener.names": "CONTROLLER,CTRL"}, "must only contain values appearing"),
     ({"process.roles": "broker,controller", "controller.listener.names": "CONTROLLER"},
      "either controller.quorum.bootstrap.servers must contain"),
-    ({**COMBINED, "controller.quorum.voters": "3@127.0.0.1:9093"}, "the node id 0 must be included in the set of voters"),
+    ({**COMBINED, "controller.quorum.voters": "3@127.0.0.1:9093"},
+     "the node id 0 must be included in the set of voters"),
     ({**COMBINED, "process.roles": "broker", "controller.quorum.voters": "3@127.0.0.1:9093"},
      "must not contain a value appearing in the 'listeners' configuration when running KRaft with just the broker"),
     ({**COMBINED, "process.roles": "controller"}, "kafka-shim always plays a broker"),
@@ -157,3 +158,85 @@ def test_start_up_refusals(tmp_path, extra, message):
 def test_all_listeners_controllers_leaves_no_broker_listener(tmp_path):
     with pytest.raises(ValueError, match="There must be at least one broker advertised listener"):
         Broker(data_dir=tmp_path / "d", listeners="CONTROLLER://127.0.0.1:0", extra=dict(COMBINED))
+
+
+async def test_only_the_voter_of_a_simulated_cluster_binds_the_controller_listener(tmp_path):
+    async with combined(tmp_path, brokers=2) as broker:
+        node = broker.node
+        assert set(node.node_endpoints[1]) == {"PLAINTEXT"}  # node 1 is a broker only
+        reader, writer = await open_to(broker, "PLAINTEXT")
+        answer = await roundtrip(reader, writer, metadata(), 3, 12)
+        assert sorted((b.node_id, b.port) for b in answer.brokers) == [
+            (0, node.bound_ports["PLAINTEXT"]), (1, node.node_endpoints[1]["PLAINTEXT"][1])]
+        reader, writer = await open_to(broker, "CONTROLLER")
+        answer = await roundtrip(reader, writer, describe_cluster(2), 60, 1)
+        assert [(b.broker_id, b.port) for b in answer.brokers] == [(0, node.bound_ports["CONTROLLER"])]
+        assert answer.controller_id == 0
+
+
+def alter_logger(resource_type_incremental: bool = True, correlation_id: int = 1) -> bytes:
+    from shim.protocol.messages import request_class
+
+    key = 44 if resource_type_incremental else 33
+    m = __import__(request_class(key, 1).__module__, fromlist=["AlterConfigsResource"])
+    if resource_type_incremental:
+        config = m.AlterableConfig(name="root", config_operation=0, value="DEBUG")
+    else:
+        config = m.AlterableConfig(name="root", value="DEBUG")
+    resource = m.AlterConfigsResource(resource_type=8, resource_name="0", configs=(config,))
+    return frame(key, 1, correlation_id, resources=(resource,), validate_only=True)
+
+
+async def test_a_logger_through_the_controller_takes_cluster_action(tmp_path):
+    from shim.security.acls import acl
+
+    async with combined(tmp_path, authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                        super_users="User:admin") as broker:
+        broker.add_acls(acl("User:ANONYMOUS", "ALTER_CONFIGS", cluster=True),
+                        acl("User:ANONYMOUS", "ALTER", cluster=True))  # ALTER: the controller's DescribeCluster
+        codes = {}
+        for listener in ("PLAINTEXT", "CONTROLLER"):
+            reader, writer = await open_to(broker, listener)
+            codes[listener] = (await roundtrip(reader, writer, alter_logger(), 44, 1)).responses[0].error_code
+        assert codes == {"PLAINTEXT": ErrorCode.none, "CONTROLLER": ErrorCode.cluster_authorization_failed}
+        broker.add_acls(acl("User:ANONYMOUS", "CLUSTER_ACTION", cluster=True))
+        reader, writer = await open_to(broker, "CONTROLLER")
+        assert (await roundtrip(reader, writer, alter_logger(), 44, 1)).responses[0].error_code == ErrorCode.none
+        answer = (await roundtrip(reader, writer, alter_logger(False, 2), 33, 1)).responses[0]  # legacy AlterConfigs
+        assert (answer.error_code, answer.error_message) == (ErrorCode.invalid_request,
+                                                           "Unexpected resource type BROKER_LOGGER.")
+
+
+def controlled_shutdown_v1(correlation_id: int) -> bytes:
+    """ControlledShutdown v1 (kio has no schema of it): header v1, then BrokerId."""
+    import struct
+
+    client = b"wire-test"
+    payload = struct.pack(">hhih", 7, 1, correlation_id, len(client)) + client + struct.pack(">i", 0)
+    return struct.pack(">i", len(payload)) + payload
+
+
+@pytest.mark.parametrize("release, answered", [("3.9", True), ("4.0", False)])
+async def test_controlled_shutdown_is_unhandled_on_a_3x_controller(tmp_path, release, answered):
+    import struct
+
+    async with combined(tmp_path, kafka_version=release) as broker:
+        reader, writer = await open_to(broker, "CONTROLLER")
+        body = await roundtrip(reader, writer, controlled_shutdown_v1(9), None)
+        if not answered:  # 4.0 removed the API (ZooKeeper's): not enabled, the connection closes
+            assert body is None
+            return
+        # advertised but not handled by ControllerApis: UNKNOWN_SERVER_ERROR, no remaining partitions
+        assert struct.unpack(">ihi", body) == (9, ErrorCode.unknown_server_error.value, 0)
+
+
+async def test_a_broker_only_node_may_advertise_its_controllers(tmp_path):
+    # Kafka's effectiveAdvertisedBrokerListeners leaves a controller listener it does not bind out
+    extra = {"process.roles": "broker", "controller.listener.names": "CONTROLLER",
+             "controller.quorum.bootstrap.servers": "127.0.0.1:9093"}
+    async with Broker(data_dir=tmp_path / "d", listeners="PLAINTEXT://127.0.0.1:0", extra=extra,
+                      advertised_listeners="PLAINTEXT://broker.example:9092,CONTROLLER://ctrl.example:9093") as broker:
+        assert set(broker.node.bound_ports) == {"PLAINTEXT"} and not broker.node.controller_listeners
+        reader, writer = await open_to(broker, "PLAINTEXT")
+        answer = await roundtrip(reader, writer, metadata(), 3, 12)
+        assert [(b.host, b.port) for b in answer.brokers] == [("broker.example", 9092)]
