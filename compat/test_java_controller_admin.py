@@ -20,14 +20,18 @@ SCENARIOS = ("controller.describe_cluster", "controller.describe_quorum", "contr
              "controller.acls", "controller.broker_config")
 
 
-@pytest.fixture(scope="module")
-def combined(tmp_path_factory):
+def combined_node(tmp_path_factory, kafka_version: str) -> shim.BrokerThread:
     extra = {"process.roles": "broker,controller", "controller.listener.names": "CONTROLLER",
              "controller.quorum.voters": "0@127.0.0.1:9093"}
-    with shim.BrokerThread(data_dir=tmp_path_factory.mktemp("controller") / "d",
-                           listeners="PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0", extra=extra,
-                           authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                           super_users="User:ANONYMOUS") as broker:
+    return shim.BrokerThread(data_dir=tmp_path_factory.mktemp("controller") / "d", kafka_version=kafka_version,
+                             listeners="PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0", extra=extra,
+                             authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                             super_users="User:ANONYMOUS")
+
+
+@pytest.fixture(scope="module")
+def combined(tmp_path_factory):
+    with combined_node(tmp_path_factory, "3.9") as broker:
         yield broker
 
 
@@ -61,17 +65,37 @@ def test_describe_features(observed):
 
 
 @pytest.fixture(scope="module")
-def observed4(java4, combined):
-    out = java4.run("ControllerAdminDriver", ["controller.acls"], combined.bootstrap("CONTROLLER"), timeout=240,
+def combined41(tmp_path_factory):
+    with combined_node(tmp_path_factory, "4.1") as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def observed4(java4, combined41):
+    """Every call again with kafka-clients 4.x against 4.1 emulation (the 4.1 controller's API versions)."""
+    out = java4.run("ControllerAdminDriver", SCENARIOS, combined41.bootstrap("CONTROLLER"), timeout=240,
                     prefix="ctrl4", parallel=1, timeout_s=60)
     return observed_of(out["results"])
+
+
+def test_kafka_clients_4_against_a_4_1_controller(observed4, combined41):
+    port = controller_port(combined41)
+    assert observed4("controller.describe_cluster")["nodes"] == [[0, "127.0.0.1", port]]
+    quorum = observed4("controller.describe_quorum")
+    assert (quorum["leader"], quorum["voters"], quorum["endpoints"]) == (0, [0], {"0": [["CONTROLLER", "127.0.0.1",
+                                                                                         port]]})
+    assert observed4("controller.describe_features")["finalized"] == {
+        "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1, "metadata.version": 27,
+        "transaction.version": 2}
+    obs = observed4("controller.broker_config")
+    assert (obs["alter"], obs["value"], obs["source"]) == (None, "2000000", "DYNAMIC_BROKER_CONFIG")
 
 
 def test_acls_through_the_controller(observed, observed4):
     # kafka-clients 3.9 refuses them itself (its ACL calls go to brokers only) ...
     obs = observed("controller.acls")
     assert obs["create"]["chain"] == obs["describe"]["chain"] == [E + "UnsupportedEndpointTypeException"]
-    # ... 4.x sends them to the controller (LeastLoadedBrokerOrActiveKController)
+    # ... 4.x sends them to the controller (LeastLoadedBrokerOrActiveKController), here a 4.1 one
     obs = observed4("controller.acls")
     assert (obs["create"], obs["describe"]) == (None, None)
     assert obs["described"] == [["User:carol", "READ", "ALLOW"]]

@@ -171,7 +171,7 @@ class Node:
         settings = share_settings(config.extra)
         # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
         self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer,
-                                          streams_settings(config.extra))
+                                          streams_settings(config.extra), self.release.name)
         # KIP-714 subscriptions: stored and described whether or not a telemetry receiver is configured
         self.client_metrics_configs = ClientMetricsConfigs(meta_dir / "client-metrics-configs.json",
                                                            self.broker_configs.release)

@@ -39,7 +39,8 @@ def _resource(ctx, r, ops_of, validate_only, incremental, twice):
         if r.resource_type == BROKER_LOGGER and not incremental and is_controller(ctx):
             # Kafka: ControllerApis.authorizeAlterResource knows no other resource types
             raise KafkaError(ErrorCode.invalid_request, "Unexpected resource type BROKER_LOGGER.")
-        if (denied := config_denied(ctx, r.resource_type, r.resource_name, _operation(ctx, r, incremental))) is not None:
+        denied = config_denied(ctx, r.resource_type, r.resource_name, _operation(ctx, r, incremental))
+        if denied is not None:
             raise KafkaError(denied)
         alter(ctx.node, r.resource_type, r.resource_name, ops_of(r), validate_only, incremental=incremental,
               node_id=ctx.node_id)

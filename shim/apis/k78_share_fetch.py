@@ -14,6 +14,10 @@ the acquired ranges (first, last offset, delivery count)
 and the acquisition lock time; the request parks until something is acquired or MaxWaitMs passes
 (an append, an acknowledgement or an expired lock wakes it). MaxRecords bounds the acquired records
 at a batch boundary; MinBytes is treated as 1 and BatchSize is not used.
+A partition fetched first is initialized from the group's share.auto.offset.reset; under
+``by_duration`` with no record that recent it answers OFFSET_NOT_AVAILABLE with Kafka's message,
+is not tried again within the request, and the request answers at once when every partition of the
+session failed (Kafka: ShareFetch.addErroneous, errorInAllPartitions).
 Unknown topic ids are UNKNOWN_TOPIC_ID, topics without READ TOPIC_AUTHORIZATION_FAILED, per
 partition; a group without READ is GROUP_AUTHORIZATION_FAILED for the whole request.
 A consumer_byte_rate quota applies as to Fetch (Kafka's KafkaApis.processShareFetchResponse, the
@@ -105,10 +109,12 @@ async def _fetch(ctx, request, session, answers, full):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     ids = {name: info.topic_id for name, info in ctx.node.logs.topics.items()}
     gone = getattr(ctx.session, "gone", None)  # its client closed the connection (shim.connection)
+    failed: dict = {}  # (topic, partition) -> the KafkaError its initialization met, not retried in this request
     while True:
-        got = _acquire(ctx, request, session, ids)
+        got = _acquire(ctx, request, session, ids, failed)
         remaining = deadline - time.monotonic()
-        if got or remaining <= 0 or (gone is not None and gone.done()):
+        every_failed = failed and len(failed) == len(session.partitions)  # Kafka: errorInAllPartitions
+        if got or remaining <= 0 or (gone is not None and gone.done()) or every_failed:
             break
         await ctx.node.changes.wait(remaining, gone, list(session.partitions))  # its partitions, or anything
     for (name, p), (records, ranges) in got.items():
@@ -116,12 +122,18 @@ async def _fetch(ctx, request, session, answers, full):
         answer["records"] = records
         answer["acquired_records"] = tuple(ctx.make("AcquiredRecords", first_offset=f, last_offset=l, delivery_count=c)
                                            for f, l, c in ranges)
+    for (name, p), e in failed.items():  # Kafka: ShareFetch.addErroneousToResponse
+        answers.setdefault((ids[name], p), _answer(ctx, name, p, None)).update(error_code=e.code,
+                                                                                error_message=e.message)
     if full:
         for name, p in session.partitions:
             answers.setdefault((ids[name], p), _answer(ctx, name, p, None))
 
 
-def _acquire(ctx, request, session, ids) -> dict:
+def _acquire(ctx, request, session, ids, failed: dict) -> dict:
+    """What each partition of the session acquires; a partition whose share state cannot be
+    initialized goes into ``failed`` (Kafka: SharePartitionManager's
+    maybeCompleteInitializationWithException, ShareFetch.addErroneous)."""
     share, now = ctx.node.share, now_ms()
     if not share.sessions.is_open(session):  # closed while parked (its connection closed): acquire nothing
         return {}
@@ -131,9 +143,13 @@ def _acquire(ctx, request, session, ids) -> dict:
     got = {}
     for name, p in list(session.partitions):
         plog = ctx.node.logs.logs.get((name, p))
-        if plog is None or name not in ids or budget_records <= 0 or budget_bytes <= 0:
+        if plog is None or name not in ids or budget_records <= 0 or budget_bytes <= 0 or (name, p) in failed:
             continue
-        a = share.acquire(session.group_id, session.member_id, name, p, plog, budget_records, budget_bytes, now)
+        try:
+            a = share.acquire(session.group_id, session.member_id, name, p, plog, budget_records, budget_bytes, now)
+        except KafkaError as e:
+            failed[(name, p)] = e
+            continue
         if a.ranges:
             got[(name, p)] = (a.records, a.ranges)
             budget_records -= sum(last - first + 1 for first, last, _ in a.ranges)
