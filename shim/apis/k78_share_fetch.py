@@ -15,9 +15,11 @@ and the acquisition lock time; the request parks until something is acquired or 
 (an append, an acknowledgement or an expired lock wakes it). MaxRecords bounds the acquired records
 at a batch boundary; MinBytes is treated as 1 and BatchSize is not used.
 A partition fetched first is initialized from the group's share.auto.offset.reset; under
-``by_duration`` with no record that recent it answers OFFSET_NOT_AVAILABLE with Kafka's message,
-is not tried again within the request, and the request answers at once when every partition of the
-session failed (Kafka: ShareFetch.addErroneous, errorInAllPartitions).
+``by_duration`` with no record that recent it answers OFFSET_NOT_AVAILABLE with Kafka's message and
+is not tried again within the request, which still parks as usual: Kafka's initialization reads
+the share coordinator asynchronously, so its failure reaches a request already in the delayed
+share fetch purgatory, where the failed partition is never acquirable (SharePartitionManager's
+handleInitializationException, ShareFetch.addErroneous, DelayedShareFetch).
 Unknown topic ids are UNKNOWN_TOPIC_ID, topics without READ TOPIC_AUTHORIZATION_FAILED, per
 partition; a group without READ is GROUP_AUTHORIZATION_FAILED for the whole request.
 A consumer_byte_rate quota applies as to Fetch (Kafka's KafkaApis.processShareFetchResponse, the
@@ -109,12 +111,11 @@ async def _fetch(ctx, request, session, answers, full):
     deadline = time.monotonic() + max(request.max_wait.total_seconds(), 0)
     ids = {name: info.topic_id for name, info in ctx.node.logs.topics.items()}
     gone = getattr(ctx.session, "gone", None)  # its client closed the connection (shim.connection)
-    failed: dict = {}  # (topic, partition) -> the KafkaError its initialization met, not retried in this request
+    failed: dict = {}  # (topic, partition) -> the KafkaError its initialization met; not retried in this request
     while True:
         got = _acquire(ctx, request, session, ids, failed)
         remaining = deadline - time.monotonic()
-        every_failed = failed and len(failed) == len(session.partitions)  # Kafka: errorInAllPartitions
-        if got or remaining <= 0 or (gone is not None and gone.done()) or every_failed:
+        if got or remaining <= 0 or (gone is not None and gone.done()):
             break
         await ctx.node.changes.wait(remaining, gone, list(session.partitions))  # its partitions, or anything
     for (name, p), (records, ranges) in got.items():
