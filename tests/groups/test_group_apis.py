@@ -235,10 +235,10 @@ async def test_describe_groups_v5(node):
     assert r0.groups[0].members[0].member_metadata == PROTOCOLS[0][1]
 
 
-async def test_list_groups_v4_filters_by_state(node):
+async def test_list_groups_v4_filters_by_state_in_any_case(node):
     await one_member_group(node)
     node.groups.commit_offsets("solo", "", None, -1, {(TOPIC, 0): _o(1)}, 0)
-    r = await call(node, LIST, 4, states_filter=("stable",))
+    r = await call(node, LIST, 4, states_filter=("STABLE",))
     assert [(g.group_id, g.protocol_type, g.group_state) for g in r.groups] == [("g", "consumer", "Stable")]
     r0 = await call(node, LIST, 0)
     assert sorted((g.group_id, g.protocol_type) for g in r0.groups) == [("g", "consumer"), ("solo", "")]
