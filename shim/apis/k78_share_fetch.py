@@ -148,8 +148,8 @@ async def _fetch(ctx, request, session, answers, full) -> int:
 
 def _acquire(ctx, request, session, ids, failed: dict) -> dict:
     """What each partition of the session acquires; a partition whose share state cannot be
-    initialized goes into ``failed`` (Kafka: SharePartitionManager's
-    maybeCompleteInitializationWithException, ShareFetch.addErroneous)."""
+    initialized goes into ``failed`` (Kafka 4.1: SharePartitionManager's
+    handleInitializationException, ShareFetch.addErroneous)."""
     share, now = ctx.node.share, now_ms()
     if not share.sessions.is_open(session):  # closed while parked (its connection closed): acquire nothing
         return {}
