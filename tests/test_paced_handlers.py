@@ -212,6 +212,16 @@ def _share_fetch(n, node, forgotten=False):
                            m.ForgottenTopic(topic_id=tid, partitions=(0,)),) * (n if forgotten else 0))
 
 
+def _alter_share_offsets_partitions(n, node):  # empty share group s: t's partitions 0-3 (t-3 unknown) n times
+    if "s" not in node.share.groups:
+        for epoch in (0, -1):  # joined and left
+            node.share.heartbeat("s", "m", epoch, ("t",), None, ("c", "h"), 0)
+    m = request_module(91, 0)
+    return 91, 0, make(request_class(91, 0), group_id="s", topics=(m.AlterShareGroupOffsetsRequestTopic(
+        topic_name="t", partitions=tuple(m.AlterShareGroupOffsetsRequestPartition(
+            partition_index=i % 4, start_offset=0) for i in range(n))),))
+
+
 CASES = {
     "offset-fetch-v8-groups": _offset_fetch,
     "describe-share-group-offsets-groups": _share_offsets,
@@ -243,6 +253,7 @@ CASES = {
     "elect-leaders-topics": _elect_topics,
     "find-coordinator-keys": _find_coordinator,
     "share-fetch-partitions": _share_fetch,
+    "alter-share-group-offsets-partitions": _alter_share_offsets_partitions,
     # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
     "offset-fetch-v8-error": _offset_fetch,
     "add-partitions-to-txn-v3-error": _add_partitions_v3,
