@@ -533,3 +533,32 @@ async def test_share_fetch_forgotten_topics_paced(broker, monkeypatch):
         monkeypatch.setattr(_pace, "SLICE_S", slice_s)
         answers.append(await dispatch(broker, frame))
     assert answers[0] == answers[1]
+
+
+async def test_share_group_heartbeat_subscribed_names_paced(tmp_path, monkeypatch):
+    """ShareGroupHeartbeat made sets of its subscribed names in one turn, and the group made them
+    again (0.05 CPU s for a million names, 0.12 s in the 2 MiB sweeps); each name now goes on
+    once, paced. A member joining a fresh node each time, so that each answer is the first."""
+    def frame(group, n):
+        return encode_request(RequestHeader(76, 1, 1, "c"), make(
+            request_class(76, 1), group_id=group, member_id="m" * 22, member_epoch=0, rack_id=None,
+            subscribed_topic_names=("t",) * n))
+
+    async def join(n, slice_s=None, name="t"):
+        node = Node(BrokerConfig(data_dir=tmp_path / name, kafka_version="4.1", group_initial_rebalance_delay_ms=0))
+        node.logs.create_topic("t", 3)
+        node.finalize_features({"share.version": 1})
+        try:
+            await dispatch(node, frame("w", 1))  # the internal topics made by a first group, not measured
+            if slice_s is not None:
+                monkeypatch.setattr(_pace, "SLICE_S", slice_s)
+            return await stall_during(dispatch(node, frame("s", n)))
+        finally:
+            node.close()
+
+    raw, stall = await join(REQUEST_BYTES // 2)
+    r = decode_response(raw, 76, 1)[1]
+    assert r.error_code == ErrorCode.none and r.member_epoch == 1, r
+    assert stall.cpu < 0.03, stall
+    answers = [(await join(2000, slice_s, f"n{slice_s}"))[0] for slice_s in (1e9, 0.0)]
+    assert answers[0] == answers[1]
