@@ -41,8 +41,9 @@ DECODE_INLINE_BYTES = 256 * 1024
 # max.request.size: at most ~15,000 partitions, 30 ms; no thread hop for the common large Produce.
 OWN_DECODE_INLINE_BYTES = 1024 * 1024 + 64
 # Their answers hold file regions opened while encoding, before the loop may delete a segment:
-# they are always encoded on the loop.
-_RECORDS_APIS = frozenset({1, 78})  # Fetch, ShareFetch
+# they are always encoded on the loop. (ShareFetch's acquired records are bytes, copied from the
+# segment as they are acquired: its answers go by the rule of every other API.)
+_RECORDS_APIS = frozenset({1})  # Fetch
 
 
 async def dispatch(node, frame: bytes, client_host: str = "", session=None) -> bytes | None:
