@@ -582,3 +582,23 @@ async def test_share_group_heartbeat_subscribed_names_paced(tmp_path, monkeypatc
     assert stall.cpu < 0.03, stall
     answers = [(await join(2000, slice_s, f"n{slice_s}"))[0] for slice_s in (1e9, 0.0)]
     assert answers[0] == answers[1]
+
+
+def _consumer_heartbeat_topics(n, node):  # a new member subscribing to distinct topics, most not describable
+    return 68, 1, make(request_class(68, 1), group_id="s", member_id="m" * 22, member_epoch=0, instance_id=None,
+                       rack_id=None, rebalance_timeout=datetime.timedelta(seconds=30),
+                       subscribed_topic_names=tuple(f"u{i:07d}" for i in range(n)), subscribed_topic_regex=None,
+                       server_assignor=None, topic_partitions=())
+
+
+async def test_consumer_group_heartbeat_asks_the_acls_paced(authorized_broker, monkeypatch):
+    """ConsumerGroupHeartbeat asked the ACLs about 230,000 subscribed names in one turn (1.3 CPU s)."""
+    key, version, frame = _sized(_consumer_heartbeat_topics, authorized_broker)
+    raw, stall = await stall_during(dispatch(authorized_broker, frame))
+    assert decode_response(raw, key, version)[1].error_code == ErrorCode.topic_authorization_failed
+    assert stall.cpu < 0.15, stall
+    frame, answers = _frame(_consumer_heartbeat_topics, 2000, authorized_broker)[2], []
+    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
+        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
+        answers.append(await dispatch(authorized_broker, frame))
+    assert answers[0] == answers[1]
