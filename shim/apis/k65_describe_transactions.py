@@ -25,9 +25,10 @@ def _describe(ctx, txn_id):
         code = ErrorCode.not_coordinator if elsewhere else code
         if not allowed:  # Kafka checks DESCRIBE on the transactional id first
             code = ErrorCode.transactional_id_authorization_failed
+        # Kafka sets only the id and the error: the other fields keep their zero defaults
         return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,
-                        transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
-                        producer_epoch=-1, topics=())
+                        transaction_state="", transaction_timeout=0, transaction_start_time=0, producer_id=0,
+                        producer_epoch=0, topics=())
     by_topic = {}
     for topic, p in sorted(m.partitions):
         if not ctx.authorize(O.DESCRIBE, R.TOPIC, topic):  # Kafka: only the topics it may describe
