@@ -146,7 +146,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         ctx.coordinator_seen = commit.coordinator_synced
     refused = _authz.denied(ctx, request) if node.authorizer is not None and not route.own else None
     loading = None
-    if refused is None and key in LOADED_APIS and not node.loading.done:  # shim.coordinators.loader
+    # shim.coordinators.loader; the APIs that check each entity themselves ask in their handlers
+    if refused is None and key in LOADED_APIS and not node.loading.done:
         loading = await _loading.refusal(ctx, request, module)
     if refused is not None:
         result = module.error_response(ctx, request, refused)

@@ -5,6 +5,7 @@ from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from .registry import api
 
@@ -20,8 +21,10 @@ def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
     allowed = ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, txn_id)
     elsewhere = txn_id and not ctx.coordinates(TRANSACTION, txn_id)  # shim.cluster
-    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD or elsewhere:
+    held = allowed and txn_id and not elsewhere and loading(ctx)  # after the id's own checks (shim.apis._loading)
+    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD or elsewhere or held:
         code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
+        code = LOADING if held else code
         code = ErrorCode.not_coordinator if elsewhere else code
         if not allowed:  # Kafka checks DESCRIBE on the transactional id first
             code = ErrorCode.transactional_id_authorization_failed
