@@ -34,7 +34,8 @@ JAR4_PREFIXES = ("kafka-clients-4.", "slf4j-api-2.", "lz4-java-", "snappy-java-"
 SOURCES = Path(__file__).parent / "java"
 # Drivers written against APIs kafka-clients 3.9 does not have (share-group Admin calls, deliveryCount): compiled only
 # for ``client="4"``, so the 3.9 build of every other driver still compiles.
-CLIENT4_ONLY = frozenset({"ShareDriver.java", "ShareAckDriver.java", "Admin4Driver.java", "Admin4Replay.java"})
+CLIENT4_ONLY = frozenset({"ShareDriver.java", "ShareAckDriver.java", "ShareDurationDriver.java", "Admin4Driver.java",
+                          "Admin4Replay.java"})
 
 
 class JavaUnavailable(Exception):

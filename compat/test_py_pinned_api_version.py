@@ -44,3 +44,58 @@ def test_a_consumer_pinned_to_0_8_2_commits_and_a_later_one_resumes(compat_targe
     assert [m.value for m in itertools.islice(later, 2)] == [b"v3", b"v4"]
     assert later.position(tp) == later.highwater(tp) == 5  # and nothing after them
     later.close()
+
+
+def test_a_consumer_pinned_to_0_8_1_is_refused_offset_fetch_v0(compat_target):
+    """OffsetFetch v0 read the offsets from ZooKeeper: a KRaft Kafka 3.9 answers UNSUPPORTED_VERSION
+    on every partition (KafkaApis.handleOffsetFetchRequestFromZookeeper), where a closed connection
+    would leave the client retrying until its timeout."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import UnsupportedVersionError
+
+    topic = f"pinned-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=compat_target.bootstrap_servers)
+    admin.create_topics([NewTopic(topic, 1, 1)])
+    admin.close()
+    old = KafkaConsumer(bootstrap_servers=compat_target.bootstrap_servers, group_id="pinned-0-8-1",
+                        api_version=(0, 8, 1), enable_auto_commit=False)
+    try:
+        with pytest.raises(UnsupportedVersionError):
+            old.committed(TopicPartition(topic, 0), timeout_ms=10_000)
+    finally:
+        old.close()
+
+
+@pytest.mark.compat(client="kafka-python", scenario="admin.pinned_old_api_version")
+def test_an_admin_pinned_to_0_10_and_0_11_uses_the_first_versions_of_the_topic_and_config_apis(compat_target):
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+
+    bootstrap, name = compat_target.bootstrap_servers, f"pinned-{uuid.uuid4().hex[:8]}"
+    current = KafkaAdminClient(bootstrap_servers=bootstrap)
+
+    def admin(pin):
+        return KafkaAdminClient(bootstrap_servers=bootstrap, api_version=pin)
+
+    try:
+        v0 = admin((0, 10, 1))  # CreateTopics v0, DeleteTopics v0
+        assert [t["error_code"] for t in v0.create_topics([NewTopic(name, 2, 1)])["topics"]] == [0]
+        assert name in current.list_topics()
+        v1 = admin((0, 10, 2))  # CreateTopics v1
+        assert [t["error_code"] for t in v1.create_topics([NewTopic(name + "-v", 1, 1)], validate_only=True)
+                ["topics"]] == [0]
+        assert name + "-v" not in current.list_topics()
+        v1.close()
+        configs = admin((0, 11))  # DescribeConfigs v0
+        current.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, {"retention.ms": "1234"})])
+        described = configs.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name,
+                                                             ["retention.ms", "cleanup.policy"])])
+        configs.close()
+        (entries,) = described["topic"].values()
+        # Kafka 3.9 answers IsDefault false for every config (its ConfigHelper sets only ConfigSource)
+        assert {k: (e["value"], e["is_default"]) for k, e in entries.items()} == {
+            "retention.ms": ("1234", False), "cleanup.policy": ("delete", False)}
+        assert [t["error_code"] for t in v0.delete_topics([name])["topics"]] == [0]
+        v0.close()
+    finally:
+        current.close()

@@ -191,7 +191,8 @@ def properties_from_args(args: argparse.Namespace) -> dict[str, str]:
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    config = config_from_properties(properties_from_args(args), DEFAULTS).replace(kafka_version=args.kafka_version)
+    config = config_from_properties(properties_from_args(args), DEFAULTS, args.kafka_version).replace(
+        kafka_version=args.kafka_version)
     if args.sasl_user:  # users and JAAS text are not broker properties of their own (Kafka keeps them per listener)
         config = config.replace(sasl_users=tuple(args.sasl_user))
     if args.plain_sasl_jaas_config:

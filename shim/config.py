@@ -213,7 +213,9 @@ class BrokerConfig:
         if self.kafka_version not in RELEASES:
             raise ValueError(f"kafka_version must be one of {', '.join(RELEASES)}, not {self.kafka_version!r}")
         object.__setattr__(self, "sasl_users", tuple(self.sasl_users))
-        self.listener_endpoints()
+        from .security import kraft_roles
+        kraft_roles.check(kraft_roles.roles_of(self.extra), self.extra, self.node_id, self.listener_endpoints()[0],
+                          self.advertised_listeners)
         from .security.credentials import plain_jaas_users
         plain_jaas_users(self.plain_sasl_jaas_config)  # refuse a configuration that is not PLAIN's
         if self.brokers < 1:
@@ -257,8 +259,22 @@ class BrokerConfig:
 
     def listener_endpoints(self) -> tuple[list[Listener], dict[str, Endpoint]]:
         """The listeners to bind and their advertised endpoints by listener name."""
+        from .security.kraft_roles import broker_advertised, effective_protocol_map, roles_of
+
         listeners = self.listeners or f"PLAINTEXT://{self.listen}"
-        return resolve(listeners, self.listener_security_protocol_map, self.advertised_listeners)
+        roles = roles_of(self.extra)
+        protocols = effective_protocol_map(self.listener_security_protocol_map,
+                                           "listener.security.protocol.map" in self.extra
+                                           or self.listener_security_protocol_map != DEFAULT_PROTOCOL_MAP, listeners,
+                                           roles)
+        return resolve(listeners, protocols, broker_advertised(self.advertised_listeners, listeners, roles))
+
+    def controller_listener_names(self) -> frozenset[str]:
+        """The listeners the controller serves (controller.listener.names with process.roles
+        including controller; shim.security.kraft_roles)."""
+        from .security.kraft_roles import controller_listeners, roles_of
+
+        return controller_listeners(roles_of(self.extra), self.listener_endpoints()[0])
 
     def per_ip_overrides(self) -> dict[str, int]:
         return parse_overrides(self.max_connections_per_ip_overrides)

@@ -36,6 +36,7 @@ from .quorum import MetadataQuorum
 from .security.acls import AclStore
 from .security.authorizer import StandardAuthorizer, parse_super_users
 from .security.credentials import CredentialStore
+from .security.kraft_roles import roles_of
 from .security.oauthbearer import validator_from_config
 from .security.session import enabled_mechanisms
 from .storage import fs, recovery_point
@@ -115,7 +116,10 @@ class Node:
     def _init_listeners(self, config: BrokerConfig) -> None:
         """The configured listeners; their advertised addresses are known once :meth:`bound`."""
         self.listeners, self._advertised = config.listener_endpoints()
-        first = self.listeners[0]
+        # the controller's listeners (shim.apis.controller); the broker's are the others
+        self.controller_listeners = config.controller_listener_names()
+        first = next(lst for lst in self.listeners if lst.name not in self.controller_listeners)
+        self._first_broker_listener = first
         self.host, self.port = config.advertised_host or first.host, first.port
         self.endpoints: dict[str, tuple[str, int]] = {}  # listener name -> advertised (host, port)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it listens on
@@ -167,7 +171,7 @@ class Node:
         settings = share_settings(config.extra)
         # GROUP configs (KIP-848 consumer.*, KIP-932 share.*): one store for every group type
         self.group_configs = GroupConfigs(meta_dir / "group-configs.json", settings, consumer,
-                                          streams_settings(config.extra))
+                                          streams_settings(config.extra), self.release.name)
         # KIP-714 subscriptions: stored and described whether or not a telemetry receiver is configured
         self.client_metrics_configs = ClientMetricsConfigs(meta_dir / "client-metrics-configs.json",
                                                            self.broker_configs.release)
@@ -260,7 +264,7 @@ class Node:
         advertised = self._advertised.get(listener.name)
         self.endpoints[listener.name] = (self._advertised_host(listener),
                                          advertised.port if advertised and advertised.port else port)
-        if listener is self.listeners[0]:
+        if listener is self._first_broker_listener:
             self.host, self.port = self.endpoints[listener.name]
         self._describe_listeners()
 
@@ -281,13 +285,22 @@ class Node:
             static["advertised.listeners"] = ",".join(
                 f"{l.name}://{self.endpoints[l.name][0]}:{self.endpoints[l.name][1]}" for l in bound)
 
+    @property
+    def quorum_listeners(self) -> list[str]:
+        """The voter's listeners, the first the quorum's own: the controller listeners in
+        controller.listener.names order, else the first listener (kafka-shim without one)."""
+        names = self.config.controller_listener_names()
+        order = roles_of(self.config.extra).controller_names
+        return [n for n in order if n in names] or [self.listeners[0].name]
+
     def endpoint(self, listener: str | None, node_id: int | None = None) -> tuple[str, int]:
         """The advertised address of the listener a request came in on (Kafka: its listener name),
         of the first node or of ``node_id``."""
         if node_id is None or node_id == self.config.node_id:
             return self.endpoints.get(listener, (self.host, self.port))
         endpoints = self.node_endpoints.get(node_id, {})
-        return endpoints.get(listener) or next(iter(endpoints.values()), ("", -1))
+        return endpoints.get(listener) or next((e for name, e in endpoints.items()
+                                                if name not in self.controller_listeners), ("", -1))
 
     def _internal_topic_configs(self) -> dict[str, dict[str, str]]:
         """Kafka: offsetsTopicConfigs and transactionTopicConfigs -- compacted, with their own segment size."""

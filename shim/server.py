@@ -99,6 +99,8 @@ class Server:
         self._sockets.setdefault(node_id, [])
         self._acceptors.setdefault(node_id, [])
         for listener in self.node.listeners:
+            if listener.name in self.node.controller_listeners and node_id != self.node.config.node_id:
+                continue  # the quorum's only voter is the first node (DescribeQuorum); the others are brokers
             port = self._ports.get((node_id, listener.name), listener.port + index if listener.port else 0)
             sockets = await _listen(loop, listener.host, port)
             self._sockets[node_id] += sockets

@@ -11,8 +11,17 @@ to 20,000 names, share group members (4.1). A case fails when ``dispatch`` raise
 FrameError, when an answer passes ``ANSWER_LIMIT`` bytes (built whole in memory), or when the peak
 RSS grows past ``RSS_LIMIT_MIB``; the largest answer-to-request ratio of each API is reported.
 
-``python -m compat.fuzz.amplify [--release 4.1] [--seed N] [--request-kib 2048] [--stall-limit 0.1]``:
-about a minute per release at the default size.
+``--authorizer``: the node runs StandardAuthorizer with ``ACLS`` (added after the setup) and
+allow.everyone.if.no.acl.found, and the fuzz client (User:ANONYMOUS) is no super user: every topic,
+group and transactional id a handler meets goes through the ACLs, one lookup per name, while the
+cluster and the names no ACL mentions stay allowed so requests get past their request-wide checks.
+
+``python -m compat.fuzz.amplify [--release 4.1] [--seed N] [--request-kib 2048] [--stall-limit 0.1]
+[--authorizer] [--distinct] [--apis 9,42]``: about a minute per release at the default size.
+
+``--distinct``: each copy of a filled element names a topic, group or transactional id of its own
+(the Builder's name and six digits) instead of the same one again, for handlers whose per-name work
+a set of the names would otherwise answer once; arrays that name none of them are left out.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import functools
 import gc
 import random
 import struct
@@ -40,15 +50,36 @@ from shim.node import Node
 from shim.protocol.framing import FrameError
 from shim.protocol.kafka_releases import RELEASES
 from shim.protocol.messages import RequestHeader, encode_request, make, request_class, request_module
+from shim.security.acls import AclBinding
+from shim.security.acls import AclOperation as O
+from shim.security.acls import AclPermissionType as A
+from shim.security.acls import PatternType as P
+from shim.security.acls import ResourceType as R
 
 from .stateful import Pools
-from .vocabulary import SHARE_GROUPS, TOPICS
+from .builder import TXN_IDS
+from .vocabulary import CHURN_TOPICS, GROUPS, SHARE_GROUPS, TOPICS
 from .wire import ALL_RELEASES, WAIT_S, _peak_rss_mib, _SaneBuilder, each_release, sweep_arguments, uvarint
 
 REQUEST_BYTES = 256 * 1024
 ANSWER_LIMIT = 80 * 1024 * 1024  # shim.apis._repeats bounds repeated entries at 64 MiB
 RSS_LIMIT_MIB = 600
 STALL_LIMIT = 1.0  # CPU seconds one turn of the loop may take while a case is answered
+DISTINCT = False  # --distinct: each filled copy names its own topic, group or transactional id
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+_ME, _OTHER = "User:ANONYMOUS", "User:other"
+# --authorizer: literal and prefixed patterns over the Builder's names (topics t0-t3, groups g0, g1,
+# s0, s1, transactional ids tx0, tx1), allowing some operations and denying others, so handlers
+# answer both ways; another principal's ACLs sit among them as they would on a shared cluster
+ACLS = (AclBinding(R.TOPIC, "t0", P.LITERAL, _ME, "*", O.ALL, A.ALLOW),
+        AclBinding(R.TOPIC, "t1", P.PREFIXED, _ME, "*", O.DESCRIBE, A.ALLOW),  # READ, WRITE refused
+        AclBinding(R.TOPIC, "t", P.PREFIXED, _OTHER, "*", O.ALL, A.DENY),
+        AclBinding(R.GROUP, "g", P.PREFIXED, _ME, "*", O.ALL, A.ALLOW),
+        AclBinding(R.GROUP, "g1", P.LITERAL, _ME, "*", O.DELETE, A.DENY),
+        AclBinding(R.GROUP, "s0", P.LITERAL, _ME, "*", O.READ, A.ALLOW),  # DESCRIBE implied, DELETE refused
+        AclBinding(R.GROUP, "s", P.PREFIXED, _OTHER, "*", O.READ, A.ALLOW),
+        AclBinding(R.TRANSACTIONAL_ID, "tx", P.PREFIXED, _ME, "*", O.WRITE, A.ALLOW),
+        AclBinding(R.TRANSACTIONAL_ID, "tx1", P.LITERAL, _ME, "*", O.DESCRIBE, A.DENY))
 
 
 class _Collections:
@@ -109,8 +140,10 @@ def _fill(key: int, version: int, build) -> bytes:
     copies of its bytes after the array's count. kio encodes it when the splice does not give back
     those three frames exactly."""
     f1, f2, f3 = (_frame(key, version, build(k)) for k in (1, 2, 3))
-    n = max(2, REQUEST_BYTES // max(len(f2) - len(f1), 1))
+    n = max(2, REQUEST_BYTES // max(len(f2) - len(f1) + (_SUFFIX if DISTINCT else 0), 1))
     spliced = _splice(f1, f2, f3, n)
+    if spliced is None and DISTINCT:
+        return None  # nothing named, or not spliceable: no case
     return spliced if spliced is not None else _frame(key, version, build(n))
 
 
@@ -118,7 +151,8 @@ _COUNTS = (lambda k: uvarint(k + 1), lambda k: struct.pack(">i", k))  # a compac
 
 
 def _splice(f1: bytes, f2: bytes, f3: bytes, n: int) -> bytes | None:
-    """The frame of n elements from those of 1, 2 and 3 (P count E.. S), None if they are not of that shape."""
+    """The frame of n elements from those of 1, 2 and 3 (P count E.. S), None if they are not of that
+    shape; under DISTINCT each copy renamed (:func:`_renamed`), None if its element names nothing."""
     size = len(f2) - len(f1)
     last = next((i for i, (a, b) in enumerate(zip(f2, f3)) if a != b), None)  # the count's last byte
     if size <= 0 or len(f3) - len(f2) != size or last is None:
@@ -127,8 +161,27 @@ def _splice(f1: bytes, f2: bytes, f3: bytes, n: int) -> bytes | None:
     for count in _COUNTS:
         start = last + 1 - len(count(2))
         if start >= 0 and all(f1[:start] + count(k) + element * k + rest == f for k, f in ((1, f1), (2, f2), (3, f3))):
-            return f1[:start] + count(n) + element * n + rest
+            elements = _renamed(element, n) if DISTINCT else element * n
+            return None if elements is None else f1[:start] + count(n) + elements + rest
     return None
+
+
+_NAMES = tuple(n.encode() for n in TOPICS + CHURN_TOPICS + GROUPS + SHARE_GROUPS + TXN_IDS if n)
+_SUFFIX = 6  # the digits each copy's name gains under DISTINCT
+_STRINGS = (lambda b: uvarint(len(b) + 1) + b, lambda b: struct.pack(">h", len(b)) + b)  # compact, legacy
+
+
+def _renamed(element: bytes, n: int) -> bytes | None:
+    """n copies of ``element`` whose first Builder name (a topic, group or transactional id, as a
+    compact or a legacy string) is the name followed by the copy's number, six digits: n distinct
+    names, so a handler's per-name work (an ACL lookup) is not answered from a set of one."""
+    found = [(element.find(form(name)), form, name) for name in _NAMES for form in _STRINGS]
+    found = [f for f in found if f[0] >= 0]
+    if not found:
+        return None
+    at, form, name = min(found, key=lambda f: (f[0], -len(f[1](f[2]))))  # the legacy form starts a byte earlier
+    head, tail = element[:at], element[at + len(form(name)):]
+    return b"".join(head + form(name + b"%06d" % i) + tail for i in range(n))
 
 
 def amplified(key: int, version: int, request):
@@ -151,11 +204,14 @@ def amplified(key: int, version: int, request):
 
 
 class AmplifyRun:
-    def __init__(self, seed: int, release: str, data_dir: Path) -> None:
+    def __init__(self, seed: int, release: str, data_dir: Path, authorizer: bool = False, apis=None) -> None:
         self.rng = random.Random(seed)
         self.release = release
         self.result = Result(release, seed)
-        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0))
+        self.apis = apis  # API keys to sweep; None: all
+        self.node = Node(BrokerConfig(data_dir=data_dir, kafka_version=release, group_initial_rebalance_delay_ms=0,
+                                      authorizer_class_name=STANDARD_AUTHORIZER if authorizer else "",
+                                      allow_everyone_if_no_acl_found=authorizer))
 
     async def setup(self) -> None:
         node = self.node
@@ -187,6 +243,8 @@ class AmplifyRun:
             for g in SHARE_GROUPS:
                 await self.call(76, 1, make(request_class(76, 1), group_id=g, member_id="share-member-0000000",
                                             member_epoch=0, rack_id=None, subscribed_topic_names=TOPICS))
+        if node.authorizer is not None:
+            node.acls.change(add=list(ACLS))
 
     async def call(self, key: int, version: int, request):
         from shim.protocol.messages import decode_response
@@ -199,6 +257,8 @@ class AmplifyRun:
             await self.setup()
             builder = _SaneBuilder(self.rng, Pools())
             for spec, low, high in served(RELEASES[self.release]):
+                if self.apis is not None and spec.key not in self.apis:
+                    continue
                 for version in range(low, high + 1):
                     try:
                         request = builder.request(spec.key, version)
@@ -222,6 +282,8 @@ class AmplifyRun:
         try:
             frame = frame()
         except Exception:  # noqa: BLE001 - a filled array kio cannot encode (a count past its type)
+            return
+        if frame is None:  # --distinct: an array naming nothing
             return
         self.result.cases += 1
         started = time.process_time()
@@ -258,8 +320,9 @@ class AmplifyRun:
                        f"{size} bytes under {self.release}")  # fmt: skip
 
 
-def amplify_fuzz(seed: int, releases=ALL_RELEASES) -> list[Result]:
-    return each_release(AmplifyRun, seed, releases, "kafka-shim-amplify-")
+def amplify_fuzz(seed: int, releases=ALL_RELEASES, authorizer: bool = False, apis=None) -> list[Result]:
+    run = functools.partial(AmplifyRun, authorizer=authorizer, apis=apis)
+    return each_release(run, seed, releases, "kafka-shim-amplify-")
 
 
 if __name__ == "__main__":
@@ -268,9 +331,15 @@ if __name__ == "__main__":
     args, releases = sweep_arguments(__doc__, (("--request-kib",), dict(type=int, default=REQUEST_BYTES // 1024,
                                                                          help="each filled request's size")),
                                      (("--stall-limit",), dict(type=float, default=STALL_LIMIT,
-                                                               help="CPU s of one turn that fails a case")))
-    REQUEST_BYTES, STALL_LIMIT = args.request_kib * 1024, args.stall_limit
-    out = amplify_fuzz(args.seed, releases)
+                                                               help="CPU s of one turn that fails a case")),
+                                     (("--authorizer",), dict(action="store_true",
+                                                              help="StandardAuthorizer with the ACLS above")),
+                                     (("--distinct",), dict(action="store_true",
+                                                            help="each copy names its own topic, group, id")),
+                                     (("--apis",), dict(type=lambda s: {int(k) for k in s.split(",")},
+                                                        help="the API keys to sweep, comma-separated")))
+    REQUEST_BYTES, STALL_LIMIT, DISTINCT = args.request_kib * 1024, args.stall_limit, args.distinct
+    out = amplify_fuzz(args.seed, releases, args.authorizer, args.apis)
     for r in out:  # the ten largest ratios; every API's longest turn, longest first
         r.ratios = dict(sorted(r.ratios.items(), key=lambda kv: -kv[1])[:10])
         r.stalls = dict(sorted(r.stalls.items(), key=lambda kv: -kv[1][0]))

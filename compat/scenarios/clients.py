@@ -78,7 +78,14 @@ SCENARIOS: list[Scenario] = [
              "kafka-python with api_version=(0, 8, 2), which commits with OffsetCommit v1 (Kafka 3.9 serves v0-9; "
              "4.0 removed v0-1, KIP-896): an assign() consumer reads 5 records, commits offset 3 with metadata, "
              "and committed() and a new consumer of the group (api_version=(0, 9), OffsetCommit v2) resume from "
-             "it.", ("kafka-python",)),
+             "it. Pinned to (0, 8, 1), committed() asks OffsetFetch v0, which read ZooKeeper: a KRaft Kafka 3.9 "
+             "answers UNSUPPORTED_VERSION.", ("kafka-python",)),
+    Scenario("admin.pinned_old_api_version", "an admin client pinned to an old broker version",
+             "kafka-python's admin client with api_version=(0, 10, 1) creates and deletes a topic with "
+             "CreateTopics v0 and DeleteTopics v0; with (0, 10, 2) validate_only=True (CreateTopics v1) creates "
+             "nothing; with (0, 11) describe_configs (DescribeConfigs v0) gives a topic's override and default "
+             "values, each with is_default false as Kafka 3.9 answers v0 (4.0 removed these versions, KIP-896).",
+             ("kafka-python",)),
     Scenario("consumer.commit_below_min_isr", "a commit while the group's offsets partition is under its min ISR",
              "On a simulated three-broker kafka-shim with min.insync.replicas=2, the followers of the group's "
              "__consumer_offsets partition go down: the coordinator's acks=all write is refused and commits are "
@@ -263,6 +270,13 @@ SCENARIOS: list[Scenario] = [
              "InvalidReplicaAssignmentException and one naming the only broker succeeds; an unknown topic fails "
              "with UnknownTopicOrPartitionException; a new partition takes records from offset 0.",
              ("java", *PY)),
+    Scenario("admin.bootstrap_controllers", "Admin with bootstrap.controllers (KIP-919)",
+             "On a combined node's controller listener (controller.listener.names), with an authorizer and the "
+             "client a super user: describeCluster gives the voter at its controller address and it as the "
+             "controller; describeMetadataQuorum the voter as leader, no observers, its CONTROLLER endpoint; "
+             "describeFeatures the finalized levels; a topic ACL created is described; message.max.bytes set on "
+             "the broker is described as DYNAMIC_BROKER_CONFIG.",
+             ("java",)),
     Scenario("admin.log_dirs", "DescribeLogDirs / AlterReplicaLogDirs",
              "The one broker has one log dir without error, with total and usable bytes; the topic's partitions "
              "are listed with their sizes (0 when empty), offset lag 0, not future. Moving a replica to its own "

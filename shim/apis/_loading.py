@@ -15,7 +15,8 @@ API's error answer (the code on every partition, group or transaction the reques
 - AddPartitionsToTxn v4+ keeps NONE at the top, the error on each transaction's partitions.
 - DescribeTransactions answers an empty transactional id INVALID_REQUEST, the others the error.
 - OffsetFetch below v2 carries it on each partition (OffsetFetchResponse for versions without a
-  top-level error).
+  top-level error); v0 is answered UNSUPPORTED_VERSION as ever, since it never reaches the group
+  coordinator (shim.apis.k09_offset_fetch).
 - The consumer- and share-group APIs of a broker without their feature answer UNSUPPORTED_VERSION,
   a malformed ShareGroupHeartbeat INVALID_REQUEST, as ever.
 
@@ -41,6 +42,7 @@ _TXN_ID_CHECKED = frozenset({25, 26})  # INVALID_REQUEST for ""
 _FEATURE_GATED = frozenset({68, 69, 76, 77, 90, 91, 92})
 ADD_PARTITIONS_BATCHED = 4
 SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, ADD_PARTITIONS, DESCRIBE_TRANSACTIONS = 14, 12, 22, 24, 65
+OFFSET_FETCH = 9
 
 
 def _code(ctx, request) -> ErrorCode | None:
@@ -53,6 +55,8 @@ def _code(ctx, request) -> ErrorCode | None:
     if key in _TXN_ID_CHECKED and not request.transactional_id:
         return None
     if key == INIT_PRODUCER_ID and not _init_producer_id_loads(ctx, request):
+        return None
+    if key == OFFSET_FETCH and ctx.version == 0:  # ZooKeeper's: refused before any coordinator
         return None
     if key == HEARTBEAT:
         return ErrorCode.none

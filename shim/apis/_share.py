@@ -73,16 +73,19 @@ def request_error(ctx, request):
     return None
 
 
-def resolve(ctx, topics):
-    """[(topic id, name or None, partition, acknowledgement batches, error or None)] of a request."""
-    names = {t.topic_id: topic_name(ctx, t.topic_id) for t in topics}
-    allowed = ctx.authorized(O.READ, R.TOPIC, [n for n in names.values() if n])
+async def resolve(ctx, topics, pace):
+    """[(topic id, name or None, partition, acknowledgement batches, error or None)] of a request,
+    each topic id looked up once; paced (a 2 MiB request names 350,000 partitions)."""
+    names = {}
+    async for t in pace.each(topics):
+        if t.topic_id not in names:
+            names[t.topic_id] = topic_name(ctx, t.topic_id)
+    allowed = await ctx.authorized_paced(O.READ, R.TOPIC, [n for n in names.values() if n], pace)
     out = []
-    for t in topics:
+    async for t, p in pace.each((t, p) for t in topics for p in t.partitions):
         name = names[t.topic_id]
-        for p in t.partitions:
-            error = partition_error(ctx, name, p.partition_index, name in allowed)
-            out.append((t.topic_id, name, p.partition_index, p.acknowledgement_batches, error))
+        error = partition_error(ctx, name, p.partition_index, name in allowed)
+        out.append((t.topic_id, name, p.partition_index, p.acknowledgement_batches, error))
     return out
 
 

@@ -24,13 +24,13 @@ from ..protocol.messages import (
     response_class,
 )
 from ..protocol.kafka_releases import RELEASES
-from . import _authz, _loading
+from . import _authz, _loading, controller as controller_apis
 from ._coordinator_sync import COORDINATOR_APIS
 from ._coordinator_sync import synced as coordinator_synced
 from ._loading import LOADED_APIS
 from ._pace import SLICE_S, Pacer
 from .context import RequestContext
-from .registry import REGISTRY, emulated_range
+from .registry import REGISTRY, ApiSpec, emulated_range
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,9 @@ DECODE_INLINE_BYTES = 256 * 1024
 # max.request.size: at most ~15,000 partitions, 30 ms; no thread hop for the common large Produce.
 OWN_DECODE_INLINE_BYTES = 1024 * 1024 + 64
 # Their answers hold file regions opened while encoding, before the loop may delete a segment:
-# they are always encoded on the loop.
-_RECORDS_APIS = frozenset({1, 78})  # Fetch, ShareFetch
+# they are always encoded on the loop. (ShareFetch's acquired records are bytes, copied from the
+# segment as they are acquired: its answers go by the rule of every other API.)
+_RECORDS_APIS = frozenset({1})  # Fetch
 
 
 async def dispatch(node, frame: bytes, client_host: str = "", session=None) -> bytes | None:
@@ -72,10 +73,13 @@ class _Route(NamedTuple):
     module: object
     validate: object  # module.validate(ctx, request): what Kafka's request class refuses while parsing
     decode: object  # module.decode(frame, version): (header, request) read by the API itself, or None
+    own: bool = False  # the controller listener's own answer (shim.apis.controller): no broker checks first
 
 
 @functools.cache
-def _route(key: int, kafka_version: str) -> _Route | None:
+def _route(key: int, kafka_version: str, controller: bool = False) -> _Route | None:
+    if controller:
+        return _controller_route(key, kafka_version)
     spec = REGISTRY.get(key)
     versions = None if spec is None else emulated_range(spec, RELEASES[kafka_version])
     if versions is None:
@@ -85,10 +89,10 @@ def _route(key: int, kafka_version: str) -> _Route | None:
 
 
 @functools.lru_cache(maxsize=1024)  # bounded: key and version are the client's to choose
-def _served(key: int, version: int, kafka_version: str) -> _Route | None:
+def _served(key: int, version: int, kafka_version: str, controller: bool) -> _Route | None:
     """The route of a request the emulated release serves at its version, else None (looked up for
     every request)."""
-    route = _route(key, kafka_version)
+    route = _route(key, kafka_version, controller)
     return route if route is not None and route.versions[0] <= version <= route.versions[1] else None
 
 
@@ -98,12 +102,32 @@ def forget_routes() -> None:
     _served.cache_clear()
 
 
-def _served_route(node, key: int, version: int, correlation_id: int) -> _Route | Answer:
+def _controller_route(key: int, kafka_version: str) -> _Route | None:
+    """What the controller listener serves (shim.apis.controller): its own answer, or the broker's handler."""
+    versions = controller_apis.versions(key, kafka_version)
+    if versions is None:
+        return None
+    own = controller_apis.HANDLERS.get(key)
+    if own is None:
+        broker = _route(key, kafka_version)  # None for ControlledShutdown, which kio cannot read
+        return None if broker is None else broker._replace(versions=versions)
+    spec = ApiSpec(key, controller_apis.NAMES[key], *versions, own)
+    return _Route(spec, versions, controller_apis, None, None, own=True)
+
+
+def _served_route(node, key: int, version: int, correlation_id: int, controller: bool = False) -> _Route | Answer:
     """The route of a request the emulated release serves at its version; an ApiVersions request
     at a version it does not serve gets its UNSUPPORTED_VERSION answer, anything else closes the
-    connection (Kafka: SocketServer.parseRequestHeader)."""
-    route = _route(key, node.config.kafka_version)
+    connection (Kafka: SocketServer.parseRequestHeader). ``controller``: the request came in on a
+    controller listener, which serves the controller's APIs alone."""
+    route = _route(key, node.config.kafka_version, controller)
     if route is None:
+        shutdown = controller and key == controller_apis.CONTROLLED_SHUTDOWN and \
+            controller_apis.versions(key, node.config.kafka_version)
+        if shutdown and shutdown[0] <= version <= shutdown[1]:
+            return Answer([controller_apis.controlled_shutdown(correlation_id, version)], 0)
+        if controller:
+            raise FrameError(f"Received request api key {key} which is not enabled on the controller listener")
         raise FrameError(f"API key {key} is not served by Kafka {RELEASES[node.config.kafka_version].name} emulation")
     versions = route.versions
     if not versions[0] <= version <= versions[1]:
@@ -117,9 +141,10 @@ def _served_route(node, key: int, version: int, correlation_id: int) -> _Route |
 async def dispatch_request(node, frame: bytes, client_host: str = "", session=None, node_id: int | None = None) -> Answer:
     """``node_id``: the simulated broker the request came to (shim.cluster), the first one by default."""
     key, version, correlation_id = peek(frame)
-    route = _served(key, version, node.config.kafka_version)
+    controller = session is not None and session.listener in node.controller_listeners
+    route = _served(key, version, node.config.kafka_version, controller)
     if route is None:
-        route = _served_route(node, key, version, correlation_id)
+        route = _served_route(node, key, version, correlation_id, controller)
         if route.__class__ is Answer:
             return route
     spec, module = route.spec, route.module
@@ -139,7 +164,7 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     commit = node.logs.group_commit if key in COORDINATOR_APIS else None
     if commit is not None:  # what a failure may lose from now on
         ctx.coordinator_seen = commit.coordinator_synced
-    refused = _authz.denied(ctx, request) if node.authorizer is not None else None
+    refused = _authz.denied(ctx, request) if node.authorizer is not None and not route.own else None
     loading = None
     if refused is None and key in LOADED_APIS and not node.loading.done:  # shim.coordinators.loader
         loading = await _loading.refusal(ctx, request, module)

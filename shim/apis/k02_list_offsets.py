@@ -25,7 +25,7 @@ import asyncio
 
 from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._pace import Pacer
 from .registry import api
 from ..storage.time_search import INLINE_BYTES
@@ -39,9 +39,9 @@ async def handle(ctx, request):
     if ctx.version == 0:
         return await _legacy(ctx, request, Pacer())
     committed = getattr(request, "isolation_level", 0) == 1
-    denied = denied_topics(ctx, [t.name for t in request.topics])
+    pace = Pacer()  # the ACLs asked paced too: 110,000 distinct topics of 2 MiB took 0.29 CPU s of one turn
+    denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
     searches = []  # (search, finish) of the partitions asked by timestamp
-    pace = Pacer()
     twice = _duplicates(request)
     try:
         topics = [(t.name, await _partitions(ctx, t, committed, t.name in denied, searches, pace, twice))
@@ -161,7 +161,7 @@ def _lookup(ctx, plog, ts, committed):
 async def _legacy(ctx, request, pace):
     """v0. Paced: a 2 MiB request's 260,000 partitions took 1.1 CPU s of one turn."""
     topics = []
-    denied = denied_topics(ctx, [t.name for t in request.topics])
+    denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
     async for t in pace.each(request.topics):
         parts = []
         async for p in pace.each(t.partitions):

@@ -49,7 +49,7 @@ async def handle(ctx, request):
         names, asked_ids, by_id = await _wanted(ctx, wanted, pace)
     allow_create = getattr(request, "allow_auto_topic_creation", True) and node.config.auto_create_topics
     want_ops = getattr(request, "include_topic_authorized_operations", False)
-    refused = _refused(ctx, [n for n in names if n is not None], allow_create)
+    refused = await _refused(ctx, [n for n in names if n is not None], allow_create, pace)
     create = _creatable(ctx, names, refused) if allow_create else set()
     if allow_create and create is None:  # the topics it creates are written down once, before the answer
         with node.logs.one_save():
@@ -85,15 +85,16 @@ async def _wanted(ctx, wanted, pace) -> tuple[list, list, dict]:
     return [n for n, _ in asked], [i for _, i in asked], by_id
 
 
-def _refused(ctx, names, allow_create) -> set:
+async def _refused(ctx, names, allow_create, pace) -> set:
     """Kafka: topics named but not describable, and unknown ones it may not create, get
-    TOPIC_AUTHORIZATION_FAILED (auto-creation needs CREATE on the cluster or on the topic)."""
+    TOPIC_AUTHORIZATION_FAILED (auto-creation needs CREATE on the cluster or on the topic). Paced:
+    the ACLs asked about 200,000 names of a 2 MiB request took 0.95 CPU s of one turn."""
     if ctx.node.authorizer is None:
         return set()
-    refused = set(names) - ctx.authorized(O.DESCRIBE, R.TOPIC, names)
-    missing = [n for n in names if n not in refused and n not in ctx.node.logs.topics]
+    refused = set(names) - await ctx.authorized_paced(O.DESCRIBE, R.TOPIC, names, pace)
+    missing = [n async for n in pace.each(names) if n not in refused and n not in ctx.node.logs.topics]
     if allow_create and missing and not ctx.authorize_cluster(O.CREATE):
-        refused |= set(missing) - ctx.authorized(O.CREATE, R.TOPIC, missing)
+        refused |= set(missing) - await ctx.authorized_paced(O.CREATE, R.TOPIC, missing, pace)
     return refused
 
 

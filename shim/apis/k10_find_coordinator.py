@@ -45,17 +45,22 @@ SHARE_VERSION = 6
 @api(10, "FindCoordinator", 0, 6)
 async def handle(ctx, request):
     key_type = getattr(request, "key_type", GROUP)
-    keys = [request.key] if ctx.version < BATCHED_VERSION else list(request.coordinator_keys)
+    keys = [request.key] if ctx.version < BATCHED_VERSION else request.coordinator_keys
     pace = Pacer()  # a megabyte of v4 names 100,000 keys: seconds of the loop unpaced
-    checked = [_check(ctx, key_type, key) async for key in pace.each(keys)]
-    created = False
-    if any(code == ErrorCode.none for code, _ in checked):
-        created = await _create_topic(ctx, key_type)
-    answers = [_coordinator(ctx, key_type, key, code, created) async for code, key in pace.each(checked)]
+    # Side by side, not as (code, key) pairs or a dict per key: a 2 MiB request names a million
+    # keys, and freeing a million small objects when the handler returned held the loop 0.04 s
+    codes, names, any_valid = [], [], False
+    async for key in pace.each(keys):
+        code, name = _check(ctx, key_type, key)
+        codes.append(code)
+        names.append(name)
+        any_valid = any_valid or code == ErrorCode.none
+    created = any_valid and await _create_topic(ctx, key_type)
     if ctx.version < BATCHED_VERSION:
-        return ctx.response(error_message=None, **answers[0])
-    return ctx.response(coordinators=tuple([ctx.make("Coordinator", key=key, error_message=None, **answer)
-                                            async for key, answer in pace.each(zip(keys, answers))]))
+        return ctx.response(error_message=None, **_coordinator(ctx, key_type, names[0], codes[0], created))
+    return ctx.response(coordinators=tuple([  # each key as the request wrote it
+        ctx.make("Coordinator", key=key, error_message=None, **_coordinator(ctx, key_type, name, code, created))
+        async for key, name, code in pace.each(zip(keys, names, codes))]))
 
 
 async def _create_topic(ctx, key_type) -> bool:

@@ -8,15 +8,19 @@ DESCRIBE on the cluster only the groups the principal may DESCRIBE are listed.
 """
 
 from ..cluster import GROUP
+from ..coordinators.group.describe import state_key, type_key
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._pace import Pacer
 from .registry import api
 
 
 @api(16, "ListGroups", 0, 5)
-def handle(ctx, request):
-    states, types = getattr(request, "states_filter", None), getattr(request, "types_filter", None)
+async def handle(ctx, request):
+    pace = Pacer()  # a 2 MiB filter names a state a million times: 0.1-0.2 s of the loop unpaced
+    states = {state_key(s) async for s in pace.each(getattr(request, "states_filter", None) or ())}
+    types = {type_key(t) async for t in pace.each(getattr(request, "types_filter", None) or ())}
     listed = ctx.node.groups.list_groups(states, types) + _share_groups(ctx, states, types)
     listed = [g for g in listed if ctx.coordinates(GROUP, g[0])]  # each broker lists the groups it coordinates
     if not ctx.authorize_cluster(O.DESCRIBE):  # Kafka: then only the groups it may DESCRIBE
@@ -28,9 +32,7 @@ def handle(ctx, request):
 
 def _share_groups(ctx, states, types) -> list[tuple[str, str, str, str]]:
     """Kafka: ShareGroup.PROTOCOL_TYPE and GroupType.SHARE, filtered as the other types are."""
-    wanted_states = {x.lower().strip() for x in states or ()}  # Kafka: lower case, trimmed
-    wanted_types = {x.lower() for x in types or ()}
-    if wanted_types and "share" not in wanted_types:
+    if types and "share" not in types:
         return []
     return [(g.group_id, "share", g.state, "share") for g in ctx.node.share.groups.values()
-            if not wanted_states or g.state.lower() in wanted_states]
+            if not states or state_key(g.state) in states]

@@ -7,7 +7,8 @@ that release's supported features and the features a cluster of that release is 
 non-negative FinalizedFeaturesEpoch. The finalized features are the cluster's (shim.quorum): the
 release's defaults until UpdateFeatures changes them. Supported features whose lowest level is 0 are left out of
 answers below v4, as Kafka leaves them out (KAFKA-17492: older clients cannot read them).
-An unsupported request version gets a v0 body with UNSUPPORTED_VERSION (KIP-511, see dispatch); an
+On a controller listener the keys are the controller's (shim.apis.controller), with the same
+features (Kafka: ControllerServer's SimpleApiVersionManager). An unsupported request version gets a v0 body with UNSUPPORTED_VERSION (KIP-511, see dispatch); an
 invalid client software name or version (v3+) gets INVALID_REQUEST, as Kafka answers.
 """
 
@@ -15,6 +16,7 @@ import re
 
 from ..errors import ErrorCode
 from ..protocol.kafka_releases import RELEASES
+from . import controller
 from .registry import api, served
 
 # Kafka: ApiVersionsRequest.isValid (v3+ carry the client's software name and version)
@@ -34,8 +36,11 @@ def handle(ctx, request):
             ctx.session.client_software = (request.client_software_name, request.client_software_version)
         ctx.session.served(18)  # on a SASL listener: the handshake is next (an error answer leaves it open)
     release = RELEASES[ctx.node.config.kafka_version]
-    keys = tuple(ctx.make("ApiVersion", api_key=spec.key, min_version=low, max_version=high)
-                 for spec, low, high in served(release))
+    if controller.is_controller(ctx):  # the controller listener lists the controller's APIs
+        listed = controller.advertised(ctx.node.config.kafka_version)
+    else:
+        listed = [(spec.key, low, high) for spec, low, high in served(release)]
+    keys = tuple(ctx.make("ApiVersion", api_key=key, min_version=low, max_version=high) for key, low, high in listed)
     if ctx.version < FEATURES_VERSION:
         return ctx.response(error_code=ErrorCode.none, api_keys=keys)
     supported = tuple(

@@ -1,4 +1,5 @@
-"""CreateTopics (19), v2-7.
+"""CreateTopics (19), v0-7 (v0-1 under 3.x emulation only: Kafka 4.0 removed them, KIP-896; v0
+has no ValidateOnly, so it creates, and no ErrorMessage; below v2 no ThrottleTimeMs).
 
 num_partitions -1 takes the broker default; replication factor -1 is default.replication.factor
 (1), and no more replicas than live brokers can be asked for (shim.cluster places them as Kafka
@@ -8,6 +9,8 @@ as Kafka does (wrong type or value, unknown name: INVALID_CONFIG with Kafka's me
 remote.storage.enable=true (no tiered storage). cleanup.policy=compact topics are cleaned by
 shim.storage.cleaner.
 From v5 the result lists the topic's configs with their values and sources, as Kafka does.
+A name given more than once is not created and is answered once, after the others,
+INVALID_REQUEST "Duplicate topic name." (Kafka: ControllerApis.createTopics).
 With an authorizer each topic needs CREATE on the cluster or on the topic (TOPIC_AUTHORIZATION_FAILED,
 "Authorization failed."), and its configs are shown only with DESCRIBE_CONFIGS on it (v5+:
 TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED otherwise).
@@ -19,6 +22,8 @@ passed is made in one go off the event loop (other clients keep being served) an
 visible, and durable, together, as Kafka's controller writes one request's topics as one atomic
 batch; the answer comes once they exist and are durable, so Metadata and Produce that follow see them.
 """
+
+import collections
 
 from ..configs import describe
 from ..errors import ErrorCode, KafkaError
@@ -34,10 +39,16 @@ MAX_PARTITIONS_PER_REQUEST = 10_000
 LARGE_ANSWER_TOPICS = 100  # more topics' results (v5+: each with its ~40 configs) are encoded on a worker thread
 
 
-@api(19, "CreateTopics", 2, 7)
+@api(19, "CreateTopics", 0, 7)
 async def handle(ctx, request):
     pace = Pacer()
-    if _total_partitions(request, ctx.node.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
+    # Kafka: ControllerApis.createTopics -- a name given more than once is left out of the request,
+    # answered once after the others
+    counts = collections.Counter(t.name for t in request.topics)
+    duplicates = [name for name, n in counts.items() if n > 1]
+    topics = [t for t in request.topics if counts[t.name] == 1] if duplicates else request.topics
+    if _total_partitions(topics, ctx.node.config.num_partitions) > MAX_PARTITIONS_PER_REQUEST:
+        # the controller's failure: CreateTopicsRequest.getErrorResponse, every topic of the request
         # paced: 2 MiB of topics answered so took 0.2 CPU s in one turn of the loop
         return ctx.response(topics=tuple([
             ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=ErrorCode.policy_violation,
@@ -46,35 +57,36 @@ async def handle(ctx, request):
             async for t in pace.each(request.topics)]))  # fmt: skip
     # Kafka: ControllerApis.createTopics -- CREATE on the cluster, or on each topic
     creatable = None if ctx.authorize_cluster(O.CREATE) else ctx.authorized(O.CREATE, R.TOPIC,
-                                                                            [t.name for t in request.topics])
-    seen, plans = set(), []
-    async for t in pace.each(request.topics):
+                                                                            [t.name for t in topics])
+    plans = []
+    async for t in pace.each(topics):
         if creatable is not None and t.name not in creatable:
             plans.append(KafkaError(ErrorCode.topic_authorization_failed, "Authorization failed."))
         else:
-            plans.append(_plan(ctx.node, t, t.name in seen))
-        seen.add(t.name)
-    wanted = [(t.name, p[0], p[1]) for t, p in zip(request.topics, plans) if not isinstance(p, KafkaError)]
-    made = iter(await ctx.node.logs.create_topics_async(wanted, request.validate_only, pace))
+            plans.append(_plan(ctx.node, t))
+    wanted = [(t.name, p[0], p[1]) for t, p in zip(topics, plans) if not isinstance(p, KafkaError)]
+    validate_only = getattr(request, "validate_only", False)  # v1+
+    made = iter(await ctx.node.logs.create_topics_async(wanted, validate_only, pace))
     results, listed = [], {}  # listed: the config listing of each set of overrides met
-    async for t, plan in pace.each(zip(request.topics, plans)):
+    async for t, plan in pace.each(zip(topics, plans)):
         outcome = plan if isinstance(plan, KafkaError) else next(made)
         if isinstance(outcome, KafkaError):
             results.append(ctx.make("CreatableTopicResult", name=t.name, topic_id=None, error_code=outcome.code,
                                     error_message=outcome.message, num_partitions=-1, replication_factor=-1,
                                     configs=None))
         else:
-            results.append(_created(ctx, t, outcome, plan[2], request.validate_only, listed))
+            results.append(_created(ctx, t, outcome, plan[2], validate_only, listed))
+    results += [ctx.make("CreatableTopicResult", name=name, topic_id=None, error_code=ErrorCode.invalid_request,
+                         error_message="Duplicate topic name.", num_partitions=-1, replication_factor=-1, configs=None)
+                for name in duplicates]
     ctx.large_answer = len(results) > LARGE_ANSWER_TOPICS
     return ctx.response(topics=tuple(results))
 
 
-def _plan(node, t, duplicate):
+def _plan(node, t):
     """(partitions, configs, replication factor) of a topic to create, or why it is refused: the
     checks Kafka's controller makes before it creates the topic, in its order."""
     try:
-        if duplicate:
-            raise KafkaError(ErrorCode.invalid_request, f"topic {t.name!r} appears twice in the request")
         configs = {c.name: c.value for c in t.configs}
         node.logs.check_new_topic(t.name, configs)  # before the replicas, as Kafka's controller does
         rf = 1 if t.replication_factor == -1 else t.replication_factor
@@ -126,10 +138,10 @@ def _listing(ctx, overrides: dict[str, str], listed: dict) -> tuple:
     return listed[key]
 
 
-def _total_partitions(request, default: int) -> int:
+def _total_partitions(topics, default: int) -> int:
     """Kafka: ReplicationControlManager.validateTotalNumberOfPartitions (an upper bound)."""
     total = 0
-    for t in request.topics:
+    for t in topics:
         if t.assignments:
             total += len(t.assignments)
         elif t.num_partitions == -1:

@@ -1,4 +1,5 @@
-"""DeleteTopics (20), v1-6: by name, or from v6 by topic id. Internal topics cannot be deleted.
+"""DeleteTopics (20), v0-6: by name, or from v6 by topic id. Internal topics cannot be deleted.
+v0 (3.x emulation only: Kafka 4.0 removed it, KIP-896) is v1 without ThrottleTimeMs.
 The topic leaves every answer at once; its files are removed off the event loop before the answer."""
 
 from ..errors import ErrorCode, KafkaError
@@ -10,7 +11,7 @@ from .registry import api
 
 
 
-@api(20, "DeleteTopics", 1, 6)
+@api(20, "DeleteTopics", 0, 6)
 async def handle(ctx, request):
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]

@@ -1,4 +1,5 @@
-"""OffsetForLeaderEpoch (23), v2-4.
+"""OffsetForLeaderEpoch (23), v0-4 (v0-1 under 3.x emulation only: Kafka 4.0 removed them,
+KIP-896). v0-1 carry no CurrentLeaderEpoch, so they are never fenced; v0 answers no LeaderEpoch.
 
 The end offset of a leader epoch from the partition's leader-epoch cache (shim.cluster): the start
 offset of the next larger epoch, the log end offset for the current epoch, -1/-1 for an epoch above
@@ -16,7 +17,7 @@ from ._pace import Pacer
 from .registry import api
 
 
-@api(23, "OffsetForLeaderEpoch", 2, 4)
+@api(23, "OffsetForLeaderEpoch", 0, 4)
 async def handle(ctx, request):
     topics, pace = [], Pacer()
     # Kafka: a replica's CLUSTER_ACTION covers every topic; otherwise DESCRIBE on each
@@ -32,7 +33,7 @@ def _partition(ctx, topic, p, denied=False):
         if denied:
             raise KafkaError(ErrorCode.topic_authorization_failed)
         plog = ctx.node.logs.get(topic, p.partition)
-        state = ctx.leader_of(topic, p.partition, p.current_leader_epoch)
+        state = ctx.leader_of(topic, p.partition, getattr(p, "current_leader_epoch", -1))  # v2+
     except KafkaError as e:
         return ctx.make("EpochEndOffset", error_code=e.code, partition=p.partition, leader_epoch=-1, end_offset=-1)
     epoch, end = state.end_offset_for(p.leader_epoch, plog.log_end_offset)

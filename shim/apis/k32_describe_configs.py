@@ -1,4 +1,4 @@
-"""DescribeConfigs (32), v1-4.
+"""DescribeConfigs (32), v0-4 (v0 under 3.x emulation only: Kafka 4.0 removed it, KIP-896).
 
 TOPIC: every topic config Kafka 3.9 defines, the topic's overrides (TOPIC_CONFIG) over the broker's
 values (dynamic broker, dynamic cluster default, static) over Kafka's defaults. BROKER with this
@@ -16,7 +16,10 @@ set (none for a subscription never made), from 4.1 every key with its default wh
 empty name is INVALID_REQUEST (Kafka: ConfigHelper.describeConfigs). Authorized as Kafka does,
 DESCRIBE_CONFIGS on the cluster.
 
-Omitted: v0 (kio has no v0 schema; Kafka 4.0 removed it).
+v0 has no IncludeSynonyms, no ConfigSource and no synonyms, and an IsDefault instead, which a
+Kafka 3.9 broker answers false for every config, defaults included: its ConfigHelper sets only
+ConfigSource, and IsDefault keeps the generated message's default (only the Java client's
+DescribeConfigsResponse reads IsDefault back into a source). So does kafka-shim.
 """
 
 from ..configs import describe, loggers
@@ -34,7 +37,7 @@ from .registry import api
 LARGE_ANSWER_CONFIGS = 2_000
 
 
-@api(32, "DescribeConfigs", 1, 4)
+@api(32, "DescribeConfigs", 0, 4)
 async def handle(ctx, request):
     synonyms = bool(getattr(request, "include_synonyms", False))
     documentation = bool(getattr(request, "include_documentation", False))
@@ -93,6 +96,7 @@ def _resource(ctx, r, synonyms, documentation):
     synonym_cls = getattr(ctx.m, "DescribeConfigsSynonym", None)
     configs = tuple(
         ctx.make("DescribeConfigsResourceResult", name=e.name, value=e.value, read_only=e.read_only,
+                 is_default=False,  # v0 (see the module docstring)
                  config_source=e.source, is_sensitive=e.sensitive, config_type=e.config_type,
                  documentation=e.documentation,
                  synonyms=tuple(make(synonym_cls, name=s.name, value=s.value, source=s.source) for s in e.synonyms)

@@ -7,8 +7,8 @@ and the leader of ``__cluster_metadata``-0, with no observers. The leader's own 
 times are "now" (RaftUtil.toReplicaState), its log end offset is the high watermark; v2 adds the
 voter's directory id and its endpoints. A request for anything but exactly that one partition is
 answered UNKNOWN_TOPIC_OR_PARTITION on each partition it names
-(DescribeQuorumRequest.getPartitionLevelErrorResponse). kafka-shim has no controller listener:
-the voter's endpoint is the first listener's (see NOT_IMPLEMENTED.md). With an authorizer it needs
+(DescribeQuorumRequest.getPartitionLevelErrorResponse). The voter's endpoints are its controller
+listeners (controller.listener.names; shim.apis.controller); without one, the first listener's. With an authorizer it needs
 DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED, the top-level error alone).
 """
 
@@ -57,10 +57,9 @@ def _nodes(ctx, node_id):
     """v2: the voter's endpoints."""
     if ctx.version < NODES_VERSION:
         return ()
-    name = ctx.node.listeners[0].name  # the quorum's listener, as AddRaftVoter expects it
-    host, port = ctx.node.endpoint(name)
-    listener = ctx.make("Listener", name=name, host=host, port=port)
-    return (ctx.make("Node", node_id=node_id, listeners=(listener,)),)
+    listeners = tuple(ctx.make("Listener", name=name, host=host, port=port)
+                      for name in ctx.node.quorum_listeners for host, port in (ctx.node.endpoint(name),))
+    return (ctx.make("Node", node_id=node_id, listeners=listeners),)
 
 
 def error_response(ctx, request, code):

@@ -35,9 +35,9 @@ async def handle(ctx, request):
             share.sessions.advance(group, member, epoch, (), (), ctx.node_id)
     except KafkaError as e:
         return _top_error(ctx, e.code, e.message)
-    answers, acks = [], Acknowledgements(ctx)
+    answers, acks, pace = [], Acknowledgements(ctx), Pacer()
     # paced: a partition named 20,000 times, each walking 500 acquired offsets, held the loop 4 s
-    async for tid, name, p, batches, error in Pacer().each(resolve(ctx, request.topics)):
+    async for tid, name, p, batches, error in pace.each(await resolve(ctx, request.topics, pace)):
         code, message = (error, None) if error is not None else acks.apply(len(answers), group, member, name, p,
                                                                           batches, now)
         answers.append((tid, dict(partition_index=p, error_code=code, error_message=message,

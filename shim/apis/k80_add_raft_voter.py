@@ -18,7 +18,7 @@ from .registry import api
 def handle(ctx, request):
     try:
         check_request(ctx, request, "add")
-        listener = ctx.node.listeners[0].name  # the quorum's listener (Kafka: the first controller listener)
+        listener = ctx.node.quorum_listeners[0]  # the quorum's listener (Kafka: the first controller listener)
         if not any(l.name == listener for l in request.listeners):
             raise KafkaError(ErrorCode.invalid_request, f"Add voter request didn't include the endpoint for the "
                                                         f"default listener {listener}")

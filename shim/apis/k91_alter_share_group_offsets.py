@@ -21,42 +21,57 @@ from ..errors import ErrorCode as E
 from ..errors import KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
+from ._pace import Pacer
 from ._share import share_groups_enabled
 from ._share_offsets import id_of, message, partition_exists
 from .registry import api
 
 
 @api(91, "AlterShareGroupOffsets", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
+    # paced: a 2 MiB request's 48,000 topics refused by the ACLs took 1.1 CPU s of one turn to answer
     if not share_groups_enabled(ctx):
         return error_response(ctx, request, E.unsupported_version)
     if not ctx.authorize(O.READ, R.GROUP, request.group_id):
         return error_response(ctx, request, E.group_authorization_failed)
-    refused = denied_topics(ctx, [t.topic_name for t in request.topics])
-    failed, wanted = [], []
-    for t in request.topics:
-        code = E.topic_authorization_failed if t.topic_name in refused else (
-            E.unknown_topic_or_partition if t.topic_name not in ctx.node.logs.topics else None)
-        (wanted if code is None else failed).append((t, code))
-    results = [_topic(ctx, t.topic_name, [(p.partition_index, code) for p in t.partitions]) for t, code in failed]
+    pace = Pacer()
+    failed, wanted = await _split(ctx, request.topics, pace)
+    results = [await _topic(ctx, t.topic_name, ((p.partition_index, code) for p in t.partitions), pace)
+               async for t, code in pace.each(failed)]
     if not request.group_id:  # Kafka: GroupCoordinatorService checks the id before the topics
         return error_response(ctx, request, E.invalid_group_id)
     if not wanted:
         return _answer(ctx, results)
     code = _group_error(ctx, request.group_id)
     if code is None:
+        # paced by partition too: one topic may be named with 160,000 partitions
+        exists, offsets = [], {}  # whether each partition of each wanted topic exists; the offsets to write
+        async for t, p in pace.each((t, p) for t, _ in wanted for p in t.partitions):
+            exists.append(partition_exists(ctx, t.topic_name, p.partition_index))
+            if exists[-1]:
+                offsets[(t.topic_name, p.partition_index)] = p.start_offset
         try:
-            ctx.node.share.alter_start_offsets(request.group_id, {
-                (t.topic_name, p.partition_index): p.start_offset for t, _ in wanted for p in t.partitions
-                if partition_exists(ctx, t.topic_name, p.partition_index)})
+            ctx.node.share.alter_start_offsets(request.group_id, offsets)
         except KafkaError as e:
             code = e.code
     if code is not None:
         return error_response(ctx, request, code)
-    return _answer(ctx, results + [_topic(ctx, t.topic_name, [
-        (p.partition_index, E.none if partition_exists(ctx, t.topic_name, p.partition_index)
-         else E.unknown_topic_or_partition) for p in t.partitions]) for t, _ in wanted])
+    there = iter(exists)
+    return _answer(ctx, results + [await _topic(ctx, t.topic_name, (
+        (p.partition_index, E.none if next(there) else E.unknown_topic_or_partition) for p in t.partitions), pace)
+        async for t, _ in pace.each(wanted)])
+
+
+async def _split(ctx, topics, pace):
+    """(failed, wanted): the topics refused READ or unknown, each with its error, and the others."""
+    refused = await denied_topics_paced(ctx, [t.topic_name for t in topics], pace)
+    failed, wanted = [], []
+    async for t in pace.each(topics):
+        code = E.topic_authorization_failed if t.topic_name in refused else (
+            E.unknown_topic_or_partition if t.topic_name not in ctx.node.logs.topics else None)
+        (wanted if code is None else failed).append((t, code))
+    return failed, wanted
 
 
 def _group_error(ctx, group_id) -> E | None:
@@ -65,11 +80,11 @@ def _group_error(ctx, group_id) -> E | None:
     return None
 
 
-def _topic(ctx, topic, partitions):
+async def _topic(ctx, topic, partitions, pace):
     return ctx.make("AlterShareGroupOffsetsResponseTopic", topic_name=topic, topic_id=id_of(ctx, topic),
-                    partitions=tuple(ctx.make("AlterShareGroupOffsetsResponsePartition", partition_index=p,
-                                              error_code=code, error_message=message(code))
-                                     for p, code in partitions))
+                    partitions=tuple([ctx.make("AlterShareGroupOffsetsResponsePartition", partition_index=p,
+                                               error_code=code, error_message=message(code))
+                                      async for p, code in pace.each(partitions)]))
 
 
 def _answer(ctx, topics):

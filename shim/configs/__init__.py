@@ -1,1 +1,2 @@
-"""Kafka 3.9's topic and broker configs: the catalogue, their layers, validation and description."""
+"""Kafka's topic and broker configs (3.9's, and the changes of 4.0 and 4.1): the catalogue, their layers,
+validation and description."""

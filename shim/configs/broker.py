@@ -16,7 +16,7 @@ from typing import Mapping
 
 from ..errors import ErrorCode, KafkaError
 from ..storage import fs
-from .catalogue import BROKER_CONFIGS, ConfigError, broker_configs, dynamic
+from .catalogue import BROKER_CONFIGS, ConfigError, ConfigKey, broker_configs, dynamic
 
 FILE_NAME = "broker-configs.json"
 MIN_ISR = "min.insync.replicas"
@@ -80,7 +80,9 @@ class BrokerConfigs:
         message, KAFKA-13609), values rendered as Kafka stores them."""
         self.check_resource(resource_name, node_id)
         known = broker_configs(self.release)
-        read_only = sorted(n for n in props if (n in BROKER_CONFIGS or n in known) and not dynamic(n, self.release))
+        # DynamicBrokerConfig.nonDynamicConfigs: KafkaConfig's names less the dynamic ones; a name the release
+        # does not define (one it removed, e.g. zookeeper.connect from 4.0) is kept as given
+        read_only = sorted(n for n in props if n in known and not dynamic(n, self.release))
         if read_only:
             raise KafkaError(ErrorCode.invalid_request, f"Cannot update these configs dynamically: {_set(read_only)}")
         unprefixed = [n for n in LISTENER_ONLY if n in props]  # only listener.name.<l>.ssl.keystore.location etc.
@@ -98,7 +100,7 @@ class BrokerConfigs:
                 out[name] = raw if key.sensitive else key.canonical(raw)
             except ConfigError as e:
                 raise KafkaError(ErrorCode.invalid_request, str(e)) from None
-        per_broker_only = sorted(n for n in out if not resource_name and _per_broker(n))
+        per_broker_only = sorted(n for n in out if not resource_name and _per_broker(n, catalogue))
         if per_broker_only:
             raise KafkaError(ErrorCode.invalid_request, "Cannot update these configs at default cluster level, "
                              f"broker id must be specified: {_set(per_broker_only)}")
@@ -146,13 +148,13 @@ class BrokerConfigs:
                              f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
 
 
-def _per_broker(name: str) -> bool:
+def _per_broker(name: str, catalogue: Mapping[str, ConfigKey]) -> bool:
     """DynamicBrokerConfig.perBrokerConfigs: a per-broker config, or any listener override but
     the cluster-level listener configs (listener.name.<l>.ssl.keystore.location among them)."""
     listener = _LISTENER_CONFIG.fullmatch(name)
     if listener:
         return listener.group(1) not in _CLUSTER_LEVEL_LISTENER_CONFIGS
-    key = BROKER_CONFIGS.get(name)
+    key = catalogue.get(name)
     return key is not None and key.update_mode == "per-broker"
 
 

@@ -1,6 +1,8 @@
-"""Every topic and broker config Apache Kafka 3.9 defines, with Kafka's types, defaults and validators.
+"""Every topic and broker config Apache Kafka 3.9 defines, with Kafka's types, defaults and validators, and
+what 4.0 and 4.1 changed (``topic_configs(release)``, ``broker_configs(release)``).
 
-The table is ``kafka39.json``, generated from Kafka's own config reference (see ``generate.py``);
+The table is ``kafka39.json``, generated from Kafka's own config reference (see ``generate.py``); the later
+releases are deltas taken from their references (the broker configs they add: ``kafka4x.json``);
 this module gives it Kafka's semantics: ``ConfigDef.parseType`` for each type, the validators the
 reference names (``Range``, ``ValidString``, ``ValidList``, ``NonEmptyString`` ...), with the
 messages of Kafka's ``ConfigException`` ("Invalid value X for configuration Y: Z"), and
@@ -237,34 +239,97 @@ def unit_ms(name: str) -> int:
     return _UNIT_MS.get(name, 1)
 
 
-# Broker configs a later release made read-only: release -> names. KRaft brokers cannot change the
-# addresses they registered with, so 4.0 took advertised.listeners out of DynamicListenerConfig's
-# reconfigurable configs (KAFKA-18405).
-READ_ONLY_FROM = {"4.0": frozenset({"advertised.listeners"})}
+# The deltas of later releases, from Kafka's own config references (apache/kafka-site 40/ and 41/generated/
+# kafka_config.html, topic_config.html): release -> what that release changed against the one before it.
+
+# Broker configs a later release added: release -> keys (``kafka4x.json``, with their documentation). 4.0 brings
+# the share coordinator's (KIP-932), group.consumer.migration.policy, remote.list.offsets.request.timeout.ms and
+# the add.partitions.to.txn.retry.backoff pair; 4.1 the group.streams.* (KIP-1071), group.share.assignors and
+# max.share.sessions, the OAuth assertion configs (KIP-1139) and transaction.two.phase.commit.enable (KIP-939).
+# Kafka 4.1 also defines internal ones (defineInternal): group.share.initialize.retry.interval.ms
+# (GroupCoordinatorConfig, KAFKA-19457) and share.coordinator.cold.partition.snapshot.interval.ms
+# (ShareCoordinatorConfig): read-only, and described only where set, as ConfigHelper.allConfigs lists the
+# originals and the non-internal values.
+def _load_added() -> dict[str, tuple[ConfigKey, ...]]:
+    data = json.loads((Path(__file__).with_name("kafka4x.json")).read_text())
+    return {release: tuple(ConfigKey(**e) for e in entries) for release, entries in data["broker"].items()}
 
 
-# Broker config defaults a later release changed: release -> {name: default}. KIP-1030 (Kafka 4.0): records
-# stamped more than an hour ahead of the broker are refused; log recovery runs two threads per directory.
-# KIP-848 went GA in 4.0, its consumer protocol enabled by default (GroupCoordinatorConfig).
-DEFAULTS_FROM = {"4.0": {"log.message.timestamp.after.max.ms": "3600000", "num.recovery.threads.per.data.dir": "2",
-                         "group.coordinator.rebalance.protocols": "classic,consumer"}}
-
+BROKER_ADDED_FROM = _load_added()
+_INTERNAL_4_1 = (ConfigKey("group.share.initialize.retry.interval.ms", "int", "30000", "[1,...]",
+                           "Time elapsed before retrying initialize share group state request. If below "
+                           "offsets.commit.timeout.ms, then value of offsets.commit.timeout.ms is used.", "low"),
+                 ConfigKey("share.coordinator.cold.partition.snapshot.interval.ms", "int", "300000", "[1,...]",
+                           "The duration in milliseconds that the share coordinator will wait between force "
+                           "snapshotting share partitions which are not being updated.", "low"))
+BROKER_ADDED_FROM["4.1"] += _INTERNAL_4_1
+INTERNAL_BROKER_CONFIGS = {**INTERNAL_BROKER_CONFIGS, **{k.name: k for k in _INTERNAL_4_1}}
 
 # Configs a later release removed: release -> names. Kafka 4.0 dropped the message format settings (KIP-724,
 # with down-conversion: KIP-896), message.timestamp.difference.max.ms (KIP-937), offsets.commit.required.acks
-# (KIP-1041), delegation.token.master.key and, with ZooKeeper, every zookeeper.* config. Topics refuse them as
-# unknown names; brokers keep them as any unknown property; DescribeConfigs no longer lists them.
-REMOVED_FROM = {"4.0": frozenset({
-    "message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms",
-    "log.message.format.version", "log.message.downconversion.enable", "log.message.timestamp.difference.max.ms",
-    "offsets.commit.required.acks", "delegation.token.master.key",
-    *(n for n in BROKER_CONFIGS if n.startswith("zookeeper.")),
-})}
+# (KIP-1041), delegation.token.master.key, and with ZooKeeper (KIP-833) every zookeeper.* config, the migration,
+# the broker id generation, the control plane listener, controlled shutdown retries, the password encoder,
+# inter.broker.protocol.version (metadata.version instead) and eligible.leader.replicas.enable (the
+# eligible.leader.replicas.version feature instead), with auto.include.jmx.reporter (KIP-830: metric.reporters
+# names JmxReporter). 4.1 dropped group.share.max.groups. Topics refuse them as unknown names; brokers keep them
+# as any unknown property (and warn); DescribeConfigs no longer lists them.
+REMOVED_FROM = {
+    "4.0": frozenset({
+        "message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms",
+        "log.message.format.version", "log.message.downconversion.enable", "log.message.timestamp.difference.max.ms",
+        "offsets.commit.required.acks", "delegation.token.master.key", "auto.include.jmx.reporter",
+        "broker.id.generation.enable", "reserved.broker.max.id", "control.plane.listener.name",
+        "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms", "inter.broker.protocol.version",
+        "eligible.leader.replicas.enable", "leader.imbalance.per.broker.percentage",
+        *(n for n in BROKER_CONFIGS if n.startswith(("zookeeper.", "password.encoder."))),
+    }),
+    "4.1": frozenset({"group.share.max.groups"}),
+}
 
-# Validators a later release tightened: release -> {name: valid values}. KIP-1030: segments of at least 1 MiB
+# Config defaults a later release changed: release -> {name: default}; None: no default any more (a required
+# config, ConfigDef.NO_DEFAULT_VALUE: KRaft's node.id and process.roles). KIP-1030 (Kafka 4.0): records stamped
+# more than an hour ahead of the broker are refused, log recovery runs two threads per directory, four group
+# coordinator threads; KIP-848 went GA in 4.0, its consumer protocol enabled by default (GroupCoordinatorConfig);
+# KIP-830: JmxReporter is named by metric.reporters; TLSv1.3 by default now that Java 11 is the least.
+DEFAULTS_FROM = {
+    "4.0": {"node.id": None, "process.roles": None, "log.message.timestamp.after.max.ms": "3600000",
+            "message.timestamp.after.max.ms": "3600000",  # the topic's, as its broker synonym's
+            "num.recovery.threads.per.data.dir": "2", "group.coordinator.threads": "4",
+            "group.coordinator.rebalance.protocols": "classic,consumer", "group.coordinator.append.linger.ms": "5",
+            "group.consumer.assignors": "uniform,range", "metric.reporters": "org.apache.kafka.common.metrics.JmxReporter",
+            "ssl.enabled.protocols": "TLSv1.2,TLSv1.3", "ssl.protocol": "TLSv1.3",
+            "remote.log.manager.thread.pool.size": "2", "remote.log.manager.copier.thread.pool.size": "10",
+            "remote.log.manager.expiration.thread.pool.size": "10"},
+    "4.1": {"group.coordinator.rebalance.protocols": "classic,consumer,streams",
+            "group.share.partition.max.record.locks": "2000", "share.coordinator.append.linger.ms": "5"},
+}
+
+# Validators a later release changed: release -> {name: valid values}. KIP-1030: segments of at least 1 MiB
 # (LogConfig: atLeast(1024 * 1024)), in Kafka 4.0 for the broker's log.segment.bytes only (KAFKA-16368), in 4.1
-# for the topic's segment.bytes too (KAFKA-19080).
-VALID_FROM = {"4.0": {"log.segment.bytes": "[1048576,...]"}, "4.1": {"segment.bytes": "[1048576,...]"}}
+# for the topic's segment.bytes too (KAFKA-19080); 4.1 also bounds the KRaft timeouts and metadata segments.
+VALID_FROM = {
+    "4.0": {"log.segment.bytes": "[1048576,...]", "node.id": "[0,...]",
+            "group.coordinator.rebalance.protocols": "[consumer, classic]", "group.share.max.size": "[1,...,1000]",
+            "group.share.record.lock.duration.ms": "[1000,...,3600000]",
+            "remote.log.manager.copier.thread.pool.size": "[1,...]",
+            "remote.log.manager.expiration.thread.pool.size": "[1,...]"},
+    "4.1": {"segment.bytes": "[1048576,...]", "metadata.log.segment.bytes": "[8388608,...]",
+            "group.coordinator.rebalance.protocols": "[consumer, classic, share, streams]",
+            **dict.fromkeys(("controller.quorum.election.backoff.max.ms", "controller.quorum.election.timeout.ms",
+                             "controller.quorum.fetch.timeout.ms", "controller.quorum.append.linger.ms",
+                             "controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms"),
+                            "[0,...]")},
+}
+
+# Update modes a later release changed (DynamicBrokerConfig): release -> {name: mode}. KRaft brokers cannot change
+# the addresses they registered with, so 4.0 took advertised.listeners out of DynamicListenerConfig's
+# reconfigurable configs (KAFKA-18405); 4.0's remote log manager resizes its thread pools at runtime.
+UPDATE_MODES_FROM = {"4.0": {"advertised.listeners": "read-only", "remote.log.reader.threads": "cluster-wide",
+                             "remote.log.manager.copier.thread.pool.size": "cluster-wide",
+                             "remote.log.manager.expiration.thread.pool.size": "cluster-wide"}}
+
+# Types and importances a later release changed: release -> {name: {field: value}}.
+KEYS_FROM = {"4.0": {"group.share.max.size": {"type": "int"}, "group.coordinator.threads": {"importance": "high"}}}
 
 
 # Topic configs a later release added: release -> keys. Kafka 4.1 (KAFKA-19080) defines the internal
@@ -275,28 +340,32 @@ ADDED_FROM = {"4.1": (ConfigKey("internal.segment.bytes", "int", None, "",
                                 "medium"),)}
 INTERNAL_TOPIC_CONFIGS = frozenset({"internal.segment.bytes"})
 
-# Broker configs a later release added: release -> keys. Kafka 4.1 (KAFKA-19457) defines the internal
-# group.share.initialize.retry.interval.ms (GroupCoordinatorConfig.defineInternal): read-only, and
-# described only where set, as ConfigHelper.allConfigs lists the originals and the non-internal values.
-BROKER_ADDED_FROM = {"4.1": (ConfigKey("group.share.initialize.retry.interval.ms", "int", "30000", "[1,...]",
-                                       "Time elapsed before retrying initialize share group state request. If "
-                                       "below offsets.commit.timeout.ms, then value of offsets.commit.timeout.ms "
-                                       "is used.", "low"),)}
-INTERNAL_BROKER_CONFIGS = {**INTERNAL_BROKER_CONFIGS, **{k.name: k for k in BROKER_ADDED_FROM["4.1"]}}
+
+def _since(deltas: dict[str, dict], release: str) -> dict:
+    """The changes of every release up to ``release``, a later one winning."""
+    out: dict = {}
+    for since, changes in sorted(deltas.items()):
+        if release >= since:
+            out.update(changes)
+    return out
 
 
 @functools.cache
 def _release_catalogue(kind: str, release: str) -> dict[str, ConfigKey]:
     base = dict(TOPIC_CONFIGS if kind == "topic" else BROKER_CONFIGS)
-    for since, keys in (ADDED_FROM if kind == "topic" else BROKER_ADDED_FROM).items():
+    for since, keys in sorted((ADDED_FROM if kind == "topic" else BROKER_ADDED_FROM).items()):
         if release >= since:
             base.update((k.name, k) for k in keys)
     removed = set().union(*(names for since, names in REMOVED_FROM.items() if release >= since))
-    valid: dict[str, str] = {}
-    for since, changes in sorted(VALID_FROM.items()):
-        if release >= since:
-            valid.update(changes)
-    return {n: replace(k, valid=valid[n]) if n in valid else k for n, k in base.items() if n not in removed}
+    changes: dict[str, dict[str, Any]] = {}
+    for field, deltas in (("valid", VALID_FROM), ("default", DEFAULTS_FROM), ("update_mode", UPDATE_MODES_FROM)):
+        for name, value in _since(deltas, release).items():
+            changes.setdefault(name, {})[field] = value
+    for name, fields in _since(KEYS_FROM, release).items():
+        changes.setdefault(name, {}).update(fields)
+    if kind == "topic":  # topics have no update modes; the types and importances named are brokers'
+        changes = {n: {f: v for f, v in c.items() if f in ("valid", "default")} for n, c in changes.items()}
+    return {n: replace(k, **changes[n]) if n in changes else k for n, k in base.items() if n not in removed}
 
 
 def topic_configs(release: str = "3.9") -> dict[str, ConfigKey]:
@@ -305,26 +374,22 @@ def topic_configs(release: str = "3.9") -> dict[str, ConfigKey]:
 
 
 def broker_configs(release: str = "3.9") -> dict[str, ConfigKey]:
-    """The broker configs the emulated ``release`` defines, with its validators."""
+    """The broker configs the emulated ``release`` defines (its internal ones among them), with its types,
+    defaults, validators and update modes."""
     return _release_catalogue("broker", release)
 
 
-def release_defaults(release: str = "3.9") -> dict[str, str]:
-    """The broker config defaults of the emulated ``release`` that differ from 3.9's (or that 3.9 lacks)."""
-    out: dict[str, str] = {}
-    for since, keys in sorted(BROKER_ADDED_FROM.items()):
-        if release >= since:
-            out.update((k.name, k.default) for k in keys if k.default is not None)
-    for since, defaults in sorted(DEFAULTS_FROM.items()):
-        if release >= since:
-            out.update(defaults)
-    return out
+@functools.cache
+def release_defaults(release: str = "3.9") -> dict[str, str | None]:
+    """The broker config defaults of the emulated ``release`` that differ from 3.9's (or that 3.9 lacks);
+    None where the release has none (a required config)."""
+    catalogue = broker_configs(release)
+    return {n: k.default for n, k in catalogue.items()
+            if n not in BROKER_CONFIGS or BROKER_CONFIGS[n].default != k.default}
 
 
 def dynamic(name: str, release: str = "3.9") -> bool:
     """Whether a broker config can be changed at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS)
     under the emulated ``release``."""
-    key = BROKER_CONFIGS.get(name)
-    if any(release >= since and name in names for since, names in READ_ONLY_FROM.items()):
-        return False
+    key = broker_configs(release).get(name)
     return key is not None and key.update_mode != "read-only"

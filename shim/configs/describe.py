@@ -4,13 +4,14 @@ documentation; plain tuples, the API layer turns them into the response of its v
 
 from __future__ import annotations
 
+import functools
 from enum import IntEnum
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from .broker import BrokerConfigs
 from .client_metrics import CLIENT_METRICS_CONFIGS, parse_list
-from .catalogue import (BROKER_CONFIGS, INTERNAL_BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms, dynamic, release_defaults, to_string,
-                        topic_configs)
+from .catalogue import (INTERNAL_BROKER_CONFIGS, INTERNAL_TOPIC_CONFIGS, ConfigType, broker_configs, broker_synonyms,
+                        dynamic, to_string, topic_configs)
 from .topic import broker_value, effective
 
 
@@ -44,12 +45,14 @@ class Entry(NamedTuple):
     documentation: str | None
 
 
-# Kafka: DynamicBrokerConfig.staticDefaultConfigs -- the defaults that are not null
-_DEFAULTS = {k: v.default for k, v in BROKER_CONFIGS.items() if v.default is not None}
+@functools.cache
+def _release_defaults(release: str) -> dict[str, str]:
+    return {k: v.default for k, v in broker_configs(release).items() if v.default is not None}
 
 
 def _defaults(configs: BrokerConfigs) -> dict[str, str]:
-    return {**_DEFAULTS, **release_defaults(configs.release)}
+    """Kafka: DynamicBrokerConfig.staticDefaultConfigs -- the emulated release's defaults that are not null."""
+    return _release_defaults(configs.release)
 
 
 def _wanted(names: Iterable[str], keys) -> list[str]:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from ..errors import ErrorCode, KafkaError
 from ..storage import fs
 from .admin import apply_ops
+from . import offset_reset
 from .streams import StreamsSettings
 
 
@@ -40,7 +41,7 @@ GROUP_CONFIGS: dict[str, GroupKey] = {
     "share.session.timeout.ms": GroupKey("int", "share.session_timeout_ms"),
     "share.heartbeat.interval.ms": GroupKey("int", "share.heartbeat_interval_ms"),
     "share.record.lock.duration.ms": GroupKey("int", "share.record_lock_duration_ms", at_least=1000),
-    "share.auto.offset.reset": GroupKey("string", "", choices=("latest", "earliest")),
+    "share.auto.offset.reset": GroupKey("reset", ""),  # shim.configs.offset_reset
     "share.isolation.level": GroupKey("string", "", choices=("read_committed", "read_uncommitted")),
     "streams.session.timeout.ms": GroupKey("int", "streams.session_timeout_ms"),
     "streams.heartbeat.interval.ms": GroupKey("int", "streams.heartbeat_interval_ms"),
@@ -73,13 +74,18 @@ def _invalid(message: str) -> KafkaError:
     return KafkaError(ErrorCode.invalid_config, message)
 
 
-def _parse(name: str, raw: str) -> int | str:
-    """Kafka: ConfigDef.parseType and the key's validator."""
+def _parse(name: str, raw: str, release: str) -> int | str:
+    """Kafka: ConfigDef.parseType (a STRING trimmed) and the key's validator, given the parsed value."""
     key = GROUP_CONFIGS[name]
+    if key.kind == "reset":
+        try:
+            return offset_reset.validate(name, raw.strip(), release)
+        except ValueError as e:
+            raise _invalid(str(e)) from None
     if key.kind == "string":
         value = raw.strip()
         if value not in key.choices:
-            raise _invalid(f"Invalid value {raw} for configuration {name}: String must be one of: "
+            raise _invalid(f"Invalid value {value} for configuration {name}: String must be one of: "
                            f"{', '.join(key.choices)}")
         return value
     try:
@@ -97,8 +103,10 @@ class GroupConfigs:
     """Every group's own configs; ``consumer``, ``share`` and ``streams`` are the broker's settings
     (defaults, bounds)."""
 
-    def __init__(self, path: Path | None, share, consumer, streams: StreamsSettings | None = None) -> None:
+    def __init__(self, path: Path | None, share, consumer, streams: StreamsSettings | None = None,
+                 release: str = "4.1") -> None:
         self.path = path
+        self.release = release  # the emulated Kafka release: which share.auto.offset.reset values are valid
         self.settings = {"share": share, "consumer": consumer, "streams": streams or StreamsSettings()}
         self.groups: dict[str, dict[str, str]] = {}
         if path is not None and path.exists():
@@ -106,7 +114,7 @@ class GroupConfigs:
 
     def default(self, name: str) -> str:
         key = GROUP_CONFIGS[name]
-        if key.kind == "string":
+        if key.kind in ("string", "reset"):
             return _STRING_DEFAULTS[name]
         owner, field = key.broker.split(".", 1)
         return str(getattr(self.settings[owner], field))
@@ -122,7 +130,7 @@ class GroupConfigs:
         for name in configs:
             if name not in GROUP_CONFIGS:
                 raise _invalid(f"Unknown group config name: {name}")
-        values = {name: _parse(name, configs[name]) if name in configs else _parse(name, self.default(name))
+        values = {name: _parse(name, configs[name] if name in configs else self.default(name), self.release)
                   for name in GROUP_CONFIGS}
         for name, owner, low_field, high_field, low_prop, high_prop in _BOUNDS:
             settings = self.settings[owner]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from ..config import BrokerConfig
-from .catalogue import BROKER_CONFIGS, ConfigError, broker_synonyms, to_string, unit_ms
+from .catalogue import BROKER_CONFIGS, ConfigError, broker_configs, broker_synonyms, to_string, unit_ms
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +113,14 @@ _BY_PROP = {fp.prop: fp for fp in FIELD_PROPERTIES}
 ALWAYS_SHOWN = ("listeners", "log.dirs", "node.id", "broker.id")  # set by every kafka-shim
 
 
-def canonical_properties(props: dict[str, str]) -> dict[str, str]:
-    """Kafka's validation of each known property (ValueError with Kafka's message otherwise)."""
+def canonical_properties(props: dict[str, str], release: str = "3.9") -> dict[str, str]:
+    """Kafka's validation of each property the emulated ``release`` defines (ValueError with Kafka's
+    message otherwise); any other is kept as given, with the warning Kafka logs for it
+    (AbstractConfig.logUnused)."""
+    catalogue = broker_configs(release)
     out = {}
     for name, raw in props.items():
-        key = BROKER_CONFIGS.get(name)
+        key = catalogue.get(name)
         if key is None and name in AUTHORIZER_PROPERTIES:
             out[name] = raw
             continue
@@ -152,8 +155,10 @@ def fields_from_properties(props: dict[str, str]) -> dict[str, Any]:
     return fields
 
 
-def config_from_properties(props: dict[str, str], base: BrokerConfig | None = None) -> BrokerConfig:
-    props = canonical_properties(props)
+def config_from_properties(props: dict[str, str], base: BrokerConfig | None = None,
+                           release: str | None = None) -> BrokerConfig:
+    """``release``: the Kafka release whose configs the properties are checked against (``base``'s)."""
+    props = canonical_properties(props, release or (base or BrokerConfig()).kafka_version)
     fields = fields_from_properties(props)
     base = base or BrokerConfig()
     return base.replace(**fields, extra={**base.extra, **props})

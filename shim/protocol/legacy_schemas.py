@@ -1,6 +1,7 @@
-"""Produce v0-2, Fetch v0-3, ListOffsets v0 and OffsetCommit v0-1: versions Kafka 3.9 serves
-(deprecated) and kio does not generate, derived field by field from kio's nearest version as
-Kafka's JSON schemas describe them.
+"""Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetCommit v0-1 and the lowest versions of
+CreateTopics, DeleteTopics, OffsetForLeaderEpoch, WriteTxnMarkers, DescribeConfigs and the ACL
+APIs: versions Kafka 3.9 serves (4.0 removed them) and kio does not generate, derived field by
+field from kio's nearest version as Kafka's JSON schemas describe them.
 
 * ProduceRequest v0-2 is v3 without TransactionalId; ProduceResponse v2 is v3, v1 has no
   LogAppendTimeMs, v0 no ThrottleTimeMs either.
@@ -11,6 +12,16 @@ Kafka's JSON schemas describe them.
   gives OldStyleOffsets instead of Timestamp and Offset.
 * OffsetCommitRequest v1 is v2 without RetentionTimeMs and with a CommitTimestamp per partition; v0
   also has no GenerationId and MemberId. Their responses are v2's.
+* CreateTopicsRequest v1 is v2, v0 v2 without ValidateOnly; CreateTopicsResponse v1 is v2 without
+  ThrottleTimeMs, v0 also without a topic's ErrorMessage.
+* DeleteTopicsRequest v0 is v1; DeleteTopicsResponse v0 is v1 without ThrottleTimeMs.
+* OffsetForLeaderEpochRequest v0-1 are v2 without CurrentLeaderEpoch; the response v1 is v2 without
+  ThrottleTimeMs, v0 also without a partition's LeaderEpoch.
+* WriteTxnMarkers v0 is v1 before flexible versions (classic strings and arrays, no tagged fields,
+  request header v1 and response header v0).
+* DescribeConfigsRequest v0 is v1 without IncludeSynonyms; in its response a config has IsDefault
+  after ReadOnly instead of ConfigSource, and no Synonyms.
+(OffsetFetch v0 is v1 on the wire both ways: shim.protocol.messages.SAME_WIRE_AS.)
 
 And requests whose kio class cannot hold every value Kafka accepts: the delegation-token APIs'
 periods (CreateDelegationToken, Renew, Expire), read as plain int64 milliseconds.
@@ -19,17 +30,23 @@ periods (CreateDelegationToken, Renew, Expire), read as plain int64 milliseconds
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
+import types
+import typing
 from types import ModuleType
 
 from kio.index import load_payload_module
+from kio.schema.request_header.v1.header import RequestHeader as ClassicRequestHeader
+from kio.schema.response_header.v0.header import ResponseHeader as ClassicResponseHeader
 from kio.static.constants import EntityType
 from kio.static.primitive import i16, i32, i64
 
 
-def _derive(cls, version: int, drop=(), replace=None, add=(), name=None, plain=()):
+def _derive(cls, version: int, drop=(), replace=None, add=(), name=None, plain=(), flexible=True):
     """A copy of kio entity ``cls`` for ``version``: fields dropped, retyped (``replace``: name ->
     new type), read as plain int64 (``plain``) or added after a named field (``add``: (after, name,
-    type, kafka_type))."""
+    type, kafka_type)); ``flexible=False``: a version before the API's flexible ones."""
     replace = {**(replace or {}), **dict.fromkeys(plain, i64)}
     spec = []
     for f in dataclasses.fields(cls):
@@ -44,6 +61,11 @@ def _derive(cls, version: int, drop=(), replace=None, add=(), name=None, plain=(
                 spec.append((new, typ, dataclasses.field(metadata={"kafka_type": kafka_type})))
     namespace = {k: getattr(cls, k) for k in ("__type__", "__flexible__", "__api_key__", "__header_schema__")}
     namespace["__version__"] = i16(version)
+    if not flexible:
+        assert not any("tag" in f.metadata for f in dataclasses.fields(cls)), "tagged fields need flexible versions"
+        namespace["__flexible__"] = False
+        namespace["__header_schema__"] = (ClassicRequestHeader if cls.__header_schema__.__name__ == "RequestHeader"
+                                          else ClassicResponseHeader)
     # fields with defaults may not precede ones without in a dataclass; kio builds keyword-only ones
     return dataclasses.make_dataclass(name or cls.__name__, spec, namespace=namespace, frozen=True, slots=True,
                                       kw_only=True)
@@ -158,6 +180,59 @@ def _acls_v0(key: int):
     return build
 
 
+def _retarget(typ, derived: dict):
+    """``typ`` with every entity in ``derived`` (original -> copy) replaced by its copy."""
+    if typ in derived:
+        return derived[typ]
+    args = typing.get_args(typ)
+    if typing.get_origin(typ) is tuple:
+        return tuple[_retarget(args[0], derived), ...]
+    if isinstance(typ, types.UnionType):  # an optional entity: X | None
+        return functools.reduce(operator.or_, (_retarget(a, derived) for a in args))
+    return typ
+
+
+def _as_version(key: int, base: int, version: int, changes=None, flexible=True):
+    """Builder of kio's request or response module of API ``key`` at ``base`` as ``version``: every
+    entity copied, those named in ``changes`` ((kind, entity name) -> _derive's keyword arguments)
+    changed, and each holder of a copy pointed at the copy."""
+    changes = changes or {}
+
+    def build(kind: EntityType) -> ModuleType:
+        source = load_payload_module(key, base, kind)
+        derived: dict = {}
+        # kio defines each nested entity before the entities that hold it
+        for cls in (v for v in vars(source).values() if isinstance(v, type) and v.__module__ == source.__name__):
+            kwargs = dict(changes.get((kind, cls.__name__), {}))
+            kwargs["replace"] = {f.name: new for f in dataclasses.fields(cls)
+                                 if (new := _retarget(f.type, derived)) != f.type}
+            derived[cls] = _derive(cls, version, flexible=flexible, **kwargs)
+        return _module(f"{source.__name__}_as_v{version}", **{c.__name__: d for c, d in derived.items()})
+    return build
+
+
+REQ, RESP = EntityType.request, EntityType.response
+_NO_THROTTLE = {"drop": ("throttle_time",)}
+# Kafka 3.9's lowest versions of these APIs, which kio lacks (4.0 removed them): a neighbour kio
+# has, with the changes Kafka's JSON schemas list
+_LOWER = {
+    (19, 1): _as_version(19, 2, 1, {(RESP, "CreateTopicsResponse"): _NO_THROTTLE}),
+    (19, 0): _as_version(19, 2, 0, {(REQ, "CreateTopicsRequest"): {"drop": ("validate_only",)},
+                                    (RESP, "CreateTopicsResponse"): _NO_THROTTLE,
+                                    (RESP, "CreatableTopicResult"): {"drop": ("error_message",)}}),
+    (20, 0): _as_version(20, 1, 0, {(RESP, "DeleteTopicsResponse"): _NO_THROTTLE}),
+    (23, 1): _as_version(23, 2, 1, {(REQ, "OffsetForLeaderPartition"): {"drop": ("current_leader_epoch",)},
+                                    (RESP, "OffsetForLeaderEpochResponse"): _NO_THROTTLE}),
+    (23, 0): _as_version(23, 2, 0, {(REQ, "OffsetForLeaderPartition"): {"drop": ("current_leader_epoch",)},
+                                    (RESP, "OffsetForLeaderEpochResponse"): _NO_THROTTLE,
+                                    (RESP, "EpochEndOffset"): {"drop": ("leader_epoch",)}}),
+    (27, 0): _as_version(27, 1, 0, flexible=False),
+    (32, 0): _as_version(32, 1, 0, {
+        (REQ, "DescribeConfigsRequest"): {"drop": ("include_synonyms",)},
+        (RESP, "DescribeConfigsResourceResult"): {"drop": ("config_source", "synonyms"),
+                                                  "add": (("read_only", "is_default", bool, "bool"),)}}),
+}
+
 # (api key, version) -> builder of the request or response module
 LEGACY = {
     **{(key, 0): _acls_v0(key) for key in (29, 30, 31)},
@@ -168,6 +243,7 @@ LEGACY = {
     **{(1, v): (lambda kind, v=v: _fetch(v, kind)) for v in range(4)},
     (2, 0): _list_offsets,
     **{(8, v): (lambda kind, v=v: _offset_commit(v, kind)) for v in range(2)},
+    **_LOWER,
 }
 
 __all__ = ["LEGACY"]

@@ -44,8 +44,9 @@ def peek(frame: bytes) -> tuple[int, int, int]:
 # Versions kio does not generate whose wire form is that of a neighbour, as Kafka's schemas say:
 # DescribeLogDirs and AlterReplicaLogDirs "Version 1 is the same as version 0" (v1 only changed
 # throttling, KIP-219), and so is version 1 of DescribeDelegationToken (and of the other
-# delegation-token APIs, see legacy_schemas).
-SAME_WIRE_AS = {(34, 0): 1, (35, 0): 1, (41, 0): 1}
+# delegation-token APIs, see legacy_schemas). OffsetFetch v0 is v1 both ways ("Version 1 is the
+# same as version 0"; v0 only read the offsets from ZooKeeper).
+SAME_WIRE_AS = {(9, 0): 1, (34, 0): 1, (35, 0): 1, (41, 0): 1}
 
 
 @functools.cache

@@ -35,3 +35,16 @@ async def test_a_bad_config_is_reported_before_the_replication_factor(node):
     assert code == ErrorCode.invalid_config
     assert (await create(node, "u", rf=2))[0] == ErrorCode.invalid_replication_factor
     assert (await create(node, "a b", rf=2))[0] == ErrorCode.invalid_topic_exception
+
+
+async def test_a_name_given_twice_is_answered_once_and_not_created(node):
+    """Kafka: ControllerApis.createTopics takes such names out of the request, then answers each once."""
+    def build(m):
+        topic = lambda name, n: m.CreatableTopic(name=name, num_partitions=n, replication_factor=1,  # noqa: E731
+                                                 assignments=(), configs=())
+        return m.CreateTopicsRequest(topics=(topic("d", 1), topic("ok", 1), topic("d", 2)),
+                                     timeout=datetime.timedelta(seconds=5), validate_only=False)
+    r = await call(node, 19, 7, build)
+    assert [(t.name, t.error_code, t.error_message) for t in r.topics] == [
+        ("ok", ErrorCode.none, None), ("d", ErrorCode.invalid_request, "Duplicate topic name.")]
+    assert "ok" in node.logs.topics and "d" not in node.logs.topics

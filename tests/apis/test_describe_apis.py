@@ -134,6 +134,19 @@ async def test_describe_cluster_operations(node, asked):
     assert (bits(r.cluster_authorized_operations) == CLUSTER_OPS) if asked else r.cluster_authorized_operations == NOT_REQUESTED
 
 
+@pytest.mark.parametrize("endpoint_type,code,message", [
+    (2, E.mismatched_endpoint_type,
+     "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"),
+    (0, E.unsupported_endpoint_type, "Unsupported endpoint type 0"),
+    (3, E.unsupported_endpoint_type, "Unsupported endpoint type 3")])
+async def test_describe_cluster_refuses_other_endpoint_types(node, endpoint_type, code, message):
+    """Kafka: AuthHelper.computeDescribeClusterResponse -- a broker answers only requests for brokers
+    (Java's Admin asks for controllers under bootstrap.controllers)."""
+    r = await call(node, DESCRIBE_CLUSTER, 1, lambda m: m.DescribeClusterRequest(
+        include_cluster_authorized_operations=True, endpoint_type=endpoint_type))
+    assert (r.error_code, r.error_message, r.brokers, r.controller_id, r.cluster_id) == (code, message, (), -1, "")
+
+
 # -- FindCoordinator v5-6, Fetch v17 --------------------------------------------------------------
 
 @pytest.mark.parametrize("version,key_type,code", [

@@ -57,3 +57,31 @@ def test_broker_configs_carry_update_mode_and_sensitivity():
     assert BROKER_CONFIGS["log.retention.hours"].default == "168" and BROKER_CONFIGS["log.retention.ms"].default is None
     # every synonym a topic config names is a broker config
     assert all(k.synonym in BROKER_CONFIGS for k in TOPIC_CONFIGS.values() if k.synonym)
+
+
+def _reference(folder, entries):
+    """A kafka_config.html of ConfigDef.toHtml's shape: (name, doc, type, default, update mode)."""
+    items = "".join(
+        f'<li>\n<h4><a id="{n}"></a><a id="brokerconfigs_{n}" href="#brokerconfigs_{n}">{n}</a></h4>\n<p>{doc}</p>\n'
+        f"<table><tbody>\n<tr><th>Type:</th><td>{t}</td></tr>\n<tr><th>Default:</th><td>{d}</td></tr>\n"
+        f"<tr><th>Valid Values:</th><td></td></tr>\n<tr><th>Importance:</th><td>low</td></tr>\n"
+        f"<tr><th>Update Mode:</th><td>{m}</td></tr>\n</tbody></table>\n</li>\n" for n, doc, t, d, m in entries)
+    folder.mkdir(parents=True)
+    (folder / "kafka_config.html").write_text(f'<ul class="config-list">\n{items}</ul>\n')
+    return folder
+
+
+def test_the_generator_gives_each_releases_added_broker_configs_and_reports_the_rest(tmp_path):
+    import io
+
+    from shim.configs.generate import added
+    old = _reference(tmp_path / "39" / "generated", [("a.ms", "A", "int", "1", "read-only"),
+                                                      ("gone", "G", "string", "null", "read-only")])
+    new = _reference(tmp_path / "40" / "generated", [("a.ms", "A", "int", "2 (2 ms)", "cluster-wide"),
+                                                      ("b", "<p>B</p>", "int", "", "read-only")])
+    report = io.StringIO()
+    assert added([old, new], report) == {"4.0": [{"name": "b", "type": "int", "default": None, "valid": "",
+                                                  "importance": "low", "doc": "<p>B</p>", "update_mode": "read-only"}]}
+    assert report.getvalue().splitlines() == ["4.0 default a.ms: '1' -> '2'",
+                                              "4.0 update_mode a.ms: 'read-only' -> 'cluster-wide'",
+                                              "4.0 removed gone"]

@@ -110,7 +110,7 @@ async def test_advertised_listeners_became_read_only_in_4_0(tmp_path, release, r
 async def test_kafka_4_defaults_are_described_as_defaults(tmp_path, release, after):
     """KIP-1030: Kafka 4.0's defaults of log.message.timestamp.after.max.ms (an hour) and
     num.recovery.threads.per.data.dir (2), and KIP-848's group.coordinator.rebalance.protocols
-    (classic,consumer), as the topic's and the broker's DEFAULT_CONFIG."""
+    (classic,consumer; 4.1 adds streams), as the topic's and the broker's DEFAULT_CONFIG."""
     node = Node(BrokerConfig(data_dir=tmp_path, kafka_version=release))
     try:
         node.logs.create_topic("t", 1)
@@ -121,9 +121,9 @@ async def test_kafka_4_defaults_are_described_as_defaults(tmp_path, release, aft
         broker = by_name(await describe(node, BROKER, "0"))
         assert broker["log.message.timestamp.after.max.ms"].value == after
         assert broker["num.recovery.threads.per.data.dir"].value == ("1" if release == "3.9" else "2")
-        # the consumer group protocol is served from 4.0, and described as enabled there
-        assert broker["group.coordinator.rebalance.protocols"].value == (
-            "classic" if release == "3.9" else "classic,consumer")
+        # the consumer group protocol is served from 4.0, and described as enabled there; 4.1 adds streams
+        assert broker["group.coordinator.rebalance.protocols"].value == {
+            "3.9": "classic", "4.0": "classic,consumer", "4.1": "classic,consumer,streams"}[release]
     finally:
         node.close()
 

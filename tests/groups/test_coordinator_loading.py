@@ -194,3 +194,18 @@ async def _until(condition) -> None:
 
     while not condition():
         await asyncio.sleep(0.01)
+
+
+async def test_offset_fetch_v0_is_refused_without_waiting_for_the_load(nodes):
+    """Kafka 3.9's OffsetFetch v0 read ZooKeeper: a KRaft broker refuses it before asking the group
+    coordinator, loading or not (KafkaApis.handleOffsetFetchRequestFromZookeeper)."""
+    seeded = nodes()
+    seeded.logs.create_topic(TOPIC, 2)
+    seeded.groups.commit_offsets("g", "", None, -1, offsets((0, 5)), T0)  # something to load
+    nodes.close(seeded)
+    node = Node(BrokerConfig(data_dir=nodes.data_dir, **nodes.defaults), load_later=True)
+    nodes.open.append(node)
+    assert not node.loading.done
+    topics = (make(_m(9, 1).OffsetFetchRequestTopic, name=TOPIC, partition_indexes=(0,)),)
+    codes = [(await call(node, 9, v, group_id="g", topics=topics)).topics[0].partitions[0].error_code for v in (1, 0)]
+    assert codes == [LOADING, E.unsupported_version]

@@ -53,7 +53,7 @@ async def test_api_versions_advertises_the_group_apis(node):
     r = await call(node, API_VERSIONS, 3, client_software_name="t", client_software_version="1")
     got = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
     assert {k: got[k] for k in (8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47)} == {
-        8: (0, 9), 9: (1, 9), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
+        8: (0, 9), 9: (0, 9), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
         28: (0, 4), 42: (0, 2), 47: (0, 0)}  # TxnOffsetCommit v5 is 4.0's (transaction version 2)
 
 
@@ -235,10 +235,10 @@ async def test_describe_groups_v5(node):
     assert r0.groups[0].members[0].member_metadata == PROTOCOLS[0][1]
 
 
-async def test_list_groups_v4_filters_by_state(node):
+async def test_list_groups_v4_filters_by_state_in_any_case(node):
     await one_member_group(node)
     node.groups.commit_offsets("solo", "", None, -1, {(TOPIC, 0): _o(1)}, 0)
-    r = await call(node, LIST, 4, states_filter=("stable",))
+    r = await call(node, LIST, 4, states_filter=("STABLE",))
     assert [(g.group_id, g.protocol_type, g.group_state) for g in r.groups] == [("g", "consumer", "Stable")]
     r0 = await call(node, LIST, 0)
     assert sorted((g.group_id, g.protocol_type) for g in r0.groups) == [("g", "consumer"), ("solo", "")]

@@ -113,7 +113,7 @@ async def test_the_state_topic_is_replayed_after_kill_9(tmp_path):
     nodes.crash(node)
     again = _open(nodes)
     try:
-        sp = again.share.share_partition("g", TOPIC, 0, again.logs.get(TOPIC, 0))
+        sp = again.share.share_partition("g", TOPIC, 0, again.logs.get(TOPIC, 0), 0)
         assert sp.start_offset == 1
         # 1 and 4 were held (written AVAILABLE), 3 released: all back with their delivery counts
         assert acquired(await share_fetch(again, "m2", 0)) == [(1, 1, 2), (3, 4, 2)]

@@ -511,10 +511,12 @@ class GroupCoordinator(OffsetOperations):
     def describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
         return describe_group(self, group_id)
 
-    def list_groups(self, states: list[str] | None = None,
-                    types: list[str] | None = None) -> list[tuple[str, str, str, str]]:
+    def list_groups(self, states: set[str] = frozenset(),
+                    types: set[str] = frozenset()) -> list[tuple[str, str, str, str]]:
         """(group id, protocol type, state, group type) of every group, filtered by state names and
-        group types (any case; Kafka: GroupMetadataManager.listGroups)."""
+        group types as ``describe.state_key`` and ``type_key`` write them (Kafka:
+        GroupMetadataManager.listGroups compares them lower case; ListGroups writes its request's
+        filters so, paced)."""
         return list_groups(self, states, types)
 
     # -- timers and start-up ----------------------------------------------------------------

@@ -50,9 +50,18 @@ def describe_group(gc: "GroupCoordinator", group_id: str) -> tuple[ErrorCode, Gr
                                         group.protocol_name if stable else "", members)
 
 
-def list_groups(gc: "GroupCoordinator", states, types) -> list[tuple[str, str, str, str]]:
-    wanted = {s.lower().strip() for s in states or ()}  # Kafka: lower case, trimmed
-    kinds = {t.lower() for t in types or ()}
+def state_key(state: str) -> str:
+    """A group state as ListGroups' states filter compares it (Kafka: lower case, trimmed)."""
+    return state.lower().strip()
+
+
+def type_key(group_type: str) -> str:
+    """A group type as ListGroups' types filter compares it (Kafka: lower case)."""
+    return group_type.lower()
+
+
+def list_groups(gc: "GroupCoordinator", states: set[str], types: set[str]) -> list[tuple[str, str, str, str]]:
+    """``states`` and ``types`` as state_key and type_key give them; empty: every group."""
     listed = [(g.group_id, g.protocol_type or "", g.state.value, "classic") for g in gc.groups.values()]
     listed += [(g.group_id, "consumer", g.state.value, "consumer") for g in gc.consumer.groups.values()]
-    return [row for row in listed if (not wanted or row[2].lower() in wanted) and (not kinds or row[3] in kinds)]
+    return [row for row in listed if (not states or state_key(row[2]) in states) and (not types or row[3] in types)]

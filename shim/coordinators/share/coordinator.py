@@ -16,11 +16,13 @@ partition's aborted-transaction index), are archived as they are first fetched a
 
 from __future__ import annotations
 
+import base64
 import logging
 from dataclasses import dataclass
 
 from kafka_codecs.batch import iter_batches
 
+from ...configs.offset_reset import EARLIEST, LATEST, ShareAutoOffsetReset
 from ...errors import ErrorCode, KafkaError
 from .configs import GroupConfigs, ShareSettings
 from . import members
@@ -195,19 +197,42 @@ class ShareCoordinator:
 
     # -- acquisition ----------------------------------------------------------------------------
 
-    def share_partition(self, group_id: str, topic: str, partition: int, plog) -> SharePartition:
+    def share_partition(self, group_id: str, topic: str, partition: int, plog, now_ms: int) -> SharePartition:
         key = (group_id, topic, partition)
         sp = self.partitions.get(key)
         if sp is None:
-            reset = self.configs.get(group_id, "share.auto.offset.reset", "latest")
-            start = plog.log_start_offset if reset == "earliest" else plog.high_watermark
+            saved = self._saved.get(group_id, {}).get((topic, partition))
+            known = saved is not None and saved["start_offset"] >= 0
+            start = saved["start_offset"] if known else self._reset_offset(group_id, topic, partition, plog, now_ms)
             sp = self.partitions[key] = self._new_partition(group_id, start)
             self._topic_ids[key] = self.topic_id(topic)
-            saved = self._saved.get(group_id, {}).pop((topic, partition), None)
-            if saved is not None and saved["start_offset"] >= 0:
+            self._saved.get(group_id, {}).pop((topic, partition), None)
+            if known:
                 restore(sp, saved)
                 self._written[key] = saved
         return sp
+
+    def _reset_offset(self, group_id: str, topic: str, partition: int, plog, now_ms: int) -> int:
+        """The start of a share partition with no start offset (Kafka: SharePartition.
+        startOffsetDuringInitialization, ShareFetchUtils): the group's share.auto.offset.reset as
+        ListOffsets read_uncommitted answers it. With no record at or after now minus a by_duration,
+        OFFSET_NOT_AVAILABLE: the partition stays uninitialized and the next fetch tries again."""
+        reset = ShareAutoOffsetReset.parse(self.configs.get(group_id, "share.auto.offset.reset", LATEST))
+        if reset.strategy == EARLIEST:
+            return plog.log_start_offset
+        if reset.strategy == LATEST:
+            return plog.high_watermark
+        try:
+            timestamp = reset.timestamp(now_ms)
+        except ArithmeticError as e:  # Kafka: the initialization's exception, UNKNOWN_SERVER_ERROR to the fetch
+            raise KafkaError(ErrorCode.unknown_server_error, str(e)) from None
+        found = plog.offset_for_timestamp(timestamp, False)
+        if found is None:
+            topic_id = base64.urlsafe_b64encode(self.topic_id(topic).bytes).decode().rstrip("=")
+            raise KafkaError(ErrorCode.offset_not_available,
+                             f"Offset for timestamp {timestamp} not found for topic partition: "
+                             f"{topic_id}:{topic}-{partition}")
+        return found[0]
 
     def _new_partition(self, group_id: str, start_offset: int) -> SharePartition:
         lock_ms = self.configs.int(group_id, "share.record.lock.duration.ms", self.settings.record_lock_duration_ms)
@@ -217,11 +242,11 @@ class ShareCoordinator:
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int, plog, max_records: int,
                 max_bytes: int, now_ms: int) -> Acquired:
-        sp = self.share_partition(group_id, topic, partition, plog)
+        sp = self.share_partition(group_id, topic, partition, plog, now_ms)
         if self._topic_ids.get((group_id, topic, partition)) != self.topic_id(topic):
             # the topic was deleted and made again (a new topic id): its share state is gone
             del self.partitions[(group_id, topic, partition)]
-            sp = self.share_partition(group_id, topic, partition, plog)
+            sp = self.share_partition(group_id, topic, partition, plog, now_ms)
         sp.skip_to(plog.log_start_offset)
         offset = sp.next_fetch_offset(now_ms)
         committed = self.configs.get(group_id, "share.isolation.level", "read_uncommitted") == READ_COMMITTED
