@@ -8,7 +8,7 @@ import datetime
 from ..cluster import GROUP
 from ..coordinators.group import OffsetAndMetadata
 from ..errors import ErrorCode
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._loading import offsets_code
 from ._share import is_share_group
 
@@ -73,7 +73,7 @@ async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
     them where another broker coordinates the group (NOT_COORDINATOR), the rest's while the
     coordinators load (shim.apis._loading), and a share group's offsets (GROUP_ID_NOT_FOUND, Kafka:
     ShareGroup.validateOffsetCommit)."""
-    denied = denied_topics(ctx, [t.name for t in request.topics])
+    denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
     offsets, unknown = await requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now, pace,
                                                expire_timestamp(request, now))
     unknown.update({(t.name, p.partition_index): ErrorCode.topic_authorization_failed

@@ -21,7 +21,7 @@ are checked, a request with any partition left is answered UNSUPPORTED_VERSION o
 
 from ..errors import ErrorCode
 from ..node import now_ms
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._groups import commit_response, offsets_to_commit, paced_commit_response, requested_offsets
 from ._pace import Pacer
 from .registry import api
@@ -44,7 +44,7 @@ async def handle(ctx, request):
 
 async def _version_0(ctx, request, now: int, pace):
     """KafkaApis' topic checks, then UNSUPPORTED_VERSION for the whole request if a partition is left."""
-    denied = denied_topics(ctx, [t.name for t in request.topics])
+    denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
     offsets, unknown = await requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now, pace)
     if offsets:
         return error_response(ctx, request, ErrorCode.unsupported_version)

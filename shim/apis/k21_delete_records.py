@@ -12,17 +12,16 @@ KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedParti
 
 from ..errors import ErrorCode, KafkaError
 from ..storage.log_manager import INTERNAL_TOPICS
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._pace import Pacer
 from .registry import api
 
 
 @api(21, "DeleteRecords", 0, 2)
 async def handle(ctx, request):
-    topics = []
-    denied = denied_topics(ctx, [t.name for t in request.topics])
-    pace = Pacer()
-    for t in request.topics:
+    topics, pace = [], Pacer()  # the ACLs asked paced: 2 MiB of distinct topics took 0.32 CPU s of one turn
+    denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
+    async for t in pace.each(request.topics):
         parts = tuple([_partition(ctx, t.name, p, t.name in denied) async for p in pace.each(t.partitions)])
         topics.append(ctx.make("DeleteRecordsTopicResult", name=t.name, partitions=parts))
     return ctx.response(topics=tuple(topics))

@@ -12,7 +12,7 @@ KAFKA_STORAGE_ERROR before any leader check (Kafka: ReplicaManager's HostedParti
 
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._pace import Pacer
 from .registry import api
 
@@ -21,7 +21,8 @@ from .registry import api
 async def handle(ctx, request):
     topics, pace = [], Pacer()
     # Kafka: a replica's CLUSTER_ACTION covers every topic; otherwise DESCRIBE on each
-    denied = set() if ctx.authorize_cluster(O.CLUSTER_ACTION) else denied_topics(ctx, [t.topic for t in request.topics])
+    denied = set() if ctx.authorize_cluster(O.CLUSTER_ACTION) else await denied_topics_paced(
+        ctx, [t.topic for t in request.topics], pace)
     for t in request.topics:
         parts = tuple([_partition(ctx, t.topic, p, t.topic in denied) async for p in pace.each(t.partitions)])
         topics.append(ctx.make("OffsetForLeaderTopicResult", topic=t.topic, partitions=parts))

@@ -23,7 +23,7 @@ from ..node import now_ms
 from ..protocol.kafka_releases import TRANSACTION_VERSION
 from ..storage.log_manager import INTERNAL_TOPICS
 from ._txn_errors import for_version
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._loading import LOADING, loading
 from ._pace import Pacer
 from .registry import api
@@ -43,7 +43,7 @@ async def _answer(ctx, request, pace):
     if ctx.version < BATCHED_VERSION:
         wanted = [tp async for tp in pace.each((t.name, p) for t in request.v3_and_below_topics for p in t.partitions)]
         names = {t async for t, _ in pace.each(wanted)}
-        denied = denied_topics(ctx, names) | INTERNAL_TOPICS.intersection(names)
+        denied = await denied_topics_paced(ctx, names, pace) | INTERNAL_TOPICS.intersection(names)
         if denied:  # Kafka: the topics it may not WRITE fail, the rest are not attempted
             return ctx.response(results_by_topic_v3_and_below=await _topic_results(ctx, {
                 tp: ErrorCode.topic_authorization_failed if tp[0] in denied else

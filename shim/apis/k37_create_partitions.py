@@ -14,7 +14,8 @@ import collections
 
 from ..errors import ErrorCode, KafkaError
 from ._assignment import check_manual_assignment
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
+from ._pace import Pacer
 from .registry import api
 
 # Kafka's controller bounds the records of one request (QuorumController.MAX_RECORDS_PER_USER_OP, one
@@ -28,10 +29,12 @@ async def handle(ctx, request):
     duplicates = {n for n, c in counts.items() if c > 1}
     results = [_result(ctx, n, ErrorCode.invalid_request, "Duplicate topic name.") for n in sorted(duplicates)]
     budget = [MAX_NEW_PARTITIONS_PER_REQUEST]  # what the topics answered so far have used
-    denied = denied_topics(ctx, [t.name for t in request.topics if t.name not in duplicates])
+    pace = Pacer()  # paced: 2 MiB of distinct topics the ACLs refused took 0.5 CPU s of one turn
+    denied = await denied_topics_paced(ctx, [t.name async for t in pace.each(request.topics)
+                                             if t.name not in duplicates], pace)
     results += [_result(ctx, n, ErrorCode.topic_authorization_failed, "The topic authorization is failed.")
-                for n in sorted(denied)]
-    for t in request.topics:
+                async for n in pace.each(sorted(denied))]
+    async for t in pace.each(request.topics):
         if t.name not in duplicates and t.name not in denied:
             results.append(await _grow(ctx, t, request.validate_only, budget))
     return ctx.response(results=tuple(results))

@@ -23,7 +23,7 @@ OutOfMemoryError).
 from ..errors import ErrorCode, KafkaError
 from ..protocol.framing import FrameError
 from ..storage.log_manager import invalid_topic_name
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
 from ._pace import Pacer
 from ._share_offsets import message
 from .registry import api
@@ -35,7 +35,7 @@ MAX_LISTED_PRODUCERS = 1_000_000  # producer states in one answer (34 bytes each
 @api(61, "DescribeProducers", 0, 0)
 async def handle(ctx, request):
     topics, pace, built, listed = [], Pacer(), {}, 0
-    denied = denied_topics(ctx, [t.name for t in request.topics])
+    denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
     for t in request.topics:
         error = _topic_error(ctx, t.name, t.name in denied)
         parts = []

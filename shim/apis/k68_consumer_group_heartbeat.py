@@ -26,6 +26,7 @@ from ..protocol.kafka_releases import GROUP_VERSION
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._groups import ms
+from ._pace import Pacer
 from ._share import is_share_group
 from .registry import api
 
@@ -40,13 +41,16 @@ def consumer_protocol_enabled(ctx) -> bool:
 
 
 @api(68, "ConsumerGroupHeartbeat", 0, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
     if not consumer_protocol_enabled(ctx):
         return error_response(ctx, request, ErrorCode.unsupported_version)
     names = request.subscribed_topic_names
-    if names and len(ctx.authorized(O.DESCRIBE, R.TOPIC, names)) < len(set(names)):
-        # Kafka: clients may not learn of topics they cannot DESCRIBE
-        return error_response(ctx, request, ErrorCode.topic_authorization_failed)
+    if names and ctx.node.authorizer is not None:  # paced: 2 MiB of distinct names took 1.3 CPU s of one turn
+        pace = Pacer()
+        distinct = {name: None async for name in pace.each(names)}
+        if len(await ctx.authorized_paced(O.DESCRIBE, R.TOPIC, distinct, pace)) < len(distinct):
+            # Kafka: clients may not learn of topics they cannot DESCRIBE
+            return error_response(ctx, request, ErrorCode.topic_authorization_failed)
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         return error_response(ctx, request, ErrorCode.not_coordinator)
     if is_share_group(ctx, request.group_id):  # Kafka: GroupMetadataManager.getOrMaybeCreateConsumerGroup

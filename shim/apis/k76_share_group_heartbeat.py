@@ -21,6 +21,7 @@ from ..node import now_ms
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._share import is_other_group, share_groups_enabled, topic_id
+from ._pace import Pacer
 from .registry import api
 
 
@@ -29,14 +30,17 @@ def _error(ctx, code, message=None):
 
 
 @api(76, "ShareGroupHeartbeat", 1, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
     if not share_groups_enabled(ctx):
         return _error(ctx, ErrorCode.unsupported_version)
     if not ctx.authorize(O.READ, R.GROUP, request.group_id):
         return _error(ctx, ErrorCode.group_authorization_failed)
     names = request.subscribed_topic_names
-    if names and len(ctx.authorized(O.DESCRIBE, R.TOPIC, names)) < len(set(names)):
-        return _error(ctx, ErrorCode.topic_authorization_failed)
+    if names:  # once each, paced (a 2 MiB request names 700,000): the group keeps a set of them
+        pace = Pacer()
+        names = tuple({name: None async for name in pace.each(names)})
+        if len(await ctx.authorized_paced(O.DESCRIBE, R.TOPIC, names, pace)) < len(names):
+            return _error(ctx, ErrorCode.topic_authorization_failed)
     if problem := _invalid(request):
         return _error(ctx, ErrorCode.invalid_request, problem)
     if not ctx.coordinates(GROUP, request.group_id):

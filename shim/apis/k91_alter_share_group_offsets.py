@@ -37,7 +37,7 @@ async def handle(ctx, request):
         return error_response(ctx, request, E.group_authorization_failed)
     pace = Pacer()
     failed, wanted = await _split(ctx, request.topics, pace)
-    results = [_topic(ctx, t.topic_name, [(p.partition_index, code) for p in t.partitions])
+    results = [await _topic(ctx, t.topic_name, ((p.partition_index, code) for p in t.partitions), pace)
                async for t, code in pace.each(failed)]
     if not request.group_id:  # Kafka: GroupCoordinatorService checks the id before the topics
         return error_response(ctx, request, E.invalid_group_id)
@@ -45,17 +45,22 @@ async def handle(ctx, request):
         return _answer(ctx, results)
     code = _group_error(ctx, request.group_id)
     if code is None:
-        offsets = {(t.topic_name, p.partition_index): p.start_offset async for t, _ in pace.each(wanted)
-                   for p in t.partitions if partition_exists(ctx, t.topic_name, p.partition_index)}
+        # paced by partition too: one topic may be named with 160,000 partitions
+        exists, offsets = [], {}  # whether each partition of each wanted topic exists; the offsets to write
+        async for t, p in pace.each((t, p) for t, _ in wanted for p in t.partitions):
+            exists.append(partition_exists(ctx, t.topic_name, p.partition_index))
+            if exists[-1]:
+                offsets[(t.topic_name, p.partition_index)] = p.start_offset
         try:
             ctx.node.share.alter_start_offsets(request.group_id, offsets)
         except KafkaError as e:
             code = e.code
     if code is not None:
         return error_response(ctx, request, code)
-    return _answer(ctx, results + [_topic(ctx, t.topic_name, [
-        (p.partition_index, E.none if partition_exists(ctx, t.topic_name, p.partition_index)
-         else E.unknown_topic_or_partition) for p in t.partitions]) async for t, _ in pace.each(wanted)])
+    there = iter(exists)
+    return _answer(ctx, results + [await _topic(ctx, t.topic_name, (
+        (p.partition_index, E.none if next(there) else E.unknown_topic_or_partition) for p in t.partitions), pace)
+        async for t, _ in pace.each(wanted)])
 
 
 async def _split(ctx, topics, pace):
@@ -75,11 +80,11 @@ def _group_error(ctx, group_id) -> E | None:
     return None
 
 
-def _topic(ctx, topic, partitions):
+async def _topic(ctx, topic, partitions, pace):
     return ctx.make("AlterShareGroupOffsetsResponseTopic", topic_name=topic, topic_id=id_of(ctx, topic),
-                    partitions=tuple(ctx.make("AlterShareGroupOffsetsResponsePartition", partition_index=p,
-                                              error_code=code, error_message=message(code))
-                                     for p, code in partitions))
+                    partitions=tuple([ctx.make("AlterShareGroupOffsetsResponsePartition", partition_index=p,
+                                               error_code=code, error_message=message(code))
+                                      async for p, code in pace.each(partitions)]))
 
 
 def _answer(ctx, topics):

@@ -18,7 +18,8 @@ from ..errors import ErrorCode as E
 from ..errors import KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
-from ._authz import denied_topics
+from ._authz import denied_topics_paced
+from ._pace import Pacer
 from ._share import is_other_group, share_groups_enabled
 from ._share_offsets import ZERO_UUID, id_of, message
 from .registry import api
@@ -27,13 +28,13 @@ NO_OFFSETS = "There is no offset information to delete."
 
 
 @api(92, "DeleteShareGroupOffsets", 0, 0)
-def handle(ctx, request):
+async def handle(ctx, request):
     if not share_groups_enabled(ctx):
         return error_response(ctx, request, E.unsupported_version)
     if not ctx.authorize(O.DELETE, R.GROUP, request.group_id):
         return error_response(ctx, request, E.group_authorization_failed)
     names = list(dict.fromkeys(t.topic_name for t in request.topics))
-    refused = denied_topics(ctx, names)
+    refused = await denied_topics_paced(ctx, names, Pacer())
     results = [_topic(ctx, t, E.topic_authorization_failed, message(E.topic_authorization_failed), ZERO_UUID)
                for t in names if t in refused]
     wanted = [t for t in names if t not in refused]
