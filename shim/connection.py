@@ -232,7 +232,8 @@ class Connection(asyncio.BufferedProtocol):
                     slice_end = clock() + ANSWER_SLICE_S
                 request, received = self.requests.popleft()
                 self.queued_bytes -= len(request) + REQUEST_OVERHEAD
-                self._maybe_resume_reading()
+                if not self._reading:
+                    self._maybe_resume_reading()
                 if self.server.timer is not None:  # a deadline that came before the request goes first
                     self.server.timer.catch_up(received)
                 self.answering = True
@@ -307,7 +308,7 @@ class Connection(asyncio.BufferedProtocol):
         The common answer, one small bytes part (a Produce's), takes no coroutine of its own."""
         part = parts[0] if len(parts) == 1 else None
         if part.__class__ is bytes and len(part) < _JOIN_LIMIT:
-            self._defer([frame_size(len(part)), part])
+            self._defer((frame_size(len(part)), part), 4 + len(part))
             return None if self._writable is None and not self.transport.is_closing() else self._sent()
         return self._send_parts(parts)
 
@@ -332,7 +333,7 @@ class Connection(asyncio.BufferedProtocol):
                 else:
                     await self._send_file(part)
             if pending:
-                self._defer(pending)
+                self._defer(pending, sum(len(p) for p in pending))
             await self._sent()
         finally:
             for part in parts:
@@ -353,13 +354,14 @@ class Connection(asyncio.BufferedProtocol):
         if self._writable is not None:
             await self._writable
 
-    def _defer(self, pending: list) -> None:
+    def _defer(self, pending, nbytes: int) -> None:
         """Write ``pending`` once the answering task yields to the loop: the answers to requests a
         client pipelined (librdkafka keeps many Produce requests in flight, one partition each)
         leave in one send instead of one each. Past _JOIN_LIMIT bytes they are written at once, so
-        a client that does not read still meets the transport's flow control (pause_writing)."""
+        a client that does not read still meets the transport's flow control (pause_writing).
+        ``nbytes``: their length."""
         self._out += pending
-        self._out_bytes += sum(len(p) for p in pending)
+        self._out_bytes += nbytes
         if self._out_bytes >= _JOIN_LIMIT:
             self._flush_out()
         elif not self._flush_scheduled:

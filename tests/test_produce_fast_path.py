@@ -10,7 +10,7 @@ import pytest
 
 from kafka_codecs import encode_batch
 from shim.apis import k00_produce
-from shim.apis.dispatch import _route, dispatch
+from shim.apis.dispatch import dispatch, forget_routes
 from shim.config import BrokerConfig
 from shim.node import Node
 from shim.protocol import produce_wire
@@ -51,7 +51,7 @@ def pair(tmp_path):
 
     made = []
     yield make
-    _route.cache_clear()
+    forget_routes()
     for node in made:
         node.close()
 
@@ -61,7 +61,7 @@ async def test_the_fast_path_answers_and_writes_as_kio_does(pair, release, versi
     fast, slow = pair(release)
     read = []
     monkeypatch.setattr(k00_produce, "decode", lambda f, v: read.append(produce_wire.decode(f, v)) or read[-1])
-    _route.cache_clear()  # the dispatcher looks each API's module up once
+    forget_routes()  # the dispatcher looks each API's module up once
     requests = [
         {0: _batch(-1)},  # a plain append
         {0: _batch(-1), 1: _batch(-1, 5), 2: _batch(-1, 1)},  # three partitions

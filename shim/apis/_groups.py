@@ -9,6 +9,7 @@ from ..cluster import GROUP
 from ..coordinators.group import OffsetAndMetadata
 from ..errors import ErrorCode
 from ._authz import denied_topics_paced
+from ._loading import offsets_code
 from ._share import is_share_group
 
 _MS = datetime.timedelta(milliseconds=1)
@@ -69,8 +70,9 @@ async def requested_offsets(ctx, topics, now: int, pace, expire_timestamp: int =
 async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
     """What an OffsetCommit or TxnOffsetCommit may hand its group coordinator, and the error of
     every other partition: denied topics (TOPIC_AUTHORIZATION_FAILED), unknown partitions, all of
-    them where another broker coordinates the group (NOT_COORDINATOR), and a share group's offsets
-    (GROUP_ID_NOT_FOUND, Kafka: ShareGroup.validateOffsetCommit)."""
+    them where another broker coordinates the group (NOT_COORDINATOR), the rest's while the
+    coordinators load (shim.apis._loading), and a share group's offsets (GROUP_ID_NOT_FOUND, Kafka:
+    ShareGroup.validateOffsetCommit)."""
     denied = await denied_topics_paced(ctx, [t.name for t in request.topics], pace)
     offsets, unknown = await requested_offsets(ctx, [t for t in request.topics if t.name not in denied], now, pace,
                                                expire_timestamp(request, now))
@@ -78,6 +80,9 @@ async def offsets_to_commit(ctx, request, now: int, pace) -> tuple[dict, dict]:
                     for t in request.topics if t.name in denied for p in t.partitions})
     if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
         offsets, unknown = {}, {tp: ErrorCode.not_coordinator for tp in [*offsets, *unknown]}
+    loading = offsets_code(ctx, request) if offsets else None  # KafkaApis hands the coordinator the rest
+    if loading is not None:
+        offsets, unknown = {}, {**unknown, **dict.fromkeys(offsets, loading)}
     if offsets and is_share_group(ctx, request.group_id):
         offsets, unknown = {}, {**unknown, **{tp: ErrorCode.group_id_not_found for tp in offsets}}
     return offsets, unknown

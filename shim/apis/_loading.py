@@ -1,10 +1,31 @@
 """What the group and transaction APIs answer while the coordinators load (shim.coordinators.loader).
 
 Kafka answers COORDINATOR_LOAD_IN_PROGRESS for a group or transactional id whose partition is still
-loading, after the checks of the request itself (an empty group id is INVALID_GROUP_ID, an empty
-transactional id INVALID_REQUEST, a transaction timeout out of range INVALID_TRANSACTION_TIMEOUT:
-those requests go to their handlers, which touch no state to refuse them), and in the shape of the
-API's error answer (the code on every partition, group or transaction the request names):
+loading, and only for what KafkaApis hands the coordinator: the checks it makes itself come first.
+The request-wide ones are the dispatcher's (shim.apis._authz.REQUEST, then :func:`refusal`); the
+checks of the request itself too (an empty group id is INVALID_GROUP_ID, an empty transactional id
+INVALID_REQUEST, a transaction timeout out of range INVALID_TRANSACTION_TIMEOUT: those requests go
+to their handlers, which touch no state to refuse them). The APIs of ``IN_HANDLER`` check each
+group, topic or transactional id they name before asking the coordinator, and their handlers ask
+:func:`loading` where they would ask it, so those answer the entity's own error
+(GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NOT_COORDINATOR) and the rest the load error:
+
+- OffsetCommit and TxnOffsetCommit: the denied and unknown topics' partitions their errors, the
+  rest the load error (TxnOffsetCommit below v2 COORDINATOR_NOT_AVAILABLE, as KafkaApis maps it for
+  0.11-2.0 producers); an OffsetCommit v0 is UNSUPPORTED_VERSION as ever (no coordinator is asked).
+- OffsetFetch v8+, DescribeGroups, DeleteGroups, ConsumerGroupDescribe and ShareGroupDescribe: the
+  denied groups GROUP_AUTHORIZATION_FAILED; OffsetFetch v1-7 the load error on the request (v2+) or
+  each partition (v0-1, OffsetFetchResponse for versions without a top-level error); v0 is
+  UNSUPPORTED_VERSION as ever, since it never reaches the group coordinator.
+- DescribeTransactions: the denied ids TRANSACTIONAL_ID_AUTHORIZATION_FAILED, an empty one
+  INVALID_REQUEST.
+- AddPartitionsToTxn: below v4 any denied topic fails the transaction (TOPIC_AUTHORIZATION_FAILED,
+  the rest OPERATION_NOT_ATTEMPTED) and any unknown partition too; v4+ keeps NONE at the top, the
+  error on each transaction's partitions.
+
+OffsetDelete needs no handler of its own: the coordinator's top-level error replaces the partitions
+KafkaApis refused (OffsetDeleteResponse.Builder.merge). Of the APIs the dispatcher answers:
 
 - Heartbeat answers NONE ("the group is still loading, so respond just blindly": 3.9's
   GroupCoordinator.handleHeartbeat, 4.x's GroupCoordinatorService.heartbeat).
@@ -12,11 +33,6 @@ API's error answer (the code on every partition, group or transaction the reques
   do not expect the load error, and the rebalance's state is lost anyway), the load error under 4.x.
 - ListGroups and ListTransactions answer the error with no groups or transactions (3.9's
   handleListGroups lists the partitions already loaded; here none are until all are).
-- AddPartitionsToTxn v4+ keeps NONE at the top, the error on each transaction's partitions.
-- DescribeTransactions answers an empty transactional id INVALID_REQUEST, the others the error.
-- OffsetFetch below v2 carries it on each partition (OffsetFetchResponse for versions without a
-  top-level error); v0 is answered UNSUPPORTED_VERSION as ever, since it never reaches the group
-  coordinator (shim.apis.k09_offset_fetch).
 - The consumer- and share-group APIs of a broker without their feature answer UNSUPPORTED_VERSION,
   a malformed ShareGroupHeartbeat INVALID_REQUEST, as ever.
 
@@ -26,7 +42,6 @@ verify answers NOT_ENOUGH_REPLICAS instead (shim.apis.k00_produce).
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 
 from ..control.mirror import error_response
@@ -35,14 +50,38 @@ from ..errors import ErrorCode
 LOADING = ErrorCode.coordinator_load_in_progress
 GROUP_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69, 76, 77, 90, 91, 92})
 TXN_APIS = frozenset({22, 24, 25, 26, 65, 66})
-LOADED_APIS = GROUP_APIS | TXN_APIS
+# OffsetCommit, OffsetFetch, DescribeGroups, AddPartitionsToTxn, TxnOffsetCommit, DeleteGroups,
+# DescribeTransactions, ConsumerGroupDescribe, ShareGroupDescribe: their handlers ask ``loading``
+IN_HANDLER = frozenset({8, 9, 15, 24, 28, 42, 65, 69, 77})
+LOADED_APIS = (GROUP_APIS | TXN_APIS) - IN_HANDLER  # the dispatcher's
 # INVALID_GROUP_ID for "" before the load is asked (3.9's isValidGroupId, 4.x's isGroupIdNotEmpty)
-_GROUP_ID_CHECKED = frozenset({11, 12, 13, 14, 28, 47})
+_GROUP_ID_CHECKED = frozenset({11, 12, 13, 14, 47})
 _TXN_ID_CHECKED = frozenset({25, 26})  # INVALID_REQUEST for ""
-_FEATURE_GATED = frozenset({68, 69, 76, 77, 90, 91, 92})
-ADD_PARTITIONS_BATCHED = 4
-SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, ADD_PARTITIONS, DESCRIBE_TRANSACTIONS = 14, 12, 22, 24, 65
-OFFSET_FETCH = 9
+_FEATURE_GATED = frozenset({68, 76, 90, 91, 92})
+SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT = 14, 12, 22, 28
+TXN_OFFSET_COMMIT_LOAD_ERROR = 2  # Kafka: KAFKA-7296, older producers crash on the load error
+
+
+def loading(ctx) -> bool:
+    """Whether the coordinators are still loading: an ``IN_HANDLER`` API's handler asks it where
+    KafkaApis hands the coordinator what is left after its own checks, and answers LOADING for that
+    (the request counted once in ``refused``)."""
+    if ctx.node.loading.done:
+        return False
+    if not ctx.load_refused:
+        ctx.load_refused = True
+        ctx.node.loading.refused[ctx.header.api_key] += 1
+    return True
+
+
+def offsets_code(ctx, request) -> ErrorCode | None:
+    """The code of an (Txn)OffsetCommit's partitions the coordinator would take, None once loaded;
+    None too for a TxnOffsetCommit of an empty group id (INVALID_GROUP_ID before the load is asked,
+    GroupCoordinatorService.commitTransactionalOffsets)."""
+    txn = ctx.header.api_key == TXN_OFFSET_COMMIT  # Kafka takes an OffsetCommit of the empty group id
+    if txn and not request.group_id or not loading(ctx):
+        return None
+    return ErrorCode.coordinator_not_available if txn and ctx.version < TXN_OFFSET_COMMIT_LOAD_ERROR else LOADING
 
 
 def _code(ctx, request) -> ErrorCode | None:
@@ -55,8 +94,6 @@ def _code(ctx, request) -> ErrorCode | None:
     if key in _TXN_ID_CHECKED and not request.transactional_id:
         return None
     if key == INIT_PRODUCER_ID and not _init_producer_id_loads(ctx, request):
-        return None
-    if key == OFFSET_FETCH and ctx.version == 0:  # ZooKeeper's: refused before any coordinator
         return None
     if key == HEARTBEAT:
         return ErrorCode.none
@@ -72,7 +109,7 @@ def _feature_enabled(ctx, request) -> bool:
     from .k68_consumer_group_heartbeat import consumer_protocol_enabled
     from .k76_share_group_heartbeat import _invalid
 
-    if ctx.header.api_key in (68, 69):
+    if ctx.header.api_key == 68:
         return consumer_protocol_enabled(ctx)
     return share_groups_enabled(ctx) and not (ctx.header.api_key == 76 and _invalid(request))
 
@@ -93,13 +130,6 @@ async def refusal(ctx, request, module):
         return None
     ctx.node.loading.refused[ctx.header.api_key] += 1
     key, version = ctx.header.api_key, ctx.version
-    if key == ADD_PARTITIONS and version >= ADD_PARTITIONS_BATCHED:
-        return error_response(key, version, request, code, quiet_top=True)
-    if key == DESCRIBE_TRANSACTIONS:  # Kafka: an empty id is INVALID_REQUEST before the state is asked
-        answer = error_response(key, version, request, code)
-        return dataclasses.replace(answer, transaction_states=tuple(
-            s if s.transactional_id else dataclasses.replace(s, error_code=ErrorCode.invalid_request)
-            for s in answer.transaction_states))
     if hasattr(module, "error_response"):  # the API's own (Kafka: AbstractRequest.getErrorResponse)
         answer = module.error_response(ctx, request, code)
         return await answer if inspect.isawaitable(answer) else answer

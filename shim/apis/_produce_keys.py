@@ -45,7 +45,7 @@ def keyed(request, version: int):
     in the order they first appear, each partition carrying its last copy (a RefusedCopy when
     validateRecords refused one); the request itself when it names each once."""
     topics = request.topic_data
-    if not _repeats(topics):
+    if len(topics) == 1 and len(topics[0].partition_data) == 1 or not _repeats(topics):  # librdkafka's, then any
         return request
     by_topic: dict = {}  # topic key -> (first topic entry, {partition index -> [copies]})
     for t in topics:

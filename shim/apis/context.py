@@ -33,6 +33,7 @@ class RequestContext:
     # answer reports only its own appends, known on disk or decided without them (EndTxn once its
     # Prepare state is on disk): nothing else is waited for
     coordinator_seen: int | None = 0
+    load_refused: bool = False  # a handler answered the coordinators' load error (shim.apis._loading.loading)
 
     def throttle(self, ms: int) -> int:
         """A quota's throttle time: muting the connection for ``ms``; returns it for throttle_time_ms."""

@@ -62,6 +62,10 @@ class Answer(NamedTuple):
     mute_ms: int  # a throttled client's channel is muted this long after the answer (Kafka: ThrottledChannel)
 
 
+# Answer((parts, mute_ms)) for every request: a NamedTuple's own __new__ is a Python function, twice the cost.
+_answer = functools.partial(tuple.__new__, Answer)
+
+
 class _Route(NamedTuple):
     """What the dispatcher needs of an API under one emulated release, looked up once."""
     spec: object
@@ -82,6 +86,20 @@ def _route(key: int, kafka_version: str, controller: bool = False) -> _Route | N
         return None
     module = sys.modules[spec.handler.__module__]
     return _Route(spec, versions, module, getattr(module, "validate", None), getattr(module, "decode", None))
+
+
+@functools.lru_cache(maxsize=1024)  # bounded: key and version are the client's to choose
+def _served(key: int, version: int, kafka_version: str, controller: bool) -> _Route | None:
+    """The route of a request the emulated release serves at its version, else None (looked up for
+    every request)."""
+    route = _route(key, kafka_version, controller)
+    return route if route is not None and route.versions[0] <= version <= route.versions[1] else None
+
+
+def forget_routes() -> None:
+    """Look each API's module up again (a test that replaced a module's function)."""
+    _route.cache_clear()
+    _served.cache_clear()
 
 
 def _controller_route(key: int, kafka_version: str) -> _Route | None:
@@ -123,10 +141,12 @@ def _served_route(node, key: int, version: int, correlation_id: int, controller:
 async def dispatch_request(node, frame: bytes, client_host: str = "", session=None, node_id: int | None = None) -> Answer:
     """``node_id``: the simulated broker the request came to (shim.cluster), the first one by default."""
     key, version, correlation_id = peek(frame)
-    route = _served_route(node, key, version, correlation_id,
-                          session is not None and session.listener in node.controller_listeners)
-    if route.__class__ is Answer:
-        return route
+    controller = session is not None and session.listener in node.controller_listeners
+    route = _served(key, version, node.config.kafka_version, controller)
+    if route is None:
+        route = _served_route(node, key, version, correlation_id, controller)
+        if route.__class__ is Answer:
+            return route
     spec, module = route.spec, route.module
     control = node.control.active  # a fault armed or the request log on (shim.control): kio's objects throughout
     started = time.monotonic()
@@ -146,7 +166,8 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
         ctx.coordinator_seen = commit.coordinator_synced
     refused = _authz.denied(ctx, request) if node.authorizer is not None and not route.own else None
     loading = None
-    if refused is None and key in LOADED_APIS and not node.loading.done:  # shim.coordinators.loader
+    # shim.coordinators.loader; the APIs that check each entity themselves ask in their handlers
+    if refused is None and key in LOADED_APIS and not node.loading.done:
         loading = await _loading.refusal(ctx, request, module)
     if refused is not None:
         result = module.error_response(ctx, request, refused)
@@ -159,12 +180,12 @@ async def dispatch_request(node, frame: bytes, client_host: str = "", session=No
     if result is not None and result.__class__ is not bytes and inspect.isawaitable(result):
         result = await result
     if result is None:
-        return Answer(None, ctx.mute_ms)
+        return _answer((None, ctx.mute_ms))
     if commit is not None and ctx.coordinator_seen is not None and (
             commit.coordinator_unsynced() or commit.lost_since(ctx.coordinator_seen)):
         result = await coordinator_synced(ctx, request, module, commit, result)  # fsync "always"
     if result.__class__ is bytes:  # the handler wrote its answer itself, header included
-        return Answer([result], ctx.mute_ms)
+        return _answer(([result], ctx.mute_ms))
     try:
         if (time.monotonic() - started < SLICE_S and not ctx.large_answer) or (
                 key in _RECORDS_APIS and not ctx.records_pinned):

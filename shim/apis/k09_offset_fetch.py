@@ -21,6 +21,7 @@ from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._authz import denied_topics_paced
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from .registry import api
 
@@ -36,6 +37,8 @@ async def handle(ctx, request):
     if ctx.version < GROUPS_VERSION:
         if not ctx.coordinates(GROUP, request.group_id):  # shim.cluster: another broker coordinates it
             return ctx.response(topics=(), error_code=ErrorCode.not_coordinator)
+        if loading(ctx):  # the whole group's error (KafkaApis.fetchOffsetsForGroup)
+            return await error_response(ctx, request, LOADING)
         topics = await _fetch(ctx, request.group_id, request.topics, stable, "OffsetFetchResponseTopic",
                               "OffsetFetchResponsePartition")
         return ctx.response(topics=topics, error_code=ErrorCode.none)
@@ -51,6 +54,8 @@ async def _group(ctx, g, stable):
     if not ctx.coordinates(GROUP, g.group_id):  # shim.cluster: another broker coordinates it
         return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=ErrorCode.not_coordinator,
                         topics=())
+    if loading(ctx):  # after the group's own checks (shim.apis._loading)
+        return ctx.make("OffsetFetchResponseGroup", group_id=g.group_id, error_code=LOADING, topics=())
     error = ctx.node.groups.validate_offset_fetch(g.group_id, getattr(g, "member_id", None),
                                                   getattr(g, "member_epoch", -1))
     if error != ErrorCode.none:

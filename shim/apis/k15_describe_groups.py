@@ -15,6 +15,7 @@ from ..cluster import GROUP as GROUP_KEY
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._operations import NOT_REQUESTED
 from ._pace import Pacer
 from ._repeats import Repeats
@@ -44,6 +45,9 @@ def _describe(ctx, group_id, want_ops):
     if not ctx.coordinates(GROUP_KEY, group_id):  # shim.cluster: another broker coordinates it
         return ctx.make("DescribedGroup", error_code=ErrorCode.not_coordinator, group_id=group_id, group_state="",
                         protocol_type="", protocol_data="", members=(), authorized_operations=NOT_REQUESTED)
+    if loading(ctx):  # after the group's own checks (shim.apis._loading)
+        return ctx.make("DescribedGroup", error_code=LOADING, group_id=group_id, group_state="", protocol_type="",
+                        protocol_data="", members=(), authorized_operations=NOT_REQUESTED)
     code, s = ctx.node.groups.describe_group(group_id)
     if ctx.version >= NOT_FOUND_VERSION and code == ErrorCode.none and group_id not in ctx.node.groups.groups:
         other = group_id in ctx.node.groups.consumer.groups or group_id in ctx.node.share.groups

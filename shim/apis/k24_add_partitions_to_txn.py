@@ -24,6 +24,7 @@ from ..protocol.kafka_releases import TRANSACTION_VERSION
 from ..storage.log_manager import INTERNAL_TOPICS
 from ._txn_errors import for_version
 from ._authz import denied_topics_paced
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from .registry import api
 
@@ -68,6 +69,8 @@ async def _transaction(ctx, txn_id, pid, epoch, wanted, pace, *, verify_only) ->
     if unknown:
         return {tp: ErrorCode.unknown_topic_or_partition if tp in unknown else ErrorCode.operation_not_attempted
                 async for tp in pace.each(wanted)}
+    if txn_id and loading(ctx):  # after the topics' checks (shim.apis._loading); "" is INVALID_REQUEST first
+        return {tp: LOADING async for tp in pace.each(wanted)}
     txn, partitions = ctx.node.txn, {tp async for tp in pace.each(wanted)}
     try:
         if verify_only:

@@ -10,6 +10,7 @@ from ..errors import ErrorCode, KafkaError
 from ..node import now_ms
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from .registry import api
 
@@ -25,7 +26,9 @@ async def handle(ctx, request):
     names = list({g: None async for g in pace.each(request.groups_names)})
     allowed = await ctx.authorized_paced(O.DELETE, R.GROUP, names, pace)  # Kafka: DELETE on each group
     mine = [g async for g in pace.each(names) if g in allowed and ctx.coordinates(GROUP, g)]  # shim.cluster
-    results = _delete_share_groups(ctx, [g for g in mine if g in ctx.node.share.groups])
+    # the groups left after their own checks wait for a loading coordinator (shim.apis._loading)
+    results = dict.fromkeys(mine, LOADING) if mine and loading(ctx) else \
+        _delete_share_groups(ctx, [g for g in mine if g in ctx.node.share.groups])
     rest = [g async for g in pace.each(mine) if g not in results]
     for i in range(0, len(rest), CHUNK):
         results.update(ctx.node.groups.delete_groups(rest[i:i + CHUNK], now_ms()))

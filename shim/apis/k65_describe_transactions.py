@@ -5,6 +5,7 @@ from ..coordinators.txn import TxnState
 from ..errors import ErrorCode
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from .registry import api
 
@@ -20,14 +21,17 @@ def _describe(ctx, txn_id):
     m = ctx.node.txn.txns.get(txn_id)
     allowed = ctx.authorize(O.DESCRIBE, R.TRANSACTIONAL_ID, txn_id)
     elsewhere = txn_id and not ctx.coordinates(TRANSACTION, txn_id)  # shim.cluster
-    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD or elsewhere:
+    held = allowed and txn_id and not elsewhere and loading(ctx)  # after the id's own checks (shim.apis._loading)
+    if not allowed or not txn_id or m is None or m.state is TxnState.DEAD or elsewhere or held:
         code = ErrorCode.invalid_request if not txn_id else ErrorCode.transactional_id_not_found
+        code = LOADING if held else code
         code = ErrorCode.not_coordinator if elsewhere else code
         if not allowed:  # Kafka checks DESCRIBE on the transactional id first
             code = ErrorCode.transactional_id_authorization_failed
+        # Kafka sets only the id and the error: the other fields keep their zero defaults
         return ctx.make("TransactionState", error_code=code, transactional_id=txn_id,
-                        transaction_state="", transaction_timeout=0, transaction_start_time=-1, producer_id=-1,
-                        producer_epoch=-1, topics=())
+                        transaction_state="", transaction_timeout=0, transaction_start_time=0, producer_id=0,
+                        producer_epoch=0, topics=())
     by_topic = {}
     for topic, p in sorted(m.partitions):
         if not ctx.authorize(O.DESCRIBE, R.TOPIC, topic):  # Kafka: only the topics it may describe

@@ -14,6 +14,7 @@ from ..cluster import GROUP
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._operations import NOT_REQUESTED
 from ._pace import Pacer
 from ._repeats import Repeats
@@ -42,6 +43,8 @@ def _describe(ctx, group_id, want_ops, names):
         refused = ErrorCode.group_authorization_failed
     elif not ctx.coordinates(GROUP, group_id):  # shim.cluster: another broker coordinates it
         refused = ErrorCode.not_coordinator
+    elif loading(ctx):  # after the group's own checks (shim.apis._loading)
+        refused = LOADING
     if refused is not None:
         return ctx.make("DescribedGroup", error_code=refused, group_id=group_id, group_state="", group_epoch=0,
                         assignment_epoch=0, assignor_name="", members=())

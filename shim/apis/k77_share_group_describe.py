@@ -11,6 +11,7 @@ from ..cluster import GROUP
 from ..errors import ErrorCode, KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._operations import NOT_REQUESTED
 from ._pace import Pacer
 from ._repeats import Repeats
@@ -39,6 +40,8 @@ def _describe(ctx, group_id, want_ops):
         return _empty(ctx, group_id, ErrorCode.group_authorization_failed)
     if not ctx.coordinates(GROUP, group_id):
         return _empty(ctx, group_id, ErrorCode.not_coordinator)
+    if loading(ctx):  # after the group's own checks (shim.apis._loading)
+        return _empty(ctx, group_id, LOADING)
     try:
         if is_other_group(ctx, group_id):  # Kafka: GroupMetadataManager.shareGroup
             raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")

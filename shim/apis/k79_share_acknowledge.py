@@ -47,7 +47,7 @@ async def handle(ctx, request):
     if epoch == FINAL_EPOCH:
         share.close_session(group, member, ctx.node_id)
     by_topic: dict = {}
-    for tid, fields in answers:
+    async for tid, fields in pace.each(answers):  # 350,000 partitions answered: 1.3 s in one turn unpaced
         by_topic.setdefault(tid, []).append(ctx.make("PartitionData", **fields))
     return ctx.response(error_code=ErrorCode.none, error_message=None, node_endpoints=(), responses=tuple(
         ctx.make("ShareAcknowledgeTopicResponse", topic_id=tid, partitions=tuple(parts))

@@ -57,12 +57,11 @@ NO_TOP_LEVEL_ERROR = {1}  # Fetch: the error goes to the partitions, the session
 _ZERO_INT = {"throttle_time", "session_id"}
 
 
-def error_response(api_key: int, version: int, request: Any, code: ErrorCode, quiet_top: bool = False) -> Any:
-    """``quiet_top``: the top-level error stays NONE (the code on the request's items alone)."""
+def error_response(api_key: int, version: int, request: Any, code: ErrorCode) -> Any:
     cls = response_class(api_key, version)
     if api_key in TOP_LEVEL_ERRORS:
         return _build(cls, None, code, top=True)
-    return _build(cls, request, code, top=True, quiet_top=quiet_top or api_key in NO_TOP_LEVEL_ERROR)
+    return _build(cls, request, code, top=True, quiet_top=api_key in NO_TOP_LEVEL_ERROR)
 
 
 def _build(cls: type, source: Any, code: ErrorCode, *, top: bool = False, quiet_top: bool = False) -> Any:

@@ -37,7 +37,7 @@ class CoordinatorLoad:
         self._steps = steps
         self.done = False
         self.failed: BaseException | None = None
-        self.refused: Counter[int] = Counter()  # API key -> requests refused while loading (tests read it)
+        self.refused: Counter[int] = Counter()  # API key -> requests answered the load error (tests read it)
         self.took_s: float | None = None
         self._held: asyncio.Future | None = None
         self._finished: list[asyncio.Future] = []

@@ -233,23 +233,31 @@ _THROTTLE = struct.Struct(">i").pack
 _THROTTLE_FLEX = struct.Struct(">iB").pack
 
 
-def _partition_writer(version: int):
-    """Pack one (index, error_code, base_offset, log_append_time, log_start_offset) as the version
-    has it: log_append_time from v2, log_start_offset from v5, no record errors and a null error
+def _partition_layout(version: int) -> tuple[str, int, tuple]:
+    """How the version writes one partition of the answer: (struct format, how many of (index,
+    error_code, base_offset, log_append_time, log_start_offset) it writes, the constants after
+    them): log_append_time from v2, log_start_offset from v5, no record errors and a null error
     message from v8, a tagged-field count of zero from v9 (no current_leader)."""
     if version < 2:
-        pack = struct.Struct(">ihq").pack
-        return lambda i, e, b, t, s: pack(i, e, b)
+        return "ihq", 3, ()
     if version < 5:
-        pack = struct.Struct(">ihqq").pack
-        return lambda i, e, b, t, s: pack(i, e, b, t)
+        return "ihqq", 4, ()
     if version < 8:
-        return struct.Struct(">ihqqq").pack
+        return "ihqqq", 5, ()
     if version < FLEXIBLE_VERSION:
-        pack = struct.Struct(">ihqqqih").pack
-        return lambda i, e, b, t, s: pack(i, e, b, t, s, 0, -1)
-    pack = struct.Struct(">ihqqqBBB").pack
-    return lambda i, e, b, t, s: pack(i, e, b, t, s, 1, 0, 0)
+        return "ihqqqih", 5, (0, -1)
+    return "ihqqqBBB", 5, (1, 0, 0)
+
+
+def _partition_writer(version: int):
+    """Pack one (index, error_code, base_offset, log_append_time, log_start_offset) as the version has it."""
+    fmt, fields, constants = _partition_layout(version)
+    pack = struct.Struct(">" + fmt).pack
+    if fields == 3:
+        return lambda i, e, b, t, s: pack(i, e, b)
+    if fields == 4:
+        return lambda i, e, b, t, s: pack(i, e, b, t)
+    return pack if not constants else lambda i, e, b, t, s: pack(i, e, b, t, s, *constants)
 
 
 _PARTITION = [_partition_writer(v) for v in range(TOPIC_ID_VERSION + 1)]
@@ -261,9 +269,7 @@ def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -
     log_start_offset) with -1 for a log append time the topic does not use; no node endpoints."""
     if len(topics) == 1 and len(topics[0][2]) == 1:  # librdkafka's request: one partition of one topic
         name, topic_id, (p,) = topics[0]
-        head, mid, tail = _ONE[version]
-        return b"".join((head(correlation_id), _topic(version, name, topic_id), mid, _PARTITION[version](*p),
-                         tail(throttle_ms)))
+        return _one_answer(version, name, topic_id)(correlation_id, p, throttle_ms)
     flexible = version >= FLEXIBLE_VERSION
     out = [_CORRELATION_FLEX(correlation_id, 0) if flexible else _CORRELATION(correlation_id)]
     out.append(_uv(len(topics) + 1) if flexible else _COUNT(len(topics)))
@@ -282,18 +288,22 @@ def encode_answer(correlation_id: int, version: int, topics, throttle_ms: int) -
     return b"".join(out)
 
 
-def _one_writer(version: int):
-    """(header and topic count, partition count, what follows the partition) of an answer of one
-    topic and one partition, as encode_answer's loop writes them."""
-    if version >= FLEXIBLE_VERSION:
-        head, tail = struct.Struct(">iBB").pack, struct.Struct(">BiB").pack
-        return (lambda c: head(c, 0, 2)), b"\x02", (lambda t: tail(0, t, 0))
-    count = _COUNT(1)
-    head = struct.Struct(">ii").pack
-    return (lambda c: head(c, 1)), count, (_THROTTLE if version >= 1 else (lambda t: b""))
-
-
-_ONE = [_one_writer(v) for v in range(TOPIC_ID_VERSION + 1)]
+@functools.lru_cache(maxsize=4096)
+def _one_answer(version: int, name: str | None, topic_id: uuid.UUID | None):
+    """``write(correlation_id, partition, throttle_ms)``: the whole answer of one topic with one
+    partition, as encode_answer's loop writes it, in one pack (librdkafka's Produce answers, one
+    per partition, each written often)."""
+    topic = _topic(version, name, topic_id)
+    fmt, fields, constants = _partition_layout(version)
+    if version >= FLEXIBLE_VERSION:  # header tags, topics + 1, the topic, partitions + 1, the partition,
+        # the topic's tags, throttle_time_ms, the answer's tags
+        pack = struct.Struct(f">iBB{len(topic)}sB{fmt}BiB").pack
+        return lambda c, p, throttle_ms: pack(c, 0, 2, topic, 2, *p, 1, 0, 0, 0, throttle_ms, 0)
+    throttle = "i" if version >= 1 else ""
+    pack = struct.Struct(f">ii{len(topic)}si{fmt}{throttle}").pack
+    if version >= 1:
+        return lambda c, p, throttle_ms: pack(c, 1, topic, 1, *p[:fields], *constants, throttle_ms)
+    return lambda c, p, throttle_ms: pack(c, 1, topic, 1, *p[:fields], *constants)
 
 
 @functools.lru_cache(maxsize=4096)

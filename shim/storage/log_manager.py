@@ -442,7 +442,8 @@ class LogManager:
     def check_online(self, topic: str, partition: int) -> None:
         """KAFKA_STORAGE_ERROR for a partition of the offline data directory (Kafka:
         ReplicaManager.getPartitionOrException, checked before the leader and its epoch)."""
-        if self.offline:
+        commit = self.group_commit  # self.offline, read in place: every append asks
+        if commit is not None and commit.failed is not None:
             raise KafkaError(ErrorCode.kafka_storage_error, f"Partition {topic}-{partition} is in an offline log directory")
 
     def _join_group_commit(self, plog: PartitionLog) -> None:

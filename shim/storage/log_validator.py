@@ -97,7 +97,10 @@ class RecordPass:
     @classmethod
     def of(cls, config: LogConfig, now_ms: int) -> RecordPass | None:
         """None when the topic's config asks for no record checks (the batch stays as sent)."""
-        if config.compression_type == "producer" and not config.compact and not _checks_timestamps(config):
+        # config.compact and _checks_timestamps(config), read in place: this runs for every batch
+        if config.compression_type == "producer" and "compact" not in config.cleanup_policy and (
+                config.log_append_time
+                or config.timestamp_before_max_ms >= LONG_MAX and config.timestamp_after_max_ms >= LONG_MAX):
             return None
         return cls(config, now_ms)
 

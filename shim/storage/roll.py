@@ -24,25 +24,21 @@ def _rolling_timestamp(seg: LogSegment) -> int:
     return ts
 
 
-def _should_roll(plog: PartitionLog, h: BatchHeader, now_ms: int) -> bool:
+def maybe_roll(plog: PartitionLog, h: BatchHeader, now_ms: int) -> bool:
+    """Roll the active segment before appending ``h`` when Kafka would; returns whether it did.
+    One function: it runs before every client append."""
     seg = plog.segments[-1]
     if not seg.size:
         return False
     c = plog.config
     index_bytes = c.segment_index_bytes
-    if len(seg._offsets) >= index_bytes // OFFSET_ENTRY or len(seg._time_ts) >= index_bytes // TIME_ENTRY:
-        return True
-    first = seg.rolling_timestamp
-    if first is None:
-        first = _rolling_timestamp(seg)
-    # Kafka falls back to the segment's creation time when its first batch has no timestamp; such
-    # batches (timestamp -1) do not roll by time here.
-    return first >= 0 and h.max_timestamp - first > c.segment_ms
-
-
-def maybe_roll(plog: PartitionLog, h: BatchHeader, now_ms: int) -> bool:
-    """Roll the active segment before appending ``h`` when Kafka would; returns whether it did."""
-    if _should_roll(plog, h, now_ms):
-        plog.roll()
-        return True
-    return False
+    if len(seg._offsets) < index_bytes // OFFSET_ENTRY and len(seg._time_ts) < index_bytes // TIME_ENTRY:
+        first = seg.rolling_timestamp
+        if first is None:
+            first = _rolling_timestamp(seg)
+        # Kafka falls back to the segment's creation time when its first batch has no timestamp;
+        # such batches (timestamp -1) do not roll by time here.
+        if first < 0 or h.max_timestamp - first <= c.segment_ms:
+            return False
+    plog.roll()
+    return True

@@ -35,14 +35,23 @@ class DecompressionBudget:
     DECOMPRESSED_RATIO); a batch may take at most its own share, so memory stays bounded by the
     largest batch max.message.bytes lets in, and the time by the request's size."""
 
+    __slots__ = ("_request_bytes", "_remaining")
+
     def __init__(self, request_bytes: int) -> None:
-        self.remaining = _allowance(request_bytes)
+        # worked out at the first compressed batch: every Produce makes one, few spend from it
+        self._request_bytes, self._remaining = request_bytes, None
+
+    @property
+    def remaining(self) -> int:
+        if self._remaining is None:
+            self._remaining = _allowance(self._request_bytes)
+        return self._remaining
 
     def limit(self, batch_bytes: int) -> int:
         return min(self.remaining, _allowance(batch_bytes))
 
     def spend(self, nbytes: int) -> None:
-        self.remaining -= nbytes
+        self._remaining = self.remaining - nbytes
 
 
 def _allowance(nbytes: int) -> int:

@@ -209,3 +209,119 @@ async def test_offset_fetch_v0_is_refused_without_waiting_for_the_load(nodes):
     topics = (make(_m(9, 1).OffsetFetchRequestTopic, name=TOPIC, partition_indexes=(0,)),)
     codes = [(await call(node, 9, v, group_id="g", topics=topics)).topics[0].partitions[0].error_code for v in (1, 0)]
     assert codes == [LOADING, E.unsupported_version]
+
+
+# With an authorizer: alice may use group g, transactional id tx and topics t and "gone" (which does
+# not exist); group h, transactional id ty and topic "theirs" are not hers.
+STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+@pytest.fixture(params=["3.9", "4.0"])
+def guarded(request, nodes):
+    """A loading node (as ``loading``) with an authorizer and alice's ACLs."""
+    from shim.security.acls import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+
+    seeded = nodes(kafka_version=request.param)
+    seeded.logs.create_topic(TOPIC, 2)
+    seeded.logs.create_topic("theirs", 1)
+    seeded.groups.commit_offsets("g", "", None, -1, offsets((0, 5)), T0)
+    seeded.txn.init_producer_id("tx", 60_000, -1, -1, T0)
+    nodes.close(seeded)
+    node = Node(BrokerConfig(data_dir=nodes.data_dir, **nodes.defaults, kafka_version=request.param,
+                             authorizer_class_name=STANDARD, super_users="User:admin"), load_later=True)
+    nodes.open.append(node)
+    node.acls.change(add=[AclBinding(kind, name, PatternType.LITERAL, "User:alice", "*", AclOperation.ALL,
+                                     AclPermissionType.ALLOW)
+                          for kind, name in ((ResourceType.GROUP, "g"), (ResourceType.TRANSACTIONAL_ID, "tx"),
+                                             (ResourceType.TOPIC, TOPIC), (ResourceType.TOPIC, "gone"))])
+    assert not node.loading.done
+    return node
+
+
+async def _as_alice(node, api_key: int, version: int, **fields):
+    from shim.apis.dispatch import dispatch
+    from shim.protocol.messages import RequestHeader, decode_response, encode_request
+    from shim.security.session import ConnectionSession
+
+    frame = encode_request(RequestHeader(api_key, version, 7, "loading-tests"), make(request_module(
+        api_key, version).__dict__[_REQUEST_CLASS[api_key]], **fields))
+    raw = await dispatch(node, frame, "/127.0.0.1", ConnectionSession("PLAINTEXT", "User:alice"))
+    return decode_response(raw, api_key, version)[1]
+
+
+_REQUEST_CLASS = {8: "OffsetCommitRequest", 9: "OffsetFetchRequest", 15: "DescribeGroupsRequest",
+                  24: "AddPartitionsToTxnRequest", 28: "TxnOffsetCommitRequest", 42: "DeleteGroupsRequest",
+                  65: "DescribeTransactionsRequest", 69: "ConsumerGroupDescribeRequest"}
+
+
+def _codes(topics, partitions: str = "partitions", code: str = "error_code") -> dict:
+    return {(t.name, p.partition_index): getattr(p, code) for t in topics for p in getattr(t, partitions)}
+
+
+def _commit_topics(api, version, *names):
+    m = _m(api, version)
+    prefix = "OffsetCommitRequest" if api == 8 else "TxnOffsetCommitRequest"
+    return tuple(make(getattr(m, prefix + "Topic"), name=n, partitions=(make(
+        getattr(m, prefix + "Partition"), partition_index=0, committed_offset=9, committed_metadata=""),))
+        for n in names)
+
+
+async def test_offset_commits_answer_their_topic_checks_before_the_load_error(guarded):
+    """Kafka: KafkaApis.handleOffsetCommitRequest and handleTxnOffsetCommitRequest answer denied
+    topics TOPIC_AUTHORIZATION_FAILED and unknown ones UNKNOWN_TOPIC_OR_PARTITION themselves, and
+    hand the coordinator (loading) the rest; TxnOffsetCommit v0-1 gets COORDINATOR_NOT_AVAILABLE."""
+    names = (TOPIC, "theirs", "gone")
+    want = {(TOPIC, 0): LOADING, ("theirs", 0): E.topic_authorization_failed,
+            ("gone", 0): E.unknown_topic_or_partition}
+    commit = await _as_alice(guarded, 8, 8, group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                             group_instance_id=None, topics=_commit_topics(8, 8, *names))
+    assert _codes(commit.topics) == want
+    ids = dict(transactional_id="tx", group_id="g", producer_id=0, producer_epoch=0)
+    assert _codes((await _as_alice(guarded, 28, 3, generation_id=-1, member_id="", group_instance_id=None,
+                                   topics=_commit_topics(28, 3, *names), **ids)).topics) == want
+    old = await _as_alice(guarded, 28, 1, topics=_commit_topics(28, 1, *names), **ids)
+    assert _codes(old.topics) == {**want, (TOPIC, 0): E.coordinator_not_available}
+    only_refused = await _as_alice(guarded, 8, 8, group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                                   group_instance_id=None, topics=_commit_topics(8, 8, "theirs"))
+    assert _codes(only_refused.topics) == {("theirs", 0): E.topic_authorization_failed}
+    # counted once a request, and only where the coordinator was left something to ask
+    assert (guarded.loading.refused[8], guarded.loading.refused[28]) == (1, 2)
+
+
+async def test_group_apis_answer_denied_groups_before_the_load_error(guarded):
+    """Kafka: OffsetFetch v8+, DescribeGroups, DeleteGroups (and ConsumerGroupDescribe) answer each
+    group the principal may not use GROUP_AUTHORIZATION_FAILED before asking the coordinator."""
+    m9 = _m(9, 8)
+    fetch = await _as_alice(guarded, 9, 8, require_stable=False, groups=tuple(
+        make(m9.OffsetFetchRequestGroup, group_id=g, topics=None) for g in ("g", "h")))
+    assert {g.group_id: g.error_code for g in fetch.groups} == {"g": LOADING, "h": E.group_authorization_failed}
+    described = await _as_alice(guarded, 15, 5, groups=("g", "h"), include_authorized_operations=True)
+    assert {g.group_id: g.error_code for g in described.groups} == {"g": LOADING, "h": E.group_authorization_failed}
+    deleted = await _as_alice(guarded, 42, 2, groups_names=("g", "h"))
+    assert {r.group_id: r.error_code for r in deleted.results} == {"g": LOADING, "h": E.group_authorization_failed}
+    if guarded.config.kafka_version >= "4.0":
+        consumer = await _as_alice(guarded, 69, 0, group_ids=("g", "h"), include_authorized_operations=False)
+        assert {g.group_id: g.error_code for g in consumer.groups} == {
+            "g": LOADING, "h": E.group_authorization_failed}
+
+
+async def test_txn_apis_answer_their_own_checks_before_the_load_error(guarded):
+    """Kafka: DescribeTransactions answers a denied id TRANSACTIONAL_ID_AUTHORIZATION_FAILED before
+    asking the coordinator; AddPartitionsToTxn v0-3 fails a
+    transaction naming a denied or unknown topic (the rest OPERATION_NOT_ATTEMPTED) without it."""
+    described = await _as_alice(guarded, 65, 0, transactional_ids=("tx", "ty"))
+    assert [s.error_code for s in described.transaction_states] == [LOADING, E.transactional_id_authorization_failed]
+    m = _m(24, 3)
+
+    async def add(*names):
+        answer = await _as_alice(guarded, 24, 3, v3_and_below_transactional_id="tx", v3_and_below_producer_id=0,
+                                 v3_and_below_producer_epoch=0, v3_and_below_topics=tuple(
+                                     make(m.AddPartitionsToTxnTopic, name=n, partitions=(0,)) for n in names))
+        return {(t.name, p.partition_index): p.partition_error_code for t in answer.results_by_topic_v3_and_below
+                for p in t.results_by_partition}
+
+    assert await add(TOPIC, "theirs") == {(TOPIC, 0): E.operation_not_attempted,
+                                          ("theirs", 0): E.topic_authorization_failed}
+    assert await add(TOPIC, "gone") == {(TOPIC, 0): E.operation_not_attempted,
+                                        ("gone", 0): E.unknown_topic_or_partition}
+    assert await add(TOPIC) == {(TOPIC, 0): LOADING}

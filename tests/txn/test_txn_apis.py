@@ -276,7 +276,7 @@ async def test_describe_transactions_field_values(txn_node):
 
 async def describe_raw(node, *ids):
     """DescribeTransactions decoded by kafka-python's protocol classes: kio refuses to read the -1
-    (no start time) that Kafka sends for an Empty transaction and for error entries."""
+    (no start time) that Kafka sends for an Empty transaction."""
     request = make(request_class(DESCRIBE_TRANSACTIONS, 0), transactional_ids=tuple(ids))
     raw = await dispatch(node, encode_request(RequestHeader(DESCRIBE_TRANSACTIONS, 0, 1, "txn-tests"), request))
     r = DescribeTransactionsResponse.decode(raw, version=0, header=True)
@@ -293,6 +293,9 @@ async def test_describe_transactions_without_a_start_time(txn_node):
     assert (e.transaction_timeout_ms, e.producer_id, e.producer_epoch) == (30_000, pid, epoch)
     assert d["unknown"].error_code == ErrorCode.transactional_id_not_found
     assert d[""].error_code == ErrorCode.invalid_request
+    # an error entry carries the id and the error alone: Kafka leaves the rest at their zero defaults
+    u = d["unknown"]
+    assert (u.transaction_start_time_ms, u.producer_id, u.producer_epoch, u.transaction_state) == (0, 0, 0, "")
 
 
 async def list_txns(node, *, states=(), pids=(), duration=-1, version=1, pattern=None):
