@@ -122,12 +122,14 @@ def _name_of(ctx, t) -> str | None:
 
 def _creatable(ctx, names, refused) -> set | None:
     """The unknown topics this request may auto-create: all of them (None), or none (an empty set)
-    when they add up to more partitions than Kafka's controller takes in one request; Kafka's
+    when there are none, or when they add up to more partitions than Kafka's controller takes in one request; Kafka's
     AutoTopicCreationManager sends them in one CreateTopics, the controller refuses it whole, and
     the Metadata answer says LEADER_NOT_AVAILABLE for each (a creation it asked for)."""
     logs, cluster = ctx.node.logs, ctx.node.cluster
     new = {n for n in names if n is not None and n not in refused and n not in logs.topics
            and cluster.internal_partitions(n) is None}
+    if not new:  # nothing to create: answered paced, not in the turn that creates (internal topics as they are)
+        return set()
     return None if len(new) * ctx.node.config.num_partitions <= MAX_PARTITIONS_PER_REQUEST else set()
 
 
