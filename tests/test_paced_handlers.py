@@ -472,6 +472,11 @@ def _metadata_topics(n, node):  # distinct unknown topics, allow_auto_topic_crea
                        include_topic_authorized_operations=False)
 
 
+def _metadata_v3_refused(n, node):  # v3 creates unknown topics it may: these it may not even describe
+    m = request_module(3, 3)
+    return 3, 3, make(request_class(3, 3), topics=tuple(m.MetadataRequestTopic(name=f"w{i:07d}") for i in range(n)))
+
+
 def _alter_share_offsets(n, node):
     m = request_module(91, 0)
     return 91, 0, make(request_class(91, 0), group_id="s", topics=tuple(m.AlterShareGroupOffsetsRequestTopic(
@@ -512,6 +517,7 @@ def _create_partitions_topics(n, node):
 # an ACL lookup per name (or, for DeleteAcls, a filter read per entry) in one turn, measured at 2 MiB
 AUTHZ_CASES = {
     "metadata-topics": _metadata_topics,  # 0.95 CPU s for 200,000 names
+    "metadata-v3-refused": _metadata_v3_refused,  # 0.7-1 s: answered in the turn that creates topics
     "delete-acls": _delete_acls_v3,  # 0.73 s for 50,000 filters
     "alter-share-group-offsets-topics": _alter_share_offsets,  # 1.1 s for 48,000 refused topics
     "offset-fetch-v7-topics": functools.partial(_offset_fetch_topics, 7),  # 0.64 s for 140,000 topics
@@ -522,7 +528,7 @@ AUTHZ_CASES = {
     "create-partitions-topics": _create_partitions_topics,  # 0.5 s
 }
 # the others at 0.15: unpaced, some took only 0.3-0.5 s on a quiet machine (0.02-0.13 s paced)
-AUTHZ_BOUNDS = {"delete-acls": 0.3, "offset-fetch-v7-topics": 0.3, "offset-fetch-v8-topics": 0.3}
+AUTHZ_BOUNDS = {"delete-acls": 0.3, "metadata-v3-refused": 0.3, "offset-fetch-v7-topics": 0.3, "offset-fetch-v8-topics": 0.3}
 
 
 @pytest.mark.parametrize("case", AUTHZ_CASES)

@@ -52,9 +52,10 @@ async def handle(ctx, request):
     refused = await _refused(ctx, [n for n in names if n is not None], allow_create, pace)
     create = _creatable(ctx, names, refused) if allow_create else set()
     if allow_create and create is None:  # the topics it creates are written down once, before the answer
+        # the refused ones answered before, paced: 200,000 of them took 0.7-1 CPU s of that turn
+        denied = {name: _unauthorized(ctx, name, by_id.get(name)) async for name in pace.each(refused)}
         with node.logs.one_save():
-            topics = tuple(_unauthorized(ctx, name, by_id.get(name)) if name in refused
-                           else _topic(ctx, name, allow_create, want_ops, create, asked)
+            topics = tuple(denied[name] if name in denied else _topic(ctx, name, allow_create, want_ops, create, asked)
                            for name, asked in zip(names, asked_ids))
     else:  # none to create (an internal topic is written down as it is): the loop is given up as it walks
         topics = tuple([_unauthorized(ctx, name, by_id.get(name)) if name in refused
