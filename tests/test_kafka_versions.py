@@ -3,10 +3,12 @@ requests outside the emulated ranges refused as that release refuses them, and t
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from shim.apis import REGISTRY
-from shim.apis.dispatch import dispatch
+from shim.apis.dispatch import _route, _served, dispatch
 from shim.cli import _parser, config_from_args
 from shim.config import BrokerConfig
 from shim.errors import ErrorCode
@@ -99,6 +101,16 @@ async def test_api_versions_above_the_release_gets_its_kip511_answer(node_for):
     assert ranges(response) == {API_VERSIONS: (0, 3)}
     response = decode_response(await dispatch(node_for("3.9"), frame), API_VERSIONS, 4)[1]
     assert response.error_code == ErrorCode.none and ranges(response)[API_VERSIONS] == (0, 4)
+
+
+async def test_api_keys_nobody_serves_leave_no_trace(node_for):
+    """Each key a client sends is looked up once and remembered, within a bound: a client naming every
+    int16 key made a table entry apiece."""
+    node = node_for("3.9")
+    for key in (k for k in range(-(1 << 15), 1 << 15, 7) if k not in REGISTRY):
+        with pytest.raises(FrameError, match="not served"):
+            await dispatch(node, struct.pack(">hhih", key, 0, 1, -1) + bytes(8))
+    assert _route.cache_info().currsize <= 1024 and _served.cache_info().currsize <= 1024
 
 
 async def test_a_version_the_release_lacks_closes_the_connection(node_for):

@@ -76,7 +76,7 @@ class _Route(NamedTuple):
     own: bool = False  # the controller listener's own answer (shim.apis.controller): no broker checks first
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)  # bounded: the key is the client's (every int16 once was 131,072 entries)
 def _route(key: int, kafka_version: str, controller: bool = False) -> _Route | None:
     if controller:
         return _controller_route(key, kafka_version)
