@@ -20,6 +20,10 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NOT_COORDINATOR) and the rest the load er
   UNSUPPORTED_VERSION as ever, since it never reaches the group coordinator.
 - DescribeTransactions: the denied ids TRANSACTIONAL_ID_AUTHORIZATION_FAILED, an empty one
   INVALID_REQUEST.
+- DescribeShareGroupOffsets: the denied groups GROUP_AUTHORIZATION_FAILED. AlterShareGroupOffsets
+  and DeleteShareGroupOffsets: a denied group GROUP_AUTHORIZATION_FAILED; a request whose topics
+  are all denied (or unknown) their errors; else the load error on the request, as any error of
+  their coordinator.
 - AddPartitionsToTxn: below v4 any denied topic fails the transaction (TOPIC_AUTHORIZATION_FAILED,
   the rest OPERATION_NOT_ATTEMPTED) and any unknown partition too; v4+ keeps NONE at the top, the
   error on each transaction's partitions.
@@ -51,13 +55,14 @@ LOADING = ErrorCode.coordinator_load_in_progress
 GROUP_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69, 76, 77, 90, 91, 92})
 TXN_APIS = frozenset({22, 24, 25, 26, 65, 66})
 # OffsetCommit, OffsetFetch, DescribeGroups, AddPartitionsToTxn, TxnOffsetCommit, DeleteGroups,
-# DescribeTransactions, ConsumerGroupDescribe, ShareGroupDescribe: their handlers ask ``loading``
-IN_HANDLER = frozenset({8, 9, 15, 24, 28, 42, 65, 69, 77})
+# DescribeTransactions, ConsumerGroupDescribe, ShareGroupDescribe and the share-group offset APIs:
+# their handlers ask ``loading``
+IN_HANDLER = frozenset({8, 9, 15, 24, 28, 42, 65, 69, 77, 90, 91, 92})
 LOADED_APIS = (GROUP_APIS | TXN_APIS) - IN_HANDLER  # the dispatcher's
 # INVALID_GROUP_ID for "" before the load is asked (3.9's isValidGroupId, 4.x's isGroupIdNotEmpty)
 _GROUP_ID_CHECKED = frozenset({11, 12, 13, 14, 47})
 _TXN_ID_CHECKED = frozenset({25, 26})  # INVALID_REQUEST for ""
-_FEATURE_GATED = frozenset({68, 76, 90, 91, 92})
+_FEATURE_GATED = frozenset({68, 76})
 SYNC_GROUP, HEARTBEAT, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT = 14, 12, 22, 28
 TXN_OFFSET_COMMIT_LOAD_ERROR = 2  # Kafka: KAFKA-7296, older producers crash on the load error
 

@@ -17,6 +17,7 @@ from ..cluster import GROUP
 from ..errors import ErrorCode as E
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from ._share import share_groups_enabled
 from ._share_offsets import (DEFAULT_LEADER_EPOCH, UNINITIALIZED_START_OFFSET, ZERO_UUID, id_of, message,
@@ -52,6 +53,8 @@ def _group_error(ctx, group_id) -> E | None:
         return E.group_authorization_failed
     if not ctx.coordinates(GROUP, group_id):
         return E.not_coordinator
+    if loading(ctx):  # after the group's own checks (shim.apis._loading)
+        return LOADING
     return None
 
 

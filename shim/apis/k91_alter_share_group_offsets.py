@@ -22,6 +22,7 @@ from ..errors import KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._authz import denied_topics_paced
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from ._share import share_groups_enabled
 from ._share_offsets import id_of, message, partition_exists
@@ -77,6 +78,8 @@ async def _split(ctx, topics, pace):
 def _group_error(ctx, group_id) -> E | None:
     if not ctx.coordinates(GROUP, group_id):
         return E.not_coordinator
+    if loading(ctx):  # after the request's own checks (shim.apis._loading)
+        return LOADING
     return None
 
 

@@ -19,6 +19,7 @@ from ..errors import KafkaError
 from ..security.acls import AclOperation as O
 from ..security.acls import ResourceType as R
 from ._authz import denied_topics_paced
+from ._loading import LOADING, loading
 from ._pace import Pacer
 from ._share import is_other_group, share_groups_enabled
 from ._share_offsets import ZERO_UUID, id_of, message
@@ -53,6 +54,8 @@ def _check_group(ctx, group_id) -> None:
         raise KafkaError(E.invalid_group_id, message(E.invalid_group_id))
     if not ctx.coordinates(GROUP, group_id):
         raise KafkaError(E.not_coordinator, message(E.not_coordinator))
+    if loading(ctx):  # after the request's own checks (shim.apis._loading)
+        raise KafkaError(LOADING, message(LOADING))
     if is_other_group(ctx, group_id):  # Kafka: GroupMetadataManager.shareGroup
         raise KafkaError(E.group_id_not_found, f"Group {group_id} is not a share group.")
     ctx.node.share.empty_group(group_id)

@@ -216,12 +216,14 @@ async def test_offset_fetch_v0_is_refused_without_waiting_for_the_load(nodes):
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
-@pytest.fixture(params=["3.9", "4.0"])
+@pytest.fixture(params=["3.9", "4.0", "4.1"])
 def guarded(request, nodes):
-    """A loading node (as ``loading``) with an authorizer and alice's ACLs."""
+    """A loading node (as ``loading``) with an authorizer and alice's ACLs; 4.1's with share groups."""
     from shim.security.acls import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 
     seeded = nodes(kafka_version=request.param)
+    if request.param >= "4.1":
+        seeded.finalize_features({"share.version": 1})
     seeded.logs.create_topic(TOPIC, 2)
     seeded.logs.create_topic("theirs", 1)
     seeded.groups.commit_offsets("g", "", None, -1, offsets((0, 5)), T0)
@@ -251,7 +253,9 @@ async def _as_alice(node, api_key: int, version: int, **fields):
 
 _REQUEST_CLASS = {8: "OffsetCommitRequest", 9: "OffsetFetchRequest", 15: "DescribeGroupsRequest",
                   24: "AddPartitionsToTxnRequest", 28: "TxnOffsetCommitRequest", 42: "DeleteGroupsRequest",
-                  65: "DescribeTransactionsRequest", 69: "ConsumerGroupDescribeRequest"}
+                  65: "DescribeTransactionsRequest", 69: "ConsumerGroupDescribeRequest",
+                  77: "ShareGroupDescribeRequest", 90: "DescribeShareGroupOffsetsRequest",
+                  91: "AlterShareGroupOffsetsRequest", 92: "DeleteShareGroupOffsetsRequest"}
 
 
 def _codes(topics, partitions: str = "partitions", code: str = "error_code") -> dict:
@@ -325,3 +329,34 @@ async def test_txn_apis_answer_their_own_checks_before_the_load_error(guarded):
     assert await add(TOPIC, "gone") == {(TOPIC, 0): E.operation_not_attempted,
                                         ("gone", 0): E.unknown_topic_or_partition}
     assert await add(TOPIC) == {(TOPIC, 0): LOADING}
+
+
+async def test_share_group_apis_answer_denied_groups_and_topics_before_the_load_error(guarded):
+    """Kafka 4.1: ShareGroupDescribe and DescribeShareGroupOffsets answer each denied group
+    GROUP_AUTHORIZATION_FAILED, Alter- and DeleteShareGroupOffsets a denied group on the request and
+    a request whose topics are all denied the topics' errors, before asking the coordinator."""
+    if guarded.config.kafka_version < "4.1":
+        pytest.skip("share groups: Kafka 4.1")
+    described = await _as_alice(guarded, 77, 1, group_ids=("g", "h"), include_authorized_operations=False)
+    assert {g.group_id: g.error_code for g in described.groups} == {"g": LOADING, "h": E.group_authorization_failed}
+    m90, m91, m92 = _m(90, 0), _m(91, 0), _m(92, 0)
+    offsets = await _as_alice(guarded, 90, 0, groups=tuple(
+        make(m90.DescribeShareGroupOffsetsRequestGroup, group_id=g, topics=None) for g in ("g", "h")))
+    assert {g.group_id: g.error_code for g in offsets.groups} == {"g": LOADING, "h": E.group_authorization_failed}
+
+    async def alter(group, *names):
+        return await _as_alice(guarded, 91, 0, group_id=group, topics=tuple(
+            make(m91.AlterShareGroupOffsetsRequestTopic, topic_name=n, partitions=(
+                make(m91.AlterShareGroupOffsetsRequestPartition, partition_index=0, start_offset=0),))
+            for n in names))
+
+    async def delete(group, *names):
+        return await _as_alice(guarded, 92, 0, group_id=group, topics=tuple(
+            make(m92.DeleteShareGroupOffsetsRequestTopic, topic_name=n) for n in names))
+
+    for change, topic_code in ((alter, lambda t: t.partitions[0].error_code), (delete, lambda t: t.error_code)):
+        assert (await change("h", TOPIC)).error_code == E.group_authorization_failed
+        assert (await change("g", TOPIC)).error_code == LOADING
+        only_denied = await change("g", "theirs")
+        assert (only_denied.error_code, [topic_code(t) for t in only_denied.responses]) == (
+            E.none, [E.topic_authorization_failed])
