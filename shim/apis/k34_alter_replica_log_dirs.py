@@ -10,6 +10,7 @@ is answered once, for the last. v0 is v1 on the wire (kio generates v1 only).
 """
 
 from ..errors import ErrorCode, KafkaError
+from ._pace import Pacer
 from .registry import api
 
 # Kafka: UnifiedLog.logFutureDirName is "<topic>-<partition>.<32 hex digits>-future"
@@ -17,20 +18,26 @@ FUTURE_SUFFIX = len(".") + 32 + len("-future")
 
 
 @api(34, "AlterReplicaLogDirs", 0, 2)
-def handle(ctx, request):
+async def handle(ctx, request):
+    # Paced: 140,000 distinct topics (2 MiB) were each checked and answered in one turn (0.8-1.4 CPU
+    # s). Nothing moves, so what is read between slices is only each partition's existence.
+    pace = Pacer()
     target: dict[tuple[str, int], str] = {}
-    for d in request.dirs:
-        for t in d.topics:
-            for p in t.partitions:
-                target[(t.name, p)] = d.path
+    async for path, topic, index in pace.each((d.path, t.name, p) for d in request.dirs for t in d.topics
+                                              for p in t.partitions):
+        target[(topic, index)] = path
+    codes = {tp: _alter(ctx, *tp, path) async for tp, path in pace.each(target.items())}
+    return ctx.response(results=await _by_topic(ctx, codes.items(), pace))
+
+
+async def _by_topic(ctx, codes, pace):
+    """The partitions' results grouped by topic, in the order the topics were first named."""
     by_topic: dict[str, list] = {}
-    for (topic, index), path in target.items():
-        code = _alter(ctx, topic, index, path)
+    async for (topic, index), code in pace.each(codes):
         by_topic.setdefault(topic, []).append(
             ctx.make("AlterReplicaLogDirPartitionResult", partition_index=index, error_code=code))
-    results = tuple(ctx.make("AlterReplicaLogDirTopicResult", topic_name=t, partitions=tuple(p))
-                    for t, p in by_topic.items())
-    return ctx.response(results=results)
+    return tuple([ctx.make("AlterReplicaLogDirTopicResult", topic_name=t, partitions=tuple(p))
+                  async for t, p in pace.each(by_topic.items())])
 
 
 def _alter(ctx, topic, index, path):
@@ -47,12 +54,8 @@ def _alter(ctx, topic, index, path):
     return ErrorCode.none
 
 
-def error_response(ctx, request, code):
+async def error_response(ctx, request, code):
     """Kafka: the error on every partition named."""
-    by_topic: dict[str, list] = {}
-    for d in request.dirs:
-        for t in d.topics:
-            by_topic.setdefault(t.name, []).extend(
-                ctx.make("AlterReplicaLogDirPartitionResult", partition_index=p, error_code=code) for p in t.partitions)
-    return ctx.response(results=tuple(ctx.make("AlterReplicaLogDirTopicResult", topic_name=t, partitions=tuple(ps))
-                                      for t, ps in by_topic.items()))
+    pace = Pacer()
+    return ctx.response(results=await _by_topic(ctx, (
+        ((t.name, p), code) for d in request.dirs for t in d.topics for p in t.partitions), pace))
