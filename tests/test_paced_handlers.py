@@ -13,6 +13,7 @@ the pytest-xdist workers (conftest.py, CPU_BOUND_ONLY).
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import functools
 import uuid
@@ -222,6 +223,20 @@ def _alter_share_offsets_partitions(n, node):  # empty share group s: t's partit
             partition_index=i % 4, start_offset=0) for i in range(n))),))
 
 
+def _update_features(n, node):  # distinct unknown features, in reverse order: every one refused, answered by name
+    m = request_module(57, 1)
+    return 57, 1, make(request_class(57, 1), timeout=datetime.timedelta(seconds=30), validate_only=False,
+                       feature_updates=tuple(m.FeatureUpdateKey(feature=f"f{n - i:07d}", max_version_level=1,
+                                                                upgrade_type=1) for i in range(n)))
+
+
+def _alter_replica_log_dirs(n, node):  # distinct unknown topics, into the data directory
+    m = request_module(34, 2)
+    return 34, 2, make(request_class(34, 2), dirs=(m.AlterReplicaLogDir(
+        path=str(node.logs.data_dir.absolute()), topics=tuple(
+            m.AlterReplicaLogDirTopic(name=f"u{i:07d}", partitions=(0,)) for i in range(n))),))
+
+
 CASES = {
     "offset-fetch-v8-groups": _offset_fetch,
     "describe-share-group-offsets-groups": _share_offsets,
@@ -254,6 +269,8 @@ CASES = {
     "find-coordinator-keys": _find_coordinator,
     "share-fetch-partitions": _share_fetch,
     "alter-share-group-offsets-partitions": _alter_share_offsets_partitions,
+    "update-features": _update_features,
+    "alter-replica-log-dirs": _alter_replica_log_dirs,
     # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
     "offset-fetch-v8-error": _offset_fetch,
     "add-partitions-to-txn-v3-error": _add_partitions_v3,
@@ -313,6 +330,11 @@ async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
         markers = decode_response(raw, key, version)[1].markers
         assert {p.error_code for m in markers for t in m.topics for p in t.partitions} == {0}
         assert broker.logs.get("t", 0).log_end_offset == len(markers) > 50_000
+    if case == "update-features":  # each feature refused, by name
+        results = decode_response(raw, key, version)[1].results
+        names = [x.feature for x in results]
+        assert names == sorted(names) and len(names) > 100_000 and {x.error_code for x in results} == {
+            ErrorCode.invalid_update_version}
     assert stall.cpu < BOUNDS.get(case, 0.3), stall  # the prelude over the whole request and the encoding of the answer stay
 
 
@@ -636,3 +658,34 @@ async def test_share_acknowledge_answer_paced(broker, monkeypatch):
         monkeypatch.setattr(_pace, "SLICE_S", slice_s)
         answers.append((await acknowledge(frame))[0])
     assert answers[0] == answers[1]
+
+
+async def test_update_features_checks_again_what_another_changed_between_slices(broker, monkeypatch):
+    """Kafka's controller checks and applies an UpdateFeatures in one event. Paced, another may
+    finalize between its slices: transaction.version 2 -> 1 (SAFE_DOWNGRADE), checked, then set to 0
+    by another request, is then a downgrade to a newer version, refused, and nothing changes."""
+    def update(*keys):
+        m = request_module(57, 2)
+        return encode_request(RequestHeader(57, 2, 1, "c"), make(
+            request_class(57, 2), timeout=datetime.timedelta(seconds=30), validate_only=False, feature_updates=tuple(
+                m.FeatureUpdateKey(feature=f, max_version_level=level, upgrade_type=t) for f, level, t in keys)))
+
+    checked, check = {}, broker.quorum.check_update
+
+    def check_update(feature, level, upgrade_type):
+        checked[feature] = broker.quorum.level("transaction.version")
+        check(feature, level, upgrade_type)
+
+    monkeypatch.setattr(broker.quorum, "check_update", check_update)
+    monkeypatch.setattr(_pace, "SLICE_S", 0.0)
+    assert broker.quorum.level("transaction.version") == 2
+    first = asyncio.ensure_future(dispatch(broker, update(
+        ("transaction.version", 1, 2), *((f"f{i:04d}", 0, 1) for i in range(2000)))))
+    while "transaction.version" not in checked:
+        await asyncio.sleep(0)
+    r = decode_response(await dispatch(broker, update(("transaction.version", 0, 2))), 57, 2)[1]
+    assert r.error_code == ErrorCode.none and broker.quorum.level("transaction.version") == 0
+    assert "f1999" not in checked  # the other request landed while the first was checking
+    r = decode_response(await first, 57, 2)[1]
+    assert r.error_code == ErrorCode.invalid_update_version and "newer version" in r.error_message, r
+    assert broker.quorum.level("transaction.version") == 0 and checked["f1999"] == 0

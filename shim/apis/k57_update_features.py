@@ -12,35 +12,60 @@ last one counts. A new ``transaction.version`` governs transactions from then on
 clients, which pick TV2 by it). With an authorizer it needs ALTER on the cluster.
 """
 
+import heapq
+
 from ..errors import ErrorCode, KafkaError
 from ..quorum import UPGRADE
+from ._pace import Pacer
 from .registry import api
 
 NO_RESULTS_VERSION = 2
 ALL_OR_NOTHING_MAJOR = 4  # Kafka 4.0's FeatureControlManager stops at the first failing update
+SORTED_RUN = 4096  # names sorted in one piece: well under a slice
 
 
 @api(57, "UpdateFeatures", 0, 2)
-def handle(ctx, request):
-    updates = {u.feature: (u.max_version_level, getattr(u, "upgrade_type", UPGRADE)) for u in request.feature_updates}
+async def handle(ctx, request):
+    # Paced: 160,000 distinct feature names (2 MiB) were checked and answered in one turn (0.9-1.05
+    # CPU s).
+    pace = Pacer()
+    updates = {u.feature: (u.max_version_level, getattr(u, "upgrade_type", UPGRADE))
+               async for u in pace.each(request.feature_updates)}
     quorum = ctx.node.quorum
-    errors: dict[str, KafkaError | None] = {}
-    for feature, (level, upgrade_type) in updates.items():
-        try:
-            quorum.check_update(feature, level, upgrade_type)
-            errors[feature] = None
-        except KafkaError as e:
-            errors[feature] = e
-    first = next((e for e in errors.values() if e is not None), None)
+    errors, levels, first = await _checked(quorum, updates, pace)
     atomic = int(quorum.release.name.split(".")[0]) >= ALL_OR_NOTHING_MAJOR
     if atomic and first is not None:
         errors = dict.fromkeys(errors, first)
-    elif not getattr(request, "validate_only", False):  # v1+
-        ctx.node.finalize_features({f: updates[f][0] for f, e in errors.items() if e is None})
+    elif not getattr(request, "validate_only", False):  # v1+; in the turn of the last check
+        ctx.node.finalize_features(levels)
     top = first if atomic else None
-    results = () if ctx.version >= NO_RESULTS_VERSION else tuple(_result(ctx, f, errors[f]) for f in sorted(errors))
+    results = () if ctx.version >= NO_RESULTS_VERSION else await _results(ctx, errors, pace)
     return ctx.response(error_code=top.code if top else ErrorCode.none, error_message=top.message if top else None,
                         results=results)
+
+
+async def _checked(quorum, updates, pace):
+    """Each feature's error (None when valid), the valid levels and the first error, as checked
+    against the levels they are applied to: Kafka's controller checks and applies a request in one
+    event, so the checks are made again when another UpdateFeatures changed the levels between
+    slices."""
+    while True:
+        epoch, errors, levels, first = quorum.epoch, {}, {}, None
+        async for feature, (level, upgrade_type) in pace.each(updates.items()):
+            try:
+                quorum.check_update(feature, level, upgrade_type)
+                errors[feature], levels[feature] = None, level
+            except KafkaError as e:
+                errors[feature], first = e, e if first is None else first
+        if quorum.epoch == epoch:
+            return errors, levels, first
+
+
+async def _results(ctx, errors, pace):
+    """A result per feature, by name: runs sorted a slice at a time, then merged paced."""
+    names = list(errors)
+    runs = [sorted(names[i:i + SORTED_RUN]) async for i in pace.each(range(0, len(names), SORTED_RUN))]
+    return tuple([_result(ctx, f, errors[f]) async for f in pace.each(heapq.merge(*runs))])
 
 
 def _result(ctx, feature, error):
