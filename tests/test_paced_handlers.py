@@ -236,6 +236,27 @@ def _alter_replica_log_dirs(n, node):  # distinct unknown topics, into the data 
         path=str(node.logs.data_dir.absolute()), topics=tuple(
             m.AlterReplicaLogDirTopic(name=f"u{i:07d}", partitions=(0,)) for i in range(n))),))
 
+def _describe_scram(n, node):  # unknown users: RESOURCE_NOT_FOUND each; every thousandth named twice
+    m = request_module(50, 0)
+    return 50, 0, make(request_class(50, 0), users=tuple(
+        m.UserName(name=f"u{i - (i % 1000 == 999):07d}") for i in range(n)))
+
+
+def _alter_scram(n, node):  # n deletions of unknown users, n upsertions stored (keys derived for each)
+    m = request_module(51, 0)
+    return 51, 0, make(request_class(51, 0), deletions=tuple(
+        m.ScramCredentialDeletion(name=f"d{i:07d}", mechanism=1) for i in range(n)), upsertions=tuple(
+        m.ScramCredentialUpsertion(name=f"u{i - (i % 1000 == 999):07d}", mechanism=1 + i % 2,
+                                   iterations=4096 if i % 7 else 1, salt=b"s" * 16, salted_password=b"p" * 32)
+        for i in range(n)))
+
+
+def _alter_quotas(n, node):  # an entity each, every thousandth named twice, every seventh's value refused
+    m = request_module(49, 1)
+    return 49, 1, make(request_class(49, 1), validate_only=False, entries=tuple(m.EntryData(
+        entity=(m.EntityData(entity_type="user", entity_name=f"u{i - (i % 1000 == 999):07d}"),),
+        ops=(m.OpData(key="producer_byte_rate", value=1024.0 if i % 7 else 0.5, remove=False),)) for i in range(n)))
+
 
 CASES = {
     "offset-fetch-v8-groups": _offset_fetch,
@@ -269,6 +290,9 @@ CASES = {
     "find-coordinator-keys": _find_coordinator,
     "share-fetch-partitions": _share_fetch,
     "alter-share-group-offsets-partitions": _alter_share_offsets_partitions,
+    "describe-user-scram-credentials": _describe_scram,
+    "alter-user-scram-credentials": _alter_scram,
+    "alter-client-quotas": _alter_quotas,
     "update-features": _update_features,
     "alter-replica-log-dirs": _alter_replica_log_dirs,
     # the API's whole-request error answer (Kafka: getErrorResponse), through a control-plane fault
@@ -282,9 +306,11 @@ CASES = {
 # times; FindCoordinator 0.09-0.15 s for a million keys none of which was valid (whether one was: a
 # walk of them all in one turn), 0.08 s for a million valid ones (a dict per key, all freed in the
 # turn the handler returned). ShareFetch's answer of 350,000 partitions was built and encoded in
-# one turn (2.5 s)
+# one turn (2.5 s). DescribeUserScramCredentials of 210,000 users took 0.9 CPU s, AlterClientQuotas
+# of 45,000 entities 0.74 s, AlterUserScramCredentials of 27,000 users 0.6 s
 BOUNDS = {"add-partitions-to-txn-v3-topics": 0.1, "list-offsets-topics": 0.1, "consumer-group-describe": 0.1,
-          "share-group-describe": 0.1, "find-coordinator-keys": 0.06, "share-fetch-partitions": 0.1}
+          "share-group-describe": 0.1, "find-coordinator-keys": 0.06, "share-fetch-partitions": 0.1,
+          "describe-user-scram-credentials": 0.1, "alter-user-scram-credentials": 0.1, "alter-client-quotas": 0.1}
 FAULTED = {"offset-fetch-v8-error": "OffsetFetch", "add-partitions-to-txn-v3-error": "AddPartitionsToTxn",
            "elect-leaders-error": "ElectLeaders"}
 

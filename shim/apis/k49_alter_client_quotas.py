@@ -14,21 +14,25 @@ An ip entity must be an address literal: Kafka also accepts a host name it can r
 
 from ..coordinators.client_quotas import entity_of
 from ..errors import ErrorCode
+from ._pace import Pacer
 from .registry import api
 
 
 @api(49, "AlterClientQuotas", 0, 1)
-def handle(ctx, request):
+async def handle(ctx, request):
+    # Paced: 45,000 distinct entities (2 MiB) took 0.35-0.74 CPU s in one turn of the loop. Every
+    # entity is still validated before any is applied, and all are written at once.
+    pace = Pacer()
     alterations = [
         (entity_of((e.entity_type, e.entity_name) for e in entry.entity),
          [(op.key, None if op.remove else op.value) for op in entry.ops])
-        for entry in request.entries]
-    results = ctx.node.quotas.alter(alterations, request.validate_only)
-    entries = tuple(
+        async for entry in pace.each(request.entries)]
+    results = await ctx.node.quotas.alter(alterations, request.validate_only, pace)
+    entries = tuple([
         ctx.make("EntryData", error_code=ErrorCode.none if err is None else err.code,
                  error_message=None if err is None else err.message,
                  entity=tuple(ctx.make("EntityData", entity_type=t, entity_name=n) for t, n in sorted(entity)))
-        for entity, err in results.items())
+        async for entity, err in pace.each(results.items())])
     return ctx.response(entries=entries)
 
 

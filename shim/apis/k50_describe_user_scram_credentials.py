@@ -8,17 +8,20 @@ ACLs yet (Kafka requires DESCRIBE on CLUSTER).
 """
 
 from ..errors import ErrorCode
+from ._pace import Pacer
 from .registry import api
 
 
 @api(50, "DescribeUserScramCredentials", 0, 0)
-def handle(ctx, request):
-    users = [u.name for u in request.users] if request.users else None
-    results = tuple(
+async def handle(ctx, request):
+    # Paced: 210,000 distinct users (2 MiB) took 0.9 CPU s in one turn of the loop.
+    pace = Pacer()
+    users = [u.name async for u in pace.each(request.users)] if request.users else None
+    results = tuple([
         ctx.make("DescribeUserScramCredentialsResult", user=user, error_code=code, error_message=message,
                  credential_infos=tuple(ctx.make("CredentialInfo", mechanism=m, iterations=i) for m, i in infos))
-        for user, code, message, infos in ctx.node.credentials.describe(users)
-    )
+        async for user, code, message, infos in pace.each(await ctx.node.credentials.describe(users, pace))
+    ])
     return ctx.response(error_code=ErrorCode.none, error_message=None, results=results)
 
 

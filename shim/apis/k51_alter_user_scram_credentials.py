@@ -9,18 +9,22 @@ exist RESOURCE_NOT_FOUND. Deleting a configured user's credential lasts until th
 which configures it again. Open to every client: no ACLs yet (Kafka requires ALTER on CLUSTER).
 """
 
+from ._pace import Pacer
 from .registry import api
 
 
 @api(51, "AlterUserScramCredentials", 0, 0)
-def handle(ctx, request):
-    results = ctx.node.credentials.alter(
-        [(d.name, d.mechanism) for d in request.deletions],
-        [(u.name, u.mechanism, u.iterations, u.salt, u.salted_password) for u in request.upsertions],
-    )
-    return ctx.response(results=tuple(
+async def handle(ctx, request):
+    # Paced: 2 MiB of distinct users took 0.5-1.7 CPU s in one turn of the loop (each upsertion's keys
+    # derived, every credential encoded); the validated change is still written in one go, as Kafka's one batch.
+    pace = Pacer()
+    results = await ctx.node.credentials.alter(
+        [(d.name, d.mechanism) async for d in pace.each(request.deletions)],
+        [(u.name, u.mechanism, u.iterations, u.salt, u.salted_password) async for u in pace.each(request.upsertions)],
+        pace)
+    return ctx.response(results=tuple([
         ctx.make("AlterUserScramCredentialsResult", user=user, error_code=code, error_message=message)
-        for user, code, message in results))
+        async for user, code, message in pace.each(results)]))
 
 
 def error_response(ctx, request, code):

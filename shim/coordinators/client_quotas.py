@@ -8,6 +8,7 @@ written whole and atomically before AlterClientQuotas answers, so they survive a
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 from pathlib import Path
@@ -41,18 +42,29 @@ class ClientQuotas:
     def __init__(self, path: Path) -> None:
         self._path = path
         self.entities: dict[Entity, dict[str, float]] = {}
+        self._altering = asyncio.Lock()
         if path.exists():
             for e in json.loads(path.read_text())["entities"]:
                 self.entities[entity_of((t, n) for t, n in e["entity"])] = dict(e["values"])
 
     # -- AlterClientQuotas ------------------------------------------------------------------
 
-    def alter(self, alterations: list[tuple[Entity, list[tuple[str, float | None]]]],
-              validate_only: bool) -> dict[Entity, KafkaError | None]:
-        """Kafka: ClientQuotaControlManager.alterClientQuotas -- one result per entity, all changes at once."""
+    async def alter(self, alterations: list[tuple[Entity, list[tuple[str, float | None]]]],
+                    validate_only: bool, pace) -> dict[Entity, KafkaError | None]:
+        """Kafka: ClientQuotaControlManager.alterClientQuotas -- one result per entity, all changes at
+        once. ``pace``, awaited once per entity, gives the loop up; one alteration at a time, as
+        Kafka's controller applies them, and the entities as they were until the change is durable."""
+        async with self._altering:
+            return await self._alter(alterations, validate_only, pace)
+
+    async def _alter(self, alterations, validate_only: bool, pace) -> dict[Entity, KafkaError | None]:
         results: dict[Entity, KafkaError | None] = {}
-        changed = {e: dict(v) for e, v in self.entities.items()}
+        changed = {}
+        for e, v in self.entities.items():
+            await pace()
+            changed[e] = dict(v)
         for entity, ops in alterations:
+            await pace()
             wanted: dict[str, float | None] = {}
             duplicate = None  # the last key named again: its error built once, not once per repeat
             for key, value in ops:
@@ -75,13 +87,16 @@ class ClientQuotas:
             return {e: KafkaError(ErrorCode.unknown_server_error, f"more than {MAX_ENTITIES} quota entities")
                     for e in results}
         if not validate_only and changed != self.entities:
-            self._save(changed)
+            await self._save(changed, pace)
             self.entities = changed
         return results
 
-    def _save(self, entities: dict[Entity, dict[str, float]]) -> None:
-        data = {"entities": [{"entity": sorted(e, key=lambda p: p[0]), "values": v} for e, v in entities.items()]}
-        fs.atomic_write(self._path, json.dumps(data).encode())
+    async def _save(self, entities: dict[Entity, dict[str, float]], pace) -> None:
+        parts = []  # each entity encoded on its own: json.dumps of 45,000 at once held the loop
+        for e, v in entities.items():
+            await pace()
+            parts.append(json.dumps({"entity": sorted(e, key=lambda p: p[0]), "values": v}))
+        fs.atomic_write(self._path, f'{{"entities": [{", ".join(parts)}]}}'.encode())
 
     # -- DescribeClientQuotas ---------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import datetime
 import pytest
 
 from kafka_codecs import encode_batch
+from shim.apis._pace import Pacer
 from shim.apis.dispatch import dispatch_request
 from shim.config import BrokerConfig
 from shim.coordinators.client_quotas import ClientQuotas
@@ -147,17 +148,18 @@ def test_rate_forgets_samples_older_than_the_window():
     ([({"client-id": None}, 7)], "ANONYMOUS", "other", 7),
     ([({"client-id": "c"}, 6)], "ANONYMOUS", "other", None),
 ])
-def test_quota_precedence(tmp_path, entities, user, client, bound):
+async def test_quota_precedence(tmp_path, entities, user, client, bound):
     quotas = ClientQuotas(tmp_path / "q.json")
-    quotas.alter([(frozenset(e.items()), [("producer_byte_rate", float(v))]) for e, v in entities], False)
+    await quotas.alter([(frozenset(e.items()), [("producer_byte_rate", float(v))]) for e, v in entities], False,
+                       Pacer())
     q = ByteRateQuota(quotas, "producer_byte_rate")
     assert q._bound(*q._tags(user, client)) == bound
 
 
-def test_clients_share_a_user_quota_and_not_a_default_client_quota(tmp_path):
+async def test_clients_share_a_user_quota_and_not_a_default_client_quota(tmp_path):
     quotas = ClientQuotas(tmp_path / "q.json")
-    quotas.alter([(frozenset({("user", "ANONYMOUS")}), [("producer_byte_rate", 100.0)]),
-                  (frozenset({("client-id", None)}), [("consumer_byte_rate", 100.0)])], False)
+    await quotas.alter([(frozenset({("user", "ANONYMOUS")}), [("producer_byte_rate", 100.0)]),
+                        (frozenset({("client-id", None)}), [("consumer_byte_rate", 100.0)])], False, Pacer())
     produce, fetch = ByteRateQuota(quotas, "producer_byte_rate"), ByteRateQuota(quotas, "consumer_byte_rate")
     assert produce.record("a", 900, 0) == 0 and produce.record("b", 900, 0) > 0  # one rate for the user
     assert fetch.record("a", 900, 0) == 0 and fetch.record("b", 900, 0) == 0  # a rate per client id

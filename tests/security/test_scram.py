@@ -8,6 +8,7 @@ import hmac
 
 import pytest
 
+from shim.apis._pace import Pacer
 from shim.errors import ErrorCode
 from shim.security.credentials import CredentialStore
 from shim.security.plain import PlainServer
@@ -246,23 +247,23 @@ def test_without_connections_max_reauth_ms_a_session_never_ends(store):
     assert auth.handshake("PLAIN", 1) == ErrorCode.illegal_sasl_state  # no re-authentication to begin
 
 
-def test_stored_credentials_survive_a_restart(tmp_path):
+async def test_stored_credentials_survive_a_restart(tmp_path):
     store = CredentialStore(tmp_path)
-    store.apply({("SCRAM-SHA-256", "carol"): make_credential("SCRAM-SHA-256", "pw", 4096)}, [])
+    await store.apply({("SCRAM-SHA-256", "carol"): make_credential("SCRAM-SHA-256", "pw", 4096)}, [], Pacer())
     again = CredentialStore(tmp_path)
     server = ScramServer("SCRAM-SHA-256", lambda u: again.scram("SCRAM-SHA-256", u))
     assert scram_client("SCRAM-SHA-256", "carol", "pw", server).startswith(b"v=")
     assert again.users() == {"carol": [("SCRAM-SHA-256", 4096)]}
 
 
-def test_alter_validates_as_kafkas_scram_control_manager(tmp_path):
+async def test_alter_validates_as_kafkas_scram_control_manager(tmp_path):
     store = CredentialStore(tmp_path, ("alice:pw",))
     salted = b"\x01" * 64
-    results = store.alter(
+    results = await store.alter(
         deletions=[("alice", 1), ("ghost", 2), ("", 1)],
         upsertions=[("alice", 2, 4096, b"s", salted), ("dave", 2, 4096, b"s", salted), ("erin", 3, 4096, b"s", salted),
                     ("frank", 1, 4095, b"s", salted), ("gina", 1, 16385, b"s", salted)],
-    )
+        pace=Pacer())
     assert {u: (code, message) for u, code, message in results} == {
         "alice": (ErrorCode.duplicate_resource, "A user credential cannot be altered twice in the same request"),
         "ghost": (ErrorCode.resource_not_found, "Attempt to delete a user credential that does not exist"),
@@ -275,10 +276,10 @@ def test_alter_validates_as_kafkas_scram_control_manager(tmp_path):
     assert CredentialStore(tmp_path).users() == {"dave": [("SCRAM-SHA-512", 4096)]}  # alice untouched, dave durable
 
 
-def test_describe_as_kafkas_scram_image(tmp_path):
+async def test_describe_as_kafkas_scram_image(tmp_path):
     store = CredentialStore(tmp_path, ("alice:pw",))
-    assert store.describe(None) == [("alice", ErrorCode.none, None, [(1, 4096), (2, 4096)])]
-    assert store.describe(["bob", "alice", "alice"]) == [
+    assert await store.describe(None, Pacer()) == [("alice", ErrorCode.none, None, [(1, 4096), (2, 4096)])]
+    assert await store.describe(["bob", "alice", "alice"], Pacer()) == [
         ("bob", ErrorCode.resource_not_found, "Attempt to describe a user credential that does not exist: bob", []),
         ("alice", ErrorCode.duplicate_resource,
          "Cannot describe SCRAM credentials for the same user twice in a single request: alice", []),
