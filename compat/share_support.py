@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import importlib
 import time
@@ -10,6 +11,19 @@ from compat import support
 from compat.groups_support import create_topic
 
 SHARE_TIMEOUT = 60
+# Heartbeats every 500 ms (Kafka: 5 s) so members learn a new assignment quickly: a member that
+# joins first is assigned the partitions by its next heartbeat, once they are initialized.
+FAST_HEARTBEATS = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
+
+
+@contextlib.contextmanager
+def share_broker(data_dir):
+    """An in-process broker emulating Kafka 4.1 with share groups on and FAST_HEARTBEATS."""
+    from shim import BrokerThread
+
+    with BrokerThread(data_dir=data_dir, listen="127.0.0.1:0", kafka_version="4.1", extra=FAST_HEARTBEATS) as b:
+        enable_share_groups(b.bootstrap_servers)
+        yield b
 
 
 def enable_share_groups(bootstrap: str) -> None:

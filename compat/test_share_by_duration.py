@@ -13,7 +13,7 @@ import time
 import pytest
 
 from compat.groups_support import create_topic
-from compat.share_support import SHARE_TIMEOUT, enable_share_groups, set_group_configs, share_consumer, share_start_offset
+from compat.share_support import SHARE_TIMEOUT, set_group_configs, share_broker, share_consumer, share_start_offset
 
 ck = pytest.importorskip("confluent_kafka")
 
@@ -21,16 +21,11 @@ pytestmark = [pytest.mark.compat(client="confluent-kafka", scenario="share.group
               pytest.mark.shim_only("starts a broker emulating Kafka 4.1 and reads its share sessions")]
 
 HOUR = 3_600_000
-FAST_HEARTBEATS = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    from shim import BrokerThread
-
-    with BrokerThread(data_dir=tmp_path_factory.mktemp("by-duration"), listen="127.0.0.1:0", kafka_version="4.1",
-                      extra=FAST_HEARTBEATS) as b:
-        enable_share_groups(b.bootstrap_servers)
+    with share_broker(tmp_path_factory.mktemp("by-duration")) as b:
         yield b
 
 

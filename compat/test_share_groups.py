@@ -20,7 +20,8 @@ import pytest
 from compat.groups_support import create_topic
 from shim.errors import ErrorCode
 from compat.share_support import (
-    describe_share_group, enable_share_groups, poll_until, produce, set_group_configs, share_consumer, share_topic,
+    FAST_HEARTBEATS, describe_share_group, poll_until, produce, set_group_configs, share_broker,
+    share_consumer, share_topic,
 )
 
 pytest.importorskip("confluent_kafka")
@@ -28,19 +29,12 @@ pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.compat(client="confluent-kafka", scenario="share.groups")
 
 
-# Heartbeats every 500 ms (Kafka: 5 s) so members learn a new assignment quickly: a member that
-# joins first is assigned the partitions by its next heartbeat, once they are initialized.
-FAST_HEARTBEATS = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
 FAST_HEARTBEAT_ARGS = tuple(a for k, v in FAST_HEARTBEATS.items() for a in ("--override", f"{k}={v}"))
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    from shim import BrokerThread
-
-    with BrokerThread(data_dir=tmp_path_factory.mktemp("share"), listen="127.0.0.1:0", kafka_version="4.1",
-                      extra=FAST_HEARTBEATS) as b:
-        enable_share_groups(b.bootstrap_servers)
+    with share_broker(tmp_path_factory.mktemp("share")) as b:
         yield b
 
 

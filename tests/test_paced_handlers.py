@@ -41,6 +41,15 @@ from paced_cases import REQUEST_BYTES, _share_offsets_topics, _add_partitions_v3
 
 
 
+async def _both_ways(monkeypatch, send) -> list:
+    """``send()``'s answers when the Pacer never yields and when it yields after every entry."""
+    answers = []
+    for slice_s in (1e9, 0.0):
+        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
+        answers.append(await send())
+    return answers
+
+
 @pytest.fixture
 def broker(tmp_path):
     """A 4.1 node (share groups served) with topic t, share group s's state on t-0."""
@@ -85,12 +94,9 @@ async def test_a_2_mib_request_does_not_hold_the_loop(broker, case):
 async def test_the_paced_answer_is_the_unpaced_one(broker, case, monkeypatch):
     key, version, frame = _frame(CASES[case], 2000, broker)
     await _faulted(broker, case)
-    answers = []
-    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
-        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
-        answers.append(await dispatch(broker, frame))
-    assert answers[0] == answers[1]
-    decode_response(answers[0], key, version)  # a well-formed answer
+    unpaced, paced = await _both_ways(monkeypatch, lambda: dispatch(broker, frame))
+    assert unpaced == paced
+    decode_response(paced, key, version)  # a well-formed answer
 
 
 @pytest.fixture
@@ -121,11 +127,8 @@ async def test_share_group_offsets_authorize_each_topic_paced(authorized_broker,
     assert codes == {True: ErrorCode.none, False: ErrorCode.topic_authorization_failed} and len(topics) > 100_000
     assert stall.cpu < 0.3, stall
     frame = _frame(_share_offsets_topics, 2000, authorized_broker)[2]
-    answers = []
-    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
-        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
-        answers.append(await dispatch(authorized_broker, frame))
-    assert answers[0] == answers[1]
+    unpaced, paced = await _both_ways(monkeypatch, lambda: dispatch(authorized_broker, frame))
+    assert unpaced == paced
 
 
 # the filters a 2 MiB request meets none of: each walked the whole request in one turn, once per rule
@@ -221,11 +224,9 @@ async def test_a_2_mib_request_answered_in_brief_does_not_hold_the_loop(tmp_path
         raw, stall = await stall_during(dispatch(node, frame))
         decode_response(raw, key, version)
         assert stall.cpu < 0.1, stall
-        frame, answers = _frame(build, 2000, node)[2], []
-        for slice_s in (1e9, 0.0):  # never yields; yields after every entry
-            monkeypatch.setattr(_pace, "SLICE_S", slice_s)
-            answers.append(await dispatch(node, frame))
-        assert answers[0] == answers[1]
+        frame = _frame(build, 2000, node)[2]
+        unpaced, paced = await _both_ways(monkeypatch, lambda: dispatch(node, frame))
+        assert unpaced == paced
     finally:
         node.close()
 
@@ -303,11 +304,9 @@ async def test_a_2_mib_request_the_acls_check_does_not_hold_the_loop(authorized_
     codes = set(error_codes(decode_response(raw, key, version)[1]))
     assert case == "delete-acls" or ErrorCode.topic_authorization_failed in codes, codes
     assert len(raw) > len(frame) // 4 and stall.cpu < AUTHZ_BOUNDS.get(case, 0.15), stall
-    frame, answers = _frame(AUTHZ_CASES[case], 2000, authorized_broker)[2], []
-    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
-        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
-        answers.append(await dispatch(authorized_broker, frame))
-    assert answers[0] == answers[1]
+    frame = _frame(AUTHZ_CASES[case], 2000, authorized_broker)[2]
+    unpaced, paced = await _both_ways(monkeypatch, lambda: dispatch(authorized_broker, frame))
+    assert unpaced == paced
 
 
 async def test_share_fetch_forgotten_topics_paced(broker, monkeypatch):
@@ -319,11 +318,9 @@ async def test_share_fetch_forgotten_topics_paced(broker, monkeypatch):
     r = decode_response(raw, key, version)[1]
     assert r.error_code == ErrorCode.none and [p.partition_index for t in r.responses for p in t.partitions] == [0]
     assert stall.cpu < 0.05, stall
-    frame, answers = _frame(build, 2000, broker)[2], []
-    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
-        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
-        answers.append(await dispatch(broker, frame))
-    assert answers[0] == answers[1]
+    frame = _frame(build, 2000, broker)[2]
+    unpaced, paced = await _both_ways(monkeypatch, lambda: dispatch(broker, frame))
+    assert unpaced == paced
 
 
 async def test_share_group_heartbeat_subscribed_names_paced(tmp_path, monkeypatch):
@@ -368,11 +365,9 @@ async def test_consumer_group_heartbeat_asks_the_acls_paced(authorized_broker, m
     raw, stall = await stall_during(dispatch(authorized_broker, frame))
     assert decode_response(raw, key, version)[1].error_code == ErrorCode.topic_authorization_failed
     assert stall.cpu < 0.15, stall
-    frame, answers = _frame(_consumer_heartbeat_topics, 2000, authorized_broker)[2], []
-    for slice_s in (1e9, 0.0):  # never yields; yields after every entry
-        monkeypatch.setattr(_pace, "SLICE_S", slice_s)
-        answers.append(await dispatch(authorized_broker, frame))
-    assert answers[0] == answers[1]
+    frame = _frame(_consumer_heartbeat_topics, 2000, authorized_broker)[2]
+    unpaced, paced = await _both_ways(monkeypatch, lambda: dispatch(authorized_broker, frame))
+    assert unpaced == paced
 
 
 def _share_acknowledge(n, node):  # in member m's session (epoch 1): n partitions of t, 3 of which exist
