@@ -222,16 +222,16 @@ def test_a_handler_that_raises_closes_only_its_connection(broker, raw_connection
     def raising(ctx, request):
         raise error
 
-    from shim.apis.dispatch import _route
+    from shim.apis.dispatch import forget_routes
 
     monkeypatch.setitem(REGISTRY, API_VERSIONS, REGISTRY[API_VERSIONS]._replace(handler=raising))
-    _route.cache_clear()  # the dispatcher looks each API up once per release
+    forget_routes()  # the dispatcher looks each API up once per release and version
     bystander = raw_connection(broker.bootstrap_servers)
     bad = raw_connection(broker.bootstrap_servers)
     bad.send_raw(api_versions_request(3, 5))
     assert bad.closed_by_peer(timeout=10)
     monkeypatch.undo()
-    _route.cache_clear()
+    forget_routes()
     bystander.send_raw(api_versions_request(3, 6))
     assert decode_response(bystander.recv_frame(), API_VERSIONS, 3)[1].error_code == ErrorCode.none
     assert "after an internal error" in caplog.text and type(error).__name__ in caplog.text
