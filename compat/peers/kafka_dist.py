@@ -163,6 +163,7 @@ def kafka_storage(args: list[str]) -> int:
 
 
 def _install_credentials(data_dir: Path, creds: dict[str, dict]) -> list[str]:
+    from shim.apis._pace import Pacer
     from shim.security.credentials import CredentialStore
     from shim.security.scram import ScramCredential
 
@@ -172,7 +173,7 @@ def _install_credentials(data_dir: Path, creds: dict[str, dict]) -> list[str]:
     meta.mkdir(parents=True, exist_ok=True)
     store = CredentialStore(meta)
     upserts = {tuple(key.split(" ", 1)): ScramCredential.from_json(c) for key, c in creds.items()}
-    store.apply(upserts, [])
+    asyncio.run(store.apply(upserts, [], Pacer()))  # the store paces its writes (shim.apis._pace)
     return sorted({user for _, user in upserts})
 
 
